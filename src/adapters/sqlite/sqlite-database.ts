@@ -1,0 +1,66 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { StoreUnavailableError } from '../../ports/event-store.js';
+
+export type SqliteConnection = Database.Database;
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS events (
+  position    INTEGER PRIMARY KEY AUTOINCREMENT,
+  id          TEXT    NOT NULL UNIQUE,
+  stream      TEXT    NOT NULL,
+  revision    INTEGER NOT NULL,
+  type        TEXT    NOT NULL,
+  data        TEXT    NOT NULL,
+  metadata    TEXT    NOT NULL,
+  recorded_at TEXT    NOT NULL,
+  UNIQUE (stream, revision)
+);
+CREATE INDEX IF NOT EXISTS events_by_type ON events (type, position);
+CREATE TABLE IF NOT EXISTS documents (
+  collection TEXT    NOT NULL,
+  id         TEXT    NOT NULL,
+  position   INTEGER NOT NULL,
+  doc        TEXT    NOT NULL,
+  PRIMARY KEY (collection, id)
+) WITHOUT ROWID;
+CREATE TABLE IF NOT EXISTS checkpoints (
+  projector TEXT PRIMARY KEY,
+  position  INTEGER,
+  version   INTEGER NOT NULL
+);
+`;
+
+/** Opens (creating when needed) the single embedded database file under `dataDir`. */
+export function openSqlite(dataDir: string, fileName = 'referrals.db'): SqliteConnection {
+  fs.mkdirSync(dataDir, { recursive: true });
+  const db = new Database(path.join(dataDir, fileName));
+  db.pragma('journal_mode = WAL');
+  db.pragma('synchronous = FULL');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('foreign_keys = ON');
+  db.exec(SCHEMA);
+  return db;
+}
+
+/** Runs `work` in a `BEGIN IMMEDIATE` transaction (takes the write lock up front). */
+export function writeTransaction<T>(db: SqliteConnection, work: () => T): T {
+  return guardSqlite(() => db.transaction(work).immediate());
+}
+
+const TRANSIENT_CODES = new Set(['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_IOERR', 'SQLITE_CANTOPEN', 'SQLITE_FULL', 'SQLITE_READONLY']);
+
+/** Maps storage-level failures (locked, I/O, closed) to StoreUnavailableError; lets others through. */
+export function guardSqlite<T>(work: () => T): T {
+  try {
+    return work();
+  } catch (error) {
+    const code = (error as { code?: string }).code ?? '';
+    const baseCode = code.split('_').slice(0, 2).join('_');
+    if (TRANSIENT_CODES.has(baseCode) || (error instanceof TypeError && /database connection is not open/.test(error.message))) {
+      throw new StoreUnavailableError(`SQLite unavailable: ${(error as Error).message}`, { cause: error });
+    }
+    throw error;
+  }
+}

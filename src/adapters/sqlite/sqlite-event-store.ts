@@ -1,0 +1,156 @@
+import { EventEmitter } from 'node:events';
+import {
+  type AppendResult,
+  type EventStore,
+  type ExpectedRevision,
+  type NewEvent,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type RecordedEvent,
+  WrongExpectedRevisionError,
+} from '../../ports/event-store.js';
+import { guardSqlite, type SqliteConnection, writeTransaction } from './sqlite-database.js';
+
+interface EventRow {
+  position: number;
+  id: string;
+  stream: string;
+  revision: number;
+  type: string;
+  data: string;
+  metadata: string;
+  recorded_at: string;
+}
+
+function toRecorded(row: EventRow): RecordedEvent {
+  return {
+    position: BigInt(row.position),
+    id: row.id,
+    stream: row.stream,
+    revision: row.revision,
+    type: row.type,
+    data: JSON.parse(row.data) as Record<string, unknown>,
+    metadata: JSON.parse(row.metadata) as RecordedEvent['metadata'],
+    recordedAt: new Date(row.recorded_at),
+  };
+}
+
+function revisionMatches(expected: ExpectedRevision, current: number): boolean {
+  if (expected === 'any') return true;
+  if (expected === 'no_stream') return current === -1;
+  if (expected === 'stream_exists') return current >= 0;
+  return current === expected;
+}
+
+export class SqliteEventStore implements EventStore {
+  private readonly appended = new EventEmitter().setMaxListeners(0);
+  private readonly statements;
+
+  constructor(private readonly db: SqliteConnection) {
+    this.statements = {
+      currentRevision: db.prepare<[string], { revision: number | null }>('SELECT MAX(revision) AS revision FROM events WHERE stream = ?'),
+      byId: db.prepare<[string], EventRow>('SELECT * FROM events WHERE id = ?'),
+      insert: db.prepare(
+        'INSERT INTO events (id, stream, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
+      ),
+      head: db.prepare<[], { position: number | null }>('SELECT MAX(position) AS position FROM events'),
+    };
+  }
+
+  async append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    if (events.length === 0) throw new Error('append needs at least one event');
+    const result = writeTransaction(this.db, () => {
+      const current = this.statements.currentRevision.get(stream)?.revision ?? -1;
+      const repeated = this.findRepeat(stream, events, expected);
+      if (repeated) return { result: repeated, wrote: false };
+      if (!revisionMatches(expected, current)) throw new WrongExpectedRevisionError(stream, expected, current);
+      const recordedAt = new Date().toISOString();
+      let revision = current;
+      let position = 0n;
+      for (const event of events) {
+        revision += 1;
+        const info = this.statements.insert.run(
+          event.id,
+          stream,
+          revision,
+          event.type,
+          JSON.stringify(event.data),
+          JSON.stringify(event.metadata),
+          recordedAt,
+        );
+        position = BigInt(info.lastInsertRowid);
+      }
+      return { result: { nextExpectedRevision: revision, position }, wrote: true };
+    });
+    if (result.wrote) this.appended.emit('appended');
+    return result.result;
+  }
+
+  /**
+   * Idempotent re-append: when the same event ids were already written to this stream
+   * right after the expected revision, answer with the original result and write nothing.
+   */
+  private findRepeat(stream: string, events: NewEvent[], expected: ExpectedRevision): AppendResult | null {
+    const first = this.statements.byId.get(events[0]!.id);
+    if (!first) return null;
+    const rows = events.map((event) => this.statements.byId.get(event.id));
+    const consecutive = rows.every(
+      (row, index) => row !== undefined && row.stream === stream && row.revision === first.revision + index,
+    );
+    const startsWhereExpected =
+      expected === 'any' ||
+      (expected === 'no_stream' && first.revision === 0) ||
+      (expected === 'stream_exists' && first.revision > 0) ||
+      (typeof expected === 'number' && first.revision === expected + 1);
+    if (!consecutive || !startsWhereExpected) {
+      const current = this.statements.currentRevision.get(stream)?.revision ?? -1;
+      throw new WrongExpectedRevisionError(stream, expected, current);
+    }
+    const last = rows[rows.length - 1]!;
+    return { nextExpectedRevision: last.revision, position: BigInt(last.position) };
+  }
+
+  async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+    const backwards = options.direction === 'backwards';
+    const from = options.fromRevision ?? (backwards ? Number.MAX_SAFE_INTEGER : 0);
+    const limit = options.maxCount ?? -1;
+    const sql = backwards
+      ? 'SELECT * FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?'
+      : 'SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision ASC LIMIT ?';
+    const rows = guardSqlite(() => this.db.prepare<[string, number, number], EventRow>(sql).all(stream, from, limit));
+    return rows.map(toRecorded);
+  }
+
+  async readAll({ after, limit, filter }: ReadAllOptions): Promise<RecordedEvent[]> {
+    const clauses = ['position > ?'];
+    const params: (string | number)[] = [after === null ? 0 : Number(after)];
+    const prefixes = filter?.streamPrefixes ?? [];
+    if (prefixes.length > 0) {
+      clauses.push(`(${prefixes.map(() => 'substr(stream, 1, ?) = ?').join(' OR ')})`);
+      for (const prefix of prefixes) params.push(prefix.length, prefix);
+    }
+    const types = filter?.types ?? [];
+    if (types.length > 0) {
+      clauses.push(`type IN (${types.map(() => '?').join(', ')})`);
+      params.push(...types);
+    }
+    params.push(limit);
+    const sql = `SELECT * FROM events WHERE ${clauses.join(' AND ')} ORDER BY position ASC LIMIT ?`;
+    const rows = guardSqlite(() => this.db.prepare<(string | number)[], EventRow>(sql).all(...params));
+    return rows.map(toRecorded);
+  }
+
+  async headPosition(): Promise<bigint | null> {
+    const row = guardSqlite(() => this.statements.head.get());
+    return row?.position == null ? null : BigInt(row.position);
+  }
+
+  watch(listener: () => void): () => void {
+    this.appended.on('appended', listener);
+    return () => this.appended.off('appended', listener);
+  }
+
+  async close(): Promise<void> {
+    this.appended.removeAllListeners();
+  }
+}

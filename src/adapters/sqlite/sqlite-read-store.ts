@@ -1,0 +1,139 @@
+import type { Checkpoint, DocumentChange, FindQuery, ReadStore, Scalar } from '../../ports/read-store.js';
+import { guardSqlite, type SqliteConnection, writeTransaction } from './sqlite-database.js';
+
+const FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+function fieldPath(field: string): string {
+  if (!FIELD.test(field)) throw new Error(`Invalid field name ${field}`);
+  return `json_extract(doc, '$.${field}')`;
+}
+
+function sqlValue(value: Scalar): Scalar | number {
+  return typeof value === 'boolean' ? Number(value) : value;
+}
+
+/** Read models as JSON documents in one table, queried through json_extract expression indexes. */
+export class SqliteReadStore implements ReadStore {
+  private readonly statements;
+
+  constructor(private readonly db: SqliteConnection) {
+    this.statements = {
+      get: db.prepare<[string, string], { doc: string }>('SELECT doc FROM documents WHERE collection = ? AND id = ?'),
+      put: db.prepare(
+        'INSERT INTO documents (collection, id, position, doc) VALUES (?, ?, ?, ?) ' +
+          'ON CONFLICT (collection, id) DO UPDATE SET position = excluded.position, doc = excluded.doc',
+      ),
+      delete: db.prepare('DELETE FROM documents WHERE collection = ? AND id = ?'),
+      deleteCollection: db.prepare('DELETE FROM documents WHERE collection = ?'),
+      checkpoint: db.prepare<[string], { position: number | null; version: number }>(
+        'SELECT position, version FROM checkpoints WHERE projector = ?',
+      ),
+      saveCheckpoint: db.prepare(
+        'INSERT INTO checkpoints (projector, position, version) VALUES (?, ?, ?) ' +
+          'ON CONFLICT (projector) DO UPDATE SET position = excluded.position, version = excluded.version',
+      ),
+      deleteCheckpoint: db.prepare('DELETE FROM checkpoints WHERE projector = ?'),
+    };
+  }
+
+  async ensureIndexes(collection: string, fields: string[]): Promise<void> {
+    guardSqlite(() => {
+      for (const field of fields) {
+        const name = `idx_${collection}_${field}`.replace(/[^A-Za-z0-9_]/g, '_');
+        this.db.exec(
+          `CREATE INDEX IF NOT EXISTS ${name} ON documents (collection, ${fieldPath(field)}) WHERE collection = '${collection.replace(/'/g, "''")}'`,
+        );
+      }
+    });
+  }
+
+  async get<T extends Record<string, unknown>>(collection: string, id: string): Promise<T | null> {
+    const row = guardSqlite(() => this.statements.get.get(collection, id));
+    return row ? (JSON.parse(row.doc) as T) : null;
+  }
+
+  async getMany<T extends Record<string, unknown>>(collection: string, ids: string[]): Promise<Map<string, T>> {
+    const found = new Map<string, T>();
+    guardSqlite(() => {
+      for (const id of new Set(ids)) {
+        const row = this.statements.get.get(collection, id);
+        if (row) found.set(id, JSON.parse(row.doc) as T);
+      }
+    });
+    return found;
+  }
+
+  async find<T extends Record<string, unknown>>(collection: string, query: FindQuery = {}): Promise<T[]> {
+    const { clauses, params } = this.whereClause(collection, query.where);
+    if (query.atMost) {
+      clauses.push(`${fieldPath(query.atMost.field)} <= ?`);
+      params.push(query.atMost.value);
+    }
+    if (query.afterId !== undefined) {
+      clauses.push('id > ?');
+      params.push(query.afterId);
+    }
+    const order = query.orderBy
+      ? `${fieldPath(query.orderBy.field)} ${query.orderBy.direction === 'desc' ? 'DESC' : 'ASC'}, id ASC`
+      : 'id ASC';
+    params.push(query.limit ?? -1);
+    const sql = `SELECT doc FROM documents WHERE ${clauses.join(' AND ')} ORDER BY ${order} LIMIT ?`;
+    const rows = guardSqlite(() => this.db.prepare<Scalar[], { doc: string }>(sql).all(...params));
+    return rows.map((row) => JSON.parse(row.doc) as T);
+  }
+
+  async count(collection: string, where?: Record<string, Scalar>): Promise<number> {
+    const { clauses, params } = this.whereClause(collection, where);
+    const sql = `SELECT COUNT(*) AS n FROM documents WHERE ${clauses.join(' AND ')}`;
+    return guardSqlite(() => this.db.prepare<Scalar[], { n: number }>(sql).get(...params)!.n);
+  }
+
+  private whereClause(collection: string, where: Record<string, Scalar> = {}) {
+    const clauses = ['collection = ?'];
+    const params: Scalar[] = [collection];
+    for (const [field, value] of Object.entries(where)) {
+      if (value === null) {
+        clauses.push(`${fieldPath(field)} IS NULL`);
+      } else {
+        clauses.push(`${fieldPath(field)} = ?`);
+        params.push(sqlValue(value));
+      }
+    }
+    return { clauses, params };
+  }
+
+  async commitBatch(projector: string, version: number, changes: DocumentChange[], position: bigint): Promise<void> {
+    writeTransaction(this.db, () => {
+      for (const change of changes) {
+        if (change.op === 'put') {
+          this.statements.put.run(change.collection, change.id, Number(position), JSON.stringify(change.doc));
+        } else {
+          this.statements.delete.run(change.collection, change.id);
+        }
+      }
+      this.statements.saveCheckpoint.run(projector, Number(position), version);
+    });
+  }
+
+  async checkpoint(projector: string): Promise<Checkpoint> {
+    const row = guardSqlite(() => this.statements.checkpoint.get(projector));
+    return {
+      projector,
+      position: row?.position == null ? null : BigInt(row.position),
+      version: row?.version ?? 0,
+    };
+  }
+
+  async reset(projector: string, collections: string[]): Promise<void> {
+    writeTransaction(this.db, () => {
+      for (const collection of collections) this.statements.deleteCollection.run(collection);
+      this.statements.deleteCheckpoint.run(projector);
+    });
+  }
+
+  async putAux(collection: string, id: string, doc: Record<string, unknown>): Promise<void> {
+    writeTransaction(this.db, () => this.statements.put.run(collection, id, 0, JSON.stringify(doc)));
+  }
+
+  async close(): Promise<void> {}
+}

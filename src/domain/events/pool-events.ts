@@ -1,0 +1,13 @@
+import { z } from 'zod';
+import { isoDateTime } from '../rewards/reward-schemas.js';
+
+/** Events of `pool-{reward_key}`: one-time codes of an offer_code / store_promo_code reward. */
+export const poolCodeSchema = z.object({ value: z.string(), link: z.string().nullable(), expires_at: isoDateTime });
+export type PoolCode = z.infer<typeof poolCodeSchema>;
+
+export const poolEvents = {
+  PoolCodesAdded: z.object({ codes: z.array(poolCodeSchema) }),
+  /** A grant waits for a code: the pool had none usable. */
+  PoolCodeRequested: z.object({ grant_id: z.string(), app_user_id: z.string() }),
+  PoolCodeAssigned: z.object({ grant_id: z.string(), app_user_id: z.string(), code: poolCodeSchema }),
+};

@@ -1,0 +1,96 @@
+import { z } from 'zod';
+import { REWARD_KINDS } from '../rewards/reward-kinds.js';
+import { isoDateTime, jsonObject } from '../rewards/reward-schemas.js';
+
+/** Events of the `user-{app_user_id}` stream: everything one user's responses show. */
+
+const codeType = z.enum(['referral', 'promo', 'affiliate']);
+
+export const referredBySchema = z.object({
+  claim_id: z.string(),
+  code: z.string(),
+  type: codeType,
+  /** Referrer's app_user_id, promo code, or affiliate id. */
+  owner_id: z.string(),
+});
+export type ReferredByFact = z.infer<typeof referredBySchema>;
+
+const profileFields = {
+  is_trial: z.boolean().nullable(),
+  is_premium: z.boolean().nullable(),
+  first_seen_at: isoDateTime.nullable(),
+  metadata: jsonObject.nullable(),
+  payment_customer_id: z.string().nullable(),
+};
+
+export const grantCauseSchema = z.discriminatedUnion('type', [
+  /** Receiver reward for claiming `code`. */
+  z.object({ type: z.literal('claim'), code: z.string(), claim_id: z.string() }),
+  /** Receiver reward for converting after claiming `code`. */
+  z.object({ type: z.literal('conversion'), code: z.string() }),
+  /** Sender reward: the referrer's count of claims/conversions reached `count`. */
+  z.object({
+    type: z.literal('referrals'),
+    variant: z.enum(['claim', 'conversion']),
+    count: z.number().int(),
+    claimer: z.string(),
+    program_id: z.string(),
+  }),
+  z.object({ type: z.literal('manual'), operation_id: z.string().nullable() }),
+]);
+export type GrantCause = z.infer<typeof grantCauseSchema>;
+
+export const pooledValueSchema = z.object({
+  value: z.string(),
+  link: z.string().nullable(),
+  expires_at: isoDateTime,
+});
+export type PooledValue = z.infer<typeof pooledValueSchema>;
+
+export const userEvents = {
+  UserRegistered: z.object({ app_user_id: z.string(), registered_at: isoDateTime, ...profileFields }),
+  /** Only the fields that changed. */
+  UserProfileUpdated: z.object({ changes: z.object(profileFields).partial() }),
+  ReferralProgramAssigned: z.object({ program_id: z.string(), referral_code: z.string() }),
+  CodeClaimed: referredBySchema.extend({ claimed_at: isoDateTime, program_id: z.string().nullable() }),
+  /** A claim whose slot reservation was repaired after a crash; the claim did not happen. */
+  ClaimAbandoned: z.object({ claim_id: z.string(), code: z.string() }),
+  UserConverted: z.object({ converted_at: isoDateTime, referred_by: referredBySchema }),
+  UserChurned: z.object({ churned_at: isoDateTime, referred_by: referredBySchema }),
+  RewardGranted: z.object({
+    grant_id: z.string(),
+    reward_key: z.string(),
+    kind: z.enum(REWARD_KINDS),
+    /** Credits held by a credit entry at grant time; null for other kinds. */
+    credits: z.number().int().nullable(),
+    granted_at: isoDateTime,
+    expires_at: isoDateTime.nullable(),
+    cause: grantCauseSchema,
+    /** For credit rewards: the user's active credits of this key after the grant. */
+    balance_after: z.number().int().nullable(),
+  }),
+  RewardValueAssigned: z.object({ grant_id: z.string(), assigned_at: isoDateTime, value: pooledValueSchema }),
+  RewardExpired: z.object({
+    grant_id: z.string(),
+    reward_key: z.string(),
+    kind: z.enum(REWARD_KINDS),
+    expired_at: isoDateTime,
+    credits_forfeited: z.number().int().nullable(),
+    balance_after: z.number().int().nullable(),
+  }),
+  CreditsWithdrawn: z.object({
+    operation_id: z.string().nullable(),
+    key: z.string(),
+    withdrawn_at: isoDateTime,
+    credits_requested_to_withdraw: z.number().int(),
+    credits_withdrawn: z.number().int(),
+    credits_available_at_start: z.number().int(),
+    credits_available_at_end: z.number().int(),
+    /** Which entries were drained, in drain order. */
+    debits: z.array(z.object({ grant_id: z.string(), credits: z.number().int() })),
+  }),
+  /** Counted on the referrer's stream by the referral process manager. */
+  ReferralClaimCounted: z.object({ claimer: z.string(), code: z.string(), claims: z.number().int() }),
+  ReferralConversionCounted: z.object({ claimer: z.string(), conversions: z.number().int() }),
+  ReferralChurnCounted: z.object({ claimer: z.string(), churns: z.number().int() }),
+};

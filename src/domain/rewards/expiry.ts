@@ -1,0 +1,27 @@
+import type { Deactivation } from './reward-schemas.js';
+
+/**
+ * Adds a calendar interval in UTC. Month arithmetic clamps to the last day of the target
+ * month (Jan 31 + 1 month = Feb 28/29), as calendars do.
+ */
+export function addInterval(from: Date, duration: number, period: 'days' | 'months' | 'years'): Date {
+  if (period === 'days') return new Date(from.getTime() + duration * 86_400_000);
+  const months = period === 'months' ? duration : duration * 12;
+  const target = new Date(from.getTime());
+  const day = target.getUTCDate();
+  target.setUTCDate(1);
+  target.setUTCMonth(target.getUTCMonth() + months);
+  const lastDay = new Date(Date.UTC(target.getUTCFullYear(), target.getUTCMonth() + 1, 0)).getUTCDate();
+  target.setUTCDate(Math.min(day, lastDay));
+  return target;
+}
+
+/** When a grant made at `grantedAt` stops being active; null = never. */
+export function expiryFor(deactivation: Deactivation, grantedAt: Date): string | null {
+  if (deactivation.variant === 'never') return null;
+  return addInterval(grantedAt, deactivation.duration, deactivation.period).toISOString();
+}
+
+export function isActiveAt(expiresAt: string | null, now: Date): boolean {
+  return expiresAt === null || Date.parse(expiresAt) > now.getTime();
+}

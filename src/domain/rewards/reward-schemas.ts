@@ -1,0 +1,50 @@
+import { z } from 'zod';
+import { REWARD_KINDS } from './reward-kinds.js';
+
+export const isoDateTime = z.string().datetime({ offset: true });
+export const jsonObject = z.record(z.unknown());
+
+export const deactivationSchema = z.discriminatedUnion('variant', [
+  z.object({ variant: z.literal('never') }),
+  z.object({
+    variant: z.literal('interval'),
+    duration: z.number().int().min(1).max(100_000),
+    period: z.enum(['days', 'months', 'years']),
+  }),
+]);
+export type Deactivation = z.infer<typeof deactivationSchema>;
+
+export const activationSchema = z.object({
+  variant: z.enum(['claim', 'conversion']),
+  amount: z.number().int().min(1).max(1_000_000_000).optional(),
+  limit: z.number().int().min(0).max(1_000_000_000).optional(),
+});
+export type Activation = z.infer<typeof activationSchema>;
+
+/** The stored definition of a reward (the `reward-{key}` stream folds into this). */
+export const rewardDefinitionSchema = z.object({
+  key: z.string(),
+  kind: z.enum(REWARD_KINDS),
+  name: z.string(),
+  description: z.string().nullable(),
+  metadata: jsonObject.nullable(),
+  credits: z.number().int().optional(),
+  offer_code_id: z.string().optional(),
+  offer_code_ref_name: z.string().optional(),
+  subscription_product_id: z.string().optional(),
+  entitlement_id: z.string().optional(),
+  entitlement_key: z.string().optional(),
+  offering_id: z.string().optional(),
+  offering_key: z.string().optional(),
+  created_at: isoDateTime,
+  updated_at: isoDateTime.nullable(),
+});
+export type RewardDefinition = z.infer<typeof rewardDefinitionSchema>;
+
+/** A reward as configured on a program, promo code or affiliate. */
+export const rewardEntrySchema = z.object({
+  reward_key: z.string(),
+  activation: activationSchema,
+  deactivation: deactivationSchema,
+});
+export type RewardEntry = z.infer<typeof rewardEntrySchema>;

@@ -1,0 +1,8 @@
+export interface Ids {
+  /** A fresh random UUID. */
+  uuid(): string;
+  /** A deterministic UUID derived from the parts (UUIDv5), for idempotent event ids. */
+  derived(...parts: string[]): string;
+  /** A random referral code from the code alphabet. */
+  referralCode(): string;
+}

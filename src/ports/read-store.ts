@@ -1,0 +1,54 @@
+/**
+ * Read models: JSON documents grouped in collections, plus one checkpoint per projector.
+ * Documents and the checkpoint of one batch are written atomically (SQLite) or guarded
+ * by the position they reflect so that a replayed batch is a no-op (MongoDB).
+ */
+export type Scalar = string | number | boolean | null;
+
+export interface StoredDocument {
+  id: string;
+  /** Global position of the last event folded into this document. */
+  position: bigint;
+  doc: Record<string, unknown>;
+}
+
+export type DocumentChange =
+  | { op: 'put'; collection: string; id: string; doc: Record<string, unknown> }
+  | { op: 'delete'; collection: string; id: string };
+
+export interface FindQuery {
+  /** Equality on top-level fields. */
+  where?: Record<string, Scalar>;
+  /** Range on one top-level field: field <= value (ISO dates compare as strings). */
+  atMost?: { field: string; value: string | number };
+  orderBy?: { field: string; direction: 'asc' | 'desc' };
+  /** Documents with id > afterId (id order) — for paging when no orderBy is given. */
+  afterId?: string;
+  limit?: number;
+}
+
+export interface Checkpoint {
+  projector: string;
+  position: bigint | null;
+  version: number;
+}
+
+export interface ReadStore {
+  /** Declare the fields a collection is queried by, so adapters can index them. */
+  ensureIndexes(collection: string, fields: string[]): Promise<void>;
+  get<T extends Record<string, unknown>>(collection: string, id: string): Promise<T | null>;
+  getMany<T extends Record<string, unknown>>(collection: string, ids: string[]): Promise<Map<string, T>>;
+  find<T extends Record<string, unknown>>(collection: string, query?: FindQuery): Promise<T[]>;
+  count(collection: string, where?: Record<string, Scalar>): Promise<number>;
+  /**
+   * Applies one batch of a projector: the changes (each stamped with `position`) and
+   * the projector's new checkpoint, together.
+   */
+  commitBatch(projector: string, version: number, changes: DocumentChange[], position: bigint): Promise<void>;
+  checkpoint(projector: string): Promise<Checkpoint>;
+  /** Drops every document of the collections and the projector's checkpoint (replay from zero). */
+  reset(projector: string, collections: string[]): Promise<void>;
+  /** Side-channel key/value storage outside projections (snapshots, generated keys). */
+  putAux(collection: string, id: string, doc: Record<string, unknown>): Promise<void>;
+  close(): Promise<void>;
+}
