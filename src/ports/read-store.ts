@@ -27,6 +27,14 @@ export interface FindQuery {
   limit?: number;
 }
 
+export interface ProjectorBatch {
+  projector: string;
+  version: number;
+  changes: DocumentChange[];
+  /** Position of the last event the batch reflects: the projector's new checkpoint. */
+  position: bigint;
+}
+
 export interface Checkpoint {
   projector: string;
   position: bigint | null;
@@ -41,10 +49,10 @@ export interface ReadStore {
   find<T extends Record<string, unknown>>(collection: string, query?: FindQuery): Promise<T[]>;
   count(collection: string, where?: Record<string, Scalar>): Promise<number>;
   /**
-   * Applies one batch of a projector: the changes (each stamped with `position`) and
-   * the projector's new checkpoint, together.
+   * Applies batches of projectors: each batch's changes (stamped with its `position`) and
+   * that projector's new checkpoint, together. A batch never lands half-way.
    */
-  commitBatch(projector: string, version: number, changes: DocumentChange[], position: bigint): Promise<void>;
+  commitBatches(batches: ProjectorBatch[]): Promise<void>;
   checkpoint(projector: string): Promise<Checkpoint>;
   /** Drops every document of the collections and the projector's checkpoint (replay from zero). */
   reset(projector: string, collections: string[]): Promise<void>;

@@ -1,4 +1,4 @@
-import type { Checkpoint, DocumentChange, FindQuery, ReadStore, Scalar } from '../../ports/read-store.js';
+import type { Checkpoint, FindQuery, ProjectorBatch, ReadStore, Scalar } from '../../ports/read-store.js';
 import { guardSqlite, type SqliteConnection, writeTransaction } from './sqlite-database.js';
 
 const FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -102,16 +102,18 @@ export class SqliteReadStore implements ReadStore {
     return { clauses, params };
   }
 
-  async commitBatch(projector: string, version: number, changes: DocumentChange[], position: bigint): Promise<void> {
+  async commitBatches(batches: ProjectorBatch[]): Promise<void> {
     writeTransaction(this.db, () => {
-      for (const change of changes) {
-        if (change.op === 'put') {
-          this.statements.put.run(change.collection, change.id, Number(position), JSON.stringify(change.doc));
-        } else {
-          this.statements.delete.run(change.collection, change.id);
+      for (const { projector, version, changes, position } of batches) {
+        for (const change of changes) {
+          if (change.op === 'put') {
+            this.statements.put.run(change.collection, change.id, Number(position), JSON.stringify(change.doc));
+          } else {
+            this.statements.delete.run(change.collection, change.id);
+          }
         }
+        this.statements.saveCheckpoint.run(projector, Number(position), version);
       }
-      this.statements.saveCheckpoint.run(projector, Number(position), version);
     });
   }
 

@@ -90,7 +90,9 @@ export const userEvents = {
     debits: z.array(z.object({ grant_id: z.string(), credits: z.number().int() })),
   }),
   /** Counted on the referrer's stream by the referral process manager. */
-  ReferralClaimCounted: z.object({ claimer: z.string(), code: z.string(), claims: z.number().int() }),
-  ReferralConversionCounted: z.object({ claimer: z.string(), conversions: z.number().int() }),
-  ReferralChurnCounted: z.object({ claimer: z.string(), churns: z.number().int() }),
+  /** `cause_position`: global position of the claimer's event; reactions apply in log order, so
+   * a cause at or below the last counted one was already counted (idempotent reprocessing). */
+  ReferralClaimCounted: z.object({ claimer: z.string(), code: z.string(), claims: z.number().int(), cause_position: z.string() }),
+  ReferralConversionCounted: z.object({ claimer: z.string(), conversions: z.number().int(), cause_position: z.string() }),
+  ReferralChurnCounted: z.object({ claimer: z.string(), churns: z.number().int(), cause_position: z.string() }),
 };

@@ -1,0 +1,29 @@
+import type { Projection } from './projection.js';
+
+export const CLAIM_SLOTS = 'claim_slots';
+
+/**
+ * Claim slots taken whose claim has not (yet) reached the claimer's stream. A slot left here
+ * for long means a claim crashed half-way; the claim repair releases it.
+ */
+export const claimSlotsProjection: Projection = {
+  name: 'claim_slots',
+  version: 1,
+  collections: [{ name: CLAIM_SLOTS, indexes: ['taken_at'] }],
+  eventTypes: ['ClaimSlotTaken', 'ClaimSlotReleased', 'CodeClaimed'],
+  targets: (event) => {
+    if (event.type === 'ClaimSlotTaken' || event.type === 'ClaimSlotReleased' || event.type === 'CodeClaimed') {
+      return [{ collection: CLAIM_SLOTS, id: event.data.claim_id }];
+    }
+    return [];
+  },
+  evolve: (_ref, _doc, event) => {
+    if (event.type !== 'ClaimSlotTaken') return null;
+    return {
+      claim_id: event.data.claim_id,
+      code: event.stream.slice('code-'.length),
+      claimer: event.data.claimer,
+      taken_at: event.recordedAt.toISOString(),
+    };
+  },
+};

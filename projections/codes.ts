@@ -1,0 +1,32 @@
+import type { Projection } from './projection.js';
+
+export const CODES = 'codes';
+
+export interface CodeDoc {
+  [key: string]: unknown;
+  code: string;
+  type: 'referral' | 'promo' | 'affiliate';
+  owner_id: string;
+  /** Claim slots held: the number of users who claimed this code. */
+  taken: number;
+}
+
+/** The shared code namespace: who owns each code and how many claims it has. */
+export const codesProjection: Projection = {
+  name: 'codes',
+  version: 1,
+  collections: [{ name: CODES, indexes: ['owner_id'] }],
+  eventTypes: ['CodeReserved', 'ClaimSlotTaken', 'ClaimSlotReleased'],
+  targets: (event) => (event.stream.startsWith('code-') ? [{ collection: CODES, id: event.stream.slice('code-'.length) }] : []),
+  evolve: (_ref, doc, event) => {
+    switch (event.type) {
+      case 'CodeReserved':
+        return { code: event.data.code, type: event.data.type, owner_id: event.data.owner_id, taken: 0 } satisfies CodeDoc;
+      case 'ClaimSlotTaken':
+      case 'ClaimSlotReleased':
+        return doc ? { ...doc, taken: event.data.taken } : doc;
+      default:
+        return doc;
+    }
+  },
+};

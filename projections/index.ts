@@ -1,0 +1,17 @@
+import { catalogProjection } from './catalog.js';
+import { claimSlotsProjection } from './claim-slots.js';
+import { claimStatsProjection } from './claim-stats.js';
+import { codesProjection } from './codes.js';
+import type { Projection } from './projection.js';
+import { rewardExpiriesProjection } from './reward-expiries.js';
+import { usersProjection } from './users.js';
+
+/** Every read model the service keeps. */
+export const allProjections: Projection[] = [
+  usersProjection,
+  codesProjection,
+  catalogProjection,
+  claimStatsProjection,
+  rewardExpiriesProjection,
+  claimSlotsProjection,
+];

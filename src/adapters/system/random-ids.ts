@@ -1,0 +1,23 @@
+import { randomInt, randomUUID } from 'node:crypto';
+import { v5 as uuidv5 } from 'uuid';
+import { REFERRAL_CODE_ALPHABET, REFERRAL_CODE_LENGTH } from '../../domain/codes/referral-code.js';
+import type { Ids } from '../../ports/ids.js';
+
+/** Namespace of this service's deterministic (UUIDv5) event ids. */
+const NAMESPACE = '3f0f5a0e-6c1e-4b39-9a51-7d1c2b7e4a10';
+
+export class RandomIds implements Ids {
+  uuid(): string {
+    return randomUUID();
+  }
+
+  derived(...parts: string[]): string {
+    return uuidv5(parts.join('\u001f'), NAMESPACE);
+  }
+
+  referralCode(): string {
+    let code = '';
+    for (let i = 0; i < REFERRAL_CODE_LENGTH; i += 1) code += REFERRAL_CODE_ALPHABET[randomInt(REFERRAL_CODE_ALPHABET.length)];
+    return code;
+  }
+}

@@ -1,0 +1,67 @@
+import { inject, injectable } from 'tsyringe';
+import type { Config } from '../../config.js';
+import { normalizeCode } from '../../domain/codes/referral-code.js';
+import { DomainError } from '../../domain/domain-error.js';
+import { streams } from '../../domain/events/index.js';
+import { POOLED_KINDS } from '../../domain/rewards/reward-kinds.js';
+import { checkClaim, decideClaimCode } from '../../domain/users/claim-code.js';
+import { type UserState, userEvolver } from '../../domain/users/user-state.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Ids } from '../../ports/ids.js';
+import { TOKENS } from '../../ports/tokens.js';
+import type { CommandContext } from '../event-log.js';
+import { CodeResolver } from '../queries/code-resolver.js';
+import { ReadYourWrites } from '../read-your-writes.js';
+import { StreamExecutor } from '../stream-executor.js';
+import { ClaimSlots } from './claim-slots.js';
+import { PoolAssignments } from './pool-assignments.js';
+
+const ATTEMPTS = 3;
+
+/**
+ * POST /users/{id}/claim-code. Two streams, no transaction: the code's claim slot is taken
+ * first (limit guard), then the claim is recorded in the claimer's stream (single-claim
+ * guard). If the second step fails the slot is given back; if the process dies in between,
+ * the claim repair gives it back later.
+ */
+@injectable()
+export class ClaimCodeHandler {
+  constructor(
+    @inject(StreamExecutor) private readonly executor: StreamExecutor,
+    @inject(CodeResolver) private readonly resolver: CodeResolver,
+    @inject(ClaimSlots) private readonly slots: ClaimSlots,
+    @inject(PoolAssignments) private readonly pools: PoolAssignments,
+    @inject(ReadYourWrites) private readonly readYourWrites: ReadYourWrites,
+    @inject(TOKENS.Clock) private readonly clock: Clock,
+    @inject(TOKENS.Ids) private readonly ids: Ids,
+    @inject(TOKENS.Config) private readonly config: Config,
+  ) {}
+
+  async handle(appUserId: string, rawCode: string, context: CommandContext): Promise<{ state: UserState; granted: string[] }> {
+    const code = normalizeCode(rawCode);
+    const resolved = await this.resolver.resolve(code);
+    const target = await this.resolver.claimTarget(resolved);
+    const stream = streams.user(appUserId);
+    for (let attempt = 1; ; attempt += 1) {
+      const command = { claim_id: this.ids.uuid(), code, target, now: this.clock.now(), windowDays: this.config.CLAIM_WINDOW_DAYS };
+      const { state } = await this.executor.load(stream, userEvolver);
+      checkClaim(state, command);
+      await this.slots.take(code, command.claim_id, appUserId, resolved!.limit, context);
+      try {
+        const executed = await this.executor.execute(stream, userEvolver, (current) => decideClaimCode(current, { ...command, now: this.clock.now() }), context);
+        let position = executed.position;
+        for (const grant of executed.state.grants) {
+          if (executed.result.granted.includes(grant.grant_id) && POOLED_KINDS.includes(grant.kind)) {
+            position = (await this.pools.request(grant.reward_key, grant.grant_id, appUserId, context)) ?? position;
+          }
+        }
+        await this.readYourWrites.after(position);
+        return { state: executed.state, granted: executed.result.granted };
+      } catch (error) {
+        await this.slots.abandon(code, command.claim_id, appUserId, context);
+        const slotLost = error instanceof DomainError && error.code === 'CLAIM.SLOT_LOST';
+        if (!slotLost || attempt >= ATTEMPTS) throw error;
+      }
+    }
+  }
+}

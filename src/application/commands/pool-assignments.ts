@@ -1,0 +1,58 @@
+import { inject, injectable } from 'tsyringe';
+import { streams } from '../../domain/events/index.js';
+import type { PoolCode } from '../../domain/events/pool-events.js';
+import { availableCodes, decideAddPoolCodes, decideRequestPoolCode, poolEvolver } from '../../domain/pools/pool.js';
+import { decideAssignRewardValue } from '../../domain/users/maintenance.js';
+import { userEvolver } from '../../domain/users/user-state.js';
+import type { Clock } from '../../ports/clock.js';
+import { TOKENS } from '../../ports/tokens.js';
+import type { CommandContext } from '../event-log.js';
+import { StreamExecutor } from '../stream-executor.js';
+
+/**
+ * One-time codes of offer_code / store_promo_code rewards. The pool stream decides which
+ * code goes to which grant (each code to one grant, ever); the user's stream then records
+ * the value. Both steps are idempotent, so the reactions can repeat them after a crash.
+ */
+@injectable()
+export class PoolAssignments {
+  constructor(
+    @inject(StreamExecutor) private readonly executor: StreamExecutor,
+    @inject(TOKENS.Clock) private readonly clock: Clock,
+  ) {}
+
+  /** A pooled entry was granted: give it a code now, or queue it until codes arrive. */
+  async request(rewardKey: string, grantId: string, appUserId: string, context: CommandContext): Promise<bigint | null> {
+    const { state, position } = await this.executor.execute(
+      streams.pool(rewardKey),
+      poolEvolver,
+      (pool) => decideRequestPoolCode(pool, grantId, appUserId, this.clock.now()),
+      context,
+    );
+    const value = state.byGrant[grantId];
+    const code = value === undefined ? undefined : state.codes.find((candidate) => candidate.value === value);
+    if (!code) return position;
+    return (await this.deliver(appUserId, grantId, code, context)) ?? position;
+  }
+
+  /** Records the pool's decision in the user's stream (no-op when already there). */
+  async deliver(appUserId: string, grantId: string, code: PoolCode, context: CommandContext): Promise<bigint | null> {
+    const { position } = await this.executor.execute(
+      streams.user(appUserId),
+      userEvolver,
+      (user) => decideAssignRewardValue(user, grantId, code, this.clock.now()),
+      context,
+    );
+    return position;
+  }
+
+  async addCodes(rewardKey: string, codes: PoolCode[], context: CommandContext) {
+    const { result, state, position } = await this.executor.execute(
+      streams.pool(rewardKey),
+      poolEvolver,
+      (pool) => decideAddPoolCodes(pool, codes, this.clock.now()),
+      context,
+    );
+    return { ...result, available: availableCodes(state, this.clock.now()), position };
+  }
+}

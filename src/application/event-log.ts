@@ -1,0 +1,71 @@
+import type { NewDomainEvent } from '../domain/decider.js';
+import { type DomainEvent, parseEvent, SCHEMA_VERSION } from '../domain/events/index.js';
+import type { AppendResult, EventStore, ExpectedRevision, LogFilter, RecordedEvent } from '../ports/event-store.js';
+import type { Ids } from '../ports/ids.js';
+import { upcast } from './upcasters.js';
+
+/** Who asked for a change and why: becomes every event's metadata. */
+export interface CommandContext {
+  /** The request id (or the id of the process run) the change belongs to. */
+  correlation_id: string;
+  /** The request or event that directly caused it. */
+  causation_id: string;
+  /** Which key or internal process acted: `client:<hash>`, `secret:<hash>`, `process:<name>`. */
+  actor: string;
+  operation_id?: string;
+}
+
+/** A recorded event whose data was validated (and upcast) against its schema. */
+export type LoggedEvent = DomainEvent & Omit<RecordedEvent, 'type' | 'data'>;
+
+export function toLogged(record: RecordedEvent): LoggedEvent {
+  const version = Number(record.metadata.schema_version ?? 1);
+  const event = parseEvent(record.type, upcast(record.type, version, record.data));
+  return { ...record, ...event } as LoggedEvent;
+}
+
+/** The typed face of the event store: schemas checked on append and on read, metadata filled in. */
+export class EventLog {
+  constructor(
+    readonly store: EventStore,
+    private readonly ids: Ids,
+  ) {}
+
+  async append(stream: string, events: NewDomainEvent[], expected: ExpectedRevision, context: CommandContext): Promise<AppendResult> {
+    const prepared = events.map((event, index) => {
+      const { data } = parseEvent(event.type, event.data);
+      const id =
+        event.id ??
+        (context.operation_id ? this.ids.derived(stream, 'operation', context.operation_id, String(index)) : this.ids.uuid());
+      return {
+        id,
+        type: event.type,
+        data: data as Record<string, unknown>,
+        metadata: {
+          correlation_id: context.correlation_id,
+          causation_id: context.causation_id,
+          actor: context.actor,
+          schema_version: SCHEMA_VERSION,
+          ...(context.operation_id ? { operation_id: context.operation_id } : {}),
+        },
+      };
+    });
+    return this.store.append(stream, prepared, expected);
+  }
+
+  async readStream(stream: string, fromRevision = 0): Promise<LoggedEvent[]> {
+    return (await this.store.readStream(stream, { fromRevision })).map(toLogged);
+  }
+
+  async first(stream: string): Promise<LoggedEvent | undefined> {
+    return (await this.store.readStream(stream, { maxCount: 1 })).map(toLogged)[0];
+  }
+
+  async last(stream: string): Promise<LoggedEvent | undefined> {
+    return (await this.store.readStream(stream, { direction: 'backwards', maxCount: 1 })).map(toLogged)[0];
+  }
+
+  async readAll(after: bigint | null, limit: number, filter?: LogFilter): Promise<LoggedEvent[]> {
+    return (await this.store.readAll({ after, limit, filter })).map(toLogged);
+  }
+}

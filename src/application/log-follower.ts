@@ -1,0 +1,79 @@
+import type { EventStore } from '../ports/event-store.js';
+import type { Logger } from '../ports/logger.js';
+
+const IDLE_POLL_MS = 250;
+const MAX_BACKOFF_MS = 30_000;
+
+/**
+ * Follows the global log forever: processes a page, sleeps until the store hints at new
+ * events (or a poll interval passes), and backs off on failures without ever giving up.
+ */
+export abstract class LogFollower {
+  private running = false;
+  private loop: Promise<void> | null = null;
+  private wake: (() => void) | null = null;
+  private unwatch: (() => void) | null = null;
+  private backoffMs = 0;
+
+  protected constructor(
+    protected readonly store: EventStore,
+    protected readonly logger: Logger,
+    private readonly pageSize: number,
+  ) {}
+
+  /** Processes the next page; returns how many events it read. */
+  protected abstract processPage(): Promise<number>;
+
+  /** Whether to slow down (something is held at a failing event). */
+  protected holding(): boolean {
+    return false;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.unwatch = this.store.watch(() => this.wake?.());
+    this.loop = this.run();
+  }
+
+  /** Stops after the page in progress. */
+  async stop(): Promise<void> {
+    this.running = false;
+    this.unwatch?.();
+    this.wake?.();
+    await this.loop;
+  }
+
+  protected nudge(): void {
+    this.wake?.();
+  }
+
+  private async run(): Promise<void> {
+    while (this.running) {
+      let processed = 0;
+      try {
+        processed = await this.processPage();
+        this.backoffMs = 0;
+      } catch (error) {
+        this.backoffMs = Math.min(MAX_BACKOFF_MS, Math.max(100, this.backoffMs * 2));
+        this.logger.error({ err: error, follower: this.constructor.name, retryInMs: this.backoffMs }, 'log follower failed; retrying');
+      }
+      if (!this.running) break;
+      const holding = this.holding();
+      if (processed === this.pageSize && !holding && this.backoffMs === 0) continue;
+      await this.sleep(this.backoffMs || (holding ? 1_000 : IDLE_POLL_MS));
+    }
+  }
+
+  private sleep(ms: number): Promise<void> {
+    return new Promise((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        this.wake = null;
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      this.wake = done;
+    });
+  }
+}

@@ -1,0 +1,38 @@
+import { inject, injectable } from 'tsyringe';
+import { CLAIM_SLOTS } from '../../../projections/claim-slots.js';
+import type { Clock } from '../../ports/clock.js';
+import type { ReadStore } from '../../ports/read-store.js';
+import { TOKENS } from '../../ports/tokens.js';
+import { ClaimSlots } from '../commands/claim-slots.js';
+
+/** A claim slot held this long without its claim is taken to be from a crashed request. */
+export const ABANDONED_AFTER_MS = 60_000;
+
+/**
+ * Repairs claims that died between taking a code's slot and recording the claim: the
+ * claimer's stream decides (claim recorded → keep; otherwise `ClaimAbandoned`) and an
+ * abandoned claim's slot is released.
+ */
+@injectable()
+export class ClaimRepair {
+  constructor(
+    @inject(ClaimSlots) private readonly slots: ClaimSlots,
+    @inject(TOKENS.ReadStore) private readonly readStore: ReadStore,
+    @inject(TOKENS.Clock) private readonly clock: Clock,
+  ) {}
+
+  /** Returns the number of slots released. */
+  async run(): Promise<number> {
+    const cutoff = new Date(this.clock.now().getTime() - ABANDONED_AFTER_MS).toISOString();
+    const stale = await this.readStore.find<{ claim_id: string; code: string; claimer: string }>(CLAIM_SLOTS, {
+      atMost: { field: 'taken_at', value: cutoff },
+      limit: 500,
+    });
+    let released = 0;
+    for (const slot of stale) {
+      const context = { correlation_id: `repair-${slot.claim_id}`, causation_id: slot.claim_id, actor: 'process:claim-repair' };
+      if ((await this.slots.abandon(slot.code, slot.claim_id, slot.claimer, context)) === 'abandoned') released += 1;
+    }
+    return released;
+  }
+}

@@ -1,0 +1,44 @@
+import { inject, injectable } from 'tsyringe';
+import { REWARD_EXPIRIES } from '../../../projections/reward-expiries.js';
+import { streams } from '../../domain/events/index.js';
+import { decideExpireRewards } from '../../domain/users/maintenance.js';
+import { userEvolver } from '../../domain/users/user-state.js';
+import type { Clock } from '../../ports/clock.js';
+import type { ReadStore } from '../../ports/read-store.js';
+import { TOKENS } from '../../ports/tokens.js';
+import { StreamExecutor } from '../stream-executor.js';
+
+const BATCH = 500;
+
+/**
+ * Records, as `RewardExpired` events, the expiry of entries whose time has passed, so the
+ * history and the credit ledger show it. (Reads already treat them as expired.)
+ */
+@injectable()
+export class ExpirySweep {
+  constructor(
+    @inject(StreamExecutor) private readonly executor: StreamExecutor,
+    @inject(TOKENS.ReadStore) private readonly readStore: ReadStore,
+    @inject(TOKENS.Clock) private readonly clock: Clock,
+  ) {}
+
+  /** Returns the number of expiries recorded. */
+  async run(): Promise<number> {
+    const now = this.clock.now();
+    const due = await this.readStore.find<{ app_user_id: string }>(REWARD_EXPIRIES, {
+      atMost: { field: 'expires_at', value: now.toISOString() },
+      orderBy: { field: 'expires_at', direction: 'asc' },
+      limit: BATCH,
+    });
+    let recorded = 0;
+    for (const appUserId of new Set(due.map((entry) => entry.app_user_id))) {
+      const { result } = await this.executor.execute(streams.user(appUserId), userEvolver, (state) => decideExpireRewards(state, now), {
+        correlation_id: `sweep-${now.toISOString()}`,
+        causation_id: `sweep-${now.toISOString()}`,
+        actor: 'process:expiry-sweep',
+      });
+      recorded += result;
+    }
+    return recorded;
+  }
+}

@@ -1,0 +1,157 @@
+import { EventEmitter } from 'node:events';
+import type { Doc, DocumentRef, Projection } from '../../../projections/projection.js';
+import type { DocumentChange, ProjectorBatch, ReadStore } from '../../ports/read-store.js';
+import type { Logger } from '../../ports/logger.js';
+import type { ProjectionStatus, ReadConsistency } from '../../ports/read-consistency.js';
+import type { EventLog, LoggedEvent } from '../event-log.js';
+import { LogFollower } from '../log-follower.js';
+
+const PAGE_SIZE = 500;
+
+/**
+ * Folds the global log, in commit order, into every projection's documents. Each batch's
+ * documents and checkpoints are committed together. A projection whose `evolve` throws is
+ * held at the failing event (logged, surfaced in status) and retried with backoff; the
+ * others go on.
+ */
+export class ProjectionRunner extends LogFollower implements ReadConsistency {
+  private readonly statuses = new Map<string, ProjectionStatus>();
+  private readonly progress = new EventEmitter().setMaxListeners(0);
+
+  constructor(
+    private readonly log: EventLog,
+    private readonly readStore: ReadStore,
+    private readonly definitions: Projection[],
+    logger: Logger,
+  ) {
+    super(log.store, logger, PAGE_SIZE);
+  }
+
+  async init(): Promise<void> {
+    for (const projection of this.definitions) {
+      for (const collection of projection.collections) await this.readStore.ensureIndexes(collection.name, collection.indexes);
+      const checkpoint = await this.readStore.checkpoint(projection.name);
+      this.statuses.set(projection.name, {
+        name: projection.name,
+        version: projection.version,
+        storedVersion: checkpoint.position === null ? projection.version : checkpoint.version,
+        checkpoint: checkpoint.position,
+        failure: null,
+      });
+    }
+  }
+
+  status(): ProjectionStatus[] {
+    return [...this.statuses.values()];
+  }
+
+  async projections(): Promise<ProjectionStatus[]> {
+    return this.status();
+  }
+
+  /** The lowest checkpoint over all projections: every read model reflects the log up to here. */
+  lowestCheckpoint(): bigint | null {
+    return this.lowest(this.definitions);
+  }
+
+  /** Resolves true once every projection has passed `position`, false after `timeoutMs`. */
+  async waitFor(position: bigint, timeoutMs: number): Promise<boolean> {
+    const reached = () => {
+      const lowest = this.lowestCheckpoint();
+      return lowest !== null && lowest >= position;
+    };
+    if (reached()) return true;
+    return new Promise((resolve) => {
+      const timer = setTimeout(() => finish(false), timeoutMs);
+      const onProgress = () => reached() && finish(true);
+      const finish = (value: boolean) => {
+        clearTimeout(timer);
+        this.progress.off('progress', onProgress);
+        resolve(value);
+      };
+      this.progress.on('progress', onProgress);
+      this.nudge();
+    });
+  }
+
+  protected override holding(): boolean {
+    return [...this.statuses.values()].some((status) => status.failure !== null);
+  }
+
+  /**
+   * Reads one page after the lowest checkpoint of the healthy projections and commits their
+   * batches; a failed projection is retried on its own page so it cannot hold the others back.
+   */
+  async processPage(): Promise<number> {
+    const healthy = this.definitions.filter((projection) => this.statuses.get(projection.name)!.failure === null);
+    const failed = this.definitions.filter((projection) => !healthy.includes(projection));
+    let processed = await this.processGroup(healthy);
+    for (const projection of failed) processed += await this.processGroup([projection]);
+    return processed;
+  }
+
+  private async processGroup(group: Projection[]): Promise<number> {
+    if (group.length === 0) return 0;
+    const events = await this.log.readAll(this.lowest(group), PAGE_SIZE);
+    if (events.length === 0) return 0;
+    const batches: ProjectorBatch[] = [];
+    for (const projection of group) {
+      const batch = await this.fold(projection, this.statuses.get(projection.name)!, events);
+      if (batch) batches.push(batch);
+    }
+    if (batches.length > 0) await this.readStore.commitBatches(batches);
+    for (const batch of batches) this.statuses.get(batch.projector)!.checkpoint = batch.position;
+    this.progress.emit('progress');
+    return events.length;
+  }
+
+  private lowest(group: Projection[]): bigint | null {
+    let lowest: bigint | null = null;
+    for (const [index, projection] of group.entries()) {
+      const checkpoint = this.statuses.get(projection.name)!.checkpoint;
+      if (checkpoint === null) return null;
+      if (index === 0 || checkpoint < lowest!) lowest = checkpoint;
+    }
+    return lowest;
+  }
+
+  private async fold(projection: Projection, status: ProjectionStatus, events: LoggedEvent[]): Promise<ProjectorBatch | null> {
+    const pending = events.filter((event) => status.checkpoint === null || event.position > status.checkpoint);
+    if (pending.length === 0) return null;
+    const handled = new Set<string>(projection.eventTypes);
+    const docs = new Map<string, { ref: DocumentRef; doc: Doc | null }>();
+    let last: bigint | null = null;
+    for (const event of pending) {
+      if (handled.has(event.type)) {
+        try {
+          for (const ref of projection.targets(event)) {
+            const key = `${ref.collection}\u0000${ref.id}`;
+            const current = docs.has(key) ? docs.get(key)!.doc : await this.readStore.get<Doc>(ref.collection, ref.id);
+            docs.set(key, { ref, doc: projection.evolve(ref, current, event) });
+          }
+        } catch (error) {
+          this.markFailed(status, event, error);
+          break;
+        }
+      }
+      last = event.position;
+    }
+    if (last === null) return null;
+    if (status.failure && last >= BigInt(status.failure.position)) status.failure = null;
+    const changes: DocumentChange[] = [...docs.values()].map(({ ref, doc }) =>
+      doc === null ? { op: 'delete', ...ref } : { op: 'put', ...ref, doc },
+    );
+    return { projector: projection.name, version: status.storedVersion, changes, position: last };
+  }
+
+  private markFailed(status: ProjectionStatus, event: LoggedEvent, error: unknown): void {
+    const message = error instanceof Error ? error.message : String(error);
+    if (status.failure?.eventId !== event.id) {
+      this.logger.error(
+        { projection: status.name, eventId: event.id, position: event.position.toString(), type: event.type, err: error },
+        'POISON EVENT: projection cannot apply this event; it is held here until the projection is fixed',
+      );
+    }
+    status.failure = { position: event.position.toString(), eventId: event.id, error: message };
+  }
+}

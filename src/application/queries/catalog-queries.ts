@@ -1,0 +1,84 @@
+import { AFFILIATES, PROGRAMS, PROMO_CODES, REWARDS } from '../../../projections/catalog.js';
+import { CLAIM_STATS, claimStatsId } from '../../../projections/claim-stats.js';
+import { CODES, type CodeDoc } from '../../../projections/codes.js';
+import { USERS } from '../../../projections/users.js';
+import type { Affiliate, Program, PromoCode } from '../../domain/events/config-events.js';
+import type { GrantSpec } from '../../domain/rewards/grant-rewards.js';
+import type { RewardDefinition, RewardEntry } from '../../domain/rewards/reward-schemas.js';
+import type { UserState } from '../../domain/users/user-state.js';
+import type { ReadStore } from '../../ports/read-store.js';
+
+export interface ResolvedEntry extends GrantSpec {
+  reward: RewardDefinition;
+  activation: RewardEntry['activation'];
+}
+
+/** Reads of the configuration and other read models, shared by handlers and GET endpoints. */
+export class CatalogQueries {
+  constructor(private readonly readStore: ReadStore) {}
+
+  reward(key: string): Promise<RewardDefinition | null> {
+    return this.readStore.get<RewardDefinition>(REWARDS, key);
+  }
+
+  async rewards(keys: string[]): Promise<Map<string, RewardDefinition>> {
+    return this.readStore.getMany<RewardDefinition>(REWARDS, keys);
+  }
+
+  listRewards(): Promise<RewardDefinition[]> {
+    return this.readStore.find<RewardDefinition>(REWARDS);
+  }
+
+  program(id: string): Promise<Program | null> {
+    return this.readStore.get<Program>(PROGRAMS, id);
+  }
+
+  programs(): Promise<Program[]> {
+    return this.readStore.find<Program>(PROGRAMS, { orderBy: { field: 'created_at', direction: 'asc' } });
+  }
+
+  promoCode(code: string): Promise<PromoCode | null> {
+    return this.readStore.get<PromoCode>(PROMO_CODES, code);
+  }
+
+  promoCodes(): Promise<PromoCode[]> {
+    return this.readStore.find<PromoCode>(PROMO_CODES);
+  }
+
+  affiliate(id: string): Promise<Affiliate | null> {
+    return this.readStore.get<Affiliate>(AFFILIATES, id);
+  }
+
+  affiliates(): Promise<Affiliate[]> {
+    return this.readStore.find<Affiliate>(AFFILIATES);
+  }
+
+  async affiliateOfUser(appUserId: string): Promise<Affiliate | null> {
+    const [affiliate] = await this.readStore.find<Affiliate>(AFFILIATES, { where: { app_user_id: appUserId }, limit: 1 });
+    return affiliate ?? null;
+  }
+
+  async claimStats(type: 'promo' | 'affiliate', ownerId: string): Promise<{ claims: number; conversions: number }> {
+    return (await this.readStore.get<{ claims: number; conversions: number }>(CLAIM_STATS, claimStatsId(type, ownerId))) ?? {
+      claims: 0,
+      conversions: 0,
+    };
+  }
+
+  code(code: string): Promise<CodeDoc | null> {
+    return this.readStore.get<CodeDoc>(CODES, code);
+  }
+
+  user(appUserId: string): Promise<UserState | null> {
+    return this.readStore.get<UserState & Record<string, unknown>>(USERS, appUserId);
+  }
+
+  /** Entries with their reward definitions; entries whose reward is unknown are left out. */
+  async resolveEntries(entries: RewardEntry[]): Promise<ResolvedEntry[]> {
+    const rewards = await this.rewards(entries.map((entry) => entry.reward_key));
+    return entries.flatMap((entry) => {
+      const reward = rewards.get(entry.reward_key);
+      return reward ? [{ reward, activation: entry.activation, deactivation: entry.deactivation }] : [];
+    });
+  }
+}

@@ -1,0 +1,13 @@
+/**
+ * Old event versions are upcast on read, never rewritten. When an event's shape changes,
+ * bump SCHEMA_VERSION and register here a function that lifts version N data to N + 1.
+ */
+type Upcaster = (data: Record<string, unknown>) => Record<string, unknown>;
+
+const upcasters: Record<string, Record<number, Upcaster>> = {};
+
+export function upcast(type: string, version: number, data: Record<string, unknown>): Record<string, unknown> {
+  let current = data;
+  for (let step = version; upcasters[type]?.[step]; step += 1) current = upcasters[type]![step]!(current);
+  return current;
+}

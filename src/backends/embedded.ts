@@ -1,0 +1,21 @@
+import { openSqlite } from '../adapters/sqlite/sqlite-database.js';
+import { SqliteEventStore } from '../adapters/sqlite/sqlite-event-store.js';
+import { SqliteReadStore } from '../adapters/sqlite/sqlite-read-store.js';
+import type { Backend } from './backend.js';
+
+/** Events and read models in one SQLite file under `dataDir` (WAL, synchronous=FULL). */
+export function openEmbeddedBackend(dataDir: string): Backend {
+  const db = openSqlite(dataDir);
+  const eventStore = new SqliteEventStore(db);
+  const readStore = new SqliteReadStore(db);
+  return {
+    name: 'embedded',
+    eventStore,
+    readStore,
+    async close() {
+      await eventStore.close();
+      await readStore.close();
+      db.close();
+    },
+  };
+}

@@ -1,0 +1,12 @@
+import type { Config } from '../config.js';
+import type { Backend } from './backend.js';
+import { openEmbeddedBackend } from './embedded.js';
+
+/** EVENTSTORE_URL + MONGODB_URL select the external backend; otherwise embedded SQLite. */
+export async function openBackend(config: Config): Promise<Backend> {
+  if (config.EVENTSTORE_URL !== null && config.MONGODB_URL !== null) {
+    const { openExternalBackend } = await import('./external.js');
+    return openExternalBackend(config.EVENTSTORE_URL, config.MONGODB_URL, config.MONGODB_DATABASE);
+  }
+  return openEmbeddedBackend(config.DATA_DIR);
+}

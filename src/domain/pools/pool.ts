@@ -1,0 +1,85 @@
+import type { Decision, Evolver, NewDomainEvent } from '../decider.js';
+import type { DomainEvent } from '../events/index.js';
+import type { PoolCode } from '../events/pool-events.js';
+
+/** A reward's pool of one-time codes: which are free, which grants wait, who got what. */
+export interface PoolState {
+  codes: PoolCode[];
+  /** value → grant id it went to. */
+  assigned: Record<string, string>;
+  /** grant id → code value. */
+  byGrant: Record<string, string>;
+  /** Grants waiting for a code, in grant order. */
+  waiting: { grant_id: string; app_user_id: string }[];
+}
+
+export function initialPoolState(): PoolState {
+  return { codes: [], assigned: {}, byGrant: {}, waiting: [] };
+}
+
+export function evolvePool(state: PoolState, event: DomainEvent): PoolState {
+  switch (event.type) {
+    case 'PoolCodesAdded':
+      return { ...state, codes: [...state.codes, ...event.data.codes] };
+    case 'PoolCodeRequested':
+      return { ...state, waiting: [...state.waiting, { grant_id: event.data.grant_id, app_user_id: event.data.app_user_id }] };
+    case 'PoolCodeAssigned':
+      return {
+        ...state,
+        assigned: { ...state.assigned, [event.data.code.value]: event.data.grant_id },
+        byGrant: { ...state.byGrant, [event.data.grant_id]: event.data.code.value },
+        waiting: state.waiting.filter((waiting) => waiting.grant_id !== event.data.grant_id),
+      };
+    default:
+      return state;
+  }
+}
+
+export const poolEvolver: Evolver<PoolState> = { name: 'pool', version: 1, initialState: initialPoolState, evolve: evolvePool };
+
+/** Oldest unused code that is still valid at `now`. */
+function nextFreeCode(state: PoolState, now: Date, taken: Set<string>): PoolCode | undefined {
+  return state.codes.find((code) => state.assigned[code.value] === undefined && !taken.has(code.value) && Date.parse(code.expires_at) > now.getTime());
+}
+
+/** Adds codes not already in the pool, then serves waiting grants in grant order. */
+export function decideAddPoolCodes(state: PoolState, codes: PoolCode[], now: Date): Decision<{ added: number; skipped: number }> {
+  const known = new Set(state.codes.map((code) => code.value));
+  const fresh: PoolCode[] = [];
+  for (const code of codes) {
+    if (known.has(code.value)) continue;
+    known.add(code.value);
+    fresh.push(code);
+  }
+  const events: NewDomainEvent[] = [];
+  if (fresh.length > 0) events.push({ type: 'PoolCodesAdded', data: { codes: fresh } });
+  const withCodes = events.reduce(evolvePool, state);
+  events.push(...serveWaiting(withCodes, now));
+  return { events, result: { added: fresh.length, skipped: codes.length - fresh.length } };
+}
+
+function serveWaiting(state: PoolState, now: Date): NewDomainEvent[] {
+  const events: NewDomainEvent[] = [];
+  const taken = new Set<string>();
+  for (const waiting of state.waiting) {
+    const code = nextFreeCode(state, now, taken);
+    if (!code) break;
+    taken.add(code.value);
+    events.push({ type: 'PoolCodeAssigned', data: { ...waiting, code } });
+  }
+  return events;
+}
+
+/** A grant asks for a code: it gets the oldest usable one, or waits in line. Idempotent per grant. */
+export function decideRequestPoolCode(state: PoolState, grantId: string, appUserId: string, now: Date): Decision<null> {
+  if (state.byGrant[grantId] !== undefined || state.waiting.some((waiting) => waiting.grant_id === grantId)) {
+    return { events: [], result: null };
+  }
+  const code = state.waiting.length === 0 ? nextFreeCode(state, now, new Set()) : undefined;
+  if (code) return { events: [{ type: 'PoolCodeAssigned', data: { grant_id: grantId, app_user_id: appUserId, code } }], result: null };
+  return { events: [{ type: 'PoolCodeRequested', data: { grant_id: grantId, app_user_id: appUserId } }], result: null };
+}
+
+export function availableCodes(state: PoolState, now: Date): number {
+  return state.codes.filter((code) => state.assigned[code.value] === undefined && Date.parse(code.expires_at) > now.getTime()).length;
+}

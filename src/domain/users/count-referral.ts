@@ -1,0 +1,72 @@
+import type { Decision, NewDomainEvent } from '../decider.js';
+import { expireDueRewards, type GrantSpec, grantRewards } from '../rewards/grant-rewards.js';
+import { REPEATABLE_SENDER_KINDS } from '../rewards/reward-kinds.js';
+import type { Activation } from '../rewards/reward-schemas.js';
+import { evolveUser, type UserState } from './user-state.js';
+
+export type ReferralFigure = 'claim' | 'conversion' | 'churn';
+
+export interface SenderReward extends GrantSpec {
+  activation: Activation;
+}
+
+export interface CountReferralCommand {
+  figure: ReferralFigure;
+  claimer: string;
+  code: string;
+  program_id: string | null;
+  senderRewards: SenderReward[];
+  /** Id and global position of the claimer's event that caused this count. */
+  cause_id: string;
+  cause_position: bigint;
+  now: Date;
+}
+
+/**
+ * Whether a sender reward is due when the counted figure reaches `count`: every multiple of
+ * `amount`, at most `limit` times (0 = unlimited); kinds without a limit only once, at `amount`.
+ */
+export function senderRewardDue(reward: SenderReward, count: number): boolean {
+  const amount = reward.activation.amount ?? 1;
+  if (!REPEATABLE_SENDER_KINDS.includes(reward.reward.kind)) return count === amount;
+  const limit = reward.activation.limit ?? 0;
+  return count % amount === 0 && (limit === 0 || count / amount <= limit);
+}
+
+/** Counts one claim/conversion/churn of a referrer's claimer and grants the sender rewards now due. */
+export function decideCountReferral(state: UserState, command: CountReferralCommand): Decision<null> {
+  if (!state.exists) return { events: [], result: null };
+  if (state.last_cause_position !== null && BigInt(state.last_cause_position) >= command.cause_position) {
+    return { events: [], result: null };
+  }
+  const cause_position = command.cause_position.toString();
+  const events: NewDomainEvent[] = [...expireDueRewards(state, command.now)];
+  let count: number;
+  if (command.figure === 'claim') {
+    count = state.stats.claims + 1;
+    events.push({ type: 'ReferralClaimCounted', data: { claimer: command.claimer, code: command.code, claims: count, cause_position } });
+  } else if (command.figure === 'conversion') {
+    count = state.stats.conversions + 1;
+    events.push({ type: 'ReferralConversionCounted', data: { claimer: command.claimer, conversions: count, cause_position } });
+  } else {
+    count = state.stats.churns + 1;
+    events.push({ type: 'ReferralChurnCounted', data: { claimer: command.claimer, churns: count, cause_position } });
+    return { events, result: null };
+  }
+  const due = command.senderRewards.filter(
+    (reward) => reward.activation.variant === command.figure && senderRewardDue(reward, count),
+  );
+  if (due.length > 0 && command.program_id !== null) {
+    const current = events.reduce(evolveUser, state);
+    events.push(
+      ...grantRewards(
+        current,
+        due,
+        { type: 'referrals', variant: command.figure, count, claimer: command.claimer, program_id: command.program_id },
+        `${command.cause_id}/sender`,
+        command.now,
+      ),
+    );
+  }
+  return { events, result: null };
+}

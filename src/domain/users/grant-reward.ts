@@ -1,0 +1,35 @@
+import type { Decision } from '../decider.js';
+import { DomainError } from '../domain-error.js';
+import { expireDueRewards, type GrantSpec, grantRewards } from '../rewards/grant-rewards.js';
+import { evolveUser, type UserState } from './user-state.js';
+
+export interface GrantRewardCommand {
+  key: string;
+  /** null when no reward has this key. */
+  spec: GrantSpec | null;
+  operation_id: string | null;
+  /** Prefix of the grant id: derived from the operation id, else unique per request. */
+  grant_id_prefix: string;
+  now: Date;
+}
+
+/** `created` is false when a non-credit reward was already active (nothing added). */
+export function decideGrantReward(state: UserState, command: GrantRewardCommand): Decision<{ created: boolean; granted: string[] }> {
+  if (!state.exists) throw new DomainError('NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
+  if (command.spec === null) throw new DomainError('GRANT.REWARD_NOT_FOUND', `No reward has the key ${command.key}`, '/key');
+  const operationId = command.operation_id;
+  if (operationId !== null) {
+    const earlier = state.operations[operationId];
+    if (earlier) {
+      if (earlier.kind === 'grant' && earlier.key === command.key) {
+        return { events: [], result: { created: true, granted: [String(earlier.result.grant_id)] } };
+      }
+      throw new DomainError('GRANT.OPERATION_ID_REUSED', 'operation_id was already used for a different operation', '/operation_id');
+    }
+  }
+  const expiries = expireDueRewards(state, command.now);
+  const current = expiries.reduce(evolveUser, state);
+  const grants = grantRewards(current, [command.spec], { type: 'manual', operation_id: operationId }, command.grant_id_prefix, command.now);
+  const granted = grants.flatMap((event) => (event.type === 'RewardGranted' ? [event.data.grant_id] : []));
+  return { events: [...expiries, ...grants], result: { created: granted.length > 0, granted } };
+}

@@ -1,0 +1,88 @@
+import { randomUUID } from 'node:crypto';
+import express, { type RequestHandler } from 'express';
+import type { DependencyContainer } from 'tsyringe';
+import type { Config } from '../config.js';
+import type { EventStore } from '../ports/event-store.js';
+import type { Logger } from '../ports/logger.js';
+import type { ReadConsistency } from '../ports/read-consistency.js';
+import type { ReadStore } from '../ports/read-store.js';
+import { TOKENS } from '../ports/tokens.js';
+import type { Metrics } from '../observability/metrics.js';
+import { ApiKeys, requireKey } from './auth.js';
+import { ApiError, errorHandler, pathNotFound } from './errors.js';
+import { ApiDescription } from './openapi.js';
+
+import { codesRouter } from './routes/codes.js';
+import { operatorRouter } from './routes/operator.js';
+import { usersRouter } from './routes/users.js';
+
+const BODY_LIMIT = '64kb';
+const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
+/** Echo a sane x-request-id, else make one; every response carries it. */
+const requestId: RequestHandler = (req, res, next) => {
+  const given = req.header('x-request-id');
+  const id = given && REQUEST_ID.test(given) ? given : randomUUID();
+  res.locals.requestId = id;
+  res.setHeader('x-request-id', id);
+  next();
+};
+
+function observe(metrics: Metrics): RequestHandler {
+  return (req, res, next) => {
+    const stop = metrics.httpDuration.startTimer();
+    res.on('finish', () => {
+      const route = req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+      metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
+      stop({ method: req.method, route });
+    });
+    next();
+  };
+}
+
+/** Bodies must be JSON objects up to 64 KiB; a body of any other type is 415. */
+function jsonBody(): RequestHandler[] {
+  const parse = express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'], strict: false });
+  const mediaType: RequestHandler = (req, _res, next) => {
+    const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+    if (hasBody && !req.is(['application/json', 'application/*+json'])) {
+      throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json', 'header:content-type');
+    }
+    next();
+  };
+  return [mediaType, parse];
+}
+
+/** `full`: the whole API; `operator`: only health, readiness, metrics and the API description. */
+export function createApp(container: DependencyContainer, surface: 'full' | 'operator' = 'full'): express.Express {
+  const config = container.resolve<Config>(TOKENS.Config);
+  const logger = container.resolve<Logger>(TOKENS.Logger);
+  const metrics = container.resolve<Metrics>(TOKENS.Metrics);
+  const api = new ApiDescription();
+  const keys = new ApiKeys(config.CLIENT_API_KEYS, config.SECRET_API_KEYS);
+
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.use(requestId, observe(metrics));
+  app.use(
+    operatorRouter({
+      config,
+      eventStore: container.resolve<EventStore>(TOKENS.EventStore),
+      readStore: container.resolve<ReadStore>(TOKENS.ReadStore),
+      consistency: container.resolve<ReadConsistency>(TOKENS.ReadConsistency),
+      metrics,
+      api,
+    }),
+  );
+  if (surface === 'full') {
+    app.use(['/users', '/codes', '/store', '/admin'], requireKey(keys));
+    app.use(jsonBody());
+    app.use(usersRouter(container, api));
+    app.use(codesRouter(container, api));
+  }
+
+  app.use(pathNotFound);
+  app.use(errorHandler(logger));
+  return app;
+}

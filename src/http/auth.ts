@@ -1,0 +1,60 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { RequestHandler } from 'express';
+import { ApiError } from './errors.js';
+
+export type KeyKind = 'client' | 'secret';
+
+export interface Caller {
+  kind: KeyKind;
+  /** `client:<hash prefix>`: names the key in event metadata without revealing it. */
+  actor: string;
+}
+
+function digest(value: string): Buffer {
+  return createHash('sha256').update(value, 'utf8').digest();
+}
+
+/** Checks `x-api-key` against configured keys in constant time (hashes have equal length). */
+export class ApiKeys {
+  private readonly keys: { kind: KeyKind; digest: Buffer; actor: string }[];
+
+  constructor(clientKeys: string[], secretKeys: string[]) {
+    const entry = (kind: KeyKind) => (key: string) => ({ kind, digest: digest(key), actor: `${kind}:${digest(key).toString('hex').slice(0, 12)}` });
+    this.keys = [...secretKeys.map(entry('secret')), ...clientKeys.map(entry('client'))];
+  }
+
+  identify(key: string): Caller | null {
+    const presented = digest(key);
+    let found: Caller | null = null;
+    for (const candidate of this.keys) {
+      // Compare against every key so timing does not reveal which one matched.
+      if (timingSafeEqual(candidate.digest, presented) && found === null) found = { kind: candidate.kind, actor: candidate.actor };
+    }
+    return found;
+  }
+}
+
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace
+  namespace Express {
+    interface Locals {
+      caller: Caller;
+      requestId: string;
+    }
+  }
+}
+
+export function requireKey(keys: ApiKeys): RequestHandler {
+  return (req, res, next) => {
+    const header = req.header('x-api-key');
+    const caller = header ? keys.identify(header) : null;
+    if (!caller) throw new ApiError(401, 'UNAUTHORIZED', header ? 'The API key is not valid' : 'The x-api-key header is required', 'header:x-api-key');
+    res.locals.caller = caller;
+    next();
+  };
+}
+
+export const requireSecretKey: RequestHandler = (_req, res, next) => {
+  if (res.locals.caller?.kind !== 'secret') throw new ApiError(403, 'FORBIDDEN', 'This operation needs a secret key', 'header:x-api-key');
+  next();
+};

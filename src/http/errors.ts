@@ -1,0 +1,87 @@
+import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { DomainError } from '../domain/domain-error.js';
+import { StoreUnavailableError } from '../ports/event-store.js';
+import type { Logger } from '../ports/logger.js';
+
+export interface ErrorObject {
+  code: string;
+  status: number;
+  message: string;
+  source: string | null;
+}
+
+/** An error answered as-is: status, stable code, human message and the offending part. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+    readonly source: string | null = null,
+  ) {
+    super(message);
+    this.name = 'ApiError';
+  }
+
+  toJSON(): ErrorObject {
+    return { code: this.code, status: this.status, message: this.message, source: this.source };
+  }
+}
+
+export function errorBody(...errors: ErrorObject[]) {
+  return { errors };
+}
+
+/** SPEC §9: NOT_FOUND.* are 404; every other business rule is 422. */
+export function fromDomainError(error: DomainError): ApiError {
+  return new ApiError(error.code.startsWith('NOT_FOUND.') ? 404 : 422, error.code, error.message, error.source);
+}
+
+interface BodyParserError {
+  type?: string;
+  status?: number;
+}
+
+function toApiError(error: unknown): ApiError | null {
+  if (error instanceof ApiError) return error;
+  if (error instanceof DomainError) return fromDomainError(error);
+  if (error instanceof StoreUnavailableError) return new ApiError(503, 'SERVICE_UNAVAILABLE', 'A backing store is unavailable; retry later');
+  const parserError = error as BodyParserError;
+  switch (parserError?.type) {
+    case 'entity.parse.failed':
+      return new ApiError(400, 'BODY_INVALID', 'The body is not valid JSON');
+    case 'entity.too.large':
+      return new ApiError(413, 'BODY_TOO_LARGE', 'The body is larger than 64 KiB');
+    case 'encoding.unsupported':
+    case 'charset.unsupported':
+      return new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The body encoding is not supported');
+    case 'request.aborted':
+      return new ApiError(400, 'BODY_INVALID', 'The request body was not received completely');
+    default:
+      return null;
+  }
+}
+
+export function errorHandler(logger: Logger): ErrorRequestHandler {
+  return (error, req, res, _next) => {
+    const requestId = String(res.getHeader('x-request-id') ?? '');
+    const known = toApiError(error);
+    const apiError = known ?? new ApiError(500, 'INTERNAL_SERVER_ERROR', `Internal error (request ${requestId})`);
+    if (!known || apiError.status >= 500) {
+      logger.error({ err: error, requestId, method: req.method, path: req.path }, 'request failed');
+    }
+    if (res.headersSent) return;
+    if (apiError.status === 405) res.setHeader('allow', apiError.source ?? '');
+    res.status(apiError.status).json(errorBody(apiError.status === 405 ? { ...apiError.toJSON(), source: null } : apiError.toJSON()));
+  };
+}
+
+export const pathNotFound: RequestHandler = (req) => {
+  throw new ApiError(404, 'PATH_ERROR', `No such path: ${req.method} ${req.path}`);
+};
+
+/** For `router.route(path).get(...).all(methodNotAllowed(['GET']))`. */
+export function methodNotAllowed(allowed: string[]): RequestHandler {
+  return (req) => {
+    throw new ApiError(405, 'METHOD_NOT_ALLOWED', `${req.method} is not supported here; use ${allowed.join(', ')}`, allowed.join(', '));
+  };
+}

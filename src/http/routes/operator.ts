@@ -1,0 +1,68 @@
+import { Router } from 'express';
+import swaggerUi from 'swagger-ui-express';
+import type { Config } from '../../config.js';
+import type { EventStore } from '../../ports/event-store.js';
+import type { ReadConsistency } from '../../ports/read-consistency.js';
+import type { ReadStore } from '../../ports/read-store.js';
+import type { Metrics } from '../../observability/metrics.js';
+import { methodNotAllowed } from '../errors.js';
+import type { ApiDescription } from '../openapi.js';
+
+export interface OperatorDeps {
+  config: Config;
+  eventStore: EventStore;
+  readStore: ReadStore;
+  consistency: ReadConsistency;
+  metrics: Metrics;
+  api: ApiDescription;
+}
+
+/** Readiness: stores reachable, no projection held at a poison event, all within READY_MAX_LAG. */
+async function readiness({ eventStore, readStore, consistency, config }: OperatorDeps) {
+  const head = await eventStore.headPosition();
+  await readStore.checkpoint('readiness-probe');
+  const projections = await Promise.all(
+    (await consistency.projections()).map(async (status) => {
+      const behind = (await eventStore.readAll({ after: status.checkpoint, limit: config.READY_MAX_LAG + 1 })).length;
+      return {
+        name: status.name,
+        checkpoint: status.checkpoint?.toString() ?? null,
+        lag: behind > config.READY_MAX_LAG ? `>${config.READY_MAX_LAG}` : behind,
+        caught_up: behind <= config.READY_MAX_LAG,
+        needs_replay: status.storedVersion !== status.version,
+        failure: status.failure,
+      };
+    }),
+  );
+  const ready = projections.every((projection) => projection.caught_up && projection.failure === null);
+  return { ready, head: head?.toString() ?? null, projections };
+}
+
+export function operatorRouter(deps: OperatorDeps): Router {
+  const router = Router();
+  router.route('/healthz').get((_req, res) => void res.json({ data: { status: 'ok' } })).all(methodNotAllowed(['GET']));
+  router
+    .route('/readyz')
+    .get(async (_req, res) => {
+      try {
+        const report = await readiness(deps);
+        res.status(report.ready ? 200 : 503).json({ data: report });
+      } catch (error) {
+        res.status(503).json({
+          errors: [{ code: 'SERVICE_UNAVAILABLE', status: 503, message: `A backing store is unreachable: ${(error as Error).message}`, source: null }],
+        });
+      }
+    })
+    .all(methodNotAllowed(['GET']));
+  router
+    .route('/metrics')
+    .get(async (_req, res) => {
+      res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
+    })
+    .all(methodNotAllowed(['GET']));
+  let cached: object | null = null;
+  const document = () => (cached ??= deps.api.document());
+  router.route('/openapi.json').get((_req, res) => void res.json(document())).all(methodNotAllowed(['GET']));
+  router.use('/docs', swaggerUi.serveFiles(undefined, { swaggerUrl: '/openapi.json' }), swaggerUi.setup(undefined, { swaggerUrl: '/openapi.json' }));
+  return router;
+}

@@ -1,0 +1,86 @@
+import { z } from './zod-openapi.js';
+import { appUserId, byKind, dateTime, jsonObject, outDateTime } from './common.js';
+import { activeEntryOut, deactivationBody, expiredEntryOut, referralProgramOut, rewardsGrantedOut } from './rewards.js';
+
+const METADATA_MAX_BYTES = 16 * 1024;
+
+export const upsertUserBody = z
+  .object({
+    app_user_id: appUserId,
+    is_trial: z.boolean().nullable().optional(),
+    is_premium: z.boolean().nullable().optional(),
+    first_seen_at: dateTime.nullable().optional(),
+    last_seen_at: dateTime.nullable().optional().openapi({ deprecated: true, description: 'Accepted and ignored; always returned as null.' }),
+    metadata: jsonObject
+      .nullable()
+      .optional()
+      .refine((value) => value == null || Buffer.byteLength(JSON.stringify(value)) <= METADATA_MAX_BYTES, 'must be at most 16 KiB serialized'),
+    payment_customer_id: z.string().max(255).nullable().optional(),
+  })
+  .openapi('UpsertUserRequest');
+
+export const claimCodeBody = z.object({ code: z.string().min(1).max(64) }).openapi('ClaimCodeRequest');
+
+export const withdrawCreditsBody = z
+  .object({
+    key: z.string().min(1),
+    amount: z.number().int().min(1).max(2_147_483_647),
+    operation_id: z.string().min(1).max(128).nullable().optional(),
+  })
+  .openapi('WithdrawCreditsRequest');
+
+export const grantRewardBody = z
+  .object({
+    key: z.string().min(1),
+    operation_id: z.string().min(1).max(128).nullable().optional(),
+    deactivation: deactivationBody.optional(),
+  })
+  .openapi('GrantRewardRequest');
+
+export const userOut = z
+  .object({
+    app_user_id: z.string(),
+    referral_code: z.string().nullable(),
+    referral_code_link: z.string().nullable(),
+    is_trial: z.boolean().nullable(),
+    is_premium: z.boolean().nullable(),
+    first_seen_at: outDateTime.nullable(),
+    last_seen_at: z.null().openapi({ deprecated: true }),
+    metadata: jsonObject.nullable(),
+    payment_customer_id: z.string().nullable(),
+    claim_code_eligibility: z.object({ eligible: z.boolean(), eligible_until: outDateTime.nullable() }).strict(),
+    referred_by: z
+      .object({ code: z.string().nullable(), type: z.enum(['affiliate', 'promo', 'referral']), claimed_at: outDateTime })
+      .strict()
+      .nullable(),
+    stats: z.object({ claims: z.number().int(), conversions: z.number().int(), churns: z.number().int() }).strict(),
+    rewards: z.object({ active: byKind(activeEntryOut).strict(), expired: byKind(expiredEntryOut).strict() }).strict(),
+    referral_program: referralProgramOut.nullable(),
+  })
+  .strict()
+  .openapi('User');
+
+export const affiliateOut = z
+  .object({
+    id: z.string(),
+    status: z.string(),
+    codes: z.array(z.object({ code: z.string(), code_link: z.string().nullable() }).strict()),
+    stats: z.object({ claims: z.number().int(), conversions: z.number().int(), earnings: z.number() }).strict(),
+  })
+  .strict()
+  .openapi('Affiliate');
+
+export const withdrawResultOut = z
+  .object({
+    credits_available_at_start: z.number().int(),
+    credits_available_at_end: z.number().int(),
+    credits_requested_to_withdraw: z.number().int(),
+    credits_withdrawn: z.number().int(),
+  })
+  .strict()
+  .openapi('WithdrawResult');
+
+export const userResponse = z.object({ data: z.object({ user: userOut }).strict() }).strict();
+export const getUserResponse = z.object({ data: z.object({ user: userOut, affiliate: affiliateOut.nullable() }).strict() }).strict();
+export const claimResponse = z.object({ data: z.object({ rewards_granted: rewardsGrantedOut, user: userOut }).strict() }).strict();
+export const withdrawResponse = z.object({ data: z.object({ withdraw_result: withdrawResultOut, user: userOut }).strict() }).strict();

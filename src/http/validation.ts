@@ -1,0 +1,38 @@
+import type { Request } from 'express';
+import type { z, ZodError, ZodTypeAny } from 'zod';
+import { ApiError } from './errors.js';
+
+function pointer(path: (string | number)[]): string {
+  return `/${path.map((part) => String(part).replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
+}
+
+function badRequest(error: ZodError, prefix = ''): ApiError {
+  const issue = error.issues[0]!;
+  const where = pointer(issue.path);
+  const field = issue.path.length > 0 ? `${prefix}${where}` : null;
+  return new ApiError(400, 'BAD_REQUEST', `${issue.path.length > 0 ? issue.path.join('.') + ': ' : ''}${issue.message}`, field);
+}
+
+/** The JSON body parsed by `schema`: 400 BODY_INVALID when not an object, BAD_REQUEST per field. */
+export function parseBody<S extends ZodTypeAny>(req: Request, schema: S): z.infer<S> {
+  const body: unknown = req.body;
+  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
+    throw new ApiError(400, 'BODY_INVALID', 'The body must be a JSON object');
+  }
+  const result = schema.safeParse(body);
+  if (!result.success) throw badRequest(result.error);
+  return result.data;
+}
+
+/** A path parameter parsed by `schema`; errors name it as `path:/name`. */
+export function parsePathParam<S extends ZodTypeAny>(req: Request, name: string, schema: S): z.infer<S> {
+  const result = schema.safeParse(req.params[name]);
+  if (!result.success) throw new ApiError(400, 'BAD_REQUEST', `${name}: ${result.error.issues[0]!.message}`, `path:/${name}`);
+  return result.data;
+}
+
+export function parseQuery<S extends ZodTypeAny>(req: Request, schema: S): z.infer<S> {
+  const result = schema.safeParse(req.query);
+  if (!result.success) throw badRequest(result.error, 'query:');
+  return result.data;
+}

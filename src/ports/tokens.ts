@@ -1,0 +1,12 @@
+/** tsyringe injection tokens of the ports and shared services (ports are interfaces). */
+export const TOKENS = {
+  Config: Symbol('Config'),
+  EventStore: Symbol('EventStore'),
+  ReadStore: Symbol('ReadStore'),
+  Clock: Symbol('Clock'),
+  Ids: Symbol('Ids'),
+  Logger: Symbol('Logger'),
+  Projections: Symbol('Projections'),
+  ReadConsistency: Symbol('ReadConsistency'),
+  Metrics: Symbol('Metrics'),
+} as const;

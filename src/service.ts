@@ -1,0 +1,132 @@
+import 'reflect-metadata';
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { container as rootContainer, type DependencyContainer } from 'tsyringe';
+import { allProjections } from '../projections/index.js';
+import { RandomIds } from './adapters/system/random-ids.js';
+import { SystemClock } from './adapters/system/system-clock.js';
+import { EventLog } from './application/event-log.js';
+import { BackgroundJobs } from './application/maintenance/background-jobs.js';
+import { ClaimRepair } from './application/maintenance/claim-repair.js';
+import { ExpirySweep } from './application/maintenance/expiry-sweep.js';
+import { CheckpointPoller } from './application/projections/checkpoint-poller.js';
+import { ProjectionRunner } from './application/projections/projection-runner.js';
+import { CatalogQueries } from './application/queries/catalog-queries.js';
+import { PoolReactions } from './application/reactions/pool-reactions.js';
+import { ReactionRunner } from './application/reactions/reaction-runner.js';
+import { ReferralReactions } from './application/reactions/referral-reactions.js';
+import { StreamExecutor } from './application/stream-executor.js';
+import type { Backend } from './backends/backend.js';
+import type { Config } from './config.js';
+import { createApp } from './http/app.js';
+import { MeteredEventStore } from './observability/metered-event-store.js';
+import { Metrics } from './observability/metrics.js';
+import type { Clock } from './ports/clock.js';
+import type { Ids } from './ports/ids.js';
+import type { Logger } from './ports/logger.js';
+import { TOKENS } from './ports/tokens.js';
+
+/**
+ * What a process runs: `all` (embedded default: API + projector), `api` (HTTP only; the
+ * projector is another process), `projector` (read models, reactions and sweeps; only the
+ * operator endpoints over HTTP).
+ */
+export type Role = 'all' | 'api' | 'projector';
+
+export interface ServiceOptions {
+  config: Config;
+  backend: Backend;
+  logger: Logger;
+  role: Role;
+  clock?: Clock;
+  ids?: Ids;
+}
+
+export interface RunningService {
+  url: string;
+  container: DependencyContainer;
+  /** Runs the maintenance jobs now (tests; operators use the interval). */
+  runMaintenance(): Promise<void>;
+  /** Stops taking requests, finishes in-flight ones, stops at a checkpoint, closes the stores. */
+  stop(): Promise<void>;
+}
+
+function listen(server: Server, port: number, host: string): Promise<string> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      const address = server.address() as AddressInfo;
+      const shownHost = address.family === 'IPv6' ? `[${address.address}]` : address.address;
+      resolve(`http://${shownHost === '0.0.0.0' ? '127.0.0.1' : shownHost}:${address.port}`);
+    });
+  });
+}
+
+export async function startService(options: ServiceOptions): Promise<RunningService> {
+  const { config, backend, logger, role } = options;
+  const container = rootContainer.createChildContainer();
+  const metrics = new Metrics();
+  const eventStore = new MeteredEventStore(backend.eventStore, metrics);
+  const ids = options.ids ?? new RandomIds();
+  const log = new EventLog(eventStore, ids);
+
+  container.register(TOKENS.Config, { useValue: config });
+  container.register(TOKENS.Logger, { useValue: logger });
+  container.register(TOKENS.Metrics, { useValue: metrics });
+  container.register(TOKENS.EventStore, { useValue: eventStore });
+  container.register(TOKENS.ReadStore, { useValue: backend.readStore });
+  container.register(TOKENS.Clock, { useValue: options.clock ?? new SystemClock() });
+  container.register(TOKENS.Ids, { useValue: ids });
+  container.register(EventLog, { useValue: log });
+  container.register(StreamExecutor, { useValue: new StreamExecutor(log, backend.readStore) });
+  container.register(CatalogQueries, { useValue: new CatalogQueries(backend.readStore) });
+
+  const runsProjector = role !== 'api';
+  const runner = new ProjectionRunner(log, backend.readStore, allProjections, logger);
+  await runner.init();
+  const consistency = runsProjector ? runner : new CheckpointPoller(backend.readStore, allProjections);
+  container.register(TOKENS.ReadConsistency, { useValue: consistency });
+  metrics.watchProjections(() => consistency.projections(), () => eventStore.headPosition());
+
+  const reactions = new ReactionRunner(log, backend.readStore, [container.resolve(ReferralReactions), container.resolve(PoolReactions)], logger);
+  const jobs = new BackgroundJobs(
+    [
+      { name: 'expiry-sweep', run: () => container.resolve(ExpirySweep).run() },
+      { name: 'claim-repair', run: () => container.resolve(ClaimRepair).run() },
+    ],
+    config.SWEEP_INTERVAL_S * 1000,
+    logger,
+  );
+  if (runsProjector) {
+    await reactions.init();
+    runner.start();
+    reactions.start();
+    jobs.start();
+  }
+
+  const app = createApp(container, role === 'projector' ? 'operator' : 'full');
+  const server = createServer(app);
+  const url = await listen(server, config.PORT, config.HOST);
+  logger.info({ url, role, backend: backend.name }, 'service started');
+
+  let stopping: Promise<void> | null = null;
+  return {
+    url,
+    container,
+    runMaintenance: () => jobs.runOnce(),
+    stop() {
+      stopping ??= (async () => {
+        await new Promise<void>((resolve) => {
+          server.close(() => resolve());
+          server.closeIdleConnections();
+        });
+        await jobs.stop();
+        await reactions.stop();
+        await runner.stop();
+        await backend.close();
+        logger.info({}, 'service stopped');
+      })();
+      return stopping;
+    },
+  };
+}
