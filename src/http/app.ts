@@ -12,6 +12,7 @@ import { ApiKeys, requireKey } from './auth.js';
 import { ApiError, errorHandler, pathNotFound } from './errors.js';
 import { ApiDescription } from './openapi.js';
 
+import { adminRouter } from './routes/admin.js';
 import { codesRouter } from './routes/codes.js';
 import { operatorRouter } from './routes/operator.js';
 import { usersRouter } from './routes/users.js';
@@ -80,6 +81,7 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
     app.use(jsonBody());
     app.use(usersRouter(container, api));
     app.use(codesRouter(container, api));
+    app.use('/admin', adminRouter(container, api));
   }
 
   app.use(pathNotFound);

@@ -1,0 +1,34 @@
+import { DomainError } from '../domain-error.js';
+import { REPEATABLE_SENDER_KINDS, type RewardKind } from '../rewards/reward-kinds.js';
+import type { RewardEntry } from '../rewards/reward-schemas.js';
+
+/** Receiver rewards of these kinds can only be granted on claim. */
+const CLAIM_ONLY_RECEIVER_KINDS: readonly RewardKind[] = ['offer_code', 'store_promo_code', 'partner_offering'];
+
+/**
+ * Checks reward entries of a program, promo code or affiliate against the rewards that exist.
+ * `errorPrefix` names the family of the error codes (PROGRAM, CODE, AFFILIATE).
+ */
+export function checkRewardEntries(
+  entries: RewardEntry[],
+  kinds: Map<string, RewardKind>,
+  role: 'sender' | 'receiver',
+  errorPrefix: string,
+  pointer: string,
+): void {
+  entries.forEach((entry, index) => {
+    const source = `${pointer}/${index}`;
+    const kind = kinds.get(entry.reward_key);
+    if (kind === undefined) throw new DomainError(`${errorPrefix}.REWARD_NOT_FOUND`, `No reward has the key ${entry.reward_key}`, `${source}/reward_key`);
+    const { activation } = entry;
+    const invalid = (message: string) => new DomainError(`${errorPrefix}.INVALID_ACTIVATION`, message, `${source}/activation`);
+    if (role === 'sender') {
+      if (activation.amount === undefined || activation.amount < 1) throw invalid('A sender activation needs an amount of at least 1');
+      if (REPEATABLE_SENDER_KINDS.includes(kind) && (activation.limit === undefined || activation.limit < 0)) {
+        throw invalid(`A ${kind} sender activation needs a limit of at least 0 (0 = unlimited)`);
+      }
+    } else if (CLAIM_ONLY_RECEIVER_KINDS.includes(kind) && activation.variant !== 'claim') {
+      throw invalid(`A ${kind} receiver reward can only be granted on claim`);
+    }
+  });
+}

@@ -1,0 +1,86 @@
+import type { Response, Router } from 'express';
+import type { ZodTypeAny } from 'zod';
+import type { z } from '../schemas/zod-openapi.js';
+import { commandContext } from '../context.js';
+import { ApiError, methodNotAllowed } from '../errors.js';
+import type { ApiDescription } from '../openapi.js';
+import { z as zod } from '../schemas/zod-openapi.js';
+import { parseBody, parsePathParam } from '../validation.js';
+
+/** One configuration resource of the admin API: PUT upsert, GET one, GET the collection. */
+export interface AdminResource<T, B extends ZodTypeAny> {
+  tag: string;
+  /** Collection path under /admin, e.g. /rewards. */
+  path: string;
+  param: string;
+  paramSchema: ZodTypeAny;
+  singular: string;
+  plural: string;
+  notFoundCode: string;
+  body: B;
+  out: ZodTypeAny;
+  get(id: string): Promise<T | null>;
+  list(): Promise<T[]>;
+  view(value: T): Promise<unknown> | unknown;
+  put(id: string, body: z.infer<B>, res: Response): Promise<{ created: boolean; value: T }>;
+}
+
+export function mountAdminResource<T, B extends ZodTypeAny>(router: Router, api: ApiDescription, resource: AdminResource<T, B>): void {
+  const itemPath = `${resource.path}/:${resource.param}`;
+  const docItemPath = `/admin${resource.path}/{${resource.param}}`;
+  const params = zod.object({ [resource.param]: resource.paramSchema });
+  const wrap = (value: unknown) => ({ data: { [resource.singular]: value } });
+  const one = zod.object({ data: zod.object({ [resource.singular]: resource.out }) });
+
+  api.operation({
+    method: 'put',
+    path: docItemPath,
+    summary: `Create or update a ${resource.singular.replace('_', ' ')} (201 created, 200 updated)`,
+    tags: [resource.tag],
+    params,
+    body: resource.body,
+    responses: { 201: { description: 'Created', schema: one }, 200: { description: 'Updated', schema: one } },
+    errors: [400, 401, 403, 413, 415, 422],
+  });
+  api.operation({
+    method: 'get',
+    path: docItemPath,
+    summary: `Get a ${resource.singular.replace('_', ' ')}`,
+    tags: [resource.tag],
+    params,
+    responses: { 200: { description: 'Found', schema: one } },
+    errors: [400, 401, 403, 404],
+  });
+  api.operation({
+    method: 'get',
+    path: `/admin${resource.path}`,
+    summary: `List ${resource.plural.replace('_', ' ')}`,
+    tags: [resource.tag],
+    responses: { 200: { description: 'All of them', schema: zod.object({ data: zod.object({ [resource.plural]: zod.array(resource.out) }) }) } },
+    errors: [401, 403],
+  });
+
+  router
+    .route(itemPath)
+    .put(async (req, res) => {
+      const id = parsePathParam(req, resource.param, resource.paramSchema) as string;
+      const body = parseBody(req, resource.body);
+      const { created, value } = await resource.put(id, body, res);
+      res.status(created ? 201 : 200).json(wrap(await resource.view(value)));
+    })
+    .get(async (req, res) => {
+      const id = parsePathParam(req, resource.param, resource.paramSchema) as string;
+      const value = await resource.get(id);
+      if (value === null) throw new ApiError(404, resource.notFoundCode, `No ${resource.singular.replace('_', ' ')} ${id}`, `path:/${resource.param}`);
+      res.json(wrap(await resource.view(value)));
+    })
+    .all(methodNotAllowed(['GET', 'PUT']));
+  router
+    .route(resource.path)
+    .get(async (_req, res) => {
+      const values = await resource.list();
+      res.json({ data: { [resource.plural]: await Promise.all(values.map((value) => resource.view(value))) } });
+    })
+    .all(methodNotAllowed(['GET']));
+}
+

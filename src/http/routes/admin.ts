@@ -1,0 +1,176 @@
+import { Router } from 'express';
+import type { DependencyContainer } from 'tsyringe';
+import type { Config } from '../../config.js';
+import { DefineAffiliateHandler } from '../../application/admin/define-affiliate.js';
+import { DefineProgramHandler } from '../../application/admin/define-program.js';
+import { DefinePromoCodeHandler } from '../../application/admin/define-promo-code.js';
+import { DefineRewardHandler } from '../../application/admin/define-reward.js';
+import { PoolAssignments } from '../../application/commands/pool-assignments.js';
+import { CatalogQueries } from '../../application/queries/catalog-queries.js';
+import { adminRewardView, programRewardKeys, programView } from '../../application/queries/reward-views.js';
+import { referralLink } from '../../domain/codes/referral-code.js';
+import type { Affiliate, PromoCode } from '../../domain/events/config-events.js';
+import { POOLED_KINDS } from '../../domain/rewards/reward-kinds.js';
+import { TOKENS } from '../../ports/tokens.js';
+import { requireSecretKey } from '../auth.js';
+import { commandContext } from '../context.js';
+import { ApiError, methodNotAllowed } from '../errors.js';
+import type { ApiDescription } from '../openapi.js';
+import {
+  adminAffiliateOut,
+  adminRewardOut,
+  affiliateBody,
+  affiliateId,
+  configuredCode,
+  poolCodesBody,
+  poolCodesOut,
+  programBody,
+  programId,
+  promoCodeBody,
+  promoCodeOut,
+  rewardBody,
+  rewardKey,
+} from '../schemas/admin.js';
+import { referralProgramOut } from '../schemas/rewards.js';
+import { z } from '../schemas/zod-openapi.js';
+import { parseBody, parsePathParam } from '../validation.js';
+import { mountAdminResource } from './admin-resource.js';
+
+/** The admin API (secret key): rewards, programs, promo codes, affiliates, code pools. */
+export function adminRouter(container: DependencyContainer, api: ApiDescription): Router {
+  const router = Router();
+  router.use(requireSecretKey);
+  const catalog = container.resolve(CatalogQueries);
+  const config = container.resolve<Config>(TOKENS.Config);
+
+  const defineReward = container.resolve(DefineRewardHandler);
+  mountAdminResource(router, api, {
+    tag: 'admin: rewards',
+    path: '/rewards',
+    param: 'key',
+    paramSchema: rewardKey,
+    singular: 'reward',
+    plural: 'rewards',
+    notFoundCode: 'NOT_FOUND.REWARD',
+    body: rewardBody,
+    out: adminRewardOut,
+    get: (key) => catalog.reward(key),
+    list: () => catalog.listRewards(),
+    view: adminRewardView,
+    put: async (key, body, res) => {
+      const { created, reward } = await defineReward.handle(
+        { ...body, key, description: body.description ?? null, metadata: body.metadata ?? null },
+        commandContext(res),
+      );
+      return { created, value: reward };
+    },
+  });
+
+  const defineProgram = container.resolve(DefineProgramHandler);
+  const programWithRewards = async (program: Parameters<typeof programView>[0]) => programView(program, await catalog.rewards(programRewardKeys(program)));
+  mountAdminResource(router, api, {
+    tag: 'admin: programs',
+    path: '/programs',
+    param: 'id',
+    paramSchema: programId,
+    singular: 'program',
+    plural: 'programs',
+    notFoundCode: 'NOT_FOUND.PROGRAM',
+    body: programBody,
+    out: referralProgramOut,
+    get: (id) => catalog.program(id),
+    list: () => catalog.programs(),
+    view: programWithRewards,
+    put: async (id, body, res) => {
+      const { created, program } = await defineProgram.handle(
+        { ...body, id, description: body.description ?? null, metadata: body.metadata ?? null },
+        commandContext(res),
+      );
+      return { created, value: program };
+    },
+  });
+
+  const definePromo = container.resolve(DefinePromoCodeHandler);
+  const promoView = async (promo: PromoCode) => ({ ...promo, stats: await catalog.claimStats('promo', promo.code) });
+  mountAdminResource(router, api, {
+    tag: 'admin: promo codes',
+    path: '/promo-codes',
+    param: 'code',
+    paramSchema: configuredCode,
+    singular: 'promo_code',
+    plural: 'promo_codes',
+    notFoundCode: 'NOT_FOUND.PROMO_CODE',
+    body: promoCodeBody,
+    out: promoCodeOut,
+    get: (code) => catalog.promoCode(code),
+    list: () => catalog.promoCodes(),
+    view: promoView,
+    put: async (code, body, res) => {
+      const { created, promo_code } = await definePromo.handle({ ...body, code, description: body.description ?? null }, commandContext(res));
+      return { created, value: promo_code };
+    },
+  });
+
+  const defineAffiliate = container.resolve(DefineAffiliateHandler);
+  const affiliateView = async (affiliate: Affiliate) => {
+    const stats = await catalog.claimStats('affiliate', affiliate.id);
+    return {
+      ...affiliate,
+      codes: affiliate.codes.map((code) => ({ code, code_link: referralLink(config.REFERRAL_LINK_BASE, code) })),
+      stats: { ...stats, earnings: 0 },
+    };
+  };
+  mountAdminResource(router, api, {
+    tag: 'admin: affiliates',
+    path: '/affiliates',
+    param: 'id',
+    paramSchema: affiliateId,
+    singular: 'affiliate',
+    plural: 'affiliates',
+    notFoundCode: 'NOT_FOUND.AFFILIATE',
+    body: affiliateBody,
+    out: adminAffiliateOut,
+    get: (id) => catalog.affiliate(id),
+    list: () => catalog.affiliates(),
+    view: affiliateView,
+    put: async (id, body, res) => {
+      const { created, affiliate } = await defineAffiliate.handle(
+        { ...body, id, codes: [...new Set(body.codes)], logo_url: body.logo_url ?? null, app_user_id: body.app_user_id ?? null },
+        commandContext(res),
+      );
+      return { created, value: affiliate };
+    },
+  });
+
+  const pools = container.resolve(PoolAssignments);
+  api.operation({
+    method: 'post',
+    path: '/admin/rewards/{key}/codes',
+    summary: "Add one-time codes to an offer_code / store_promo_code reward's pool",
+    tags: ['admin: rewards'],
+    params: z.object({ key: rewardKey }),
+    body: poolCodesBody,
+    responses: { 200: { description: 'Added', schema: z.object({ data: poolCodesOut }) } },
+    errors: [400, 401, 403, 404, 413, 415, 422],
+  });
+  router
+    .route('/rewards/:key/codes')
+    .post(async (req, res) => {
+      const key = parsePathParam(req, 'key', rewardKey);
+      const { codes } = parseBody(req, poolCodesBody);
+      const reward = await catalog.reward(key);
+      if (!reward) throw new ApiError(404, 'NOT_FOUND.REWARD', `No reward ${key}`, 'path:/key');
+      if (!POOLED_KINDS.includes(reward.kind)) throw new ApiError(422, 'REWARD.NOT_POOLED', `A ${reward.kind} reward has no code pool`, 'path:/key');
+      const missingLink = reward.kind === 'offer_code' ? codes.findIndex((code) => !code.link) : -1;
+      if (missingLink >= 0) throw new ApiError(400, 'BAD_REQUEST', 'An offer_code pool code needs a link', `/codes/${missingLink}/link`);
+      const result = await pools.addCodes(
+        key,
+        codes.map((code) => ({ value: code.value, link: code.link ?? null, expires_at: code.expires_at })),
+        commandContext(res),
+      );
+      res.json({ data: { added: result.added, skipped: result.skipped, available: result.available } });
+    })
+    .all(methodNotAllowed(['POST']));
+
+  return router;
+}

@@ -1,0 +1,123 @@
+import { AFFILIATE_STATUSES } from '../../domain/events/config-events.js';
+import { REWARD_KINDS } from '../../domain/rewards/reward-kinds.js';
+import { z } from './zod-openapi.js';
+import { appUserId, dateTime, jsonObject, outDateTime } from './common.js';
+import { deactivationBody, rewardDefinitionOut } from './rewards.js';
+
+export const rewardKey = z.string().regex(/^[a-z0-9_-]{1,64}$/, 'must match [a-z0-9_-]{1,64}').openapi({ example: 'five-credits' });
+export const programId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must match [A-Za-z0-9_-]{1,64}').openapi({ example: 'default' });
+export const affiliateId = programId.openapi({ example: 'acme' });
+/** Promo and affiliate codes: upper-cased, then [A-Z0-9_-]{3,32}. */
+export const configuredCode = z
+  .string()
+  .transform((value) => value.toUpperCase())
+  .pipe(z.string().regex(/^[A-Z0-9_-]{3,32}$/, 'must match [A-Z0-9_-]{3,32} after upper-casing'))
+  .openapi({ type: 'string', example: 'WELCOME10' });
+
+const text = (max: number) => z.string().min(1).max(max);
+const common = {
+  name: text(200),
+  description: z.string().max(2000).nullable().optional(),
+  metadata: jsonObject.nullable().optional(),
+};
+
+export const rewardBody = z
+  .discriminatedUnion('kind', [
+    z.object({ kind: z.literal('basic'), ...common }),
+    z.object({ kind: z.literal('credit'), ...common, credits: z.number().int().min(1).max(2_147_483_647) }),
+    z.object({ kind: z.literal('offer_code'), ...common, offer_code_id: text(128), offer_code_ref_name: text(200), subscription_product_id: text(200) }),
+    z.object({ kind: z.literal('store_promo_code'), ...common }),
+    z.object({ kind: z.literal('partner_entitlement'), ...common, entitlement_id: text(128), entitlement_key: text(200) }),
+    z.object({ kind: z.literal('partner_offering'), ...common, offering_id: text(128), offering_key: text(200) }),
+  ])
+  .openapi('RewardRequest');
+
+export const entryBody = z
+  .object({
+    reward_key: rewardKey,
+    activation: z.object({
+      variant: z.enum(['claim', 'conversion']),
+      amount: z.number().int().optional(),
+      limit: z.number().int().optional(),
+    }),
+    deactivation: deactivationBody,
+  })
+  .openapi('RewardEntryRequest');
+
+export const programBody = z
+  .object({
+    ...common,
+    distribution_percentage: z.number().int().min(0).max(100),
+    limit: z.number().int().min(0).max(2_147_483_647),
+    rewards: z.object({ sender: z.array(entryBody).max(100).default([]), receiver: z.array(entryBody).max(100).default([]) }),
+  })
+  .openapi('ProgramRequest');
+
+export const promoCodeBody = z
+  .object({
+    description: z.string().max(2000).nullable().optional(),
+    is_active: z.boolean(),
+    limit: z.number().int().min(0).max(2_147_483_647),
+    rewards: z.array(entryBody).max(100),
+  })
+  .openapi('PromoCodeRequest');
+
+export const affiliateBody = z
+  .object({
+    status: z.enum(AFFILIATE_STATUSES),
+    name: text(200),
+    logo_url: z.string().url().max(2000).nullable().optional(),
+    platforms: z.array(z.object({ type: text(64), handle: text(200), verified: z.boolean() })).max(50),
+    app_user_id: appUserId.nullable().optional(),
+    codes: z.array(configuredCode).max(100),
+    rewards: z.array(entryBody).max(100),
+  })
+  .openapi('AffiliateRequest');
+
+export const poolCodesBody = z
+  .object({
+    codes: z
+      .array(z.object({ value: text(256), link: z.string().url().max(2000).nullable().optional(), expires_at: dateTime }))
+      .min(1)
+      .max(10_000),
+  })
+  .openapi('PoolCodesRequest');
+
+export const adminRewardOut = rewardDefinitionOut.extend({ kind: z.enum(REWARD_KINDS) }).openapi('AdminReward');
+
+const storedEntryOut = z.object({
+  reward_key: z.string(),
+  activation: z.object({ variant: z.enum(['claim', 'conversion']), amount: z.number().int().optional(), limit: z.number().int().optional() }),
+  deactivation: deactivationBody,
+});
+
+export const promoCodeOut = z
+  .object({
+    code: z.string(),
+    description: z.string().nullable(),
+    is_active: z.boolean(),
+    limit: z.number().int(),
+    rewards: z.array(storedEntryOut),
+    stats: z.object({ claims: z.number().int(), conversions: z.number().int() }),
+    created_at: outDateTime,
+    updated_at: outDateTime.nullable(),
+  })
+  .openapi('PromoCode');
+
+export const adminAffiliateOut = z
+  .object({
+    id: z.string(),
+    status: z.enum(AFFILIATE_STATUSES),
+    name: z.string(),
+    logo_url: z.string().nullable(),
+    platforms: z.array(z.object({ type: z.string(), handle: z.string(), verified: z.boolean() })),
+    app_user_id: z.string().nullable(),
+    codes: z.array(z.object({ code: z.string(), code_link: z.string().nullable() })),
+    rewards: z.array(storedEntryOut),
+    stats: z.object({ claims: z.number().int(), conversions: z.number().int(), earnings: z.number() }),
+    created_at: outDateTime,
+    updated_at: outDateTime.nullable(),
+  })
+  .openapi('AdminAffiliate');
+
+export const poolCodesOut = z.object({ added: z.number().int(), skipped: z.number().int(), available: z.number().int() }).openapi('PoolCodesResult');

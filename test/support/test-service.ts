@@ -1,0 +1,105 @@
+import 'reflect-metadata';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { pino } from 'pino';
+import { openEmbeddedBackend } from '../../src/backends/embedded.js';
+import { loadConfig } from '../../src/config.js';
+import type { Backend } from '../../src/backends/backend.js';
+import type { Clock } from '../../src/ports/clock.js';
+import { type RunningService, startService } from '../../src/service.js';
+
+export const CLIENT_KEY = 'test-client-key';
+export const SECRET_KEY = 'test-secret-key';
+
+/** A clock tests move by hand (expiry, claim windows) instead of sleeping. */
+export class ManualClock implements Clock {
+  private current: number;
+
+  constructor(start: Date = new Date()) {
+    this.current = start.getTime();
+  }
+
+  now(): Date {
+    return new Date(this.current);
+  }
+
+  advance(ms: number): void {
+    this.current += ms;
+  }
+
+  set(date: Date): void {
+    this.current = date.getTime();
+  }
+}
+
+export interface TestService {
+  url: string;
+  dataDir: string;
+  service: RunningService;
+  clock: ManualClock;
+  /** fetch against the service with the client key (override headers to change it). */
+  call(method: string, pathname: string, body?: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any; headers: Headers }>;
+  admin(method: string, pathname: string, body?: unknown): Promise<{ status: number; body: any; headers: Headers }>;
+  stop(): Promise<void>;
+}
+
+export function tempDataDir(): string {
+  return fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-test-'));
+}
+
+export interface TestServiceOptions {
+  dataDir?: string;
+  env?: Record<string, string>;
+  clock?: ManualClock;
+  /** Wrap or replace the stores (fault injection). */
+  backend?: (backend: Backend) => Backend;
+}
+
+/** Starts the real service (HTTP on 127.0.0.1, embedded SQLite in a temp dir). */
+export async function startTestService(options: TestServiceOptions = {}): Promise<TestService> {
+  const dataDir = options.dataDir ?? tempDataDir();
+  const clock = options.clock ?? new ManualClock();
+  const config = loadConfig({
+    NODE_ENV: 'test',
+    PORT: '0',
+    HOST: '127.0.0.1',
+    DATA_DIR: dataDir,
+    CLIENT_API_KEYS: CLIENT_KEY,
+    SECRET_API_KEYS: SECRET_KEY,
+    LOG_LEVEL: 'silent',
+    SWEEP_INTERVAL_S: '3600',
+    ...options.env,
+  });
+  const embedded = openEmbeddedBackend(dataDir);
+  const backend = options.backend ? options.backend(embedded) : embedded;
+  const service = await startService({ config, backend, logger: pino({ level: 'silent' }), role: 'all', clock });
+  const request = async (key: string | null, method: string, pathname: string, body?: unknown, headers: Record<string, string> = {}) => {
+    const response = await fetch(`${service.url}${pathname}`, {
+      method,
+      headers: {
+        ...(key ? { 'x-api-key': key } : {}),
+        ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
+        ...headers,
+      },
+      body: body === undefined ? undefined : typeof body === 'string' ? body : JSON.stringify(body),
+    });
+    const text = await response.text();
+    let parsed: unknown = text;
+    try {
+      parsed = text.length > 0 ? JSON.parse(text) : null;
+    } catch {
+      // not JSON: keep the text
+    }
+    return { status: response.status, body: parsed as any, headers: response.headers };
+  };
+  return {
+    url: service.url,
+    dataDir,
+    service,
+    clock,
+    call: (method, pathname, body, headers) => request(CLIENT_KEY, method, pathname, body, headers),
+    admin: (method, pathname, body) => request(SECRET_KEY, method, pathname, body),
+    stop: () => service.stop(),
+  };
+}
