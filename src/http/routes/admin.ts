@@ -34,6 +34,7 @@ import {
 import { referralProgramOut } from '../schemas/rewards.js';
 import { z } from '../schemas/zod-openapi.js';
 import { parseBody, parsePathParam } from '../validation.js';
+import { adminAuditRouter } from './admin-audit.js';
 import { mountAdminResource } from './admin-resource.js';
 
 /** The admin API (secret key): rewards, programs, promo codes, affiliates, code pools. */
@@ -172,5 +173,6 @@ export function adminRouter(container: DependencyContainer, api: ApiDescription)
     })
     .all(methodNotAllowed(['POST']));
 
+  router.use(adminAuditRouter(container, api));
   return router;
 }

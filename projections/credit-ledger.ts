@@ -1,0 +1,101 @@
+import type { LoggedEvent } from '../src/application/event-log.js';
+import type { GrantCause } from '../src/domain/events/user-events.js';
+import type { Doc, Projection } from './projection.js';
+
+export const CREDIT_LEDGER = 'credit_ledger';
+
+/** Zero-padded position: sorts like the number in every store. */
+export function ledgerSequence(position: bigint): string {
+  return position.toString().padStart(20, '0');
+}
+
+function grantCause(cause: GrantCause, appUserId: string): Doc {
+  switch (cause.type) {
+    case 'claim':
+      return { type: 'claim', description: `claim of code ${cause.code} by ${appUserId}`, code: cause.code, claim_id: cause.claim_id };
+    case 'conversion':
+      return { type: 'conversion', description: `conversion of ${appUserId} after claiming code ${cause.code}`, code: cause.code };
+    case 'referrals':
+      return {
+        type: 'referrals',
+        description: `${cause.variant} number ${cause.count} of a referred user (latest: ${cause.claimer}) in program ${cause.program_id}`,
+        variant: cause.variant,
+        count: cause.count,
+        claimer: cause.claimer,
+        program_id: cause.program_id,
+      };
+    case 'manual':
+      return { type: 'manual', description: 'manual grant', operation_id: cause.operation_id };
+  }
+}
+
+/**
+ * Every credit movement of every user: one row per credit grant, withdrawal and expiry, with
+ * the running balance the event itself recorded (so auditors can check the chain).
+ */
+export const creditLedgerProjection: Projection = {
+  name: 'credit_ledger',
+  version: 1,
+  collections: [{ name: CREDIT_LEDGER, indexes: ['app_user_id', 'seq'] }],
+  eventTypes: ['RewardGranted', 'CreditsWithdrawn', 'RewardExpired'],
+  targets: (event) => {
+    const credit =
+      event.type === 'CreditsWithdrawn' ||
+      ((event.type === 'RewardGranted' || event.type === 'RewardExpired') && event.data.kind === 'credit');
+    return credit ? [{ collection: CREDIT_LEDGER, id: event.id }] : [];
+  },
+  evolve: (_ref, _doc, event) => ledgerRow(event),
+};
+
+function ledgerRow(event: LoggedEvent): Doc | null {
+  const appUserId = event.stream.slice('user-'.length);
+  const base = {
+    app_user_id: appUserId,
+    seq: ledgerSequence(event.position),
+    at: event.recordedAt.toISOString(),
+    event_id: event.id,
+    position: event.position.toString(),
+    request_id: event.metadata.correlation_id ?? null,
+  };
+  switch (event.type) {
+    case 'RewardGranted':
+      return {
+        ...base,
+        kind: 'grant',
+        key: event.data.reward_key,
+        delta: event.data.credits ?? 0,
+        balance_after: event.data.balance_after ?? 0,
+        operation_id: event.data.cause.type === 'manual' ? event.data.cause.operation_id : null,
+        grant_id: event.data.grant_id,
+        cause: grantCause(event.data.cause, appUserId),
+      };
+    case 'CreditsWithdrawn':
+      return {
+        ...base,
+        kind: 'withdraw',
+        key: event.data.key,
+        delta: -event.data.credits_withdrawn,
+        balance_after: event.data.credits_available_at_end,
+        operation_id: event.data.operation_id,
+        debits: event.data.debits,
+        cause: {
+          type: 'withdrawal',
+          description: `withdrawal request ${String(event.metadata.correlation_id)}: ${event.data.credits_requested_to_withdraw} requested`,
+          requested: event.data.credits_requested_to_withdraw,
+        },
+      };
+    case 'RewardExpired':
+      return {
+        ...base,
+        kind: 'expire',
+        key: event.data.reward_key,
+        delta: -(event.data.credits_forfeited ?? 0),
+        balance_after: event.data.balance_after ?? 0,
+        operation_id: null,
+        grant_id: event.data.grant_id,
+        cause: { type: 'expiry', description: `grant ${event.data.grant_id} expired at ${event.data.expired_at}` },
+      };
+    default:
+      return null;
+  }
+}

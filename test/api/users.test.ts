@@ -1,0 +1,206 @@
+import { expect } from 'chai';
+import { getUserResponse, userResponse } from '../../src/http/schemas/users.js';
+import { FaultSwitch, faultyBackend } from '../support/faulty-backend.js';
+import { CLIENT_KEY, SECRET_KEY, startTestService, type TestService } from '../support/test-service.js';
+
+describe('API: users (POST /users, GET /users/{id})', () => {
+  let svc: TestService;
+  const faults = new FaultSwitch();
+
+  before(async () => {
+    svc = await startTestService({ backend: faultyBackend(faults) });
+  });
+  after(async () => svc.stop());
+  afterEach(() => {
+    faults.mode = 'ok';
+    faults.when = () => true;
+  });
+
+  it('creates a user with 201 and the full User shape, then updates with 200', async () => {
+    const created = await svc.call('POST', '/users', { app_user_id: 'u-create', is_trial: true, metadata: { plan: 'a' } });
+    expect(created.status).to.equal(201);
+    const user = userResponse.parse(created.body).data.user;
+    expect(user).to.include({ app_user_id: 'u-create', is_trial: true, is_premium: null, last_seen_at: null, payment_customer_id: null });
+    expect(user.metadata).to.deep.equal({ plan: 'a' });
+    expect(user.referral_code).to.equal(null);
+    expect(user.claim_code_eligibility.eligible).to.equal(true);
+    const updated = await svc.call('POST', '/users', { app_user_id: 'u-create', is_premium: true });
+    expect(updated.status).to.equal(200);
+    expect(userResponse.parse(updated.body).data.user).to.include({ is_trial: true, is_premium: true });
+  });
+
+  it('GET returns the user with payment_customer_id, referred_by and a null affiliate', async () => {
+    await svc.call('POST', '/users', { app_user_id: 'u-get', payment_customer_id: 'cus_1' });
+    const response = await svc.call('GET', '/users/u-get');
+    expect(response.status).to.equal(200);
+    const { user, affiliate } = getUserResponse.parse(response.body).data;
+    expect(user.payment_customer_id).to.equal('cus_1');
+    expect(user.referred_by).to.equal(null);
+    expect(affiliate).to.equal(null);
+  });
+
+  it('partial update keeps omitted fields, explicit null clears, metadata replaces', async () => {
+    await svc.call('POST', '/users', { app_user_id: 'u-partial', is_trial: true, metadata: { a: 1, b: 2 }, payment_customer_id: 'p' });
+    await svc.call('POST', '/users', { app_user_id: 'u-partial', metadata: { c: 3 }, payment_customer_id: null });
+    const { user } = (await svc.call('GET', '/users/u-partial')).body.data;
+    expect(user.is_trial).to.equal(true);
+    expect(user.metadata).to.deep.equal({ c: 3 });
+    expect(user.payment_customer_id).to.equal(null);
+  });
+
+  it('keeps the earliest first_seen_at and answers in UTC with milliseconds', async () => {
+    await svc.call('POST', '/users', { app_user_id: 'u-seen', first_seen_at: '2026-01-05T10:00:00+02:00' });
+    await svc.call('POST', '/users', { app_user_id: 'u-seen', first_seen_at: '2026-01-09T00:00:00Z' });
+    const { user } = (await svc.call('GET', '/users/u-seen')).body.data;
+    expect(user.first_seen_at).to.equal('2026-01-05T08:00:00.000Z');
+    await svc.call('POST', '/users', { app_user_id: 'u-seen', first_seen_at: '2026-01-01T00:00:00Z' });
+    expect((await svc.call('GET', '/users/u-seen')).body.data.user.first_seen_at).to.equal('2026-01-01T00:00:00.000Z');
+  });
+
+  it('rejects first_seen_at more than 5 minutes ahead with 422 USER.FIRST_SEEN_AT_IN_FUTURE and writes nothing', async () => {
+    const future = new Date(svc.clock.now().getTime() + 6 * 60_000).toISOString();
+    const response = await svc.call('POST', '/users', { app_user_id: 'u-future', first_seen_at: future });
+    expect(response.status).to.equal(422);
+    expect(response.body.errors[0]).to.deep.equal({
+      code: 'USER.FIRST_SEEN_AT_IN_FUTURE',
+      status: 422,
+      message: response.body.errors[0].message,
+      source: '/first_seen_at',
+    });
+    expect((await svc.call('GET', '/users/u-future')).status).to.equal(404);
+    const nearFuture = new Date(svc.clock.now().getTime() + 4 * 60_000).toISOString();
+    expect((await svc.call('POST', '/users', { app_user_id: 'u-future', first_seen_at: nearFuture })).status).to.equal(201);
+  });
+
+  it('ignores last_seen_at and always returns it as null', async () => {
+    const response = await svc.call('POST', '/users', { app_user_id: 'u-last', last_seen_at: '2026-01-01T00:00:00Z' });
+    expect(response.body.data.user.last_seen_at).to.equal(null);
+  });
+
+  it('404 NOT_FOUND.USER for an unknown user', async () => {
+    const response = await svc.call('GET', '/users/nobody');
+    expect(response.status).to.equal(404);
+    expect(response.body).to.deep.equal({ errors: [{ code: 'NOT_FOUND.USER', status: 404, message: 'User not found', source: 'path:/app_user_id' }] });
+  });
+
+  describe('authentication', () => {
+    it('401 UNAUTHORIZED without a key and with an unknown key', async () => {
+      for (const headers of [{ 'x-api-key': '' }, { 'x-api-key': 'wrong' }]) {
+        const response = await svc.call('GET', '/users/anyone', undefined, headers);
+        expect(response.status).to.equal(401);
+        expect(response.body.errors[0]).to.include({ code: 'UNAUTHORIZED', status: 401, source: 'header:x-api-key' });
+      }
+    });
+
+    it('accepts both client and secret keys on /users', async () => {
+      expect((await svc.call('POST', '/users', { app_user_id: 'u-secret' }, { 'x-api-key': SECRET_KEY })).status).to.equal(201);
+      expect((await svc.call('GET', '/users/u-secret', undefined, { 'x-api-key': CLIENT_KEY })).status).to.equal(200);
+    });
+  });
+
+  describe('bad input', () => {
+    const cases: [string, unknown, string | null][] = [
+      ['app_user_id missing', { is_trial: true }, '/app_user_id'],
+      ['app_user_id not a string', { app_user_id: 42 }, '/app_user_id'],
+      ['app_user_id empty', { app_user_id: '' }, '/app_user_id'],
+      ['app_user_id too long', { app_user_id: 'x'.repeat(129) }, '/app_user_id'],
+      ['app_user_id with a control character', { app_user_id: 'a\u0007b' }, '/app_user_id'],
+      ['is_trial not boolean', { app_user_id: 'u', is_trial: 'yes' }, '/is_trial'],
+      ['first_seen_at not a date-time', { app_user_id: 'u', first_seen_at: 'yesterday' }, '/first_seen_at'],
+      ['metadata an array', { app_user_id: 'u', metadata: [1, 2] }, '/metadata'],
+      ['metadata over 16 KiB', { app_user_id: 'u', metadata: { blob: 'x'.repeat(17 * 1024) } }, '/metadata'],
+      ['payment_customer_id over 255', { app_user_id: 'u', payment_customer_id: 'p'.repeat(256) }, '/payment_customer_id'],
+    ];
+    for (const [name, body, source] of cases) {
+      it(`400 BAD_REQUEST: ${name}`, async () => {
+        const response = await svc.call('POST', '/users', body);
+        expect(response.status).to.equal(400);
+        expect(response.body.errors[0]).to.include({ code: 'BAD_REQUEST', status: 400, source });
+      });
+    }
+
+    it('400 BODY_INVALID for malformed JSON, an array or a scalar body, and writes nothing', async () => {
+      for (const raw of ['{"app_user_id": "u-bad",', '[{"app_user_id":"u-bad"}]', '"u-bad"']) {
+        const response = await svc.call('POST', '/users', raw);
+        expect(response.status, raw).to.equal(400);
+        expect(response.body.errors[0]).to.include({ code: 'BODY_INVALID', status: 400 });
+      }
+      expect((await svc.call('GET', '/users/u-bad')).status).to.equal(404);
+    });
+
+    it('413 BODY_TOO_LARGE over 64 KiB', async () => {
+      const response = await svc.call('POST', '/users', { app_user_id: 'u-big', metadata: { blob: 'x'.repeat(70 * 1024) } });
+      expect(response.status).to.equal(413);
+      expect(response.body.errors[0]).to.include({ code: 'BODY_TOO_LARGE', status: 413 });
+    });
+
+    it('415 UNSUPPORTED_MEDIA_TYPE for a non-JSON body', async () => {
+      const response = await svc.call('POST', '/users', 'app_user_id=u', { 'content-type': 'application/x-www-form-urlencoded' });
+      expect(response.status).to.equal(415);
+      expect(response.body.errors[0]).to.include({ code: 'UNSUPPORTED_MEDIA_TYPE', status: 415 });
+    });
+
+    it('ignores unknown fields', async () => {
+      const response = await svc.call('POST', '/users', { app_user_id: 'u-extra', favourite_colour: 'blue' });
+      expect(response.status).to.equal(201);
+      expect(response.body.data.user).to.not.have.property('favourite_colour');
+    });
+  });
+
+  describe('paths, methods and request ids', () => {
+    it('404 PATH_ERROR for an unknown path', async () => {
+      const response = await svc.call('GET', '/users/a/b/c');
+      expect(response.status).to.equal(404);
+      expect(response.body.errors[0]).to.deep.include({ code: 'PATH_ERROR', status: 404, source: null });
+    });
+
+    it('405 METHOD_NOT_ALLOWED with an Allow header on a known path', async () => {
+      const response = await svc.call('DELETE', '/users/u-create');
+      expect(response.status).to.equal(405);
+      expect(response.headers.get('allow')).to.equal('GET');
+      expect(response.body.errors[0]).to.include({ code: 'METHOD_NOT_ALLOWED', status: 405 });
+    });
+
+    it('echoes x-request-id, or generates one', async () => {
+      const echoed = await svc.call('GET', '/users/nobody', undefined, { 'x-request-id': 'req-123' });
+      expect(echoed.headers.get('x-request-id')).to.equal('req-123');
+      const generated = await svc.call('GET', '/healthz');
+      expect(generated.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/);
+    });
+  });
+
+  describe('store failures', () => {
+    it('503 SERVICE_UNAVAILABLE when a store is unreachable, and the write is not half-done', async () => {
+      faults.mode = 'unavailable';
+      faults.when = (method) => method === 'append';
+      const response = await svc.call('POST', '/users', { app_user_id: 'u-503' });
+      expect(response.status).to.equal(503);
+      expect(response.body.errors[0]).to.include({ code: 'SERVICE_UNAVAILABLE', status: 503, source: null });
+      faults.mode = 'ok';
+      expect((await svc.call('GET', '/users/u-503')).status).to.equal(404);
+      expect((await svc.call('POST', '/users', { app_user_id: 'u-503' })).status).to.equal(201);
+    });
+
+    it('500 INTERNAL_SERVER_ERROR without internals on a bug', async () => {
+      faults.mode = 'broken';
+      faults.when = (method) => method === 'get';
+      const response = await svc.call('GET', '/users/u-create', undefined, { 'x-request-id': 'bug-1' });
+      expect(response.status).to.equal(500);
+      expect(response.body.errors[0]).to.include({ code: 'INTERNAL_SERVER_ERROR', status: 500, source: null });
+      expect(JSON.stringify(response.body)).to.not.match(/secret internals|\/var\/lib|at .*\.ts/);
+      expect(response.body.errors[0].message).to.contain('bug-1');
+    });
+  });
+
+  it('50 concurrent creates of one new user: exactly one 201, the rest 200, one UserRegistered event', async () => {
+    const responses = await Promise.all(
+      Array.from({ length: 50 }, () => svc.call('POST', '/users', { app_user_id: 'u-race', is_trial: false })),
+    );
+    const statuses = responses.map((response) => response.status);
+    expect(statuses.filter((status) => status === 201)).to.have.length(1);
+    expect(statuses.filter((status) => status === 200)).to.have.length(49);
+    const events = await svc.admin('GET', '/admin/events?stream=user-u-race&limit=1000');
+    const registered = (events.body.data.events as { type: string }[]).filter((event) => event.type === 'UserRegistered');
+    expect(registered).to.have.length(1);
+  });
+});
