@@ -1,7 +1,7 @@
 import type { Decision } from '../decider.js';
 import { DomainError } from '../domain-error.js';
 import type { CodeType } from '../events/code-events.js';
-import { type GrantSpec, grantRewards } from '../rewards/grant-rewards.js';
+import { expireDueRewards, type GrantSpec, grantRewards } from '../rewards/grant-rewards.js';
 import { conversionEvents } from './conversion.js';
 import { claimWindowEnd, evolveUser, type UserState } from './user-state.js';
 
@@ -46,11 +46,12 @@ export function decideClaimCode(state: UserState, command: ClaimCodeCommand): De
       claimed_at: now.toISOString(),
     },
   };
-  let current = evolveUser(state, claimed);
+  const expiries = expireDueRewards(state, now);
+  let current = evolveUser(expiries.reduce(evolveUser, state), claimed);
   const grants = grantRewards(current, target.claimRewards, { type: 'claim', code: target.code, claim_id: command.claim_id }, command.claim_id, now);
   current = grants.reduce(evolveUser, current);
   const conversion = conversionEvents(current, target.conversionRewards, now);
-  const events = [claimed, ...grants, ...conversion];
+  const events = [...expiries, claimed, ...grants, ...conversion];
   const granted = [...grants, ...conversion].flatMap((event) => (event.type === 'RewardGranted' ? [event.data.grant_id] : []));
   return { events, result: { granted } };
 }

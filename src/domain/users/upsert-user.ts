@@ -2,7 +2,7 @@ import type { Decision, NewDomainEvent } from '../decider.js';
 import { DomainError } from '../domain-error.js';
 import { evolveUser, type UserState } from './user-state.js';
 import { conversionEvents } from './conversion.js';
-import type { GrantSpec } from '../rewards/grant-rewards.js';
+import { expireDueRewards, type GrantSpec } from '../rewards/grant-rewards.js';
 
 export interface ProfileFields {
   is_trial: boolean | null;
@@ -25,10 +25,15 @@ export interface UpsertUserCommand {
 
 const FUTURE_TOLERANCE_MS = 5 * 60_000;
 
-function earliest(current: string | null, received: string | null | undefined): string | null {
+/**
+ * The earliest first_seen_at ever received. For a user that never sent one the creation time
+ * stands in, so a later value cannot extend the claim window.
+ */
+function keptFirstSeen(current: string | null, createdAt: string, received: string | null | undefined): string | null {
   if (received == null) return current;
-  if (current === null) return received;
-  return Date.parse(received) < Date.parse(current) ? received : current;
+  const effective = current ?? createdAt;
+  if (Date.parse(received) < Date.parse(effective)) return received;
+  return current;
 }
 
 export function decideUpsertUser(state: UserState, command: UpsertUserCommand): Decision<{ created: boolean }> {
@@ -40,8 +45,8 @@ export function decideUpsertUser(state: UserState, command: UpsertUserCommand): 
       '/first_seen_at',
     );
   }
-  const events: NewDomainEvent[] = [];
-  const firstSeenAt = earliest(state.first_seen_at, fields.first_seen_at);
+  const events: NewDomainEvent[] = state.exists ? expireDueRewards(state, now) : [];
+  const firstSeenAt = state.exists ? keptFirstSeen(state.first_seen_at, state.created_at!, fields.first_seen_at) : (fields.first_seen_at ?? null);
   if (!state.exists) {
     events.push({
       type: 'UserRegistered',

@@ -1,0 +1,209 @@
+import { expect } from 'chai';
+import { claimResponse, getUserResponse } from '../../src/http/schemas/users.js';
+import { codeResponse } from '../../src/http/schemas/codes.js';
+import {
+  createUser,
+  days,
+  eventually,
+  events,
+  getUser,
+  never,
+  putAffiliate,
+  putProgram,
+  putPromo,
+  putReward,
+} from '../support/fixtures.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+const mainRewards = {
+  sender: [{ reward_key: 'credits-5', activation: { variant: 'claim', amount: 1, limit: 0 }, deactivation: never }],
+  receiver: [
+    { reward_key: 'premium-week', activation: { variant: 'claim' }, deactivation: days(7) },
+    { reward_key: 'welcome-bonus', activation: { variant: 'conversion' }, deactivation: never },
+  ],
+};
+
+describe('API: claiming codes and the rewards engine', () => {
+  let svc: TestService;
+
+  before(async () => {
+    svc = await startTestService({ env: { REFERRAL_LINK_BASE: 'https://app.example/r' } });
+    await putReward(svc, 'credits-5', { kind: 'credit', name: 'Five credits', credits: 5 });
+    await putReward(svc, 'premium-week', { kind: 'basic', name: 'Premium week' });
+    await putReward(svc, 'welcome-bonus', { kind: 'credit', name: 'Welcome bonus', credits: 3 });
+    await putProgram(svc, 'main', { limit: 0, rewards: mainRewards });
+  });
+  after(async () => svc.stop());
+
+  describe('a referral claim', () => {
+    it('grants the receiver its claim rewards, records referred_by and closes eligibility', async () => {
+      const referrer = await createUser(svc, 'ref-a');
+      expect(referrer.referral_code).to.match(/^[ABCDEFGHJKLMNPQRSTUVWXYZ23456789]{6}$/);
+      expect(referrer.referral_code_link).to.equal(`https://app.example/r/${referrer.referral_code}`);
+      expect(referrer.referral_program.id).to.equal('main');
+      await createUser(svc, 'claimer-a');
+      const response = await svc.call('POST', '/users/claimer-a/claim-code', { code: referrer.referral_code.toLowerCase() });
+      expect(response.status).to.equal(200);
+      const { rewards_granted, user } = claimResponse.parse(response.body).data;
+      expect(rewards_granted.basic).to.have.length(1);
+      expect(rewards_granted.basic[0]!.reward.key).to.equal('premium-week');
+      expect(rewards_granted.credit).to.have.length(0);
+      expect(user.referred_by).to.deep.include({ code: referrer.referral_code, type: 'referral' });
+      expect(user.claim_code_eligibility).to.deep.equal({ eligible: false, eligible_until: null });
+      expect(user.rewards.active.basic).to.have.length(1);
+      const expires = Date.parse(rewards_granted.basic[0]!.expires_at!);
+      expect(expires - Date.parse(rewards_granted.basic[0]!.created_at)).to.equal(7 * 86_400_000);
+      const fetched = getUserResponse.parse((await svc.call('GET', '/users/claimer-a')).body).data.user;
+      expect(fetched.referred_by?.claimed_at).to.be.a('string');
+    });
+
+    it("counts the claim for the referrer and grants its sender reward (eventually)", async () => {
+      const referrer = await eventually(async () => {
+        const user = await getUser(svc, 'ref-a');
+        expect(user.stats.claims).to.equal(1);
+        return user;
+      });
+      expect(referrer.rewards.active.credit).to.have.length(1);
+      expect(referrer.rewards.active.credit[0].credits).to.equal(5);
+    });
+
+    it('converts and churns: conversion reward for the claimer, stats for the referrer', async () => {
+      const response = await svc.call('POST', '/users', { app_user_id: 'claimer-a', is_premium: true, is_trial: false });
+      expect(response.status).to.equal(200);
+      expect(response.body.data.user.rewards.active.credit.map((entry: any) => entry.reward.key)).to.deep.equal(['welcome-bonus']);
+      await svc.call('POST', '/users', { app_user_id: 'claimer-a', is_premium: false });
+      await svc.call('POST', '/users', { app_user_id: 'claimer-a', is_premium: true });
+      await svc.call('POST', '/users', { app_user_id: 'claimer-a', is_premium: false });
+      await eventually(async () => expect((await getUser(svc, 'ref-a')).stats).to.deep.equal({ claims: 1, conversions: 1, churns: 1 }));
+      expect((await getUser(svc, 'claimer-a')).rewards.active.credit).to.have.length(1);
+    });
+
+    it('a trial user does not convert', async () => {
+      const referrer = await getUser(svc, 'ref-a');
+      await createUser(svc, 'claimer-trial');
+      await svc.call('POST', '/users/claimer-trial/claim-code', { code: referrer.referral_code });
+      const user = (await svc.call('POST', '/users', { app_user_id: 'claimer-trial', is_premium: true, is_trial: true })).body.data.user;
+      expect(user.rewards.active.credit).to.have.length(0);
+    });
+  });
+
+  describe('the checks of SPEC §5.1, in order', () => {
+    it('400 BAD_REQUEST for a missing, empty or too long code', async () => {
+      for (const body of [{}, { code: '' }, { code: 'X'.repeat(65) }, { code: 7 }]) {
+        const response = await svc.call('POST', '/users/claimer-a/claim-code', body);
+        expect(response.status).to.equal(400);
+        expect(response.body.errors[0]).to.include({ code: 'BAD_REQUEST', source: '/code' });
+      }
+    });
+
+    it('404 NOT_FOUND.USER before looking at the code', async () => {
+      const response = await svc.call('POST', '/users/ghost/claim-code', { code: 'NOPE42' });
+      expect(response.status).to.equal(404);
+      expect(response.body.errors[0].code).to.equal('NOT_FOUND.USER');
+    });
+
+    it('422 CLAIM.CODE_NOT_FOUND', async () => {
+      await createUser(svc, 'checker');
+      const response = await svc.call('POST', '/users/checker/claim-code', { code: 'NOPE42' });
+      expect(response.status).to.equal(422);
+      expect(response.body.errors[0]).to.include({ code: 'CLAIM.CODE_NOT_FOUND', source: '/code' });
+    });
+
+    it('422 CLAIM.ALREADY_CLAIMED', async () => {
+      const referrer = await getUser(svc, 'ref-a');
+      const response = await svc.call('POST', '/users/claimer-a/claim-code', { code: referrer.referral_code });
+      expect(response.body.errors[0].code).to.equal('CLAIM.ALREADY_CLAIMED');
+    });
+
+    it('422 CLAIM.OWN_CODE for the own referral code and for a code of an affiliate linked to the user', async () => {
+      const own = await createUser(svc, 'self-claimer');
+      expect((await svc.call('POST', '/users/self-claimer/claim-code', { code: own.referral_code })).body.errors[0].code).to.equal('CLAIM.OWN_CODE');
+      await putAffiliate(svc, 'self-aff', { app_user_id: 'self-claimer', codes: ['SELFAFF'] });
+      expect((await svc.call('POST', '/users/self-claimer/claim-code', { code: 'selfaff' })).body.errors[0].code).to.equal('CLAIM.OWN_CODE');
+    });
+
+    it('422 CLAIM.NOT_ELIGIBLE after the claim window', async () => {
+      const firstSeen = new Date(svc.clock.now().getTime() - 8 * 86_400_000).toISOString();
+      const user = await createUser(svc, 'late', { first_seen_at: firstSeen });
+      expect(user.claim_code_eligibility.eligible).to.equal(false);
+      await putPromo(svc, 'LATE1');
+      const response = await svc.call('POST', '/users/late/claim-code', { code: 'LATE1' });
+      expect(response.body.errors[0].code).to.equal('CLAIM.NOT_ELIGIBLE');
+    });
+
+    it('422 CLAIM.CODE_INACTIVE for an inactive promo and an affiliate that is not approved', async () => {
+      await putPromo(svc, 'OFF1', { is_active: false });
+      await putAffiliate(svc, 'pending-aff', { status: 'pending', codes: ['PENDAFF'] });
+      await createUser(svc, 'inactive-claimer');
+      for (const code of ['OFF1', 'PENDAFF']) {
+        const response = await svc.call('POST', '/users/inactive-claimer/claim-code', { code });
+        expect(response.body.errors[0].code, code).to.equal('CLAIM.CODE_INACTIVE');
+      }
+    });
+
+    it('422 CLAIM.LIMIT_REACHED once a promo is used up', async () => {
+      await putPromo(svc, 'ONCE1', { limit: 1 });
+      await createUser(svc, 'first-of-once');
+      await createUser(svc, 'second-of-once');
+      expect((await svc.call('POST', '/users/first-of-once/claim-code', { code: 'ONCE1' })).status).to.equal(200);
+      expect((await svc.call('POST', '/users/second-of-once/claim-code', { code: 'ONCE1' })).body.errors[0].code).to.equal('CLAIM.LIMIT_REACHED');
+      const code = codeResponse.parse((await svc.call('GET', '/codes/once1')).body).data;
+      expect(code.is_active).to.equal(false);
+    });
+  });
+
+  describe('invariants under concurrency', () => {
+    it('a code with limit N is claimed by exactly N of many parallel claimers', async () => {
+      await putPromo(svc, 'LIMIT5', { limit: 5 });
+      const users = Array.from({ length: 40 }, (_, index) => `limit-user-${index}`);
+      await Promise.all(users.map((user) => createUser(svc, user)));
+      const responses = await Promise.all(users.map((user) => svc.call('POST', `/users/${user}/claim-code`, { code: 'LIMIT5' })));
+      expect(responses.filter((response) => response.status === 200)).to.have.length(5);
+      const refused = responses.filter((response) => response.status !== 200);
+      expect(refused.map((response) => response.body.errors[0].code)).to.deep.equal(Array(35).fill('CLAIM.LIMIT_REACHED'));
+      const promo = (await svc.admin('GET', '/admin/promo-codes/LIMIT5')).body.data.promo_code;
+      expect(promo.stats.claims).to.equal(5);
+    });
+
+    it('one user racing to claim many codes succeeds exactly once, leaving no slot behind', async () => {
+      const codes = Array.from({ length: 12 }, (_, index) => `RACE${index}`);
+      await Promise.all(codes.map((code) => putPromo(svc, code, { limit: 1 })));
+      await createUser(svc, 'racer');
+      const responses = await Promise.all(codes.map((code) => svc.call('POST', '/users/racer/claim-code', { code })));
+      expect(responses.filter((response) => response.status === 200)).to.have.length(1);
+      expect(responses.filter((response) => response.status === 422).map((response) => response.body.errors[0].code)).to.deep.equal(
+        Array(11).fill('CLAIM.ALREADY_CLAIMED'),
+      );
+      const open = await Promise.all(codes.map(async (code) => (await svc.call('GET', `/codes/${code}`)).body.data.is_active));
+      expect(open.filter((active) => active === false)).to.have.length(1);
+    });
+
+    it("program limit, stats.claims and a limited sender reward hold with many parallel claimers", async () => {
+      await putReward(svc, 'credits-1', { kind: 'credit', name: 'One credit', credits: 1 });
+      // Route the next new user into "busy": main 0%, busy 100% (assignment is sticky for others).
+      await putProgram(svc, 'main', { distribution_percentage: 0, rewards: mainRewards });
+      await putProgram(svc, 'busy', {
+        distribution_percentage: 100,
+        limit: 30,
+        rewards: { sender: [{ reward_key: 'credits-1', activation: { variant: 'claim', amount: 4, limit: 5 }, deactivation: never }] },
+      });
+      const referrer = await createUser(svc, 'popular');
+      expect(referrer.referral_program.id).to.equal('busy');
+      const claimers = Array.from({ length: 48 }, (_, index) => `fan-${index}`);
+      await Promise.all(claimers.map((user) => createUser(svc, user)));
+      const responses = await Promise.all(claimers.map((user) => svc.call('POST', `/users/${user}/claim-code`, { code: referrer.referral_code })));
+      const successes = responses.filter((response) => response.status === 200).length;
+      expect(successes).to.equal(30);
+      expect(responses.filter((response) => response.status === 422).every((response) => response.body.errors[0].code === 'CLAIM.LIMIT_REACHED')).to.equal(true);
+      const user = await eventually(async () => {
+        const current = await getUser(svc, 'popular');
+        expect(current.stats.claims).to.equal(30);
+        return current;
+      });
+      // Granted at claims 4, 8, 12, 16 and 20; the limit of 5 stops it there.
+      expect(user.rewards.active.credit.map((entry: any) => entry.reward.key)).to.deep.equal(Array(5).fill('credits-1'));
+      const counted = await events(svc, `stream=user-popular&type=ReferralClaimCounted`);
+      expect(counted.map((event) => event.data.claims)).to.deep.equal(Array.from({ length: 30 }, (_, index) => index + 1));
+    });
+  });
+});
