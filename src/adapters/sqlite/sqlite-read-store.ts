@@ -25,9 +25,10 @@ export class SqliteReadStore implements ReadStore {
       ),
       delete: db.prepare('DELETE FROM documents WHERE collection = ? AND id = ?'),
       deleteCollection: db.prepare('DELETE FROM documents WHERE collection = ?'),
-      checkpoint: db.prepare<[string], { position: number | null; version: number }>(
-        'SELECT position, version FROM checkpoints WHERE projector = ?',
-      ),
+      // Positions are 64-bit: read them as BigInt so they survive beyond 2^53.
+      checkpoint: db
+        .prepare<[string], { position: bigint | null; version: bigint }>('SELECT position, version FROM checkpoints WHERE projector = ?')
+        .safeIntegers(true),
       saveCheckpoint: db.prepare(
         'INSERT INTO checkpoints (projector, position, version) VALUES (?, ?, ?) ' +
           'ON CONFLICT (projector) DO UPDATE SET position = excluded.position, version = excluded.version',
@@ -107,12 +108,12 @@ export class SqliteReadStore implements ReadStore {
       for (const { projector, version, changes, position } of batches) {
         for (const change of changes) {
           if (change.op === 'put') {
-            this.statements.put.run(change.collection, change.id, Number(position), JSON.stringify(change.doc));
+            this.statements.put.run(change.collection, change.id, position, JSON.stringify(change.doc));
           } else {
             this.statements.delete.run(change.collection, change.id);
           }
         }
-        this.statements.saveCheckpoint.run(projector, Number(position), version);
+        this.statements.saveCheckpoint.run(projector, position, version);
       }
     });
   }
@@ -121,8 +122,8 @@ export class SqliteReadStore implements ReadStore {
     const row = guardSqlite(() => this.statements.checkpoint.get(projector));
     return {
       projector,
-      position: row?.position == null ? null : BigInt(row.position),
-      version: row?.version ?? 0,
+      position: row?.position ?? null,
+      version: row === undefined ? 0 : Number(row.version),
     };
   }
 

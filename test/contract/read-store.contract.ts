@@ -1,0 +1,312 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import type { DocumentChange, ProjectorBatch, ReadStore } from '../../src/ports/read-store.js';
+import type { ContractOptions, OpenContractSubject } from './contract-subject.js';
+
+function tag(): string {
+  return randomUUID().replace(/-/g, '').slice(0, 10);
+}
+
+type Doc = Record<string, unknown>;
+
+function put(collection: string, id: string, doc: Doc): DocumentChange {
+  return { op: 'put', collection, id, doc };
+}
+
+function remove(collection: string, id: string): DocumentChange {
+  return { op: 'delete', collection, id };
+}
+
+function batch(projector: string, position: bigint, changes: DocumentChange[], version = 1): ProjectorBatch {
+  return { projector, version, changes, position };
+}
+
+async function rejects(work: () => Promise<unknown>): Promise<unknown> {
+  try {
+    await work();
+  } catch (error) {
+    return error;
+  }
+  throw new Error('expected a rejection');
+}
+
+const PEOPLE: [string, Doc][] = [
+  ['p1', { name: 'Ada', team: 'red', age: 36, active: true, joined_at: '2026-01-01T00:00:00.000Z', manager: null }],
+  ['p2', { name: 'Bob', team: 'blue', age: 25, active: false, joined_at: '2026-01-03T00:00:00.000Z', manager: 'p1' }],
+  ['p3', { name: 'Cy', team: 'red', age: 41, active: false, joined_at: '2026-01-02T00:00:00.000Z', manager: 'p1' }],
+  ['p4', { name: 'Di', team: 'red', age: 25, active: true, joined_at: '2026-01-05T00:00:00.000Z' }],
+  ['p5', { name: 'Ed', team: 'blue', age: 52, active: true, joined_at: '2026-01-04T00:00:00.000Z', manager: null }],
+];
+
+/**
+ * The ReadStore port's contract, run against every adapter. Collections and projectors get
+ * unique names per test, so adapters that share one server between tests stay isolated.
+ */
+export function readStoreContract(name: string, open: OpenContractSubject<ReadStore>, _options: ContractOptions): void {
+  describe(`ReadStore contract: ${name}`, function () {
+    let store: ReadStore;
+    let dispose: () => Promise<void>;
+    let people: string;
+    let projector: string;
+
+    beforeEach(async function () {
+      const subject = await open();
+      store = subject.store;
+      dispose = subject.dispose;
+      people = `people_${tag()}`;
+      projector = `projector_${tag()}`;
+    });
+
+    afterEach(async function () {
+      await dispose();
+    });
+
+    async function seedPeople(): Promise<void> {
+      await store.ensureIndexes(people, ['team', 'age', 'active', 'joined_at']);
+      await store.commitBatches([batch(projector, 10n, PEOPLE.map(([id, doc]) => put(people, id, doc)))]);
+    }
+
+    const ids = (docs: Doc[]) => docs.map((doc) => doc.name);
+
+    describe('get and getMany', function () {
+      it('returns null for a missing document and an empty map for missing ids', async function () {
+        expect(await store.get(people, 'nobody')).to.equal(null);
+        expect((await store.getMany(people, ['a', 'b'])).size).to.equal(0);
+        expect((await store.getMany(people, [])).size).to.equal(0);
+      });
+
+      it('returns documents exactly as written (nested values, arrays, booleans, null, unicode)', async function () {
+        const doc = {
+          name: 'Zoë ✓',
+          nested: { list: [1, 'two', null, false, { deep: true }], empty: {} },
+          count: 0,
+          ratio: 0.25,
+          flag: false,
+          nothing: null,
+          '$odd.key': 'kept',
+        };
+        await store.commitBatches([batch(projector, 1n, [put(people, 'z', doc)])]);
+        expect(await store.get(people, 'z')).to.deep.equal(doc);
+      });
+
+      it('getMany returns only the documents found, keyed by id (repeats are harmless)', async function () {
+        await seedPeople();
+        const found = await store.getMany<Doc>(people, ['p2', 'missing', 'p4', 'p2']);
+        expect([...found.keys()].sort()).to.deep.equal(['p2', 'p4']);
+        expect(found.get('p4')!.name).to.equal('Di');
+      });
+
+      it('keeps collections apart', async function () {
+        const other = `other_${tag()}`;
+        await store.commitBatches([batch(projector, 1n, [put(people, 'x', { side: 'people' }), put(other, 'x', { side: 'other' })])]);
+        expect(await store.get(people, 'x')).to.deep.equal({ side: 'people' });
+        expect(await store.get(other, 'x')).to.deep.equal({ side: 'other' });
+      });
+    });
+
+    describe('find and count', function () {
+      beforeEach(seedPeople);
+
+      it('without a query returns every document in id order', async function () {
+        expect(ids(await store.find(people))).to.deep.equal(['Ada', 'Bob', 'Cy', 'Di', 'Ed']);
+      });
+
+      it('matches equality on strings and numbers, several fields together', async function () {
+        expect(ids(await store.find(people, { where: { team: 'red' } }))).to.deep.equal(['Ada', 'Cy', 'Di']);
+        expect(ids(await store.find(people, { where: { age: 25 } }))).to.deep.equal(['Bob', 'Di']);
+        expect(ids(await store.find(people, { where: { team: 'red', age: 25 } }))).to.deep.equal(['Di']);
+        expect(await store.find(people, { where: { team: 'green' } })).to.deep.equal([]);
+      });
+
+      it('matches booleans', async function () {
+        expect(ids(await store.find(people, { where: { active: true } }))).to.deep.equal(['Ada', 'Di', 'Ed']);
+        expect(ids(await store.find(people, { where: { active: false } }))).to.deep.equal(['Bob', 'Cy']);
+      });
+
+      it('matches null against null and missing fields', async function () {
+        expect(ids(await store.find(people, { where: { manager: null } }))).to.deep.equal(['Ada', 'Di', 'Ed']);
+        expect(ids(await store.find(people, { where: { manager: 'p1' } }))).to.deep.equal(['Bob', 'Cy']);
+      });
+
+      it('filters a range with atMost (ISO dates as strings, numbers)', async function () {
+        const byDate = await store.find(people, { atMost: { field: 'joined_at', value: '2026-01-03T00:00:00.000Z' } });
+        expect(ids(byDate)).to.deep.equal(['Ada', 'Bob', 'Cy']);
+        expect(ids(await store.find(people, { atMost: { field: 'age', value: 36 } }))).to.deep.equal(['Ada', 'Bob', 'Di']);
+        expect(ids(await store.find(people, { where: { team: 'red' }, atMost: { field: 'age', value: 36 } }))).to.deep.equal(['Ada', 'Di']);
+      });
+
+      it('orders by a field, ties broken by id', async function () {
+        const ascending = await store.find(people, { orderBy: { field: 'joined_at', direction: 'asc' } });
+        expect(ids(ascending)).to.deep.equal(['Ada', 'Cy', 'Bob', 'Ed', 'Di']);
+        const descending = await store.find(people, { orderBy: { field: 'joined_at', direction: 'desc' } });
+        expect(ids(descending)).to.deep.equal(['Di', 'Ed', 'Bob', 'Cy', 'Ada']);
+        const byAge = await store.find(people, { orderBy: { field: 'age', direction: 'asc' } });
+        expect(ids(byAge)).to.deep.equal(['Bob', 'Di', 'Ada', 'Cy', 'Ed']);
+      });
+
+      it('limits results, also with a range and an order', async function () {
+        expect(ids(await store.find(people, { limit: 2 }))).to.deep.equal(['Ada', 'Bob']);
+        const due = await store.find(people, {
+          atMost: { field: 'joined_at', value: '2026-01-04T00:00:00.000Z' },
+          orderBy: { field: 'joined_at', direction: 'asc' },
+          limit: 2,
+        });
+        expect(ids(due)).to.deep.equal(['Ada', 'Cy']);
+      });
+
+      it('pages by id with afterId', async function () {
+        const first = await store.find(people, { limit: 2 });
+        const second = await store.find(people, { afterId: 'p2', limit: 2 });
+        const third = await store.find(people, { afterId: 'p4', limit: 2 });
+        expect(ids([...first, ...second, ...third])).to.deep.equal(['Ada', 'Bob', 'Cy', 'Di', 'Ed']);
+        expect(await store.find(people, { afterId: 'p5' })).to.deep.equal([]);
+        expect(ids(await store.find(people, { where: { team: 'red' }, afterId: 'p1' }))).to.deep.equal(['Cy', 'Di']);
+      });
+
+      it('counts all documents or those matching equality', async function () {
+        expect(await store.count(people)).to.equal(5);
+        expect(await store.count(people, { team: 'blue' })).to.equal(2);
+        expect(await store.count(people, { active: true, team: 'red' })).to.equal(2);
+        expect(await store.count(people, { manager: null })).to.equal(3);
+        expect(await store.count(`empty_${tag()}`)).to.equal(0);
+      });
+    });
+
+    describe('commitBatches and checkpoints', function () {
+      it('a projector without a checkpoint starts from nothing at version 0', async function () {
+        expect(await store.checkpoint(projector)).to.deep.equal({ projector, position: null, version: 0 });
+      });
+
+      it('stores documents together with the checkpoint and its version', async function () {
+        await store.commitBatches([batch(projector, 7n, [put(people, 'a', { n: 1 })], 3)]);
+        expect(await store.checkpoint(projector)).to.deep.equal({ projector, position: 7n, version: 3 });
+        expect(await store.get(people, 'a')).to.deep.equal({ n: 1 });
+      });
+
+      it('a batch without changes still advances the checkpoint', async function () {
+        await store.commitBatches([batch(projector, 5n, [])]);
+        expect((await store.checkpoint(projector)).position).to.equal(5n);
+      });
+
+      it('applies the batches of several projectors in one call', async function () {
+        const other = `projector_${tag()}`;
+        const things = `things_${tag()}`;
+        await store.commitBatches([
+          batch(projector, 4n, [put(people, 'a', { n: 1 })]),
+          batch(other, 6n, [put(things, 't', { kind: 'thing' })], 2),
+        ]);
+        expect(await store.checkpoint(projector)).to.deep.equal({ projector, position: 4n, version: 1 });
+        expect(await store.checkpoint(other)).to.deep.equal({ projector: other, position: 6n, version: 2 });
+        expect(await store.get(things, 't')).to.deep.equal({ kind: 'thing' });
+      });
+
+      it('later batches replace documents, delete them and move the checkpoint on', async function () {
+        await store.commitBatches([batch(projector, 1n, [put(people, 'a', { n: 1 }), put(people, 'b', { n: 2 })])]);
+        await store.commitBatches([batch(projector, 2n, [put(people, 'a', { n: 10 }), remove(people, 'b')])]);
+        expect(await store.get(people, 'a')).to.deep.equal({ n: 10 });
+        expect(await store.get(people, 'b')).to.equal(null);
+        expect(await store.count(people)).to.equal(1);
+        expect((await store.checkpoint(projector)).position).to.equal(2n);
+      });
+
+      it('deleting a document that does not exist is harmless', async function () {
+        await store.commitBatches([batch(projector, 3n, [remove(people, 'ghost')])]);
+        expect(await store.get(people, 'ghost')).to.equal(null);
+        expect((await store.checkpoint(projector)).position).to.equal(3n);
+      });
+
+      it('committing the same batch again changes nothing (replay after a crash)', async function () {
+        const first = batch(projector, 8n, [put(people, 'a', { n: 1 }), put(people, 'b', { n: 2 })]);
+        await store.commitBatches([first]);
+        await store.commitBatches([first]);
+        expect(await store.find(people)).to.deep.equal([{ n: 1 }, { n: 2 }]);
+        expect(await store.checkpoint(projector)).to.deep.equal({ projector, position: 8n, version: 1 });
+      });
+
+      it('a batch with an invalid change does not land half-way', async function () {
+        const circular: Doc = { name: 'loop' };
+        circular.self = circular;
+        await store.commitBatches([batch(projector, 1n, [put(people, 'kept', { n: 0 })])]);
+        const other = `projector_${tag()}`;
+        const error = await rejects(() =>
+          store.commitBatches([
+            batch(other, 2n, [put(people, 'earlier', { n: 1 })]),
+            batch(projector, 3n, [put(people, 'valid', { n: 2 }), put(people, 'broken', circular), remove(people, 'kept')]),
+          ]),
+        );
+        expect(error).to.be.instanceOf(Error);
+        // The failing batch: neither its documents nor its checkpoint.
+        expect(await store.get(people, 'valid')).to.equal(null);
+        expect(await store.get(people, 'broken')).to.equal(null);
+        expect(await store.get(people, 'kept')).to.deep.equal({ n: 0 });
+        expect((await store.checkpoint(projector)).position).to.equal(1n);
+        // An earlier batch of the same call landed completely or not at all.
+        const earlierCheckpoint = (await store.checkpoint(other)).position;
+        const earlierDoc = await store.get(people, 'earlier');
+        expect(earlierCheckpoint === null ? earlierDoc === null : earlierCheckpoint === 2n && earlierDoc !== null).to.equal(true);
+      });
+
+      it('keeps checkpoint positions exact beyond 2^53', async function () {
+        const large = 2n ** 62n + 1n;
+        await store.commitBatches([batch(projector, large, [put(people, 'a', { n: 1 })])]);
+        expect((await store.checkpoint(projector)).position).to.equal(large);
+        await store.commitBatches([batch(projector, large + 2n, [put(people, 'a', { n: 2 })])]);
+        expect((await store.checkpoint(projector)).position).to.equal(large + 2n);
+        expect(await store.get(people, 'a')).to.deep.equal({ n: 2 });
+      });
+    });
+
+    describe('reset', function () {
+      it('drops the documents of the given collections and the checkpoint, nothing else', async function () {
+        const other = `other_${tag()}`;
+        const otherProjector = `projector_${tag()}`;
+        await store.commitBatches([
+          batch(projector, 5n, [put(people, 'a', { n: 1 }), put(people, 'b', { n: 2 })]),
+          batch(otherProjector, 5n, [put(other, 'x', { n: 3 })]),
+        ]);
+        await store.reset(projector, [people]);
+        expect(await store.count(people)).to.equal(0);
+        expect(await store.checkpoint(projector)).to.deep.equal({ projector, position: null, version: 0 });
+        expect(await store.get(other, 'x')).to.deep.equal({ n: 3 });
+        expect((await store.checkpoint(otherProjector)).position).to.equal(5n);
+      });
+
+      it('lets a projector rebuild from the beginning after a reset', async function () {
+        await store.commitBatches([batch(projector, 50n, [put(people, 'a', { n: 1 })])]);
+        await store.reset(projector, [people]);
+        await store.commitBatches([batch(projector, 2n, [put(people, 'a', { n: 2 })], 2)]);
+        expect(await store.get(people, 'a')).to.deep.equal({ n: 2 });
+        expect(await store.checkpoint(projector)).to.deep.equal({ projector, position: 2n, version: 2 });
+      });
+    });
+
+    describe('putAux', function () {
+      it('stores and replaces side-channel documents, readable with get', async function () {
+        const aux = `aux_${tag()}`;
+        await store.putAux(aux, 'user-1', { version: 1, state: { credits: 5 } });
+        expect(await store.get(aux, 'user-1')).to.deep.equal({ version: 1, state: { credits: 5 } });
+        await store.putAux(aux, 'user-1', { version: 2, state: { credits: 3 } });
+        expect(await store.get(aux, 'user-1')).to.deep.equal({ version: 2, state: { credits: 3 } });
+      });
+
+      it('is not held back by projector checkpoints', async function () {
+        const aux = `aux_${tag()}`;
+        await store.commitBatches([batch(projector, 100n, [put(aux, 'k', { from: 'batch' })])]);
+        await store.putAux(aux, 'k', { from: 'aux' });
+        expect(await store.get(aux, 'k')).to.deep.equal({ from: 'aux' });
+        expect((await store.checkpoint(projector)).position).to.equal(100n);
+      });
+    });
+
+    describe('ensureIndexes', function () {
+      it('is idempotent and queries keep working', async function () {
+        await store.ensureIndexes(people, ['team', 'age']);
+        await store.ensureIndexes(people, ['team', 'age']);
+        await store.ensureIndexes(people, ['age', 'joined_at']);
+        await store.ensureIndexes(people, []);
+        await seedPeople();
+        expect(ids(await store.find(people, { where: { team: 'blue' }, orderBy: { field: 'age', direction: 'desc' } }))).to.deep.equal(['Ed', 'Bob']);
+      });
+    });
+  });
+}
