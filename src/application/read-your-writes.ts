@@ -1,4 +1,5 @@
 import { inject, injectable } from 'tsyringe';
+import type { EventStore } from '../ports/event-store.js';
 import type { Logger } from '../ports/logger.js';
 import type { ReadConsistency } from '../ports/read-consistency.js';
 import { TOKENS } from '../ports/tokens.js';
@@ -10,12 +11,19 @@ const WAIT_MS = 5_000;
 export class ReadYourWrites {
   constructor(
     @inject(TOKENS.ReadConsistency) private readonly consistency: ReadConsistency,
+    @inject(TOKENS.EventStore) private readonly store: EventStore,
     @inject(TOKENS.Logger) private readonly logger: Logger,
   ) {}
 
+  /**
+   * Waits for `position`. null — the command wrote nothing itself (an idempotent repeat, or
+   * work another request or reaction did first) — waits for everything committed so far,
+   * so the answer still reflects the state the decision saw.
+   */
   async after(position: bigint | null): Promise<void> {
-    if (position === null) return;
-    const reached = await this.consistency.waitFor(position, WAIT_MS);
-    if (!reached) this.logger.warn({ position: position.toString() }, 'read models did not catch up in time; answering from them anyway');
+    const target = position ?? (await this.store.headPosition());
+    if (target === null) return;
+    const reached = await this.consistency.waitFor(target, WAIT_MS);
+    if (!reached) this.logger.warn({ position: target.toString() }, 'read models did not catch up in time; answering from them anyway');
   }
 }

@@ -49,13 +49,10 @@ export class ClaimCodeHandler {
       await this.slots.take(code, command.claim_id, appUserId, resolved!.limit, context);
       try {
         const executed = await this.executor.execute(stream, userEvolver, (current) => decideClaimCode(current, { ...command, now: this.clock.now() }), context);
-        let position = executed.position;
-        for (const grant of executed.state.grants) {
-          if (executed.result.granted.includes(grant.grant_id) && POOLED_KINDS.includes(grant.kind)) {
-            position = (await this.pools.request(grant.reward_key, grant.grant_id, appUserId, context)) ?? position;
-          }
-        }
-        await this.readYourWrites.after(position);
+        const pooled = executed.state.grants.filter((grant) => executed.result.granted.includes(grant.grant_id) && POOLED_KINDS.includes(grant.kind));
+        for (const grant of pooled) await this.pools.request(grant.reward_key, grant.grant_id, appUserId, context);
+        // A reaction may hand out the pooled codes concurrently: then wait for everything so far.
+        await this.readYourWrites.after(pooled.length > 0 ? null : executed.position);
         return { state: executed.state, granted: executed.result.granted };
       } catch (error) {
         await this.slots.abandon(code, command.claim_id, appUserId, context);

@@ -47,13 +47,11 @@ export class GrantRewardHandler {
         }),
       { ...context, ...(input.operation_id ? { operation_id: input.operation_id } : {}) },
     );
-    let position = executed.position;
-    if (reward && POOLED_KINDS.includes(reward.kind)) {
-      for (const grantId of executed.result.granted) {
-        position = (await this.pools.request(reward.key, grantId, appUserId, context)) ?? position;
-      }
+    const pooled = reward !== null && POOLED_KINDS.includes(reward.kind);
+    if (pooled) {
+      for (const grantId of executed.result.granted) await this.pools.request(reward.key, grantId, appUserId, context);
     }
-    await this.readYourWrites.after(position);
+    await this.readYourWrites.after(pooled ? null : executed.position);
     return { ...executed.result, state: executed.state };
   }
 }

@@ -22,8 +22,8 @@ export class PoolAssignments {
   ) {}
 
   /** A pooled entry was granted: give it a code now, or queue it until codes arrive. */
-  async request(rewardKey: string, grantId: string, appUserId: string, context: CommandContext): Promise<bigint | null> {
-    const { state, position } = await this.executor.execute(
+  async request(rewardKey: string, grantId: string, appUserId: string, context: CommandContext): Promise<void> {
+    const { state } = await this.executor.execute(
       streams.pool(rewardKey),
       poolEvolver,
       (pool) => decideRequestPoolCode(pool, grantId, appUserId, this.clock.now()),
@@ -31,19 +31,12 @@ export class PoolAssignments {
     );
     const value = state.byGrant[grantId];
     const code = value === undefined ? undefined : state.codes.find((candidate) => candidate.value === value);
-    if (!code) return position;
-    return (await this.deliver(appUserId, grantId, code, context)) ?? position;
+    if (code) await this.deliver(appUserId, grantId, code, context);
   }
 
   /** Records the pool's decision in the user's stream (no-op when already there). */
-  async deliver(appUserId: string, grantId: string, code: PoolCode, context: CommandContext): Promise<bigint | null> {
-    const { position } = await this.executor.execute(
-      streams.user(appUserId),
-      userEvolver,
-      (user) => decideAssignRewardValue(user, grantId, code, this.clock.now()),
-      context,
-    );
-    return position;
+  async deliver(appUserId: string, grantId: string, code: PoolCode, context: CommandContext): Promise<void> {
+    await this.executor.execute(streams.user(appUserId), userEvolver, (user) => decideAssignRewardValue(user, grantId, code, this.clock.now()), context);
   }
 
   async addCodes(rewardKey: string, codes: PoolCode[], context: CommandContext) {

@@ -1,0 +1,179 @@
+import { expect } from 'chai';
+import { never, putAffiliate, putProgram, putPromo, putReward } from '../support/fixtures.js';
+import { CLIENT_KEY, startTestService, type TestService } from '../support/test-service.js';
+
+describe('API: admin configuration (SPEC §7.1–§7.5)', () => {
+  let svc: TestService;
+
+  before(async () => {
+    svc = await startTestService({ env: { REFERRAL_LINK_BASE: 'https://app.example/r/' } });
+  });
+  after(async () => svc.stop());
+
+  it('403 FORBIDDEN for a client key, 401 without a key', async () => {
+    const forbidden = await svc.call('GET', '/admin/rewards', undefined, { 'x-api-key': CLIENT_KEY });
+    expect(forbidden.status).to.equal(403);
+    expect(forbidden.body.errors[0]).to.include({ code: 'FORBIDDEN', status: 403 });
+    expect((await svc.call('PUT', '/admin/rewards/x', { kind: 'basic', name: 'x' }, { 'x-api-key': '' })).status).to.equal(401);
+    expect((await svc.call('POST', '/users/u/rewards/grant', { key: 'x' })).status).to.equal(403);
+  });
+
+  describe('rewards', () => {
+    it('creates (201), updates (200), reads one and the collection', async () => {
+      const created = await svc.admin('PUT', '/admin/rewards/bonus', { kind: 'credit', name: 'Bonus', credits: 10, metadata: { tier: 1 } });
+      expect(created.status).to.equal(201);
+      expect(created.body.data.reward).to.deep.include({ kind: 'credit', key: 'bonus', name: 'Bonus', credits: 10, description: null, metadata: { tier: 1 }, updated_at: null });
+      const updated = await svc.admin('PUT', '/admin/rewards/bonus', { kind: 'credit', name: 'Bigger name', credits: 10 });
+      expect(updated.status).to.equal(200);
+      expect(updated.body.data.reward.updated_at).to.be.a('string');
+      expect(updated.body.data.reward.created_at).to.equal(created.body.data.reward.created_at);
+      expect((await svc.admin('GET', '/admin/rewards/bonus')).body.data.reward.name).to.equal('Bigger name');
+      expect((await svc.admin('GET', '/admin/rewards')).body.data.rewards.map((reward: any) => reward.key)).to.include('bonus');
+    });
+
+    it('422 REWARD.IMMUTABLE_FIELD when kind, credits or offer_code_id change', async () => {
+      await svc.admin('PUT', '/admin/rewards/offer', { kind: 'offer_code', name: 'Offer', offer_code_id: 'oc1', offer_code_ref_name: 'ref', subscription_product_id: 'p1' });
+      const changes: [string, object][] = [
+        ['/credits', { kind: 'credit', name: 'Bonus', credits: 11 }],
+        ['/kind', { kind: 'basic', name: 'Bonus' }],
+      ];
+      for (const [source, body] of changes) {
+        const response = await svc.admin('PUT', '/admin/rewards/bonus', body);
+        expect(response.status).to.equal(422);
+        expect(response.body.errors[0]).to.include({ code: 'REWARD.IMMUTABLE_FIELD', source });
+      }
+      const offer = await svc.admin('PUT', '/admin/rewards/offer', { kind: 'offer_code', name: 'Offer', offer_code_id: 'oc2', offer_code_ref_name: 'ref', subscription_product_id: 'p1' });
+      expect(offer.body.errors[0]).to.include({ code: 'REWARD.IMMUTABLE_FIELD', source: '/offer_code_id' });
+    });
+
+    it('400 for a bad key or a kind without its fields; 404 NOT_FOUND.REWARD', async () => {
+      expect((await svc.admin('PUT', '/admin/rewards/Bad Key', { kind: 'basic', name: 'x' })).body.errors[0]).to.include({ code: 'BAD_REQUEST', source: 'path:/key' });
+      expect((await svc.admin('PUT', '/admin/rewards/c0', { kind: 'credit', name: 'x' })).body.errors[0]).to.include({ code: 'BAD_REQUEST', source: '/credits' });
+      expect((await svc.admin('PUT', '/admin/rewards/c0', { kind: 'credit', name: 'x', credits: 0 })).body.errors[0]).to.include({ code: 'BAD_REQUEST', source: '/credits' });
+      expect((await svc.admin('PUT', '/admin/rewards/c0', { kind: 'gift', name: 'x' })).body.errors[0]).to.include({ code: 'BAD_REQUEST', source: '/kind' });
+      const missing = await svc.admin('GET', '/admin/rewards/missing');
+      expect(missing.status).to.equal(404);
+      expect(missing.body.errors[0].code).to.equal('NOT_FOUND.REWARD');
+    });
+  });
+
+  describe('programs', () => {
+    before(async () => {
+      await putReward(svc, 'basic-1', { kind: 'basic', name: 'Basic' });
+      await putReward(svc, 'offering', { kind: 'partner_offering', name: 'Offering', offering_id: 'o1', offering_key: 'ok' });
+    });
+
+    it("returns the seed's ReferralProgram with rewards grouped by kind and activation per kind", async () => {
+      const response = await svc.admin('PUT', '/admin/programs/p1', {
+        name: 'P1',
+        distribution_percentage: 40,
+        limit: 10,
+        rewards: {
+          sender: [
+            { reward_key: 'bonus', activation: { variant: 'conversion', amount: 2, limit: 3 }, deactivation: never },
+            { reward_key: 'basic-1', activation: { variant: 'claim', amount: 1 }, deactivation: { variant: 'interval', duration: 1, period: 'months' } },
+          ],
+          receiver: [{ reward_key: 'basic-1', activation: { variant: 'claim' }, deactivation: never }],
+        },
+      });
+      expect(response.status).to.equal(201);
+      const program = response.body.data.program;
+      expect(program.rewards.sender.credit[0].activation).to.deep.equal({ variant: 'conversion', amount: 2, limit: 3 });
+      expect(program.rewards.sender.basic[0].activation).to.deep.equal({ variant: 'claim', amount: 1 });
+      expect(program.rewards.sender.basic[0].deactivation).to.deep.equal({ variant: 'interval', duration: 1, period: 'months' });
+      expect(program.rewards.receiver.basic[0].activation).to.deep.equal({ variant: 'claim' });
+      expect(Object.keys(program.rewards.receiver)).to.deep.equal(['basic', 'credit', 'offer_code', 'store_promo_code', 'partner_entitlement', 'partner_offering']);
+    });
+
+    it('422 PROGRAM.REWARD_NOT_FOUND, PROGRAM.INVALID_ACTIVATION and PROGRAM.DISTRIBUTION_EXCEEDED', async () => {
+      const unknown = await svc.admin('PUT', '/admin/programs/p2', {
+        name: 'P2', distribution_percentage: 10, limit: 0,
+        rewards: { sender: [], receiver: [{ reward_key: 'nope', activation: { variant: 'claim' }, deactivation: never }] },
+      });
+      expect(unknown.body.errors[0]).to.include({ code: 'PROGRAM.REWARD_NOT_FOUND', source: '/rewards/receiver/0/reward_key' });
+      const invalid: object[] = [
+        { sender: [{ reward_key: 'bonus', activation: { variant: 'claim', amount: 1 }, deactivation: never }], receiver: [] },
+        { sender: [{ reward_key: 'basic-1', activation: { variant: 'claim', amount: 0 }, deactivation: never }], receiver: [] },
+        { sender: [], receiver: [{ reward_key: 'offering', activation: { variant: 'conversion' }, deactivation: never }] },
+      ];
+      for (const rewards of invalid) {
+        const response = await svc.admin('PUT', '/admin/programs/p2', { name: 'P2', distribution_percentage: 10, limit: 0, rewards });
+        expect(response.status).to.equal(422);
+        expect(response.body.errors[0].code).to.equal('PROGRAM.INVALID_ACTIVATION');
+      }
+      const exceeded = await svc.admin('PUT', '/admin/programs/p2', { name: 'P2', distribution_percentage: 61, limit: 0, rewards: { sender: [], receiver: [] } });
+      expect(exceeded.body.errors[0]).to.include({ code: 'PROGRAM.DISTRIBUTION_EXCEEDED', source: '/distribution_percentage' });
+      expect((await svc.admin('PUT', '/admin/programs/p2', { name: 'P2', distribution_percentage: 60, limit: 0, rewards: { sender: [], receiver: [] } })).status).to.equal(201);
+      expect((await svc.admin('GET', '/admin/programs/p3')).body.errors[0].code).to.equal('NOT_FOUND.PROGRAM');
+    });
+
+    it('400 for an out-of-range percentage', async () => {
+      const response = await svc.admin('PUT', '/admin/programs/p4', { name: 'P4', distribution_percentage: 101, limit: 0, rewards: {} });
+      expect(response.body.errors[0]).to.include({ code: 'BAD_REQUEST', source: '/distribution_percentage' });
+    });
+  });
+
+  describe('promo codes and affiliates share one code namespace', () => {
+    it('upper-cases codes and refuses a code already used with 422 CODE.TAKEN', async () => {
+      const promo = await svc.admin('PUT', '/admin/promo-codes/summer24', { is_active: true, limit: 0, rewards: [] });
+      expect(promo.status).to.equal(201);
+      expect(promo.body.data.promo_code).to.deep.include({ code: 'SUMMER24', is_active: true, limit: 0, stats: { claims: 0, conversions: 0 } });
+      expect((await svc.admin('PUT', '/admin/promo-codes/SUMMER24', { is_active: false, limit: 3, rewards: [] })).status).to.equal(200);
+      const taken = await svc.admin('PUT', '/admin/affiliates/acme', { status: 'approved', name: 'Acme', platforms: [], codes: ['summer24'], rewards: [] });
+      expect(taken.status).to.equal(422);
+      expect(taken.body.errors[0]).to.include({ code: 'CODE.TAKEN', source: '/codes/0' });
+      expect((await svc.admin('PUT', '/admin/promo-codes/x', { is_active: true, limit: 0, rewards: [] })).body.errors[0]).to.include({ code: 'BAD_REQUEST', source: 'path:/code' });
+    });
+
+    it("a promo cannot take a user's referral code", async () => {
+      await putProgram(svc, 'everyone', { distribution_percentage: 0 });
+      await putPromo(svc, 'FRESH1');
+      // Codes of every kind live in code-{CODE}; a second owner of any kind is refused.
+      await putAffiliate(svc, 'owner', { codes: ['SHARED1'] });
+      const response = await svc.admin('PUT', '/admin/promo-codes/shared1', { is_active: true, limit: 0, rewards: [] });
+      expect(response.body.errors[0].code).to.equal('CODE.TAKEN');
+    });
+
+    it('returns affiliates with code links and stats; banned is final (422 AFFILIATE.BANNED)', async () => {
+      const affiliate = await putAffiliate(svc, 'influencer', {
+        name: 'Influencer',
+        logo_url: 'https://cdn.example/logo.png',
+        platforms: [{ type: 'youtube', handle: '@inf', verified: true }],
+        codes: ['INF1', 'inf2'],
+      });
+      expect(affiliate.data.affiliate.codes).to.deep.equal([
+        { code: 'INF1', code_link: 'https://app.example/r/INF1' },
+        { code: 'INF2', code_link: 'https://app.example/r/INF2' },
+      ]);
+      expect(affiliate.data.affiliate.stats).to.deep.equal({ claims: 0, conversions: 0, earnings: 0 });
+      await putAffiliate(svc, 'influencer', { status: 'banned', name: 'Influencer', codes: ['INF1'] });
+      const response = await svc.admin('PUT', '/admin/affiliates/influencer', { status: 'approved', name: 'x', platforms: [], codes: [], rewards: [] });
+      expect(response.status).to.equal(422);
+      expect(response.body.errors[0].code).to.equal('AFFILIATE.BANNED');
+      expect((await svc.admin('PUT', '/admin/affiliates/x', { status: 'famous', name: 'x', platforms: [], codes: [], rewards: [] })).body.errors[0]).to.include({ code: 'BAD_REQUEST', source: '/status' });
+      expect((await svc.admin('GET', '/admin/affiliates/nobody')).body.errors[0].code).to.equal('NOT_FOUND.AFFILIATE');
+    });
+  });
+
+  describe('code pools', () => {
+    it('adds codes, skips values already there, and reports what is available', async () => {
+      await putReward(svc, 'promo-pool', { kind: 'store_promo_code', name: 'Store promo' });
+      const codes = [
+        { value: 'AAA', expires_at: '2099-01-01T00:00:00Z' },
+        { value: 'BBB', expires_at: '2099-01-01T00:00:00Z' },
+        { value: 'OLD', expires_at: '2000-01-01T00:00:00Z' },
+      ];
+      const first = await svc.admin('POST', '/admin/rewards/promo-pool/codes', { codes });
+      expect(first.body.data).to.deep.equal({ added: 3, skipped: 0, available: 2 });
+      const second = await svc.admin('POST', '/admin/rewards/promo-pool/codes', { codes: [codes[0], { value: 'CCC', expires_at: '2099-01-01T00:00:00Z' }] });
+      expect(second.body.data).to.deep.equal({ added: 1, skipped: 1, available: 3 });
+    });
+
+    it('needs a link for offer_code pools (400), a pooled kind (422) and a known reward (404)', async () => {
+      const noLink = await svc.admin('POST', '/admin/rewards/offer/codes', { codes: [{ value: 'X', expires_at: '2099-01-01T00:00:00Z' }] });
+      expect(noLink.body.errors[0]).to.include({ code: 'BAD_REQUEST', source: '/codes/0/link' });
+      expect((await svc.admin('POST', '/admin/rewards/bonus/codes', { codes: [{ value: 'X', expires_at: '2099-01-01T00:00:00Z' }] })).body.errors[0].code).to.equal('REWARD.NOT_POOLED');
+      expect((await svc.admin('POST', '/admin/rewards/none/codes', { codes: [{ value: 'X', expires_at: '2099-01-01T00:00:00Z' }] })).status).to.equal(404);
+    });
+  });
+});

@@ -1,0 +1,114 @@
+import { expect } from 'chai';
+import { createUser, days, eventually, events, getUser, never, putProgram, putPromo, putReward } from '../support/fixtures.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+const DAY = 86_400_000;
+
+describe('API: reward expiry and pooled one-time codes', () => {
+  let svc: TestService;
+
+  before(async () => {
+    svc = await startTestService();
+    await putReward(svc, 'week-pass', { kind: 'basic', name: 'Week pass' });
+    await putReward(svc, 'coins', { kind: 'credit', name: 'Coins', credits: 10 });
+    await putReward(svc, 'store-promo', { kind: 'store_promo_code', name: 'Store promo code' });
+    await putReward(svc, 'offer', { kind: 'offer_code', name: 'Offer', offer_code_id: 'oc-1', offer_code_ref_name: 'ref', subscription_product_id: 'prod' });
+    await putProgram(svc, 'none', { distribution_percentage: 0 });
+  });
+  after(async () => svc.stop());
+
+  it('moves an entry to rewards.expired at read time, and the sweep records RewardExpired (injected clock)', async () => {
+    await putPromo(svc, 'EXPIRE1', {
+      rewards: [
+        { reward_key: 'week-pass', activation: { variant: 'claim' }, deactivation: days(7) },
+        { reward_key: 'coins', activation: { variant: 'claim' }, deactivation: days(3) },
+      ],
+    });
+    await createUser(svc, 'expiring');
+    const claimed = (await svc.call('POST', '/users/expiring/claim-code', { code: 'EXPIRE1' })).body.data.user;
+    expect(claimed.rewards.active.basic).to.have.length(1);
+    expect(claimed.rewards.active.credit[0].credits).to.equal(10);
+
+    svc.clock.advance(4 * DAY);
+    const midway = await getUser(svc, 'expiring');
+    expect(midway.rewards.active.credit).to.have.length(0);
+    expect(midway.rewards.expired.credit).to.have.length(1);
+    expect(midway.rewards.expired.credit[0]).to.have.all.keys('reward', 'expired_at', 'created_at', 'updated_at');
+    expect(midway.rewards.active.basic).to.have.length(1);
+
+    svc.clock.advance(4 * DAY);
+    const later = await getUser(svc, 'expiring');
+    expect(later.rewards.active.basic).to.have.length(0);
+    expect(later.rewards.expired.basic[0].expired_at).to.equal(claimed.rewards.active.basic[0].expires_at);
+
+    await svc.service.runMaintenance();
+    const expired = await events(svc, 'stream=user-expiring&type=RewardExpired');
+    expect(expired.map((event) => event.data.reward_key).sort()).to.deep.equal(['coins', 'week-pass']);
+    expect(expired.find((event) => event.data.reward_key === 'coins')!.data).to.include({ credits_forfeited: 10, balance_after: 0 });
+    await svc.service.runMaintenance();
+    expect(await events(svc, 'stream=user-expiring&type=RewardExpired')).to.have.length(2);
+  });
+
+  it('an expired credit entry cannot be withdrawn', async () => {
+    const response = await svc.call('POST', '/users/expiring/rewards/withdraw-credits', { key: 'coins', amount: 5 });
+    expect(response.status).to.equal(200);
+    expect(response.body.data.withdraw_result).to.deep.equal({
+      credits_available_at_start: 0,
+      credits_available_at_end: 0,
+      credits_requested_to_withdraw: 5,
+      credits_withdrawn: 0,
+    });
+  });
+
+  it('gives pooled rewards a one-time code at claim, oldest usable first', async () => {
+    const future = new Date(svc.clock.now().getTime() + 365 * DAY).toISOString();
+    const past = new Date(svc.clock.now().getTime() - DAY).toISOString();
+    await svc.admin('POST', '/admin/rewards/offer/codes', {
+      codes: [
+        { value: 'STALE', link: 'https://apps.apple.com/redeem?code=STALE', expires_at: past },
+        { value: 'OFFER-1', link: 'https://apps.apple.com/redeem?code=OFFER-1', expires_at: future },
+        { value: 'OFFER-2', link: 'https://apps.apple.com/redeem?code=OFFER-2', expires_at: future },
+      ],
+    });
+    await putPromo(svc, 'OFFERS', { rewards: [{ reward_key: 'offer', activation: { variant: 'claim' }, deactivation: never }] });
+    await createUser(svc, 'offer-taker');
+    const response = await svc.call('POST', '/users/offer-taker/claim-code', { code: 'offers' });
+    expect(response.body.data.rewards_granted.offer_code[0].value).to.deep.equal({
+      value: 'OFFER-1',
+      link: 'https://apps.apple.com/redeem?code=OFFER-1',
+      expires_at: future,
+    });
+  });
+
+  it('each pool code goes to one user; grants without a code wait and are filled in grant order', async () => {
+    await putPromo(svc, 'PROMOS', { rewards: [{ reward_key: 'store-promo', activation: { variant: 'claim' }, deactivation: never }] });
+    const users = Array.from({ length: 12 }, (_, index) => `promo-taker-${index}`);
+    await Promise.all(users.map((user) => createUser(svc, user)));
+    await svc.admin('POST', '/admin/rewards/store-promo/codes', {
+      codes: Array.from({ length: 5 }, (_, index) => ({ value: `SP-${index}`, expires_at: '2099-01-01T00:00:00Z' })),
+    });
+    const claims = await Promise.all(users.map((user) => svc.call('POST', `/users/${user}/claim-code`, { code: 'PROMOS' })));
+    expect(claims.every((claim) => claim.status === 200)).to.equal(true);
+    const values = () => Promise.all(users.map(async (user) => (await getUser(svc, user)).rewards.active.store_promo_code[0].value?.value ?? null));
+    const first = await values();
+    expect(first.filter((value) => value !== null).sort()).to.deep.equal(['SP-0', 'SP-1', 'SP-2', 'SP-3', 'SP-4']);
+    const entry = (await getUser(svc, users[first.indexOf('SP-0')]!)).rewards.active.store_promo_code[0];
+    expect(entry.value).to.have.all.keys('value', 'expires_at');
+
+    await svc.admin('POST', '/admin/rewards/store-promo/codes', {
+      // SP-4 is already in the pool (skipped); SP-5..SP-11 serve the seven waiting grants.
+      codes: Array.from({ length: 8 }, (_, index) => ({ value: `SP-${index + 4}`, expires_at: '2099-01-01T00:00:00Z' })),
+    });
+    const filled = await eventually(async () => {
+      const current = await values();
+      expect(current.every((value) => value !== null)).to.equal(true);
+      return current;
+    });
+    expect(new Set(filled).size).to.equal(users.length);
+    const waiting = await events(svc, 'stream=pool-store-promo&type=PoolCodeRequested');
+    const assigned = await events(svc, 'stream=pool-store-promo&type=PoolCodeAssigned');
+    const order = waiting.map((event) => event.data.grant_id);
+    const servedLater = assigned.filter((event) => order.includes(event.data.grant_id)).map((event) => event.data.grant_id);
+    expect(servedLater).to.deep.equal(order);
+  });
+});
