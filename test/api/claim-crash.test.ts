@@ -1,0 +1,116 @@
+import Database from 'better-sqlite3';
+import { expect } from 'chai';
+import path from 'node:path';
+import type { NewEvent } from '../../src/ports/event-store.js';
+import { createUser, eventually, events, getUser, never, putProgram, putPromo, putReward } from '../support/fixtures.js';
+import { FaultSwitch, faultyBackend } from '../support/faulty-backend.js';
+import { ManualClock, startTestService, tempDataDir, type TestService } from '../support/test-service.js';
+
+function takenOf(svc: TestService, code: string) {
+  return events(svc, `stream=code-${code}`).then((list) => {
+    const last = list[list.length - 1]!;
+    return last.type === 'CodeReserved' ? 0 : (last.data.taken as number);
+  });
+}
+
+describe('Crash safety of claims and reactions', () => {
+  it('a claim that dies between taking the slot and recording the claim is repaired: no slot without a claim', async () => {
+    const faults = new FaultSwitch();
+    const svc = await startTestService({ backend: faultyBackend(faults) });
+    try {
+      await putPromo(svc, 'HALFWAY', { limit: 1 });
+      await createUser(svc, 'victim');
+      await createUser(svc, 'next-in-line');
+      // Every write to the claimer's stream fails: the claim and its compensation both die,
+      // as if the process had been killed right after taking the slot.
+      faults.mode = 'unavailable';
+      faults.when = (method, args) => method === 'append' && args[0] === 'user-victim';
+      const failed = await svc.call('POST', '/users/victim/claim-code', { code: 'HALFWAY' });
+      expect(failed.status).to.equal(503);
+      expect(await takenOf(svc, 'HALFWAY')).to.equal(1);
+      faults.mode = 'ok';
+
+      // Before the grace period nothing is repaired (the claim could still be in flight).
+      await svc.service.runMaintenance();
+      expect(await takenOf(svc, 'HALFWAY')).to.equal(1);
+
+      svc.clock.advance(2 * 60_000);
+      await svc.service.runMaintenance();
+      expect(await takenOf(svc, 'HALFWAY')).to.equal(0);
+      const victim = await events(svc, 'stream=user-victim');
+      expect(victim.map((event) => event.type)).to.deep.equal(['UserRegistered', 'ClaimAbandoned']);
+      expect((await getUser(svc, 'victim')).referred_by).to.equal(null);
+
+      expect((await svc.call('POST', '/users/next-in-line/claim-code', { code: 'HALFWAY' })).status).to.equal(200);
+      expect(await takenOf(svc, 'HALFWAY')).to.equal(1);
+    } finally {
+      await svc.stop();
+    }
+  });
+
+  it('a claim that lost its race gives its slot back at once', async () => {
+    const svc = await startTestService();
+    try {
+      await putPromo(svc, 'GIVEBACK', { limit: 3 });
+      await putPromo(svc, 'OTHER', { limit: 0 });
+      await createUser(svc, 'double');
+      const [a, b] = await Promise.all([
+        svc.call('POST', '/users/double/claim-code', { code: 'GIVEBACK' }),
+        svc.call('POST', '/users/double/claim-code', { code: 'OTHER' }),
+      ]);
+      expect([a.status, b.status].sort()).to.deep.equal([200, 422]);
+      const giveback = await takenOf(svc, 'GIVEBACK');
+      expect(giveback).to.equal(a.status === 200 ? 1 : 0);
+    } finally {
+      await svc.stop();
+    }
+  });
+
+  it('the referral process manager neither loses nor doubles referrer rewards across failures and replays', async () => {
+    const faults = new FaultSwitch();
+    const dataDir = tempDataDir();
+    const clock = new ManualClock();
+    let svc = await startTestService({ dataDir, clock, backend: faultyBackend(faults) });
+    await putReward(svc, 'per-claim', { kind: 'credit', name: 'Per claim', credits: 2 });
+    await putProgram(svc, 'pm', { rewards: { sender: [{ reward_key: 'per-claim', activation: { variant: 'claim', amount: 1, limit: 0 }, deactivation: never }] } });
+    const referrer = await createUser(svc, 'pm-referrer');
+    // The reaction's writes to the referrer fail for a while: it must retry, not skip.
+    faults.mode = 'unavailable';
+    faults.when = (method, args) =>
+      method === 'append' && args[0] === 'user-pm-referrer' && (args[1] as NewEvent[]).some((event) => event.type === 'ReferralClaimCounted');
+    const claimers = Array.from({ length: 10 }, (_, index) => `pm-claimer-${index}`);
+    for (const claimer of claimers) await createUser(svc, claimer);
+    await Promise.all(claimers.map((claimer) => svc.call('POST', `/users/${claimer}/claim-code`, { code: referrer.referral_code })));
+    expect((await getUser(svc, 'pm-referrer')).stats.claims).to.equal(0);
+    faults.mode = 'ok';
+    const before = await eventually(async () => {
+      const user = await getUser(svc, 'pm-referrer');
+      expect(user.stats.claims).to.equal(10);
+      return user;
+    });
+    expect(before.rewards.active.credit).to.have.length(10);
+    await svc.stop();
+
+    // Forget the process manager's checkpoint, as if it crashed before ever saving one.
+    const db = new Database(path.join(dataDir, 'referrals.db'));
+    db.prepare("DELETE FROM checkpoints WHERE projector LIKE 'reaction:%'").run();
+    const head = (db.prepare('SELECT MAX(position) AS head FROM events').get() as { head: number }).head;
+    db.close();
+
+    svc = await startTestService({ dataDir, clock });
+    try {
+      await eventually(async () => {
+        const replayed = new Database(path.join(dataDir, 'referrals.db'), { readonly: true });
+        const row = replayed.prepare("SELECT position FROM checkpoints WHERE projector LIKE 'reaction:%'").get() as { position: number } | undefined;
+        replayed.close();
+        expect(row?.position ?? 0).to.be.at.least(head);
+      });
+      const after = await getUser(svc, 'pm-referrer');
+      expect(after.stats).to.deep.equal(before.stats);
+      expect(after.rewards.active.credit).to.have.length(10);
+      expect(await events(svc, 'stream=user-pm-referrer&type=ReferralClaimCounted')).to.have.length(10);
+    } finally {
+      await svc.stop();
+    }
+  });
+});
