@@ -4,6 +4,7 @@ import { claimStatsProjection } from './claim-stats.js';
 import { codesProjection } from './codes.js';
 import type { Projection } from './projection.js';
 import { rewardExpiriesProjection } from './reward-expiries.js';
+import { storeOfferCodesProjection } from './store-offer-codes.js';
 import { usersProjection } from './users.js';
 
 /** Every read model the service keeps. */
@@ -14,4 +15,5 @@ export const allProjections: Projection[] = [
   claimStatsProjection,
   rewardExpiriesProjection,
   claimSlotsProjection,
+  storeOfferCodesProjection,
 ];

@@ -15,6 +15,7 @@ import { ApiDescription } from './openapi.js';
 import { adminRouter } from './routes/admin.js';
 import { codesRouter } from './routes/codes.js';
 import { operatorRouter } from './routes/operator.js';
+import { adminStoreRouter, storeRouter } from './routes/store.js';
 import { usersRouter } from './routes/users.js';
 
 const BODY_LIMIT = '64kb';
@@ -81,6 +82,8 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
     app.use(jsonBody());
     app.use(usersRouter(container, api));
     app.use(codesRouter(container, api));
+    app.use(storeRouter(container, api));
+    app.use('/admin', adminStoreRouter(container, api));
     app.use('/admin', adminRouter(container, api));
   }
 

@@ -2,10 +2,11 @@ import type { z } from 'zod';
 import { codeEvents } from './code-events.js';
 import { configEvents } from './config-events.js';
 import { poolEvents } from './pool-events.js';
+import { storeEvents } from './store-events.js';
 import { userEvents } from './user-events.js';
 
 /** Every event type of the service with the zod schema of its data. */
-export const eventSchemas = { ...userEvents, ...codeEvents, ...configEvents, ...poolEvents };
+export const eventSchemas = { ...userEvents, ...codeEvents, ...configEvents, ...poolEvents, ...storeEvents };
 
 export type EventType = keyof typeof eventSchemas;
 export type EventDataOf<T extends EventType> = z.infer<(typeof eventSchemas)[T]>;

@@ -1,0 +1,142 @@
+import { Router } from 'express';
+import type { DependencyContainer } from 'tsyringe';
+import { OfferCodeLookup } from '../../application/store/offer-code-lookup.js';
+import { StoreOfferCodeCatalog } from '../../application/store/store-offer-code-catalog.js';
+import { UpsertStoreOfferCodeHandler } from '../../application/store/upsert-store-offer-code.js';
+import type { StoreOfferCodeEntry } from '../../domain/events/store-events.js';
+import { AppStoreConnectError } from '../../ports/app-store.js';
+import { requireSecretKey } from '../auth.js';
+import { commandContext } from '../context.js';
+import { ApiError, methodNotAllowed } from '../errors.js';
+import type { ApiDescription } from '../openapi.js';
+import {
+  offerCodeId,
+  type StoreOfferCodeBody,
+  storeOfferCodeBody,
+  storeOfferCodeResponse,
+  storeOfferCodesResponse,
+} from '../schemas/store.js';
+import { z } from '../schemas/zod-openapi.js';
+import { parseBody, parsePathParam } from '../validation.js';
+
+const PARAM = 'offer_code_id';
+const offerCodePath = z.object({ [PARAM]: offerCodeId });
+
+/** SPEC §8: rejected credentials → 401, any other upstream failure → 424. */
+export function appStoreApiError(error: AppStoreConnectError): ApiError {
+  return error.failure === 'unauthorized'
+    ? new ApiError(401, 'APP_STORE_CONNECT.UNAUTHORIZED', 'App Store Connect rejected the configured credentials')
+    : new ApiError(424, 'APP_STORE_CONNECT.REQUEST_FAILED', error.message);
+}
+
+function notFound(id: string): ApiError {
+  return new ApiError(404, 'NOT_FOUND.OFFER_CODE', `No offer code ${id}`, `path:/${PARAM}`);
+}
+
+/** Only the seed's keys, whatever else a stored document carries. */
+function view(entry: StoreOfferCodeEntry): StoreOfferCodeEntry {
+  return { offer_code: entry.offer_code, subscription: entry.subscription };
+}
+
+/** GET /store/offer-codes/{offer_code_id}: from the catalog, else App Store Connect. */
+export function storeRouter(container: DependencyContainer, api: ApiDescription): Router {
+  const router = Router();
+  const lookup = container.resolve(OfferCodeLookup);
+
+  api.operation({
+    method: 'get',
+    path: `/store/offer-codes/{${PARAM}}`,
+    summary: 'Get a store offer code with its subscription and prices (admin catalog, else App Store Connect)',
+    tags: ['store'],
+    params: offerCodePath,
+    responses: { 200: { description: 'The offer code', schema: storeOfferCodeResponse } },
+    errors: [400, 401, 404, 424],
+  });
+  router
+    .route(`/store/offer-codes/:${PARAM}`)
+    .get(async (req, res) => {
+      const id = parsePathParam(req, PARAM, offerCodeId);
+      let entry: StoreOfferCodeEntry | null;
+      try {
+        entry = await lookup.find(id);
+      } catch (error) {
+        throw error instanceof AppStoreConnectError ? appStoreApiError(error) : error;
+      }
+      if (!entry) throw notFound(id);
+      res.json({ data: view(entry) });
+    })
+    .all(methodNotAllowed(['GET']));
+  return router;
+}
+
+function toEntry(id: string, body: StoreOfferCodeBody): StoreOfferCodeEntry {
+  const { id: bodyId, ...offerCode } = body.offer_code;
+  if (bodyId !== undefined && bodyId !== id) {
+    throw new ApiError(400, 'BAD_REQUEST', `offer_code.id: must be the id in the path (${id}) or left out`, '/offer_code/id');
+  }
+  return { offer_code: { id, ...offerCode }, subscription: body.subscription };
+}
+
+/** The catalog (SPEC §7.6), mounted under /admin: secret key only. */
+export function adminStoreRouter(container: DependencyContainer, api: ApiDescription): Router {
+  const router = Router();
+  const catalog = container.resolve(StoreOfferCodeCatalog);
+  const upsert = container.resolve(UpsertStoreOfferCodeHandler);
+  const itemPath = `/admin/store/offer-codes/{${PARAM}}`;
+
+  api.operation({
+    method: 'put',
+    path: itemPath,
+    summary: 'Create or update a catalog offer code (201 created, 200 updated)',
+    tags: ['store'],
+    params: offerCodePath,
+    body: storeOfferCodeBody,
+    responses: { 201: { description: 'Created', schema: storeOfferCodeResponse }, 200: { description: 'Updated', schema: storeOfferCodeResponse } },
+    errors: [400, 401, 403, 413, 415],
+    auth: 'secret',
+  });
+  api.operation({
+    method: 'get',
+    path: itemPath,
+    summary: 'Get a catalog offer code',
+    tags: ['store'],
+    params: offerCodePath,
+    responses: { 200: { description: 'The catalog entry', schema: storeOfferCodeResponse } },
+    errors: [400, 401, 403, 404],
+    auth: 'secret',
+  });
+  api.operation({
+    method: 'get',
+    path: '/admin/store/offer-codes',
+    summary: 'List the catalog offer codes',
+    tags: ['store'],
+    responses: { 200: { description: 'Every catalog entry, by id', schema: storeOfferCodesResponse } },
+    errors: [401, 403],
+    auth: 'secret',
+  });
+
+  router
+    .route(`/store/offer-codes/:${PARAM}`)
+    .all(requireSecretKey)
+    .put(async (req, res) => {
+      const id = parsePathParam(req, PARAM, offerCodeId);
+      const entry = toEntry(id, parseBody(req, storeOfferCodeBody));
+      const { created, entry: stored } = await upsert.handle(entry, commandContext(res));
+      res.status(created ? 201 : 200).json({ data: view(stored) });
+    })
+    .get(async (req, res) => {
+      const id = parsePathParam(req, PARAM, offerCodeId);
+      const entry = await catalog.get(id);
+      if (!entry) throw notFound(id);
+      res.json({ data: view(entry) });
+    })
+    .all(methodNotAllowed(['GET', 'PUT']));
+  router
+    .route('/store/offer-codes')
+    .all(requireSecretKey)
+    .get(async (_req, res) => {
+      res.json({ data: { offer_codes: (await catalog.list()).map(view) } });
+    })
+    .all(methodNotAllowed(['GET']));
+  return router;
+}

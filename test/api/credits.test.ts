@@ -1,0 +1,217 @@
+import { expect } from 'chai';
+import { withdrawResponse } from '../../src/http/schemas/users.js';
+import { createUser, days, events, getUser, putReward } from '../support/fixtures.js';
+import { CLIENT_KEY, startTestService, type TestService } from '../support/test-service.js';
+
+const DAY = 86_400_000;
+
+describe('API: credits — withdrawals, manual grants, ledger and event log', () => {
+  let svc: TestService;
+
+  const grant = (user: string, body: Record<string, unknown>) => svc.admin('POST', `/users/${user}/rewards/grant`, body);
+  const withdraw = (user: string, body: Record<string, unknown>) => svc.call('POST', `/users/${user}/rewards/withdraw-credits`, body);
+  const creditEntries = async (user: string) =>
+    (await getUser(svc, user)).rewards.active.credit.map((entry: any) => ({ credits: entry.credits, expires_at: entry.expires_at }));
+
+  before(async () => {
+    svc = await startTestService();
+    await putReward(svc, 'gems', { kind: 'credit', name: 'Gems', credits: 10 });
+    await putReward(svc, 'vip', { kind: 'basic', name: 'VIP' });
+  });
+  after(async () => svc.stop());
+
+  describe('POST /users/{id}/rewards/grant (secret key)', () => {
+    it('grants credits with 201 and stacks them', async () => {
+      await createUser(svc, 'granted');
+      const first = await grant('granted', { key: 'gems' });
+      expect(first.status).to.equal(201);
+      expect(first.body.data.rewards_granted.credit).to.have.length(1);
+      expect(first.body.data.rewards_granted.credit[0]).to.include({ credits: 10, expires_at: null });
+      await grant('granted', { key: 'gems' });
+      expect(await creditEntries('granted')).to.have.length(2);
+    });
+
+    it('answers 200 and adds nothing when a basic reward is already active', async () => {
+      expect((await grant('granted', { key: 'vip', deactivation: { variant: 'interval', duration: 1, period: 'months' } })).status).to.equal(201);
+      const again = await grant('granted', { key: 'vip' });
+      expect(again.status).to.equal(200);
+      expect(again.body.data.rewards_granted.basic).to.have.length(0);
+      expect((await getUser(svc, 'granted')).rewards.active.basic).to.have.length(1);
+    });
+
+    it('operation_id: a repeat grants nothing more; another key with it is 422 GRANT.OPERATION_ID_REUSED', async () => {
+      const first = await grant('granted', { key: 'gems', operation_id: 'comp-1' });
+      const repeat = await grant('granted', { key: 'gems', operation_id: 'comp-1' });
+      expect(repeat.status).to.equal(201);
+      expect(repeat.body.data.rewards_granted).to.deep.equal(first.body.data.rewards_granted);
+      expect(await creditEntries('granted')).to.have.length(3);
+      const reused = await grant('granted', { key: 'vip', operation_id: 'comp-1' });
+      expect(reused.status).to.equal(422);
+      expect(reused.body.errors[0]).to.include({ code: 'GRANT.OPERATION_ID_REUSED', source: '/operation_id' });
+    });
+
+    it('errors: 403 client key, 404 user, 422 GRANT.REWARD_NOT_FOUND, 400 shapes', async () => {
+      expect((await svc.call('POST', '/users/granted/rewards/grant', { key: 'gems' }, { 'x-api-key': CLIENT_KEY })).status).to.equal(403);
+      expect((await grant('nobody', { key: 'gems' })).body.errors[0].code).to.equal('NOT_FOUND.USER');
+      expect((await grant('granted', { key: 'nothing' })).body.errors[0]).to.include({ code: 'GRANT.REWARD_NOT_FOUND', source: '/key' });
+      expect((await grant('granted', {})).body.errors[0]).to.include({ code: 'BAD_REQUEST', source: '/key' });
+      expect((await grant('granted', { key: 'gems', deactivation: { variant: 'interval', duration: 3 } })).body.errors[0]).to.include({
+        code: 'BAD_REQUEST',
+        source: '/deactivation/period',
+      });
+    });
+  });
+
+  describe('POST /users/{id}/rewards/withdraw-credits', () => {
+    it('drains the earliest-expiring entry first (never-expiring last) and keeps drained entries with 0', async () => {
+      await createUser(svc, 'drain');
+      await grant('drain', { key: 'gems' }); // never expires
+      await grant('drain', { key: 'gems', deactivation: days(30) });
+      await grant('drain', { key: 'gems', deactivation: days(10) });
+      const response = await withdraw('drain', { key: 'gems', amount: 15 });
+      expect(response.status).to.equal(200);
+      const { withdraw_result, user } = withdrawResponse.parse(response.body).data;
+      expect(withdraw_result).to.deep.equal({
+        credits_available_at_start: 30,
+        credits_available_at_end: 15,
+        credits_requested_to_withdraw: 15,
+        credits_withdrawn: 15,
+      });
+      const byExpiry = user.rewards.active.credit.map((entry) => [entry.expires_at === null ? 'never' : Math.round((Date.parse(entry.expires_at) - svc.clock.now().getTime()) / DAY), entry.credits]);
+      expect(byExpiry).to.deep.equal([
+        ['never', 10],
+        [30, 5],
+        [10, 0],
+      ]);
+    });
+
+    it('withdraws what is left when asked for more, then 0', async () => {
+      const partial = (await withdraw('drain', { key: 'gems', amount: 100 })).body.data.withdraw_result;
+      expect(partial).to.deep.equal({ credits_available_at_start: 15, credits_available_at_end: 0, credits_requested_to_withdraw: 100, credits_withdrawn: 15 });
+      const empty = (await withdraw('drain', { key: 'gems', amount: 1 })).body.data.withdraw_result;
+      expect(empty).to.deep.equal({ credits_available_at_start: 0, credits_available_at_end: 0, credits_requested_to_withdraw: 1, credits_withdrawn: 0 });
+    });
+
+    it('operation_id: a repeat returns the original result and debits nothing; other key or amount → 422', async () => {
+      await createUser(svc, 'idem');
+      await grant('idem', { key: 'gems' });
+      const first = (await withdraw('idem', { key: 'gems', amount: 4, operation_id: 'order-1' })).body.data;
+      const repeat = await withdraw('idem', { key: 'gems', amount: 4, operation_id: 'order-1' });
+      expect(repeat.status).to.equal(200);
+      expect(repeat.body.data.withdraw_result).to.deep.equal(first.withdraw_result);
+      expect(repeat.body.data.user.rewards.active.credit[0].credits).to.equal(6);
+      const otherAmount = await withdraw('idem', { key: 'gems', amount: 5, operation_id: 'order-1' });
+      expect(otherAmount.status).to.equal(422);
+      expect(otherAmount.body.errors[0]).to.include({ code: 'WITHDRAW.OPERATION_ID_REUSED', source: '/operation_id' });
+      await putReward(svc, 'coins', { kind: 'credit', name: 'Coins', credits: 1 });
+      expect((await withdraw('idem', { key: 'coins', amount: 4, operation_id: 'order-1' })).body.errors[0].code).to.equal('WITHDRAW.OPERATION_ID_REUSED');
+    });
+
+    it('errors: 400 for every shape rule, 404 user, 422 WITHDRAW.REWARD_NOT_FOUND', async () => {
+      const shapes: [Record<string, unknown>, string][] = [
+        [{ amount: 1 }, '/key'],
+        [{ key: '', amount: 1 }, '/key'],
+        [{ key: 'gems' }, '/amount'],
+        [{ key: 'gems', amount: 0 }, '/amount'],
+        [{ key: 'gems', amount: 1.5 }, '/amount'],
+        [{ key: 'gems', amount: '5' }, '/amount'],
+        [{ key: 'gems', amount: 2_147_483_648 }, '/amount'],
+        [{ key: 'gems', amount: 1, operation_id: '' }, '/operation_id'],
+        [{ key: 'gems', amount: 1, operation_id: 'x'.repeat(129) }, '/operation_id'],
+      ];
+      for (const [body, source] of shapes) {
+        const response = await withdraw('idem', body);
+        expect(response.status, JSON.stringify(body)).to.equal(400);
+        expect(response.body.errors[0]).to.include({ code: 'BAD_REQUEST', source });
+      }
+      expect((await withdraw('nobody', { key: 'gems', amount: 1 })).body.errors[0].code).to.equal('NOT_FOUND.USER');
+      for (const key of ['unknown', 'vip']) {
+        const response = await withdraw('idem', { key, amount: 1 });
+        expect(response.status).to.equal(422);
+        expect(response.body.errors[0]).to.include({ code: 'WITHDRAW.REWARD_NOT_FOUND', source: '/key' });
+      }
+    });
+  });
+
+  describe('invariants under concurrency', () => {
+    it('parallel withdrawals never overdraw: withdrawn = min(requested, granted)', async () => {
+      await createUser(svc, 'crowd');
+      for (let index = 0; index < 5; index += 1) await grant('crowd', { key: 'gems' });
+      const responses = await Promise.all(Array.from({ length: 40 }, () => withdraw('crowd', { key: 'gems', amount: 3 })));
+      expect(responses.every((response) => response.status === 200)).to.equal(true);
+      const results = responses.map((response) => response.body.data.withdraw_result);
+      const withdrawn = results.reduce((sum: number, result: any) => sum + result.credits_withdrawn, 0);
+      expect(withdrawn).to.equal(Math.min(40 * 3, 50));
+      expect(results.every((result: any) => result.credits_available_at_end >= 0)).to.equal(true);
+      expect((await creditEntries('crowd')).reduce((sum: number, entry: any) => sum + entry.credits, 0)).to.equal(0);
+    });
+
+    it('parallel repeats of one operation_id debit once and all answer the same result', async () => {
+      await createUser(svc, 'repeater');
+      await grant('repeater', { key: 'gems' });
+      await grant('repeater', { key: 'gems' });
+      const responses = await Promise.all(Array.from({ length: 30 }, () => withdraw('repeater', { key: 'gems', amount: 7, operation_id: 'pay-42' })));
+      const results = responses.map((response) => JSON.stringify(response.body.data.withdraw_result));
+      expect(new Set(results).size).to.equal(1);
+      expect(JSON.parse(results[0]!)).to.include({ credits_withdrawn: 7, credits_available_at_start: 20 });
+      expect((await creditEntries('repeater')).reduce((sum: number, entry: any) => sum + entry.credits, 0)).to.equal(13);
+      expect(await events(svc, 'stream=user-repeater&type=CreditsWithdrawn')).to.have.length(1);
+    });
+  });
+
+  describe('GET /admin/users/{id}/credit-ledger', () => {
+    it('lists every movement oldest first; deltas sum to the balance and match the entries', async () => {
+      await createUser(svc, 'audited');
+      await grant('audited', { key: 'gems', operation_id: 'g1' });
+      await grant('audited', { key: 'gems', deactivation: days(2) });
+      await withdraw('audited', { key: 'gems', amount: 4, operation_id: 'w1' });
+      svc.clock.advance(3 * DAY);
+      await svc.service.runMaintenance();
+      await withdraw('audited', { key: 'gems', amount: 1 });
+      const response = await svc.admin('GET', '/admin/users/audited/credit-ledger');
+      expect(response.status).to.equal(200);
+      const entries = response.body.data.entries as any[];
+      expect(entries.map((entry) => [entry.kind, entry.delta, entry.balance_after])).to.deep.equal([
+        ['grant', 10, 10],
+        ['grant', 10, 20],
+        ['withdraw', -4, 16],
+        ['expire', -6, 10],
+        ['withdraw', -1, 9],
+      ]);
+      expect(entries.reduce((sum, entry) => sum + entry.delta, 0)).to.equal(9);
+      expect((await creditEntries('audited')).reduce((sum: number, entry: any) => sum + entry.credits, 0)).to.equal(9);
+      expect(entries[0]).to.include({ operation_id: 'g1', key: 'gems' });
+      expect(entries[0].cause).to.include({ type: 'manual' });
+      expect(entries[2]).to.include({ operation_id: 'w1' });
+      expect(entries[2].cause).to.include({ type: 'withdrawal' });
+      expect(entries[3].cause).to.include({ type: 'expiry' });
+      const positions = entries.map((entry) => BigInt(entry.position));
+      expect(positions).to.deep.equal([...positions].sort((a, b) => (a < b ? -1 : 1)));
+      expect((await svc.admin('GET', '/admin/users/audited/credit-ledger?key=other')).body.data.entries).to.deep.equal([]);
+      expect((await svc.admin('GET', '/admin/users/ghost/credit-ledger')).body.errors[0].code).to.equal('NOT_FOUND.USER');
+      expect((await svc.call('GET', '/admin/users/audited/credit-ledger')).status).to.equal(403);
+    });
+  });
+
+  describe('GET /admin/events', () => {
+    it('pages the log in commit order by position, filtered by stream or type', async () => {
+      const first = (await svc.admin('GET', '/admin/events?limit=3')).body.data;
+      expect(first.events).to.have.length(3);
+      expect(first.events[0]).to.have.all.keys('position', 'stream', 'revision', 'id', 'type', 'data', 'metadata', 'recorded_at');
+      expect(first.events[0].metadata).to.include.keys('correlation_id', 'causation_id', 'actor', 'schema_version');
+      const second = (await svc.admin('GET', `/admin/events?limit=3&after=${first.next_after}`)).body.data;
+      expect(BigInt(second.events[0].position) > BigInt(first.next_after)).to.equal(true);
+      const withdrawals = (await svc.admin('GET', '/admin/events?type=CreditsWithdrawn&limit=1000')).body.data.events;
+      expect(withdrawals.length).to.be.greaterThan(0);
+      expect(withdrawals.every((event: any) => event.type === 'CreditsWithdrawn')).to.equal(true);
+      const own = (await svc.admin('GET', '/admin/events?stream=user-audited')).body.data.events;
+      expect(own.map((event: any) => event.revision)).to.deep.equal(own.map((_: unknown, index: number) => index));
+      const users = (await svc.admin('GET', '/admin/events?stream_prefix=reward-')).body.data.events;
+      expect(users.every((event: any) => event.stream.startsWith('reward-'))).to.equal(true);
+      const end = (await svc.admin('GET', '/admin/events?after=999999999')).body.data;
+      expect(end).to.deep.equal({ events: [], next_after: '999999999' });
+      expect((await svc.admin('GET', '/admin/events?limit=1001')).body.errors[0]).to.include({ code: 'BAD_REQUEST', source: 'query:/limit' });
+      expect((await svc.admin('GET', '/admin/events?after=abc')).body.errors[0]).to.include({ code: 'BAD_REQUEST', source: 'query:/after' });
+    });
+  });
+});
