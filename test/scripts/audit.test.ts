@@ -1,0 +1,45 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { expect } from 'chai';
+import { createUser, putReward } from '../support/fixtures.js';
+import { startTestService } from '../support/test-service.js';
+
+function runAudit(dataDir: string) {
+  return spawnSync(process.execPath, ['--import', 'tsx', 'scripts/audit.ts'], { env: { ...process.env, DATA_DIR: dataDir, NODE_ENV: 'test' }, encoding: 'utf8' });
+}
+
+describe('npm run audit', function () {
+  this.timeout(60_000);
+
+  it('passes on consistent data and reports a tampered read model with the event ids involved', async () => {
+    const svc = await startTestService();
+    await putReward(svc, 'tokens', { kind: 'credit', name: 'Tokens', credits: 7 });
+    await createUser(svc, 'honest');
+    await createUser(svc, 'tampered');
+    for (const user of ['honest', 'tampered']) {
+      await svc.admin('POST', `/users/${user}/rewards/grant`, { key: 'tokens' });
+      await svc.call('POST', `/users/${user}/rewards/withdraw-credits`, { key: 'tokens', amount: 3 });
+    }
+    await svc.stop();
+
+    const clean = runAudit(svc.dataDir);
+    expect(clean.status, clean.stderr).to.equal(0);
+    expect(clean.stdout).to.contain('No mismatch');
+
+    const db = new Database(path.join(svc.dataDir, 'referrals.db'));
+    const row = db.prepare("SELECT doc FROM documents WHERE collection = 'users' AND id = 'tampered'").get() as { doc: string };
+    const doc = JSON.parse(row.doc) as { grants: { credits: number }[] };
+    doc.grants[0]!.credits += 100;
+    db.prepare("UPDATE documents SET doc = ? WHERE collection = 'users' AND id = 'tampered'").run(JSON.stringify(doc));
+    db.close();
+
+    const dirty = runAudit(svc.dataDir);
+    expect(dirty.status).to.equal(1);
+    expect(dirty.stdout).to.contain('MISMATCH');
+    expect(dirty.stdout).to.contain('tampered');
+    expect(dirty.stdout).to.contain('read_model');
+    expect(dirty.stdout).to.not.match(/honest.*read_model/);
+    expect(dirty.stdout).to.match(/[0-9a-f]{8}-[0-9a-f]{4}-/);
+  });
+});

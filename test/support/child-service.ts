@@ -1,0 +1,77 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { CLIENT_KEY, SECRET_KEY } from './test-service.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+
+export interface ChildService {
+  url: string;
+  process: ChildProcess;
+  /** SIGKILL: no shutdown, no flush — what a crash looks like. */
+  kill(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+function exited(child: ChildProcess): Promise<void> {
+  return new Promise((resolve) => (child.exitCode !== null || child.signalCode !== null ? resolve() : child.once('exit', () => resolve())));
+}
+
+/** Runs the real service (`src/main.ts`) in a child process on a free port. */
+export async function startChildService(dataDir: string, env: Record<string, string> = {}): Promise<ChildService> {
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(ROOT, 'src/main.ts')], {
+    cwd: ROOT,
+    env: {
+      ...process.env,
+      NODE_ENV: 'test',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      CLIENT_API_KEYS: CLIENT_KEY,
+      SECRET_API_KEYS: SECRET_KEY,
+      LOG_LEVEL: 'info',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    let buffer = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      buffer += chunk.toString();
+      const match = /"url":"(http:\/\/[^"]+)"/.exec(buffer);
+      if (match) resolve(match[1]!);
+    });
+    child.once('exit', (code) => reject(new Error(`service exited with ${code}: ${stderr}`)));
+  });
+  child.stdout!.resume();
+  return {
+    url,
+    process: child,
+    async kill() {
+      child.kill('SIGKILL');
+      await exited(child);
+    },
+    async stop() {
+      child.kill('SIGTERM');
+      await exited(child);
+    },
+  };
+}
+
+export async function post(url: string, pathname: string, body: unknown, key = CLIENT_KEY): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${url}${pathname}`, {
+    method: 'POST',
+    headers: { 'x-api-key': key, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  return { status: response.status, body: await response.json().catch(() => null) };
+}
+
+export async function get(url: string, pathname: string, key = CLIENT_KEY): Promise<{ status: number; body: any }> {
+  const response = await fetch(`${url}${pathname}`, { headers: { 'x-api-key': key } });
+  return { status: response.status, body: await response.json().catch(() => null) };
+}
+
+export { SECRET_KEY };
