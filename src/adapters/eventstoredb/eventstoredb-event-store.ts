@@ -1,0 +1,189 @@
+import {
+  BACKWARDS,
+  END,
+  EventStoreDBClient,
+  FORWARDS,
+  jsonEvent,
+  type ReadPosition,
+  START,
+  type StreamingRead,
+} from '@eventstore/db-client';
+import type {
+  AppendResult,
+  EventStore,
+  ExpectedRevision,
+  NewEvent,
+  ReadAllOptions,
+  ReadStreamOptions,
+  RecordedEvent,
+} from '../../ports/event-store.js';
+import { readFilteredPage } from './eventstoredb-filtered-read.js';
+import { EventStoreDbLogWatcher, type LogWatcherOptions } from './eventstoredb-log-watcher.js';
+import {
+  hasFilter,
+  toEsdbConnectionString,
+  isStreamNotFound,
+  positionOf,
+  toClientExpectedRevision,
+  toPortError,
+  toPortPosition,
+  toReadPosition,
+  toRecordedEvent,
+} from './eventstoredb-mapping.js';
+
+/** Events read per round trip when scanning `$all` past system events. */
+const SCAN_BATCH = 256;
+
+async function collect<E>(read: StreamingRead<E>): Promise<E[]> {
+  const items: E[] = [];
+  for await (const item of read) items.push(item);
+  return items;
+}
+
+function toEventData(event: NewEvent) {
+  return jsonEvent({ id: event.id, type: event.type, data: event.data, metadata: event.metadata });
+}
+
+/**
+ * The EventStore port on EventStoreDB (24.x / KurrentDB via `@eventstore/db-client`).
+ * Revisions are EventStoreDB's own; positions are `$all` commit positions (64-bit).
+ * Re-appending the same event ids at the same expected revision is answered by the server
+ * with the original result (its idempotency check), so nothing is written twice.
+ */
+export class EventStoreDbEventStore implements EventStore {
+  private readonly watcher: EventStoreDbLogWatcher;
+
+  constructor(
+    private readonly client: EventStoreDBClient,
+    watcherOptions: LogWatcherOptions = {},
+  ) {
+    this.watcher = new EventStoreDbLogWatcher(client, watcherOptions);
+  }
+
+  /** `esdb://host:2113?tls=false` (or `kurrentdb://…`, same syntax). */
+  static connect(connectionString: string, watcherOptions: LogWatcherOptions = {}): EventStoreDbEventStore {
+    return new EventStoreDbEventStore(EventStoreDBClient.connectionString(toEsdbConnectionString(connectionString)), watcherOptions);
+  }
+
+  async append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    if (events.length === 0) throw new Error('append needs at least one event');
+    const expectedRevision = toClientExpectedRevision(expected);
+    let appended;
+    try {
+      appended = await this.client.appendToStream(stream, events.map(toEventData), { expectedRevision });
+    } catch (error) {
+      throw toPortError(error, { stream, expected });
+    }
+    const nextExpectedRevision = Number(appended.nextExpectedRevision);
+    const position = (await this.positionOfRevision(stream, nextExpectedRevision)) ?? toPortPosition(appended.position);
+    if (position === null) throw new Error(`EventStoreDB did not report a position for the append to ${stream}`);
+    return { nextExpectedRevision, position };
+  }
+
+  /**
+   * The `$all` position of one event, read from the leader. The append response carries the
+   * position of the write as a whole (for several events, not the last one's; for an
+   * idempotent repeat, not always the original's), so the result is taken from the event.
+   * Null when the server does not say (then the append response is used).
+   */
+  private async positionOfRevision(stream: string, revision: number): Promise<bigint | null> {
+    try {
+      const [resolved] = await collect(
+        this.client.readStream(stream, { fromRevision: BigInt(revision), maxCount: 1, direction: FORWARDS, requiresLeader: true }),
+      );
+      return resolved === undefined ? null : positionOf(resolved);
+    } catch {
+      return null;
+    }
+  }
+
+  async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+    const backwards = options.direction === 'backwards';
+    if (options.maxCount !== undefined && options.maxCount <= 0) return [];
+    if (options.fromRevision !== undefined && (!Number.isSafeInteger(options.fromRevision) || options.fromRevision < 0)) {
+      throw new RangeError(`fromRevision must be a non-negative integer, got ${options.fromRevision}`);
+    }
+    const fromRevision = options.fromRevision === undefined ? (backwards ? END : START) : BigInt(options.fromRevision);
+    try {
+      const resolved = await collect(
+        this.client.readStream(stream, {
+          fromRevision,
+          direction: backwards ? BACKWARDS : FORWARDS,
+          ...(options.maxCount === undefined ? {} : { maxCount: options.maxCount }),
+          requiresLeader: true,
+        }),
+      );
+      return resolved.map(toRecordedEvent).filter((event): event is RecordedEvent => event !== null);
+    } catch (error) {
+      if (isStreamNotFound(error)) return [];
+      throw toPortError(error);
+    }
+  }
+
+  async readAll({ after, limit, filter }: ReadAllOptions): Promise<RecordedEvent[]> {
+    if (limit <= 0) return [];
+    try {
+      if (hasFilter(filter)) {
+        const head = await this.headPosition();
+        if (head === null) return [];
+        return await readFilteredPage(this.client, { after, limit, filter, head });
+      }
+      return await this.readUnfilteredPage(after, limit);
+    } catch (error) {
+      throw toPortError(error);
+    }
+  }
+
+  /** Reads `$all` forwards from `after` (exclusive), skipping system events, until `limit` events or the end. */
+  private async readUnfilteredPage(after: bigint | null, limit: number): Promise<RecordedEvent[]> {
+    const page: RecordedEvent[] = [];
+    let cursor = after;
+    for (;;) {
+      // +1: a read from a position includes the event at that position, which was already seen.
+      const wanted = Math.min(limit - page.length, SCAN_BATCH) + 1;
+      const batch = await collect(this.client.readAll({ fromPosition: toReadPosition(cursor), maxCount: wanted, direction: FORWARDS }));
+      let last: bigint | null = null;
+      for (const resolved of batch) {
+        const position = positionOf(resolved);
+        if (position === null || (cursor !== null && position <= cursor)) continue;
+        last = position;
+        const event = toRecordedEvent(resolved);
+        if (event !== null && page.length < limit) page.push(event);
+      }
+      if (page.length >= limit || batch.length < wanted || last === null) return page;
+      cursor = last;
+    }
+  }
+
+  async headPosition(): Promise<bigint | null> {
+    try {
+      let from: ReadPosition = END;
+      let cursor: bigint | null = null;
+      for (;;) {
+        const batch = await collect(this.client.readAll({ fromPosition: from, maxCount: SCAN_BATCH, direction: BACKWARDS }));
+        let last: bigint | null = null;
+        for (const resolved of batch) {
+          const position = positionOf(resolved);
+          if (position === null || (cursor !== null && position >= cursor)) continue;
+          last = position;
+          const event = toRecordedEvent(resolved);
+          if (event !== null) return event.position;
+        }
+        if (batch.length < SCAN_BATCH || last === null) return null;
+        cursor = last;
+        from = { commit: last, prepare: last };
+      }
+    } catch (error) {
+      throw toPortError(error);
+    }
+  }
+
+  watch(listener: () => void): () => void {
+    return this.watcher.add(listener);
+  }
+
+  async close(): Promise<void> {
+    this.watcher.close();
+    await this.client.dispose();
+  }
+}
