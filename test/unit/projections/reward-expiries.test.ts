@@ -1,0 +1,34 @@
+import { expect } from 'chai';
+import { describe, it } from 'mocha';
+import { REWARD_EXPIRIES, rewardExpiriesProjection } from '../../../projections/reward-expiries.js';
+import { DAY, event, iso, projected, rewardGranted, TestLog } from '../../support/events.js';
+
+describe('reward_expiries projection (what the expiry sweep looks at)', () => {
+  it('lists every granted entry that will expire, per user and grant', () => {
+    const log = new TestLog();
+    log.append('user-ann', rewardGranted({ grant_id: 'g1', expires_at: iso(DAY) }), rewardGranted({ grant_id: 'g2', reward_key: 'vip', kind: 'basic', expires_at: iso(2 * DAY) }));
+    log.append('user-bob', rewardGranted({ grant_id: 'g1', expires_at: iso(3 * DAY) }));
+    expect(projected(rewardExpiriesProjection, log.events)).to.deep.equal({
+      [`${REWARD_EXPIRIES}/user-ann/g1`]: { app_user_id: 'ann', grant_id: 'g1', expires_at: iso(DAY) },
+      [`${REWARD_EXPIRIES}/user-ann/g2`]: { app_user_id: 'ann', grant_id: 'g2', expires_at: iso(2 * DAY) },
+      [`${REWARD_EXPIRIES}/user-bob/g1`]: { app_user_id: 'bob', grant_id: 'g1', expires_at: iso(3 * DAY) },
+    });
+  });
+
+  it('leaves out entries that never expire', () => {
+    const log = new TestLog();
+    log.append('user-ann', rewardGranted({ grant_id: 'g1', expires_at: null }));
+    expect(projected(rewardExpiriesProjection, log.events)).to.deep.equal({});
+  });
+
+  it('drops an entry once its expiry is recorded', () => {
+    const log = new TestLog();
+    log.append(
+      'user-ann',
+      rewardGranted({ grant_id: 'g1', credits: 5, balance_after: 5, expires_at: iso(DAY) }),
+      rewardGranted({ grant_id: 'g2', credits: 5, balance_after: 10, expires_at: iso(2 * DAY) }),
+      event('RewardExpired', { grant_id: 'g1', reward_key: 'coins', kind: 'credit', expired_at: iso(DAY), credits_forfeited: 5, balance_after: 5 }),
+    );
+    expect(Object.keys(projected(rewardExpiriesProjection, log.events))).to.deep.equal([`${REWARD_EXPIRIES}/user-ann/g2`]);
+  });
+});
