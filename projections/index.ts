@@ -2,6 +2,7 @@ import { catalogProjection } from './catalog.js';
 import { claimSlotsProjection } from './claim-slots.js';
 import { claimStatsProjection } from './claim-stats.js';
 import { codesProjection } from './codes.js';
+import { creditLedgerProjection } from './credit-ledger.js';
 import type { Projection } from './projection.js';
 import { rewardExpiriesProjection } from './reward-expiries.js';
 import { storeOfferCodesProjection } from './store-offer-codes.js';
@@ -15,5 +16,6 @@ export const allProjections: Projection[] = [
   claimStatsProjection,
   rewardExpiriesProjection,
   claimSlotsProjection,
+  creditLedgerProjection,
   storeOfferCodesProjection,
 ];
