@@ -69,6 +69,8 @@ export const userEvents = {
     /** For credit rewards: the user's active credits of this key after the grant. */
     balance_after: z.number().int().nullable(),
   }),
+  /** A manual grant with an operation_id found the (non-stacking) reward already active: nothing added, the operation remembered. */
+  RewardGrantSkipped: z.object({ reward_key: z.string(), operation_id: z.string(), reason: z.literal('already_active') }),
   RewardValueAssigned: z.object({ grant_id: z.string(), assigned_at: isoDateTime, value: pooledValueSchema }),
   RewardExpired: z.object({
     grant_id: z.string(),

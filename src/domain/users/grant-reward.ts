@@ -22,7 +22,7 @@ export function decideGrantReward(state: UserState, command: GrantRewardCommand)
     const earlier = state.operations[operationId];
     if (earlier) {
       if (earlier.kind === 'grant' && earlier.key === command.key) {
-        return { events: [], result: { created: true, granted: [String(earlier.result.grant_id)] } };
+        return { events: [], result: earlier.result as { created: boolean; granted: string[] } };
       }
       throw new DomainError('GRANT.OPERATION_ID_REUSED', 'operation_id was already used for a different operation', '/operation_id');
     }
@@ -31,5 +31,9 @@ export function decideGrantReward(state: UserState, command: GrantRewardCommand)
   const current = expiries.reduce(evolveUser, state);
   const grants = grantRewards(current, [command.spec], { type: 'manual', operation_id: operationId }, command.grant_id_prefix, command.now);
   const granted = grants.flatMap((event) => (event.type === 'RewardGranted' ? [event.data.grant_id] : []));
+  if (granted.length === 0 && operationId !== null) {
+    // Nothing added, but the operation succeeded: remember it like any other.
+    grants.push({ type: 'RewardGrantSkipped', data: { reward_key: command.key, operation_id: operationId, reason: 'already_active' } });
+  }
   return { events: [...expiries, ...grants], result: { created: granted.length > 0, granted } };
 }

@@ -112,11 +112,19 @@ export function evolveUser(state: UserState, event: DomainEvent): UserState {
         data.cause.type === 'manual' && data.cause.operation_id !== null
           ? {
               ...state.operations,
-              [data.cause.operation_id]: { kind: 'grant' as const, key: data.reward_key, amount: null, result: { grant_id: data.grant_id } },
+              [data.cause.operation_id]: { kind: 'grant' as const, key: data.reward_key, amount: null, result: { created: true, granted: [data.grant_id] } },
             }
           : state.operations;
       return { ...state, grants: [...state.grants, grant], operations };
     }
+    case 'RewardGrantSkipped':
+      return {
+        ...state,
+        operations: {
+          ...state.operations,
+          [event.data.operation_id]: { kind: 'grant', key: event.data.reward_key, amount: null, result: { created: false, granted: [] } },
+        },
+      };
     case 'RewardValueAssigned':
       return updateGrant(state, event.data.grant_id, (grant) => ({
         ...grant,
