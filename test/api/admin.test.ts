@@ -176,4 +176,28 @@ describe('API: admin configuration (SPEC §7.1–§7.5)', () => {
       expect((await svc.admin('POST', '/admin/rewards/none/codes', { codes: [{ value: 'X', expires_at: '2099-01-01T00:00:00Z' }] })).status).to.equal(404);
     });
   });
+
+  describe('offer code references (runs last: it creates the store catalog)', () => {
+    it('422 REWARD.OFFER_CODE_UNKNOWN only once a catalog exists and the offer code is not in it', async () => {
+      const offer = (id: string) => ({ kind: 'offer_code', name: 'Offer', offer_code_id: id, offer_code_ref_name: 'ref', subscription_product_id: 'p1' });
+      expect((await svc.admin('PUT', '/admin/rewards/before-catalog', offer('anything'))).status).to.equal(201);
+      const catalogEntry = {
+        offer_code: {
+          name: 'Half price',
+          customer_eligibilities: ['NEW'],
+          offer_eligibility: 'STACK_WITH_INTRO_OFFERS',
+          duration: 'THREE_MONTHS',
+          offer_mode: 'PAY_AS_YOU_GO',
+          number_of_periods: 3,
+          prices: [{ territory: 'USA', price: '4.99', currency: 'USD' }],
+        },
+        subscription: { id: 's1', product_id: 'com.example.yearly', name: 'Yearly', subscription_period: 'ONE_YEAR', prices: [{ territory: 'USA', price: '39.99', currency: 'USD' }] },
+      };
+      expect((await svc.admin('PUT', '/admin/store/offer-codes/known-offer', catalogEntry)).status).to.equal(201);
+      const unknown = await svc.admin('PUT', '/admin/rewards/typo', offer('knwon-offer'));
+      expect(unknown.status).to.equal(422);
+      expect(unknown.body.errors[0]).to.include({ code: 'REWARD.OFFER_CODE_UNKNOWN', source: '/offer_code_id' });
+      expect((await svc.admin('PUT', '/admin/rewards/typo', offer('known-offer'))).status).to.equal(201);
+    });
+  });
 });
