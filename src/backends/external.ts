@@ -1,5 +1,49 @@
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import { EventStoreDbEventStore } from '../adapters/eventstoredb/eventstoredb-event-store.js';
+import { MongoLease } from '../adapters/mongodb/mongo-lease.js';
+import { MongoReadStore } from '../adapters/mongodb/mongo-read-store.js';
+import type { Logger } from '../ports/logger.js';
 import type { Backend } from './backend.js';
 
-export async function openExternalBackend(_eventStoreUrl: string, _mongoUrl: string, _database: string): Promise<Backend> {
-  throw new Error('The EventStoreDB + MongoDB backend is being written (issue 5)');
+/** How long a projector's lease lasts without renewal; a standby takes over after at most this. */
+export const PROJECTOR_LEASE_TTL_MS = 15_000;
+
+export interface ExternalBackend extends Backend {
+  name: 'external';
+  /**
+   * The lease that keeps one projector process writing the read models at a time. Each call
+   * makes a new owner identity (host, pid, random), so call it once per process.
+   */
+  projectorLease(): MongoLease;
+}
+
+/** Events in EventStoreDB, read models (and the projector lease) in MongoDB. */
+export async function openExternalBackend(eventStoreUrl: string, mongoUrl: string, database: string, logger?: Logger): Promise<ExternalBackend> {
+  const eventStore = EventStoreDbEventStore.connect(eventStoreUrl, {
+    onDropped: (error, retryInMs) =>
+      logger?.warn({ err: error, retryInMs }, 'EventStoreDB live subscription dropped; re-subscribing'),
+  });
+  let readStore: MongoReadStore;
+  try {
+    readStore = await MongoReadStore.connect(mongoUrl, database);
+  } catch (error) {
+    await eventStore.close();
+    throw error;
+  }
+  return {
+    name: 'external',
+    eventStore,
+    readStore,
+    projectorLease: () =>
+      new MongoLease(readStore.database, {
+        name: 'projector',
+        owner: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+        ttlMs: PROJECTOR_LEASE_TTL_MS,
+      }),
+    async close() {
+      await eventStore.close();
+      await readStore.close();
+    },
+  };
 }

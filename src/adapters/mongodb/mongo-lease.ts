@@ -1,0 +1,191 @@
+import { type Collection, type Db, type Document, MongoServerError } from 'mongodb';
+import { DUPLICATE_KEY } from './mongo-mapping.js';
+
+/**
+ * A named lease in MongoDB: at most one owner holds it at a time, until it expires unless
+ * renewed. Expiry is judged on the MongoDB server's clock (`$$NOW`), so clock skew between
+ * projector hosts cannot make two of them hold it at once. The owner's own view of "held"
+ * is conservative: measured from before its last successful renewal was sent.
+ *
+ * Used to keep a single projector process writing the read models: a second projector
+ * waits (hot standby) and takes over once the first stops renewing.
+ */
+export interface LeaseDocument {
+  _id: string;
+  owner: string;
+  expires_at: Date;
+  acquired_at: Date;
+  renewed_at: Date;
+}
+
+export interface LeaseOptions {
+  /** Which lease (e.g. "projector"). */
+  name: string;
+  /** Unique per process (host, pid and a random part). */
+  owner: string;
+  /** How long a taken or renewed lease lasts without renewal. */
+  ttlMs: number;
+  /** Local monotonic-enough clock in ms (injectable for tests). */
+  now?: () => number;
+}
+
+const LEASES = 'leases';
+
+/** The update pipeline of `tryAcquire`, judged entirely on the server's clock. */
+export function takeOrRenew(owner: string, ttlMs: number): Document[] {
+  const mayTake = {
+    $or: [{ $eq: [{ $ifNull: ['$owner', null] }, null] }, { $eq: ['$owner', owner] }, { $lt: ['$expires_at', '$$NOW'] }],
+  };
+  return [
+    { $set: { _may_take: mayTake } },
+    {
+      $set: {
+        // Every expression of one stage sees the document as it entered the stage.
+        owner: { $cond: ['$_may_take', owner, '$owner'] },
+        expires_at: { $cond: ['$_may_take', { $add: ['$$NOW', ttlMs] }, '$expires_at'] },
+        renewed_at: { $cond: ['$_may_take', '$$NOW', '$renewed_at'] },
+        acquired_at: { $cond: [{ $and: ['$_may_take', { $ne: ['$owner', owner] }] }, '$$NOW', '$acquired_at'] },
+      },
+    },
+    { $unset: '_may_take' },
+  ];
+}
+
+export class MongoLease {
+  private readonly leases: Collection<LeaseDocument>;
+  private readonly now: () => number;
+  private heldUntil = 0;
+
+  constructor(
+    db: Db,
+    private readonly options: LeaseOptions,
+  ) {
+    this.leases = db.collection<LeaseDocument>(LEASES);
+    this.now = options.now ?? (() => Date.now());
+  }
+
+  get owner(): string {
+    return this.options.owner;
+  }
+
+  /**
+   * Takes the lease when it is free or expired, or renews it when this owner holds it.
+   * Returns whether this owner holds it now.
+   */
+  async tryAcquire(): Promise<boolean> {
+    const sentAt = this.now();
+    const { name, owner, ttlMs } = this.options;
+    let lease: LeaseDocument | null;
+    try {
+      // One atomic pipeline update (upserts may not use $expr filters): take the lease when it is
+      // free, expired or already ours; otherwise leave it as it is. Then see who holds it.
+      lease = await this.leases.findOneAndUpdate({ _id: name }, takeOrRenew(owner, ttlMs), { upsert: true, returnDocument: 'after' });
+    } catch (error) {
+      this.heldUntil = 0;
+      // Two first-time takers raced on the insert: the other one won this round.
+      if (error instanceof MongoServerError && error.code === DUPLICATE_KEY) return false;
+      // Unknown outcome (e.g. network): do not count on holding it.
+      throw error;
+    }
+    if (lease?.owner !== owner) {
+      this.heldUntil = 0;
+      return false;
+    }
+    this.heldUntil = sentAt + ttlMs;
+    return true;
+  }
+
+  /** Whether this owner may still act as the holder (false once a renewal is overdue). */
+  isHeld(): boolean {
+    return this.now() < this.heldUntil;
+  }
+
+  /** Gives the lease up so a standby can take over at once. */
+  async release(): Promise<void> {
+    this.heldUntil = 0;
+    await this.leases.deleteOne({ _id: this.options.name, owner: this.options.owner });
+  }
+
+  /** Who holds the lease and until when (operators, tests). */
+  async holder(): Promise<LeaseDocument | null> {
+    return this.leases.findOne({ _id: this.options.name });
+  }
+}
+
+export interface LeaseKeeperHooks {
+  /** This process just became the holder: start the exclusive work. */
+  onAcquired(): Promise<void> | void;
+  /** The lease was lost (renewal failed or overdue): stop the exclusive work now. */
+  onLost(reason: unknown): Promise<void> | void;
+  /** A renewal attempt failed (the lease may still be held until it expires). */
+  onError?(error: unknown): void;
+}
+
+/**
+ * Keeps trying to hold a lease: renews it every `renewEveryMs` while held (ttl/3 is a good
+ * value), retries taking it at the same pace while another owner holds it, and calls the hooks
+ * on every change. Never gives up; `stop()` releases the lease.
+ */
+export class LeaseKeeper {
+  private timer: NodeJS.Timeout | null = null;
+  private holding = false;
+  private running = false;
+  private tick: Promise<void> = Promise.resolve();
+
+  constructor(
+    private readonly lease: MongoLease,
+    private readonly hooks: LeaseKeeperHooks,
+    private readonly renewEveryMs: number,
+  ) {}
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.schedule(0);
+  }
+
+  /** Stops renewing, runs onLost if held, and releases the lease. */
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await this.tick;
+    if (this.holding) {
+      this.holding = false;
+      await this.hooks.onLost(new Error('stopping'));
+    }
+    await this.lease.release().catch((error: unknown) => this.hooks.onError?.(error));
+  }
+
+  /** One round: try to take or renew, then react to a change. Exposed for tests. */
+  async runOnce(): Promise<void> {
+    let held = false;
+    let failure: unknown = null;
+    try {
+      held = await this.lease.tryAcquire();
+    } catch (error) {
+      failure = error;
+      this.hooks.onError?.(error);
+      // A failed renewal does not end the lease yet; its expiry does.
+      held = this.lease.isHeld();
+    }
+    if (held && !this.holding) {
+      this.holding = true;
+      await this.hooks.onAcquired();
+    } else if (!held && this.holding) {
+      this.holding = false;
+      await this.hooks.onLost(failure ?? new Error(`lease taken over or expired (owner ${this.lease.owner})`));
+    }
+  }
+
+  private schedule(delayMs: number): void {
+    this.timer = setTimeout(() => {
+      this.timer = null;
+      this.tick = this.runOnce()
+        .catch((error: unknown) => this.hooks.onError?.(error))
+        .finally(() => {
+          if (this.running) this.schedule(this.renewEveryMs);
+        });
+    }, delayMs);
+  }
+}

@@ -1,0 +1,204 @@
+/**
+ * Pure rules of the MongoDB read store: how positions, documents, queries and guarded writes
+ * look in MongoDB, and what its errors mean for the port. No I/O, so each is unit-tested.
+ *
+ * Storage shape, one collection per read-model collection (`rm_<name>`):
+ *   { _id: <document id>, position: <20-digit zero-padded decimal>, doc: { ...the document } }
+ * Positions are EventStoreDB commit positions (up to 2^64): as fixed-width decimal strings they
+ * keep their order in MongoDB's string comparison and never lose precision.
+ */
+import {
+  type AnyBulkWriteOperation,
+  type Filter,
+  MongoBulkWriteError,
+  MongoError,
+  MongoNetworkError,
+  MongoNotConnectedError,
+  MongoServerClosedError,
+  MongoServerError,
+  MongoServerSelectionError,
+  MongoTopologyClosedError,
+  type Sort,
+} from 'mongodb';
+import type { DocumentChange, FindQuery, Scalar } from '../../ports/read-store.js';
+
+export interface StoredDocument {
+  _id: string;
+  position: string;
+  doc: Record<string, unknown>;
+}
+
+export interface StoredCheckpoint {
+  _id: string;
+  position: string | null;
+  version: number;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Positions
+
+const POSITION_DIGITS = 20;
+const MAX_POSITION = 2n ** 64n - 1n;
+
+export function formatPosition(position: bigint): string {
+  if (position < 0n || position > MAX_POSITION) throw new RangeError(`Position ${position} is outside 0…2^64-1`);
+  return position.toString(10).padStart(POSITION_DIGITS, '0');
+}
+
+export function parsePosition(stored: string | null | undefined): bigint | null {
+  if (stored === null || stored === undefined) return null;
+  if (!/^\d{1,20}$/.test(stored)) throw new Error(`Stored position ${JSON.stringify(stored)} is not a decimal position`);
+  return BigInt(stored);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Names
+
+const COLLECTION = /^[A-Za-z0-9_-]+$/;
+const FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** The MongoDB collection holding a read-model collection. */
+export function collectionName(collection: string): string {
+  if (!COLLECTION.test(collection)) throw new Error(`Invalid collection name ${JSON.stringify(collection)}`);
+  return `rm_${collection}`;
+}
+
+/** A top-level document field as a path inside the stored wrapper. */
+export function fieldPath(field: string): string {
+  if (!FIELD.test(field)) throw new Error(`Invalid field name ${JSON.stringify(field)}`);
+  return `doc.${field}`;
+}
+
+export function indexName(field: string): string {
+  return `doc_${field}_1`;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Documents
+
+/**
+ * The document as JSON would store it (what the SQLite adapter keeps): dates become strings,
+ * undefined disappears. Throws on what JSON cannot hold (cycles, BigInt), before any write.
+ */
+export function toJsonDocument(doc: Record<string, unknown>): Record<string, unknown> {
+  const parsed: unknown = JSON.parse(JSON.stringify(doc));
+  if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new TypeError('A read-model document must be a JSON object');
+  return parsed as Record<string, unknown>;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Queries
+
+function equality(where: Record<string, Scalar> = {}): Filter<StoredDocument>[] {
+  // null matches null and missing fields, like SQL's json_extract(...) IS NULL.
+  return Object.entries(where).map(([field, value]) => ({ [fieldPath(field)]: value }) as Filter<StoredDocument>);
+}
+
+function allOf(conditions: Filter<StoredDocument>[]): Filter<StoredDocument> {
+  if (conditions.length === 0) return {};
+  if (conditions.length === 1) return conditions[0]!;
+  return { $and: conditions };
+}
+
+export function whereFilter(where?: Record<string, Scalar>): Filter<StoredDocument> {
+  return allOf(equality(where));
+}
+
+export function findFilter(query: FindQuery): Filter<StoredDocument> {
+  const conditions = equality(query.where);
+  if (query.atMost) conditions.push({ [fieldPath(query.atMost.field)]: { $lte: query.atMost.value } } as Filter<StoredDocument>);
+  if (query.afterId !== undefined) conditions.push({ _id: { $gt: query.afterId } });
+  return allOf(conditions);
+}
+
+/** Ordered by the field (when asked), ties and the default by id. */
+export function findSort(query: FindQuery): Sort {
+  if (!query.orderBy) return [['_id', 1]];
+  return [
+    [fieldPath(query.orderBy.field), query.orderBy.direction === 'desc' ? -1 : 1],
+    ['_id', 1],
+  ];
+}
+
+// ---------------------------------------------------------------------------------------------
+// Guarded writes
+
+/**
+ * A change as a write that only lands when the stored document reflects an older position.
+ * When the stored one is as new or newer, the filter misses and the upsert's insert collides
+ * on `_id`: the duplicate-key error means "already applied" (see `classifyWriteErrors`).
+ */
+export function guardedWrite(change: DocumentChange, position: bigint): AnyBulkWriteOperation<StoredDocument> {
+  const stamped = formatPosition(position);
+  const filter = { _id: change.id, position: { $lt: stamped } };
+  if (change.op === 'delete') return { deleteOne: { filter } };
+  return { replaceOne: { filter, replacement: { position: stamped, doc: change.doc } as StoredDocument, upsert: true } };
+}
+
+/** The checkpoint only moves forwards; a stale write collides on `_id` (= already applied). */
+export function checkpointWrite(projector: string, position: bigint, version: number) {
+  const stamped = formatPosition(position);
+  return {
+    filter: { _id: projector, $or: [{ position: null }, { position: { $lt: stamped } }] } as Filter<StoredCheckpoint>,
+    update: { $set: { position: stamped, version } },
+  };
+}
+
+export const DUPLICATE_KEY = 11000;
+
+export interface WriteErrorsVerdict {
+  /** Indexes (in the bulk) of the writes that lost to a newer stored document: already applied. */
+  alreadyApplied: number[];
+  /** True when every error was such a duplicate key; otherwise the failure is real. */
+  onlyAlreadyApplied: boolean;
+}
+
+/** Reads a bulk write failure: duplicate keys on guarded upserts are not failures. */
+export function classifyWriteErrors(error: unknown): WriteErrorsVerdict | null {
+  if (error instanceof MongoBulkWriteError) {
+    const errors = Array.isArray(error.writeErrors) ? error.writeErrors : [error.writeErrors];
+    if (errors.length === 0) return { alreadyApplied: [], onlyAlreadyApplied: false };
+    const duplicates = errors.filter((writeError) => writeError.code === DUPLICATE_KEY);
+    return { alreadyApplied: duplicates.map((writeError) => writeError.index), onlyAlreadyApplied: duplicates.length === errors.length };
+  }
+  if (isDuplicateKey(error)) return { alreadyApplied: [], onlyAlreadyApplied: true };
+  return null;
+}
+
+export function isDuplicateKey(error: unknown): boolean {
+  return error instanceof MongoServerError && error.code === DUPLICATE_KEY;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Availability
+
+const TRANSIENT_CODES = new Set([
+  6, // HostUnreachable
+  7, // HostNotFound
+  89, // NetworkTimeout
+  91, // ShutdownInProgress
+  189, // PrimarySteppedDown
+  262, // ExceededTimeLimit
+  9001, // SocketException
+  10107, // NotWritablePrimary
+  11600, // InterruptedAtShutdown
+  11602, // InterruptedDueToReplStateChange
+  13435, // NotPrimaryNoSecondaryOk
+  13436, // NotPrimaryOrSecondary
+]);
+
+/** Failures that mean "MongoDB is not reachable or has no primary right now". */
+export function isTransientMongoError(error: unknown): boolean {
+  if (
+    error instanceof MongoNetworkError ||
+    error instanceof MongoServerSelectionError ||
+    error instanceof MongoNotConnectedError ||
+    error instanceof MongoTopologyClosedError ||
+    error instanceof MongoServerClosedError
+  ) {
+    return true;
+  }
+  if (!(error instanceof MongoError)) return false;
+  if (error.hasErrorLabel('RetryableWriteError') || error.hasErrorLabel('TransientTransactionError')) return true;
+  return typeof error.code === 'number' && TRANSIENT_CODES.has(error.code);
+}

@@ -1,0 +1,225 @@
+import { type AnyBulkWriteOperation, type ClientSession, type Collection, type Db, MongoClient } from 'mongodb';
+import { StoreUnavailableError } from '../../ports/event-store.js';
+import type { Checkpoint, DocumentChange, FindQuery, ProjectorBatch, ReadStore, Scalar } from '../../ports/read-store.js';
+import {
+  checkpointWrite,
+  classifyWriteErrors,
+  collectionName,
+  fieldPath,
+  findFilter,
+  findSort,
+  formatPosition,
+  guardedWrite,
+  indexName,
+  isDuplicateKey,
+  isTransientMongoError,
+  parsePosition,
+  type StoredCheckpoint,
+  type StoredDocument,
+  toJsonDocument,
+  whereFilter,
+} from './mongo-mapping.js';
+
+const CHECKPOINTS = 'checkpoints';
+
+/** Thrown inside a transaction when guarded writes met newer documents: retried without them. */
+class AlreadyAppliedInTransaction extends Error {
+  constructor(readonly keys: string[]) {
+    super(`${keys.length} document(s) already reflect a newer position`);
+  }
+}
+
+async function guardMongo<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (isTransientMongoError(error)) {
+      throw new StoreUnavailableError(`MongoDB unavailable: ${(error as Error).message}`, { cause: error });
+    }
+    throw error;
+  }
+}
+
+function changeKey(collection: string, id: string): string {
+  return `${collection}\u0000${id}`;
+}
+
+/** Does the deployment run transactions (a replica set or a sharded cluster)? */
+async function supportsTransactions(db: Db): Promise<boolean> {
+  const hello = await db.admin().command({ hello: 1 });
+  return typeof hello.setName === 'string' || hello.msg === 'isdbgrid';
+}
+
+/**
+ * The ReadStore port on MongoDB. Every document carries the position it reflects and every
+ * write is guarded by it, so a replayed or stale batch is a no-op; the projector's checkpoint
+ * is written after its documents and only moves forwards. On a replica set (the supported
+ * deployment) each batch also runs in a transaction, so a crash never leaves a batch's
+ * documents ahead of its checkpoint.
+ */
+export class MongoReadStore implements ReadStore {
+  private constructor(
+    private readonly client: MongoClient,
+    private readonly db: Db,
+    private readonly transactions: boolean,
+  ) {}
+
+  static async connect(url: string, database: string): Promise<MongoReadStore> {
+    const explicitTimeout = /[?&]serverSelectionTimeoutMS=/i.test(url);
+    const client = new MongoClient(url, { ignoreUndefined: true, ...(explicitTimeout ? {} : { serverSelectionTimeoutMS: 10_000 }) });
+    return guardMongo(async () => {
+      await client.connect();
+      const db = client.db(database);
+      await db.collection<StoredCheckpoint>(CHECKPOINTS).createIndex({ position: 1 }, { name: 'position_1' });
+      return new MongoReadStore(client, db, await supportsTransactions(db));
+    });
+  }
+
+  /** The database handle (for companions such as the projector lease). */
+  get database(): Db {
+    return this.db;
+  }
+
+  private documents(collection: string): Collection<StoredDocument> {
+    return this.db.collection<StoredDocument>(collectionName(collection));
+  }
+
+  private get checkpoints(): Collection<StoredCheckpoint> {
+    return this.db.collection<StoredCheckpoint>(CHECKPOINTS);
+  }
+
+  async ensureIndexes(collection: string, fields: string[]): Promise<void> {
+    const target = this.documents(collection);
+    await guardMongo(async () => {
+      for (const field of fields) await target.createIndex({ [fieldPath(field)]: 1 }, { name: indexName(field) });
+    });
+  }
+
+  async get<T extends Record<string, unknown>>(collection: string, id: string): Promise<T | null> {
+    const found = await guardMongo(() => this.documents(collection).findOne({ _id: id }, { projection: { doc: 1 } }));
+    return found ? (found.doc as T) : null;
+  }
+
+  async getMany<T extends Record<string, unknown>>(collection: string, ids: string[]): Promise<Map<string, T>> {
+    const unique = [...new Set(ids)];
+    const result = new Map<string, T>();
+    if (unique.length === 0) return result;
+    const found = await guardMongo(() => this.documents(collection).find({ _id: { $in: unique } }, { projection: { doc: 1 } }).toArray());
+    for (const stored of found) result.set(stored._id, stored.doc as T);
+    return result;
+  }
+
+  async find<T extends Record<string, unknown>>(collection: string, query: FindQuery = {}): Promise<T[]> {
+    if (query.limit !== undefined && query.limit <= 0) return [];
+    const filter = findFilter(query);
+    const sort = findSort(query);
+    const found = await guardMongo(() => {
+      const cursor = this.documents(collection).find(filter, { projection: { doc: 1 } }).sort(sort);
+      if (query.limit !== undefined) cursor.limit(query.limit);
+      return cursor.toArray();
+    });
+    return found.map((stored) => stored.doc as T);
+  }
+
+  async count(collection: string, where?: Record<string, Scalar>): Promise<number> {
+    const filter = whereFilter(where);
+    return guardMongo(() => this.documents(collection).countDocuments(filter));
+  }
+
+  async commitBatches(batches: ProjectorBatch[]): Promise<void> {
+    // Every document is checked (and normalised to JSON) before anything is written.
+    const prepared = batches.map((batch) => ({
+      ...batch,
+      changes: batch.changes.map((change): DocumentChange => (change.op === 'put' ? { ...change, doc: toJsonDocument(change.doc) } : change)),
+    }));
+    await guardMongo(async () => {
+      for (const batch of prepared) {
+        if (this.transactions) await this.applyInTransaction(batch);
+        else await this.applyBatch(batch, null, new Set());
+      }
+    });
+  }
+
+  private async applyInTransaction(batch: ProjectorBatch): Promise<void> {
+    const skip = new Set<string>();
+    const session = this.client.startSession();
+    try {
+      // Each round either commits or learns at least one more already-applied document.
+      for (let round = 0; round <= batch.changes.length; round += 1) {
+        try {
+          await session.withTransaction(() => this.applyBatch(batch, session, skip));
+          return;
+        } catch (error) {
+          if (!(error instanceof AlreadyAppliedInTransaction)) throw error;
+          for (const key of error.keys) skip.add(key);
+        }
+      }
+      throw new Error(`Batch of ${batch.projector} at ${batch.position} kept colliding with newer documents`);
+    } finally {
+      await session.endSession();
+    }
+  }
+
+  /**
+   * Writes one batch: guarded document writes per collection, then the checkpoint. A batch the
+   * checkpoint has already passed is skipped whole. Duplicate keys on guarded writes mean a
+   * newer version is stored: outside a transaction they are simply done; inside one they abort
+   * it (MongoDB aborts on any write error), and the caller retries without those documents.
+   */
+  private async applyBatch(batch: ProjectorBatch, session: ClientSession | null, skip: Set<string>): Promise<void> {
+    const options = session ? { session } : {};
+    const stored = await this.checkpoints.findOne({ _id: batch.projector }, options);
+    const storedPosition = parsePosition(stored?.position);
+    if (storedPosition !== null && storedPosition >= batch.position) return;
+
+    const byCollection = new Map<string, DocumentChange[]>();
+    for (const change of batch.changes) {
+      if (skip.has(changeKey(change.collection, change.id))) continue;
+      const group = byCollection.get(change.collection) ?? [];
+      group.push(change);
+      byCollection.set(change.collection, group);
+    }
+    for (const [collection, changes] of byCollection) {
+      const writes: AnyBulkWriteOperation<StoredDocument>[] = changes.map((change) => guardedWrite(change, batch.position));
+      try {
+        await this.documents(collection).bulkWrite(writes, { ordered: false, ...options });
+      } catch (error) {
+        const verdict = classifyWriteErrors(error);
+        if (verdict === null || !verdict.onlyAlreadyApplied) throw error;
+        if (session) {
+          const keys = verdict.alreadyApplied.map((index) => changeKey(collection, changes[index]!.id));
+          throw new AlreadyAppliedInTransaction(keys.length > 0 ? keys : changes.map((change) => changeKey(collection, change.id)));
+        }
+      }
+    }
+
+    const { filter, update } = checkpointWrite(batch.projector, batch.position, batch.version);
+    try {
+      await this.checkpoints.updateOne(filter, update, { upsert: true, ...options });
+    } catch (error) {
+      // Another writer already moved the checkpoint past this batch.
+      if (!isDuplicateKey(error) || session) throw error;
+    }
+  }
+
+  async checkpoint(projector: string): Promise<Checkpoint> {
+    const stored = await guardMongo(() => this.checkpoints.findOne({ _id: projector }));
+    return { projector, position: parsePosition(stored?.position), version: stored?.version ?? 0 };
+  }
+
+  async reset(projector: string, collections: string[]): Promise<void> {
+    await guardMongo(async () => {
+      for (const collection of collections) await this.documents(collection).deleteMany({});
+      await this.checkpoints.deleteOne({ _id: projector });
+    });
+  }
+
+  async putAux(collection: string, id: string, doc: Record<string, unknown>): Promise<void> {
+    const replacement = { position: formatPosition(0n), doc: toJsonDocument(doc) } as StoredDocument;
+    await guardMongo(() => this.documents(collection).replaceOne({ _id: id }, replacement, { upsert: true }));
+  }
+
+  async close(): Promise<void> {
+    await this.client.close();
+  }
+}

@@ -1,0 +1,182 @@
+import { expect } from 'chai';
+import { MongoBulkWriteError, MongoNetworkError, MongoServerError, MongoServerSelectionError } from 'mongodb';
+import { takeOrRenew } from '../../../src/adapters/mongodb/mongo-lease.js';
+import {
+  checkpointWrite,
+  classifyWriteErrors,
+  collectionName,
+  DUPLICATE_KEY,
+  fieldPath,
+  findFilter,
+  findSort,
+  formatPosition,
+  guardedWrite,
+  isDuplicateKey,
+  isTransientMongoError,
+  parsePosition,
+  toJsonDocument,
+  whereFilter,
+} from '../../../src/adapters/mongodb/mongo-mapping.js';
+
+function bulkError(codes: number[]): MongoBulkWriteError {
+  // The driver's WriteError exposes `code` and `index`; it is not exported as a value.
+  const writeErrors = codes.map((code, index) => ({ code, index, errmsg: `E${code}` }));
+  const error = Object.create(MongoBulkWriteError.prototype) as MongoBulkWriteError;
+  Object.assign(error, { writeErrors, message: 'bulk write failed' });
+  return error;
+}
+
+function serverError(code: number, labels: string[] = []): MongoServerError {
+  const error = new MongoServerError({ message: `server error ${code}`, code, errorLabels: labels });
+  return error;
+}
+
+describe('MongoDB read store mapping', function () {
+  describe('positions ↔ stored checkpoints', function () {
+    it('stores positions as 20-digit decimals that sort like the numbers', function () {
+      expect(formatPosition(0n)).to.equal('00000000000000000000');
+      expect(formatPosition(42n)).to.equal('00000000000000000042');
+      const top = 2n ** 64n - 1n;
+      expect(formatPosition(top)).to.equal('18446744073709551615');
+      const samples = [0n, 9n, 10n, 99n, 2n ** 53n + 1n, 2n ** 63n, top];
+      const asStrings = samples.map(formatPosition);
+      expect([...asStrings].sort()).to.deep.equal(asStrings);
+    });
+
+    it('round-trips every position exactly, including beyond 2^53 and 2^63', function () {
+      for (const position of [0n, 1n, 2n ** 53n + 1n, 2n ** 63n + 7n, 2n ** 64n - 1n]) {
+        expect(parsePosition(formatPosition(position))).to.equal(position);
+      }
+      expect(parsePosition(null)).to.equal(null);
+      expect(parsePosition(undefined)).to.equal(null);
+    });
+
+    it('refuses positions outside 64 bits and malformed stored values', function () {
+      expect(() => formatPosition(-1n)).to.throw(RangeError);
+      expect(() => formatPosition(2n ** 64n)).to.throw(RangeError);
+      expect(() => parsePosition('12a')).to.throw();
+    });
+  });
+
+  describe('names', function () {
+    it('maps read-model collections to rm_<name> and fields into the wrapper', function () {
+      expect(collectionName('users')).to.equal('rm_users');
+      expect(collectionName('claim_slots')).to.equal('rm_claim_slots');
+      expect(fieldPath('expires_at')).to.equal('doc.expires_at');
+    });
+
+    it('refuses names MongoDB or queries could misread', function () {
+      expect(() => collectionName('a.$b')).to.throw();
+      expect(() => collectionName('')).to.throw();
+      expect(() => fieldPath('a.b')).to.throw();
+      expect(() => fieldPath('$where')).to.throw();
+    });
+  });
+
+  describe('documents', function () {
+    it('keeps what JSON keeps: dates as strings, no undefined', function () {
+      const doc = toJsonDocument({ at: new Date('2026-01-02T03:04:05.678Z'), gone: undefined, list: [1, null], nested: { a: true } });
+      expect(doc).to.deep.equal({ at: '2026-01-02T03:04:05.678Z', list: [1, null], nested: { a: true } });
+    });
+
+    it('rejects documents JSON cannot hold, before anything is written', function () {
+      const circular: Record<string, unknown> = {};
+      circular.self = circular;
+      expect(() => toJsonDocument(circular)).to.throw(TypeError);
+      expect(() => toJsonDocument({ big: 1n })).to.throw(TypeError);
+    });
+  });
+
+  describe('queries', function () {
+    it('matches equality on top-level fields, null included', function () {
+      expect(whereFilter(undefined)).to.deep.equal({});
+      expect(whereFilter({ team: 'red' })).to.deep.equal({ 'doc.team': 'red' });
+      expect(whereFilter({ team: 'red', active: true, manager: null })).to.deep.equal({
+        $and: [{ 'doc.team': 'red' }, { 'doc.active': true }, { 'doc.manager': null }],
+      });
+    });
+
+    it('adds the range and the id cursor as separate conditions (the same field may appear twice)', function () {
+      expect(findFilter({ where: { expires_at: null }, atMost: { field: 'expires_at', value: '2026' }, afterId: 'k' })).to.deep.equal({
+        $and: [{ 'doc.expires_at': null }, { 'doc.expires_at': { $lte: '2026' } }, { _id: { $gt: 'k' } }],
+      });
+      expect(findFilter({})).to.deep.equal({});
+    });
+
+    it('orders by the field then by id, or by id alone', function () {
+      expect(findSort({})).to.deep.equal([['_id', 1]]);
+      expect(findSort({ orderBy: { field: 'created_at', direction: 'desc' } })).to.deep.equal([
+        ['doc.created_at', -1],
+        ['_id', 1],
+      ]);
+    });
+  });
+
+  describe('guarded writes', function () {
+    it('a put replaces only a document older than the batch, inserting when absent', function () {
+      expect(guardedWrite({ op: 'put', collection: 'users', id: 'u1', doc: { n: 1 } }, 1234n)).to.deep.equal({
+        replaceOne: {
+          filter: { _id: 'u1', position: { $lt: '00000000000000001234' } },
+          replacement: { position: '00000000000000001234', doc: { n: 1 } },
+          upsert: true,
+        },
+      });
+    });
+
+    it('a delete removes only a document older than the batch', function () {
+      expect(guardedWrite({ op: 'delete', collection: 'users', id: 'u1' }, 7n)).to.deep.equal({
+        deleteOne: { filter: { _id: 'u1', position: { $lt: '00000000000000000007' } } },
+      });
+    });
+
+    it('the checkpoint only moves forwards', function () {
+      expect(checkpointWrite('users', 99n, 2)).to.deep.equal({
+        filter: { _id: 'users', $or: [{ position: null }, { position: { $lt: '00000000000000000099' } }] },
+        update: { $set: { position: '00000000000000000099', version: 2 } },
+      });
+    });
+
+    it('maps duplicate keys on guarded upserts to "already applied"', function () {
+      expect(classifyWriteErrors(bulkError([DUPLICATE_KEY, DUPLICATE_KEY]))).to.deep.equal({ alreadyApplied: [0, 1], onlyAlreadyApplied: true });
+      expect(classifyWriteErrors(serverError(DUPLICATE_KEY))).to.deep.equal({ alreadyApplied: [], onlyAlreadyApplied: true });
+      expect(isDuplicateKey(serverError(DUPLICATE_KEY))).to.equal(true);
+    });
+
+    it('keeps any other write error a failure', function () {
+      expect(classifyWriteErrors(bulkError([DUPLICATE_KEY, 2]))).to.deep.equal({ alreadyApplied: [0], onlyAlreadyApplied: false });
+      expect(classifyWriteErrors(serverError(2))).to.equal(null);
+      expect(classifyWriteErrors(new Error('boom'))).to.equal(null);
+      expect(isDuplicateKey(serverError(121))).to.equal(false);
+    });
+  });
+
+  describe('availability', function () {
+    it('treats network, selection and primary-change failures as unavailable', function () {
+      expect(isTransientMongoError(new MongoNetworkError('socket closed'))).to.equal(true);
+      expect(isTransientMongoError(Object.create(MongoServerSelectionError.prototype))).to.equal(true);
+      expect(isTransientMongoError(serverError(10107))).to.equal(true);
+      expect(isTransientMongoError(serverError(189))).to.equal(true);
+      expect(isTransientMongoError(serverError(112, ['TransientTransactionError']))).to.equal(true);
+    });
+
+    it('does not hide real errors', function () {
+      expect(isTransientMongoError(serverError(DUPLICATE_KEY))).to.equal(false);
+      expect(isTransientMongoError(serverError(2))).to.equal(false);
+      expect(isTransientMongoError(new TypeError('bug'))).to.equal(false);
+    });
+  });
+
+  describe('projector lease update', function () {
+    it('takes the lease only when free, expired or already ours, on the server clock', function () {
+      const [decide, apply, cleanup] = takeOrRenew('host-a:1', 15_000);
+      expect(decide).to.deep.equal({
+        $set: {
+          _may_take: { $or: [{ $eq: [{ $ifNull: ['$owner', null] }, null] }, { $eq: ['$owner', 'host-a:1'] }, { $lt: ['$expires_at', '$$NOW'] }] },
+        },
+      });
+      expect(apply!.$set.owner).to.deep.equal({ $cond: ['$_may_take', 'host-a:1', '$owner'] });
+      expect(apply!.$set.expires_at).to.deep.equal({ $cond: ['$_may_take', { $add: ['$$NOW', 15_000] }, '$expires_at'] });
+      expect(cleanup).to.deep.equal({ $unset: '_may_take' });
+    });
+  });
+});
