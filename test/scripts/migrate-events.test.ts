@@ -1,0 +1,176 @@
+import { execFile } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import { MigrationConflictError, migrateEvents } from '../../scripts/migrate-events.js';
+import { openSqlite, type SqliteConnection } from '../../src/adapters/sqlite/sqlite-database.js';
+import { SqliteEventStore } from '../../src/adapters/sqlite/sqlite-event-store.js';
+import type { EventStore, NewEvent, RecordedEvent } from '../../src/ports/event-store.js';
+
+const run = promisify(execFile);
+
+interface EmbeddedLog {
+  dir: string;
+  db: SqliteConnection;
+  store: SqliteEventStore;
+}
+
+function openLog(dir = fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-migrate-'))): EmbeddedLog {
+  const db = openSqlite(dir);
+  return { dir, db, store: new SqliteEventStore(db) };
+}
+
+function closeLog(log: EmbeddedLog): void {
+  log.db.close();
+}
+
+function event(type: string, data: Record<string, unknown>, operationId?: string): NewEvent {
+  return {
+    id: randomUUID(),
+    type,
+    data,
+    metadata: {
+      correlation_id: `req-${randomUUID()}`,
+      causation_id: `cause-${randomUUID()}`,
+      actor: 'secret:abc123',
+      schema_version: 1,
+      ...(operationId ? { operation_id: operationId } : {}),
+      extra: { note: 'kept as is', list: [1, 2] },
+    },
+  };
+}
+
+/** A small but varied history: interleaved streams, multi-event appends, metadata with operation ids. */
+async function seed(store: EventStore): Promise<void> {
+  await store.append('user-ada', [event('UserRegistered', { app_user_id: 'ada' }), event('UserUpdated', { is_premium: false })], 'no_stream');
+  await store.append('code-ABC123', [event('CodeReserved', { owner: 'ada' })], 'no_stream');
+  await store.append('user-bob', [event('UserRegistered', { app_user_id: 'bob' })], 'no_stream');
+  await store.append('user-ada', [event('RewardGranted', { key: 'credits', credits: 10 }, 'op-1')], 1);
+  await store.append(
+    'user-bob',
+    [event('CodeClaimed', { code: 'ABC123' }), event('RewardGranted', { key: 'credits', credits: 5 }), event('UserUpdated', { name: 'Zoë ✓' })],
+    0,
+  );
+  await store.append('user-ada', [event('CreditsWithdrawn', { key: 'credits', amount: 3 }, 'op-2')], 2);
+  await store.append('program-p1', [event('ProgramDefined', { id: 'p1', nested: { a: [true, null] } })], 'no_stream');
+}
+
+async function everything(store: EventStore): Promise<RecordedEvent[]> {
+  const all: RecordedEvent[] = [];
+  let after: bigint | null = null;
+  for (;;) {
+    const page = await store.readAll({ after, limit: 3 });
+    if (page.length === 0) return all;
+    all.push(...page);
+    after = page[page.length - 1]!.position;
+  }
+}
+
+/** What a migration must keep: order, ids, streams, revisions, types, data and metadata. */
+function comparable(events: RecordedEvent[]) {
+  return events.map(({ id, stream, revision, type, data, metadata }) => ({ id, stream, revision, type, data, metadata }));
+}
+
+describe('scripts/migrate-events (embedded → embedded)', function () {
+  let source: EmbeddedLog;
+  let target: EmbeddedLog;
+
+  beforeEach(async function () {
+    source = openLog();
+    target = openLog();
+    await seed(source.store);
+  });
+
+  afterEach(function () {
+    closeLog(source);
+    closeLog(target);
+  });
+
+  it('copies the whole log in commit order, preserving ids, revisions, types, data and metadata', async function () {
+    const result = await migrateEvents(source.store, target.store, { pageSize: 4 });
+    expect(result).to.deep.equal({ copied: 10, resumedAfter: null, complete: true });
+    expect(comparable(await everything(target.store))).to.deep.equal(comparable(await everything(source.store)));
+    const [withdrawal] = await target.store.readStream('user-ada', { fromRevision: 3 });
+    expect(withdrawal!.metadata).to.deep.include({ operation_id: 'op-2', actor: 'secret:abc123' });
+  });
+
+  it('keeps each stream appendable with the revisions the source had', async function () {
+    await migrateEvents(source.store, target.store);
+    const appended = await target.store.append('user-ada', [event('UserUpdated', {})], 3);
+    expect(appended.nextExpectedRevision).to.equal(4);
+  });
+
+  it('resumes after an interruption, also one that split an append, without copying anything twice', async function () {
+    const progress: number[] = [];
+    const first = await migrateEvents(source.store, target.store, { maxEvents: 7, onProgress: ({ copied }) => progress.push(copied) });
+    expect(first).to.deep.include({ copied: 7, complete: false });
+    expect(progress[progress.length - 1]).to.equal(7);
+    // The 7th event is the middle of bob's three-event append.
+    const partial = await everything(target.store);
+    expect(partial).to.have.length(7);
+    expect(partial[6]).to.deep.include({ stream: 'user-bob', revision: 2 });
+
+    const second = await migrateEvents(source.store, target.store, { maxEvents: 2 });
+    expect(second.resumedAfter).to.deep.include({ stream: 'user-bob', revision: 2 });
+    expect(second).to.deep.include({ copied: 2, complete: false });
+
+    const third = await migrateEvents(source.store, target.store);
+    expect(third).to.deep.include({ copied: 1, complete: true });
+    expect(comparable(await everything(target.store))).to.deep.equal(comparable(await everything(source.store)));
+
+    const again = await migrateEvents(source.store, target.store);
+    expect(again).to.deep.include({ copied: 0, complete: true });
+    expect(await everything(target.store)).to.have.length(10);
+  });
+
+  it('picks up events written to the source after a first complete run', async function () {
+    await migrateEvents(source.store, target.store);
+    await source.store.append('user-bob', [event('UserUpdated', { is_premium: true })], 3);
+    const result = await migrateEvents(source.store, target.store);
+    expect(result).to.deep.include({ copied: 1, complete: true });
+    expect(comparable(await everything(target.store))).to.deep.equal(comparable(await everything(source.store)));
+  });
+
+  it('refuses a target that holds events from elsewhere', async function () {
+    await target.store.append('user-zed', [event('UserRegistered', { app_user_id: 'zed' })], 'no_stream');
+    let failure: unknown = null;
+    try {
+      await migrateEvents(source.store, target.store);
+    } catch (error) {
+      failure = error;
+    }
+    expect(failure).to.be.instanceOf(MigrationConflictError);
+    expect(await everything(target.store)).to.have.length(1);
+  });
+
+  it('runs from the command line, reporting on stderr, and resumes when run again', async function () {
+    const targetDir = fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-migrate-cli-'));
+    const script = path.resolve('scripts/migrate-events.ts');
+    const first = await run(process.execPath, ['--import', 'tsx', script, '--from', source.dir, '--to', targetDir, '--max-events', '5']);
+    expect(first.stderr).to.match(/5 events copied from the beginning/);
+    expect(first.stderr).to.match(/run again to continue/);
+    const second = await run(process.execPath, ['--import', 'tsx', script, '--from', source.dir, '--to', targetDir]);
+    expect(second.stderr).to.match(/5 events copied resumed after/);
+    expect(second.stderr).to.match(/up to date/);
+    const copy = openLog(targetDir);
+    try {
+      expect(comparable(await everything(copy.store))).to.deep.equal(comparable(await everything(source.store)));
+    } finally {
+      closeLog(copy);
+    }
+  });
+
+  it('refuses to start without a source database, with a usage error for missing flags', async function () {
+    const script = path.resolve('scripts/migrate-events.ts');
+    const missing = path.join(os.tmpdir(), `referrals-missing-${randomUUID()}`);
+    const usage = await run(process.execPath, ['--import', 'tsx', script, '--from', source.dir]).catch((error: { code: number; stderr: string }) => error);
+    expect(usage).to.deep.include({ code: 64 });
+    const noSource = await run(process.execPath, ['--import', 'tsx', script, '--from', missing, '--to', target.dir]).catch(
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(noSource.stderr).to.match(/No embedded database/);
+  });
+});
