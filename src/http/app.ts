@@ -30,13 +30,15 @@ const requestId: RequestHandler = (req, res, next) => {
   next();
 };
 
-function observe(metrics: Metrics): RequestHandler {
+/** Metrics and one access-log line per request, with its request id. */
+function observe(metrics: Metrics, logger: Logger): RequestHandler {
   return (req, res, next) => {
     const stop = metrics.httpDuration.startTimer();
     res.on('finish', () => {
       const route = req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
       metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
-      stop({ method: req.method, route });
+      const seconds = stop({ method: req.method, route });
+      logger.info({ requestId: res.locals.requestId, method: req.method, path: req.path, route, status: res.statusCode, ms: Math.round(seconds * 1000) }, 'request');
     });
     next();
   };
@@ -66,7 +68,7 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  app.use(requestId, observe(metrics));
+  app.use(requestId, observe(metrics, logger));
   app.use(
     operatorRouter({
       config,
