@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import type { DocumentChange, ProjectorBatch, ReadStore } from '../../src/ports/read-store.js';
+import { CheckpointMovedError, type DocumentChange, type ProjectorBatch, type ReadStore } from '../../src/ports/read-store.js';
 import type { ContractOptions, OpenContractSubject } from './contract-subject.js';
 
 function tag(): string {
@@ -17,8 +17,9 @@ function remove(collection: string, id: string): DocumentChange {
   return { op: 'delete', collection, id };
 }
 
-function batch(projector: string, position: bigint, changes: DocumentChange[], version = 1): ProjectorBatch {
-  return { projector, version, changes, position };
+/** A projector's batch continuing from checkpoint `after` up to `position`. */
+function batch(projector: string, after: bigint | null, position: bigint, changes: DocumentChange[], version = 1): ProjectorBatch {
+  return { projector, version, changes, position, after };
 }
 
 async function rejects(work: () => Promise<unknown>): Promise<unknown> {
@@ -63,7 +64,7 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
 
     async function seedPeople(): Promise<void> {
       await store.ensureIndexes(people, ['team', 'age', 'active', 'joined_at']);
-      await store.commitBatches([batch(projector, 10n, PEOPLE.map(([id, doc]) => put(people, id, doc)))]);
+      await store.commitBatches([batch(projector, null, 10n, PEOPLE.map(([id, doc]) => put(people, id, doc)))]);
     }
 
     const ids = (docs: Doc[]) => docs.map((doc) => doc.name);
@@ -85,7 +86,7 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
           nothing: null,
           '$odd.key': 'kept',
         };
-        await store.commitBatches([batch(projector, 1n, [put(people, 'z', doc)])]);
+        await store.commitBatches([batch(projector, null, 1n, [put(people, 'z', doc)])]);
         expect(await store.get(people, 'z')).to.deep.equal(doc);
       });
 
@@ -98,7 +99,7 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
 
       it('keeps collections apart', async function () {
         const other = `other_${tag()}`;
-        await store.commitBatches([batch(projector, 1n, [put(people, 'x', { side: 'people' }), put(other, 'x', { side: 'other' })])]);
+        await store.commitBatches([batch(projector, null, 1n, [put(people, 'x', { side: 'people' }), put(other, 'x', { side: 'other' })])]);
         expect(await store.get(people, 'x')).to.deep.equal({ side: 'people' });
         expect(await store.get(other, 'x')).to.deep.equal({ side: 'other' });
       });
@@ -178,13 +179,13 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
       });
 
       it('stores documents together with the checkpoint and its version', async function () {
-        await store.commitBatches([batch(projector, 7n, [put(people, 'a', { n: 1 })], 3)]);
+        await store.commitBatches([batch(projector, null, 7n, [put(people, 'a', { n: 1 })], 3)]);
         expect(await store.checkpoint(projector)).to.deep.equal({ projector, position: 7n, version: 3 });
         expect(await store.get(people, 'a')).to.deep.equal({ n: 1 });
       });
 
       it('a batch without changes still advances the checkpoint', async function () {
-        await store.commitBatches([batch(projector, 5n, [])]);
+        await store.commitBatches([batch(projector, null, 5n, [])]);
         expect((await store.checkpoint(projector)).position).to.equal(5n);
       });
 
@@ -192,8 +193,8 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
         const other = `projector_${tag()}`;
         const things = `things_${tag()}`;
         await store.commitBatches([
-          batch(projector, 4n, [put(people, 'a', { n: 1 })]),
-          batch(other, 6n, [put(things, 't', { kind: 'thing' })], 2),
+          batch(projector, null, 4n, [put(people, 'a', { n: 1 })]),
+          batch(other, null, 6n, [put(things, 't', { kind: 'thing' })], 2),
         ]);
         expect(await store.checkpoint(projector)).to.deep.equal({ projector, position: 4n, version: 1 });
         expect(await store.checkpoint(other)).to.deep.equal({ projector: other, position: 6n, version: 2 });
@@ -201,8 +202,8 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
       });
 
       it('later batches replace documents, delete them and move the checkpoint on', async function () {
-        await store.commitBatches([batch(projector, 1n, [put(people, 'a', { n: 1 }), put(people, 'b', { n: 2 })])]);
-        await store.commitBatches([batch(projector, 2n, [put(people, 'a', { n: 10 }), remove(people, 'b')])]);
+        await store.commitBatches([batch(projector, null, 1n, [put(people, 'a', { n: 1 }), put(people, 'b', { n: 2 })])]);
+        await store.commitBatches([batch(projector, 1n, 2n, [put(people, 'a', { n: 10 }), remove(people, 'b')])]);
         expect(await store.get(people, 'a')).to.deep.equal({ n: 10 });
         expect(await store.get(people, 'b')).to.equal(null);
         expect(await store.count(people)).to.equal(1);
@@ -210,28 +211,53 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
       });
 
       it('deleting a document that does not exist is harmless', async function () {
-        await store.commitBatches([batch(projector, 3n, [remove(people, 'ghost')])]);
+        await store.commitBatches([batch(projector, null, 3n, [remove(people, 'ghost')])]);
         expect(await store.get(people, 'ghost')).to.equal(null);
         expect((await store.checkpoint(projector)).position).to.equal(3n);
       });
 
-      it('committing the same batch again changes nothing (replay after a crash)', async function () {
-        const first = batch(projector, 8n, [put(people, 'a', { n: 1 }), put(people, 'b', { n: 2 })]);
+      it('refuses a batch that does not continue from the stored checkpoint, and lands nothing of the commit', async function () {
+        await store.commitBatches([batch(projector, null, 8n, [put(people, 'a', { n: 1 })])]);
+        const other = `projector_${tag()}`;
+        const error = await rejects(() =>
+          store.commitBatches([
+            batch(other, null, 9n, [put(people, 'other', { n: 3 })]),
+            // Stale: another process (or a replay) already moved this projector to 8.
+            batch(projector, 4n, 9n, [put(people, 'a', { n: 2 }), put(people, 'b', { n: 2 })]),
+          ]),
+        );
+        expect(error).to.be.instanceOf(CheckpointMovedError);
+        expect((error as CheckpointMovedError).projector).to.equal(projector);
+        expect(await store.find(people)).to.deep.equal([{ n: 1 }]);
+        expect(await store.checkpoint(projector)).to.deep.equal({ projector, position: 8n, version: 1 });
+        expect((await store.checkpoint(other)).position).to.equal(null);
+      });
+
+      it('committing the same batch twice (a replay after a crash) is refused the second time', async function () {
+        const first = batch(projector, null, 8n, [put(people, 'a', { n: 1 }), put(people, 'b', { n: 2 })]);
         await store.commitBatches([first]);
-        await store.commitBatches([first]);
+        expect(await rejects(() => store.commitBatches([first]))).to.be.instanceOf(CheckpointMovedError);
         expect(await store.find(people)).to.deep.equal([{ n: 1 }, { n: 2 }]);
         expect(await store.checkpoint(projector)).to.deep.equal({ projector, position: 8n, version: 1 });
+      });
+
+      it('after a reset the projector starts again from no checkpoint', async function () {
+        await store.commitBatches([batch(projector, null, 3n, [put(people, 'a', { n: 1 })])]);
+        expect(await rejects(() => store.commitBatches([batch(projector, null, 5n, [])]))).to.be.instanceOf(CheckpointMovedError);
+        await store.reset(projector, [people]);
+        await store.commitBatches([batch(projector, null, 5n, [put(people, 'a', { n: 5 })])]);
+        expect(await store.get(people, 'a')).to.deep.equal({ n: 5 });
       });
 
       it('a batch with an invalid change does not land half-way', async function () {
         const circular: Doc = { name: 'loop' };
         circular.self = circular;
-        await store.commitBatches([batch(projector, 1n, [put(people, 'kept', { n: 0 })])]);
+        await store.commitBatches([batch(projector, null, 1n, [put(people, 'kept', { n: 0 })])]);
         const other = `projector_${tag()}`;
         const error = await rejects(() =>
           store.commitBatches([
-            batch(other, 2n, [put(people, 'earlier', { n: 1 })]),
-            batch(projector, 3n, [put(people, 'valid', { n: 2 }), put(people, 'broken', circular), remove(people, 'kept')]),
+            batch(other, null, 2n, [put(people, 'earlier', { n: 1 })]),
+            batch(projector, 1n, 3n, [put(people, 'valid', { n: 2 }), put(people, 'broken', circular), remove(people, 'kept')]),
           ]),
         );
         expect(error).to.be.instanceOf(Error);
@@ -248,9 +274,9 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
 
       it('keeps checkpoint positions exact beyond 2^53', async function () {
         const large = 2n ** 62n + 1n;
-        await store.commitBatches([batch(projector, large, [put(people, 'a', { n: 1 })])]);
+        await store.commitBatches([batch(projector, null, large, [put(people, 'a', { n: 1 })])]);
         expect((await store.checkpoint(projector)).position).to.equal(large);
-        await store.commitBatches([batch(projector, large + 2n, [put(people, 'a', { n: 2 })])]);
+        await store.commitBatches([batch(projector, large, large + 2n, [put(people, 'a', { n: 2 })])]);
         expect((await store.checkpoint(projector)).position).to.equal(large + 2n);
         expect(await store.get(people, 'a')).to.deep.equal({ n: 2 });
       });
@@ -261,8 +287,8 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
         const other = `other_${tag()}`;
         const otherProjector = `projector_${tag()}`;
         await store.commitBatches([
-          batch(projector, 5n, [put(people, 'a', { n: 1 }), put(people, 'b', { n: 2 })]),
-          batch(otherProjector, 5n, [put(other, 'x', { n: 3 })]),
+          batch(projector, null, 5n, [put(people, 'a', { n: 1 }), put(people, 'b', { n: 2 })]),
+          batch(otherProjector, null, 5n, [put(other, 'x', { n: 3 })]),
         ]);
         await store.reset(projector, [people]);
         expect(await store.count(people)).to.equal(0);
@@ -272,11 +298,46 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
       });
 
       it('lets a projector rebuild from the beginning after a reset', async function () {
-        await store.commitBatches([batch(projector, 50n, [put(people, 'a', { n: 1 })])]);
+        await store.commitBatches([batch(projector, null, 50n, [put(people, 'a', { n: 1 })])]);
         await store.reset(projector, [people]);
-        await store.commitBatches([batch(projector, 2n, [put(people, 'a', { n: 2 })], 2)]);
+        await store.commitBatches([batch(projector, null, 2n, [put(people, 'a', { n: 2 })], 2)]);
         expect(await store.get(people, 'a')).to.deep.equal({ n: 2 });
         expect(await store.checkpoint(projector)).to.deep.equal({ projector, position: 2n, version: 2 });
+      });
+    });
+
+    describe('swapIn (blue/green rebuild)', function () {
+      it('replaces the live documents with the rebuilt ones and hands over the checkpoint', async function () {
+        const rebuilt = `people_next_${tag()}`;
+        const rebuilder = `${projector}_next`;
+        await store.ensureIndexes(people, ['team']);
+        await store.commitBatches([batch(projector, null, 5n, [put(people, 'old', { team: 'red' }), put(people, 'both', { v: 1 })])]);
+        await store.commitBatches([batch(rebuilder, null, 9n, [put(rebuilt, 'both', { v: 2, team: 'blue' }), put(rebuilt, 'new', { team: 'blue' })], 2)]);
+        await store.swapIn(projector, rebuilder, 2, [[people, rebuilt]]);
+        expect(await store.find(people)).to.deep.equal([{ v: 2, team: 'blue' }, { team: 'blue' }]);
+        expect(await store.count(people, { team: 'blue' })).to.equal(2);
+        expect(await store.count(rebuilt)).to.equal(0);
+        expect(await store.checkpoint(projector)).to.deep.equal({ projector, position: 9n, version: 2 });
+        expect(await store.checkpoint(rebuilder)).to.deep.equal({ projector: rebuilder, position: null, version: 0 });
+        // The projector carries on from the handed-over checkpoint.
+        await store.commitBatches([batch(projector, 9n, 10n, [put(people, 'later', { team: 'red' })], 2)]);
+        expect(await store.count(people)).to.equal(3);
+      });
+
+      it('an empty rebuild empties the live collection', async function () {
+        const rebuilder = `${projector}_next`;
+        await store.commitBatches([batch(projector, null, 5n, [put(people, 'old', { n: 1 })])]);
+        await store.commitBatches([batch(rebuilder, null, 6n, [])]);
+        await store.swapIn(projector, rebuilder, 3, [[people, `people_next_${tag()}`]]);
+        expect(await store.count(people)).to.equal(0);
+        expect(await store.checkpoint(projector)).to.deep.equal({ projector, position: 6n, version: 3 });
+      });
+
+      it('refuses to swap in a rebuild that has no checkpoint', async function () {
+        await store.commitBatches([batch(projector, null, 5n, [put(people, 'old', { n: 1 })])]);
+        expect(await rejects(() => store.swapIn(projector, `missing_${tag()}`, 2, [[people, `people_next_${tag()}`]]))).to.be.instanceOf(Error);
+        expect(await store.get(people, 'old')).to.deep.equal({ n: 1 });
+        expect((await store.checkpoint(projector)).position).to.equal(5n);
       });
     });
 
@@ -291,7 +352,7 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
 
       it('is not held back by projector checkpoints', async function () {
         const aux = `aux_${tag()}`;
-        await store.commitBatches([batch(projector, 100n, [put(aux, 'k', { from: 'batch' })])]);
+        await store.commitBatches([batch(projector, null, 100n, [put(aux, 'k', { from: 'batch' })])]);
         await store.putAux(aux, 'k', { from: 'aux' });
         expect(await store.get(aux, 'k')).to.deep.equal({ from: 'aux' });
         expect((await store.checkpoint(projector)).position).to.equal(100n);

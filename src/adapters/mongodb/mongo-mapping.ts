@@ -135,13 +135,33 @@ export function guardedWrite(change: DocumentChange, position: bigint): AnyBulkW
   return { replaceOne: { filter, replacement: { position: stamped, doc: change.doc } as StoredDocument, upsert: true } };
 }
 
-/** The checkpoint only moves forwards; a stale write collides on `_id` (= already applied). */
-export function checkpointWrite(projector: string, position: bigint, version: number) {
-  const stamped = formatPosition(position);
+/**
+ * The checkpoint moves only from `after` (the checkpoint the batch continues from) to
+ * `position`: compare-and-set. When it is elsewhere the filter misses and the upsert's insert
+ * collides on `_id` — the checkpoint moved under this projector.
+ */
+export function checkpointWrite(projector: string, after: bigint | null, position: bigint, version: number) {
   return {
-    filter: { _id: projector, $or: [{ position: null }, { position: { $lt: stamped } }] } as Filter<StoredCheckpoint>,
-    update: { $set: { position: stamped, version } },
+    filter: { _id: projector, position: after === null ? null : formatPosition(after) } as Filter<StoredCheckpoint>,
+    update: { $set: { position: formatPosition(position), version } },
   };
+}
+
+/**
+ * Checks a commit's batches against the stored checkpoints, following chains (a second batch of
+ * the same projector continues from the first). Returns the projector whose batch does not
+ * continue from where its checkpoint stands, or null when all do.
+ */
+export function firstMovedProjector(
+  batches: { projector: string; after: bigint | null; position: bigint }[],
+  stored: Map<string, bigint | null>,
+): string | null {
+  const current = new Map(stored);
+  for (const batch of batches) {
+    if ((current.get(batch.projector) ?? null) !== batch.after) return batch.projector;
+    current.set(batch.projector, batch.position);
+  }
+  return null;
 }
 
 export const DUPLICATE_KEY = 11000;

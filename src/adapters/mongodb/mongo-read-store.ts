@@ -1,6 +1,6 @@
 import { type AnyBulkWriteOperation, type ClientSession, type Collection, type Db, MongoClient } from 'mongodb';
 import { StoreUnavailableError } from '../../ports/event-store.js';
-import type { Checkpoint, DocumentChange, FindQuery, ProjectorBatch, ReadStore, Scalar } from '../../ports/read-store.js';
+import { type Checkpoint, CheckpointMovedError, type DocumentChange, type FindQuery, type ProjectorBatch, type ReadStore, type Scalar } from '../../ports/read-store.js';
 import {
   checkpointWrite,
   classifyWriteErrors,
@@ -8,6 +8,7 @@ import {
   fieldPath,
   findFilter,
   findSort,
+  firstMovedProjector,
   formatPosition,
   guardedWrite,
   indexName,
@@ -52,10 +53,10 @@ async function supportsTransactions(db: Db): Promise<boolean> {
 
 /**
  * The ReadStore port on MongoDB. Every document carries the position it reflects and every
- * write is guarded by it, so a replayed or stale batch is a no-op; the projector's checkpoint
- * is written after its documents and only moves forwards. On a replica set (the supported
- * deployment) each batch also runs in a transaction, so a crash never leaves a batch's
- * documents ahead of its checkpoint.
+ * write is guarded by it, so a replayed or stale write is a no-op; the projector's checkpoint is
+ * written after its documents and moves only from the batch's `after` (compare-and-set, else
+ * CheckpointMovedError). On a replica set (the supported deployment) a whole commit runs in one
+ * transaction, so a crash never leaves documents ahead of their checkpoint.
  */
 export class MongoReadStore implements ReadStore {
   private constructor(
@@ -127,51 +128,67 @@ export class MongoReadStore implements ReadStore {
   }
 
   async commitBatches(batches: ProjectorBatch[]): Promise<void> {
+    if (batches.length === 0) return;
     // Every document is checked (and normalised to JSON) before anything is written.
     const prepared = batches.map((batch) => ({
       ...batch,
       changes: batch.changes.map((change): DocumentChange => (change.op === 'put' ? { ...change, doc: toJsonDocument(change.doc) } : change)),
     }));
-    await guardMongo(async () => {
-      for (const batch of prepared) {
-        if (this.transactions) await this.applyInTransaction(batch);
-        else await this.applyBatch(batch, null, new Set());
-      }
-    });
+    await guardMongo(() => (this.transactions ? this.commitInTransaction(prepared) : this.commitWithoutTransaction(prepared)));
   }
 
-  private async applyInTransaction(batch: ProjectorBatch): Promise<void> {
+  /** The whole commit in one transaction: it lands completely or not at all. */
+  private async commitInTransaction(batches: ProjectorBatch[]): Promise<void> {
     const skip = new Set<string>();
+    const writes = batches.reduce((sum, batch) => sum + batch.changes.length, 0);
     const session = this.client.startSession();
     try {
       // Each round either commits or learns at least one more already-applied document.
-      for (let round = 0; round <= batch.changes.length; round += 1) {
+      for (let round = 0; round <= writes; round += 1) {
         try {
-          await session.withTransaction(() => this.applyBatch(batch, session, skip));
+          await session.withTransaction(async () => {
+            await this.verifyCheckpoints(batches, session);
+            for (const batch of batches) await this.writeBatch(batch, session, skip);
+          });
           return;
         } catch (error) {
           if (!(error instanceof AlreadyAppliedInTransaction)) throw error;
           for (const key of error.keys) skip.add(key);
         }
       }
-      throw new Error(`Batch of ${batch.projector} at ${batch.position} kept colliding with newer documents`);
+      throw new Error('A read-model commit kept colliding with newer documents');
     } finally {
       await session.endSession();
     }
   }
 
   /**
-   * Writes one batch: guarded document writes per collection, then the checkpoint. A batch the
-   * checkpoint has already passed is skipped whole. Duplicate keys on guarded writes mean a
-   * newer version is stored: outside a transaction they are simply done; inside one they abort
-   * it (MongoDB aborts on any write error), and the caller retries without those documents.
+   * A deployment without transactions (a standalone server; not the supported setup): the
+   * checkpoints are checked first, then each batch's guarded documents and its checkpoint are
+   * written in turn. A crash in between leaves documents ahead of the checkpoint; their
+   * position guards make the replay skip them.
    */
-  private async applyBatch(batch: ProjectorBatch, session: ClientSession | null, skip: Set<string>): Promise<void> {
-    const options = session ? { session } : {};
-    const stored = await this.checkpoints.findOne({ _id: batch.projector }, options);
-    const storedPosition = parsePosition(stored?.position);
-    if (storedPosition !== null && storedPosition >= batch.position) return;
+  private async commitWithoutTransaction(batches: ProjectorBatch[]): Promise<void> {
+    await this.verifyCheckpoints(batches, null);
+    for (const batch of batches) await this.writeBatch(batch, null, new Set());
+  }
 
+  private async verifyCheckpoints(batches: ProjectorBatch[], session: ClientSession | null): Promise<void> {
+    const projectors = [...new Set(batches.map((batch) => batch.projector))];
+    const found = await this.checkpoints.find({ _id: { $in: projectors } }, session ? { session } : {}).toArray();
+    const stored = new Map(found.map((checkpoint) => [checkpoint._id, parsePosition(checkpoint.position)] as const));
+    const moved = firstMovedProjector(batches, stored);
+    if (moved !== null) throw new CheckpointMovedError(moved);
+  }
+
+  /**
+   * One batch: guarded document writes per collection, then the checkpoint (compare-and-set).
+   * Duplicate keys on guarded writes mean a newer version is stored: outside a transaction
+   * they are simply done; inside one they abort it (MongoDB aborts on any write error), and the
+   * caller retries without those documents.
+   */
+  private async writeBatch(batch: ProjectorBatch, session: ClientSession | null, skip: Set<string>): Promise<void> {
+    const options = session ? { session } : {};
     const byCollection = new Map<string, DocumentChange[]>();
     for (const change of batch.changes) {
       if (skip.has(changeKey(change.collection, change.id))) continue;
@@ -193,18 +210,49 @@ export class MongoReadStore implements ReadStore {
       }
     }
 
-    const { filter, update } = checkpointWrite(batch.projector, batch.position, batch.version);
+    const { filter, update } = checkpointWrite(batch.projector, batch.after, batch.position, batch.version);
     try {
       await this.checkpoints.updateOne(filter, update, { upsert: true, ...options });
     } catch (error) {
-      // Another writer already moved the checkpoint past this batch.
-      if (!isDuplicateKey(error) || session) throw error;
+      if (isDuplicateKey(error)) throw new CheckpointMovedError(batch.projector);
+      throw error;
     }
   }
 
   async checkpoint(projector: string): Promise<Checkpoint> {
     const stored = await guardMongo(() => this.checkpoints.findOne({ _id: projector }));
     return { projector, position: parsePosition(stored?.position), version: stored?.version ?? 0 };
+  }
+
+  /**
+   * Puts rebuilt collections live, collection by collection (MongoDB renames are atomic per
+   * collection but cannot run in a transaction), then hands `from`'s checkpoint to `projector`.
+   */
+  async swapIn(projector: string, from: string, version: number, collections: [live: string, rebuilt: string][]): Promise<void> {
+    await guardMongo(async () => {
+      const checkpoint = await this.checkpoints.findOne({ _id: from });
+      if (!checkpoint) throw new Error(`No checkpoint ${from} to swap in`);
+      const existing = new Set((await this.db.listCollections({}, { nameOnly: true }).toArray()).map((collection) => collection.name));
+      for (const [live, rebuilt] of collections) {
+        const liveName = collectionName(live);
+        const rebuiltName = collectionName(rebuilt);
+        if (!existing.has(rebuiltName)) {
+          // Nothing was ever written to the rebuilt collection: the live one becomes empty.
+          await this.documents(live).deleteMany({});
+          continue;
+        }
+        // Keep the live collection's indexes on the collection that replaces it.
+        if (existing.has(liveName)) {
+          for (const index of await this.documents(live).listIndexes().toArray()) {
+            if (index.name === '_id_') continue;
+            await this.documents(rebuilt).createIndex(index.key as Record<string, 1 | -1>, { name: index.name as string });
+          }
+        }
+        await this.db.renameCollection(rebuiltName, liveName, { dropTarget: true });
+      }
+      await this.checkpoints.updateOne({ _id: projector }, { $set: { position: checkpoint.position, version } }, { upsert: true });
+      await this.checkpoints.deleteOne({ _id: from });
+    });
   }
 
   async reset(projector: string, collections: string[]): Promise<void> {

@@ -9,6 +9,7 @@ import {
   fieldPath,
   findFilter,
   findSort,
+  firstMovedProjector,
   formatPosition,
   guardedWrite,
   isDuplicateKey,
@@ -129,11 +130,30 @@ describe('MongoDB read store mapping', function () {
       });
     });
 
-    it('the checkpoint only moves forwards', function () {
-      expect(checkpointWrite('users', 99n, 2)).to.deep.equal({
-        filter: { _id: 'users', $or: [{ position: null }, { position: { $lt: '00000000000000000099' } }] },
+    it('the checkpoint moves only from the position the batch continues from (compare-and-set)', function () {
+      expect(checkpointWrite('users', 42n, 99n, 2)).to.deep.equal({
+        filter: { _id: 'users', position: '00000000000000000042' },
         update: { $set: { position: '00000000000000000099', version: 2 } },
       });
+      expect(checkpointWrite('users', null, 7n, 1).filter).to.deep.equal({ _id: 'users', position: null });
+    });
+
+    it('finds the first batch that does not continue from its stored checkpoint, following chains', function () {
+      const stored = new Map<string, bigint | null>([['users', 10n]]);
+      expect(firstMovedProjector([{ projector: 'users', after: 10n, position: 20n }], stored)).to.equal(null);
+      expect(firstMovedProjector([{ projector: 'codes', after: null, position: 20n }], stored)).to.equal(null);
+      expect(
+        firstMovedProjector(
+          [
+            { projector: 'users', after: 10n, position: 20n },
+            { projector: 'users', after: 20n, position: 30n },
+          ],
+          stored,
+        ),
+      ).to.equal(null);
+      expect(firstMovedProjector([{ projector: 'users', after: 5n, position: 20n }], stored)).to.equal('users');
+      expect(firstMovedProjector([{ projector: 'users', after: null, position: 20n }], stored)).to.equal('users');
+      expect(firstMovedProjector([{ projector: 'codes', after: 3n, position: 20n }], stored)).to.equal('codes');
     });
 
     it('maps duplicate keys on guarded upserts to "already applied"', function () {

@@ -1,0 +1,26 @@
+import { EventStoreDbEventStore } from '../../src/adapters/eventstoredb/eventstoredb-event-store.js';
+import { MongoReadStore } from '../../src/adapters/mongodb/mongo-read-store.js';
+import { eventStoreContract } from '../contract/event-store.contract.js';
+import { readStoreContract } from '../contract/read-store.contract.js';
+import { backendContainers } from './containers.setup.js';
+
+// The same suites the SQLite adapters pass (test/contract), unchanged, on the real servers.
+// One server serves every test, so the suites isolate themselves by unique names.
+
+eventStoreContract(
+  'EventStoreDB 24.10 (testcontainers)',
+  async () => {
+    const store = EventStoreDbEventStore.connect(backendContainers().eventStoreUrl);
+    return { store, dispose: () => store.close() };
+  },
+  { freshStorePerTest: false },
+);
+
+readStoreContract(
+  'MongoDB 7 replica set (testcontainers)',
+  async () => {
+    const store = await MongoReadStore.connect(backendContainers().mongoUrl, 'contract_tests');
+    return { store, dispose: () => store.close() };
+  },
+  { freshStorePerTest: false },
+);
