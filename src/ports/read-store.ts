@@ -33,6 +33,19 @@ export interface ProjectorBatch {
   changes: DocumentChange[];
   /** Position of the last event the batch reflects: the projector's new checkpoint. */
   position: bigint;
+  /**
+   * The checkpoint this batch continues from. If the stored checkpoint is no longer this
+   * (another process projected, or a replay switched the read model), nothing of the commit
+   * lands and CheckpointMovedError is thrown: the projector reloads and folds again.
+   */
+  after: bigint | null;
+}
+
+export class CheckpointMovedError extends Error {
+  constructor(readonly projector: string) {
+    super(`The checkpoint of ${projector} moved under this projector; reload and retry`);
+    this.name = 'CheckpointMovedError';
+  }
 }
 
 export interface Checkpoint {
@@ -50,10 +63,17 @@ export interface ReadStore {
   count(collection: string, where?: Record<string, Scalar>): Promise<number>;
   /**
    * Applies batches of projectors: each batch's changes (stamped with its `position`) and
-   * that projector's new checkpoint, together. A batch never lands half-way.
+   * that projector's new checkpoint, together. A batch never lands half-way; a batch whose
+   * `after` is not the stored checkpoint throws CheckpointMovedError.
    */
   commitBatches(batches: ProjectorBatch[]): Promise<void>;
   checkpoint(projector: string): Promise<Checkpoint>;
+  /**
+   * Puts a rebuilt read model live: for each [live, rebuilt] pair the live collection's
+   * documents are replaced by the rebuilt ones, and `projector`'s checkpoint (and version)
+   * becomes `from`'s, which is removed. Atomic on SQLite; collection by collection on MongoDB.
+   */
+  swapIn(projector: string, from: string, version: number, collections: [live: string, rebuilt: string][]): Promise<void>;
   /** Drops every document of the collections and the projector's checkpoint (replay from zero). */
   reset(projector: string, collections: string[]): Promise<void>;
   /** Side-channel key/value storage outside projections (snapshots, generated keys). */

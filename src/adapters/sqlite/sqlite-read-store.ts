@@ -1,4 +1,4 @@
-import type { Checkpoint, FindQuery, ProjectorBatch, ReadStore, Scalar } from '../../ports/read-store.js';
+import { type Checkpoint, CheckpointMovedError, type FindQuery, type ProjectorBatch, type ReadStore, type Scalar } from '../../ports/read-store.js';
 import { guardSqlite, type SqliteConnection, writeTransaction } from './sqlite-database.js';
 
 const FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -25,6 +25,7 @@ export class SqliteReadStore implements ReadStore {
       ),
       delete: db.prepare('DELETE FROM documents WHERE collection = ? AND id = ?'),
       deleteCollection: db.prepare('DELETE FROM documents WHERE collection = ?'),
+      renameCollection: db.prepare('UPDATE documents SET collection = ? WHERE collection = ?'),
       // Positions are 64-bit: read them as BigInt so they survive beyond 2^53.
       checkpoint: db
         .prepare<[string], { position: bigint | null; version: bigint }>('SELECT position, version FROM checkpoints WHERE projector = ?')
@@ -105,7 +106,9 @@ export class SqliteReadStore implements ReadStore {
 
   async commitBatches(batches: ProjectorBatch[]): Promise<void> {
     writeTransaction(this.db, () => {
-      for (const { projector, version, changes, position } of batches) {
+      for (const { projector, version, changes, position, after } of batches) {
+        const stored = this.statements.checkpoint.get(projector)?.position ?? null;
+        if (stored !== after) throw new CheckpointMovedError(projector);
         for (const change of changes) {
           if (change.op === 'put') {
             this.statements.put.run(change.collection, change.id, position, JSON.stringify(change.doc));
@@ -125,6 +128,19 @@ export class SqliteReadStore implements ReadStore {
       position: row?.position ?? null,
       version: row === undefined ? 0 : Number(row.version),
     };
+  }
+
+  async swapIn(projector: string, from: string, version: number, collections: [live: string, rebuilt: string][]): Promise<void> {
+    writeTransaction(this.db, () => {
+      const checkpoint = this.statements.checkpoint.get(from);
+      if (!checkpoint) throw new Error(`No checkpoint ${from} to swap in`);
+      for (const [live, rebuilt] of collections) {
+        this.statements.deleteCollection.run(live);
+        this.statements.renameCollection.run(live, rebuilt);
+      }
+      this.statements.saveCheckpoint.run(projector, checkpoint.position, version);
+      this.statements.deleteCheckpoint.run(from);
+    });
   }
 
   async reset(projector: string, collections: string[]): Promise<void> {

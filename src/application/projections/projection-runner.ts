@@ -1,12 +1,13 @@
 import { EventEmitter } from 'node:events';
 import type { Doc, DocumentRef, Projection } from '../../../projections/projection.js';
-import type { DocumentChange, ProjectorBatch, ReadStore } from '../../ports/read-store.js';
+import { CheckpointMovedError, type DocumentChange, type ProjectorBatch, type ReadStore } from '../../ports/read-store.js';
 import type { Logger } from '../../ports/logger.js';
 import type { ProjectionStatus, ReadConsistency } from '../../ports/read-consistency.js';
 import type { EventLog, LoggedEvent } from '../event-log.js';
 import { LogFollower } from '../log-follower.js';
 
 const PAGE_SIZE = 500;
+const RELOAD_WHEN_IDLE_MS = 5_000;
 
 /**
  * Folds the global log, in commit order, into every projection's documents. Each batch's
@@ -17,6 +18,7 @@ const PAGE_SIZE = 500;
 export class ProjectionRunner extends LogFollower implements ReadConsistency {
   private readonly statuses = new Map<string, ProjectionStatus>();
   private readonly progress = new EventEmitter().setMaxListeners(0);
+  private reloadedAt = Date.now();
 
   constructor(
     private readonly log: EventLog,
@@ -30,13 +32,27 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
   async init(): Promise<void> {
     for (const projection of this.definitions) {
       for (const collection of projection.collections) await this.readStore.ensureIndexes(collection.name, collection.indexes);
+    }
+    await this.reloadCheckpoints();
+  }
+
+  private async reloadCheckpoints(): Promise<void> {
+    for (const projection of this.definitions) {
       const checkpoint = await this.readStore.checkpoint(projection.name);
+      const storedVersion = checkpoint.position === null ? projection.version : checkpoint.version;
+      const previous = this.statuses.get(projection.name);
+      if (storedVersion !== projection.version && previous?.storedVersion !== storedVersion) {
+        this.logger.warn(
+          { projection: projection.name, storedVersion, version: projection.version },
+          'read model was built by another version of its projection: run `npm run replay -- --projection NAME`',
+        );
+      }
       this.statuses.set(projection.name, {
         name: projection.name,
         version: projection.version,
-        storedVersion: checkpoint.position === null ? projection.version : checkpoint.version,
+        storedVersion,
         checkpoint: checkpoint.position,
-        failure: null,
+        failure: previous?.failure ?? null,
       });
     }
   }
@@ -83,6 +99,11 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
    * batches; a failed projection is retried on its own page so it cannot hold the others back.
    */
   async processPage(): Promise<number> {
+    if (Date.now() - this.reloadedAt > RELOAD_WHEN_IDLE_MS) {
+      // Notice a replay that switched a read model in while this process had nothing to do.
+      this.reloadedAt = Date.now();
+      await this.reloadCheckpoints();
+    }
     const healthy = this.definitions.filter((projection) => this.statuses.get(projection.name)!.failure === null);
     const failed = this.definitions.filter((projection) => !healthy.includes(projection));
     let processed = await this.processGroup(healthy);
@@ -99,7 +120,16 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
       const batch = await this.fold(projection, this.statuses.get(projection.name)!, events);
       if (batch) batches.push(batch);
     }
-    if (batches.length > 0) await this.readStore.commitBatches(batches);
+    if (batches.length > 0) {
+      try {
+        await this.readStore.commitBatches(batches);
+      } catch (error) {
+        if (!(error instanceof CheckpointMovedError)) throw error;
+        this.logger.warn({ projector: error.projector }, 'checkpoint moved under this projector (another projector or a replay); reloading');
+        await this.reloadCheckpoints();
+        return 0;
+      }
+    }
     for (const batch of batches) this.statuses.get(batch.projector)!.checkpoint = batch.position;
     this.progress.emit('progress');
     return events.length;
@@ -141,7 +171,7 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
     const changes: DocumentChange[] = [...docs.values()].map(({ ref, doc }) =>
       doc === null ? { op: 'delete', ...ref } : { op: 'put', ...ref, doc },
     );
-    return { projector: projection.name, version: status.storedVersion, changes, position: last };
+    return { projector: projection.name, version: status.storedVersion, changes, position: last, after: status.checkpoint };
   }
 
   private markFailed(status: ProjectionStatus, event: LoggedEvent, error: unknown): void {

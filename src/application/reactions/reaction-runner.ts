@@ -1,6 +1,6 @@
 import type { EventType } from '../../domain/events/index.js';
 import type { Logger } from '../../ports/logger.js';
-import type { ReadStore } from '../../ports/read-store.js';
+import { CheckpointMovedError, type ReadStore } from '../../ports/read-store.js';
 import type { EventLog, LoggedEvent } from '../event-log.js';
 import { LogFollower } from '../log-follower.js';
 
@@ -60,8 +60,14 @@ export class ReactionRunner extends LogFollower {
       this.logger.error({ err: error, runner: this.checkpointName }, 'reaction failed; it will be retried from this event');
     }
     if (handledUpTo !== null) {
-      await this.readStore.commitBatches([{ projector: this.checkpointName, version: 1, changes: [], position: handledUpTo }]);
-      this.checkpoint = handledUpTo;
+      try {
+        await this.readStore.commitBatches([{ projector: this.checkpointName, version: 1, changes: [], position: handledUpTo, after: this.checkpoint }]);
+        this.checkpoint = handledUpTo;
+      } catch (error) {
+        // Another process moved it: its reactions are idempotent with ours; continue from there.
+        if (!(error instanceof CheckpointMovedError)) throw error;
+        await this.init();
+      }
     }
     return this.failing ? 0 : events.length;
   }

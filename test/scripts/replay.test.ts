@@ -1,0 +1,123 @@
+import { spawnSync } from 'node:child_process';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { expect } from 'chai';
+import { allProjections } from '../../projections/index.js';
+import { EventLog } from '../../src/application/event-log.js';
+import { replayProjection } from '../../src/application/projections/projection-replay.js';
+import type { EventStore } from '../../src/ports/event-store.js';
+import type { ReadConsistency } from '../../src/ports/read-consistency.js';
+import type { ReadStore } from '../../src/ports/read-store.js';
+import { TOKENS } from '../../src/ports/tokens.js';
+import { createUser, days, eventually, getUser, never, putProgram, putPromo, putReward } from '../support/fixtures.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+async function liveDocuments(readStore: ReadStore) {
+  const all: Record<string, unknown[]> = {};
+  for (const projection of allProjections) {
+    for (const collection of projection.collections) all[collection.name] = await readStore.find(collection.name);
+  }
+  return all;
+}
+
+/** Waits until the reactions and projections have settled (no new events for a moment). */
+async function settled(svc: TestService) {
+  const store = svc.service.container.resolve<EventStore>(TOKENS.EventStore);
+  const consistency = svc.service.container.resolve<ReadConsistency>(TOKENS.ReadConsistency);
+  for (;;) {
+    const head = (await store.headPosition())!;
+    await consistency.waitFor(head, 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    if ((await store.headPosition()) === head) return;
+  }
+}
+
+async function someTraffic(svc: TestService) {
+  await putReward(svc, 'coins', { kind: 'credit', name: 'Coins', credits: 5 });
+  await putReward(svc, 'pass', { kind: 'basic', name: 'Pass' });
+  await putProgram(svc, 'replayed', {
+    rewards: {
+      sender: [{ reward_key: 'coins', activation: { variant: 'claim', amount: 1, limit: 0 }, deactivation: never }],
+      receiver: [{ reward_key: 'pass', activation: { variant: 'claim' }, deactivation: days(3) }],
+    },
+  });
+  await putPromo(svc, 'REPLAY', { limit: 2, rewards: [{ reward_key: 'coins', activation: { variant: 'claim' }, deactivation: days(1) }] });
+  const referrer = await createUser(svc, 'r-0');
+  for (let index = 1; index < 12; index += 1) {
+    await createUser(svc, `r-${index}`, { is_premium: index % 3 === 0 });
+    await svc.call('POST', `/users/r-${index}/claim-code`, { code: index % 4 === 0 ? 'REPLAY' : referrer.referral_code });
+  }
+  await svc.call('POST', '/users/r-0/rewards/withdraw-credits', { key: 'coins', amount: 7, operation_id: 'w-1' });
+  svc.clock.advance(2 * 86_400_000);
+  await svc.service.runMaintenance();
+  await eventually(async () => expect((await getUser(svc, 'r-0')).stats.claims).to.be.greaterThan(5));
+}
+
+describe('npm run replay', function () {
+  this.timeout(120_000);
+
+  it('rebuilds every read model equal to the live one, document for document, while the service runs', async () => {
+    const svc = await startTestService();
+    try {
+      await someTraffic(svc);
+      await settled(svc);
+      const readStore = svc.service.container.resolve<ReadStore>(TOKENS.ReadStore);
+      const before = await liveDocuments(readStore);
+      const replay = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/replay.ts'], { env: { ...process.env, DATA_DIR: svc.dataDir, NODE_ENV: 'test' }, encoding: 'utf8' });
+      expect(replay.status, replay.stderr).to.equal(0);
+      for (const projection of allProjections) expect(replay.stdout).to.contain(`${projection.name}: rebuilt and switched in`);
+      expect(await liveDocuments(readStore)).to.deep.equal(before);
+
+      // The running service notices the switch and keeps projecting new events.
+      await createUser(svc, 'after-replay');
+      expect((await getUser(svc, 'after-replay')).app_user_id).to.equal('after-replay');
+    } finally {
+      await svc.stop();
+    }
+  });
+
+  it('resumes an interrupted replay and still ends equal', async () => {
+    const svc = await startTestService();
+    try {
+      await someTraffic(svc);
+      await settled(svc);
+      const readStore = svc.service.container.resolve<ReadStore>(TOKENS.ReadStore);
+      const log = svc.service.container.resolve(EventLog);
+      const users = allProjections.find((projection) => projection.name === 'users')!;
+      const before = await readStore.find('users');
+      expect(await replayProjection(log, readStore, users, { pageSize: 10, maxPages: 2 })).to.equal('interrupted');
+      expect(await readStore.find('users')).to.deep.equal(before);
+      expect((await readStore.checkpoint('replay:users')).position).to.not.equal(null);
+      expect(await replayProjection(log, readStore, users, { pageSize: 10 })).to.equal('switched');
+      expect(await readStore.find('users')).to.deep.equal(before);
+      expect((await readStore.checkpoint('replay:users')).position).to.equal(null);
+    } finally {
+      await svc.stop();
+    }
+  });
+
+  it('the service tells which read models need a replay after a projection version change', async () => {
+    const first = await startTestService();
+    await createUser(first, 'versioned');
+    await first.stop();
+    const db = new Database(path.join(first.dataDir, 'referrals.db'));
+    db.prepare("UPDATE checkpoints SET version = 0 WHERE projector = 'users'").run();
+    db.close();
+    const svc = await startTestService({ dataDir: first.dataDir });
+    try {
+      const ready = (await svc.call('GET', '/readyz')).body.data.projections as { name: string; needs_replay: boolean }[];
+      expect(ready.filter((projection) => projection.needs_replay).map((projection) => projection.name)).to.deep.equal(['users']);
+      const replay = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/replay.ts', '--projection', 'users'], {
+        env: { ...process.env, DATA_DIR: svc.dataDir, NODE_ENV: 'test' },
+        encoding: 'utf8',
+      });
+      expect(replay.status, replay.stderr).to.equal(0);
+      await eventually(async () => {
+        const after = (await svc.call('GET', '/readyz')).body.data.projections as { needs_replay: boolean }[];
+        expect(after.every((projection) => !projection.needs_replay)).to.equal(true);
+      });
+    } finally {
+      await svc.stop();
+    }
+  });
+});
