@@ -64,3 +64,22 @@ export function guardSqlite<T>(work: () => T): T {
     throw error;
   }
 }
+
+/**
+ * Prepared statements by SQL text: queries built from a few shapes (filters, orderings) are
+ * compiled once instead of on every call.
+ */
+export class StatementCache {
+  private readonly statements = new Map<string, Database.Statement>();
+
+  constructor(private readonly db: SqliteConnection) {}
+
+  get<P extends unknown[], R>(sql: string): Database.Statement<P, R> {
+    let statement = this.statements.get(sql);
+    if (!statement) {
+      statement = this.db.prepare(sql);
+      this.statements.set(sql, statement);
+    }
+    return statement as unknown as Database.Statement<P, R>;
+  }
+}

@@ -9,7 +9,7 @@ import {
   type RecordedEvent,
   WrongExpectedRevisionError,
 } from '../../ports/event-store.js';
-import { guardSqlite, type SqliteConnection, writeTransaction } from './sqlite-database.js';
+import { guardSqlite, type SqliteConnection, StatementCache, writeTransaction } from './sqlite-database.js';
 
 interface EventRow {
   position: number;
@@ -46,7 +46,10 @@ export class SqliteEventStore implements EventStore {
   private readonly appended = new EventEmitter().setMaxListeners(0);
   private readonly statements;
 
+  private readonly cache: StatementCache;
+
   constructor(private readonly db: SqliteConnection) {
+    this.cache = new StatementCache(db);
     this.statements = {
       currentRevision: db.prepare<[string], { revision: number | null }>('SELECT MAX(revision) AS revision FROM events WHERE stream = ?'),
       byId: db.prepare<[string], EventRow>('SELECT * FROM events WHERE id = ?'),
@@ -117,7 +120,7 @@ export class SqliteEventStore implements EventStore {
     const sql = backwards
       ? 'SELECT * FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?'
       : 'SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision ASC LIMIT ?';
-    const rows = guardSqlite(() => this.db.prepare<[string, number, number], EventRow>(sql).all(stream, from, limit));
+    const rows = guardSqlite(() => this.cache.get<[string, number, number], EventRow>(sql).all(stream, from, limit));
     return rows.map(toRecorded);
   }
 
@@ -136,7 +139,7 @@ export class SqliteEventStore implements EventStore {
     }
     params.push(limit);
     const sql = `SELECT * FROM events WHERE ${clauses.join(' AND ')} ORDER BY position ASC LIMIT ?`;
-    const rows = guardSqlite(() => this.db.prepare<(string | number)[], EventRow>(sql).all(...params));
+    const rows = guardSqlite(() => this.cache.get<(string | number)[], EventRow>(sql).all(...params));
     return rows.map(toRecorded);
   }
 

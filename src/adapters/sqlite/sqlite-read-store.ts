@@ -1,5 +1,5 @@
 import { type Checkpoint, CheckpointMovedError, type FindQuery, type ProjectorBatch, type ReadStore, type Scalar } from '../../ports/read-store.js';
-import { guardSqlite, type SqliteConnection, writeTransaction } from './sqlite-database.js';
+import { guardSqlite, type SqliteConnection, StatementCache, writeTransaction } from './sqlite-database.js';
 
 const FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -16,7 +16,10 @@ function sqlValue(value: Scalar): Scalar | number {
 export class SqliteReadStore implements ReadStore {
   private readonly statements;
 
+  private readonly cache: StatementCache;
+
   constructor(private readonly db: SqliteConnection) {
+    this.cache = new StatementCache(db);
     this.statements = {
       get: db.prepare<[string, string], { doc: string }>('SELECT doc FROM documents WHERE collection = ? AND id = ?'),
       put: db.prepare(
@@ -80,14 +83,14 @@ export class SqliteReadStore implements ReadStore {
       : 'id ASC';
     params.push(query.limit ?? -1);
     const sql = `SELECT doc FROM documents WHERE ${clauses.join(' AND ')} ORDER BY ${order} LIMIT ?`;
-    const rows = guardSqlite(() => this.db.prepare<Scalar[], { doc: string }>(sql).all(...params));
+    const rows = guardSqlite(() => this.cache.get<Scalar[], { doc: string }>(sql).all(...params));
     return rows.map((row) => JSON.parse(row.doc) as T);
   }
 
   async count(collection: string, where?: Record<string, Scalar>): Promise<number> {
     const { clauses, params } = this.whereClause(collection, where);
     const sql = `SELECT COUNT(*) AS n FROM documents WHERE ${clauses.join(' AND ')}`;
-    return guardSqlite(() => this.db.prepare<Scalar[], { n: number }>(sql).get(...params)!.n);
+    return guardSqlite(() => this.cache.get<Scalar[], { n: number }>(sql).get(...params)!.n);
   }
 
   private whereClause(collection: string, where: Record<string, Scalar> = {}) {
