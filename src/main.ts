@@ -21,7 +21,7 @@ async function main(): Promise<void> {
   if (!['all', 'api', 'projector'].includes(role)) throw new Error(`Unknown role ${role}: use all, api or projector`);
   const logger = createLogger(config.LOG_LEVEL);
   config = withDevelopmentKeys(config, (message) => process.stdout.write(`${message}\n`));
-  const backend = await openBackend(config);
+  const backend = await openBackend(config, logger);
   const service = await startService({ config, backend, logger, role });
 
   let signals = 0;

@@ -89,7 +89,9 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   const runsProjector = role !== 'api';
   const runner = new ProjectionRunner(log, backend.readStore, allProjections, logger);
   await runner.init();
-  const consistency = runsProjector ? runner : new CheckpointPoller(backend.readStore, allProjections);
+  // The local runner tells progress only when it is the projector for sure (embedded); on the
+  // external backend it may be a standby, so follow the checkpoints in the read store.
+  const consistency = runsProjector && backend.name === 'embedded' ? runner : new CheckpointPoller(backend.readStore, allProjections);
   container.register(TOKENS.ReadConsistency, { useValue: consistency });
   metrics.watchProjections(() => consistency.projections(), () => eventStore.headPosition());
 
@@ -102,12 +104,24 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     config.SWEEP_INTERVAL_S * 1000,
     logger,
   );
-  if (runsProjector) {
-    await reactions.init();
-    runner.start();
-    reactions.start();
-    jobs.start();
-  }
+  const projector = backend.exclusively(
+    {
+      async start() {
+        await runner.init();
+        await reactions.init();
+        runner.start();
+        reactions.start();
+        jobs.start();
+      },
+      async stop() {
+        await jobs.stop();
+        await reactions.stop();
+        await runner.stop();
+      },
+    },
+    logger,
+  );
+  if (runsProjector) await projector.start();
 
   const app = createApp(container, role === 'projector' ? 'operator' : 'full');
   const server = createServer(app);
@@ -125,9 +139,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           server.close(() => resolve());
           server.closeIdleConnections();
         });
-        await jobs.stop();
-        await reactions.stop();
-        await runner.stop();
+        if (runsProjector) await projector.stop();
         await backend.close();
         logger.info({}, 'service stopped');
       })();

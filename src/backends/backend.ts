@@ -1,10 +1,23 @@
 import type { EventStore } from '../ports/event-store.js';
+import type { Logger } from '../ports/logger.js';
 import type { ReadStore } from '../ports/read-store.js';
+
+/** Work only one process may do at a time: the projector (read models, reactions, sweeps). */
+export interface ExclusiveWork {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
 
 /** A pair of stores behind the ports: embedded (SQLite) or external (EventStoreDB + MongoDB). */
 export interface Backend {
   name: 'embedded' | 'external';
   eventStore: EventStore;
   readStore: ReadStore;
+  /**
+   * Runs `work` while this process may: at once on the embedded backend (one file, and the
+   * checkpoint compare-and-set keeps a second process harmless), while holding the projector
+   * lease on the external one (a second projector waits as a hot standby).
+   */
+  exclusively(work: ExclusiveWork, logger: Logger): ExclusiveWork;
   close(): Promise<void>;
 }

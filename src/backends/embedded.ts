@@ -12,6 +12,7 @@ export function openEmbeddedBackend(dataDir: string): Backend {
     name: 'embedded',
     eventStore,
     readStore,
+    exclusively: (work) => work,
     async close() {
       await eventStore.close();
       await readStore.close();

@@ -1,10 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { EventStoreDbEventStore } from '../adapters/eventstoredb/eventstoredb-event-store.js';
-import { MongoLease } from '../adapters/mongodb/mongo-lease.js';
+import { LeaseKeeper, MongoLease } from '../adapters/mongodb/mongo-lease.js';
 import { MongoReadStore } from '../adapters/mongodb/mongo-read-store.js';
 import type { Logger } from '../ports/logger.js';
-import type { Backend } from './backend.js';
+import type { Backend, ExclusiveWork } from './backend.js';
 
 /** How long a projector's lease lasts without renewal; a standby takes over after at most this. */
 export const PROJECTOR_LEASE_TTL_MS = 15_000;
@@ -16,6 +16,26 @@ export interface ExternalBackend extends Backend {
    * makes a new owner identity (host, pid, random), so call it once per process.
    */
   projectorLease(): MongoLease;
+}
+
+/** Runs `work` only while this process holds the projector lease; renews it every ttl/3. */
+function whileHoldingLease(lease: MongoLease, work: ExclusiveWork, logger: Logger): ExclusiveWork {
+  const keeper = new LeaseKeeper(
+    lease,
+    {
+      onAcquired: async () => {
+        logger.info({ owner: lease.owner }, 'projector lease acquired: projecting');
+        await work.start();
+      },
+      onLost: async (reason) => {
+        logger.warn({ owner: lease.owner, err: reason }, 'projector lease lost: standing by');
+        await work.stop();
+      },
+      onError: (error) => logger.warn({ err: error }, 'projector lease renewal failed'),
+    },
+    PROJECTOR_LEASE_TTL_MS / 3,
+  );
+  return { start: async () => keeper.start(), stop: () => keeper.stop() };
 }
 
 /** Events in EventStoreDB, read models (and the projector lease) in MongoDB. */
@@ -31,16 +51,18 @@ export async function openExternalBackend(eventStoreUrl: string, mongoUrl: strin
     await eventStore.close();
     throw error;
   }
+  const projectorLease = () =>
+    new MongoLease(readStore.database, {
+      name: 'projector',
+      owner: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
+      ttlMs: PROJECTOR_LEASE_TTL_MS,
+    });
   return {
     name: 'external',
     eventStore,
     readStore,
-    projectorLease: () =>
-      new MongoLease(readStore.database, {
-        name: 'projector',
-        owner: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
-        ttlMs: PROJECTOR_LEASE_TTL_MS,
-      }),
+    projectorLease,
+    exclusively: (work, workLogger) => whileHoldingLease(projectorLease(), work, workLogger),
     async close() {
       await eventStore.close();
       await readStore.close();
