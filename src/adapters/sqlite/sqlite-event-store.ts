@@ -42,8 +42,17 @@ function revisionMatches(expected: ExpectedRevision, current: number): boolean {
   return current === expected;
 }
 
+interface PendingAppend {
+  stream: string;
+  events: NewEvent[];
+  expected: ExpectedRevision;
+  resolve(result: AppendResult): void;
+  reject(error: unknown): void;
+}
+
 export class SqliteEventStore implements EventStore {
   private readonly appended = new EventEmitter().setMaxListeners(0);
+  private readonly pending: PendingAppend[] = [];
   private readonly statements;
 
   private readonly cache: StatementCache;
@@ -60,9 +69,43 @@ export class SqliteEventStore implements EventStore {
     };
   }
 
-  async append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
-    if (events.length === 0) throw new Error('append needs at least one event');
-    const result = writeTransaction(this.db, () => {
+  /**
+   * Appends queue for one turn of the event loop and are written together in one transaction
+   * (group commit: one fsync for many requests). Each append runs in its own savepoint, so a
+   * conflict or a repeat concerns that append alone, exactly as if they ran one by one.
+   */
+  append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
+    return new Promise((resolve, reject) => {
+      this.pending.push({ stream, events, expected, resolve, reject });
+      if (this.pending.length === 1) setImmediate(() => this.flush());
+    });
+  }
+
+  private flush(): void {
+    const group = this.pending.splice(0);
+    let outcomes: ({ ok: true; result: AppendResult; wrote: boolean } | { ok: false; error: unknown })[];
+    try {
+      outcomes = writeTransaction(this.db, () =>
+        group.map((append) => {
+          try {
+            return { ok: true as const, ...guardSqlite(() => this.appendOne(append.stream, append.events, append.expected)) };
+          } catch (error) {
+            return { ok: false as const, error };
+          }
+        }),
+      );
+    } catch (error) {
+      for (const append of group) append.reject(error);
+      return;
+    }
+    outcomes.forEach((outcome, index) => (outcome.ok ? group[index]!.resolve(outcome.result) : group[index]!.reject(outcome.error)));
+    if (outcomes.some((outcome) => outcome.ok && outcome.wrote)) this.appended.emit('appended');
+  }
+
+  /** One append inside the group's transaction, in its own savepoint (a nested better-sqlite3 transaction). */
+  private readonly appendOne = (stream: string, events: NewEvent[], expected: ExpectedRevision) =>
+    this.db.transaction(() => {
       const current = this.statements.currentRevision.get(stream)?.revision ?? -1;
       const repeated = this.findRepeat(stream, events, expected);
       if (repeated) return { result: repeated, wrote: false };
@@ -84,10 +127,7 @@ export class SqliteEventStore implements EventStore {
         position = BigInt(info.lastInsertRowid);
       }
       return { result: { nextExpectedRevision: revision, position }, wrote: true };
-    });
-    if (result.wrote) this.appended.emit('appended');
-    return result.result;
-  }
+    })();
 
   /**
    * Idempotent re-append: when the same event ids were already written to this stream
