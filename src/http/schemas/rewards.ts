@@ -1,30 +1,12 @@
 import { z } from './zod-openapi.js';
+import { deactivationSchema, rewardDefinitionSchema } from '../../domain/rewards/reward-schemas.js';
 import { byKind, jsonObject, outDateTime } from './common.js';
 
-export const deactivationBody = z
-  .discriminatedUnion('variant', [
-    z.object({ variant: z.literal('never') }),
-    z.object({ variant: z.literal('interval'), duration: z.number().int().min(1).max(100_000), period: z.enum(['days', 'months', 'years']) }),
-  ])
-  .openapi('Deactivation');
+/** The wire shapes reuse the domain's schemas: one definition of each. */
+export const deactivationBody = deactivationSchema.openapi('Deactivation');
 
-export const rewardDefinitionOut = z
-  .object({
-    key: z.string(),
-    name: z.string(),
-    description: z.string().nullable(),
-    metadata: jsonObject.nullable(),
-    credits: z.number().int().optional(),
-    offer_code_id: z.string().optional(),
-    offer_code_ref_name: z.string().optional(),
-    subscription_product_id: z.string().optional(),
-    entitlement_id: z.string().optional(),
-    entitlement_key: z.string().optional(),
-    offering_id: z.string().optional(),
-    offering_key: z.string().optional(),
-    created_at: outDateTime,
-    updated_at: outDateTime.nullable(),
-  })
+export const rewardDefinitionOut = rewardDefinitionSchema
+  .omit({ kind: true })
   .strict()
   .openapi('RewardDefinition', { description: 'Common fields plus the fields of its kind (credits; offer_code_*; entitlement_*; offering_*).' });
 

@@ -1,0 +1,74 @@
+import { expect } from 'chai';
+import { createUser } from '../support/fixtures.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+describe('API: operator endpoints (no key needed)', () => {
+  let svc: TestService;
+
+  before(async () => {
+    svc = await startTestService();
+    await createUser(svc, 'operated');
+  });
+  after(async () => svc.stop());
+
+  it('GET /healthz answers while the process is alive', async () => {
+    const response = await svc.call('GET', '/healthz', undefined, { 'x-api-key': '' });
+    expect(response.status).to.equal(200);
+    expect(response.body).to.deep.equal({ data: { status: 'ok' } });
+  });
+
+  it('GET /readyz reports every projection caught up, with detail', async () => {
+    const response = await svc.call('GET', '/readyz', undefined, { 'x-api-key': '' });
+    expect(response.status).to.equal(200);
+    expect(response.body.data.ready).to.equal(true);
+    const names = response.body.data.projections.map((projection: { name: string }) => projection.name);
+    expect(names).to.include.members(['users', 'codes', 'catalog', 'credit_ledger']);
+    for (const projection of response.body.data.projections) {
+      expect(projection).to.include({ caught_up: true, needs_replay: false, failure: null });
+    }
+  });
+
+  it('GET /metrics is Prometheus text with requests, latencies, appends and projection lag', async () => {
+    const response = await fetch(`${svc.url}/metrics`);
+    expect(response.status).to.equal(200);
+    expect(response.headers.get('content-type')).to.match(/^text\/plain/);
+    const text = await response.text();
+    expect(text).to.match(/^http_requests_total\{method="POST",route="\/users",status="201"\} \d+/m);
+    expect(text).to.contain('http_request_duration_seconds_bucket');
+    expect(text).to.match(/^events_appended_total\{type="UserRegistered"\} \d+/m);
+    expect(text).to.match(/^projection_lag_positions\{projection="users"\} 0/m);
+    expect(text).to.contain('projection_failing');
+  });
+
+  it('GET /openapi.json is an OpenAPI 3.1 document of every public, admin and operator path', async () => {
+    const response = await svc.call('GET', '/openapi.json', undefined, { 'x-api-key': '' });
+    expect(response.status).to.equal(200);
+    expect(response.body.openapi).to.equal('3.1.0');
+    expect(Object.keys(response.body.paths)).to.include.members([
+      '/users',
+      '/users/{app_user_id}',
+      '/users/{app_user_id}/claim-code',
+      '/users/{app_user_id}/rewards/withdraw-credits',
+      '/users/{app_user_id}/rewards/grant',
+      '/codes/{code}',
+      '/store/offer-codes/{offer_code_id}',
+      '/admin/rewards/{key}',
+      '/admin/programs/{id}',
+      '/admin/promo-codes/{code}',
+      '/admin/affiliates/{id}',
+      '/admin/events',
+      '/admin/users/{app_user_id}/credit-ledger',
+    ]);
+    const withdraw = response.body.paths['/users/{app_user_id}/rewards/withdraw-credits'].post;
+    const schema = withdraw.requestBody.content['application/json'].schema;
+    const resolved = schema.$ref ? response.body.components.schemas[schema.$ref.split('/').pop()] : schema;
+    expect(resolved.properties.amount).to.include({ type: 'integer', minimum: 1 });
+    expect(withdraw.responses).to.have.keys('200', '400', '401', '404', '413', '415', '422');
+  });
+
+  it('GET /docs serves a browsable page of the API description', async () => {
+    const response = await fetch(`${svc.url}/docs/`);
+    expect(response.status).to.equal(200);
+    expect(await response.text()).to.contain('swagger-ui');
+  });
+});
