@@ -1,0 +1,98 @@
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { expect } from 'chai';
+import { get, post, startChildService } from '../support/child-service.js';
+import { tempDataDir } from '../support/test-service.js';
+
+const MAIN = ['--import', 'tsx', 'src/main.ts'];
+
+function runMain(env: Record<string, string>) {
+  const { CLIENT_API_KEYS: _client, SECRET_API_KEYS: _secret, ...inherited } = process.env;
+  return spawnSync(process.execPath, MAIN, { env: { ...inherited, PORT: '0', HOST: '127.0.0.1', ...env }, encoding: 'utf8', timeout: 30_000 });
+}
+
+describe('E2E: start-up configuration and graceful shutdown', function () {
+  this.timeout(120_000);
+
+  it('refuses to start on an invalid setting, naming the variable', () => {
+    for (const [variable, value] of [
+      ['PORT', 'eighty'],
+      ['CLAIM_WINDOW_DAYS', '-3'],
+      ['REFERRAL_LINK_BASE', 'not a url'],
+      ['EVENTSTORE_URL', 'http://wrong'],
+      ['LOG_LEVEL', 'loud'],
+    ] as const) {
+      const result = runMain({ DATA_DIR: tempDataDir(), [variable]: value });
+      expect(result.status, `${variable}=${value}`).to.equal(78);
+      expect(result.stderr).to.contain(variable);
+    }
+  });
+
+  it('refuses to start in production without keys', () => {
+    const result = runMain({ DATA_DIR: tempDataDir(), NODE_ENV: 'production' });
+    expect(result.status).to.equal(78);
+    expect(result.stderr).to.match(/CLIENT_API_KEYS|SECRET_API_KEYS/);
+  });
+
+  it('outside production, generates one client and one secret key, keeps them and prints them once', async () => {
+    const dataDir = tempDataDir();
+    const { CLIENT_API_KEYS: _client, SECRET_API_KEYS: _secret, ...inherited } = process.env;
+    const start = () =>
+      new Promise<{ output: string; url: string; stop: () => Promise<void> }>((resolve, reject) => {
+        const child = spawn(process.execPath, MAIN, { env: { ...inherited, NODE_ENV: 'development', DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' } });
+        let output = '';
+        child.stdout.on('data', (chunk: Buffer) => {
+          output += chunk.toString();
+          const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
+          if (match) {
+            resolve({
+              output,
+              url: match[1]!,
+              stop: () => new Promise((done) => { child.once('exit', () => done()); child.kill('SIGTERM'); }),
+            });
+          }
+        });
+        child.once('exit', (code) => reject(new Error(`exited ${code}: ${output}`)));
+      });
+    const first = await start();
+    await first.stop();
+    const keys = JSON.parse(fs.readFileSync(path.join(dataDir, 'api-keys.json'), 'utf8')) as { client: string; secret: string };
+    expect(first.output).to.contain(keys.client).and.to.contain(keys.secret);
+    const second = await start();
+    try {
+      expect(second.output).to.not.contain(keys.secret);
+      const response = await fetch(`${second.url}/users/nobody`, { headers: { 'x-api-key': keys.client } });
+      expect(response.status).to.equal(404);
+      const admin = await fetch(`${second.url}/admin/rewards`, { headers: { 'x-api-key': keys.secret } });
+      expect(admin.status).to.equal(200);
+    } finally {
+      await second.stop();
+    }
+  });
+
+  it('SIGTERM finishes in-flight requests, stops cleanly (exit 0) and every acknowledged write is kept', async () => {
+    const dataDir = tempDataDir();
+    const service = await startChildService(dataDir);
+    const exit = new Promise<number | null>((resolve) => service.process.once('exit', (code) => resolve(code)));
+    const inFlight = Array.from({ length: 60 }, (_, index) =>
+      post(service.url, '/users', { app_user_id: `drain-${index}` }).then(
+        (response) => ({ index, status: response.status }),
+        () => ({ index, status: 0 }),
+      ),
+    );
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    service.process.kill('SIGTERM');
+    const results = await Promise.all(inFlight);
+    expect(await exit).to.equal(0);
+    const acknowledged = results.filter((result) => result.status === 201);
+    expect(results.every((result) => result.status === 201 || result.status === 0)).to.equal(true);
+    expect(acknowledged.length).to.be.greaterThan(0);
+    const restarted = await startChildService(dataDir);
+    try {
+      for (const { index } of acknowledged) expect((await get(restarted.url, `/users/drain-${index}`)).status).to.equal(200);
+    } finally {
+      await restarted.stop();
+    }
+  });
+});
