@@ -1,10 +1,8 @@
 import type { Response, Router } from 'express';
 import type { ZodTypeAny } from 'zod';
-import type { z } from '../schemas/zod-openapi.js';
-import { commandContext } from '../context.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
 import type { ApiDescription } from '../openapi.js';
-import { z as zod } from '../schemas/zod-openapi.js';
+import { z } from '../schemas/zod-openapi.js';
 import { parseBody, parsePathParam } from '../validation.js';
 
 /** One configuration resource of the admin API: PUT upsert, GET one, GET the collection. */
@@ -28,9 +26,9 @@ export interface AdminResource<T, B extends ZodTypeAny> {
 export function mountAdminResource<T, B extends ZodTypeAny>(router: Router, api: ApiDescription, resource: AdminResource<T, B>): void {
   const itemPath = `${resource.path}/:${resource.param}`;
   const docItemPath = `/admin${resource.path}/{${resource.param}}`;
-  const params = zod.object({ [resource.param]: resource.paramSchema });
+  const params = z.object({ [resource.param]: resource.paramSchema });
   const wrap = (value: unknown) => ({ data: { [resource.singular]: value } });
-  const one = zod.object({ data: zod.object({ [resource.singular]: resource.out }) });
+  const one = z.object({ data: z.object({ [resource.singular]: resource.out }) });
 
   api.operation({
     method: 'put',
@@ -56,7 +54,7 @@ export function mountAdminResource<T, B extends ZodTypeAny>(router: Router, api:
     path: `/admin${resource.path}`,
     summary: `List ${resource.plural.replace('_', ' ')}`,
     tags: [resource.tag],
-    responses: { 200: { description: 'All of them', schema: zod.object({ data: zod.object({ [resource.plural]: zod.array(resource.out) }) }) } },
+    responses: { 200: { description: 'All of them', schema: z.object({ data: z.object({ [resource.plural]: z.array(resource.out) }) }) } },
     errors: [401, 403],
   });
 
