@@ -36,7 +36,7 @@ function grantCause(cause: GrantCause, appUserId: string): Doc {
 export const creditLedgerProjection: Projection = {
   name: 'credit_ledger',
   version: 1,
-  collections: [{ name: CREDIT_LEDGER, indexes: ['app_user_id', 'seq'] }],
+  collections: [{ name: CREDIT_LEDGER, indexes: [['app_user_id', 'seq']] }],
   eventTypes: ['RewardGranted', 'CreditsWithdrawn', 'RewardExpired'],
   targets: (event) => {
     const credit =

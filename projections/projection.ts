@@ -1,5 +1,6 @@
 import type { LoggedEvent } from '../src/application/event-log.js';
 import type { EventType } from '../src/domain/events/index.js';
+import type { IndexSpec } from '../src/ports/read-store.js';
 
 export type Doc = Record<string, unknown>;
 
@@ -15,7 +16,7 @@ export interface DocumentRef {
 export interface Projection {
   name: string;
   version: number;
-  collections: { name: string; indexes: string[] }[];
+  collections: { name: string; indexes: IndexSpec[] }[];
   eventTypes: readonly EventType[];
   targets(event: LoggedEvent): DocumentRef[];
   /** The new document; null deletes it. */

@@ -5,6 +5,13 @@
  */
 export type Scalar = string | number | boolean | null;
 
+/** One index: a top-level field, or several fields in order. */
+export type IndexSpec = string | string[];
+
+export function indexFields(index: IndexSpec): string[] {
+  return typeof index === 'string' ? [index] : index;
+}
+
 export interface StoredDocument {
   id: string;
   /** Global position of the last event folded into this document. */
@@ -55,8 +62,11 @@ export interface Checkpoint {
 }
 
 export interface ReadStore {
-  /** Declare the fields a collection is queried by, so adapters can index them. */
-  ensureIndexes(collection: string, fields: string[]): Promise<void>;
+  /**
+   * Declare what a collection is queried by, so adapters can index it: a field, or fields
+   * together (equality on the first, order or range on the next: `['app_user_id', 'seq']`).
+   */
+  ensureIndexes(collection: string, indexes: IndexSpec[]): Promise<void>;
   get<T extends Record<string, unknown>>(collection: string, id: string): Promise<T | null>;
   getMany<T extends Record<string, unknown>>(collection: string, ids: string[]): Promise<Map<string, T>>;
   find<T extends Record<string, unknown>>(collection: string, query?: FindQuery): Promise<T[]>;

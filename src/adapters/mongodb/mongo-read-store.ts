@@ -1,6 +1,6 @@
 import { type AnyBulkWriteOperation, type ClientSession, type Collection, type Db, MongoClient } from 'mongodb';
 import { StoreUnavailableError } from '../../ports/event-store.js';
-import { type Checkpoint, CheckpointMovedError, type DocumentChange, type FindQuery, type ProjectorBatch, type ReadStore, type Scalar } from '../../ports/read-store.js';
+import { type Checkpoint, CheckpointMovedError, type DocumentChange, type FindQuery, type IndexSpec, indexFields, type ProjectorBatch, type ReadStore, type Scalar } from '../../ports/read-store.js';
 import {
   checkpointWrite,
   classifyWriteErrors,
@@ -89,10 +89,13 @@ export class MongoReadStore implements ReadStore {
     return this.db.collection<StoredCheckpoint>(CHECKPOINTS);
   }
 
-  async ensureIndexes(collection: string, fields: string[]): Promise<void> {
+  async ensureIndexes(collection: string, indexes: IndexSpec[]): Promise<void> {
     const target = this.documents(collection);
     await guardMongo(async () => {
-      for (const field of fields) await target.createIndex({ [fieldPath(field)]: 1 }, { name: indexName(field) });
+      for (const index of indexes) {
+        const fields = indexFields(index);
+        await target.createIndex(Object.fromEntries(fields.map((field) => [fieldPath(field), 1])), { name: indexName(fields.join('_')) });
+      }
     });
   }
 

@@ -1,4 +1,4 @@
-import { type Checkpoint, CheckpointMovedError, type FindQuery, type ProjectorBatch, type ReadStore, type Scalar } from '../../ports/read-store.js';
+import { type Checkpoint, CheckpointMovedError, type FindQuery, type IndexSpec, indexFields, type ProjectorBatch, type ReadStore, type Scalar } from '../../ports/read-store.js';
 import { guardSqlite, type SqliteConnection, StatementCache, writeTransaction } from './sqlite-database.js';
 
 const FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -41,12 +41,13 @@ export class SqliteReadStore implements ReadStore {
     };
   }
 
-  async ensureIndexes(collection: string, fields: string[]): Promise<void> {
+  async ensureIndexes(collection: string, indexes: IndexSpec[]): Promise<void> {
     guardSqlite(() => {
-      for (const field of fields) {
-        const name = `idx_${collection}_${field}`.replace(/[^A-Za-z0-9_]/g, '_');
+      for (const index of indexes) {
+        const fields = indexFields(index);
+        const name = `idx_${collection}_${fields.join('_')}`.replace(/[^A-Za-z0-9_]/g, '_');
         this.db.exec(
-          `CREATE INDEX IF NOT EXISTS ${name} ON documents (collection, ${fieldPath(field)}) WHERE collection = '${collection.replace(/'/g, "''")}'`,
+          `CREATE INDEX IF NOT EXISTS ${name} ON documents (collection, ${fields.map(fieldPath).join(', ')}) WHERE collection = '${collection.replace(/'/g, "''")}'`,
         );
       }
     });
