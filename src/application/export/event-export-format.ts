@@ -1,0 +1,165 @@
+import type { LogFilter, RecordedEvent } from '../../ports/event-store.js';
+import { csvRecord } from './csv.js';
+
+/**
+ * What `npm run export-events` writes for each event: the same fields, names and value
+ * shapes as `GET /admin/events` (position as a decimal string, since ESDB positions exceed
+ * 2^53). Data and metadata are exported as stored, without upcasting: `metadata.schema_version`
+ * says which version of the event's schema they follow.
+ */
+export interface ExportedEvent {
+  position: string;
+  stream: string;
+  revision: number;
+  id: string;
+  type: string;
+  data: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  recorded_at: string;
+}
+
+export const EXPORT_COLUMNS = ['position', 'stream', 'revision', 'id', 'type', 'data', 'metadata', 'recorded_at'] as const;
+
+export type ExportFormat = 'ndjson' | 'csv';
+
+export function exportedEvent(event: RecordedEvent): ExportedEvent {
+  return {
+    position: event.position.toString(),
+    stream: event.stream,
+    revision: event.revision,
+    id: event.id,
+    type: event.type,
+    data: event.data,
+    metadata: event.metadata,
+    recorded_at: event.recordedAt.toISOString(),
+  };
+}
+
+/** One NDJSON line (JSON text has no raw line breaks, so one event is exactly one line). */
+export function ndjsonLine(event: RecordedEvent): string {
+  return `${JSON.stringify(exportedEvent(event))}\n`;
+}
+
+export function csvHeader(): string {
+  return csvRecord(EXPORT_COLUMNS);
+}
+
+/** One CSV record in EXPORT_COLUMNS order; data and metadata as JSON text. */
+export function csvLine(event: RecordedEvent): string {
+  const row = exportedEvent(event);
+  return csvRecord([row.position, row.stream, String(row.revision), row.id, row.type, JSON.stringify(row.data), JSON.stringify(row.metadata), row.recorded_at]);
+}
+
+/** The text of one event in `format`. */
+export function formatEvent(event: RecordedEvent, format: ExportFormat): string {
+  return format === 'csv' ? csvLine(event) : ndjsonLine(event);
+}
+
+/** The text before the first event (the CSV header; nothing for NDJSON). */
+export function preamble(format: ExportFormat): string {
+  return format === 'csv' ? csvHeader() : '';
+}
+
+/** A CSV record parsed back (e.g. by `parseCsv`) into the exported event. */
+export function fromCsvRecord(record: readonly string[]): ExportedEvent {
+  if (record.length !== EXPORT_COLUMNS.length) throw new Error(`Expected ${EXPORT_COLUMNS.length} fields, got ${record.length}`);
+  const [position, stream, revision, id, type, data, metadata, recordedAt] = record as [string, string, string, string, string, string, string, string];
+  return {
+    position,
+    stream,
+    revision: Number(revision),
+    id,
+    type,
+    data: JSON.parse(data) as Record<string, unknown>,
+    metadata: JSON.parse(metadata) as Record<string, unknown>,
+    recorded_at: recordedAt,
+  };
+}
+
+export interface ExportOptions {
+  /** Exclusive: events after this position; null = from the first event. */
+  after: bigint | null;
+  streamPrefix: string | null;
+  /** Event types to keep (any of them); empty = all. */
+  types: string[];
+  /** Keep events recorded at or after this instant; null = all. */
+  since: Date | null;
+  format: ExportFormat;
+  /** File to write; null = stdout. */
+  out: string | null;
+}
+
+export class ExportUsageError extends Error {
+  override name = 'ExportUsageError';
+}
+
+export const EXPORT_USAGE =
+  'Usage: npm run export-events -- [--after POS] [--stream-prefix P] [--type T[,T…]] [--since DATE] [--format ndjson|csv] [--out FILE]';
+
+const KNOWN_FLAGS = new Set(['after', 'stream-prefix', 'type', 'since', 'format', 'out']);
+
+function stringFlag(args: Map<string, string | true>, name: string): string | null {
+  const value = args.get(name);
+  if (value === undefined) return null;
+  if (value === true || value.trim() === '') throw new ExportUsageError(`--${name} needs a value`);
+  return value;
+}
+
+const ISO_DATE_TIME = /^(\d{4})-(\d{2})-(\d{2})(?:[T ](\d{2}):(\d{2})(?::(\d{2})(?:\.\d{1,9})?)?(Z|[+-]\d{2}:?\d{2})?)?$/i;
+
+/**
+ * `--since`: an ISO 8601 date (midnight UTC) or date-time; a date-time without an offset is
+ * UTC too, so the result does not depend on the machine's time zone.
+ */
+export function parseSince(text: string): Date {
+  const match = ISO_DATE_TIME.exec(text.trim());
+  const invalid = () => new ExportUsageError(`--since must be an ISO 8601 date or date-time (e.g. 2026-01-31 or 2026-01-31T12:00:00Z), got ${text}`);
+  if (!match) throw invalid();
+  const [, year, month, day, hours, minutes, seconds, offset] = match;
+  const date = new Date(Date.UTC(Number(year), Number(month) - 1, Number(day)));
+  if (date.getUTCMonth() !== Number(month) - 1 || date.getUTCDate() !== Number(day)) throw invalid();
+  if (hours === undefined) return date;
+  if (Number(hours) > 23 || Number(minutes) > 59 || Number(seconds ?? 0) > 59) throw invalid();
+  const normalized = text.trim().replace(' ', 'T') + (offset === undefined ? 'Z' : '');
+  const time = Date.parse(normalized);
+  if (Number.isNaN(time)) throw invalid();
+  return new Date(time);
+}
+
+/**
+ * Reads the export's flags (as `parseArgs` returns them). `--format` defaults to csv when
+ * `--out` ends in `.csv`, otherwise ndjson; `--type` takes one type or a comma-separated list.
+ */
+export function parseExportOptions(args: Map<string, string | true>): ExportOptions {
+  for (const name of args.keys()) {
+    if (!KNOWN_FLAGS.has(name)) throw new ExportUsageError(`Unknown option --${name}`);
+  }
+  const afterText = stringFlag(args, 'after');
+  if (afterText !== null && !/^\d{1,20}$/.test(afterText)) throw new ExportUsageError('--after must be a log position (digits)');
+  const sinceText = stringFlag(args, 'since');
+  const since = sinceText === null ? null : parseSince(sinceText);
+  const out = stringFlag(args, 'out');
+  const formatText = stringFlag(args, 'format') ?? (out !== null && out.toLowerCase().endsWith('.csv') ? 'csv' : 'ndjson');
+  if (formatText !== 'ndjson' && formatText !== 'csv') throw new ExportUsageError('--format must be ndjson or csv');
+  const typeText = stringFlag(args, 'type');
+  return {
+    after: afterText === null ? null : BigInt(afterText),
+    streamPrefix: stringFlag(args, 'stream-prefix'),
+    types: typeText === null ? [] : typeText.split(',').map((type) => type.trim()).filter((type) => type.length > 0),
+    since,
+    format: formatText,
+    out,
+  };
+}
+
+/** The part of the options the event store filters on (`--since` is applied while reading). */
+export function logFilterOf(options: ExportOptions): LogFilter {
+  return {
+    ...(options.streamPrefix !== null ? { streamPrefixes: [options.streamPrefix] } : {}),
+    ...(options.types.length > 0 ? { types: options.types } : {}),
+  };
+}
+
+export function recordedSince(event: RecordedEvent, since: Date | null): boolean {
+  return since === null || event.recordedAt.getTime() >= since.getTime();
+}

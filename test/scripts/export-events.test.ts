@@ -1,0 +1,195 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import { openSqlite } from '../../src/adapters/sqlite/sqlite-database.js';
+import { SqliteEventStore } from '../../src/adapters/sqlite/sqlite-event-store.js';
+import { parseCsv } from '../../src/application/export/csv.js';
+import { EXPORT_COLUMNS, type ExportedEvent, fromCsvRecord } from '../../src/application/export/event-export-format.js';
+import { createUser, eventually, getUser, putProgram, putPromo, putReward, never } from '../support/fixtures.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+const run = promisify(execFile);
+
+/** Runs the export script as a child process on `dataDir`; stdout is the export when there is no --out. */
+async function exportEvents(dataDir: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
+  return run(process.execPath, ['--import', 'tsx', 'scripts/export-events.ts', ...args], {
+    env: { ...process.env, DATA_DIR: dataDir, NODE_ENV: 'test', LOG_LEVEL: 'silent' },
+    maxBuffer: 256 * 1024 * 1024,
+  });
+}
+
+function ndjson(text: string): ExportedEvent[] {
+  expect(text.endsWith('\n') || text === '').to.equal(true);
+  return text
+    .split('\n')
+    .filter((line) => line.length > 0)
+    .map((line) => JSON.parse(line) as ExportedEvent);
+}
+
+/** Every event through GET /admin/events, page by page. */
+async function adminEvents(svc: TestService): Promise<ExportedEvent[]> {
+  const all: ExportedEvent[] = [];
+  let after: string | null = null;
+  for (;;) {
+    const response = await svc.admin('GET', `/admin/events?limit=1000${after === null ? '' : `&after=${after}`}`);
+    expect(response.status).to.equal(200);
+    const page = response.body.data.events as ExportedEvent[];
+    if (page.length === 0) return all;
+    all.push(...page);
+    after = response.body.data.next_after as string;
+  }
+}
+
+const AWKWARD_USER = 'o\'neil, "jr"';
+const AWKWARD_METADATA = { note: 'commas, "double quotes"\nand a new line', crlf: 'a\r\nb', emoji: '✓ Zoë', nested: { list: [1, null, true, 'x,y'] } };
+
+describe('npm run export-events (child process)', function () {
+  this.timeout(180_000);
+
+  let dataDir: string;
+  let reference: ExportedEvent[];
+  let secondPhaseFrom: Date;
+  let workDir: string;
+
+  before(async () => {
+    workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-export-'));
+    const svc = await startTestService();
+    dataDir = svc.dataDir;
+    await putReward(svc, 'credits', { kind: 'credit', name: 'Credits, "the good kind"', credits: 10 });
+    await putReward(svc, 'week', { kind: 'basic', name: 'Week' });
+    await putProgram(svc, 'main', {
+      rewards: {
+        sender: [{ reward_key: 'credits', activation: { variant: 'claim', amount: 1, limit: 0 }, deactivation: never }],
+        receiver: [{ reward_key: 'week', activation: { variant: 'claim' }, deactivation: { variant: 'interval', duration: 7, period: 'days' } }],
+      },
+    });
+    await putPromo(svc, 'HELLO', { rewards: [{ reward_key: 'credits', activation: { variant: 'claim' }, deactivation: never }] });
+    const referrer = await createUser(svc, AWKWARD_USER, { metadata: AWKWARD_METADATA, is_premium: true });
+    // Enough events for several pages of the export (1000 per page).
+    for (let batch = 0; batch < 20; batch += 1) {
+      await Promise.all(Array.from({ length: 20 }, (_, index) => createUser(svc, `user-${batch}-${index}`, { metadata: { batch, index } })));
+    }
+    expect((await svc.call('POST', `/users/user-0-0/claim-code`, { code: referrer.referral_code })).status).to.equal(200);
+    expect((await svc.call('POST', `/users/user-0-1/claim-code`, { code: 'hello' })).status).to.equal(200);
+    await eventually(async () => expect((await getUser(svc, AWKWARD_USER)).stats.claims).to.equal(1));
+
+    // A second phase, recorded strictly later, for --since.
+    const firstPhase = await adminEvents(svc);
+    const lastRecorded = Date.parse(firstPhase[firstPhase.length - 1]!.recorded_at);
+    while (Date.now() <= lastRecorded + 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    secondPhaseFrom = new Date();
+    while (Date.now() <= secondPhaseFrom.getTime() + 2) await new Promise((resolve) => setTimeout(resolve, 5));
+    const withdrawal = await svc.call('POST', `/users/${encodeURIComponent(AWKWARD_USER)}/rewards/withdraw-credits`, {
+      key: 'credits',
+      amount: 3,
+      operation_id: 'order, "1"',
+    });
+    expect(withdrawal.status).to.equal(200);
+    await createUser(svc, 'late-comer', { metadata: { note: 'tab\there' } });
+    reference = await adminEvents(svc);
+    await svc.stop();
+    expect(reference.length).to.be.greaterThan(1000);
+    expect(reference.some((event) => Date.parse(event.recorded_at) < secondPhaseFrom.getTime())).to.equal(true);
+    expect(reference.some((event) => Date.parse(event.recorded_at) >= secondPhaseFrom.getTime())).to.equal(true);
+  });
+
+  it('the reference (GET /admin/events) is exactly what the store holds', async () => {
+    const db = openSqlite(dataDir);
+    try {
+      const store = new SqliteEventStore(db);
+      const stored = await store.readAll({ after: null, limit: 100_000 });
+      expect(stored.map((event) => ({ ...event, position: event.position.toString(), recordedAt: event.recordedAt.toISOString() }))).to.deep.equal(
+        reference.map(({ position, stream, revision, id, type, data, metadata, recorded_at }) => ({
+          position,
+          stream,
+          revision,
+          id,
+          type,
+          data,
+          metadata,
+          recordedAt: recorded_at,
+        })),
+      );
+    } finally {
+      db.close();
+    }
+  });
+
+  it('NDJSON on stdout: every event, in order, equal to the log (ids, positions, revisions, types, data, metadata)', async () => {
+    const { stdout, stderr } = await exportEvents(dataDir, []);
+    const exported = ndjson(stdout);
+    expect(exported).to.deep.equal(reference);
+    expect(exported.map((event) => Object.keys(event))).to.deep.equal(reference.map(() => [...EXPORT_COLUMNS]));
+    expect(typeof exported[0]!.position).to.equal('string');
+    expect(stderr).to.contain(`Exported ${reference.length} events`);
+    // The awkward bits survived as they were.
+    const registered = exported.find((event) => event.type === 'UserRegistered' && event.stream === `user-${AWKWARD_USER}`)!;
+    expect(registered.data.metadata).to.deep.equal(AWKWARD_METADATA);
+    const withdrawn = exported.find((event) => event.type === 'CreditsWithdrawn')!;
+    expect(withdrawn.metadata.operation_id).to.equal('order, "1"');
+  });
+
+  it('CSV to a file: RFC 4180 quoting of commas, quotes and new lines parses back to the same events', async () => {
+    const out = path.join(workDir, 'events.csv');
+    await exportEvents(dataDir, ['--format', 'csv', '--out', out]);
+    const text = fs.readFileSync(out, 'utf8');
+    const [header, ...records] = parseCsv(text);
+    expect(header).to.deep.equal([...EXPORT_COLUMNS]);
+    expect(records.map(fromCsvRecord)).to.deep.equal(reference);
+    // The stream name with a comma and quotes is quoted, its quotes doubled.
+    expect(text).to.contain(`"user-o'neil, ""jr"""`);
+    // Records end with CRLF; the data's own new lines are JSON-escaped, not raw.
+    expect(text.split('\r\n').length - 1).to.equal(reference.length + 1);
+  });
+
+  it('--after: only events after the position', async () => {
+    const middle = reference[Math.floor(reference.length / 2)]!.position;
+    const { stdout } = await exportEvents(dataDir, ['--after', middle]);
+    expect(ndjson(stdout)).to.deep.equal(reference.filter((event) => BigInt(event.position) > BigInt(middle)));
+  });
+
+  it('--stream-prefix and --type (also a list), alone and together with --after', async () => {
+    const byPrefix = ndjson((await exportEvents(dataDir, ['--stream-prefix', 'code-'])).stdout);
+    expect(byPrefix).to.deep.equal(reference.filter((event) => event.stream.startsWith('code-')));
+    expect(byPrefix.length).to.be.greaterThan(400);
+
+    const byType = ndjson((await exportEvents(dataDir, ['--type', 'RewardGranted'])).stdout);
+    expect(byType).to.deep.equal(reference.filter((event) => event.type === 'RewardGranted'));
+    expect(byType.length).to.be.greaterThan(1);
+
+    const after = reference[10]!.position;
+    const combined = ndjson((await exportEvents(dataDir, ['--stream-prefix', 'user-', '--type', 'CodeClaimed,CreditsWithdrawn', '--after', after])).stdout);
+    expect(combined).to.deep.equal(
+      reference.filter(
+        (event) => BigInt(event.position) > BigInt(after) && event.stream.startsWith('user-') && ['CodeClaimed', 'CreditsWithdrawn'].includes(event.type),
+      ),
+    );
+    expect(combined.map((event) => event.type).sort()).to.deep.equal(['CodeClaimed', 'CodeClaimed', 'CreditsWithdrawn']);
+  });
+
+  it('--since: only events recorded at or after the instant', async () => {
+    const { stdout } = await exportEvents(dataDir, ['--since', secondPhaseFrom.toISOString()]);
+    const exported = ndjson(stdout);
+    expect(exported).to.deep.equal(reference.filter((event) => Date.parse(event.recorded_at) >= secondPhaseFrom.getTime()));
+    expect(exported.map((event) => event.type)).to.include.members(['CreditsWithdrawn', 'UserRegistered']);
+    expect(exported.length).to.be.lessThan(10);
+
+    const csv = path.join(workDir, 'since.csv');
+    await exportEvents(dataDir, ['--since', secondPhaseFrom.toISOString(), '--type', 'UserRegistered', '--out', csv]);
+    const [, ...records] = parseCsv(fs.readFileSync(csv, 'utf8'));
+    expect(records.map(fromCsvRecord).map((event) => event.stream)).to.deep.equal(['user-late-comer']);
+  });
+
+  it('a bad flag is a usage error (exit 64) that writes nothing', async () => {
+    const failure = await exportEvents(dataDir, ['--format', 'xml']).then(
+      () => null,
+      (error: { code: number; stdout: string; stderr: string }) => error,
+    );
+    expect(failure?.code).to.equal(64);
+    expect(failure?.stdout).to.equal('');
+    expect(failure?.stderr).to.contain('--format must be ndjson or csv');
+  });
+});

@@ -1,0 +1,143 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
+import { expect } from 'chai';
+import { openSqlite } from '../../src/adapters/sqlite/sqlite-database.js';
+import { SqliteEventStore } from '../../src/adapters/sqlite/sqlite-event-store.js';
+import { toLogged } from '../../src/application/event-log.js';
+import type { RecordedEvent } from '../../src/ports/event-store.js';
+import { eventually, putProgram } from '../support/fixtures.js';
+import { startTestService, tempDataDir } from '../support/test-service.js';
+
+const run = promisify(execFile);
+
+function script(name: string, dataDir: string, args: string[] = []) {
+  return run(process.execPath, ['--import', 'tsx', `scripts/${name}.ts`, ...args], {
+    env: { ...process.env, DATA_DIR: dataDir, NODE_ENV: 'test', LOG_LEVEL: 'silent' },
+    maxBuffer: 64 * 1024 * 1024,
+  });
+}
+
+async function readLog(dataDir: string): Promise<RecordedEvent[]> {
+  const db = openSqlite(dataDir);
+  try {
+    return await new SqliteEventStore(db).readAll({ after: null, limit: 1_000_000 });
+  } finally {
+    db.close();
+  }
+}
+
+function checkpoints(dataDir: string): Map<string, number> {
+  const db = new Database(path.join(dataDir, 'referrals.db'), { readonly: true });
+  try {
+    const rows = db.prepare('SELECT projector, position FROM checkpoints').all() as { projector: string; position: number }[];
+    return new Map(rows.map((row) => [row.projector, row.position]));
+  } finally {
+    db.close();
+  }
+}
+
+describe('npm run generate-events (child process)', function () {
+  this.timeout(300_000);
+
+  const EVENTS = 5_000;
+  let dataDir: string;
+  let log: RecordedEvent[];
+
+  before(async () => {
+    dataDir = tempDataDir();
+    const { stdout } = await script('generate-events', dataDir, ['--events', String(EVENTS), '--seed', '7']);
+    expect(stdout).to.match(/Generated \d+ events/);
+    log = await readLog(dataDir);
+  });
+
+  it('writes the requested number of events (the last action may add a few)', () => {
+    expect(log.length).to.be.within(EVENTS, EVENTS + 20);
+  });
+
+  it('writes valid events of every part of the history, with gapless stream revisions', () => {
+    for (const event of log) expect(() => toLogged(event), `${event.type} ${event.id}`).to.not.throw();
+    const types = new Set(log.map((event) => event.type));
+    for (const type of [
+      'RewardCreated',
+      'ProgramCreated',
+      'PromoCodeCreated',
+      'AffiliateCreated',
+      'CodeReserved',
+      'UserRegistered',
+      'ReferralProgramAssigned',
+      'ClaimSlotTaken',
+      'CodeClaimed',
+      'RewardGranted',
+      'ReferralClaimCounted',
+      'UserConverted',
+      'ReferralConversionCounted',
+      'CreditsWithdrawn',
+      'RewardExpired',
+      'UserProfileUpdated',
+    ]) {
+      expect(types, type).to.include(type);
+    }
+    const next = new Map<string, number>();
+    for (const event of log) {
+      expect(event.revision, `${event.stream}`).to.equal(next.get(event.stream) ?? 0);
+      next.set(event.stream, event.revision + 1);
+    }
+    // Requests and process steps are told apart in the metadata.
+    const actors = new Set(log.map((event) => String(event.metadata.actor).split(':')[0]));
+    expect([...actors].sort()).to.deep.equal(['client', 'process', 'secret']);
+  });
+
+  it('the service projects it without failure and finds no referral left to count; the audit passes', async () => {
+    const svc = await startTestService({ dataDir });
+    try {
+      const ready = await eventually(async () => {
+        const response = await svc.call('GET', '/readyz');
+        expect(response.status, JSON.stringify(response.body)).to.equal(200);
+        return response.body.data;
+      }, 120_000);
+      expect(ready.ready).to.equal(true);
+      for (const projection of ready.projections) {
+        expect(projection.failure, projection.name).to.equal(null);
+        expect(projection.needs_replay, projection.name).to.equal(false);
+      }
+      const head = BigInt(log[log.length - 1]!.position);
+      await eventually(async () => {
+        const users = await svc.call('GET', `/users/${encodeURIComponent(String(log.find((event) => event.type === 'UserRegistered')!.data.app_user_id))}`);
+        expect(users.status).to.equal(200);
+        expect(checkpoints(dataDir).get('reaction:referrals+pools')).to.equal(Number(head));
+      }, 120_000);
+    } finally {
+      await svc.stop();
+    }
+    // The referral reaction had nothing to add: the generator wrote the referrers' side.
+    expect((await readLog(dataDir)).length).to.equal(log.length);
+
+    const audit = await script('audit', dataDir);
+    expect(audit.stdout).to.contain('No mismatch');
+  });
+
+  it('a second run adds to the same store, reusing its configuration', async () => {
+    await script('generate-events', dataDir, ['--events', '500']);
+    const after = await readLog(dataDir);
+    expect(after.length).to.be.at.least(log.length + 500);
+    expect(after.filter((event) => event.type === 'ProgramCreated')).to.have.length(1);
+    const prefixes = new Set(
+      after.filter((event) => event.type === 'UserRegistered').map((event) => String(event.data.app_user_id).split('-').slice(0, 2).join('-')),
+    );
+    expect(prefixes.size).to.equal(2);
+  });
+
+  it('refuses a store with another referral program', async () => {
+    const svc = await startTestService();
+    await putProgram(svc, 'someone-elses', { distribution_percentage: 10 });
+    await svc.stop();
+    const failure = await script('generate-events', svc.dataDir, ['--events', '100']).then(
+      () => null,
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(failure?.code).to.equal(2);
+    expect(failure?.stderr).to.contain('someone-elses');
+  });
+});
