@@ -20,7 +20,7 @@ async function main(): Promise<number> {
   }
   const context = await openScriptContext();
   const bar = new cliProgress.SingleBar(
-    { format: '{projection} |{bar}| {percentage}% | {events} events | {rate} events/s | ETA {eta_formatted}', etaBuffer: 50 },
+    { format: '{projection} |{bar}| {percentage}% | {events} events | {rate} events/s | ETA {eta_formatted}', etaBuffer: 50, noTTYOutput: true, notTTYSchedule: 5_000 },
     cliProgress.Presets.shades_classic,
   );
   try {

@@ -38,7 +38,11 @@ export interface ReplayOptions {
 export async function replayProjection(log: EventLog, readStore: ReadStore, projection: Projection, options: ReplayOptions = {}): Promise<'switched' | 'interrupted'> {
   const checkpointName = replayCheckpoint(projection.name);
   const collections = projection.collections.map((collection) => collection.name);
-  for (const collection of projection.collections) await readStore.ensureIndexes(rebuiltCollection(collection.name), collection.indexes);
+  for (const collection of projection.collections) {
+    // Indexes belong to collection names: the rebuilt one needs them now, the live one once swapped in.
+    await readStore.ensureIndexes(rebuiltCollection(collection.name), collection.indexes);
+    await readStore.ensureIndexes(collection.name, collection.indexes);
+  }
   let position = (await readStore.checkpoint(checkpointName)).position;
   if (position === null) await readStore.reset(checkpointName, collections.map(rebuiltCollection));
   const handled = new Set<string>(projection.eventTypes);
