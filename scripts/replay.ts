@@ -7,7 +7,7 @@
  */
 import cliProgress from 'cli-progress';
 import { allProjections } from '../projections/index.js';
-import { replayProjection } from '../src/application/projections/projection-replay.js';
+import { replayProjections } from '../src/application/projections/projection-replay.js';
 import { openScriptContext, parseArgs } from './script-context.js';
 
 async function main(): Promise<number> {
@@ -20,27 +20,27 @@ async function main(): Promise<number> {
   }
   const context = await openScriptContext();
   const bar = new cliProgress.SingleBar(
-    { format: '{projection} |{bar}| {percentage}% | {events} events | {rate} events/s | ETA {eta_formatted}', etaBuffer: 50, noTTYOutput: true, notTTYSchedule: 5_000 },
+    { format: 'replay |{bar}| {percentage}% | {events} events | {rate} events/s | ETA {eta_formatted}', etaBuffer: 50, noTTYOutput: true, notTTYSchedule: 5_000 },
     cliProgress.Presets.shades_classic,
   );
   try {
-    for (const projection of selected) {
-      const started = Date.now();
-      let first: bigint | null = null;
-      bar.start(100, 0, { projection: projection.name, events: 0, rate: 0 });
-      const outcome = await replayProjection(context.log, context.backend.readStore, projection, {
-        onProgress: ({ position, head, events }) => {
-          first ??= position;
-          const span = head !== null && first !== null && head > first ? Number(head - first) : 0;
-          const done = span > 0 && position !== null && first !== null ? Math.min(100, (100 * Number(position - first)) / span) : 100;
-          const seconds = (Date.now() - started) / 1000;
-          bar.update(Math.round(done), { projection: projection.name, events, rate: seconds > 0 ? Math.round(events / seconds) : 0 });
-        },
-      });
-      bar.update(100);
-      bar.stop();
-      process.stdout.write(`${projection.name}: ${outcome === 'switched' ? 'rebuilt and switched in' : 'interrupted'} (${((Date.now() - started) / 1000).toFixed(1)} s)\n`);
-    }
+    const started = Date.now();
+    let first: bigint | null = null;
+    bar.start(100, 0, { events: 0, rate: 0 });
+    const outcome = await replayProjections(context.log, context.backend.readStore, selected, {
+      onProgress: ({ position, head, events }) => {
+        first ??= position;
+        const span = head !== null && first !== null && head > first ? Number(head - first) : 0;
+        const done = span > 0 && position !== null && first !== null ? Math.min(100, (100 * Number(position - first)) / span) : 100;
+        const seconds = (Date.now() - started) / 1000;
+        bar.update(Math.round(done), { events, rate: seconds > 0 ? Math.round(events / seconds) : 0 });
+      },
+    });
+    bar.update(100);
+    bar.stop();
+    const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    for (const projection of selected) process.stdout.write(`${projection.name}: ${outcome === 'switched' ? 'rebuilt and switched in' : 'interrupted'}\n`);
+    process.stdout.write(`replayed in ${seconds} s\n`);
     return 0;
   } finally {
     bar.stop();

@@ -4,7 +4,7 @@ import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { allProjections } from '../../projections/index.js';
 import { EventLog } from '../../src/application/event-log.js';
-import { replayProjection } from '../../src/application/projections/projection-replay.js';
+import { replayProjections } from '../../src/application/projections/projection-replay.js';
 import type { EventStore } from '../../src/ports/event-store.js';
 import type { ReadConsistency } from '../../src/ports/read-consistency.js';
 import type { ReadStore } from '../../src/ports/read-store.js';
@@ -76,21 +76,20 @@ describe('npm run replay', function () {
     }
   });
 
-  it('resumes an interrupted replay and still ends equal', async () => {
+  it('resumes an interrupted replay of every read model and still ends equal', async () => {
     const svc = await startTestService();
     try {
       await someTraffic(svc);
       await settled(svc);
       const readStore = svc.service.container.resolve<ReadStore>(TOKENS.ReadStore);
       const log = svc.service.container.resolve(EventLog);
-      const users = allProjections.find((projection) => projection.name === 'users')!;
-      const before = await readStore.find('users');
-      expect(await replayProjection(log, readStore, users, { pageSize: 10, maxPages: 2 })).to.equal('interrupted');
-      expect(await readStore.find('users')).to.deep.equal(before);
+      const before = await liveDocuments(readStore);
+      expect(await replayProjections(log, readStore, allProjections, { pageSize: 10, maxPages: 3 })).to.equal('interrupted');
+      expect(await liveDocuments(readStore)).to.deep.equal(before);
       expect((await readStore.checkpoint('replay:users')).position).to.not.equal(null);
-      expect(await replayProjection(log, readStore, users, { pageSize: 10 })).to.equal('switched');
-      expect(await readStore.find('users')).to.deep.equal(before);
-      expect((await readStore.checkpoint('replay:users')).position).to.equal(null);
+      expect(await replayProjections(log, readStore, allProjections, { pageSize: 10 })).to.equal('switched');
+      expect(await liveDocuments(readStore)).to.deep.equal(before);
+      for (const projection of allProjections) expect((await readStore.checkpoint(`replay:${projection.name}`)).position).to.equal(null);
     } finally {
       await svc.stop();
     }

@@ -1,6 +1,7 @@
-import type { Doc, DocumentRef, Projection } from '../../../projections/projection.js';
-import type { DocumentChange, ReadStore } from '../../ports/read-store.js';
+import type { Projection } from '../../../projections/projection.js';
+import type { ProjectorBatch, ReadStore } from '../../ports/read-store.js';
 import type { EventLog } from '../event-log.js';
+import { foldBatch } from './fold-batch.js';
 
 const PAGE_SIZE = 1_000;
 const REBUILT = '__rebuild';
@@ -14,8 +15,7 @@ export function replayCheckpoint(projection: string): string {
 }
 
 export interface ReplayProgress {
-  projection: string;
-  /** Position reached; the run ends when it reaches `head` (re-read while catching up). */
+  /** Position reached; the run ends when it reaches the head (re-read while catching up). */
   position: bigint | null;
   head: bigint | null;
   events: number;
@@ -28,51 +28,67 @@ export interface ReplayOptions {
   pageSize?: number;
 }
 
-/**
- * Rebuilds one read model from position 0 into fresh collections while the service keeps
- * serving (and updating) the live ones, then swaps the rebuilt ones in. Resumable: the
- * rebuild keeps its own checkpoint, so a second run continues where the first stopped. After
- * the swap, the live projector finds its checkpoint moved, reloads, and continues from the
- * replay's position.
- */
-export async function replayProjection(log: EventLog, readStore: ReadStore, projection: Projection, options: ReplayOptions = {}): Promise<'switched' | 'interrupted'> {
-  const checkpointName = replayCheckpoint(projection.name);
-  const collections = projection.collections.map((collection) => collection.name);
-  for (const collection of projection.collections) {
-    // Indexes belong to collection names: the rebuilt one needs them now, the live one once swapped in.
-    await readStore.ensureIndexes(rebuiltCollection(collection.name), collection.indexes);
-    await readStore.ensureIndexes(collection.name, collection.indexes);
+export class ReplayFailedError extends Error {
+  constructor(projection: string, eventId: string, cause: unknown) {
+    super(`Replay of ${projection} cannot apply event ${eventId}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
+    this.name = 'ReplayFailedError';
   }
-  let position = (await readStore.checkpoint(checkpointName)).position;
-  if (position === null) await readStore.reset(checkpointName, collections.map(rebuiltCollection));
-  const handled = new Set<string>(projection.eventTypes);
+}
+
+/**
+ * Rebuilds read models from position 0 into fresh collections in one pass over the log, while
+ * the service keeps serving (and updating) the live ones, then swaps the rebuilt ones in.
+ * Resumable: each rebuild keeps its own checkpoint, so a second run continues where the first
+ * stopped. After the swap, the live projector finds its checkpoint moved, reloads, and
+ * continues from the replay's position.
+ */
+export async function replayProjections(
+  log: EventLog,
+  readStore: ReadStore,
+  projections: Projection[],
+  options: ReplayOptions = {},
+): Promise<'switched' | 'interrupted'> {
+  const checkpoints = new Map<string, bigint | null>();
+  for (const projection of projections) {
+    for (const collection of projection.collections) {
+      // Indexes belong to collection names: the rebuilt one needs them now, the live one once swapped in.
+      await readStore.ensureIndexes(rebuiltCollection(collection.name), collection.indexes);
+      await readStore.ensureIndexes(collection.name, collection.indexes);
+    }
+    const checkpoint = (await readStore.checkpoint(replayCheckpoint(projection.name))).position;
+    if (checkpoint === null) await readStore.reset(replayCheckpoint(projection.name), projection.collections.map((collection) => rebuiltCollection(collection.name)));
+    checkpoints.set(projection.name, checkpoint);
+  }
+  const lowest = () => {
+    const positions = [...checkpoints.values()];
+    return positions.includes(null) ? null : positions.reduce((a, b) => (a! < b! ? a : b), positions[0] ?? null);
+  };
   let events = 0;
   for (let pages = 0; ; pages += 1) {
     if (options.maxPages !== undefined && pages >= options.maxPages) return 'interrupted';
     const head = await log.store.headPosition();
-    const page = await log.readAll(position, options.pageSize ?? PAGE_SIZE);
+    const page = await log.readAll(lowest(), options.pageSize ?? PAGE_SIZE);
     if (page.length === 0) break;
-    const docs = new Map<string, { ref: DocumentRef; doc: Doc | null }>();
-    for (const event of page) {
-      if (!handled.has(event.type)) continue;
-      for (const ref of projection.targets(event)) {
-        const rebuilt = { collection: rebuiltCollection(ref.collection), id: ref.id };
-        const key = `${rebuilt.collection}\u0000${rebuilt.id}`;
-        const current = docs.has(key) ? docs.get(key)!.doc : await readStore.get<Doc>(rebuilt.collection, rebuilt.id);
-        docs.set(key, { ref: rebuilt, doc: projection.evolve(ref, current, event) });
-      }
+    const batches: ProjectorBatch[] = [];
+    for (const projection of projections) {
+      const after = checkpoints.get(projection.name)!;
+      const folded = await foldBatch(readStore, projection, page, after, rebuiltCollection);
+      if (folded.failure) throw new ReplayFailedError(projection.name, folded.failure.event.id, folded.failure.error);
+      if (folded.position === null) continue;
+      batches.push({ projector: replayCheckpoint(projection.name), version: projection.version, changes: folded.changes, position: folded.position, after });
     }
-    const changes: DocumentChange[] = [...docs.values()].map(({ ref, doc }) => (doc === null ? { op: 'delete', ...ref } : { op: 'put', ...ref, doc }));
-    const last = page[page.length - 1]!.position;
-    await readStore.commitBatches([{ projector: checkpointName, version: projection.version, changes, position: last, after: position }]);
-    position = last;
+    if (batches.length > 0) await readStore.commitBatches(batches);
+    for (const batch of batches) checkpoints.set(batch.projector.slice('replay:'.length), batch.position);
     events += page.length;
-    options.onProgress?.({ projection: projection.name, position, head, events });
+    options.onProgress?.({ position: page[page.length - 1]!.position, head, events });
   }
-  if (position === null) {
-    // An empty log: record an empty rebuild so the swap has a checkpoint to move.
-    await readStore.commitBatches([{ projector: checkpointName, version: projection.version, changes: [], position: 0n, after: null }]);
+  for (const projection of projections) {
+    if (checkpoints.get(projection.name) === null) {
+      // An empty log: record an empty rebuild so the swap has a checkpoint to move.
+      await readStore.commitBatches([{ projector: replayCheckpoint(projection.name), version: projection.version, changes: [], position: 0n, after: null }]);
+    }
+    const collections = projection.collections.map((collection): [string, string] => [collection.name, rebuiltCollection(collection.name)]);
+    await readStore.swapIn(projection.name, replayCheckpoint(projection.name), projection.version, collections);
   }
-  await readStore.swapIn(projection.name, checkpointName, projection.version, collections.map((collection) => [collection, rebuiltCollection(collection)]));
   return 'switched';
 }

@@ -1,10 +1,11 @@
 import { EventEmitter } from 'node:events';
-import type { Doc, DocumentRef, Projection } from '../../../projections/projection.js';
-import { CheckpointMovedError, type DocumentChange, type ProjectorBatch, type ReadStore } from '../../ports/read-store.js';
+import type { Projection } from '../../../projections/projection.js';
+import { CheckpointMovedError, type ProjectorBatch, type ReadStore } from '../../ports/read-store.js';
 import type { Logger } from '../../ports/logger.js';
 import type { ProjectionStatus, ReadConsistency } from '../../ports/read-consistency.js';
 import type { EventLog, LoggedEvent } from '../event-log.js';
 import { LogFollower } from '../log-follower.js';
+import { foldBatch } from './fold-batch.js';
 
 const PAGE_SIZE = 500;
 const RELOAD_WHEN_IDLE_MS = 5_000;
@@ -146,32 +147,11 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
   }
 
   private async fold(projection: Projection, status: ProjectionStatus, events: LoggedEvent[]): Promise<ProjectorBatch | null> {
-    const pending = events.filter((event) => status.checkpoint === null || event.position > status.checkpoint);
-    if (pending.length === 0) return null;
-    const handled = new Set<string>(projection.eventTypes);
-    const docs = new Map<string, { ref: DocumentRef; doc: Doc | null }>();
-    let last: bigint | null = null;
-    for (const event of pending) {
-      if (handled.has(event.type)) {
-        try {
-          for (const ref of projection.targets(event)) {
-            const key = `${ref.collection}\u0000${ref.id}`;
-            const current = docs.has(key) ? docs.get(key)!.doc : await this.readStore.get<Doc>(ref.collection, ref.id);
-            docs.set(key, { ref, doc: projection.evolve(ref, current, event) });
-          }
-        } catch (error) {
-          this.markFailed(status, event, error);
-          break;
-        }
-      }
-      last = event.position;
-    }
-    if (last === null) return null;
-    if (status.failure && last >= BigInt(status.failure.position)) status.failure = null;
-    const changes: DocumentChange[] = [...docs.values()].map(({ ref, doc }) =>
-      doc === null ? { op: 'delete', ...ref } : { op: 'put', ...ref, doc },
-    );
-    return { projector: projection.name, version: status.storedVersion, changes, position: last, after: status.checkpoint };
+    const folded = await foldBatch(this.readStore, projection, events, status.checkpoint);
+    if (folded.failure) this.markFailed(status, folded.failure.event, folded.failure.error);
+    if (folded.position === null) return null;
+    if (status.failure && folded.position >= BigInt(status.failure.position)) status.failure = null;
+    return { projector: projection.name, version: status.storedVersion, changes: folded.changes, position: folded.position, after: status.checkpoint };
   }
 
   private markFailed(status: ProjectionStatus, event: LoggedEvent, error: unknown): void {
