@@ -1,8 +1,9 @@
 import { inject, injectable } from 'tsyringe';
 import { CREDIT_LEDGER } from '../../../projections/credit-ledger.js';
-import type { EventStore, RecordedEvent } from '../../ports/event-store.js';
+import type { EventStore } from '../../ports/event-store.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
+import { exportedEvent } from '../export/event-export-format.js';
 
 export interface EventPageQuery {
   after: bigint | null;
@@ -10,19 +11,6 @@ export interface EventPageQuery {
   stream: string | null;
   streamPrefix: string | null;
   type: string | null;
-}
-
-export function eventView(event: RecordedEvent) {
-  return {
-    position: event.position.toString(),
-    stream: event.stream,
-    revision: event.revision,
-    id: event.id,
-    type: event.type,
-    data: event.data,
-    metadata: event.metadata,
-    recorded_at: event.recordedAt.toISOString(),
-  };
 }
 
 /** The raw log for analysts and auditors, and the credit ledger read model. */
@@ -49,7 +37,7 @@ export class EventQueries {
             },
           });
     const last = events[events.length - 1];
-    return { events: events.map(eventView), next_after: last ? last.position.toString() : (query.after?.toString() ?? null) };
+    return { events: events.map(exportedEvent), next_after: last ? last.position.toString() : (query.after?.toString() ?? null) };
   }
 
   /** Every credit movement of a user, oldest first. */
