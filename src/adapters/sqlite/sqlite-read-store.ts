@@ -8,6 +8,13 @@ function fieldPath(field: string): string {
   return `json_extract(doc, '$.${field}')`;
 }
 
+const COLLECTION = /^[A-Za-z0-9_]+$/;
+
+function collectionLiteral(collection: string): string {
+  if (!COLLECTION.test(collection)) throw new Error(`Invalid collection name ${collection}`);
+  return `'${collection}'`;
+}
+
 function sqlValue(value: Scalar): Scalar | number {
   return typeof value === 'boolean' ? Number(value) : value;
 }
@@ -47,7 +54,7 @@ export class SqliteReadStore implements ReadStore {
         const fields = indexFields(index);
         const name = `idx_${collection}_${fields.join('_')}`.replace(/[^A-Za-z0-9_]/g, '_');
         this.db.exec(
-          `CREATE INDEX IF NOT EXISTS ${name} ON documents (collection, ${fields.map(fieldPath).join(', ')}) WHERE collection = '${collection.replace(/'/g, "''")}'`,
+          `CREATE INDEX IF NOT EXISTS ${name} ON documents (collection, ${fields.map(fieldPath).join(', ')}) WHERE collection = ${collectionLiteral(collection)}`,
         );
       }
     });
@@ -95,8 +102,10 @@ export class SqliteReadStore implements ReadStore {
   }
 
   private whereClause(collection: string, where: Record<string, Scalar> = {}) {
-    const clauses = ['collection = ?'];
-    const params: Scalar[] = [collection];
+    // The collection is written into the SQL (not bound) so the planner can match the partial
+    // indexes, which are declared WHERE collection = '<name>'.
+    const clauses = [`collection = ${collectionLiteral(collection)}`];
+    const params: Scalar[] = [];
     for (const [field, value] of Object.entries(where)) {
       if (value === null) {
         clauses.push(`${fieldPath(field)} IS NULL`);
