@@ -46,9 +46,9 @@ export class StreamExecutor {
     let state = usable ? snapshot.state : evolver.initialState();
     let revision = usable ? snapshot.revision : -1;
     const events = await this.log.readStream(stream, revision + 1);
-    for (const event of events) {
-      state = evolver.evolve(state, event);
-      revision = event.revision;
+    if (events.length > 0) {
+      state = evolver.fold ? evolver.fold(state, events) : events.reduce(evolver.evolve, state);
+      revision = events[events.length - 1]!.revision;
     }
     return { state, revision, folded: events.length };
   }
@@ -93,7 +93,7 @@ export class StreamExecutor {
         try {
           const expected = revision === -1 ? 'no_stream' : revision;
           const appended = await this.log.append(stream, events, expected, context);
-          const after = events.reduce(evolver.evolve, state);
+          const after = evolver.fold ? evolver.fold(state, events) : events.reduce(evolver.evolve, state);
           if (folded + events.length >= SNAPSHOT_EVERY) {
             await this.readStore.putAux(SNAPSHOT_COLLECTION, stream, {
               version: evolver.version,

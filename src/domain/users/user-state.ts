@@ -71,33 +71,91 @@ export function initialUserState(): UserState {
   };
 }
 
-function updateGrant(state: UserState, grantId: string, change: (grant: GrantState) => GrantState): UserState {
-  return { ...state, grants: state.grants.map((grant) => (grant.grant_id === grantId ? change(grant) : grant)) };
+/**
+ * A private working copy of a user state for one fold: nested parts (grants, operations,
+ * stats, abandoned claims) are copied the first time the fold changes them, so folding many
+ * events costs one copy of each part, not one per event. The input state is never changed.
+ */
+class UserDraft {
+  readonly state: UserState;
+  private readonly owned = new Set<'grants' | 'operations' | 'stats' | 'abandoned_claims'>();
+
+  constructor(state: UserState) {
+    this.state = { ...state };
+  }
+
+  grants(): GrantState[] {
+    if (!this.owned.has('grants')) {
+      this.state.grants = this.state.grants.slice();
+      this.owned.add('grants');
+    }
+    return this.state.grants;
+  }
+
+  updateGrant(grantId: string, change: (grant: GrantState) => GrantState): void {
+    const grants = this.grants();
+    const index = grants.findIndex((grant) => grant.grant_id === grantId);
+    if (index >= 0) grants[index] = change(grants[index]!);
+  }
+
+  operations(): Record<string, OperationRecord> {
+    if (!this.owned.has('operations')) {
+      this.state.operations = { ...this.state.operations };
+      this.owned.add('operations');
+    }
+    return this.state.operations;
+  }
+
+  stats(): UserState['stats'] {
+    if (!this.owned.has('stats')) {
+      this.state.stats = { ...this.state.stats };
+      this.owned.add('stats');
+    }
+    return this.state.stats;
+  }
+
+  abandonedClaims(): string[] {
+    if (!this.owned.has('abandoned_claims')) {
+      this.state.abandoned_claims = this.state.abandoned_claims.slice();
+      this.owned.add('abandoned_claims');
+    }
+    return this.state.abandoned_claims;
+  }
 }
 
-export function evolveUser(state: UserState, event: DomainEvent): UserState {
+/** Applies one event to the draft: the user stream's whole meaning, in one place. */
+function applyUserEvent(draft: UserDraft, event: DomainEvent): void {
+  const state = draft.state;
   switch (event.type) {
     case 'UserRegistered': {
       const { app_user_id, registered_at, ...profile } = event.data;
-      return { ...state, ...profile, exists: true, app_user_id, created_at: registered_at };
+      Object.assign(state, profile, { exists: true, app_user_id, created_at: registered_at });
+      return;
     }
     case 'UserProfileUpdated':
-      return { ...state, ...event.data.changes };
+      Object.assign(state, event.data.changes);
+      return;
     case 'ReferralProgramAssigned':
-      return { ...state, program_id: event.data.program_id, referral_code: event.data.referral_code };
+      state.program_id = event.data.program_id;
+      state.referral_code = event.data.referral_code;
+      return;
     case 'CodeClaimed': {
       const { claimed_at, program_id: _program, ...referredBy } = event.data;
-      return { ...state, referred_by: { ...referredBy, claimed_at } };
+      state.referred_by = { ...referredBy, claimed_at };
+      return;
     }
     case 'ClaimAbandoned':
-      return { ...state, abandoned_claims: [...state.abandoned_claims, event.data.claim_id] };
+      draft.abandonedClaims().push(event.data.claim_id);
+      return;
     case 'UserConverted':
-      return { ...state, converted_at: event.data.converted_at };
+      state.converted_at = event.data.converted_at;
+      return;
     case 'UserChurned':
-      return { ...state, churned_at: event.data.churned_at };
+      state.churned_at = event.data.churned_at;
+      return;
     case 'RewardGranted': {
       const data = event.data;
-      const grant: GrantState = {
+      draft.grants().push({
         grant_id: data.grant_id,
         reward_key: data.reward_key,
         kind: data.kind,
@@ -107,68 +165,57 @@ export function evolveUser(state: UserState, event: DomainEvent): UserState {
         created_at: data.granted_at,
         updated_at: null,
         expired: false,
-      };
-      const operations =
-        data.cause.type === 'manual' && data.cause.operation_id !== null
-          ? {
-              ...state.operations,
-              [data.cause.operation_id]: { kind: 'grant' as const, key: data.reward_key, amount: null, result: { created: true, granted: [data.grant_id] } },
-            }
-          : state.operations;
-      return { ...state, grants: [...state.grants, grant], operations };
+      });
+      if (data.cause.type === 'manual' && data.cause.operation_id !== null) {
+        draft.operations()[data.cause.operation_id] = { kind: 'grant', key: data.reward_key, amount: null, result: { created: true, granted: [data.grant_id] } };
+      }
+      return;
     }
     case 'RewardGrantSkipped':
-      return {
-        ...state,
-        operations: {
-          ...state.operations,
-          [event.data.operation_id]: { kind: 'grant', key: event.data.reward_key, amount: null, result: { created: false, granted: [] } },
-        },
-      };
+      draft.operations()[event.data.operation_id] = { kind: 'grant', key: event.data.reward_key, amount: null, result: { created: false, granted: [] } };
+      return;
     case 'RewardValueAssigned':
-      return updateGrant(state, event.data.grant_id, (grant) => ({
-        ...grant,
-        value: event.data.value,
-        updated_at: event.data.assigned_at,
-      }));
+      draft.updateGrant(event.data.grant_id, (grant) => ({ ...grant, value: event.data.value, updated_at: event.data.assigned_at }));
+      return;
     case 'RewardExpired':
-      return updateGrant(state, event.data.grant_id, (grant) => ({ ...grant, expired: true }));
+      draft.updateGrant(event.data.grant_id, (grant) => ({ ...grant, expired: true }));
+      return;
     case 'CreditsWithdrawn': {
       const data = event.data;
-      const debits = new Map(data.debits.map((debit) => [debit.grant_id, debit.credits]));
-      const grants = state.grants.map((grant) => {
-        const debit = debits.get(grant.grant_id);
-        return debit === undefined
-          ? grant
-          : { ...grant, credits: (grant.credits ?? 0) - debit, updated_at: data.withdrawn_at };
-      });
-      const operations =
-        data.operation_id === null
-          ? state.operations
-          : {
-              ...state.operations,
-              [data.operation_id]: {
-                kind: 'withdraw' as const,
-                key: data.key,
-                amount: data.credits_requested_to_withdraw,
-                result: withdrawResultOf(data),
-              },
-            };
-      return { ...state, grants, operations };
+      for (const debit of data.debits) {
+        draft.updateGrant(debit.grant_id, (grant) => ({ ...grant, credits: (grant.credits ?? 0) - debit.credits, updated_at: data.withdrawn_at }));
+      }
+      if (data.operation_id !== null) {
+        draft.operations()[data.operation_id] = { kind: 'withdraw', key: data.key, amount: data.credits_requested_to_withdraw, result: withdrawResultOf(data) };
+      }
+      return;
     }
     case 'ReferralClaimCounted':
-      return { ...state, stats: { ...state.stats, claims: event.data.claims }, last_cause_position: event.data.cause_position };
+      draft.stats().claims = event.data.claims;
+      state.last_cause_position = event.data.cause_position;
+      return;
     case 'ReferralConversionCounted':
-      return {
-        ...state,
-        stats: { ...state.stats, conversions: event.data.conversions },
-        last_cause_position: event.data.cause_position,
-      };
+      draft.stats().conversions = event.data.conversions;
+      state.last_cause_position = event.data.cause_position;
+      return;
     case 'ReferralChurnCounted':
-      return { ...state, stats: { ...state.stats, churns: event.data.churns }, last_cause_position: event.data.cause_position };
+      draft.stats().churns = event.data.churns;
+      state.last_cause_position = event.data.cause_position;
+      return;
     default:
-      return state;
+      return;
   }
+}
+
+/** The state after `events`, folded on one private copy (the input is not changed). */
+export function foldUserEvents(state: UserState, events: readonly DomainEvent[]): UserState {
+  const draft = new UserDraft(state);
+  for (const event of events) applyUserEvent(draft, event);
+  return draft.state;
+}
+
+export function evolveUser(state: UserState, event: DomainEvent): UserState {
+  return foldUserEvents(state, [event]);
 }
 
 export function withdrawResultOf(data: {
@@ -190,6 +237,7 @@ export const userEvolver: Evolver<UserState> = {
   version: 1,
   initialState: initialUserState,
   evolve: evolveUser,
+  fold: foldUserEvents,
 };
 
 /** Grants that are active at `now` (not expired by time, not recorded as expired). */
