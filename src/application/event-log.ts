@@ -31,8 +31,10 @@ export class EventLog {
     private readonly ids: Ids,
   ) {}
 
-  async append(stream: string, events: NewDomainEvent[], expected: ExpectedRevision, context: CommandContext): Promise<AppendResult> {
+  /** `context` is one for all events, or one per event (requests batched into one append). */
+  async append(stream: string, events: NewDomainEvent[], expected: ExpectedRevision, contexts: CommandContext | readonly CommandContext[]): Promise<AppendResult> {
     const prepared = events.map((event, index) => {
+      const context = Array.isArray(contexts) ? (contexts as readonly CommandContext[])[index]! : (contexts as CommandContext);
       const { data } = parseEvent(event.type, event.data);
       const id =
         event.id ??

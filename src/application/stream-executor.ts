@@ -61,15 +61,17 @@ export class StreamExecutor {
   async executeOnLatest<R>(
     stream: string,
     decide: (latest: LoggedEvent | undefined) => Decision<R>,
-    context: CommandContext,
+    context: CommandContext | ((decision: Decision<R>) => readonly CommandContext[]),
   ): Promise<{ result: R; position: bigint | null }> {
     return this.locks.run(stream, async () => {
       for (let attempt = 1; ; attempt += 1) {
         const latest = await this.log.last(stream);
-        const { events, result } = decide(latest);
+        const decision = decide(latest);
+        const { events, result } = decision;
         if (events.length === 0) return { result, position: null };
         try {
-          const appended = await this.log.append(stream, events, latest ? latest.revision : 'no_stream', context);
+          const contexts = typeof context === 'function' ? context(decision) : context;
+          const appended = await this.log.append(stream, events, latest ? latest.revision : 'no_stream', contexts);
           return { result, position: appended.position };
         } catch (error) {
           if (!(error instanceof WrongExpectedRevisionError) || attempt >= MAX_ATTEMPTS) throw error;

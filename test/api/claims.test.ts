@@ -165,6 +165,17 @@ describe('API: claiming codes and the rewards engine', () => {
       expect(promo.stats.claims).to.equal(5);
     });
 
+    it('claims batched on one code keep their own request ids in the slot events', async () => {
+      await putPromo(svc, 'TRACED', { limit: 0 });
+      const users = Array.from({ length: 24 }, (_, index) => `traced-${index}`);
+      await Promise.all(users.map((user) => createUser(svc, user)));
+      await Promise.all(users.map((user) => svc.call('POST', `/users/${user}/claim-code`, { code: 'TRACED' }, { 'x-request-id': `req-${user}` })));
+      const slots = await events(svc, 'stream=code-TRACED&type=ClaimSlotTaken');
+      expect(slots).to.have.length(users.length);
+      for (const slot of slots) expect(slot.metadata.correlation_id).to.equal(`req-${slot.data.claimer}`);
+      expect(slots.map((slot) => slot.data.taken)).to.deep.equal(users.map((_, index) => index + 1));
+    });
+
     it('one user racing to claim many codes succeeds exactly once, leaving no slot behind', async () => {
       const codes = Array.from({ length: 12 }, (_, index) => `RACE${index}`);
       await Promise.all(codes.map((code) => putPromo(svc, code, { limit: 1 })));

@@ -1,5 +1,5 @@
 import { inject, injectable } from 'tsyringe';
-import { decideReleaseSlot, decideTakeSlot, slotsTaken } from '../../domain/codes/claim-slots.js';
+import { decideSlotRequests, type SlotRequest, slotsTaken } from '../../domain/codes/claim-slots.js';
 import { streams } from '../../domain/events/index.js';
 import { decideAbandonClaim } from '../../domain/users/maintenance.js';
 import { userEvolver } from '../../domain/users/user-state.js';
@@ -8,19 +8,32 @@ import { TOKENS } from '../../ports/tokens.js';
 import type { CommandContext } from '../event-log.js';
 import { StreamExecutor } from '../stream-executor.js';
 
+interface Queued {
+  request: SlotRequest;
+  context: CommandContext;
+  resolve(): void;
+  reject(error: unknown): void;
+}
+
 /**
  * Claim slots in `code-{CODE}`: the limit guard of a claim. A slot is taken before the claim
  * is recorded in the claimer's stream; a claim that does not make it releases its slot.
+ *
+ * A popular code is one hot stream, and its writes cannot overlap. So requests arriving while
+ * one append is in flight queue up and are decided and appended together, in arrival order
+ * (each event keeping its own request's metadata): one commit serves the whole queue.
  */
 @injectable()
 export class ClaimSlots {
+  private readonly queues = new Map<string, Queued[]>();
+
   constructor(
     @inject(StreamExecutor) private readonly executor: StreamExecutor,
     @inject(TOKENS.Ids) private readonly ids: Ids,
   ) {}
 
-  async take(code: string, claimId: string, claimer: string, limit: number, context: CommandContext): Promise<void> {
-    await this.executor.executeOnLatest(streams.code(code), (latest) => decideTakeSlot(slotsTaken(latest), limit, claimId, claimer), context);
+  take(code: string, claimId: string, claimer: string, limit: number, context: CommandContext): Promise<void> {
+    return this.submit(code, { kind: 'take', claim_id: claimId, claimer, limit }, context);
   }
 
   /**
@@ -30,16 +43,49 @@ export class ClaimSlots {
    */
   async abandon(code: string, claimId: string, claimer: string, context: CommandContext): Promise<'claimed' | 'abandoned'> {
     const { result } = await this.executor.execute(streams.user(claimer), userEvolver, (state) => decideAbandonClaim(state, claimId, code), context);
-    if (result === 'abandoned') {
-      await this.executor.executeOnLatest(
-        streams.code(code),
-        (latest) => {
-          const decision = decideReleaseSlot(slotsTaken(latest), claimId, claimer);
-          return { ...decision, events: decision.events.map((event) => ({ ...event, id: this.ids.derived('release', claimId) })) };
-        },
-        context,
-      );
-    }
+    if (result === 'abandoned') await this.submit(code, { kind: 'release', claim_id: claimId, claimer }, context);
     return result;
+  }
+
+  private submit(code: string, request: SlotRequest, context: CommandContext): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const queue = this.queues.get(code);
+      if (queue) {
+        queue.push({ request, context, resolve, reject });
+        return;
+      }
+      this.queues.set(code, [{ request, context, resolve, reject }]);
+      void this.drain(code);
+    });
+  }
+
+  /** Appends what is queued for `code`, batch after batch, until the queue is empty. */
+  private async drain(code: string): Promise<void> {
+    const queue = this.queues.get(code)!;
+    while (queue.length > 0) {
+      const batch = queue.splice(0);
+      try {
+        const { result } = await this.executor.executeOnLatest(
+          streams.code(code),
+          (latest) => {
+            const decision = decideSlotRequests(
+              slotsTaken(latest),
+              batch.map((queued) => queued.request),
+            );
+            // A release has a deterministic id: repeating it after a crash cannot release twice.
+            const events = decision.events.map((event, index) => {
+              const request = batch[decision.result.requestOfEvent[index]!]!.request;
+              return request.kind === 'release' ? { ...event, id: this.ids.derived('release', request.claim_id) } : event;
+            });
+            return { events, result: decision.result };
+          },
+          (decision) => decision.result.requestOfEvent.map((index) => batch[index]!.context),
+        );
+        result.outcomes.forEach((outcome, index) => (outcome.ok ? batch[index]!.resolve() : batch[index]!.reject(outcome.error)));
+      } catch (error) {
+        for (const queued of batch) queued.reject(error);
+      }
+    }
+    this.queues.delete(code);
   }
 }

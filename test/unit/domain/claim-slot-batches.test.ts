@@ -1,0 +1,31 @@
+import { expect } from 'chai';
+import { decideSlotRequests } from '../../../src/domain/codes/claim-slots.js';
+
+describe('decideSlotRequests (claims queued on one code, appended together)', () => {
+  it('decides in arrival order against the running count: takes up to the limit, then LIMIT_REACHED', () => {
+    const { events, result } = decideSlotRequests(1, [
+      { kind: 'take', claim_id: 'a', claimer: 'ann', limit: 3 },
+      { kind: 'take', claim_id: 'b', claimer: 'bob', limit: 3 },
+      { kind: 'take', claim_id: 'c', claimer: 'cat', limit: 3 },
+      { kind: 'release', claim_id: 'a', claimer: 'ann' },
+      { kind: 'take', claim_id: 'd', claimer: 'dan', limit: 3 },
+    ]);
+    expect(events.map((event) => [event.type, (event.data as { claim_id: string; taken: number }).claim_id, (event.data as { taken: number }).taken])).to.deep.equal([
+      ['ClaimSlotTaken', 'a', 2],
+      ['ClaimSlotTaken', 'b', 3],
+      ['ClaimSlotReleased', 'a', 2],
+      ['ClaimSlotTaken', 'd', 3],
+    ]);
+    expect(result.outcomes.map((outcome) => (outcome.ok ? 'ok' : outcome.error.code))).to.deep.equal(['ok', 'ok', 'CLAIM.LIMIT_REACHED', 'ok', 'ok']);
+    expect(result.requestOfEvent).to.deep.equal([0, 1, 3, 4]);
+  });
+
+  it('limit 0 is unlimited; a release never goes below zero', () => {
+    const { events, result } = decideSlotRequests(0, [
+      { kind: 'release', claim_id: 'x', claimer: 'xu' },
+      { kind: 'take', claim_id: 'y', claimer: 'yo', limit: 0 },
+    ]);
+    expect(events.map((event) => (event.data as { taken: number }).taken)).to.deep.equal([0, 1]);
+    expect(result.outcomes.every((outcome) => outcome.ok)).to.equal(true);
+  });
+});
