@@ -96,6 +96,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   metrics.watchProjections(() => consistency.projections(), () => eventStore.headPosition());
 
   const reactions = new ReactionRunner(log, backend.readStore, [container.resolve(ReferralReactions), container.resolve(PoolReactions)], logger);
+  container.register(TOKENS.ReactionHealth, { useValue: () => (runsProjector ? reactions.health() : null) });
+  if (runsProjector) metrics.watchReactions(() => reactions.health().failure !== null);
   const jobs = new BackgroundJobs(
     [
       { name: 'expiry-sweep', run: () => container.resolve(ExpirySweep).run() },

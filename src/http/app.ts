@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import express, { type RequestHandler } from 'express';
 import type { DependencyContainer } from 'tsyringe';
+import type { ReactionHealth } from '../application/reactions/reaction-runner.js';
 import type { Config } from '../config.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { Logger } from '../ports/logger.js';
@@ -9,6 +10,7 @@ import type { ReadStore } from '../ports/read-store.js';
 import { TOKENS } from '../ports/tokens.js';
 import type { Metrics } from '../observability/metrics.js';
 import { ApiKeys, requireKey } from './auth.js';
+import { storableBody } from './body-guard.js';
 import { ApiError, errorHandler, pathNotFound } from './errors.js';
 import { ApiDescription } from './openapi.js';
 
@@ -44,7 +46,12 @@ function observe(metrics: Metrics, logger: Logger): RequestHandler {
   };
 }
 
-/** Bodies must be JSON objects up to 64 KiB; a body of any other type is 415. */
+const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
+
+/**
+ * Bodies (of POST, PUT, PATCH; others are ignored) must be JSON up to 64 KiB, storable as sent
+ * (bounded depth, well-formed strings); a body of any other media type is 415.
+ */
 function jsonBody(): RequestHandler[] {
   const parse = express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'], strict: false });
   const mediaType: RequestHandler = (req, _res, next) => {
@@ -54,7 +61,11 @@ function jsonBody(): RequestHandler[] {
     }
     next();
   };
-  return [mediaType, parse];
+  const onlyWithBody =
+    (handler: RequestHandler): RequestHandler =>
+    (req, res, next) =>
+      BODY_METHODS.has(req.method) ? handler(req, res, next) : next();
+  return [mediaType, parse, storableBody].map(onlyWithBody);
 }
 
 /** `full`: the whole API; `operator`: only health, readiness, metrics and the API description. */
@@ -77,6 +88,7 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
       consistency: container.resolve<ReadConsistency>(TOKENS.ReadConsistency),
       metrics,
       api,
+      reactions: container.resolve<() => ReactionHealth | null>(TOKENS.ReactionHealth),
     }),
   );
   if (surface === 'full') {

@@ -36,29 +36,46 @@ export function fromDomainError(error: DomainError): ApiError {
   return new ApiError(error.code.startsWith('NOT_FOUND.') ? 404 : 422, error.code, error.message, error.source);
 }
 
-interface BodyParserError {
+interface HttpError {
   type?: string;
   status?: number;
+  /** Set by http-errors on client errors. */
+  expose?: boolean;
+  message?: string;
+}
+
+/** Errors raised by express itself (body parsing, path decoding) mapped to SPEC §9 codes. */
+function fromHttpError(error: HttpError): ApiError | null {
+  switch (error.type) {
+    case 'entity.parse.failed':
+      return new ApiError(400, 'BODY_INVALID', 'The body is not valid JSON');
+    case 'entity.too.large':
+      return new ApiError(413, 'BODY_TOO_LARGE', 'The body is larger than 64 KiB');
+    case 'encoding.unsupported':
+      return new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The body encoding is not supported', 'header:content-encoding');
+    case 'charset.unsupported':
+      return new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The body charset is not supported', 'header:content-type');
+    case 'request.aborted':
+      return new ApiError(400, 'BODY_INVALID', 'The request body was not received completely');
+    default:
+      break;
+  }
+  if (error.status === 400 && /Failed to decode param/.test(error.message ?? '')) {
+    return new ApiError(400, 'BAD_REQUEST', 'The path is not validly percent-encoded', null);
+  }
+  // Any other 4xx from the body reader (a corrupt compressed body, a short read, …).
+  if (error.expose === true && error.status !== undefined && error.status >= 400 && error.status < 500) {
+    return new ApiError(400, 'BODY_INVALID', 'The body could not be read');
+  }
+  return null;
 }
 
 function toApiError(error: unknown): ApiError | null {
   if (error instanceof ApiError) return error;
   if (error instanceof DomainError) return fromDomainError(error);
   if (error instanceof StoreUnavailableError) return new ApiError(503, 'SERVICE_UNAVAILABLE', 'A backing store is unavailable; retry later');
-  const parserError = error as BodyParserError;
-  switch (parserError?.type) {
-    case 'entity.parse.failed':
-      return new ApiError(400, 'BODY_INVALID', 'The body is not valid JSON');
-    case 'entity.too.large':
-      return new ApiError(413, 'BODY_TOO_LARGE', 'The body is larger than 64 KiB');
-    case 'encoding.unsupported':
-    case 'charset.unsupported':
-      return new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The body encoding is not supported');
-    case 'request.aborted':
-      return new ApiError(400, 'BODY_INVALID', 'The request body was not received completely');
-    default:
-      return null;
-  }
+  if (error !== null && typeof error === 'object') return fromHttpError(error as HttpError);
+  return null;
 }
 
 export function errorHandler(logger: Logger): ErrorRequestHandler {

@@ -33,6 +33,18 @@ export class Metrics {
     collectDefaultMetrics({ register: this.registry });
   }
 
+  /** 1 while the process managers are held at a failing event (only where they run). */
+  watchReactions(failing: () => boolean): void {
+    const gauge = new Gauge({
+      name: 'reactions_failing',
+      help: '1 when the process managers (referrer rewards, pooled codes) are held at a failing event',
+      registers: [this.registry],
+      collect() {
+        gauge.set(failing() ? 1 : 0);
+      },
+    });
+  }
+
   /** Gauges read at scrape time from the projection runner and the log head. */
   watchProjections(statuses: () => Promise<ProjectionStatus[]>, head: () => Promise<bigint | null>): void {
     const lag = new Gauge({

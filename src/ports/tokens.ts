@@ -9,4 +9,6 @@ export const TOKENS = {
   Projections: Symbol('Projections'),
   ReadConsistency: Symbol('ReadConsistency'),
   Metrics: Symbol('Metrics'),
+  /** () => ReactionHealth | null: the process managers' state, when this process runs them. */
+  ReactionHealth: Symbol('ReactionHealth'),
 } as const;

@@ -82,6 +82,12 @@ describe('Crash safety of claims and reactions', () => {
     for (const claimer of claimers) await createUser(svc, claimer);
     await Promise.all(claimers.map((claimer) => svc.call('POST', `/users/${claimer}/claim-code`, { code: referrer.referral_code })));
     expect((await getUser(svc, 'pm-referrer')).stats.claims).to.equal(0);
+    const stuck = await eventually(async () => {
+      const response = await svc.call('GET', '/readyz');
+      expect(response.status).to.equal(503);
+      return response.body.data.reactions;
+    });
+    expect(stuck.failure.error).to.contain('injected');
     faults.mode = 'ok';
     const before = await eventually(async () => {
       const user = await getUser(svc, 'pm-referrer');
@@ -89,6 +95,7 @@ describe('Crash safety of claims and reactions', () => {
       return user;
     });
     expect(before.rewards.active.credit).to.have.length(10);
+    await eventually(async () => expect((await svc.call('GET', '/readyz')).body.data.reactions.failure).to.equal(null));
     await svc.stop();
 
     // Forget the process manager's checkpoint, as if it crashed before ever saving one.

@@ -34,6 +34,6 @@ export function faultyBackend(faults: FaultSwitch) {
   return (backend: Backend): Backend => ({
     ...backend,
     eventStore: guard(backend.eventStore, faults, ['append', 'readStream']),
-    readStore: guard(backend.readStore, faults, ['get', 'getMany', 'find']),
+    readStore: guard(backend.readStore, faults, ['get', 'getMany', 'find', 'commitBatches']),
   });
 }

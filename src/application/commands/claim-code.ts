@@ -47,18 +47,21 @@ export class ClaimCodeHandler {
       const { state } = await this.executor.load(stream, userEvolver);
       checkClaim(state, command);
       await this.slots.take(code, command.claim_id, appUserId, resolved!.limit, context);
+      let executed;
       try {
-        const executed = await this.executor.execute(stream, userEvolver, (current) => decideClaimCode(current, { ...command, now: this.clock.now() }), context);
-        const pooled = executed.state.grants.filter((grant) => executed.result.granted.includes(grant.grant_id) && POOLED_KINDS.includes(grant.kind));
-        for (const grant of pooled) await this.pools.request(grant.reward_key, grant.grant_id, appUserId, context);
-        // A reaction may hand out the pooled codes concurrently: then wait for everything so far.
-        await this.readYourWrites.after(pooled.length > 0 ? null : executed.position);
-        return { state: executed.state, granted: executed.result.granted };
+        executed = await this.executor.execute(stream, userEvolver, (current) => decideClaimCode(current, { ...command, now: this.clock.now() }), context);
       } catch (error) {
         await this.slots.abandon(code, command.claim_id, appUserId, context);
         const slotLost = error instanceof DomainError && error.code === 'CLAIM.SLOT_LOST';
         if (!slotLost || attempt >= ATTEMPTS) throw error;
+        continue;
       }
+      const pooled = executed.state.grants.filter((grant) => executed.result.granted.includes(grant.grant_id) && POOLED_KINDS.includes(grant.kind));
+      for (const grant of pooled) await this.pools.request(grant.reward_key, grant.grant_id, appUserId, context);
+      // A reaction may hand out the pooled codes concurrently: then wait for everything so far.
+      await this.readYourWrites.after(pooled.length > 0 ? null : executed.position);
+      const current = pooled.length > 0 ? (await this.executor.load(stream, userEvolver)).state : executed.state;
+      return { state: current, granted: executed.result.granted };
     }
   }
 }

@@ -52,6 +52,7 @@ export class GrantRewardHandler {
       for (const grantId of executed.result.granted) await this.pools.request(reward.key, grantId, appUserId, context);
     }
     await this.readYourWrites.after(pooled ? null : executed.position);
-    return { ...executed.result, state: executed.state };
+    const state = pooled ? (await this.executor.load(streams.user(appUserId), userEvolver)).state : executed.state;
+    return { ...executed.result, state };
   }
 }

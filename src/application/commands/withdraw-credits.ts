@@ -1,7 +1,7 @@
 import { inject, injectable } from 'tsyringe';
 import { streams } from '../../domain/events/index.js';
 import { decideWithdrawCredits, type WithdrawResult } from '../../domain/users/withdraw-credits.js';
-import { userEvolver } from '../../domain/users/user-state.js';
+import { type UserState, userEvolver } from '../../domain/users/user-state.js';
 import type { Clock } from '../../ports/clock.js';
 import { TOKENS } from '../../ports/tokens.js';
 import type { CommandContext } from '../event-log.js';
@@ -25,7 +25,7 @@ export class WithdrawCreditsHandler {
     @inject(TOKENS.Clock) private readonly clock: Clock,
   ) {}
 
-  async handle(appUserId: string, input: WithdrawCreditsInput, context: CommandContext): Promise<WithdrawResult> {
+  async handle(appUserId: string, input: WithdrawCreditsInput, context: CommandContext): Promise<{ result: WithdrawResult; state: UserState }> {
     const reward = await this.catalog.reward(input.key);
     const executed = await this.executor.execute(
       streams.user(appUserId),
@@ -34,6 +34,6 @@ export class WithdrawCreditsHandler {
       { ...context, ...(input.operation_id ? { operation_id: input.operation_id } : {}) },
     );
     await this.readYourWrites.after(executed.position);
-    return executed.result;
+    return { result: executed.result, state: executed.state };
   }
 }

@@ -1,5 +1,6 @@
 import { EventEmitter } from 'node:events';
 import type { Projection } from '../../../projections/projection.js';
+import { StoreUnavailableError } from '../../ports/event-store.js';
 import { CheckpointMovedError, type ProjectorBatch, type ReadStore } from '../../ports/read-store.js';
 import type { Logger } from '../../ports/logger.js';
 import type { ProjectionStatus, ReadConsistency } from '../../ports/read-consistency.js';
@@ -121,19 +122,59 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
       const batch = await this.fold(projection, this.statuses.get(projection.name)!, events);
       if (batch) batches.push(batch);
     }
-    if (batches.length > 0) {
-      try {
-        await this.readStore.commitBatches(batches);
-      } catch (error) {
-        if (!(error instanceof CheckpointMovedError)) throw error;
-        this.logger.warn({ projector: error.projector }, 'checkpoint moved under this projector (another projector or a replay); reloading');
-        await this.reloadCheckpoints();
-        return 0;
-      }
-    }
-    for (const batch of batches) this.statuses.get(batch.projector)!.checkpoint = batch.position;
+    const committed = await this.commit(batches);
+    if (committed === null) return 0;
+    for (const batch of committed) this.statuses.get(batch.projector)!.checkpoint = batch.position;
     this.progress.emit('progress');
     return events.length;
+  }
+
+  /**
+   * Commits the batches together. If that fails for a reason other than an unreachable store,
+   * each batch is tried alone, so one projection whose documents the store refuses is held
+   * (logged, surfaced) while the others go on. Returns the batches that landed, or null when
+   * the checkpoints moved under this runner.
+   */
+  private async commit(batches: ProjectorBatch[]): Promise<ProjectorBatch[] | null> {
+    if (batches.length === 0) return [];
+    try {
+      await this.readStore.commitBatches(batches);
+      return batches;
+    } catch (error) {
+      if (error instanceof CheckpointMovedError) return this.checkpointMoved(error);
+      if (error instanceof StoreUnavailableError) throw error;
+      if (batches.length === 1) {
+        this.markCommitFailed(batches[0]!, error);
+        return [];
+      }
+    }
+    const landed: ProjectorBatch[] = [];
+    for (const batch of batches) {
+      try {
+        await this.readStore.commitBatches([batch]);
+        landed.push(batch);
+      } catch (error) {
+        if (error instanceof CheckpointMovedError) return this.checkpointMoved(error);
+        if (error instanceof StoreUnavailableError) throw error;
+        this.markCommitFailed(batch, error);
+      }
+    }
+    return landed;
+  }
+
+  private async checkpointMoved(error: CheckpointMovedError): Promise<null> {
+    this.logger.warn({ projector: error.projector }, 'checkpoint moved under this projector (another projector or a replay); reloading');
+    await this.reloadCheckpoints();
+    return null;
+  }
+
+  private markCommitFailed(batch: ProjectorBatch, error: unknown): void {
+    const status = this.statuses.get(batch.projector)!;
+    this.logger.error(
+      { projection: batch.projector, after: batch.after?.toString() ?? null, upTo: batch.position.toString(), err: error },
+      'POISON BATCH: the read store refuses this projection\'s documents; it is held here until fixed',
+    );
+    status.failure = { position: batch.position.toString(), eventId: `batch after ${batch.after?.toString() ?? 'start'}`, error: error instanceof Error ? error.message : String(error) };
   }
 
   private lowest(group: Projection[]): bigint | null {

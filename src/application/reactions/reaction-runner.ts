@@ -11,6 +11,11 @@ export interface Reaction {
   handle(event: LoggedEvent): Promise<void>;
 }
 
+export interface ReactionHealth {
+  checkpoint: string | null;
+  failure: { position: string; eventId: string; error: string } | null;
+}
+
 const PAGE_SIZE = 200;
 const CHECKPOINT_PREFIX = 'reaction:';
 
@@ -22,6 +27,7 @@ const CHECKPOINT_PREFIX = 'reaction:';
 export class ReactionRunner extends LogFollower {
   private checkpoint: bigint | null = null;
   private failing = false;
+  private lastFailure: { position: string; eventId: string; error: string } | null = null;
 
   constructor(
     private readonly log: EventLog,
@@ -47,17 +53,22 @@ export class ReactionRunner extends LogFollower {
   async processPage(): Promise<number> {
     const events = await this.log.readAll(this.checkpoint, PAGE_SIZE);
     let handledUpTo: bigint | null = null;
-    try {
-      for (const event of events) {
+    for (const event of events) {
+      try {
         for (const reaction of this.reactions) {
           if (reaction.eventTypes.includes(event.type)) await reaction.handle(event);
         }
-        handledUpTo = event.position;
+      } catch (error) {
+        this.failing = true;
+        this.lastFailure = { position: event.position.toString(), eventId: event.id, error: error instanceof Error ? error.message : String(error) };
+        this.logger.error({ err: error, runner: this.checkpointName, eventId: event.id, type: event.type }, 'reaction failed; it will be retried from this event');
+        break;
       }
+      handledUpTo = event.position;
+    }
+    if (handledUpTo !== null && this.failing && this.lastFailure !== null && handledUpTo >= BigInt(this.lastFailure.position)) {
       this.failing = false;
-    } catch (error) {
-      this.failing = true;
-      this.logger.error({ err: error, runner: this.checkpointName }, 'reaction failed; it will be retried from this event');
+      this.lastFailure = null;
     }
     if (handledUpTo !== null) {
       try {
@@ -72,7 +83,8 @@ export class ReactionRunner extends LogFollower {
     return this.failing ? 0 : events.length;
   }
 
-  position(): bigint | null {
-    return this.checkpoint;
+  /** Where the reactions stand, for /readyz: held at a failing event, or fine. */
+  health(): ReactionHealth {
+    return { checkpoint: this.checkpoint?.toString() ?? null, failure: this.failing ? this.lastFailure : null };
   }
 }

@@ -2,16 +2,36 @@ import { z } from 'zod';
 import { REWARD_KINDS } from './reward-kinds.js';
 
 export const isoDateTime = z.string().datetime({ offset: true });
-export const jsonObject = z.record(z.unknown());
+/** A JSON object kept exactly as given (a zod record would rebuild it and lose keys such as "__proto__"). */
+export const jsonObject = z.custom<Record<string, unknown>>(
+  (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+  'must be a JSON object',
+);
 
-export const deactivationSchema = z.discriminatedUnion('variant', [
-  z.object({ variant: z.literal('never') }),
-  z.object({
-    variant: z.literal('interval'),
-    duration: z.number().int().min(1).max(100_000),
-    period: z.enum(['days', 'months', 'years']),
-  }),
-]);
+/** The longest deactivation interval: 100 years (a reward that must never end says `never`). */
+const MAX_INTERVAL = { days: 36_525, months: 1_200, years: 100 } as const;
+
+export const deactivationSchema = z
+  .discriminatedUnion('variant', [
+    z.object({ variant: z.literal('never') }),
+    z.object({
+      variant: z.literal('interval'),
+      duration: z.number().int().min(1).max(MAX_INTERVAL.days),
+      period: z.enum(['days', 'months', 'years']),
+    }),
+  ])
+  .superRefine((deactivation, ctx) => {
+    if (deactivation.variant === 'interval' && deactivation.duration > MAX_INTERVAL[deactivation.period]) {
+      ctx.addIssue({
+        code: z.ZodIssueCode.too_big,
+        type: 'number',
+        maximum: MAX_INTERVAL[deactivation.period],
+        inclusive: true,
+        path: ['duration'],
+        message: `an interval is at most 100 years (${MAX_INTERVAL[deactivation.period]} ${deactivation.period}); use "never" for no end`,
+      });
+    }
+  });
 export type Deactivation = z.infer<typeof deactivationSchema>;
 
 export const activationSchema = z.object({

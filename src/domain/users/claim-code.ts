@@ -52,7 +52,9 @@ export function decideClaimCode(state: UserState, command: ClaimCodeCommand): De
   current = grants.reduce(evolveUser, current);
   const conversion = conversionEvents(current, target.conversionRewards, now);
   const events = [...expiries, claimed, ...grants, ...conversion];
-  const granted = [...grants, ...conversion].flatMap((event) => (event.type === 'RewardGranted' ? [event.data.grant_id] : []));
+  // rewards_granted lists the claim's rewards (SPEC §5.1); conversion rewards granted at the same
+  // time (an already-premium claimer) show in the user's rewards.
+  const granted = grants.flatMap((event) => (event.type === 'RewardGranted' ? [event.data.grant_id] : []));
   return { events, result: { granted } };
 }
 

@@ -1,7 +1,7 @@
 import type { Decision } from '../decider.js';
 import { DomainError } from '../domain-error.js';
 import { expireDueRewards, type GrantSpec, grantRewards } from '../rewards/grant-rewards.js';
-import { evolveUser, type UserState } from './user-state.js';
+import { activeGrants, evolveUser, type UserState } from './user-state.js';
 
 export interface GrantRewardCommand {
   key: string;
@@ -22,14 +22,21 @@ export function decideGrantReward(state: UserState, command: GrantRewardCommand)
     const earlier = state.operations[operationId];
     if (earlier) {
       if (earlier.kind === 'grant' && earlier.key === command.key) {
-        return { events: [], result: earlier.result as { created: boolean; granted: string[] } };
+        // A repeat adds nothing (200), and names what the first call granted.
+        const first = earlier.result as { created: boolean; granted: string[] };
+        return { events: [], result: { created: false, granted: first.granted } };
       }
       throw new DomainError('GRANT.OPERATION_ID_REUSED', 'operation_id was already used for a different operation', '/operation_id');
     }
   }
   const expiries = expireDueRewards(state, command.now);
   const current = expiries.reduce(evolveUser, state);
-  const grants = grantRewards(current, [command.spec], { type: 'manual', operation_id: operationId }, command.grant_id_prefix, command.now);
+  // SPEC §6: by hand, any non-credit reward already active is not granted again (credits stack).
+  const alreadyActive =
+    command.spec.reward.kind !== 'credit' && activeGrants(current, command.now).some((grant) => grant.reward_key === command.key);
+  const grants = alreadyActive
+    ? []
+    : grantRewards(current, [command.spec], { type: 'manual', operation_id: operationId }, command.grant_id_prefix, command.now);
   const granted = grants.flatMap((event) => (event.type === 'RewardGranted' ? [event.data.grant_id] : []));
   if (granted.length === 0 && operationId !== null) {
     // Nothing added, but the operation succeeded: remember it like any other.

@@ -46,7 +46,7 @@ export function decideUpsertUser(state: UserState, command: UpsertUserCommand): 
     );
   }
   const events: NewDomainEvent[] = state.exists ? expireDueRewards(state, now) : [];
-  const firstSeenAt = state.exists ? keptFirstSeen(state.first_seen_at, state.created_at!, fields.first_seen_at) : (fields.first_seen_at ?? null);
+  const firstSeenAt = keptFirstSeen(state.first_seen_at, state.created_at ?? now.toISOString(), fields.first_seen_at);
   if (!state.exists) {
     events.push({
       type: 'UserRegistered',

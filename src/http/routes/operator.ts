@@ -4,6 +4,7 @@ import type { Config } from '../../config.js';
 import type { EventStore } from '../../ports/event-store.js';
 import type { ReadConsistency } from '../../ports/read-consistency.js';
 import type { ReadStore } from '../../ports/read-store.js';
+import type { ReactionHealth } from '../../application/reactions/reaction-runner.js';
 import type { Metrics } from '../../observability/metrics.js';
 import { methodNotAllowed } from '../errors.js';
 import type { ApiDescription } from '../openapi.js';
@@ -15,10 +16,13 @@ export interface OperatorDeps {
   consistency: ReadConsistency;
   metrics: Metrics;
   api: ApiDescription;
+  /** The process managers' state when this process runs them, else null. */
+  reactions: () => ReactionHealth | null;
 }
 
 /** Readiness: stores reachable, no projection held at a poison event, all within READY_MAX_LAG. */
-async function readiness({ eventStore, readStore, consistency, config }: OperatorDeps) {
+async function readiness(deps: OperatorDeps) {
+  const { eventStore, readStore, consistency, config } = deps;
   const head = await eventStore.headPosition();
   await readStore.checkpoint('readiness-probe');
   const projections = await Promise.all(
@@ -34,8 +38,9 @@ async function readiness({ eventStore, readStore, consistency, config }: Operato
       };
     }),
   );
-  const ready = projections.every((projection) => projection.caught_up && projection.failure === null);
-  return { ready, head: head?.toString() ?? null, projections };
+  const reactions = deps.reactions();
+  const ready = projections.every((projection) => projection.caught_up && projection.failure === null) && !reactions?.failure;
+  return { ready, head: head?.toString() ?? null, projections, reactions };
 }
 
 export function operatorRouter(deps: OperatorDeps): Router {

@@ -34,7 +34,10 @@ export function usersRouter(container: DependencyContainer, api: ApiDescription)
   const withdraw = container.resolve(WithdrawCreditsHandler);
   const grant = container.resolve(GrantRewardHandler);
 
-  /** The user as the read models show it now (after the command's wait). */
+  /**
+   * The user as the read models show it. Commands answer from their own (write-side) state
+   * instead, so an acknowledged write never looks missing even if the read models lag.
+   */
   async function currentUser(appUserIdValue: string): Promise<UserState> {
     const state = await queries.state(appUserIdValue);
     if (!state?.exists) throw new ApiError(404, 'NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
@@ -54,9 +57,8 @@ export function usersRouter(container: DependencyContainer, api: ApiDescription)
     .route('/users')
     .post(async (req, res) => {
       const { app_user_id, last_seen_at: _ignored, ...fields } = parseBody(req, upsertUserBody);
-      const result = await upsert.handle(app_user_id, fields, commandContext(res));
-      const state = await currentUser(app_user_id);
-      res.status(result.created ? 201 : 200).json({ data: { user: await queries.userView(state) } });
+      const { created, state } = await upsert.handle(app_user_id, fields, commandContext(res));
+      res.status(created ? 201 : 200).json({ data: { user: await queries.userView(state) } });
     })
     .all(methodNotAllowed(['POST']));
 
@@ -94,8 +96,7 @@ export function usersRouter(container: DependencyContainer, api: ApiDescription)
     .post(async (req, res) => {
       const id = parsePathParam(req, 'app_user_id', appUserId);
       const { code } = parseBody(req, claimCodeBody);
-      const { granted } = await claim.handle(id, code, commandContext(res));
-      const state = await currentUser(id);
+      const { granted, state } = await claim.handle(id, code, commandContext(res));
       res.json({ data: { rewards_granted: await queries.grantedView(state, granted), user: await queries.userView(state) } });
     })
     .all(methodNotAllowed(['POST']));
@@ -115,8 +116,7 @@ export function usersRouter(container: DependencyContainer, api: ApiDescription)
     .post(async (req, res) => {
       const id = parsePathParam(req, 'app_user_id', appUserId);
       const body = parseBody(req, withdrawCreditsBody);
-      const result = await withdraw.handle(id, { key: body.key, amount: body.amount, operation_id: body.operation_id ?? null }, commandContext(res));
-      const state = await currentUser(id);
+      const { result, state } = await withdraw.handle(id, { key: body.key, amount: body.amount, operation_id: body.operation_id ?? null }, commandContext(res));
       res.json({ data: { withdraw_result: result, user: await queries.userView(state) } });
     })
     .all(methodNotAllowed(['POST']));
@@ -141,10 +141,9 @@ export function usersRouter(container: DependencyContainer, api: ApiDescription)
         { key: body.key, operation_id: body.operation_id ?? null, deactivation: body.deactivation ?? { variant: 'never' } },
         commandContext(res),
       );
-      const state = await currentUser(id);
       res
         .status(result.created ? 201 : 200)
-        .json({ data: { rewards_granted: await queries.grantedView(state, result.granted), user: await queries.userView(state) } });
+        .json({ data: { rewards_granted: await queries.grantedView(result.state, result.granted), user: await queries.userView(result.state) } });
     })
     .all(methodNotAllowed(['POST']));
 

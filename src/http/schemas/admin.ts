@@ -35,10 +35,11 @@ export const rewardBody = z
 export const entryBody = z
   .object({
     reward_key: rewardKey,
+    // Ranges beyond types are business rules (422 *.INVALID_ACTIVATION), except sheer size.
     activation: z.object({
       variant: z.enum(['claim', 'conversion']),
-      amount: z.number().int().optional(),
-      limit: z.number().int().optional(),
+      amount: z.number().int().min(-1_000_000_000).max(1_000_000_000).optional(),
+      limit: z.number().int().min(-1_000_000_000).max(1_000_000_000).optional(),
     }),
     deactivation: deactivationBody,
   })

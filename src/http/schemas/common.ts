@@ -1,4 +1,5 @@
 import { REWARD_KINDS } from '../../domain/rewards/reward-kinds.js';
+import { isWellFormed } from '../body-guard.js';
 import { z } from './zod-openapi.js';
 
 /** ISO 8601 date-time with offset; normalised to UTC with milliseconds. */
@@ -10,17 +11,32 @@ export const dateTime = z
 
 export const outDateTime = z.string().openapi({ format: 'date-time', example: '2026-01-02T03:04:05.678Z' });
 
+// C0 and C1 control characters, and DEL.
 // eslint-disable-next-line no-control-regex
-const CONTROL = /[\u0000-\u001f\u007f]/;
+const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
-export const appUserId = z
-  .string()
-  .min(1)
-  .max(128)
+/** A string of `min`–`max` characters (Unicode code points, not UTF-16 units), storable as UTF-8. */
+export function chars(min: number, max: number) {
+  return z
+    .string()
+    .refine(isWellFormed, 'must not contain lone UTF-16 surrogates')
+    .refine((value) => {
+      const length = [...value].length;
+      return length >= min && length <= max;
+    }, `must be ${min} to ${max} characters`)
+    .openapi({ type: 'string', minLength: min, maxLength: max });
+}
+
+export const appUserId = chars(1, 128)
   .refine((value) => !CONTROL.test(value), 'must not contain control characters')
   .openapi({ example: 'user-123' });
 
-export const jsonObject = z.record(z.unknown()).openapi({ type: 'object', additionalProperties: true });
+export const operationId = chars(1, 128).openapi({ description: 'Idempotency key: the first successful call with it is remembered forever' });
+
+/** A JSON object (not an array), kept exactly as sent (keys such as "__proto__" included). */
+export const jsonObject = z
+  .custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), 'must be a JSON object')
+  .openapi({ type: 'object', additionalProperties: true });
 
 export const errorSchema = z
   .object({

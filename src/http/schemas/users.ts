@@ -1,5 +1,5 @@
 import { z } from './zod-openapi.js';
-import { appUserId, byKind, dateTime, jsonObject, outDateTime } from './common.js';
+import { appUserId, byKind, chars, dateTime, jsonObject, operationId, outDateTime } from './common.js';
 import { activeEntryOut, deactivationBody, expiredEntryOut, referralProgramOut, rewardsGrantedOut } from './rewards.js';
 
 const METADATA_MAX_BYTES = 16 * 1024;
@@ -19,20 +19,20 @@ export const upsertUserBody = z
   })
   .openapi('UpsertUserRequest');
 
-export const claimCodeBody = z.object({ code: z.string().min(1).max(64) }).openapi('ClaimCodeRequest');
+export const claimCodeBody = z.object({ code: chars(1, 64) }).openapi('ClaimCodeRequest');
 
 export const withdrawCreditsBody = z
   .object({
     key: z.string().min(1),
     amount: z.number().int().min(1).max(2_147_483_647),
-    operation_id: z.string().min(1).max(128).nullable().optional(),
+    operation_id: operationId.nullable().optional(),
   })
   .openapi('WithdrawCreditsRequest');
 
 export const grantRewardBody = z
   .object({
     key: z.string().min(1),
-    operation_id: z.string().min(1).max(128).nullable().optional(),
+    operation_id: operationId.nullable().optional(),
     deactivation: deactivationBody.optional(),
   })
   .openapi('GrantRewardRequest');

@@ -87,12 +87,12 @@ describe('decideGrantReward — manual grants (SPEC §6 POST /rewards/grant)', (
         .then([granted('op-derived/0', 'coins', 'credit', { operation_id: 'op-1' })]);
     });
 
-    it('a repeat with the same key adds nothing and answers the original grant', () => {
+    it('a repeat with the same key adds nothing (created = false, so 200) and names the original grant', () => {
       const { result } = user
         .given([registered('ann'), granted('op-derived/0', 'coins', 'credit', { operation_id: 'op-1' })])
         .when((state) => decideGrantReward(state, grant(spec('coins', 'credit'), { operation_id: 'op-1', grant_id_prefix: 'other', now: at(DAY) })))
         .thenNothing();
-      expect(result).to.deep.equal({ created: true, granted: ['op-derived/0'] });
+      expect(result).to.deep.equal({ created: false, granted: ['op-derived/0'] });
     });
 
     it('GRANT.OPERATION_ID_REUSED for another key', () => {
@@ -200,3 +200,16 @@ describe('maintenance deciders', () => {
     });
   });
 });
+
+describe('decideGrantReward — any non-credit reward already active is not granted again by hand', () => {
+  it('skips an active offer_code reward (200), but stacks credits', () => {
+    const active = rewardGranted({ grant_id: 'g-offer', reward_key: 'offer', kind: 'offer_code', credits: null });
+    const skipped = user
+      .given([registered('ann'), active])
+      .when((state) => decideGrantReward(state, grant(spec('offer', 'offer_code'), { operation_id: 'op-9' })))
+      .decision();
+    expect(skipped.result).to.deep.equal({ created: false, granted: [] });
+    expect(skipped.events.map((event) => event.type)).to.deep.equal(['RewardGrantSkipped']);
+  });
+});
+

@@ -1,0 +1,36 @@
+import type { RequestHandler } from 'express';
+import { ApiError } from './errors.js';
+
+/** Deeper JSON is refused: it would break storage (SQLite's JSON functions stop at 1000). */
+export const MAX_JSON_DEPTH = 32;
+
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/** A string that can be stored as UTF-8 (no lone UTF-16 surrogate halves). */
+export function isWellFormed(value: string): boolean {
+  return !LONE_SURROGATE.test(value);
+}
+
+function pointer(path: string[]): string {
+  return `/${path.map((part) => part.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
+}
+
+/** The first place in `value` that cannot be stored faithfully, or null. */
+export function unstorablePart(value: unknown, path: string[] = []): { source: string; message: string } | null {
+  if (typeof value === 'string') return isWellFormed(value) ? null : { source: pointer(path), message: 'contains a lone UTF-16 surrogate' };
+  if (value === null || typeof value !== 'object') return null;
+  if (path.length >= MAX_JSON_DEPTH) return { source: pointer(path), message: `nests deeper than ${MAX_JSON_DEPTH} levels` };
+  for (const [key, item] of Object.entries(value)) {
+    if (!isWellFormed(key)) return { source: pointer(path), message: 'has a key with a lone UTF-16 surrogate' };
+    const found = unstorablePart(item, [...path, key]);
+    if (found) return found;
+  }
+  return null;
+}
+
+/** 400 for a parsed body that could not be stored as sent. */
+export const storableBody: RequestHandler = (req, _res, next) => {
+  const found = unstorablePart(req.body);
+  if (found) throw new ApiError(400, 'BAD_REQUEST', `The body ${found.message}`, found.source);
+  next();
+};

@@ -1,0 +1,173 @@
+import { gzipSync } from 'node:zlib';
+import { expect } from 'chai';
+import type { ProjectorBatch } from '../../src/ports/read-store.js';
+import { createUser, eventually, events, getUser, never, putPromo, putReward } from '../support/fixtures.js';
+import { FaultSwitch, faultyBackend } from '../support/faulty-backend.js';
+import { CLIENT_KEY, startTestService, type TestService } from '../support/test-service.js';
+
+const YEAR = 365 * 86_400_000;
+
+function nested(depth: number): Record<string, unknown> {
+  let value: Record<string, unknown> = { leaf: true };
+  for (let level = 0; level < depth; level += 1) value = { a: value };
+  return value;
+}
+
+describe('API: hostile and unusual input never breaks the service', () => {
+  let svc: TestService;
+  const faults = new FaultSwitch();
+
+  before(async () => {
+    svc = await startTestService({ backend: faultyBackend(faults) });
+    await putReward(svc, 'coins', { kind: 'credit', name: 'Coins', credits: 5 });
+    await putReward(svc, 'offer', { kind: 'offer_code', name: 'Offer', offer_code_id: 'oc', offer_code_ref_name: 'ref', subscription_product_id: 'p' });
+  });
+  after(async () => svc.stop());
+  afterEach(() => {
+    faults.mode = 'ok';
+    faults.when = () => true;
+  });
+
+  async function ready() {
+    return (await svc.call('GET', '/readyz')).status === 200;
+  }
+
+  it('refuses JSON nested deeper than 32 levels (400), writes nothing, and stays ready', async () => {
+    const response = await svc.call('POST', '/users', { app_user_id: 'deep', metadata: nested(40) });
+    expect(response.status).to.equal(400);
+    expect(response.body.errors[0].code).to.equal('BAD_REQUEST');
+    expect(response.body.errors[0].source).to.match(/^\/metadata(\/a)+$/);
+    expect((await svc.call('GET', '/users/deep')).status).to.equal(404);
+    expect((await svc.call('POST', '/users', { app_user_id: 'shallow', metadata: nested(20) })).status).to.equal(201);
+    expect(await ready()).to.equal(true);
+  });
+
+  it('refuses lone UTF-16 surrogates anywhere (400) and writes nothing', async () => {
+    const response = await svc.call('POST', '/users', '{"app_user_id":"lone\\ud800"}');
+    expect(response.status).to.equal(400);
+    expect(response.body.errors[0]).to.include({ code: 'BAD_REQUEST', source: '/app_user_id' });
+    expect((await events(svc, 'type=UserRegistered')).some((event) => String(event.data.app_user_id).startsWith('lone'))).to.equal(false);
+    await createUser(svc, 'surrogate-op');
+    const withdraw = await svc.call('POST', '/users/surrogate-op/rewards/withdraw-credits', '{"key":"coins","amount":1,"operation_id":"op\\udc00"}');
+    expect(withdraw.body.errors[0]).to.include({ code: 'BAD_REQUEST', source: '/operation_id' });
+    expect((await svc.call('GET', '/users/bad%ED%A0%80')).status).to.equal(400);
+  });
+
+  it('counts characters, not UTF-16 units, and refuses C1 control characters', async () => {
+    const emoji = '😀'.repeat(128);
+    expect((await svc.call('POST', '/users', { app_user_id: emoji })).status).to.equal(201);
+    expect((await svc.call('POST', '/users', { app_user_id: `${emoji}😀` })).body.errors[0]).to.include({ code: 'BAD_REQUEST', source: '/app_user_id' });
+    expect((await svc.call('POST', '/users', { app_user_id: 'c1\u0085x' })).body.errors[0]).to.include({ code: 'BAD_REQUEST', source: '/app_user_id' });
+  });
+
+  it('keeps metadata exactly as sent, "__proto__" keys included', async () => {
+    const response = await svc.call('POST', '/users', '{"app_user_id":"proto","metadata":{"__proto__":{"x":1},"y":2}}');
+    expect(response.status).to.equal(201);
+    const user = await getUser(svc, 'proto');
+    expect(Object.keys(user.metadata)).to.deep.equal(['__proto__', 'y']);
+  });
+
+  it('caps deactivation intervals at 100 years (400), so no expiry date can leave the calendar', async () => {
+    const program = await svc.admin('PUT', '/admin/programs/far', {
+      name: 'Far',
+      distribution_percentage: 0,
+      limit: 0,
+      rewards: { sender: [{ reward_key: 'coins', activation: { variant: 'claim', amount: 1, limit: 0 }, deactivation: { variant: 'interval', duration: 10_000, period: 'years' } }], receiver: [] },
+    });
+    expect(program.status).to.equal(400);
+    expect(program.body.errors[0]).to.include({ code: 'BAD_REQUEST', source: '/rewards/sender/0/deactivation/duration' });
+    await createUser(svc, 'far-grant');
+    const grant = await svc.admin('POST', '/users/far-grant/rewards/grant', { key: 'coins', deactivation: { variant: 'interval', duration: 101, period: 'years' } });
+    expect(grant.body.errors[0]).to.include({ code: 'BAD_REQUEST', source: '/deactivation/duration' });
+    const longest = await svc.admin('POST', '/users/far-grant/rewards/grant', { key: 'coins', deactivation: { variant: 'interval', duration: 100, period: 'years' } });
+    expect(longest.status).to.equal(201);
+    expect(Date.parse(longest.body.data.rewards_granted.credit[0].expires_at) - svc.clock.now().getTime()).to.be.greaterThan(99 * YEAR);
+  });
+
+  it('400 (not 500) for oversized activation numbers, bad percent-encoding and corrupt compressed bodies', async () => {
+    const huge = await svc.admin('PUT', '/admin/programs/huge', {
+      name: 'Huge',
+      distribution_percentage: 0,
+      limit: 0,
+      rewards: { sender: [{ reward_key: 'coins', activation: { variant: 'claim', amount: 1e12, limit: 0 }, deactivation: never }], receiver: [] },
+    });
+    expect(huge.body.errors[0]).to.include({ code: 'BAD_REQUEST', source: '/rewards/sender/0/activation/amount' });
+    for (const path of ['/users/%FF', '/codes/%E0%A4%A']) {
+      const response = await svc.call('GET', path);
+      expect(response.status, path).to.equal(400);
+      expect(response.body.errors[0].code).to.equal('BAD_REQUEST');
+    }
+    const corrupt = await fetch(`${svc.url}/users`, {
+      method: 'POST',
+      headers: { 'x-api-key': CLIENT_KEY, 'content-type': 'application/json', 'content-encoding': 'gzip' },
+      body: Buffer.concat([gzipSync(Buffer.from('{"app_user_id":"zip"}')).subarray(0, 12), Buffer.from('garbage')]),
+    });
+    expect(corrupt.status).to.equal(400);
+    expect(((await corrupt.json()) as { errors: { code: string }[] }).errors[0]!.code).to.equal('BODY_INVALID');
+  });
+
+  it('ignores bodies on GET, and names the header on every 415', async () => {
+    const withBody = await fetch(`${svc.url}/users/proto`, { method: 'GET', headers: { 'x-api-key': CLIENT_KEY, 'content-type': 'text/plain', 'content-length': '5' }, body: undefined });
+    expect(withBody.status).to.equal(200);
+    const charset = await svc.call('POST', '/users', { app_user_id: 'cs' }, { 'content-type': 'application/json; charset=bogus' });
+    expect(charset.status).to.equal(415);
+    expect(charset.body.errors[0]).to.include({ code: 'UNSUPPORTED_MEDIA_TYPE', source: 'header:content-type' });
+  });
+
+  it('a manual grant of an active offer code adds nothing (200); a repeated operation_id answers 200', async () => {
+    await createUser(svc, 'offer-holder');
+    expect((await svc.admin('POST', '/users/offer-holder/rewards/grant', { key: 'offer' })).status).to.equal(201);
+    const again = await svc.admin('POST', '/users/offer-holder/rewards/grant', { key: 'offer' });
+    expect(again.status).to.equal(200);
+    expect(again.body.data.rewards_granted.offer_code).to.deep.equal([]);
+    const first = await svc.admin('POST', '/users/offer-holder/rewards/grant', { key: 'coins', operation_id: 'g-1' });
+    const repeats = await Promise.all(Array.from({ length: 20 }, () => svc.admin('POST', '/users/offer-holder/rewards/grant', { key: 'coins', operation_id: 'g-1' })));
+    expect(first.status).to.equal(201);
+    expect(repeats.every((repeat) => repeat.status === 200)).to.equal(true);
+    expect(repeats[0]!.body.data.rewards_granted).to.deep.equal(first.body.data.rewards_granted);
+    expect((await getUser(svc, 'offer-holder')).rewards.active.credit).to.have.length(1);
+  });
+
+  it("a claim's rewards_granted lists its claim rewards, not the conversion rewards granted with it", async () => {
+    await putReward(svc, 'pass', { kind: 'basic', name: 'Pass' });
+    await putPromo(svc, 'BOTH', {
+      rewards: [
+        { reward_key: 'pass', activation: { variant: 'claim' }, deactivation: never },
+        { reward_key: 'coins', activation: { variant: 'conversion' }, deactivation: never },
+      ],
+    });
+    await createUser(svc, 'premium-claimer', { is_premium: true, is_trial: false });
+    const response = await svc.call('POST', '/users/premium-claimer/claim-code', { code: 'BOTH' });
+    expect(response.body.data.rewards_granted.basic).to.have.length(1);
+    expect(response.body.data.rewards_granted.credit).to.deep.equal([]);
+    expect(response.body.data.user.rewards.active.credit).to.have.length(1);
+  });
+
+  it('a read model the store refuses is held and reported by /readyz while the others go on; it recovers', async () => {
+    faults.mode = 'broken';
+    faults.when = (method, args) => method === 'commitBatches' && (args[0] as ProjectorBatch[]).some((batch) => batch.projector === 'codes');
+    const user = await createUser(svc, 'held');
+    expect(user.app_user_id).to.equal('held');
+    const report = await eventually(async () => {
+      const response = await svc.call('GET', '/readyz');
+      expect(response.status).to.equal(503);
+      return response.body.data;
+    });
+    const codes = report.projections.find((projection: { name: string }) => projection.name === 'codes');
+    expect(codes.failure.error).to.contain('injected');
+    expect(report.projections.find((projection: { name: string }) => projection.name === 'users').failure).to.equal(null);
+    expect((await getUser(svc, 'held')).app_user_id).to.equal('held');
+    faults.mode = 'ok';
+    await eventually(async () => expect(await ready()).to.equal(true));
+  });
+
+  it('commands answer from their own state: an acknowledged write never looks missing while read models lag', async () => {
+    faults.mode = 'broken';
+    faults.when = (method, args) => method === 'commitBatches' && (args[0] as ProjectorBatch[]).some((batch) => batch.projector === 'users');
+    const response = await svc.call('POST', '/users', { app_user_id: 'lagging', is_premium: true });
+    expect(response.status).to.equal(201);
+    expect(response.body.data.user).to.include({ app_user_id: 'lagging', is_premium: true });
+    faults.mode = 'ok';
+    await eventually(async () => expect((await getUser(svc, 'lagging')).is_premium).to.equal(true));
+  });
+});
