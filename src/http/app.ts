@@ -23,6 +23,11 @@ import { usersRouter } from './routes/users.js';
 const BODY_LIMIT = '64kb';
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
+const rememberMountPath: RequestHandler = (req, res, next) => {
+  res.locals.mountPath = req.baseUrl;
+  next();
+};
+
 /** Echo a sane x-request-id, else make one; every response carries it. */
 const requestId: RequestHandler = (req, res, next) => {
   const given = req.header('x-request-id');
@@ -37,7 +42,8 @@ function observe(metrics: Metrics, logger: Logger): RequestHandler {
   return (req, res, next) => {
     const stop = metrics.httpDuration.startTimer();
     res.on('finish', () => {
-      const route = req.route ? `${req.baseUrl}${String(req.route.path)}` : 'unmatched';
+      // A nested router's mount path is remembered: express restores baseUrl before error handlers.
+      const route = req.route ? `${res.locals.mountPath ?? req.baseUrl}${String(req.route.path)}` : 'unmatched';
       metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
       const seconds = stop({ method: req.method, route });
       logger.info({ requestId: res.locals.requestId, method: req.method, path: req.path, route, status: res.statusCode, ms: Math.round(seconds * 1000) }, 'request');
@@ -97,8 +103,8 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
     app.use(usersRouter(container, api));
     app.use(codesRouter(container, api));
     app.use(storeRouter(container, api));
-    app.use('/admin', adminStoreRouter(container, api));
-    app.use('/admin', adminRouter(container, api));
+    app.use('/admin', rememberMountPath, adminStoreRouter(container, api));
+    app.use('/admin', rememberMountPath, adminRouter(container, api));
   }
 
   app.use(pathNotFound);

@@ -40,6 +40,8 @@ declare global {
     interface Locals {
       caller: Caller;
       requestId: string;
+      /** Where the router handling the request is mounted (metrics labels). */
+      mountPath?: string;
     }
   }
 }

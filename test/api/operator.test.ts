@@ -29,12 +29,14 @@ describe('API: operator endpoints (no key needed)', () => {
   });
 
   it('GET /metrics is Prometheus text with requests, latencies, appends and projection lag', async () => {
+    await svc.admin('GET', '/admin/rewards/missing');
     const response = await fetch(`${svc.url}/metrics`);
     expect(response.status).to.equal(200);
     expect(response.headers.get('content-type')).to.match(/^text\/plain/);
     const text = await response.text();
     expect(text).to.match(/^http_requests_total\{method="POST",route="\/users",status="201"\} \d+/m);
     expect(text).to.contain('http_request_duration_seconds_bucket');
+    expect(text).to.match(/^http_requests_total\{method="GET",route="\/admin\/rewards\/:key",status="404"\} 1/m);
     expect(text).to.match(/^events_appended_total\{type="UserRegistered"\} \d+/m);
     expect(text).to.match(/^projection_lag_positions\{projection="users"\} 0/m);
     expect(text).to.contain('projection_failing');
