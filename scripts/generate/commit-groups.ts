@@ -1,0 +1,42 @@
+import type { SqliteConnection } from '../../src/adapters/sqlite/sqlite-database.js';
+
+/**
+ * Commit groups on the embedded backend. Each append is still its own (nested) transaction
+ * with its exact expected revision, but many of them share one SQLite commit, so the
+ * generator does not wait for one fsync per append (`synchronous=FULL`). A crash loses the
+ * open group only; the log stays consistent.
+ */
+export class CommitGroups {
+  private open = false;
+  private openedAt = 0;
+
+  constructor(
+    private readonly db: SqliteConnection | null,
+    private readonly maxMs = 250,
+  ) {}
+
+  /** Before an action: opens a group when none is open. */
+  begin(): void {
+    if (this.db === null || this.open) return;
+    this.db.exec('BEGIN IMMEDIATE');
+    this.open = true;
+    this.openedAt = Date.now();
+  }
+
+  /** After an action: commits the group once it is old enough. */
+  maybeCommit(): void {
+    if (this.open && Date.now() - this.openedAt >= this.maxMs) this.commit();
+  }
+
+  commit(): void {
+    if (this.db === null || !this.open) return;
+    this.db.exec('COMMIT');
+    this.open = false;
+  }
+
+  rollback(): void {
+    if (this.db === null || !this.open) return;
+    if (this.db.inTransaction) this.db.exec('ROLLBACK');
+    this.open = false;
+  }
+}

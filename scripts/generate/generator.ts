@@ -1,0 +1,640 @@
+/**
+ * The simulation behind `npm run generate-events`: users register and act in simulated time
+ * order, and every event is decided by the service's own pure deciders and appended through
+ * EventLog with its exact expected revision (see scripts/generate-events.ts).
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { affiliateConfigEvolver, programConfigEvolver, promoConfigEvolver, rewardConfigEvolver } from '../../src/domain/catalog/config-state.js';
+import { decideDefineAffiliate } from '../../src/domain/catalog/affiliate-config.js';
+import { decideDefineProgram } from '../../src/domain/catalog/program-config.js';
+import { decideDefinePromoCode } from '../../src/domain/catalog/promo-config.js';
+import { decideDefineReward } from '../../src/domain/catalog/reward-config.js';
+import { decideTakeSlot, slotsTaken } from '../../src/domain/codes/claim-slots.js';
+import type { Decision, Evolver, NewDomainEvent } from '../../src/domain/decider.js';
+import { DomainError } from '../../src/domain/domain-error.js';
+import type { CodeType } from '../../src/domain/events/code-events.js';
+import type { Affiliate, Program, PromoCode } from '../../src/domain/events/config-events.js';
+import { streams } from '../../src/domain/events/index.js';
+import type { ReferredByFact } from '../../src/domain/events/user-events.js';
+import { assignProgram } from '../../src/domain/programs/program-assignment.js';
+import type { GrantSpec } from '../../src/domain/rewards/grant-rewards.js';
+import type { RewardKind } from '../../src/domain/rewards/reward-kinds.js';
+import type { RewardDefinition, RewardEntry } from '../../src/domain/rewards/reward-schemas.js';
+import { checkClaim, type ClaimTarget, decideClaimCode } from '../../src/domain/users/claim-code.js';
+import { decideCountReferral, type ReferralFigure, type SenderReward } from '../../src/domain/users/count-referral.js';
+import { decideGrantReward } from '../../src/domain/users/grant-reward.js';
+import { decideExpireRewards } from '../../src/domain/users/maintenance.js';
+import { decideUpsertUser, type ProfileFields } from '../../src/domain/users/upsert-user.js';
+import { evolveUser, initialUserState, type UserState } from '../../src/domain/users/user-state.js';
+import { decideWithdrawCredits } from '../../src/domain/users/withdraw-credits.js';
+import { type AppendResult, type ExpectedRevision, WrongExpectedRevisionError } from '../../src/ports/event-store.js';
+import type { Ids } from '../../src/ports/ids.js';
+import { type CommandContext, EventLog } from '../../src/application/event-log.js';
+import { DAY, HOUR, MINUTE, LIFETIME, RETIRE_AFTER, REFERRER_RECENCY, BASELINE_EVENTS_PER_USER, GEN_PROGRAM_ID, GOODWILL_CREDITS, WELCOME_PROMO, LAUNCH_PROMO, CLIENT_ACTOR, SECRET_ACTOR, days, REWARDS, PROGRAM, PROMOS, AFFILIATES } from './generation-config.js';
+import { Random } from './random.js';
+import { type Action, type ProfileChange, type Scheduled, Timeline } from './timeline.js';
+import { CommitGroups } from './commit-groups.js';
+
+/** A bad invocation or a store this generator cannot add to (exit 64). */
+export class UsageError extends Error {
+  override name = 'UsageError';
+}
+
+export interface SimUser {
+  id: string;
+  state: UserState;
+  revision: number;
+  registeredAt: number;
+  /** Its own actions happen before this. */
+  activeUntil: number;
+  /** Scheduled actions not yet run; a user is dropped from memory only at 0. */
+  pending: number;
+  influencer: boolean;
+  referrals: number;
+  /** Program behind the referral code it claimed (the referrer's), for its conversion rewards. */
+  claimedProgramId: string | null;
+  sessions: number;
+}
+
+export interface CodeStream {
+  revision: number;
+  taken: number;
+}
+
+export interface Catalog {
+  rewards: Map<string, RewardDefinition>;
+  programs: Map<string, Program>;
+  promos: Map<string, PromoCode>;
+  affiliates: Map<string, Affiliate>;
+  /** Affiliate by code. */
+  affiliateCodes: Map<string, Affiliate>;
+}
+
+export interface GeneratorOptions {
+  events: number;
+  users: number;
+  days: number;
+  seed: number;
+}
+
+export interface GenerationSummary {
+  written: number;
+  users: number;
+  claims: number;
+  conversions: number;
+  withdrawals: number;
+  /** Activity steps added after everyone's simulated life, to reach the event count. */
+  topUps: number;
+  runTag: string;
+}
+
+export class Generator {
+  private readonly random: Random;
+  private readonly timeline = new Timeline();
+  private readonly users = new Map<string, SimUser>();
+  /** Users in registration order, for retiring them and choosing recent referrers. */
+  private readonly byRegistration: SimUser[] = [];
+  private retiredUpTo = 0;
+  private referrersFrom = 0;
+  private readonly recentInfluencers: SimUser[] = [];
+  private readonly codes = new Map<string, CodeStream>();
+  private catalog!: Catalog;
+  private readonly runTag = randomBytes(3).toString('hex');
+  private readonly start: number;
+  private readonly end: number;
+  private registered = 0;
+  private operations = 0;
+  private activityPerDay = 0;
+  stopRequested = false;
+  readonly summary: GenerationSummary;
+
+  constructor(
+    private readonly log: EventLog,
+    private readonly ids: Ids,
+    private readonly options: GeneratorOptions,
+    private readonly claimWindowDays: number,
+    private readonly groups: CommitGroups,
+    private readonly onProgress: (summary: GenerationSummary) => void,
+  ) {
+    this.random = new Random(options.seed);
+    this.end = Date.now();
+    this.start = this.end - options.days * DAY;
+    this.summary = { written: 0, users: 0, claims: 0, conversions: 0, withdrawals: 0, topUps: 0, runTag: this.runTag };
+  }
+
+  // --- appends ------------------------------------------------------------------------------
+
+  private async append(stream: string, events: NewDomainEvent[], expected: ExpectedRevision, context: CommandContext): Promise<AppendResult> {
+    const result = await this.log.append(stream, events, expected, context);
+    this.summary.written += events.length;
+    return result;
+  }
+
+  private request(actor = CLIENT_ACTOR, operationId?: string): CommandContext {
+    const id = randomUUID();
+    return { correlation_id: id, causation_id: id, actor, ...(operationId ? { operation_id: operationId } : {}) };
+  }
+
+  /** Appends a decision's events to the user's stream and schedules what they lead to. */
+  private async appendToUser(user: SimUser, events: NewDomainEvent[], context: CommandContext, at: number): Promise<AppendResult | null> {
+    if (events.length === 0) return null;
+    const result = await this.append(streams.user(user.id), events, user.revision < 0 ? 'no_stream' : user.revision, context);
+    user.revision = result.nextExpectedRevision;
+    user.state = events.reduce(evolveUser, user.state);
+    for (const event of events) {
+      if (event.type !== 'RewardGranted') continue;
+      // The expiry sweep records expiries within its interval (30 s) of the due time.
+      if (event.data.expires_at !== null) this.schedule(user, Date.parse(event.data.expires_at) + this.random.between(1_000, 30_000), { kind: 'sweep', user: user.id }, true);
+      // Credits tend to be spent.
+      if (event.data.kind === 'credit' && this.random.chance(0.5)) {
+        const amount = this.random.pick([10, 20, 25, 50, 100]);
+        this.schedule(user, at + this.random.between(HOUR, 5 * DAY), { kind: 'withdraw', user: user.id, key: event.data.reward_key, amount });
+      }
+    }
+    return result;
+  }
+
+  /** Global position of the event at `index` of an append (to name it as a cause). */
+  private async positionOf(user: SimUser, result: AppendResult, count: number, index: number): Promise<bigint> {
+    const revision = result.nextExpectedRevision - (count - 1 - index);
+    const [event] = await this.log.store.readStream(streams.user(user.id), { fromRevision: revision, maxCount: 1 });
+    if (!event) throw new Error(`Event ${streams.user(user.id)}@${revision} just appended was not found`);
+    return event.position;
+  }
+
+  private schedule(user: SimUser, at: number, action: Action, ignoreLifetime = false): void {
+    if (at > this.end || (!ignoreLifetime && at > user.activeUntil)) return;
+    user.pending += 1;
+    this.timeline.push(at, action);
+  }
+
+  // --- configuration -------------------------------------------------------------------------
+
+  private async ensureConfig<S>(
+    stream: string,
+    evolver: Evolver<S | null>,
+    decide: (existing: S | null) => Decision<unknown>,
+    before?: () => Promise<void>,
+  ): Promise<S> {
+    const existing = (await this.log.readStream(stream)).reduce<S | null>((state, event) => evolver.evolve(state, event), evolver.initialState());
+    if (existing !== null) return existing;
+    await before?.();
+    const { events } = decide(null);
+    await this.append(stream, events, 'no_stream', this.request(SECRET_ACTOR));
+    return events.reduce<S | null>((state, event) => evolver.evolve(state, event), null)!;
+  }
+
+  private async reserveConfiguredCode(code: string, type: CodeType, ownerId: string): Promise<void> {
+    try {
+      await this.append(
+        streams.code(code),
+        [{ type: 'CodeReserved', data: { code, type, owner_id: ownerId }, id: this.ids.derived('code', code, type, ownerId) }],
+        'no_stream',
+        this.request(SECRET_ACTOR),
+      );
+    } catch (error) {
+      if (!(error instanceof WrongExpectedRevisionError)) throw error;
+      const first = await this.log.first(streams.code(code));
+      if (!(first?.type === 'CodeReserved' && first.data.type === type && first.data.owner_id === ownerId)) {
+        throw new Error(`Code ${code} is already taken by someone else in this store`);
+      }
+    }
+  }
+
+  private async trackCode(code: string): Promise<void> {
+    const last = await this.log.last(streams.code(code));
+    this.codes.set(code, { revision: last ? last.revision : -1, taken: slotsTaken(last) });
+  }
+
+  async setUp(): Promise<void> {
+    const foreign = new Set<string>();
+    let after: bigint | null = null;
+    for (;;) {
+      const page = await this.log.readAll(after, 1000, { types: ['ProgramCreated'] });
+      if (page.length === 0) break;
+      for (const event of page) if (event.type === 'ProgramCreated' && event.data.program.id !== GEN_PROGRAM_ID) foreign.add(event.data.program.id);
+      after = page[page.length - 1]!.position;
+    }
+    if (foreign.size > 0) {
+      throw new UsageError(
+        `This store already has referral programs (${[...foreign].join(', ')}); the generated program covers 100% of users. ` +
+          'Generate into a fresh DATA_DIR (or one generated into before).',
+      );
+    }
+    const at = new Date(this.start);
+    const rewards = new Map<string, RewardDefinition>();
+    for (const input of REWARDS) {
+      rewards.set(input.key, await this.ensureConfig(streams.reward(input.key), rewardConfigEvolver, (existing) => decideDefineReward(existing, input, at)));
+    }
+    const kinds = new Map<string, RewardKind>([...rewards].map(([key, reward]) => [key, reward.kind]));
+    const program = await this.ensureConfig(streams.program(PROGRAM.id), programConfigEvolver, (existing) =>
+      decideDefineProgram(existing, { input: PROGRAM, rewardKinds: kinds, otherProgramsPercentage: 0, now: at }),
+    );
+    const promos = new Map<string, PromoCode>();
+    for (const input of PROMOS) {
+      const promo = await this.ensureConfig(
+        streams.promo(input.code),
+        promoConfigEvolver,
+        (existing) => decideDefinePromoCode(existing, input, kinds, at),
+        () => this.reserveConfiguredCode(input.code, 'promo', input.code),
+      );
+      promos.set(promo.code, promo);
+      await this.trackCode(promo.code);
+    }
+    const affiliates = new Map<string, Affiliate>();
+    const affiliateCodes = new Map<string, Affiliate>();
+    for (const input of AFFILIATES) {
+      const affiliate = await this.ensureConfig(
+        streams.affiliate(input.id),
+        affiliateConfigEvolver,
+        (existing) => decideDefineAffiliate(existing, input, kinds, at),
+        async () => {
+          for (const code of input.codes) await this.reserveConfiguredCode(code, 'affiliate', input.id);
+        },
+      );
+      affiliates.set(affiliate.id, affiliate);
+      for (const code of affiliate.codes) {
+        affiliateCodes.set(code, affiliate);
+        await this.trackCode(code);
+      }
+    }
+    this.catalog = { rewards, programs: new Map([[program.id, program]]), promos, affiliates, affiliateCodes };
+    // Extra profile activity fills the event budget beyond the baseline lifecycle.
+    const activeDays = this.options.days * DAY >= LIFETIME ? LIFETIME / DAY - (LIFETIME / DAY) ** 2 / (2 * this.options.days) : this.options.days / 2;
+    const extraPerUser = Math.max(0, this.options.events / this.options.users - BASELINE_EVENTS_PER_USER);
+    this.activityPerDay = extraPerUser / activeDays;
+  }
+
+  // --- catalog look-ups ----------------------------------------------------------------------
+
+  private resolve(entries: RewardEntry[]): (GrantSpec & { activation: RewardEntry['activation'] })[] {
+    return entries.flatMap((entry) => {
+      const reward = this.catalog.rewards.get(entry.reward_key);
+      return reward ? [{ reward, activation: entry.activation, deactivation: entry.deactivation }] : [];
+    });
+  }
+
+  private receiverEntries(type: CodeType, code: string, programId: string | null): RewardEntry[] {
+    if (type === 'referral') return (programId && this.catalog.programs.get(programId)?.rewards.receiver) || [];
+    if (type === 'promo') return this.catalog.promos.get(code)?.rewards ?? [];
+    return this.catalog.affiliateCodes.get(code)?.rewards ?? [];
+  }
+
+  private conversionRewards(user: SimUser): GrantSpec[] {
+    const referredBy = user.state.referred_by;
+    if (referredBy === null || user.state.converted_at !== null) return [];
+    return this.resolve(this.receiverEntries(referredBy.type, referredBy.code, user.claimedProgramId)).filter((entry) => entry.activation.variant === 'conversion');
+  }
+
+  private senderRewards(referrer: SimUser): SenderReward[] {
+    const program = referrer.state.program_id ? this.catalog.programs.get(referrer.state.program_id) : undefined;
+    return program ? this.resolve(program.rewards.sender) : [];
+  }
+
+  // --- the referral reaction ------------------------------------------------------------------
+
+  /** What the referral reaction appends to the referrer's stream for a claimer's event. */
+  private async countReferral(figure: ReferralFigure, claimer: SimUser, referredBy: ReferredByFact, cause: { id: string; position: bigint; correlationId: string }, at: number): Promise<void> {
+    if (referredBy.type !== 'referral') return;
+    // A referrer no longer in memory is counted by the service's reaction runner later.
+    const referrer = this.users.get(referredBy.owner_id);
+    if (!referrer) return;
+    const decision = decideCountReferral(referrer.state, {
+      figure,
+      claimer: claimer.id,
+      code: referredBy.code,
+      program_id: referrer.state.program_id,
+      senderRewards: this.senderRewards(referrer),
+      cause_id: cause.id,
+      cause_position: cause.position,
+      now: new Date(at),
+    });
+    const events = decision.events.map((event, index) => ({ ...event, id: this.ids.derived(cause.id, 'referral', String(index)) }));
+    await this.appendToUser(referrer, events, { correlation_id: cause.correlationId, causation_id: cause.id, actor: 'process:referrals' }, at);
+  }
+
+  /** Counts, on the referrers' side, the claims, conversions and churns among `events`. */
+  private async reactTo(user: SimUser, events: NewDomainEvent[], result: AppendResult | null, context: CommandContext, at: number): Promise<void> {
+    if (result === null) return;
+    for (const [index, event] of events.entries()) {
+      let figure: ReferralFigure;
+      let referredBy: ReferredByFact;
+      if (event.type === 'CodeClaimed') [figure, referredBy] = ['claim', event.data];
+      else if (event.type === 'UserConverted') [figure, referredBy] = ['conversion', event.data.referred_by];
+      else if (event.type === 'UserChurned') [figure, referredBy] = ['churn', event.data.referred_by];
+      else continue;
+      if (referredBy.type !== 'referral' || event.id === undefined) continue;
+      const position = await this.positionOf(user, result, events.length, index);
+      await this.countReferral(figure, user, referredBy, { id: event.id, position, correlationId: context.correlation_id }, at + this.random.between(5, 200));
+    }
+  }
+
+  /** Causes of reactions get their ids here, so the reaction's derived ids can name them. */
+  private withCauseIds(events: NewDomainEvent[]): NewDomainEvent[] {
+    return events.map((event) =>
+      event.type === 'CodeClaimed' || event.type === 'UserConverted' || event.type === 'UserChurned' ? { ...event, id: randomUUID() } : event,
+    );
+  }
+
+  // --- actions -------------------------------------------------------------------------------
+
+  private async register(at: number): Promise<void> {
+    const id = `gen-${this.runTag}-${this.registered}`;
+    this.registered += 1;
+    const user: SimUser = {
+      id,
+      state: initialUserState(),
+      revision: -1,
+      registeredAt: at,
+      activeUntil: Math.min(this.end, at + LIFETIME),
+      pending: 0,
+      influencer: this.random.chance(0.02),
+      referrals: 0,
+      claimedProgramId: null,
+      sessions: 1,
+    };
+    const context = this.request();
+    const program = assignProgram(id, [...this.catalog.programs.values()]);
+    let assignment: { program_id: string; referral_code: string } | null = null;
+    if (program) {
+      for (let attempt = 0; assignment === null; attempt += 1) {
+        const code = this.ids.referralCode();
+        try {
+          await this.append(streams.code(code), [{ type: 'CodeReserved', data: { code, type: 'referral', owner_id: id } }], 'no_stream', context);
+          this.codes.set(code, { revision: 0, taken: 0 });
+          assignment = { program_id: program.id, referral_code: code };
+        } catch (error) {
+          if (!(error instanceof WrongExpectedRevisionError) || attempt >= 20) throw error;
+        }
+      }
+    }
+    const isTrial = this.random.chance(0.3);
+    const isPremium = !isTrial && this.random.chance(0.08);
+    const fields: Partial<ProfileFields> = {
+      is_trial: isTrial,
+      is_premium: isPremium,
+      metadata: { platform: this.random.pick(['ios', 'ios', 'android']), app_version: '4.2.0', locale: this.random.pick(['en-US', 'en-GB', 'de-DE', 'fr-FR', 'ja-JP']), sessions: 1 },
+      ...(this.random.chance(0.6) ? { first_seen_at: new Date(at - this.random.between(0, 3 * HOUR)).toISOString() } : {}),
+    };
+    const decision = decideUpsertUser(user.state, { app_user_id: id, fields, now: new Date(at), assignment, conversionRewards: [] });
+    this.users.set(id, user);
+    this.byRegistration.push(user);
+    if (user.influencer) this.recentInfluencers.push(user);
+    await this.appendToUser(user, decision.events, context, at);
+    this.summary.users += 1;
+
+    // What this user will do.
+    if (this.random.chance(0.45)) {
+      const roll = this.random.next();
+      const codeType: CodeType = roll < 0.7 ? 'referral' : roll < 0.9 ? 'promo' : 'affiliate';
+      this.schedule(user, at + Math.min(2 * DAY, this.random.exponential(2 * HOUR)), { kind: 'claim', user: id, codeType });
+    }
+    if (!isPremium && this.random.chance(isTrial ? 0.45 : 0.2)) {
+      const convertAt = at + this.random.between(isTrial ? 3 * DAY : HOUR, 30 * DAY);
+      this.schedule(user, convertAt, { kind: 'profile', user: id, change: 'convert' });
+      if (this.random.chance(0.3)) this.schedule(user, convertAt + this.random.between(7 * DAY, 28 * DAY), { kind: 'profile', user: id, change: 'churn' });
+    } else if (isTrial) {
+      this.schedule(user, at + 7 * DAY + this.random.between(0, HOUR), { kind: 'profile', user: id, change: 'trial-end' });
+    }
+    if (this.random.chance(0.03)) this.schedule(user, at + this.random.between(DAY, LIFETIME), { kind: 'grant', user: id });
+    const activeDays = (user.activeUntil - at) / DAY;
+    const activity = this.random.poisson(this.activityPerDay * activeDays);
+    for (let index = 0; index < activity; index += 1) {
+      this.schedule(user, at + this.random.between(MINUTE, user.activeUntil - at), { kind: 'profile', user: id, change: 'activity' });
+    }
+  }
+
+  private pickReferrer(claimer: SimUser, at: number): SimUser | null {
+    while (this.referrersFrom < this.byRegistration.length && this.byRegistration[this.referrersFrom]!.registeredAt < at - REFERRER_RECENCY) this.referrersFrom += 1;
+    while (this.recentInfluencers.length > 0 && this.recentInfluencers[0]!.registeredAt < at - REFERRER_RECENCY) this.recentInfluencers.shift();
+    for (let attempt = 0; attempt < 6; attempt += 1) {
+      const candidate =
+        this.recentInfluencers.length > 0 && this.random.chance(0.3)
+          ? this.random.pick(this.recentInfluencers)
+          : this.byRegistration[this.random.int(this.referrersFrom, this.byRegistration.length - 1)];
+      if (!candidate || candidate === claimer || !this.users.has(candidate.id) || candidate.state.referral_code === null) continue;
+      if (candidate.referrals >= (candidate.influencer ? 400 : 25)) continue;
+      return candidate;
+    }
+    return null;
+  }
+
+  private chooseTarget(user: SimUser, codeType: CodeType, at: number): { target: ClaimTarget; limit: number; referrer: SimUser | null } | null {
+    let type = codeType;
+    let referrer: SimUser | null = null;
+    if (type === 'referral') {
+      referrer = this.pickReferrer(user, at);
+      if (referrer === null) type = 'promo';
+    }
+    let code: string;
+    let ownerId: string;
+    let programId: string | null = null;
+    let ownerAppUserId: string | null = null;
+    let active: boolean;
+    let limit: number;
+    if (type === 'referral') {
+      code = referrer!.state.referral_code!;
+      ownerId = referrer!.id;
+      ownerAppUserId = referrer!.id;
+      programId = referrer!.state.program_id;
+      const program = programId ? this.catalog.programs.get(programId) : undefined;
+      active = program !== undefined;
+      limit = program?.limit ?? 0;
+    } else if (type === 'promo') {
+      const launch = this.catalog.promos.get(LAUNCH_PROMO)!;
+      const launchOpen = launch.limit === 0 || this.codes.get(LAUNCH_PROMO)!.taken < launch.limit;
+      const promo = launchOpen && this.random.chance(0.4) ? launch : this.catalog.promos.get(WELCOME_PROMO)!;
+      code = promo.code;
+      ownerId = promo.code;
+      active = promo.is_active;
+      limit = promo.limit;
+    } else {
+      code = this.random.pick([...this.catalog.affiliateCodes.keys()]);
+      const affiliate = this.catalog.affiliateCodes.get(code)!;
+      ownerId = affiliate.id;
+      ownerAppUserId = affiliate.app_user_id;
+      active = affiliate.status === 'approved';
+      limit = 0;
+    }
+    const entries = this.resolve(this.receiverEntries(type, code, programId));
+    return {
+      target: {
+        code,
+        type,
+        owner_id: ownerId,
+        program_id: programId,
+        owner_app_user_id: ownerAppUserId,
+        is_active: active,
+        claimRewards: entries.filter((entry) => entry.activation.variant === 'claim'),
+        conversionRewards: entries.filter((entry) => entry.activation.variant === 'conversion'),
+      },
+      limit,
+      referrer,
+    };
+  }
+
+  private async claim(user: SimUser, codeType: CodeType, at: number): Promise<void> {
+    const chosen = this.chooseTarget(user, codeType, at);
+    if (chosen === null) return;
+    const { target, limit, referrer } = chosen;
+    const command = { claim_id: randomUUID(), code: target.code, target, now: new Date(at), windowDays: this.claimWindowDays };
+    const slot = this.codes.get(target.code)!;
+    let take: Decision<number>;
+    try {
+      checkClaim(user.state, command);
+      take = decideTakeSlot(slot.taken, limit, command.claim_id, user.id);
+    } catch (error) {
+      if (error instanceof DomainError) return; // the service would have answered 4xx and written nothing
+      throw error;
+    }
+    const context = this.request();
+    await this.append(streams.code(target.code), take.events, slot.revision < 0 ? 'no_stream' : slot.revision, context);
+    slot.revision += 1;
+    slot.taken = take.result;
+    const claimAt = at + this.random.between(2, 40);
+    const events = this.withCauseIds(decideClaimCode(user.state, { ...command, now: new Date(claimAt) }).events);
+    const result = await this.appendToUser(user, events, context, claimAt);
+    user.claimedProgramId = target.program_id;
+    if (referrer) referrer.referrals += 1;
+    this.summary.claims += 1;
+    if (events.some((event) => event.type === 'UserConverted')) this.summary.conversions += 1;
+    await this.reactTo(user, events, result, context, claimAt);
+  }
+
+  private async profile(user: SimUser, change: ProfileChange, at: number): Promise<void> {
+    const state = user.state;
+    let fields: Partial<ProfileFields>;
+    if (change === 'convert') {
+      fields = { is_premium: true, is_trial: false, payment_customer_id: `cus_${randomBytes(7).toString('hex')}` };
+    } else if (change === 'churn') {
+      fields = { is_premium: false };
+    } else if (change === 'trial-end') {
+      fields = { is_trial: false, is_premium: false };
+    } else {
+      user.sessions += this.random.int(1, 6);
+      const version = this.random.chance(0.1) ? this.random.pick(['4.2.1', '4.3.0', '4.3.1', '5.0.0']) : state.metadata?.app_version;
+      fields = { metadata: { ...state.metadata, app_version: version ?? '4.2.0', sessions: user.sessions } };
+    }
+    const context = this.request();
+    const decision = decideUpsertUser(state, { app_user_id: user.id, fields, now: new Date(at), assignment: null, conversionRewards: this.conversionRewards(user) });
+    const events = this.withCauseIds(decision.events);
+    const result = await this.appendToUser(user, events, context, at);
+    if (events.some((event) => event.type === 'UserConverted')) this.summary.conversions += 1;
+    await this.reactTo(user, events, result, context, at);
+  }
+
+  private async withdraw(user: SimUser, key: string, amount: number, at: number): Promise<void> {
+    const operationId = this.random.chance(0.8) ? `order-${(this.operations += 1)}` : null;
+    const decision = decideWithdrawCredits(user.state, { key, amount, operation_id: operationId, isCreditReward: true, now: new Date(at) });
+    await this.appendToUser(user, decision.events, this.request(CLIENT_ACTOR, operationId ?? undefined), at);
+    this.summary.withdrawals += 1;
+  }
+
+  private async grant(user: SimUser, at: number): Promise<void> {
+    const operationId = `support-ticket-${(this.operations += 1)}`;
+    const reward = this.catalog.rewards.get(GOODWILL_CREDITS)!;
+    const decision = decideGrantReward(user.state, {
+      key: reward.key,
+      spec: { reward, deactivation: days(30) },
+      operation_id: operationId,
+      grant_id_prefix: `manual:${operationId}`,
+      now: new Date(at),
+    });
+    await this.appendToUser(user, decision.events, this.request(SECRET_ACTOR, operationId), at);
+  }
+
+  private async sweep(user: SimUser, at: number): Promise<void> {
+    const sweepId = `sweep-${new Date(at).toISOString()}`;
+    const decision = decideExpireRewards(user.state, new Date(at));
+    await this.appendToUser(user, decision.events, { correlation_id: sweepId, causation_id: sweepId, actor: 'process:expiry-sweep' }, at);
+  }
+
+  private async run(scheduled: Scheduled): Promise<void> {
+    const { action, at } = scheduled;
+    const user = this.users.get(action.user);
+    if (!user) return;
+    user.pending -= 1;
+    switch (action.kind) {
+      case 'claim':
+        return this.claim(user, action.codeType, at);
+      case 'profile':
+        return this.profile(user, action.change, at);
+      case 'withdraw':
+        // The credits may be partly spent already: then it withdraws what is left (possibly 0).
+        return this.withdraw(user, action.key, action.amount, at);
+      case 'grant':
+        return this.grant(user, at);
+      case 'sweep':
+        return this.sweep(user, at);
+    }
+  }
+
+  /** Drops users whose whole life is simulated (memory stays bounded on long histories). */
+  private retire(now: number): void {
+    while (this.retiredUpTo < this.byRegistration.length) {
+      const user = this.byRegistration[this.retiredUpTo]!;
+      if (user.registeredAt > now - RETIRE_AFTER || user.pending > 0) break;
+      this.users.delete(user.id);
+      if (user.state.referral_code) this.codes.delete(user.state.referral_code);
+      this.retiredUpTo += 1;
+    }
+    // Keep the array from growing without bound: cut the retired (and non-referrer) head.
+    const cut = Math.min(this.retiredUpTo, this.referrersFrom);
+    if (cut > 50_000) {
+      this.byRegistration.splice(0, cut);
+      this.retiredUpTo -= cut;
+      this.referrersFrom -= cut;
+    }
+  }
+
+  private lastAt = 0;
+  private retireCheck = 0;
+  private nextRegistration = 0;
+
+  async generate(): Promise<GenerationSummary> {
+    const interval = (this.end - this.start) / this.options.users;
+    this.nextRegistration = this.start + this.random.between(0, interval);
+    this.lastAt = this.start;
+    this.retireCheck = this.start;
+    try {
+      while (this.summary.written < this.options.events && !this.stopRequested) {
+        this.groups.begin();
+        await this.step(interval);
+        this.groups.maybeCommit();
+        if (this.lastAt - this.retireCheck > DAY) {
+          this.retire(this.lastAt);
+          this.retireCheck = this.lastAt;
+        }
+        this.onProgress(this.summary);
+      }
+      this.groups.commit();
+    } catch (error) {
+      this.groups.rollback();
+      throw error;
+    }
+    return this.summary;
+  }
+
+  /** One registration or one scheduled action, whichever comes first. */
+  private async step(interval: number): Promise<void> {
+    if (this.registered < this.options.users && this.nextRegistration <= this.timeline.peekAt()) {
+      this.lastAt = this.nextRegistration;
+      await this.register(this.lastAt);
+      this.nextRegistration = this.start + (this.registered + this.random.next()) * interval;
+      return;
+    }
+    const scheduled = this.timeline.pop();
+    if (scheduled !== undefined) {
+      this.lastAt = scheduled.at;
+      await this.run(scheduled);
+      return;
+    }
+    // Everyone's life is simulated and events are still missing: more activity of the users
+    // still in memory until the count is reached (or more users, if none is left).
+    this.lastAt = Math.min(this.end, this.lastAt + this.random.between(MINUTE, 10 * MINUTE));
+    this.summary.topUps += 1;
+    const resident = this.byRegistration.length > this.retiredUpTo ? this.byRegistration[this.random.int(this.retiredUpTo, this.byRegistration.length - 1)] : undefined;
+    if (resident && this.users.has(resident.id)) await this.profile(resident, 'activity', this.lastAt);
+    else await this.register(this.lastAt);
+  }
+}
