@@ -35,7 +35,8 @@ import { RandomIds } from '../src/adapters/system/random-ids.js';
 import { EventLog } from '../src/application/event-log.js';
 import { openScriptContext, parseArgs } from './script-context.js';
 import { CommitGroups } from './generate/commit-groups.js';
-import { Generator, type GeneratorOptions, UsageError } from './generate/generator.js';
+import { UsageError } from './generate/generated-catalog.js';
+import { Generator, type GeneratorOptions } from './generate/generator.js';
 
 const USAGE = 'Usage: npm run generate-events -- --events N [--users N] [--days D] [--seed S]';
 

@@ -4,22 +4,15 @@
  * EventLog with its exact expected revision (see scripts/generate-events.ts).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { affiliateConfigEvolver, programConfigEvolver, promoConfigEvolver, rewardConfigEvolver } from '../../src/domain/catalog/config-state.js';
-import { decideDefineAffiliate } from '../../src/domain/catalog/affiliate-config.js';
-import { decideDefineProgram } from '../../src/domain/catalog/program-config.js';
-import { decideDefinePromoCode } from '../../src/domain/catalog/promo-config.js';
-import { decideDefineReward } from '../../src/domain/catalog/reward-config.js';
-import { decideTakeSlot, slotsTaken } from '../../src/domain/codes/claim-slots.js';
-import type { Decision, Evolver, NewDomainEvent } from '../../src/domain/decider.js';
+import { decideTakeSlot } from '../../src/domain/codes/claim-slots.js';
+import type { Decision, NewDomainEvent } from '../../src/domain/decider.js';
 import { DomainError } from '../../src/domain/domain-error.js';
 import type { CodeType } from '../../src/domain/events/code-events.js';
-import type { Affiliate, Program, PromoCode } from '../../src/domain/events/config-events.js';
+import type { Program } from '../../src/domain/events/config-events.js';
 import { streams } from '../../src/domain/events/index.js';
 import type { ReferredByFact } from '../../src/domain/events/user-events.js';
 import { assignProgram } from '../../src/domain/programs/program-assignment.js';
 import type { GrantSpec } from '../../src/domain/rewards/grant-rewards.js';
-import type { RewardKind } from '../../src/domain/rewards/reward-kinds.js';
-import type { RewardDefinition, RewardEntry } from '../../src/domain/rewards/reward-schemas.js';
 import { checkClaim, type ClaimTarget, decideClaimCode } from '../../src/domain/users/claim-code.js';
 import { decideCountReferral, type ReferralFigure, type SenderReward } from '../../src/domain/users/count-referral.js';
 import { decideGrantReward } from '../../src/domain/users/grant-reward.js';
@@ -30,15 +23,11 @@ import { decideWithdrawCredits } from '../../src/domain/users/withdraw-credits.j
 import { type AppendResult, type ExpectedRevision, WrongExpectedRevisionError } from '../../src/ports/event-store.js';
 import type { Ids } from '../../src/ports/ids.js';
 import { type CommandContext, EventLog } from '../../src/application/event-log.js';
-import { DAY, HOUR, MINUTE, LIFETIME, RETIRE_AFTER, REFERRER_RECENCY, BASELINE_EVENTS_PER_USER, GEN_PROGRAM_ID, GOODWILL_CREDITS, WELCOME_PROMO, LAUNCH_PROMO, CLIENT_ACTOR, SECRET_ACTOR, days, REWARDS, PROGRAM, PROMOS, AFFILIATES } from './generation-config.js';
+import { DAY, HOUR, MINUTE, LIFETIME, RETIRE_AFTER, REFERRER_RECENCY, BASELINE_EVENTS_PER_USER, GOODWILL_CREDITS, WELCOME_PROMO, LAUNCH_PROMO, CLIENT_ACTOR, SECRET_ACTOR, days } from './generation-config.js';
 import { Random } from './random.js';
 import { type Action, type ProfileChange, type Scheduled, Timeline } from './timeline.js';
 import { CommitGroups } from './commit-groups.js';
-
-/** A bad invocation or a store this generator cannot add to (exit 64). */
-export class UsageError extends Error {
-  override name = 'UsageError';
-}
+import { type Catalog, type CodeStream, ensureGeneratedCatalog, receiverEntries, resolveEntries } from './generated-catalog.js';
 
 export interface SimUser {
   id: string;
@@ -54,20 +43,6 @@ export interface SimUser {
   /** Program behind the referral code it claimed (the referrer's), for its conversion rewards. */
   claimedProgramId: string | null;
   sessions: number;
-}
-
-export interface CodeStream {
-  revision: number;
-  taken: number;
-}
-
-export interface Catalog {
-  rewards: Map<string, RewardDefinition>;
-  programs: Map<string, Program>;
-  promos: Map<string, PromoCode>;
-  affiliates: Map<string, Affiliate>;
-  /** Affiliate by code. */
-  affiliateCodes: Map<string, Affiliate>;
 }
 
 export interface GeneratorOptions {
@@ -97,7 +72,7 @@ export class Generator {
   private retiredUpTo = 0;
   private referrersFrom = 0;
   private readonly recentInfluencers: SimUser[] = [];
-  private readonly codes = new Map<string, CodeStream>();
+  private codes = new Map<string, CodeStream>();
   private catalog!: Catalog;
   private readonly runTag = randomBytes(3).toString('hex');
   private readonly start: number;
@@ -170,95 +145,10 @@ export class Generator {
 
   // --- configuration -------------------------------------------------------------------------
 
-  private async ensureConfig<S>(
-    stream: string,
-    evolver: Evolver<S | null>,
-    decide: (existing: S | null) => Decision<unknown>,
-    before?: () => Promise<void>,
-  ): Promise<S> {
-    const existing = (await this.log.readStream(stream)).reduce<S | null>((state, event) => evolver.evolve(state, event), evolver.initialState());
-    if (existing !== null) return existing;
-    await before?.();
-    const { events } = decide(null);
-    await this.append(stream, events, 'no_stream', this.request(SECRET_ACTOR));
-    return events.reduce<S | null>((state, event) => evolver.evolve(state, event), null)!;
-  }
-
-  private async reserveConfiguredCode(code: string, type: CodeType, ownerId: string): Promise<void> {
-    try {
-      await this.append(
-        streams.code(code),
-        [{ type: 'CodeReserved', data: { code, type, owner_id: ownerId }, id: this.ids.derived('code', code, type, ownerId) }],
-        'no_stream',
-        this.request(SECRET_ACTOR),
-      );
-    } catch (error) {
-      if (!(error instanceof WrongExpectedRevisionError)) throw error;
-      const first = await this.log.first(streams.code(code));
-      if (!(first?.type === 'CodeReserved' && first.data.type === type && first.data.owner_id === ownerId)) {
-        throw new Error(`Code ${code} is already taken by someone else in this store`);
-      }
-    }
-  }
-
-  private async trackCode(code: string): Promise<void> {
-    const last = await this.log.last(streams.code(code));
-    this.codes.set(code, { revision: last ? last.revision : -1, taken: slotsTaken(last) });
-  }
-
   async setUp(): Promise<void> {
-    const foreign = new Set<string>();
-    let after: bigint | null = null;
-    for (;;) {
-      const page = await this.log.readAll(after, 1000, { types: ['ProgramCreated'] });
-      if (page.length === 0) break;
-      for (const event of page) if (event.type === 'ProgramCreated' && event.data.program.id !== GEN_PROGRAM_ID) foreign.add(event.data.program.id);
-      after = page[page.length - 1]!.position;
-    }
-    if (foreign.size > 0) {
-      throw new UsageError(
-        `This store already has referral programs (${[...foreign].join(', ')}); the generated program covers 100% of users. ` +
-          'Generate into a fresh DATA_DIR (or one generated into before).',
-      );
-    }
-    const at = new Date(this.start);
-    const rewards = new Map<string, RewardDefinition>();
-    for (const input of REWARDS) {
-      rewards.set(input.key, await this.ensureConfig(streams.reward(input.key), rewardConfigEvolver, (existing) => decideDefineReward(existing, input, at)));
-    }
-    const kinds = new Map<string, RewardKind>([...rewards].map(([key, reward]) => [key, reward.kind]));
-    const program = await this.ensureConfig(streams.program(PROGRAM.id), programConfigEvolver, (existing) =>
-      decideDefineProgram(existing, { input: PROGRAM, rewardKinds: kinds, otherProgramsPercentage: 0, now: at }),
-    );
-    const promos = new Map<string, PromoCode>();
-    for (const input of PROMOS) {
-      const promo = await this.ensureConfig(
-        streams.promo(input.code),
-        promoConfigEvolver,
-        (existing) => decideDefinePromoCode(existing, input, kinds, at),
-        () => this.reserveConfiguredCode(input.code, 'promo', input.code),
-      );
-      promos.set(promo.code, promo);
-      await this.trackCode(promo.code);
-    }
-    const affiliates = new Map<string, Affiliate>();
-    const affiliateCodes = new Map<string, Affiliate>();
-    for (const input of AFFILIATES) {
-      const affiliate = await this.ensureConfig(
-        streams.affiliate(input.id),
-        affiliateConfigEvolver,
-        (existing) => decideDefineAffiliate(existing, input, kinds, at),
-        async () => {
-          for (const code of input.codes) await this.reserveConfiguredCode(code, 'affiliate', input.id);
-        },
-      );
-      affiliates.set(affiliate.id, affiliate);
-      for (const code of affiliate.codes) {
-        affiliateCodes.set(code, affiliate);
-        await this.trackCode(code);
-      }
-    }
-    this.catalog = { rewards, programs: new Map([[program.id, program]]), promos, affiliates, affiliateCodes };
+    ({ catalog: this.catalog, codes: this.codes } = await ensureGeneratedCatalog(this.log, this.ids, new Date(this.start), (count) => {
+      this.summary.written += count;
+    }));
     // Extra profile activity fills the event budget beyond the baseline lifecycle.
     const activeDays = this.options.days * DAY >= LIFETIME ? LIFETIME / DAY - (LIFETIME / DAY) ** 2 / (2 * this.options.days) : this.options.days / 2;
     const extraPerUser = Math.max(0, this.options.events / this.options.users - BASELINE_EVENTS_PER_USER);
@@ -267,28 +157,17 @@ export class Generator {
 
   // --- catalog look-ups ----------------------------------------------------------------------
 
-  private resolve(entries: RewardEntry[]): (GrantSpec & { activation: RewardEntry['activation'] })[] {
-    return entries.flatMap((entry) => {
-      const reward = this.catalog.rewards.get(entry.reward_key);
-      return reward ? [{ reward, activation: entry.activation, deactivation: entry.deactivation }] : [];
-    });
-  }
-
-  private receiverEntries(type: CodeType, code: string, programId: string | null): RewardEntry[] {
-    if (type === 'referral') return (programId && this.catalog.programs.get(programId)?.rewards.receiver) || [];
-    if (type === 'promo') return this.catalog.promos.get(code)?.rewards ?? [];
-    return this.catalog.affiliateCodes.get(code)?.rewards ?? [];
-  }
-
   private conversionRewards(user: SimUser): GrantSpec[] {
     const referredBy = user.state.referred_by;
     if (referredBy === null || user.state.converted_at !== null) return [];
-    return this.resolve(this.receiverEntries(referredBy.type, referredBy.code, user.claimedProgramId)).filter((entry) => entry.activation.variant === 'conversion');
+    return resolveEntries(this.catalog, receiverEntries(this.catalog, referredBy.type, referredBy.code, user.claimedProgramId)).filter(
+      (entry) => entry.activation.variant === 'conversion',
+    );
   }
 
   private senderRewards(referrer: SimUser): SenderReward[] {
     const program = referrer.state.program_id ? this.catalog.programs.get(referrer.state.program_id) : undefined;
-    return program ? this.resolve(program.rewards.sender) : [];
+    return program ? resolveEntries(this.catalog, program.rewards.sender) : [];
   }
 
   // --- the referral reaction ------------------------------------------------------------------
@@ -456,7 +335,7 @@ export class Generator {
       active = affiliate.status === 'approved';
       limit = 0;
     }
-    const entries = this.resolve(this.receiverEntries(type, code, programId));
+    const entries = resolveEntries(this.catalog, receiverEntries(this.catalog, type, code, programId));
     return {
       target: {
         code,
