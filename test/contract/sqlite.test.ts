@@ -21,11 +21,11 @@ function openTempDatabase() {
   };
 }
 
-eventStoreContract(
-  'SQLite',
-  async (): Promise<ContractSubject<SqliteEventStore>> => {
+/** A store on a fresh temporary database, removed with it after the test. */
+function onTempDatabase<S extends { close(): Promise<void> }>(make: (db: ReturnType<typeof openTempDatabase>['db']) => S) {
+  return async (): Promise<ContractSubject<S>> => {
     const { db, remove } = openTempDatabase();
-    const store = new SqliteEventStore(db);
+    const store = make(db);
     return {
       store,
       async dispose() {
@@ -33,22 +33,8 @@ eventStoreContract(
         remove();
       },
     };
-  },
-  { freshStorePerTest: true },
-);
+  };
+}
 
-readStoreContract(
-  'SQLite',
-  async (): Promise<ContractSubject<SqliteReadStore>> => {
-    const { db, remove } = openTempDatabase();
-    const store = new SqliteReadStore(db);
-    return {
-      store,
-      async dispose() {
-        await store.close();
-        remove();
-      },
-    };
-  },
-  { freshStorePerTest: true },
-);
+eventStoreContract('SQLite', onTempDatabase((db) => new SqliteEventStore(db)), { freshStorePerTest: true });
+readStoreContract('SQLite', onTempDatabase((db) => new SqliteReadStore(db)), { freshStorePerTest: true });
