@@ -88,7 +88,6 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
   const runsProjector = role !== 'api';
   const runner = new ProjectionRunner(log, backend.readStore, allProjections, logger);
-  await runner.init();
   // The local runner tells progress only when it is the projector for sure (embedded); on the
   // external backend it may be a standby, so follow the checkpoints in the read store.
   const consistency = runsProjector && backend.name === 'embedded' ? runner : new CheckpointPoller(backend.readStore, allProjections);
