@@ -4,7 +4,10 @@
  */
 type Upcaster = (data: Record<string, unknown>) => Record<string, unknown>;
 
-const upcasters: Record<string, Record<number, Upcaster>> = {};
+const upcasters: Record<string, Record<number, Upcaster>> = {
+  // v2 (SPEC §5.3, credit entries accumulate): before it every grant was its own entry.
+  RewardGranted: { 1: (data) => ({ ...data, entry_id: data.grant_id }) },
+};
 
 export function upcast(type: string, version: number, data: Record<string, unknown>): Record<string, unknown> {
   let current = data;

@@ -66,6 +66,7 @@ export function codeClaimed(overrides: Partial<EventDataOf<'CodeClaimed'>> = {})
 export function rewardGranted(overrides: Partial<EventDataOf<'RewardGranted'>> & { grant_id: string }): EventOf<'RewardGranted'> {
   const kind = overrides.kind ?? 'credit';
   return event('RewardGranted', {
+    entry_id: overrides.grant_id,
     reward_key: 'coins',
     kind,
     credits: kind === 'credit' ? 10 : null,

@@ -57,11 +57,18 @@ export const userEvents = {
   ClaimAbandoned: z.object({ claim_id: z.string(), code: z.string() }),
   UserConverted: z.object({ converted_at: isoDateTime, referred_by: referredBySchema }),
   UserChurned: z.object({ churned_at: isoDateTime, referred_by: referredBySchema }),
+  /**
+   * One grant. `entry_id` names the reward entry it opens or adds to (SPEC §5.3): credit grants
+   * of one reward with the same `expires_at` accumulate in one entry, whose id is the grant_id of
+   * its first grant; every other grant opens its own entry (`entry_id` = `grant_id`). Elsewhere
+   * (`RewardValueAssigned`, `RewardExpired`, `CreditsWithdrawn.debits`) `grant_id` names an entry.
+   */
   RewardGranted: z.object({
     grant_id: z.string(),
+    entry_id: z.string(),
     reward_key: z.string(),
     kind: z.enum(REWARD_KINDS),
-    /** Credits held by a credit entry at grant time; null for other kinds. */
+    /** Credits this grant adds (credit rewards); null for other kinds. */
     credits: z.number().int().nullable(),
     granted_at: isoDateTime,
     expires_at: isoDateTime.nullable(),

@@ -36,6 +36,7 @@ export function grantRewards(
       type: 'RewardGranted',
       data: {
         grant_id: `${grantIdPrefix}/${index}`,
+        entry_id: `${grantIdPrefix}/${index}`,
         reward_key: reward.key,
         kind: reward.kind,
         credits,

@@ -176,6 +176,7 @@ describe('decideClaimCode (SPEC §5.1)', () => {
           event('CodeClaimed', { claim_id: 'claim-9', code: 'BOB234', type: 'referral', owner_id: 'bob', program_id: 'prog', claimed_at: T0.toISOString() }),
           event('RewardGranted', {
             grant_id: 'claim-9/0',
+            entry_id: 'claim-9/0',
             reward_key: 'coins',
             kind: 'credit',
             credits: 3,
@@ -186,6 +187,7 @@ describe('decideClaimCode (SPEC §5.1)', () => {
           }),
           event('RewardGranted', {
             grant_id: 'claim-9/1',
+            entry_id: 'claim-9/1',
             reward_key: 'trial',
             kind: 'basic',
             credits: null,
@@ -223,6 +225,7 @@ describe('decideClaimCode (SPEC §5.1)', () => {
           event('CodeClaimed', { claim_id: 'claim-9', code: 'BOB234', type: 'referral', owner_id: 'bob', program_id: 'prog', claimed_at: T0.toISOString() }),
           event('RewardGranted', {
             grant_id: 'claim-9/0',
+            entry_id: 'claim-9/0',
             reward_key: 'trial',
             kind: 'basic',
             credits: null,
@@ -237,6 +240,7 @@ describe('decideClaimCode (SPEC §5.1)', () => {
           }),
           event('RewardGranted', {
             grant_id: 'claim-9/conversion/0',
+            entry_id: 'claim-9/conversion/0',
             reward_key: 'coins',
             kind: 'credit',
             credits: 4,
@@ -278,6 +282,7 @@ describe('decideClaimCode (SPEC §5.1)', () => {
           event('CodeClaimed', { claim_id: 'claim-9', code: 'BOB234', type: 'referral', owner_id: 'bob', program_id: 'prog', claimed_at: T0.toISOString() }),
           event('RewardGranted', {
             grant_id: 'claim-9/0',
+            entry_id: 'claim-9/0',
             reward_key: 'coins',
             kind: 'credit',
             credits: 3,

@@ -90,6 +90,7 @@ describe('sender rewards (SPEC §5.2)', () => {
           event('ReferralClaimCounted', { claimer: 'ann', code: 'BOB234', claims: 2, cause_position: '100' }),
           event('RewardGranted', {
             grant_id: 'ev-1/sender/0',
+            entry_id: 'ev-1/sender/0',
             reward_key: 'coins',
             kind: 'credit',
             credits: 20,
@@ -122,6 +123,7 @@ describe('sender rewards (SPEC §5.2)', () => {
           event('ReferralConversionCounted', { claimer: 'ann', conversions: 1, cause_position: '100' }),
           event('RewardGranted', {
             grant_id: 'ev-1/sender/0',
+            entry_id: 'ev-1/sender/0',
             reward_key: 'vip',
             kind: 'partner_entitlement',
             credits: null,
@@ -180,6 +182,7 @@ describe('sender rewards (SPEC §5.2)', () => {
           event('ReferralClaimCounted', { claimer: 'ann', code: 'BOB234', claims: 2, cause_position: '2' }),
           event('RewardGranted', {
             grant_id: 'ev-1/sender/0',
+            entry_id: 'ev-1/sender/0',
             reward_key: 'coins',
             kind: 'credit',
             credits: 10,
@@ -203,6 +206,7 @@ describe('sender rewards (SPEC §5.2)', () => {
           event('ReferralClaimCounted', { claimer: 'ann', code: 'BOB234', claims: 1, cause_position: '100' }),
           event('RewardGranted', {
             grant_id: 'ev-1/sender/0',
+            entry_id: 'ev-1/sender/0',
             reward_key: 'coins',
             kind: 'credit',
             credits: 5,

@@ -16,6 +16,7 @@ function grant(specOrNull: GrantSpec | null, overrides: Partial<GrantRewardComma
 function granted(grantId: string, key: string, kind: 'credit' | 'basic', extra: { credits?: number; balance_after?: number; expires_at?: string | null; operation_id?: string | null; at?: string } = {}) {
   return event('RewardGranted', {
     grant_id: grantId,
+    entry_id: grantId,
     reward_key: key,
     kind,
     credits: kind === 'credit' ? (extra.credits ?? 10) : null,

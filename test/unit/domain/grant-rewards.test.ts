@@ -87,6 +87,7 @@ describe('grants, expiry and values (SPEC §5.3)', () => {
       expect(events).to.deep.equal([
         event('RewardGranted', {
           grant_id: 'op/0',
+          entry_id: 'op/0',
           reward_key: 'coins',
           kind: 'credit',
           credits: 3,
@@ -97,6 +98,7 @@ describe('grants, expiry and values (SPEC §5.3)', () => {
         }),
         event('RewardGranted', {
           grant_id: 'op/1',
+          entry_id: 'op/1',
           reward_key: 'code',
           kind: 'offer_code',
           credits: null,

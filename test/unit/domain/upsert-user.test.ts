@@ -240,6 +240,7 @@ describe('decideUpsertUser (SPEC §3 POST /users, §4 assignment, §5.4 conversi
           converted,
           event('RewardGranted', {
             grant_id: 'c1/conversion/0',
+            entry_id: 'c1/conversion/0',
             reward_key: 'coins',
             kind: 'credit',
             credits: 5,
@@ -250,6 +251,7 @@ describe('decideUpsertUser (SPEC §3 POST /users, §4 assignment, §5.4 conversi
           }),
           event('RewardGranted', {
             grant_id: 'c1/conversion/1',
+            entry_id: 'c1/conversion/1',
             reward_key: 'vip',
             kind: 'basic',
             credits: null,
@@ -364,6 +366,7 @@ describe('decideUpsertUser (SPEC §3 POST /users, §4 assignment, §5.4 conversi
           converted,
           event('RewardGranted', {
             grant_id: 'c1/conversion/0',
+            entry_id: 'c1/conversion/0',
             reward_key: 'coins',
             kind: 'credit',
             credits: 5,
@@ -395,6 +398,7 @@ describe('decideUpsertUser (SPEC §3 POST /users, §4 assignment, §5.4 conversi
           converted,
           event('RewardGranted', {
             grant_id: 'c1/conversion/0',
+            entry_id: 'c1/conversion/0',
             reward_key: 'vip',
             kind: 'basic',
             credits: null,
