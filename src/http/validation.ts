@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import type { z, ZodError, ZodTypeAny } from 'zod';
 import { ApiError } from './errors.js';
 
-function pointer(path: (string | number)[]): string {
+function pointer(path: PropertyKey[]): string {
   return `/${path.map((part) => String(part).replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
 }
 

@@ -67,7 +67,7 @@ export const affiliateBody = z
   .object({
     status: z.enum(AFFILIATE_STATUSES),
     name: text(200),
-    logo_url: z.string().url().max(2000).nullable().optional(),
+    logo_url: z.url().max(2000).nullable().optional(),
     platforms: z.array(z.object({ type: text(64), handle: text(200), verified: z.boolean() })).max(50),
     app_user_id: appUserId.nullable().optional(),
     codes: z.array(configuredCode).max(100),
@@ -78,7 +78,7 @@ export const affiliateBody = z
 export const poolCodesBody = z
   .object({
     codes: z
-      .array(z.object({ value: text(256), link: z.string().url().max(2000).nullable().optional(), expires_at: dateTime }))
+      .array(z.object({ value: text(256), link: z.url().max(2000).nullable().optional(), expires_at: dateTime }))
       .min(1)
       .max(10_000),
   })

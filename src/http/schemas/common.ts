@@ -3,8 +3,7 @@ import { isWellFormed } from '../body-guard.js';
 import { z } from './zod-openapi.js';
 
 /** ISO 8601 date-time with offset; normalised to UTC with milliseconds. */
-export const dateTime = z
-  .string()
+export const dateTime = z.iso
   .datetime({ offset: true, message: 'must be an ISO 8601 date-time' })
   .transform((value) => new Date(value).toISOString())
   .openapi({ type: 'string', format: 'date-time', example: '2026-01-02T03:04:05.678Z' });

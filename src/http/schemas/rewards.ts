@@ -3,10 +3,11 @@ import { deactivationSchema, rewardDefinitionSchema } from '../../domain/rewards
 import { byKind, jsonObject, outDateTime } from './common.js';
 
 /** The wire shapes reuse the domain's schemas: one definition of each. */
-export const deactivationBody = deactivationSchema.openapi('Deactivation');
+export const deactivationBody = deactivationSchema.meta({ id: 'Deactivation' });
 
 export const rewardDefinitionOut = rewardDefinitionSchema
   .omit({ kind: true })
+  .extend({ metadata: jsonObject.nullable() })
   .strict()
   .openapi('RewardDefinition', { description: 'Common fields plus the fields of its kind (credits; offer_code_*; entitlement_*; offering_*).' });
 

@@ -37,7 +37,7 @@ const pricesBody = z
     const seen = new Set<string>();
     prices.forEach((price, index) => {
       if (seen.has(price.territory)) {
-        ctx.addIssue({ code: z.ZodIssueCode.custom, path: [index, 'territory'], message: `territory ${price.territory} is listed twice` });
+        ctx.addIssue({ code: 'custom', path: [index, 'territory'], message: `territory ${price.territory} is listed twice` });
       }
       seen.add(price.territory);
     });
@@ -48,7 +48,7 @@ const eligibilitiesBody = z
   .min(1)
   .superRefine((values, ctx) => {
     values.forEach((value, index) => {
-      if (values.indexOf(value) !== index) ctx.addIssue({ code: z.ZodIssueCode.custom, path: [index], message: `${value} is listed twice` });
+      if (values.indexOf(value) !== index) ctx.addIssue({ code: 'custom', path: [index], message: `${value} is listed twice` });
     });
   });
 
