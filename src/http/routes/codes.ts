@@ -19,11 +19,12 @@ export function codesRouter(container: DependencyContainer, api: ApiDescription)
   api.operation({
     method: 'get',
     path: '/codes/{code}',
+    operationId: 'getCode',
     summary: 'Resolve a code to its type, owner and the rewards a claimer would receive',
     tags: ['codes'],
     params: z.object({ code: codeParam }),
     responses: { 200: { description: 'The code', schema: codeResponse } },
-    errors: [400, 401, 404],
+    errors: ['NOT_FOUND.CODE'],
   });
   router
     .route('/codes/:code')

@@ -46,11 +46,12 @@ export function storeRouter(container: DependencyContainer, api: ApiDescription)
   api.operation({
     method: 'get',
     path: `/store/offer-codes/{${PARAM}}`,
+    operationId: 'getStoreOfferCode',
     summary: 'Get a store offer code with its subscription and prices (admin catalog, else App Store Connect)',
     tags: ['store'],
     params: offerCodePath,
     responses: { 200: { description: 'The offer code', schema: storeOfferCodeResponse } },
-    errors: [400, 401, 404, 424],
+    errors: ['NOT_FOUND.OFFER_CODE', 'APP_STORE_CONNECT.UNAUTHORIZED', 'APP_STORE_CONNECT.REQUEST_FAILED'],
   });
   router
     .route(`/store/offer-codes/:${PARAM}`)
@@ -87,31 +88,34 @@ export function adminStoreRouter(container: DependencyContainer, api: ApiDescrip
   api.operation({
     method: 'put',
     path: itemPath,
+    operationId: 'putCatalogOfferCode',
     summary: 'Create or update a catalog offer code (201 created, 200 updated)',
     tags: ['store'],
     params: offerCodePath,
     body: storeOfferCodeBody,
     responses: { 201: { description: 'Created', schema: storeOfferCodeResponse }, 200: { description: 'Updated', schema: storeOfferCodeResponse } },
-    errors: [400, 401, 403, 413, 415],
+    errors: [],
     auth: 'secret',
   });
   api.operation({
     method: 'get',
     path: itemPath,
+    operationId: 'getCatalogOfferCode',
     summary: 'Get a catalog offer code',
     tags: ['store'],
     params: offerCodePath,
     responses: { 200: { description: 'The catalog entry', schema: storeOfferCodeResponse } },
-    errors: [400, 401, 403, 404],
+    errors: ['NOT_FOUND.OFFER_CODE'],
     auth: 'secret',
   });
   api.operation({
     method: 'get',
     path: '/admin/store/offer-codes',
+    operationId: 'listCatalogOfferCodes',
     summary: 'List the catalog offer codes',
     tags: ['store'],
     responses: { 200: { description: 'Every catalog entry, by id', schema: storeOfferCodesResponse } },
-    errors: [401, 403],
+    errors: [],
     auth: 'secret',
   });
 

@@ -1,24 +1,23 @@
 import { AFFILIATE_STATUSES } from '../../domain/events/config-events.js';
-import { REWARD_KINDS } from '../../domain/rewards/reward-kinds.js';
 import { z } from './zod-openapi.js';
-import { appUserId, dateTime, jsonObject, outDateTime } from './common.js';
-import { deactivationBody, rewardDefinitionOut } from './rewards.js';
+import { appUserId, dateTime, nullableJsonObject, outDateTime } from './common.js';
+import { deactivationBody, rewardDefinitionWire } from './rewards.js';
 
 export const rewardKey = z.string().regex(/^[a-z0-9_-]{1,64}$/, 'must match [a-z0-9_-]{1,64}').openapi({ example: 'five-credits' });
 export const programId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must match [A-Za-z0-9_-]{1,64}').openapi({ example: 'default' });
 export const affiliateId = programId.openapi({ example: 'acme' });
-/** Promo and affiliate codes: upper-cased, then [A-Z0-9_-]{3,32}. */
+/** Promo and affiliate codes: [A-Za-z0-9_-]{3,32}, stored upper-cased (codes match case-insensitively). */
 export const configuredCode = z
   .string()
+  .regex(/^[A-Za-z0-9_-]{3,32}$/, 'must match [A-Za-z0-9_-]{3,32} (stored upper-cased)')
   .transform((value) => value.toUpperCase())
-  .pipe(z.string().regex(/^[A-Z0-9_-]{3,32}$/, 'must match [A-Z0-9_-]{3,32} after upper-casing'))
-  .openapi({ type: 'string', example: 'WELCOME10' });
+  .openapi({ type: 'string', pattern: '^[A-Za-z0-9_-]{3,32}$', description: 'Stored and returned upper-cased; matched case-insensitively.', example: 'WELCOME10' });
 
 const text = (max: number) => z.string().min(1).max(max);
 const common = {
   name: text(200),
   description: z.string().max(2000).nullable().optional(),
-  metadata: jsonObject.nullable().optional(),
+  metadata: nullableJsonObject.optional(),
 };
 
 export const rewardBody = z
@@ -84,7 +83,7 @@ export const poolCodesBody = z
   })
   .openapi('PoolCodesRequest');
 
-export const adminRewardOut = rewardDefinitionOut.extend({ kind: z.enum(REWARD_KINDS) }).openapi('AdminReward');
+export const adminRewardOut = rewardDefinitionWire.openapi('AdminReward', { description: 'A reward definition with its `kind` and the fields of that kind.' });
 
 const storedEntryOut = z.object({
   reward_key: z.string(),

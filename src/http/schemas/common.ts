@@ -6,6 +6,8 @@ import { z } from './zod-openapi.js';
 export const dateTime = z.iso
   .datetime({ offset: true, message: 'must be an ISO 8601 date-time' })
   .transform((value) => new Date(value).toISOString())
+  // An offset can move 0000-01-01 or 9999-12-31 out of the four-digit years the events store.
+  .refine((value) => /^\d{4}-/.test(value), 'must fall within the years 0000 to 9999 in UTC')
   .openapi({ type: 'string', format: 'date-time', example: '2026-01-02T03:04:05.678Z' });
 
 export const outDateTime = z.string().openapi({ format: 'date-time', example: '2026-01-02T03:04:05.678Z' });
@@ -28,7 +30,7 @@ export function chars(min: number, max: number) {
 
 export const appUserId = chars(1, 128)
   .refine((value) => !CONTROL.test(value), 'must not contain control characters')
-  .openapi({ example: 'user-123' });
+  .openapi({ pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*$', description: '1–128 characters, no control characters', example: 'user-123' });
 
 export const operationId = chars(1, 128).openapi({ description: 'Idempotency key: the first successful call with it is remembered forever' });
 
@@ -37,18 +39,8 @@ export const jsonObject = z
   .custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), 'must be a JSON object')
   .openapi({ type: 'object', additionalProperties: true });
 
-export const errorSchema = z
-  .object({
-    errors: z.array(
-      z.object({
-        code: z.string().openapi({ example: 'NOT_FOUND.USER' }),
-        status: z.number().int(),
-        message: z.string(),
-        source: z.string().nullable().openapi({ example: '/amount' }),
-      }),
-    ),
-  })
-  .openapi('Errors');
+/** `jsonObject` or null (spelled out: the custom schema's own type would hide the null). */
+export const nullableJsonObject = jsonObject.nullable().openapi({ type: ['object', 'null'], additionalProperties: true });
 
 /** An object with the six reward-kind arrays, each holding `item`. */
 export function byKind<T extends z.ZodTypeAny>(item: T) {

@@ -15,7 +15,7 @@ const text = (max: number) => z.string().min(1).max(max);
 /** An offer code id (App Store Connect's, or any id an admin gives a catalog entry). */
 export const offerCodeId = text(128)
   .refine((value) => !CONTROL.test(value), 'must not contain control characters')
-  .openapi({ example: '6738281234' });
+  .openapi({ pattern: '^[^\\u0000-\\u001f\\u007f]*$', example: '6738281234' });
 
 const customerEligibility = z.enum(CUSTOMER_ELIGIBILITIES).openapi('StoreCustomerEligibility');
 const offerEligibility = z.enum(OFFER_ELIGIBILITIES).openapi('StoreOfferEligibility');

@@ -1,5 +1,5 @@
 import { z } from './zod-openapi.js';
-import { appUserId, byKind, chars, dateTime, jsonObject, operationId, outDateTime } from './common.js';
+import { appUserId, byKind, chars, dateTime, nullableJsonObject, operationId, outDateTime } from './common.js';
 import { activeEntryOut, deactivationBody, expiredEntryOut, referralProgramOut, rewardsGrantedOut } from './rewards.js';
 
 const METADATA_MAX_BYTES = 16 * 1024;
@@ -11,8 +11,7 @@ export const upsertUserBody = z
     is_premium: z.boolean().nullable().optional(),
     first_seen_at: dateTime.nullable().optional(),
     last_seen_at: dateTime.nullable().optional().openapi({ deprecated: true, description: 'Accepted and ignored; always returned as null.' }),
-    metadata: jsonObject
-      .nullable()
+    metadata: nullableJsonObject
       .optional()
       .refine((value) => value == null || Buffer.byteLength(JSON.stringify(value)) <= METADATA_MAX_BYTES, 'must be at most 16 KiB serialized'),
     payment_customer_id: z.string().max(255).nullable().optional(),
@@ -46,7 +45,7 @@ export const userOut = z
     is_premium: z.boolean().nullable(),
     first_seen_at: outDateTime.nullable(),
     last_seen_at: z.null().openapi({ deprecated: true }),
-    metadata: jsonObject.nullable(),
+    metadata: nullableJsonObject,
     payment_customer_id: z.string().nullable(),
     claim_code_eligibility: z.object({ eligible: z.boolean(), eligible_until: outDateTime.nullable() }).strict(),
     referred_by: z
