@@ -1,6 +1,6 @@
 import { AFFILIATE_STATUSES } from '../../domain/events/config-events.js';
 import { z } from './zod-openapi.js';
-import { appUserId, dateTime, nullableJsonObject, outDateTime } from './common.js';
+import { appUserId, dateTime, nullableJsonObject, orNull, outDateTime } from './common.js';
 import { deactivationBody, rewardDefinitionWire } from './rewards.js';
 
 export const rewardKey = z.string().regex(/^[a-z0-9_-]{1,64}$/, 'must match [a-z0-9_-]{1,64}').openapi({ example: 'five-credits' });
@@ -68,7 +68,7 @@ export const affiliateBody = z
     name: text(200),
     logo_url: z.url().max(2000).nullable().optional(),
     platforms: z.array(z.object({ type: text(64), handle: text(200), verified: z.boolean() })).max(50),
-    app_user_id: appUserId.nullable().optional(),
+    app_user_id: orNull(appUserId, 'string').optional(),
     codes: z.array(configuredCode).max(100),
     rewards: z.array(entryBody).max(100),
   })

@@ -39,6 +39,14 @@ export const jsonObject = z
   .custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), 'must be a JSON object')
   .openapi({ type: 'object', additionalProperties: true });
 
+/**
+ * `schema` or null, spelled out for the document: a schema whose OpenAPI type is given by hand
+ * (refinements, transforms, custom checks) would otherwise be documented without its null.
+ */
+export function orNull<T extends z.ZodTypeAny>(schema: T, type: 'string' | 'object') {
+  return schema.nullable().openapi({ type: [type, 'null'] });
+}
+
 /** `jsonObject` or null (spelled out: the custom schema's own type would hide the null). */
 export const nullableJsonObject = jsonObject.nullable().openapi({ type: ['object', 'null'], additionalProperties: true });
 
