@@ -5,6 +5,8 @@
  * - docs/openapi.json: the OpenAPI 3.1 document the service serves at /openapi.json;
  * - docs/errors.md: every error code with its status and meaning (src/http/error-codes.ts),
  *   and the operations that can answer it;
+ * - docs/events.md: the event catalogue, every event type with its stream and the fields of its
+ *   data, from the event schemas the store validates every append against;
  * - examples/typed-client/schema.d.ts: TypeScript types of the document (openapi-typescript),
  *   for typed clients such as openapi-fetch.
  *
@@ -19,6 +21,13 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { pino } from 'pino';
 import { openEmbeddedBackend } from '../src/backends/embedded.js';
 import { loadConfig } from '../src/config.js';
+import { z } from 'zod';
+import { codeEvents } from '../src/domain/events/code-events.js';
+import { configEvents } from '../src/domain/events/config-events.js';
+import { SCHEMA_VERSION } from '../src/domain/events/index.js';
+import { poolEvents } from '../src/domain/events/pool-events.js';
+import { storeEvents } from '../src/domain/events/store-events.js';
+import { userEvents } from '../src/domain/events/user-events.js';
 import { ERROR_CODES, type ErrorCode } from '../src/http/error-codes.js';
 import { startService } from '../src/service.js';
 
@@ -101,6 +110,113 @@ export function errorsMarkdown(document: OpenApiDocument): string {
   ].join('\n');
 }
 
+/** A compact, readable type of a JSON Schema (from zod's toJSONSchema). */
+function typeText(schema: any, depth = 0): string {
+  if (schema === undefined || schema === true || Object.keys(schema).length === 0) return 'any JSON';
+  if (schema.const !== undefined) return JSON.stringify(schema.const);
+  if (schema.enum) return schema.enum.map((value: unknown) => JSON.stringify(value)).join(' \\| ');
+  if (Array.isArray(schema.type)) return schema.type.map((type: string) => typeText({ ...schema, type }, depth)).join(' \\| ');
+  const variants = schema.anyOf ?? schema.oneOf;
+  if (variants) return variants.map((variant: any) => typeText(variant, depth)).join(' \\| ');
+  switch (schema.type) {
+    case 'string':
+      return schema.format === 'date-time' ? 'date-time' : 'string';
+    case 'array':
+      return `[${typeText(schema.items, depth + 1)}]`;
+    case 'object': {
+      const properties = Object.entries(schema.properties ?? {});
+      if (properties.length === 0) return 'object';
+      if (depth >= 2) return `{${properties.map(([key]) => key).join(', ')}}`;
+      return `{${properties.map(([key, value]) => `${key}: ${typeText(value, depth + 1)}`).join(', ')}}`;
+    }
+    default:
+      return String(schema.type ?? 'any JSON');
+  }
+}
+
+/** What each event records, for readers of the log. */
+const EVENT_MEANINGS: Record<string, string> = {
+  UserRegistered: 'A user was created (`POST /users` for a new `app_user_id`).',
+  UserProfileUpdated: 'Fields of the user changed; only the changed fields are listed.',
+  ReferralProgramAssigned: 'The user got a program and its referral code (once, never changed).',
+  CodeClaimed: 'The user claimed a referral, promo or affiliate code.',
+  ClaimAbandoned: 'A claim whose slot was repaired after a crash: the claim did not happen.',
+  UserConverted: 'A claimer became premium (not trial): counts as a conversion of the code it claimed.',
+  UserChurned: 'A converted claimer stopped being premium.',
+  RewardGranted:
+    'One grant. `entry_id` names the reward entry it opens or adds to: credit grants of one reward with the same `expires_at` share one entry. `cause` says why; `balance_after` is the credits of that key after it.',
+  RewardGrantSkipped: 'A manual grant found the (non-stacking) reward still active: nothing added, the `operation_id` remembered.',
+  RewardValueAssigned: 'A pooled code (offer or promo code) reached the grant that waited for it.',
+  RewardExpired: 'A grant reached its `expires_at`; credits left in it are forfeited.',
+  CreditsWithdrawn: 'A withdrawal, with the entries it drained (`debits`), also when it withdrew 0.',
+  ReferralClaimCounted: "A claim of the user's referral code was counted (running count); sender rewards due at that count are granted with it.",
+  ReferralConversionCounted: 'A conversion of one of its claimers was counted.',
+  ReferralChurnCounted: 'A churn of one of its claimers was counted.',
+  CodeReserved: 'The code got its owner: the first reservation wins, and a code is never freed.',
+  ClaimSlotTaken: 'A claim took one of the code\'s slots (`taken`: slots held after it); checked against the limit.',
+  ClaimSlotReleased: 'A slot was given back (the claim did not complete).',
+  RewardCreated: 'A reward was defined (the full definition).',
+  RewardUpdated: 'A reward definition changed (the full new definition).',
+  ProgramCreated: 'A referral program was defined.',
+  ProgramUpdated: 'A referral program changed.',
+  PromoCodeCreated: 'A promo code was defined.',
+  PromoCodeUpdated: 'A promo code changed.',
+  AffiliateCreated: 'An affiliate was defined.',
+  AffiliateUpdated: 'An affiliate changed.',
+  PoolCodesAdded: 'One-time codes were added to the pool (values already there are skipped).',
+  PoolCodeRequested: 'A grant waits for a code from the pool.',
+  PoolCodeAssigned: 'The pool gave a code to a grant (each code to one grant, ever).',
+  StoreOfferCodeCreated: 'A store offer code entered the catalog.',
+  StoreOfferCodeUpdated: 'A catalog entry changed (the whole new entry).',
+};
+
+/** The stream each event type is appended to. */
+function streamOf(type: string): string {
+  if (type in userEvents) return '`user-{app_user_id}`';
+  if (type in codeEvents) return '`code-{CODE}`';
+  if (type in poolEvents) return '`pool-{reward_key}`';
+  if (type in storeEvents) return '`offer-code-{offer_code_id}`';
+  if (type.startsWith('Reward')) return '`reward-{key}`';
+  if (type.startsWith('Program')) return '`program-{id}`';
+  if (type.startsWith('PromoCode')) return '`promo-{CODE}`';
+  if (type.startsWith('Affiliate')) return '`affiliate-{id}`';
+  return '(see source)';
+}
+
+export function eventsMarkdown(): string {
+  const groups: [string, Record<string, z.ZodType>][] = [
+    ['Users: everything about one user', userEvents],
+    ['Codes: the shared code namespace and claim slots', codeEvents],
+    ['Configuration: rewards, programs, promo codes, affiliates', configEvents],
+    ['Code pools of offer_code / store_promo_code rewards', poolEvents],
+    ['Store offer-code catalog', storeEvents],
+  ];
+  const sections = groups.map(([title, events]) => {
+    const rows = Object.entries(events).map(([type, schema]) => {
+      const json = z.toJSONSchema(schema, { unrepresentable: 'any', io: 'output' }) as any;
+      const fields = Object.entries(json.properties ?? {}).map(([key, value]) => `\`${key}\`: ${typeText(value)}`);
+      return `| \`${type}\` | ${streamOf(type)} | ${EVENT_MEANINGS[type] ?? ''} | ${fields.join('<br>')} |`;
+    });
+    return [`## ${title}`, '', '| Event | Stream | What it records | Data (fields and types) |', '|---|---|---|---|', ...rows, ''].join('\n');
+  });
+  return [
+    '<!-- Generated by `npm run docs:generate` from the event schemas in src/domain/events/. Do not edit. -->',
+    '',
+    '# Event catalogue',
+    '',
+    'Every change is an event in one append-only log; `GET /admin/events` and `npm run export-events` read it in',
+    'commit order. Stream names are part of the contract: `user-{app_user_id}` holds everything about one user.',
+    'The store validates every append against the schema of its type, so the fields below are exactly what',
+    `the log holds (schema version ${SCHEMA_VERSION}; older versions are upcast on read, never rewritten).`,
+    '',
+    'Every event also has metadata: `correlation_id` (the request id), `causation_id` (the request or event that',
+    'caused it), `actor` (`client:<hash>`, `secret:<hash>` or `process:<name>`), `schema_version`, and `operation_id`',
+    'when the client sent one. Times are ISO 8601 UTC with milliseconds. `[T]` is a list of `T`; `a \\| b` is either.',
+    '',
+    ...sections,
+  ].join('\n');
+}
+
 /** TypeScript types of the document, by openapi-typescript (which needs TypeScript 5's API: tools/openapi-types). */
 export async function typesOf(document: OpenApiDocument): Promise<string> {
   const require = createRequire(path.join(ROOT, 'tools/openapi-types/package.json'));
@@ -125,6 +241,7 @@ export async function generatedReference(): Promise<Map<string, string>> {
   return new Map([
     ['docs/openapi.json', `${JSON.stringify(document, null, 2)}\n`],
     ['docs/errors.md', errorsMarkdown(document)],
+    ['docs/events.md', eventsMarkdown()],
     ['examples/typed-client/schema.d.ts', await typesOf(document)],
   ]);
 }

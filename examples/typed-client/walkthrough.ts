@@ -9,7 +9,7 @@
  *
  * test/api/typed-client.test.ts runs it against a started service.
  */
-import createClient, { type Middleware } from 'openapi-fetch';
+import createClient from 'openapi-fetch';
 import type { paths } from './schema.js';
 
 export interface WalkthroughOptions {
@@ -23,15 +23,7 @@ export interface WalkthroughOptions {
 
 /** A client that sends `key` on every request. */
 export function typedClient(baseUrl: string, key: string) {
-  const client = createClient<paths>({ baseUrl });
-  const withKey: Middleware = {
-    onRequest({ request }) {
-      request.headers.set('x-api-key', key);
-      return request;
-    },
-  };
-  client.use(withKey);
-  return client;
+  return createClient<paths>({ baseUrl, headers: { 'x-api-key': key } });
 }
 
 /** The data of a response, or an Error with the documented error body. */
