@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import { defineCommand, UsageError } from '../../../scripts/cli/command-line.js';
+import { createProgress } from '../../../scripts/cli/progress.js';
+import { formatTable } from '../../../scripts/cli/table.js';
 
 const command = defineCommand({
   name: 'sample',
@@ -40,5 +42,35 @@ describe('scripts/cli: the shared command-line parser', () => {
     for (const text of ['--projection NAME', '--format FORMAT', '(default: ndjson)', '-v, --verbose', '-h, --help', 'Exit codes', 'npm run sample -- --projection users']) {
       expect(help).to.contain(text);
     }
+  });
+});
+
+describe('scripts/cli: progress off a terminal', () => {
+  function fakeStream() {
+    const lines: string[] = [];
+    const stream = { isTTY: false, write: (text: string) => lines.push(text) } as unknown as NodeJS.WriteStream;
+    return { lines, stream };
+  }
+
+  it('prints no 0% line, then plain lines (label, percentage, detail) no more often than the interval', () => {
+    const { lines, stream } = fakeStream();
+    const progress = createProgress({ label: 'replay', total: 200, format: '{bar}', line: ({ events }) => `${events} events`, intervalMs: 0, stream });
+    progress.update(0, { events: 0 });
+    expect(lines).to.deep.equal([]);
+    progress.update(50, { events: 50 });
+    progress.update(200, { events: 200 });
+    progress.stop();
+    expect(lines).to.deep.equal(['replay: 25% | 50 events\n', 'replay: 100% | 200 events\n']);
+
+    const slow = fakeStream();
+    const throttled = createProgress({ label: 'export', total: 10, format: '{bar}', line: () => 'x', intervalMs: 60_000, stream: slow.stream });
+    for (let value = 1; value <= 10; value += 1) throttled.update(value, {});
+    expect(slow.lines).to.deep.equal([]);
+  });
+});
+
+describe('scripts/cli: tables', () => {
+  it('have a header row and a rule, numbers right-aligned', () => {
+    expect(formatTable(['key', 'users'], [['coins', 12], ['pass', 3]])).to.equal('key    users\n-----  -----\ncoins     12\npass       3\n');
   });
 });
