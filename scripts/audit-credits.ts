@@ -14,7 +14,7 @@ const command = defineCommand({
   summary:
     'Recomputes every credit balance from the event log and compares it with the balance_after of each event, ' +
     'the users read model and the credit ledger. Prints a table per reward key and every mismatch with the event ids involved. ' +
-    'Reads the service\'s store (DATA_DIR, or EVENTSTORE_URL + MONGODB_URL); the service may keep running.',
+    "Reads the service's store (DATA_DIR, or EVENTSTORE_URL + MONGODB_URL); the service may keep running.",
   options: {
     'catch-up-timeout': { type: 'string', value: 'SECONDS', description: 'How long to wait for the read models to reach the end of the log', default: '30' },
   },
@@ -79,7 +79,14 @@ async function main(): Promise<number> {
     process.stdout.write(
       formatTable(
         ['user', 'reward key', 'check', 'expected', 'actual', 'event ids'],
-        report.mismatches.map((mismatch) => [mismatch.app_user_id, mismatch.key, mismatch.check, mismatch.expected, mismatch.actual ?? '-', mismatch.event_ids.join(' ')]),
+        report.mismatches.map((mismatch) => [
+          mismatch.app_user_id,
+          mismatch.key,
+          mismatch.check,
+          mismatch.expected,
+          mismatch.actual ?? '-',
+          mismatch.event_ids.join(' '),
+        ]),
       ),
     );
     return EXIT.FAILURE;

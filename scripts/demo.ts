@@ -28,9 +28,9 @@ import { defineCommand, EXIT, runScript } from './cli/command-line.js';
 const command = defineCommand({
   name: 'demo',
   summary:
-    'Loads demo data into the configured store (DATA_DIR, or EVENTSTORE_URL + MONGODB_URL) through the API: the README walkthrough\'s ' +
+    "Loads demo data into the configured store (DATA_DIR, or EVENTSTORE_URL + MONGODB_URL) through the API: the README walkthrough's " +
     'rewards and program, a promo code (WELCOME10), an affiliate (ACME), a store offer code (demo-premium-3m) and four users, ' +
-    'one of whom claimed another\'s referral code. Idempotent: a second run appends no event. Creates the store when it does not exist.',
+    "one of whom claimed another's referral code. Idempotent: a second run appends no event. Creates the store when it does not exist.",
   options: {},
   notes: [
     'It starts the service in-process on a free local port with one-off keys, so it works whatever keys your service uses; the commands ' +
@@ -117,9 +117,13 @@ class DemoStepError extends Error {
   override name = 'DemoStepError';
 }
 
+/** A reply's JSON, read field by field as the API documents it (the API tests check the shapes). */
+// biome-ignore lint/suspicious/noExplicitAny: the demo is a client of the documented JSON, not a second schema of it
+type ApiJson = any;
+
 interface Reply {
   status: number;
-  body: any;
+  body: ApiJson;
 }
 
 function client(url: string, clientKey: string, secretKey: string) {
@@ -144,7 +148,7 @@ function client(url: string, clientKey: string, secretKey: string) {
   };
 }
 
-function expectStatus(reply: Reply, allowed: number[], what: string): any {
+function expectStatus(reply: Reply, allowed: number[], what: string): ApiJson {
   if (!allowed.includes(reply.status)) throw new DemoStepError(`${what}: HTTP ${reply.status} ${JSON.stringify(reply.body)}`);
   return reply.body;
 }
@@ -174,7 +178,7 @@ async function ensure(api: Api, path: string, body: Json, what: string): Promise
   return 'created';
 }
 
-async function upsertUser(api: Api, appUserId: string, fields: Json = {}): Promise<{ user: any; created: boolean }> {
+async function upsertUser(api: Api, appUserId: string, fields: Json = {}): Promise<{ user: ApiJson; created: boolean }> {
   const reply = await api.app('POST', '/users', { app_user_id: appUserId, ...fields });
   const body = expectStatus(reply, [200, 201], `POST /users ${appUserId}`);
   return { user: body.data.user, created: reply.status === 201 };
@@ -196,7 +200,7 @@ async function claim(api: Api, appUserId: string, code: string): Promise<'claime
 }
 
 /** Sender rewards are granted by a reaction, a moment after the claim: wait for it (bounded). */
-async function waitForClaims(api: Api, appUserId: string, claims: number, timeoutMs = 15_000): Promise<any> {
+async function waitForClaims(api: Api, appUserId: string, claims: number, timeoutMs = 15_000): Promise<ApiJson> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const body = expectStatus(await api.app('GET', `/users/${encodeURIComponent(appUserId)}`), [200], `GET /users/${appUserId}`);
@@ -206,7 +210,7 @@ async function waitForClaims(api: Api, appUserId: string, claims: number, timeou
   }
 }
 
-function credits(user: any, key: string): number {
+function credits(user: ApiJson, key: string): number {
   return ((user.rewards?.active?.credit ?? []) as { reward: { key: string }; credits: number }[])
     .filter((entry) => entry.reward.key === key)
     .reduce((sum, entry) => sum + entry.credits, 0);
@@ -239,11 +243,7 @@ async function loadDemo(api: Api, print: (line: string) => void): Promise<void> 
     print(`  user ${other.id}: ${created ? 'created' : 'already there'}, ${outcome} ${other.code}`);
   }
   await waitForClaims(api, DEMO_USERS.referrer, 1);
-  const withdrawal = expectStatus(
-    await api.app('POST', `/users/${DEMO_USERS.referrer}/rewards/withdraw-credits`, WITHDRAWAL),
-    [200],
-    'withdraw credits',
-  );
+  const withdrawal = expectStatus(await api.app('POST', `/users/${DEMO_USERS.referrer}/rewards/withdraw-credits`, WITHDRAWAL), [200], 'withdraw credits');
   const result = withdrawal.data.withdraw_result;
   print(
     `  ${DEMO_USERS.referrer} withdrew ${result.credits_withdrawn} of ${result.credits_available_at_start} ${WITHDRAWAL.key} ` +
@@ -292,7 +292,7 @@ function tryIt(config: Config): string[] {
   const base = `http://localhost:${config.PORT}`;
   return [
     '',
-    `Try it: start the service on the same store (${store})${configured ? '' : ', e.g. with the README\'s keys:'}`,
+    `Try it: start the service on the same store (${store})${configured ? '' : ", e.g. with the README's keys:"}`,
     ...(configured ? ['  npm start'] : ['  CLIENT_API_KEYS=ck_demo SECRET_API_KEYS=sk_demo npm start']),
     'then (each command prints one JSON document; add | jq . to pretty-print):',
     `  curl -s -w '\\n' ${base}/users/${DEMO_USERS.referrer} -H 'x-api-key: ${key}'`,

@@ -22,11 +22,15 @@ import { defineCommand, EXIT, runScript } from './cli/command-line.js';
 const command = defineCommand({
   name: 'migrate-events',
   summary:
-    'Copies the event log from one backend to another, in commit order, keeping every event\'s id, type, data and metadata and every ' +
-    'stream\'s revisions. Resumable: an interrupted run is simply run again (it carries on after the last event the target holds). ' +
+    "Copies the event log from one backend to another, in commit order, keeping every event's id, type, data and metadata and every " +
+    "stream's revisions. Resumable: an interrupted run is simply run again (it carries on after the last event the target holds). " +
     'Read models are not copied: projectors rebuild them from the migrated log.',
   options: {
-    from: { type: 'string', value: 'SOURCE', description: 'Where to read: an esdb:// or kurrentdb:// connection string, or an embedded DATA_DIR (must hold referrals.db)' },
+    from: {
+      type: 'string',
+      value: 'SOURCE',
+      description: 'Where to read: an esdb:// or kurrentdb:// connection string, or an embedded DATA_DIR (must hold referrals.db)',
+    },
     to: { type: 'string', value: 'TARGET', description: 'Where to write: a connection string, or a DATA_DIR (created when missing)' },
     'page-size': { type: 'string', value: 'N', description: 'Events read from the source per page', default: '500' },
     'max-events': { type: 'string', value: 'N', description: 'Stop after copying N events (run again to go on)' },
@@ -149,9 +153,7 @@ export async function migrateEvents(source: EventStore, target: EventStore, opti
       const last = group[group.length - 1]!;
       const result = await target.append(first.stream, group.map(toNewEvent), expectedBefore(first));
       if (result.nextExpectedRevision !== last.revision) {
-        throw new MigrationConflictError(
-          `Stream ${first.stream}: the target reached revision ${result.nextExpectedRevision}, the source has ${last.revision}`,
-        );
+        throw new MigrationConflictError(`Stream ${first.stream}: the target reached revision ${result.nextExpectedRevision}, the source has ${last.revision}`);
       }
       copied += group.length;
       cursor = last.position;

@@ -64,7 +64,10 @@ async function main(): Promise<void> {
   const [roleArgument, ...extra] = process.argv.slice(2);
   const role = (roleArgument ?? (config.RUN_PROJECTOR ? 'all' : 'api')) as Role;
   if (!ROLES.includes(role) || extra.length > 0) {
-    fail(EXIT.USAGE, `Usage: node dist/src/main.js [all|api|projector] (got ${process.argv.slice(2).join(' ')}); settings come from environment variables, see the README.`);
+    fail(
+      EXIT.USAGE,
+      `Usage: node dist/src/main.js [all|api|projector] (got ${process.argv.slice(2).join(' ')}); settings come from environment variables, see the README.`,
+    );
   }
   const logger = createLogger(config.LOG_LEVEL);
   config = withDevelopmentKeys(config, (message) => process.stderr.write(message));

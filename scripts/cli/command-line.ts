@@ -125,8 +125,7 @@ export function defineCommand<const O extends Record<string, OptionSpec>>(spec: 
   if ('help' in spec.options) throw new Error('--help is added by defineCommand');
   const invocation = spec.invocation ?? `npm run ${spec.name} --`;
   const hasOptions = Object.keys(spec.options).length > 0;
-  const usage = () =>
-    `Usage: ${invocation}${hasOptions ? ' [options]' : ''}${spec.positionals ? ` ${spec.positionals.usage}` : ''}`;
+  const usage = () => `Usage: ${invocation}${hasOptions ? ' [options]' : ''}${spec.positionals ? ` ${spec.positionals.usage}` : ''}`;
   const help = () => {
     const rows: [string, string][] = Object.entries(spec.options).map(([name, option]) => {
       const fallback = option.default !== undefined && option.type === 'string' ? ` (default: ${option.default})` : '';
@@ -188,7 +187,7 @@ export function defineCommand<const O extends Record<string, OptionSpec>>(spec: 
     tryParse,
     fail,
     parse(argv) {
-      let parsed;
+      let parsed: ReturnType<typeof tryParse>;
       try {
         parsed = tryParse(argv);
       } catch (error) {

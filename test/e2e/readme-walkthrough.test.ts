@@ -58,7 +58,9 @@ describe('E2E: the README walkthrough, verbatim, against a started service', fun
       // One JSON document per line, one line per call (12 calls), none of them an error.
       const lines = run.stdout.split('\n');
       expect(lines.pop()).to.equal('');
-      expect(lines).to.have.length((commands!.match(/^curl -s -w '\\n' /gm) ?? []).length).and.to.have.length(12);
+      expect(lines)
+        .to.have.length((commands!.match(/^curl -s -w '\\n' /gm) ?? []).length)
+        .and.to.have.length(12);
       const replies = lines.map((line) => JSON.parse(line) as { data?: any; errors?: unknown });
       for (const reply of replies) expect(reply.errors, JSON.stringify(reply)).to.equal(undefined);
 

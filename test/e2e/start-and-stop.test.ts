@@ -87,7 +87,11 @@ describe('E2E: npm start, signals, the shutdown deadline and start failures', fu
   });
 
   it('a stuck request cannot hold the shutdown past SHUTDOWN_TIMEOUT_S: it exits 1, naming what was still open', async () => {
-    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env: serviceEnv({ SHUTDOWN_TIMEOUT_S: '1' }), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: ROOT,
+      env: serviceEnv({ SHUTDOWN_TIMEOUT_S: '1' }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     const output = { text: '' };
     const { url } = await started(child, output);
     // A client that announces a body and never sends all of it.
@@ -113,7 +117,12 @@ describe('E2E: npm start, signals, the shutdown deadline and start failures', fu
     await new Promise<void>((resolve) => blocker.listen(0, '127.0.0.1', resolve));
     const { port } = blocker.address() as net.AddressInfo;
     try {
-      const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env: serviceEnv({ PORT: String(port) }), encoding: 'utf8', timeout: 60_000 });
+      const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+        cwd: ROOT,
+        env: serviceEnv({ PORT: String(port) }),
+        encoding: 'utf8',
+        timeout: 60_000,
+      });
       expect(result.status).to.equal(1);
       expect(result.stderr.trim().split('\n')).to.deep.equal([
         `Failed to start: port ${port} on 127.0.0.1 is already in use (EADDRINUSE). Stop the other process or set PORT to a free port (PORT=0 picks one).`,
@@ -124,7 +133,12 @@ describe('E2E: npm start, signals, the shutdown deadline and start failures', fu
   });
 
   it('an unknown role is a usage error (exit 2), one line', () => {
-    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'worker'], { cwd: ROOT, env: serviceEnv(), encoding: 'utf8', timeout: 60_000 });
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', 'worker'], {
+      cwd: ROOT,
+      env: serviceEnv(),
+      encoding: 'utf8',
+      timeout: 60_000,
+    });
     expect(result.status).to.equal(2);
     expect(result.stderr.trim().split('\n')).to.have.length(1);
     expect(result.stderr).to.contain('all|api|projector');

@@ -39,7 +39,15 @@ describe('scripts/cli: the shared command-line parser', () => {
   it('prints a help with the usage, every option (and --help), the notes and the examples', () => {
     const help = command.help();
     expect(help).to.match(/^Usage: npm run sample -- \[options\]\n/);
-    for (const text of ['--projection NAME', '--format FORMAT', '(default: ndjson)', '-v, --verbose', '-h, --help', 'Exit codes', 'npm run sample -- --projection users']) {
+    for (const text of [
+      '--projection NAME',
+      '--format FORMAT',
+      '(default: ndjson)',
+      '-v, --verbose',
+      '-h, --help',
+      'Exit codes',
+      'npm run sample -- --projection users',
+    ]) {
       expect(help).to.contain(text);
     }
   });
@@ -71,6 +79,14 @@ describe('scripts/cli: progress off a terminal', () => {
 
 describe('scripts/cli: tables', () => {
   it('have a header row and a rule, numbers right-aligned', () => {
-    expect(formatTable(['key', 'users'], [['coins', 12], ['pass', 3]])).to.equal('key    users\n-----  -----\ncoins     12\npass       3\n');
+    expect(
+      formatTable(
+        ['key', 'users'],
+        [
+          ['coins', 12],
+          ['pass', 3],
+        ],
+      ),
+    ).to.equal('key    users\n-----  -----\ncoins     12\npass       3\n');
   });
 });

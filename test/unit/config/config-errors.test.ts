@@ -16,7 +16,9 @@ describe('Configuration errors', () => {
     const [problem] = problemsOf({ CLAIM_WINDOW_DAYS: 'abc' });
     expect(problem).to.equal('CLAIM_WINDOW_DAYS=abc: expected a whole number of days, 1 or more (default 7)');
     expect(problem).to.not.match(/nan|received/i);
-    expect(problemsOf({ REFERRAL_LINK_BASE: 'not a url' })).to.deep.equal(['REFERRAL_LINK_BASE="not a url": expected an absolute URL, e.g. https://example.com/r']);
+    expect(problemsOf({ REFERRAL_LINK_BASE: 'not a url' })).to.deep.equal([
+      'REFERRAL_LINK_BASE="not a url": expected an absolute URL, e.g. https://example.com/r',
+    ]);
     expect(problemsOf({ SHUTDOWN_TIMEOUT_S: '0' })[0]).to.match(/^SHUTDOWN_TIMEOUT_S=0: expected a number of seconds greater than 0/);
   });
 
