@@ -49,7 +49,7 @@ export class GrantRewardHandler {
     );
     const pooled = reward !== null && POOLED_KINDS.includes(reward.kind);
     if (pooled) {
-      for (const grantId of executed.result.granted) await this.pools.request(reward.key, grantId, appUserId, context);
+      for (const granted of executed.result.granted) await this.pools.request(reward.key, granted.grant_id, appUserId, context);
     }
     await this.readYourWrites.after(pooled ? null : executed.position);
     const state = pooled ? (await this.executor.load(streams.user(appUserId), userEvolver)).state : executed.state;

@@ -1,6 +1,7 @@
 import { inject, injectable } from 'tsyringe';
 import type { Config } from '../../config.js';
 import type { Affiliate } from '../../domain/events/config-events.js';
+import type { GrantedFact } from '../../domain/events/user-events.js';
 import type { UserState } from '../../domain/users/user-state.js';
 import type { Clock } from '../../ports/clock.js';
 import { TOKENS } from '../../ports/tokens.js';
@@ -35,9 +36,9 @@ export class UserQueries {
     });
   }
 
-  async grantedView(state: UserState, grantIds: string[]) {
+  async grantedView(state: UserState, granted: readonly GrantedFact[]) {
     const rewards = await this.catalog.rewards(state.grants.map((grant) => grant.reward_key));
-    return grantedView(state, grantIds, rewards);
+    return grantedView(state, granted.map((grant) => grant.grant_id), rewards);
   }
 
   async affiliateView(appUserId: string) {

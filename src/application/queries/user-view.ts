@@ -45,7 +45,7 @@ export function rewardsView(state: UserState, context: UserViewContext) {
 }
 
 /** The given grants in the active-entry shape, grouped by kind (`rewards_granted`). */
-export function grantedView(state: UserState, grantIds: string[], rewards: Map<string, RewardDefinition>): ByKind<RewardEntryView> {
+export function grantedView(state: UserState, grantIds: readonly string[], rewards: Map<string, RewardDefinition>): ByKind<RewardEntryView> {
   const granted = emptyByKind<RewardEntryView>();
   const wanted = new Set(grantIds);
   for (const grant of state.grants) {

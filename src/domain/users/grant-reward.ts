@@ -1,6 +1,7 @@
 import type { Decision } from '../decider.js';
 import { DomainError } from '../domain-error.js';
 import { expireDueRewards, type GrantSpec, grantRewards } from '../rewards/grant-rewards.js';
+import type { GrantedFact } from '../events/user-events.js';
 import { activeGrants, evolveUser, type UserState } from './user-state.js';
 
 export interface GrantRewardCommand {
@@ -14,7 +15,7 @@ export interface GrantRewardCommand {
 }
 
 /** `created` is false when a non-credit reward was already active (nothing added). */
-export function decideGrantReward(state: UserState, command: GrantRewardCommand): Decision<{ created: boolean; granted: string[] }> {
+export function decideGrantReward(state: UserState, command: GrantRewardCommand): Decision<{ created: boolean; granted: GrantedFact[] }> {
   if (!state.exists) throw new DomainError('NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
   if (command.spec === null) throw new DomainError('GRANT.REWARD_NOT_FOUND', `No reward has the key ${command.key}`, '/key');
   const operationId = command.operation_id;
@@ -23,7 +24,7 @@ export function decideGrantReward(state: UserState, command: GrantRewardCommand)
     if (earlier) {
       if (earlier.kind === 'grant' && earlier.key === command.key) {
         // A repeat adds nothing (200), and names what the first call granted.
-        const first = earlier.result as { created: boolean; granted: string[] };
+        const first = earlier.result as { created: boolean; granted: GrantedFact[] };
         return { events: [], result: { created: false, granted: first.granted } };
       }
       throw new DomainError('GRANT.OPERATION_ID_REUSED', 'operation_id was already used for a different operation', '/operation_id');
@@ -37,7 +38,7 @@ export function decideGrantReward(state: UserState, command: GrantRewardCommand)
   const grants = alreadyActive
     ? []
     : grantRewards(current, [command.spec], { type: 'manual', operation_id: operationId }, command.grant_id_prefix, command.now);
-  const granted = grants.flatMap((event) => (event.type === 'RewardGranted' ? [event.data.grant_id] : []));
+  const granted = grants.flatMap((event) => (event.type === 'RewardGranted' ? [event.data] : []));
   if (granted.length === 0 && operationId !== null) {
     // Nothing added, but the operation succeeded: remember it like any other.
     grants.push({ type: 'RewardGrantSkipped', data: { reward_key: command.key, operation_id: operationId, reason: 'already_active' } });

@@ -167,7 +167,7 @@ function applyUserEvent(draft: UserDraft, event: DomainEvent): void {
         expired: false,
       });
       if (data.cause.type === 'manual' && data.cause.operation_id !== null) {
-        draft.operations()[data.cause.operation_id] = { kind: 'grant', key: data.reward_key, amount: null, result: { created: true, granted: [data.grant_id] } };
+        draft.operations()[data.cause.operation_id] = { kind: 'grant', key: data.reward_key, amount: null, result: { created: true, granted: [data] } };
       }
       return;
     }
