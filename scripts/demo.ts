@@ -275,7 +275,7 @@ function serviceConfig(env: NodeJS.ProcessEnv): Config {
 
 function demoConfig(config: Config): Config {
   // A free local port and one-off keys for this run only: the demo works whatever keys (if any)
-  // the service uses, and while the service itself is running.
+  // the service uses.
   return {
     ...config,
     PORT: 0,

@@ -52,8 +52,23 @@ function stopOnSignals(service: RunningService, config: Config, logger: ReturnTy
   process.on('SIGINT', shutdown);
 }
 
+const USAGE = [
+  'Usage: node dist/src/main.js [all|api|projector]      (npm start, npm run projector)',
+  '',
+  '  all        API and projector in one process (default; api when RUN_PROJECTOR=false)',
+  '  api        HTTP API only; the projector runs elsewhere',
+  '  projector  read models, reactions and sweeps; HTTP only for /healthz, /readyz, /metrics',
+  '',
+  'Settings are environment variables (PORT, DATA_DIR, CLIENT_API_KEYS, SECRET_API_KEYS, …): see the README, "Configuration".',
+  'Stop with SIGTERM or SIGINT; a stop longer than SHUTDOWN_TIMEOUT_S (default 10 s) exits anyway.',
+].join('\n');
+
 /** Composition root: `node dist/src/main.js [all|api|projector]`. */
 async function main(): Promise<void> {
+  if (process.argv.slice(2).some((argument) => argument === '--help' || argument === '-h')) {
+    process.stdout.write(`${USAGE}\n`);
+    process.exit(EXIT.OK);
+  }
   let config: Config;
   try {
     config = loadConfig();
@@ -64,10 +79,7 @@ async function main(): Promise<void> {
   const [roleArgument, ...extra] = process.argv.slice(2);
   const role = (roleArgument ?? (config.RUN_PROJECTOR ? 'all' : 'api')) as Role;
   if (!ROLES.includes(role) || extra.length > 0) {
-    fail(
-      EXIT.USAGE,
-      `Usage: node dist/src/main.js [all|api|projector] (got ${process.argv.slice(2).join(' ')}); settings come from environment variables, see the README.`,
-    );
+    fail(EXIT.USAGE, `Unknown role or argument: ${process.argv.slice(2).join(' ')}. Usage: node dist/src/main.js [all|api|projector] (--help for more).`);
   }
   const logger = createLogger(config.LOG_LEVEL);
   config = withDevelopmentKeys(config, (message) => process.stderr.write(message));

@@ -1,4 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -130,6 +131,27 @@ describe('E2E: npm start, signals, the shutdown deadline and start failures', fu
     } finally {
       blocker.close();
     }
+  });
+
+  it('--help prints the roles and where settings come from (exit 0), starting nothing', () => {
+    const env = serviceEnv();
+    const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', '--help'], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });
+    expect(result.status).to.equal(0);
+    expect(result.stdout)
+      .to.match(/^Usage: node dist\/src\/main.js \[all\|api\|projector\]/)
+      .and.to.contain('SHUTDOWN_TIMEOUT_S');
+    expect(fs.readdirSync(env.DATA_DIR!)).to.deep.equal([]);
+  });
+
+  it('the npm commands run node directly (exec) and read .env when present', () => {
+    const { scripts } = JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> };
+    expect(scripts.prestart).to.equal('npm run build');
+    expect(scripts.start).to.equal('exec node --env-file-if-exists=.env dist/src/main.js');
+    expect(scripts.projector).to.equal('exec node --env-file-if-exists=.env dist/src/main.js projector');
+    for (const name of ['audit-credits', 'replay', 'export-events', 'migrate-events', 'demo']) {
+      expect(scripts[name], name).to.match(/^tsx --env-file-if-exists=\.env scripts\/[a-z-]+\.ts$/);
+    }
+    expect(scripts, "npm audit is npm's own command").to.not.have.property('audit');
   });
 
   it('an unknown role is a usage error (exit 2), one line', () => {
