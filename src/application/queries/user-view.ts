@@ -3,7 +3,7 @@ import type { Program } from '../../domain/events/config-events.js';
 import { isActiveAt } from '../../domain/rewards/expiry.js';
 import { type ByKind, emptyByKind } from '../../domain/rewards/reward-kinds.js';
 import type { RewardDefinition } from '../../domain/rewards/reward-schemas.js';
-import { claimWindowEnd, type GrantState, type UserState } from '../../domain/users/user-state.js';
+import { documentClaimWindowEnd as claimWindowEnd, type GrantState, type UserDocument as UserState } from './legacy-user-document.js';
 import { programView, rewardView } from './reward-views.js';
 
 export interface UserViewContext {
