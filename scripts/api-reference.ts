@@ -33,15 +33,35 @@ import { startService } from '../src/service.js';
 
 export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 
+/** The parts of JSON Schema (and of an OpenAPI document) read here. */
+interface JsonSchema {
+  type?: string | string[];
+  format?: string;
+  const?: unknown;
+  enum?: unknown[];
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  items?: JsonSchema;
+  properties?: Record<string, JsonSchema>;
+}
+
 interface OpenApiDocument {
-  paths: Record<string, Record<string, { operationId?: string; responses?: Record<string, { content?: Record<string, { schema?: any }> }> }>>;
+  paths: Record<string, Record<string, { operationId?: string; responses?: Record<string, { content?: Record<string, { schema?: JsonSchema }> }> }>>;
 }
 
 /** The document exactly as a service serves it (an in-process service on a throwaway store). */
 export async function serviceDocument(): Promise<OpenApiDocument> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'api-reference-'));
   try {
-    const config = loadConfig({ NODE_ENV: 'test', PORT: '0', HOST: '127.0.0.1', DATA_DIR: dataDir, CLIENT_API_KEYS: 'c', SECRET_API_KEYS: 's', LOG_LEVEL: 'silent' });
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      CLIENT_API_KEYS: 'c',
+      SECRET_API_KEYS: 's',
+      LOG_LEVEL: 'silent',
+    });
     const service = await startService({ config, backend: openEmbeddedBackend(dataDir), logger: pino({ level: 'silent' }), role: 'all' });
     try {
       return (await (await fetch(`${service.url}/openapi.json`)).json()) as OpenApiDocument;
@@ -59,7 +79,7 @@ function operationsByCode(document: OpenApiDocument): Map<string, string[]> {
   for (const [template, item] of Object.entries(document.paths)) {
     for (const [method, operation] of Object.entries(item)) {
       for (const response of Object.values(operation.responses ?? {})) {
-        const codes: string[] = response.content?.['application/json']?.schema?.properties?.errors?.items?.properties?.code?.enum ?? [];
+        const codes = (response.content?.['application/json']?.schema?.properties?.errors?.items?.properties?.code?.enum ?? []) as string[];
         for (const code of codes) byCode.set(code, [...(byCode.get(code) ?? []), `\`${method.toUpperCase()} ${template}\``]);
       }
     }
@@ -70,7 +90,10 @@ function operationsByCode(document: OpenApiDocument): Map<string, string[]> {
 export function errorsMarkdown(document: OpenApiDocument): string {
   const byCode = operationsByCode(document);
   const operations = Object.entries(document.paths).flatMap(([template, item]) =>
-    Object.entries(item).map(([method, operation]) => ({ name: `\`${method.toUpperCase()} ${template}\``, keyed: (operation as { security?: unknown[] }).security?.length !== 0 })),
+    Object.entries(item).map(([method, operation]) => ({
+      name: `\`${method.toUpperCase()} ${template}\``,
+      keyed: (operation as { security?: unknown[] }).security?.length !== 0,
+    })),
   );
   const keyed = operations.filter((operation) => operation.keyed).map((operation) => operation.name);
   const answeredBy = (code: string): string => {
@@ -111,13 +134,13 @@ export function errorsMarkdown(document: OpenApiDocument): string {
 }
 
 /** A compact, readable type of a JSON Schema (from zod's toJSONSchema). */
-function typeText(schema: any, depth = 0): string {
-  if (schema === undefined || schema === true || Object.keys(schema).length === 0) return 'any JSON';
+function typeText(schema: JsonSchema | undefined, depth = 0): string {
+  if (schema === undefined || Object.keys(schema).length === 0) return 'any JSON';
   if (schema.const !== undefined) return JSON.stringify(schema.const);
   if (schema.enum) return schema.enum.map((value: unknown) => JSON.stringify(value)).join(' \\| ');
   if (Array.isArray(schema.type)) return schema.type.map((type: string) => typeText({ ...schema, type }, depth)).join(' \\| ');
   const variants = schema.anyOf ?? schema.oneOf;
-  if (variants) return variants.map((variant: any) => typeText(variant, depth)).join(' \\| ');
+  if (variants) return variants.map((variant) => typeText(variant, depth)).join(' \\| ');
   switch (schema.type) {
     case 'string':
       return schema.format === 'date-time' ? 'date-time' : 'string';
@@ -153,7 +176,7 @@ const EVENT_MEANINGS: Record<string, string> = {
   ReferralConversionCounted: 'A conversion of one of its claimers was counted.',
   ReferralChurnCounted: 'A churn of one of its claimers was counted.',
   CodeReserved: 'The code got its owner: the first reservation wins, and a code is never freed.',
-  ClaimSlotTaken: 'A claim took one of the code\'s slots (`taken`: slots held after it); checked against the limit.',
+  ClaimSlotTaken: "A claim took one of the code's slots (`taken`: slots held after it); checked against the limit.",
   ClaimSlotReleased: 'A slot was given back (the claim did not complete).',
   RewardCreated: 'A reward was defined (the full definition).',
   RewardUpdated: 'A reward definition changed (the full new definition).',
@@ -193,7 +216,7 @@ export function eventsMarkdown(): string {
   ];
   const sections = groups.map(([title, events]) => {
     const rows = Object.entries(events).map(([type, schema]) => {
-      const json = z.toJSONSchema(schema, { unrepresentable: 'any', io: 'output' }) as any;
+      const json = z.toJSONSchema(schema, { unrepresentable: 'any', io: 'output' }) as JsonSchema;
       const fields = Object.entries(json.properties ?? {}).map(([key, value]) => `\`${key}\`: ${typeText(value)}`);
       return `| \`${type}\` | ${streamOf(type)} | ${EVENT_MEANINGS[type] ?? ''} | ${fields.join('<br>')} |`;
     });

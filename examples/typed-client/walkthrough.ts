@@ -40,7 +40,10 @@ export async function walkthrough(options: WalkthroughOptions) {
   const app = typedClient(options.baseUrl, options.clientKey);
 
   // 1. Two rewards: 50 credits for the referrer, a premium week for the new user.
-  ok(await admin.PUT('/admin/rewards/{key}', { params: { path: { key: 'referral-credits' } }, body: { kind: 'credit', name: '50 credits', credits: 50 } }), 'reward');
+  ok(
+    await admin.PUT('/admin/rewards/{key}', { params: { path: { key: 'referral-credits' } }, body: { kind: 'credit', name: '50 credits', credits: 50 } }),
+    'reward',
+  );
   ok(await admin.PUT('/admin/rewards/{key}', { params: { path: { key: 'premium-week' } }, body: { kind: 'basic', name: 'Premium week' } }), 'reward');
 
   // 2. A program for every user: the referrer earns credits per claim, the claimer a premium week.
@@ -69,7 +72,10 @@ export async function walkthrough(options: WalkthroughOptions) {
   log(`alice's referral code: ${code}`);
 
   // 4. Bob claims alice's code (any letter case works).
-  const claim = ok(await app.POST('/users/{app_user_id}/claim-code', { params: { path: { app_user_id: 'bob' } }, body: { code: code.toLowerCase() } }), 'claim');
+  const claim = ok(
+    await app.POST('/users/{app_user_id}/claim-code', { params: { path: { app_user_id: 'bob' } }, body: { code: code.toLowerCase() } }),
+    'claim',
+  );
   log(`bob was granted: ${claim.data.rewards_granted.basic.map((entry) => entry.reward.name).join(', ')}`);
 
   // 5. Both sides: bob has a premium week; alice gets 50 credits just after the claim.

@@ -39,9 +39,15 @@ export const ERROR_CODES = {
     meaning: 'Concurrent claims of a nearly exhausted code kept taking the last slot from this one; retry the claim.',
   },
   'WITHDRAW.REWARD_NOT_FOUND': { status: 422, meaning: '`key` is not a credit reward.' },
-  'WITHDRAW.OPERATION_ID_REUSED': { status: 422, meaning: 'This `operation_id` was already used by this user for another operation (another key or amount, or a grant).' },
+  'WITHDRAW.OPERATION_ID_REUSED': {
+    status: 422,
+    meaning: 'This `operation_id` was already used by this user for another operation (another key or amount, or a grant).',
+  },
   'GRANT.REWARD_NOT_FOUND': { status: 422, meaning: 'No reward has this `key`.' },
-  'GRANT.OPERATION_ID_REUSED': { status: 422, meaning: 'This `operation_id` was already used by this user for another operation (another reward, or a withdrawal).' },
+  'GRANT.OPERATION_ID_REUSED': {
+    status: 422,
+    meaning: 'This `operation_id` was already used by this user for another operation (another reward, or a withdrawal).',
+  },
   'REWARD.IMMUTABLE_FIELD': { status: 422, meaning: '`kind`, `credits` and `offer_code_id` of a reward cannot change.' },
   'REWARD.OFFER_CODE_UNKNOWN': {
     status: 422,

@@ -57,10 +57,9 @@ function errorResponse(status: number, codes: ErrorCode[]) {
               code: z.enum(codes as [ErrorCode, ...ErrorCode[]]),
               status: z.literal(status),
               message: z.string().openapi({ description: 'For humans; may change. Branch on `code`.' }),
-              source: z
-                .string()
-                .nullable()
-                .openapi({ description: 'The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null.' }),
+              source: z.string().nullable().openapi({
+                description: 'The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null.',
+              }),
             })
             .strict(),
         )
@@ -92,7 +91,7 @@ const DESCRIPTION = [
   '',
   'Success bodies are `{"data": …}`. Failures are `{"errors": [{code, status, message, source}]}`: branch on `code`, which is stable;',
   'each response below lists the codes it can carry. Every response carries `x-request-id`.',
-  'The repository\'s docs/ folder has the reference: error codes, settled behaviours and the event catalogue.',
+  "The repository's docs/ folder has the reference: error codes, settled behaviours and the event catalogue.",
 ].join('\n');
 
 /** Routes describe themselves here with the same zod schemas that validate their requests. */

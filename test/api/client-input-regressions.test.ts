@@ -27,11 +27,23 @@ describe('API: client input that once answered 500', () => {
   }
 
   it('promo code entry with amount 0 → 422 CODE.INVALID_ACTIVATION', async () => {
-    await expectRefused('PUT', '/admin/promo-codes/X-AMOUNT', { is_active: true, limit: 0, rewards: [entry({ variant: 'claim', amount: 0 })] }, 'CODE.INVALID_ACTIVATION', '/rewards/0/activation');
+    await expectRefused(
+      'PUT',
+      '/admin/promo-codes/X-AMOUNT',
+      { is_active: true, limit: 0, rewards: [entry({ variant: 'claim', amount: 0 })] },
+      'CODE.INVALID_ACTIVATION',
+      '/rewards/0/activation',
+    );
   });
 
   it('promo code entry with limit -1 → 422 CODE.INVALID_ACTIVATION', async () => {
-    await expectRefused('PUT', '/admin/promo-codes/X-LIMIT', { is_active: true, limit: 0, rewards: [entry({ variant: 'claim', limit: -1 })] }, 'CODE.INVALID_ACTIVATION', '/rewards/0/activation');
+    await expectRefused(
+      'PUT',
+      '/admin/promo-codes/X-LIMIT',
+      { is_active: true, limit: 0, rewards: [entry({ variant: 'claim', limit: -1 })] },
+      'CODE.INVALID_ACTIVATION',
+      '/rewards/0/activation',
+    );
   });
 
   for (const amount of [0, -1]) {

@@ -29,7 +29,11 @@ const MAX_STRING = 40;
 function resolver(document: any) {
   return (schema: Schema): Schema => {
     let current = schema;
-    while (current?.$ref) current = current.$ref.split('/').slice(1).reduce((node: any, key: string) => node[key], document);
+    while (current?.$ref)
+      current = current.$ref
+        .split('/')
+        .slice(1)
+        .reduce((node: any, key: string) => node[key], document);
     return current;
   };
 }
@@ -49,15 +53,15 @@ const KNOWN: Record<string, string[]> = {
 };
 
 /** An arbitrary of values the schema describes (a practical subset of JSON Schema 2020-12). */
-function valueOf(document: any, raw: Schema, depth = 0, name?: string): fc.Arbitrary<unknown> {
+function arbitraryOf(document: any, raw: Schema, depth = 0, name?: string): fc.Arbitrary<unknown> {
   const known = name === undefined ? undefined : KNOWN[name];
-  if (known) return fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...known) }, { weight: 1, arbitrary: valueOf(document, raw, depth) });
+  if (known) return fc.oneof({ weight: 3, arbitrary: fc.constantFrom(...known) }, { weight: 1, arbitrary: arbitraryOf(document, raw, depth) });
   const schema = resolver(document)(raw);
   if (schema.const !== undefined) return fc.constant(schema.const);
   if (schema.enum) return fc.constantFrom(...schema.enum);
   const variants = schema.oneOf ?? schema.anyOf;
-  if (variants) return fc.oneof(...variants.map((variant: Schema) => valueOf(document, variant, depth + 1)));
-  if (Array.isArray(schema.type)) return fc.oneof(...schema.type.map((type: string) => valueOf(document, { ...schema, type }, depth)));
+  if (variants) return fc.oneof(...variants.map((variant: Schema) => arbitraryOf(document, variant, depth + 1)));
+  if (Array.isArray(schema.type)) return fc.oneof(...schema.type.map((type: string) => arbitraryOf(document, { ...schema, type }, depth)));
   switch (schema.type) {
     case 'null':
       return fc.constant(null);
@@ -68,7 +72,8 @@ function valueOf(document: any, raw: Schema, depth = 0, name?: string): fc.Arbit
     case 'number':
       return fc.double({ min: schema.minimum ?? -1e6, max: schema.maximum ?? 1e6, noNaN: true });
     case 'string': {
-      if (schema.format === 'date-time') return fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((date) => date.toISOString());
+      if (schema.format === 'date-time')
+        return fc.date({ min: new Date('2000-01-01'), max: new Date('2100-01-01'), noInvalidDate: true }).map((date) => date.toISOString());
       if (schema.format === 'uri') return fc.webUrl();
       const minLength = schema.minLength ?? 0;
       const maxLength = Math.max(minLength, Math.min(schema.maxLength ?? MAX_STRING, MAX_STRING));
@@ -82,12 +87,15 @@ function valueOf(document: any, raw: Schema, depth = 0, name?: string): fc.Arbit
     case 'array': {
       if (depth > 6) return fc.constant([]);
       const minLength = schema.minItems ?? 0;
-      return fc.array(valueOf(document, schema.items ?? {}, depth + 1, name), { minLength, maxLength: Math.max(minLength, Math.min(schema.maxItems ?? 3, 3)) });
+      return fc.array(arbitraryOf(document, schema.items ?? {}, depth + 1, name), {
+        minLength,
+        maxLength: Math.max(minLength, Math.min(schema.maxItems ?? 3, 3)),
+      });
     }
     case 'object': {
       const properties: Record<string, Schema> = schema.properties ?? {};
       if (depth > 6 || Object.keys(properties).length === 0) return fc.constant({});
-      const model = Object.fromEntries(Object.entries(properties).map(([key, value]) => [key, valueOf(document, value, depth + 1, key)]));
+      const model = Object.fromEntries(Object.entries(properties).map(([key, value]) => [key, arbitraryOf(document, value, depth + 1, key)]));
       return fc.record(model, { requiredKeys: schema.required ?? [] });
     }
     default:
@@ -172,20 +180,27 @@ function requestsOf(document: any, operation: Operation): fc.Arbitrary<Request> 
   const queryParameters = operation.parameters.filter((parameter) => parameter.in === 'query');
   const pathValue = (name: string, schema: Schema) =>
     fc.oneof(
-      { weight: 3, arbitrary: valueOf(document, schema).map(String) },
+      { weight: 3, arbitrary: arbitraryOf(document, schema).map(String) },
       { weight: 2, arbitrary: fc.constantFrom(...(KNOWN[name] ?? ['x'])) },
       { weight: 1, arbitrary: fc.constantFrom(...ODD_STRINGS.filter((value) => value.length > 0)) },
     );
   const path = fc.record(Object.fromEntries(pathParameters.map((parameter) => [parameter.name, pathValue(parameter.name, parameter.schema)])));
   const query = fc.record(
-    Object.fromEntries(queryParameters.map((parameter) => [parameter.name, fc.oneof(valueOf(document, parameter.schema), oddValue.map(String))])),
+    Object.fromEntries(queryParameters.map((parameter) => [parameter.name, fc.oneof(arbitraryOf(document, parameter.schema), oddValue.map(String))])),
     { requiredKeys: [] },
   );
-  const body = operation.body ? valueOf(document, operation.body) : fc.constant(undefined);
+  const body = operation.body ? arbitraryOf(document, operation.body) : fc.constant(undefined);
   return fc.record({
-    key: fc.oneof({ weight: 8, arbitrary: fc.constant(SECRET_KEY) }, { weight: 1, arbitrary: fc.constant(CLIENT_KEY) }, { weight: 1, arbitrary: fc.constant(null) }),
+    key: fc.oneof(
+      { weight: 8, arbitrary: fc.constant(SECRET_KEY) },
+      { weight: 1, arbitrary: fc.constant(CLIENT_KEY) },
+      { weight: 1, arbitrary: fc.constant(null) },
+    ),
     path,
-    rawPath: fc.oneof({ weight: 12, arbitrary: fc.constant(null) }, { weight: 1, arbitrary: fc.constantFrom('%', '%zz', '%E0%A4%A', '%00', '%C0%AF', '%2F..%2F') }),
+    rawPath: fc.oneof(
+      { weight: 12, arbitrary: fc.constant(null) },
+      { weight: 1, arbitrary: fc.constantFrom('%', '%zz', '%E0%A4%A', '%00', '%C0%AF', '%2F..%2F') },
+    ),
     query,
     body: operation.body ? fc.oneof(body, mutationOf(body), oddValue) : body,
   });
@@ -231,7 +246,10 @@ describe('Fuzz guard: every operation of /openapi.json, schema-derived and mutat
     await putReward(svc, 'pool', { kind: 'store_promo_code', name: 'Pool' });
     await putProgram(svc, 'default', {
       distribution_percentage: 50,
-      rewards: { sender: [{ reward_key: 'credits', activation: { variant: 'claim', amount: 1, limit: 0 }, deactivation: never }], receiver: [{ reward_key: 'basic', activation: { variant: 'claim' }, deactivation: never }] },
+      rewards: {
+        sender: [{ reward_key: 'credits', activation: { variant: 'claim', amount: 1, limit: 0 }, deactivation: never }],
+        receiver: [{ reward_key: 'basic', activation: { variant: 'claim' }, deactivation: never }],
+      },
     });
     await putPromo(svc, 'WELCOME', { rewards: [{ reward_key: 'basic', activation: { variant: 'claim' }, deactivation: never }] });
     await putAffiliate(svc, 'acme', { codes: ['ACME'] });

@@ -48,7 +48,12 @@ export class OpenApiResponseValidator {
             type: 'object',
             additionalProperties: false,
             required: ['code', 'status', 'message', 'source'],
-            properties: { code: { enum: Object.keys(ERROR_CODES) }, status: { type: 'integer' }, message: { type: 'string' }, source: { type: ['string', 'null'] } },
+            properties: {
+              code: { enum: Object.keys(ERROR_CODES) },
+              status: { type: 'integer' },
+              message: { type: 'string' },
+              source: { type: ['string', 'null'] },
+            },
           },
         },
       },

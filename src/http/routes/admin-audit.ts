@@ -46,7 +46,7 @@ export function adminAuditRouter(container: DependencyContainer, api: ApiDescrip
     method: 'get',
     path: '/admin/users/{app_user_id}/credit-ledger',
     operationId: 'getCreditLedger',
-    summary: "Every credit movement of a user, oldest first, with running balances",
+    summary: 'Every credit movement of a user, oldest first, with running balances',
     tags: ['admin: audit'],
     params: z.object({ app_user_id: appUserId }),
     query: ledgerQuery,

@@ -92,4 +92,3 @@ export function mountAdminResource<T, B extends ZodTypeAny>(router: Router, api:
     })
     .all(methodNotAllowed(['GET']));
 }
-

@@ -58,9 +58,7 @@ function describe(api: ApiDescription): void {
   });
   const unreachable = z
     .object({
-      errors: z
-        .array(z.object({ code: z.enum(['SERVICE_UNAVAILABLE']), status: z.literal(503), message: z.string(), source: z.null() }).strict())
-        .min(1),
+      errors: z.array(z.object({ code: z.enum(['SERVICE_UNAVAILABLE']), status: z.literal(503), message: z.string(), source: z.null() }).strict()).min(1),
     })
     .strict();
   api.operation({
@@ -98,7 +96,10 @@ function describe(api: ApiDescription): void {
 export function operatorRouter(deps: OperatorDeps): Router {
   const router = Router();
   describe(deps.api);
-  router.route('/healthz').get((_req, res) => void res.json({ data: { status: 'ok' } })).all(methodNotAllowed(['GET']));
+  router
+    .route('/healthz')
+    .get((_req, res) => void res.json({ data: { status: 'ok' } }))
+    .all(methodNotAllowed(['GET']));
   router
     .route('/readyz')
     .get(async (_req, res) => {
@@ -120,7 +121,10 @@ export function operatorRouter(deps: OperatorDeps): Router {
     .all(methodNotAllowed(['GET']));
   let cached: object | null = null;
   const document = () => (cached ??= deps.api.document());
-  router.route('/openapi.json').get((_req, res) => void res.json(document())).all(methodNotAllowed(['GET']));
+  router
+    .route('/openapi.json')
+    .get((_req, res) => void res.json(document()))
+    .all(methodNotAllowed(['GET']));
   router.use('/docs', swaggerUi.serveFiles(undefined, { swaggerUrl: '/openapi.json' }), swaggerUi.setup(undefined, { swaggerUrl: '/openapi.json' }));
   return router;
 }

@@ -9,13 +9,7 @@ import { requireSecretKey } from '../auth.js';
 import { commandContext } from '../context.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
 import type { ApiDescription } from '../openapi.js';
-import {
-  offerCodeId,
-  type StoreOfferCodeBody,
-  storeOfferCodeBody,
-  storeOfferCodeResponse,
-  storeOfferCodesResponse,
-} from '../schemas/store.js';
+import { offerCodeId, type StoreOfferCodeBody, storeOfferCodeBody, storeOfferCodeResponse, storeOfferCodesResponse } from '../schemas/store.js';
 import { z } from '../schemas/zod-openapi.js';
 import { parseBody, parsePathParam } from '../validation.js';
 

@@ -3,15 +3,26 @@ import { z } from './zod-openapi.js';
 import { appUserId, dateTime, nullableJsonObject, orNull, outDateTime } from './common.js';
 import { deactivationBody, rewardDefinitionWire } from './rewards.js';
 
-export const rewardKey = z.string().regex(/^[a-z0-9_-]{1,64}$/, 'must match [a-z0-9_-]{1,64}').openapi({ example: 'five-credits' });
-export const programId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must match [A-Za-z0-9_-]{1,64}').openapi({ example: 'default' });
+export const rewardKey = z
+  .string()
+  .regex(/^[a-z0-9_-]{1,64}$/, 'must match [a-z0-9_-]{1,64}')
+  .openapi({ example: 'five-credits' });
+export const programId = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must match [A-Za-z0-9_-]{1,64}')
+  .openapi({ example: 'default' });
 export const affiliateId = programId.openapi({ example: 'acme' });
 /** Promo and affiliate codes: [A-Za-z0-9_-]{3,32}, stored upper-cased (codes match case-insensitively). */
 export const configuredCode = z
   .string()
   .regex(/^[A-Za-z0-9_-]{3,32}$/, 'must match [A-Za-z0-9_-]{3,32} (stored upper-cased)')
   .transform((value) => value.toUpperCase())
-  .openapi({ type: 'string', pattern: '^[A-Za-z0-9_-]{3,32}$', description: 'Stored and returned upper-cased; matched case-insensitively.', example: 'WELCOME10' });
+  .openapi({
+    type: 'string',
+    pattern: '^[A-Za-z0-9_-]{3,32}$',
+    description: 'Stored and returned upper-cased; matched case-insensitively.',
+    example: 'WELCOME10',
+  });
 
 const text = (max: number) => z.string().min(1).max(max);
 const common = {

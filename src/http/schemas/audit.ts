@@ -9,7 +9,12 @@ const position = z
   .transform((value) => (BigInt(value) > LAST_POSITION ? LAST_POSITION : BigInt(value)));
 
 export const eventsQuery = z.object({
-  after: position.optional().openapi({ type: 'string', pattern: '^\\d{1,20}$', description: 'Exclusive: events after this position (`next_after` of the previous page)', example: '1200' }),
+  after: position.optional().openapi({
+    type: 'string',
+    pattern: '^\\d{1,20}$',
+    description: 'Exclusive: events after this position (`next_after` of the previous page)',
+    example: '1200',
+  }),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
   stream: z.string().min(1).max(300).optional().openapi({ description: 'Exact stream name, e.g. user-alice' }),
   stream_prefix: z.string().min(1).max(300).optional().openapi({ description: 'Stream name prefix, e.g. user- (all users)' }),

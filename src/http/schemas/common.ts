@@ -13,7 +13,7 @@ export const dateTime = z.iso
 export const outDateTime = z.string().openapi({ format: 'date-time', example: '2026-01-02T03:04:05.678Z' });
 
 // C0 and C1 control characters, and DEL.
-// eslint-disable-next-line no-control-regex
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** A string of `min`–`max` characters (Unicode code points, not UTF-16 units), storable as UTF-8. */

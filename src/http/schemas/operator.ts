@@ -1,6 +1,9 @@
 import { z } from './zod-openapi.js';
 
-export const healthResponse = z.object({ data: z.object({ status: z.literal('ok') }).strict() }).strict().openapi('Health');
+export const healthResponse = z
+  .object({ data: z.object({ status: z.literal('ok') }).strict() })
+  .strict()
+  .openapi('Health');
 
 const failure = z
   .object({ position: z.string(), eventId: z.string(), error: z.string() })

@@ -39,7 +39,10 @@ export const activeEntryOut = z
     reward: rewardDefinitionOut,
     expires_at: outDateTime.nullable(),
     credits: z.number().int().optional(),
-    value: z.union([pooledValue, pooledValue.omit({ link: true })]).nullable().optional(),
+    value: z
+      .union([pooledValue, pooledValue.omit({ link: true })])
+      .nullable()
+      .optional(),
     created_at: outDateTime,
     updated_at: outDateTime.nullable(),
   })

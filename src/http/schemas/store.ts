@@ -8,7 +8,7 @@ import {
 } from '../../domain/events/store-events.js';
 import { z } from './zod-openapi.js';
 
-// eslint-disable-next-line no-control-regex
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/;
 const text = (max: number) => z.string().min(1).max(max);
 
