@@ -1,6 +1,6 @@
 import { AFFILIATE_STATUSES } from '../../domain/events/config-events.js';
 import { z } from './zod-openapi.js';
-import { appUserId, dateTime, nullableJsonObject, orNull, outDateTime } from './common.js';
+import { appUserId, chars, dateTime, nullableJsonObject, orNull, outDateTime } from './common.js';
 import { deactivationBody, rewardDefinitionWire } from './rewards.js';
 
 export const rewardKey = z
@@ -24,10 +24,11 @@ export const configuredCode = z
     example: 'WELCOME10',
   });
 
-const text = (max: number) => z.string().min(1).max(max);
+/** Lengths count characters (code points), as the document's minLength/maxLength do. */
+const text = (max: number) => chars(1, max);
 const common = {
   name: text(200),
-  description: z.string().max(2000).nullable().optional(),
+  description: orNull(chars(0, 2000), 'string').optional(),
   metadata: nullableJsonObject.optional(),
 };
 
@@ -66,7 +67,7 @@ export const programBody = z
 
 export const promoCodeBody = z
   .object({
-    description: z.string().max(2000).nullable().optional(),
+    description: orNull(chars(0, 2000), 'string').optional(),
     is_active: z.boolean(),
     limit: z.number().int().min(0).max(2_147_483_647),
     rewards: z.array(entryBody).max(100),

@@ -14,7 +14,7 @@ export const upsertUserBody = z
     metadata: nullableJsonObject
       .optional()
       .refine((value) => value == null || Buffer.byteLength(JSON.stringify(value)) <= METADATA_MAX_BYTES, 'must be at most 16 KiB serialized'),
-    payment_customer_id: z.string().max(255).nullable().optional(),
+    payment_customer_id: orNull(chars(0, 255), 'string').optional(),
   })
   .openapi('UpsertUserRequest');
 
