@@ -208,7 +208,7 @@ export interface paths {
         get: operations["getCatalogOfferCode"];
         /**
          * Create or update a catalog offer code (201 created, 200 updated)
-         * @description Needs a secret key.
+         * @description Needs a secret key. Besides the schema: `offer_code.id`, when given, must be the id in the path, and a territory may be priced only once per list (400 `BAD_REQUEST` otherwise).
          */
         put: operations["putCatalogOfferCode"];
         post?: never;
@@ -425,7 +425,7 @@ export interface paths {
         put?: never;
         /**
          * Add one-time codes to an offer_code / store_promo_code reward's pool
-         * @description Needs a secret key.
+         * @description Needs a secret key. Values already in the pool are skipped. Every code of an offer_code reward needs a `link` (400 `BAD_REQUEST` otherwise); a reward without a pool is 422 `REWARD.NOT_POOLED`.
          */
         post: operations["addPoolCodes"];
         delete?: never;

@@ -87,6 +87,33 @@ export class OpenApiResponseValidator {
     return this.check(validate, body, where);
   }
 
+  /**
+   * Whether the document describes this request as valid: its body and path parameters match
+   * the operation's schemas. Null when the operation is not in the document.
+   */
+  describesRequest(method: string, template: string, pathParameters: Record<string, string>, body: unknown): boolean | null {
+    const operation = this.document.paths[template]?.[method.toLowerCase()] as
+      | (Operation & { parameters?: { name: string; in: string; schema: object }[]; requestBody?: { content: Record<string, { schema: object }> } })
+      | undefined;
+    if (!operation) return null;
+    for (const parameter of operation.parameters ?? []) {
+      if (parameter.in !== 'path') continue;
+      if (!this.compile(`param ${method} ${template} ${parameter.name}`, parameter.schema)(pathParameters[parameter.name])) return false;
+    }
+    const schema = operation.requestBody?.content['application/json']?.schema;
+    if (!schema) return true;
+    return this.compile(`body ${method} ${template}`, schema)(body) as boolean;
+  }
+
+  private compile(key: string, schema: object): ValidateFunction {
+    let validate = this.compiled.get(key);
+    if (!validate) {
+      validate = this.ajv.compile(this.rebase(schema));
+      this.compiled.set(key, validate);
+    }
+    return validate;
+  }
+
   /** Validates every example in the document against the schema beside it. */
   exampleProblems(): string[] {
     const problems: string[] = [];

@@ -156,6 +156,8 @@ export function adminRouter(container: DependencyContainer, api: ApiDescription)
     method: 'post',
     path: '/admin/rewards/{key}/codes',
     operationId: 'addPoolCodes',
+    description:
+      'Needs a secret key. Values already in the pool are skipped. Every code of an offer_code reward needs a `link` (400 `BAD_REQUEST` otherwise); a reward without a pool is 422 `REWARD.NOT_POOLED`.',
     summary: "Add one-time codes to an offer_code / store_promo_code reward's pool",
     tags: ['admin: rewards'],
     params: z.object({ key: rewardKey }),

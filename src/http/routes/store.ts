@@ -83,6 +83,8 @@ export function adminStoreRouter(container: DependencyContainer, api: ApiDescrip
     method: 'put',
     path: itemPath,
     operationId: 'putCatalogOfferCode',
+    description:
+      'Needs a secret key. Besides the schema: `offer_code.id`, when given, must be the id in the path, and a territory may be priced only once per list (400 `BAD_REQUEST` otherwise).',
     summary: 'Create or update a catalog offer code (201 created, 200 updated)',
     tags: ['store'],
     params: offerCodePath,

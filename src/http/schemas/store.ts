@@ -52,7 +52,8 @@ const eligibilitiesBody = z
     values.forEach((value, index) => {
       if (values.indexOf(value) !== index) ctx.addIssue({ code: 'custom', path: [index], message: `${value} is listed twice` });
     });
-  });
+  })
+  .openapi({ uniqueItems: true });
 
 export const storeOfferCodeBody = z
   .object({
