@@ -1143,7 +1143,10 @@ export interface components {
     responses: never;
     parameters: never;
     requestBodies: never;
-    headers: never;
+    headers: {
+        /** @description The request id: the one sent in `x-request-id` when it is 1–128 printable ASCII characters, else a generated UUID. Logs and events carry it. */
+        RequestId: string;
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -1160,6 +1163,7 @@ export interface operations {
             /** @description Alive */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1169,6 +1173,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1212,6 +1217,7 @@ export interface operations {
             /** @description Ready */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1223,6 +1229,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1255,6 +1262,7 @@ export interface operations {
             /** @description Not ready (the report says why), or a store is unreachable (`SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost.) */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1286,6 +1294,7 @@ export interface operations {
             /** @description The metrics */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1295,6 +1304,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1338,6 +1348,7 @@ export interface operations {
             /** @description The document */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1351,6 +1362,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1398,6 +1410,7 @@ export interface operations {
             /** @description Updated */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1411,6 +1424,7 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1428,6 +1442,7 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1460,6 +1475,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1492,6 +1508,7 @@ export interface operations {
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1524,6 +1541,7 @@ export interface operations {
             /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1556,6 +1574,7 @@ export interface operations {
             /** @description `USER.FIRST_SEEN_AT_IN_FUTURE`: `first_seen_at` is more than 5 minutes in the future. */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1588,6 +1607,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1620,6 +1640,7 @@ export interface operations {
             /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1666,6 +1687,7 @@ export interface operations {
             /** @description The user */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1680,6 +1702,7 @@ export interface operations {
             /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1712,6 +1735,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1744,6 +1768,7 @@ export interface operations {
             /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1776,6 +1801,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1808,6 +1834,7 @@ export interface operations {
             /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1858,6 +1885,7 @@ export interface operations {
             /** @description Claimed */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1876,6 +1904,7 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1908,6 +1937,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1940,6 +1970,7 @@ export interface operations {
             /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1972,6 +2003,7 @@ export interface operations {
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2004,6 +2036,7 @@ export interface operations {
             /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2050,6 +2083,7 @@ export interface operations {
              */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2082,6 +2116,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2114,6 +2149,7 @@ export interface operations {
             /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2164,6 +2200,7 @@ export interface operations {
             /** @description Withdrawn (possibly 0 credits) */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2182,6 +2219,7 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2214,6 +2252,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2246,6 +2285,7 @@ export interface operations {
             /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2278,6 +2318,7 @@ export interface operations {
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2310,6 +2351,7 @@ export interface operations {
             /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2346,6 +2388,7 @@ export interface operations {
              */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2378,6 +2421,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2410,6 +2454,7 @@ export interface operations {
             /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2460,6 +2505,7 @@ export interface operations {
             /** @description Already active; nothing added */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2474,6 +2520,7 @@ export interface operations {
             /** @description Granted */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2492,6 +2539,7 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2524,6 +2572,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2556,6 +2605,7 @@ export interface operations {
             /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2588,6 +2638,7 @@ export interface operations {
             /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2620,6 +2671,7 @@ export interface operations {
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2652,6 +2704,7 @@ export interface operations {
             /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2688,6 +2741,7 @@ export interface operations {
              */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2720,6 +2774,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2752,6 +2807,7 @@ export interface operations {
             /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2797,6 +2853,7 @@ export interface operations {
             /** @description The code */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2808,6 +2865,7 @@ export interface operations {
             /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2840,6 +2898,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2872,6 +2931,7 @@ export interface operations {
             /** @description `NOT_FOUND.CODE`: No referral, promo or affiliate code matches. */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2904,6 +2964,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2936,6 +2997,7 @@ export interface operations {
             /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2981,6 +3043,7 @@ export interface operations {
             /** @description The offer code */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -2992,6 +3055,7 @@ export interface operations {
             /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3028,6 +3092,7 @@ export interface operations {
              */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3060,6 +3125,7 @@ export interface operations {
             /** @description `NOT_FOUND.OFFER_CODE`: The store offer code is neither in the catalog nor (when configured) in App Store Connect. */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3092,6 +3158,7 @@ export interface operations {
             /** @description `APP_STORE_CONNECT.REQUEST_FAILED`: App Store Connect failed, timed out or answered with something unexpected. */
             424: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3124,6 +3191,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3156,6 +3224,7 @@ export interface operations {
             /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3201,6 +3270,7 @@ export interface operations {
             /** @description The catalog entry */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3212,6 +3282,7 @@ export interface operations {
             /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3244,6 +3315,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3276,6 +3348,7 @@ export interface operations {
             /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3308,6 +3381,7 @@ export interface operations {
             /** @description `NOT_FOUND.OFFER_CODE`: The store offer code is neither in the catalog nor (when configured) in App Store Connect. */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3340,6 +3414,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3372,6 +3447,7 @@ export interface operations {
             /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3421,6 +3497,7 @@ export interface operations {
             /** @description Updated */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3432,6 +3509,7 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3447,6 +3525,7 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3479,6 +3558,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3511,6 +3591,7 @@ export interface operations {
             /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3543,6 +3624,7 @@ export interface operations {
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3575,6 +3657,7 @@ export interface operations {
             /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3607,6 +3690,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3639,6 +3723,7 @@ export interface operations {
             /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3682,6 +3767,7 @@ export interface operations {
             /** @description Every catalog entry, by id */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3695,6 +3781,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3727,6 +3814,7 @@ export interface operations {
             /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3759,6 +3847,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3791,6 +3880,7 @@ export interface operations {
             /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3836,6 +3926,7 @@ export interface operations {
             /** @description Found */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3849,6 +3940,7 @@ export interface operations {
             /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3881,6 +3973,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3913,6 +4006,7 @@ export interface operations {
             /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3945,6 +4039,7 @@ export interface operations {
             /** @description `NOT_FOUND.REWARD`: No reward has this key. */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3977,6 +4072,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4009,6 +4105,7 @@ export interface operations {
             /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4058,6 +4155,7 @@ export interface operations {
             /** @description Updated */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4071,6 +4169,7 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4088,6 +4187,7 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4120,6 +4220,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4152,6 +4253,7 @@ export interface operations {
             /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4184,6 +4286,7 @@ export interface operations {
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4216,6 +4319,7 @@ export interface operations {
             /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4252,6 +4356,7 @@ export interface operations {
              */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4284,6 +4389,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4316,6 +4422,7 @@ export interface operations {
             /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4359,6 +4466,7 @@ export interface operations {
             /** @description All of them */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4372,6 +4480,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4404,6 +4513,7 @@ export interface operations {
             /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4436,6 +4546,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4468,6 +4579,7 @@ export interface operations {
             /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4513,6 +4625,7 @@ export interface operations {
             /** @description Found */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4526,6 +4639,7 @@ export interface operations {
             /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4558,6 +4672,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4590,6 +4705,7 @@ export interface operations {
             /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4622,6 +4738,7 @@ export interface operations {
             /** @description `NOT_FOUND.PROGRAM`: No referral program has this id. */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4654,6 +4771,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4686,6 +4804,7 @@ export interface operations {
             /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4735,6 +4854,7 @@ export interface operations {
             /** @description Updated */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4748,6 +4868,7 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4765,6 +4886,7 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4797,6 +4919,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4829,6 +4952,7 @@ export interface operations {
             /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4861,6 +4985,7 @@ export interface operations {
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4893,6 +5018,7 @@ export interface operations {
             /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4931,6 +5057,7 @@ export interface operations {
              */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4963,6 +5090,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4995,6 +5123,7 @@ export interface operations {
             /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5038,6 +5167,7 @@ export interface operations {
             /** @description All of them */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5051,6 +5181,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5083,6 +5214,7 @@ export interface operations {
             /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5115,6 +5247,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5147,6 +5280,7 @@ export interface operations {
             /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5193,6 +5327,7 @@ export interface operations {
             /** @description Found */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5206,6 +5341,7 @@ export interface operations {
             /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5238,6 +5374,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5270,6 +5407,7 @@ export interface operations {
             /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5302,6 +5440,7 @@ export interface operations {
             /** @description `NOT_FOUND.PROMO_CODE`: No promo code is defined with this code. */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5334,6 +5473,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5366,6 +5506,7 @@ export interface operations {
             /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5416,6 +5557,7 @@ export interface operations {
             /** @description Updated */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5429,6 +5571,7 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5446,6 +5589,7 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5478,6 +5622,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5510,6 +5655,7 @@ export interface operations {
             /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5542,6 +5688,7 @@ export interface operations {
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5574,6 +5721,7 @@ export interface operations {
             /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5612,6 +5760,7 @@ export interface operations {
              */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5644,6 +5793,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5676,6 +5826,7 @@ export interface operations {
             /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5719,6 +5870,7 @@ export interface operations {
             /** @description All of them */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5732,6 +5884,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5764,6 +5917,7 @@ export interface operations {
             /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5796,6 +5950,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5828,6 +5983,7 @@ export interface operations {
             /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5873,6 +6029,7 @@ export interface operations {
             /** @description Found */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5886,6 +6043,7 @@ export interface operations {
             /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5918,6 +6076,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5950,6 +6109,7 @@ export interface operations {
             /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5982,6 +6142,7 @@ export interface operations {
             /** @description `NOT_FOUND.AFFILIATE`: No affiliate has this id. */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6014,6 +6175,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6046,6 +6208,7 @@ export interface operations {
             /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6095,6 +6258,7 @@ export interface operations {
             /** @description Updated */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6108,6 +6272,7 @@ export interface operations {
             /** @description Created */
             201: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6125,6 +6290,7 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6157,6 +6323,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6189,6 +6356,7 @@ export interface operations {
             /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6221,6 +6389,7 @@ export interface operations {
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6253,6 +6422,7 @@ export interface operations {
             /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6293,6 +6463,7 @@ export interface operations {
              */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6325,6 +6496,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6357,6 +6529,7 @@ export interface operations {
             /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6400,6 +6573,7 @@ export interface operations {
             /** @description All of them */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6413,6 +6587,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6445,6 +6620,7 @@ export interface operations {
             /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6477,6 +6653,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6509,6 +6686,7 @@ export interface operations {
             /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6558,6 +6736,7 @@ export interface operations {
             /** @description Added */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6573,6 +6752,7 @@ export interface operations {
              */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6605,6 +6785,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6637,6 +6818,7 @@ export interface operations {
             /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6669,6 +6851,7 @@ export interface operations {
             /** @description `NOT_FOUND.REWARD`: No reward has this key. */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6701,6 +6884,7 @@ export interface operations {
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
             413: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6733,6 +6917,7 @@ export interface operations {
             /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
             415: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6765,6 +6950,7 @@ export interface operations {
             /** @description `REWARD.NOT_POOLED`: Only offer_code and store_promo_code rewards have a code pool. */
             422: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6797,6 +6983,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6829,6 +7016,7 @@ export interface operations {
             /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6881,6 +7069,7 @@ export interface operations {
             /** @description A page of events */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6892,6 +7081,7 @@ export interface operations {
             /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6924,6 +7114,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6956,6 +7147,7 @@ export interface operations {
             /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6988,6 +7180,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7020,6 +7213,7 @@ export interface operations {
             /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7068,6 +7262,7 @@ export interface operations {
             /** @description The ledger */
             200: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7079,6 +7274,7 @@ export interface operations {
             /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
             400: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7111,6 +7307,7 @@ export interface operations {
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7143,6 +7340,7 @@ export interface operations {
             /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
             403: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7175,6 +7373,7 @@ export interface operations {
             /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
             404: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7207,6 +7406,7 @@ export interface operations {
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7239,6 +7439,7 @@ export interface operations {
             /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
+                    "x-request-id": components["headers"]["RequestId"];
                     [name: string]: unknown;
                 };
                 content: {

@@ -100,6 +100,11 @@ export class ApiDescription {
   private readonly operationIds = new Set<string>();
 
   constructor() {
+    this.registry.registerComponent('headers', 'RequestId', {
+      description:
+        'The request id: the one sent in `x-request-id` when it is 1–128 printable ASCII characters, else a generated UUID. Logs and events carry it.',
+      schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,128}$' },
+    });
     this.registry.registerComponent('securitySchemes', 'apiKey', {
       type: 'apiKey',
       in: 'header',
@@ -123,6 +128,9 @@ export class ApiDescription {
       byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
     }
     for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) responses[String(status)] = errorResponse(status, codes);
+    for (const response of Object.values(responses)) {
+      if (!('$ref' in response)) response.headers = { 'x-request-id': { $ref: '#/components/headers/RequestId' } };
+    }
     const auth = doc.auth ?? 'client';
     this.registry.registerPath({
       method: doc.method,

@@ -297,7 +297,14 @@ describe('Fuzz guard: every operation of /openapi.json, schema-derived and mutat
           const where = `${operation.method} ${url} ${JSON.stringify(request.body)?.slice(0, 500)}`;
           expect(response.status, `${where} → ${text.slice(0, 500)}`).to.be.below(500);
           const pathname = new URL(url, svc.url).pathname;
-          const problems = validator.problems(operation.method, pathname, response.status, response.headers.get('content-type'), body);
+          const problems = validator.problems(
+            operation.method,
+            pathname,
+            response.status,
+            response.headers.get('content-type'),
+            body,
+            response.headers.get('x-request-id'),
+          );
           expect(problems, `${where} → ${response.status} ${text.slice(0, 500)}`).to.deep.equal([]);
           // The document tells the truth about requests too: what it describes is not refused as
           // malformed (400), and what it does not describe is not accepted.

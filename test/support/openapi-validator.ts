@@ -61,7 +61,7 @@ export class OpenApiResponseValidator {
   }
 
   /** The problems of one response; an empty list when the document describes it. */
-  problems(method: string, pathname: string, status: number, contentType: string | null, body: unknown): string[] {
+  problems(method: string, pathname: string, status: number, contentType: string | null, body: unknown, requestId?: string | null): string[] {
     const lower = method.toLowerCase();
     const route = this.routes.find((candidate) => candidate.pattern.test(pathname));
     const operation = route && METHODS.includes(lower) ? route.item[lower] : undefined;
@@ -71,8 +71,11 @@ export class OpenApiResponseValidator {
       return this.check(this.anyError, body, `${method} ${pathname} ${status} (undocumented operation)`);
     }
     const where = `${method} ${route!.template} → ${status}`;
-    const response = operation.responses?.[String(status)];
+    const response = operation.responses?.[String(status)] as (NonNullable<Operation['responses']>[string] & { headers?: object }) | undefined;
     if (!response) return [`${where}: status ${status} is not documented for this operation`];
+    if (requestId !== undefined && response.headers && 'x-request-id' in response.headers && !/^[\x21-\x7e]{1,128}$/.test(requestId ?? '')) {
+      return [`${where}: the documented x-request-id header is missing or malformed (${requestId})`];
+    }
     if (!response.content) return body === null || body === '' ? [] : [`${where}: documented without a body, but one came`];
     const mediaType = Object.keys(response.content).find((type) => contentType?.startsWith(type));
     if (!mediaType) return [`${where}: content type ${contentType} is not documented (${Object.keys(response.content).join(', ')})`];

@@ -111,7 +111,14 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       // not JSON: keep the text
     }
     if (validator) {
-      const problems = validator.problems(method, new URL(pathname, service.url).pathname, response.status, response.headers.get('content-type'), parsed);
+      const problems = validator.problems(
+        method,
+        new URL(pathname, service.url).pathname,
+        response.status,
+        response.headers.get('content-type'),
+        parsed,
+        response.headers.get('x-request-id'),
+      );
       if (problems.length > 0) throw new UndocumentedResponseError(problems, parsed);
     }
     return { status: response.status, body: parsed as any, headers: response.headers };
