@@ -1452,7 +1452,7 @@ export interface operations {
                      *         {
                      *           "code": "BODY_INVALID",
                      *           "status": 400,
-                     *           "message": "The body is not JSON, not a JSON object, or could not be read completely.",
+                     *           "message": "The body must be a JSON object",
                      *           "source": null
                      *         }
                      *       ]
@@ -1485,8 +1485,8 @@ export interface operations {
                      *         {
                      *           "code": "UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "The `x-api-key` header is missing, or the key is unknown or revoked.",
-                     *           "source": null
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -1518,7 +1518,7 @@ export interface operations {
                      *         {
                      *           "code": "BODY_TOO_LARGE",
                      *           "status": 413,
-                     *           "message": "The body is larger than 64 KiB.",
+                     *           "message": "The body is larger than 64 KiB",
                      *           "source": null
                      *         }
                      *       ]
@@ -1551,8 +1551,8 @@ export interface operations {
                      *         {
                      *           "code": "UNSUPPORTED_MEDIA_TYPE",
                      *           "status": 415,
-                     *           "message": "The body is not sent as JSON (`application/json`), or its encoding or charset is not supported.",
-                     *           "source": null
+                     *           "message": "Send the body as application/json",
+                     *           "source": "header:content-type"
                      *         }
                      *       ]
                      *     }
@@ -1650,7 +1650,7 @@ export interface operations {
                      *         {
                      *           "code": "SERVICE_UNAVAILABLE",
                      *           "status": 503,
-                     *           "message": "A backing store is unreachable; retry later. Acknowledged writes are never lost.",
+                     *           "message": "A backing store is unavailable; retry later",
                      *           "source": null
                      *         }
                      *       ]
@@ -1745,8 +1745,8 @@ export interface operations {
                      *         {
                      *           "code": "UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "The `x-api-key` header is missing, or the key is unknown or revoked.",
-                     *           "source": null
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -1778,8 +1778,8 @@ export interface operations {
                      *         {
                      *           "code": "NOT_FOUND.USER",
                      *           "status": 404,
-                     *           "message": "No user has this `app_user_id`.",
-                     *           "source": null
+                     *           "message": "User not found",
+                     *           "source": "path:/app_user_id"
                      *         }
                      *       ]
                      *     }
@@ -1844,7 +1844,7 @@ export interface operations {
                      *         {
                      *           "code": "SERVICE_UNAVAILABLE",
                      *           "status": 503,
-                     *           "message": "A backing store is unreachable; retry later. Acknowledged writes are never lost.",
+                     *           "message": "A backing store is unavailable; retry later",
                      *           "source": null
                      *         }
                      *       ]
@@ -1914,7 +1914,7 @@ export interface operations {
                      *         {
                      *           "code": "BODY_INVALID",
                      *           "status": 400,
-                     *           "message": "The body is not JSON, not a JSON object, or could not be read completely.",
+                     *           "message": "The body must be a JSON object",
                      *           "source": null
                      *         }
                      *       ]
@@ -1947,8 +1947,8 @@ export interface operations {
                      *         {
                      *           "code": "UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "The `x-api-key` header is missing, or the key is unknown or revoked.",
-                     *           "source": null
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -1980,8 +1980,8 @@ export interface operations {
                      *         {
                      *           "code": "NOT_FOUND.USER",
                      *           "status": 404,
-                     *           "message": "No user has this `app_user_id`.",
-                     *           "source": null
+                     *           "message": "User not found",
+                     *           "source": "path:/app_user_id"
                      *         }
                      *       ]
                      *     }
@@ -2013,7 +2013,7 @@ export interface operations {
                      *         {
                      *           "code": "BODY_TOO_LARGE",
                      *           "status": 413,
-                     *           "message": "The body is larger than 64 KiB.",
+                     *           "message": "The body is larger than 64 KiB",
                      *           "source": null
                      *         }
                      *       ]
@@ -2046,8 +2046,8 @@ export interface operations {
                      *         {
                      *           "code": "UNSUPPORTED_MEDIA_TYPE",
                      *           "status": 415,
-                     *           "message": "The body is not sent as JSON (`application/json`), or its encoding or charset is not supported.",
-                     *           "source": null
+                     *           "message": "Send the body as application/json",
+                     *           "source": "header:content-type"
                      *         }
                      *       ]
                      *     }
@@ -2159,7 +2159,7 @@ export interface operations {
                      *         {
                      *           "code": "SERVICE_UNAVAILABLE",
                      *           "status": 503,
-                     *           "message": "A backing store is unreachable; retry later. Acknowledged writes are never lost.",
+                     *           "message": "A backing store is unavailable; retry later",
                      *           "source": null
                      *         }
                      *       ]
@@ -2229,7 +2229,7 @@ export interface operations {
                      *         {
                      *           "code": "BODY_INVALID",
                      *           "status": 400,
-                     *           "message": "The body is not JSON, not a JSON object, or could not be read completely.",
+                     *           "message": "The body must be a JSON object",
                      *           "source": null
                      *         }
                      *       ]
@@ -2262,8 +2262,8 @@ export interface operations {
                      *         {
                      *           "code": "UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "The `x-api-key` header is missing, or the key is unknown or revoked.",
-                     *           "source": null
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -2295,8 +2295,8 @@ export interface operations {
                      *         {
                      *           "code": "NOT_FOUND.USER",
                      *           "status": 404,
-                     *           "message": "No user has this `app_user_id`.",
-                     *           "source": null
+                     *           "message": "User not found",
+                     *           "source": "path:/app_user_id"
                      *         }
                      *       ]
                      *     }
@@ -2328,7 +2328,7 @@ export interface operations {
                      *         {
                      *           "code": "BODY_TOO_LARGE",
                      *           "status": 413,
-                     *           "message": "The body is larger than 64 KiB.",
+                     *           "message": "The body is larger than 64 KiB",
                      *           "source": null
                      *         }
                      *       ]
@@ -2361,8 +2361,8 @@ export interface operations {
                      *         {
                      *           "code": "UNSUPPORTED_MEDIA_TYPE",
                      *           "status": 415,
-                     *           "message": "The body is not sent as JSON (`application/json`), or its encoding or charset is not supported.",
-                     *           "source": null
+                     *           "message": "Send the body as application/json",
+                     *           "source": "header:content-type"
                      *         }
                      *       ]
                      *     }
@@ -2464,7 +2464,7 @@ export interface operations {
                      *         {
                      *           "code": "SERVICE_UNAVAILABLE",
                      *           "status": 503,
-                     *           "message": "A backing store is unreachable; retry later. Acknowledged writes are never lost.",
+                     *           "message": "A backing store is unavailable; retry later",
                      *           "source": null
                      *         }
                      *       ]
@@ -2549,7 +2549,7 @@ export interface operations {
                      *         {
                      *           "code": "BODY_INVALID",
                      *           "status": 400,
-                     *           "message": "The body is not JSON, not a JSON object, or could not be read completely.",
+                     *           "message": "The body must be a JSON object",
                      *           "source": null
                      *         }
                      *       ]
@@ -2582,8 +2582,8 @@ export interface operations {
                      *         {
                      *           "code": "UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "The `x-api-key` header is missing, or the key is unknown or revoked.",
-                     *           "source": null
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -2615,8 +2615,8 @@ export interface operations {
                      *         {
                      *           "code": "FORBIDDEN",
                      *           "status": 403,
-                     *           "message": "A client key was used on an operation that needs a secret key.",
-                     *           "source": null
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -2648,8 +2648,8 @@ export interface operations {
                      *         {
                      *           "code": "NOT_FOUND.USER",
                      *           "status": 404,
-                     *           "message": "No user has this `app_user_id`.",
-                     *           "source": null
+                     *           "message": "User not found",
+                     *           "source": "path:/app_user_id"
                      *         }
                      *       ]
                      *     }
@@ -2681,7 +2681,7 @@ export interface operations {
                      *         {
                      *           "code": "BODY_TOO_LARGE",
                      *           "status": 413,
-                     *           "message": "The body is larger than 64 KiB.",
+                     *           "message": "The body is larger than 64 KiB",
                      *           "source": null
                      *         }
                      *       ]
@@ -2714,8 +2714,8 @@ export interface operations {
                      *         {
                      *           "code": "UNSUPPORTED_MEDIA_TYPE",
                      *           "status": 415,
-                     *           "message": "The body is not sent as JSON (`application/json`), or its encoding or charset is not supported.",
-                     *           "source": null
+                     *           "message": "Send the body as application/json",
+                     *           "source": "header:content-type"
                      *         }
                      *       ]
                      *     }
@@ -2817,7 +2817,7 @@ export interface operations {
                      *         {
                      *           "code": "SERVICE_UNAVAILABLE",
                      *           "status": 503,
-                     *           "message": "A backing store is unreachable; retry later. Acknowledged writes are never lost.",
+                     *           "message": "A backing store is unavailable; retry later",
                      *           "source": null
                      *         }
                      *       ]
@@ -2908,8 +2908,8 @@ export interface operations {
                      *         {
                      *           "code": "UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "The `x-api-key` header is missing, or the key is unknown or revoked.",
-                     *           "source": null
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -2941,8 +2941,8 @@ export interface operations {
                      *         {
                      *           "code": "NOT_FOUND.CODE",
                      *           "status": 404,
-                     *           "message": "No referral, promo or affiliate code matches.",
-                     *           "source": null
+                     *           "message": "No referral, promo or affiliate code matches",
+                     *           "source": "path:/code"
                      *         }
                      *       ]
                      *     }
@@ -3007,7 +3007,7 @@ export interface operations {
                      *         {
                      *           "code": "SERVICE_UNAVAILABLE",
                      *           "status": 503,
-                     *           "message": "A backing store is unreachable; retry later. Acknowledged writes are never lost.",
+                     *           "message": "A backing store is unavailable; retry later",
                      *           "source": null
                      *         }
                      *       ]
@@ -3102,8 +3102,8 @@ export interface operations {
                      *         {
                      *           "code": "UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "The `x-api-key` header is missing, or the key is unknown or revoked.",
-                     *           "source": null
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -3234,7 +3234,7 @@ export interface operations {
                      *         {
                      *           "code": "SERVICE_UNAVAILABLE",
                      *           "status": 503,
-                     *           "message": "A backing store is unreachable; retry later. Acknowledged writes are never lost.",
+                     *           "message": "A backing store is unavailable; retry later",
                      *           "source": null
                      *         }
                      *       ]
@@ -3325,8 +3325,8 @@ export interface operations {
                      *         {
                      *           "code": "UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "The `x-api-key` header is missing, or the key is unknown or revoked.",
-                     *           "source": null
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -3358,8 +3358,8 @@ export interface operations {
                      *         {
                      *           "code": "FORBIDDEN",
                      *           "status": 403,
-                     *           "message": "A client key was used on an operation that needs a secret key.",
-                     *           "source": null
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -3457,7 +3457,7 @@ export interface operations {
                      *         {
                      *           "code": "SERVICE_UNAVAILABLE",
                      *           "status": 503,
-                     *           "message": "A backing store is unreachable; retry later. Acknowledged writes are never lost.",
+                     *           "message": "A backing store is unavailable; retry later",
                      *           "source": null
                      *         }
                      *       ]
@@ -3535,7 +3535,7 @@ export interface operations {
                      *         {
                      *           "code": "BODY_INVALID",
                      *           "status": 400,
-                     *           "message": "The body is not JSON, not a JSON object, or could not be read completely.",
+                     *           "message": "The body must be a JSON object",
                      *           "source": null
                      *         }
                      *       ]
@@ -3568,8 +3568,8 @@ export interface operations {
                      *         {
                      *           "code": "UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "The `x-api-key` header is missing, or the key is unknown or revoked.",
-                     *           "source": null
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -3601,8 +3601,8 @@ export interface operations {
                      *         {
                      *           "code": "FORBIDDEN",
                      *           "status": 403,
-                     *           "message": "A client key was used on an operation that needs a secret key.",
-                     *           "source": null
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -3634,7 +3634,7 @@ export interface operations {
                      *         {
                      *           "code": "BODY_TOO_LARGE",
                      *           "status": 413,
-                     *           "message": "The body is larger than 64 KiB.",
+                     *           "message": "The body is larger than 64 KiB",
                      *           "source": null
                      *         }
                      *       ]
@@ -3667,8 +3667,8 @@ export interface operations {
                      *         {
                      *           "code": "UNSUPPORTED_MEDIA_TYPE",
                      *           "status": 415,
-                     *           "message": "The body is not sent as JSON (`application/json`), or its encoding or charset is not supported.",
-                     *           "source": null
+                     *           "message": "Send the body as application/json",
+                     *           "source": "header:content-type"
                      *         }
                      *       ]
                      *     }
@@ -3733,7 +3733,7 @@ export interface operations {
                      *         {
                      *           "code": "SERVICE_UNAVAILABLE",
                      *           "status": 503,
-                     *           "message": "A backing store is unreachable; retry later. Acknowledged writes are never lost.",
+                     *           "message": "A backing store is unavailable; retry later",
                      *           "source": null
                      *         }
                      *       ]
@@ -3791,8 +3791,8 @@ export interface operations {
                      *         {
                      *           "code": "UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "The `x-api-key` header is missing, or the key is unknown or revoked.",
-                     *           "source": null
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -3824,8 +3824,8 @@ export interface operations {
                      *         {
                      *           "code": "FORBIDDEN",
                      *           "status": 403,
-                     *           "message": "A client key was used on an operation that needs a secret key.",
-                     *           "source": null
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -3890,7 +3890,7 @@ export interface operations {
                      *         {
                      *           "code": "SERVICE_UNAVAILABLE",
                      *           "status": 503,
-                     *           "message": "A backing store is unreachable; retry later. Acknowledged writes are never lost.",
+                     *           "message": "A backing store is unavailable; retry later",
                      *           "source": null
                      *         }
                      *       ]
@@ -3983,8 +3983,8 @@ export interface operations {
                      *         {
                      *           "code": "UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "The `x-api-key` header is missing, or the key is unknown or revoked.",
-                     *           "source": null
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -4016,8 +4016,8 @@ export interface operations {
                      *         {
                      *           "code": "FORBIDDEN",
                      *           "status": 403,
-                     *           "message": "A client key was used on an operation that needs a secret key.",
-                     *           "source": null
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -4115,7 +4115,7 @@ export interface operations {
                      *         {
                      *           "code": "SERVICE_UNAVAILABLE",
                      *           "status": 503,
-                     *           "message": "A backing store is unreachable; retry later. Acknowledged writes are never lost.",
+                     *           "message": "A backing store is unavailable; retry later",
                      *           "source": null
                      *         }
                      *       ]
@@ -4197,7 +4197,7 @@ export interface operations {
                      *         {
                      *           "code": "BODY_INVALID",
                      *           "status": 400,
-                     *           "message": "The body is not JSON, not a JSON object, or could not be read completely.",
+                     *           "message": "The body must be a JSON object",
                      *           "source": null
                      *         }
                      *       ]
@@ -4230,8 +4230,8 @@ export interface operations {
                      *         {
                      *           "code": "UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "The `x-api-key` header is missing, or the key is unknown or revoked.",
-                     *           "source": null
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -4263,8 +4263,8 @@ export interface operations {
                      *         {
                      *           "code": "FORBIDDEN",
                      *           "status": 403,
-                     *           "message": "A client key was used on an operation that needs a secret key.",
-                     *           "source": null
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -4296,7 +4296,7 @@ export interface operations {
                      *         {
                      *           "code": "BODY_TOO_LARGE",
                      *           "status": 413,
-                     *           "message": "The body is larger than 64 KiB.",
+                     *           "message": "The body is larger than 64 KiB",
                      *           "source": null
                      *         }
                      *       ]
@@ -4329,8 +4329,8 @@ export interface operations {
                      *         {
                      *           "code": "UNSUPPORTED_MEDIA_TYPE",
                      *           "status": 415,
-                     *           "message": "The body is not sent as JSON (`application/json`), or its encoding or charset is not supported.",
-                     *           "source": null
+                     *           "message": "Send the body as application/json",
+                     *           "source": "header:content-type"
                      *         }
                      *       ]
                      *     }
@@ -4432,7 +4432,7 @@ export interface operations {
                      *         {
                      *           "code": "SERVICE_UNAVAILABLE",
                      *           "status": 503,
-                     *           "message": "A backing store is unreachable; retry later. Acknowledged writes are never lost.",
+                     *           "message": "A backing store is unavailable; retry later",
                      *           "source": null
                      *         }
                      *       ]
@@ -4490,8 +4490,8 @@ export interface operations {
                      *         {
                      *           "code": "UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "The `x-api-key` header is missing, or the key is unknown or revoked.",
-                     *           "source": null
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -4523,8 +4523,8 @@ export interface operations {
                      *         {
                      *           "code": "FORBIDDEN",
                      *           "status": 403,
-                     *           "message": "A client key was used on an operation that needs a secret key.",
-                     *           "source": null
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -4589,7 +4589,7 @@ export interface operations {
                      *         {
                      *           "code": "SERVICE_UNAVAILABLE",
                      *           "status": 503,
-                     *           "message": "A backing store is unreachable; retry later. Acknowledged writes are never lost.",
+                     *           "message": "A backing store is unavailable; retry later",
                      *           "source": null
                      *         }
                      *       ]
@@ -4682,8 +4682,8 @@ export interface operations {
                      *         {
                      *           "code": "UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "The `x-api-key` header is missing, or the key is unknown or revoked.",
-                     *           "source": null
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -4715,8 +4715,8 @@ export interface operations {
                      *         {
                      *           "code": "FORBIDDEN",
                      *           "status": 403,
-                     *           "message": "A client key was used on an operation that needs a secret key.",
-                     *           "source": null
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -4814,7 +4814,7 @@ export interface operations {
                      *         {
                      *           "code": "SERVICE_UNAVAILABLE",
                      *           "status": 503,
-                     *           "message": "A backing store is unreachable; retry later. Acknowledged writes are never lost.",
+                     *           "message": "A backing store is unavailable; retry later",
                      *           "source": null
                      *         }
                      *       ]
@@ -4896,7 +4896,7 @@ export interface operations {
                      *         {
                      *           "code": "BODY_INVALID",
                      *           "status": 400,
-                     *           "message": "The body is not JSON, not a JSON object, or could not be read completely.",
+                     *           "message": "The body must be a JSON object",
                      *           "source": null
                      *         }
                      *       ]
@@ -4929,8 +4929,8 @@ export interface operations {
                      *         {
                      *           "code": "UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "The `x-api-key` header is missing, or the key is unknown or revoked.",
-                     *           "source": null
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -4962,8 +4962,8 @@ export interface operations {
                      *         {
                      *           "code": "FORBIDDEN",
                      *           "status": 403,
-                     *           "message": "A client key was used on an operation that needs a secret key.",
-                     *           "source": null
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -4995,7 +4995,7 @@ export interface operations {
                      *         {
                      *           "code": "BODY_TOO_LARGE",
                      *           "status": 413,
-                     *           "message": "The body is larger than 64 KiB.",
+                     *           "message": "The body is larger than 64 KiB",
                      *           "source": null
                      *         }
                      *       ]
@@ -5028,8 +5028,8 @@ export interface operations {
                      *         {
                      *           "code": "UNSUPPORTED_MEDIA_TYPE",
                      *           "status": 415,
-                     *           "message": "The body is not sent as JSON (`application/json`), or its encoding or charset is not supported.",
-                     *           "source": null
+                     *           "message": "Send the body as application/json",
+                     *           "source": "header:content-type"
                      *         }
                      *       ]
                      *     }
@@ -5133,7 +5133,7 @@ export interface operations {
                      *         {
                      *           "code": "SERVICE_UNAVAILABLE",
                      *           "status": 503,
-                     *           "message": "A backing store is unreachable; retry later. Acknowledged writes are never lost.",
+                     *           "message": "A backing store is unavailable; retry later",
                      *           "source": null
                      *         }
                      *       ]
@@ -5191,8 +5191,8 @@ export interface operations {
                      *         {
                      *           "code": "UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "The `x-api-key` header is missing, or the key is unknown or revoked.",
-                     *           "source": null
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -5224,8 +5224,8 @@ export interface operations {
                      *         {
                      *           "code": "FORBIDDEN",
                      *           "status": 403,
-                     *           "message": "A client key was used on an operation that needs a secret key.",
-                     *           "source": null
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -5290,7 +5290,7 @@ export interface operations {
                      *         {
                      *           "code": "SERVICE_UNAVAILABLE",
                      *           "status": 503,
-                     *           "message": "A backing store is unreachable; retry later. Acknowledged writes are never lost.",
+                     *           "message": "A backing store is unavailable; retry later",
                      *           "source": null
                      *         }
                      *       ]
@@ -5384,8 +5384,8 @@ export interface operations {
                      *         {
                      *           "code": "UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "The `x-api-key` header is missing, or the key is unknown or revoked.",
-                     *           "source": null
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -5417,8 +5417,8 @@ export interface operations {
                      *         {
                      *           "code": "FORBIDDEN",
                      *           "status": 403,
-                     *           "message": "A client key was used on an operation that needs a secret key.",
-                     *           "source": null
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -5516,7 +5516,7 @@ export interface operations {
                      *         {
                      *           "code": "SERVICE_UNAVAILABLE",
                      *           "status": 503,
-                     *           "message": "A backing store is unreachable; retry later. Acknowledged writes are never lost.",
+                     *           "message": "A backing store is unavailable; retry later",
                      *           "source": null
                      *         }
                      *       ]
@@ -5599,7 +5599,7 @@ export interface operations {
                      *         {
                      *           "code": "BODY_INVALID",
                      *           "status": 400,
-                     *           "message": "The body is not JSON, not a JSON object, or could not be read completely.",
+                     *           "message": "The body must be a JSON object",
                      *           "source": null
                      *         }
                      *       ]
@@ -5632,8 +5632,8 @@ export interface operations {
                      *         {
                      *           "code": "UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "The `x-api-key` header is missing, or the key is unknown or revoked.",
-                     *           "source": null
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -5665,8 +5665,8 @@ export interface operations {
                      *         {
                      *           "code": "FORBIDDEN",
                      *           "status": 403,
-                     *           "message": "A client key was used on an operation that needs a secret key.",
-                     *           "source": null
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -5698,7 +5698,7 @@ export interface operations {
                      *         {
                      *           "code": "BODY_TOO_LARGE",
                      *           "status": 413,
-                     *           "message": "The body is larger than 64 KiB.",
+                     *           "message": "The body is larger than 64 KiB",
                      *           "source": null
                      *         }
                      *       ]
@@ -5731,8 +5731,8 @@ export interface operations {
                      *         {
                      *           "code": "UNSUPPORTED_MEDIA_TYPE",
                      *           "status": 415,
-                     *           "message": "The body is not sent as JSON (`application/json`), or its encoding or charset is not supported.",
-                     *           "source": null
+                     *           "message": "Send the body as application/json",
+                     *           "source": "header:content-type"
                      *         }
                      *       ]
                      *     }
@@ -5836,7 +5836,7 @@ export interface operations {
                      *         {
                      *           "code": "SERVICE_UNAVAILABLE",
                      *           "status": 503,
-                     *           "message": "A backing store is unreachable; retry later. Acknowledged writes are never lost.",
+                     *           "message": "A backing store is unavailable; retry later",
                      *           "source": null
                      *         }
                      *       ]
@@ -5894,8 +5894,8 @@ export interface operations {
                      *         {
                      *           "code": "UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "The `x-api-key` header is missing, or the key is unknown or revoked.",
-                     *           "source": null
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -5927,8 +5927,8 @@ export interface operations {
                      *         {
                      *           "code": "FORBIDDEN",
                      *           "status": 403,
-                     *           "message": "A client key was used on an operation that needs a secret key.",
-                     *           "source": null
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -5993,7 +5993,7 @@ export interface operations {
                      *         {
                      *           "code": "SERVICE_UNAVAILABLE",
                      *           "status": 503,
-                     *           "message": "A backing store is unreachable; retry later. Acknowledged writes are never lost.",
+                     *           "message": "A backing store is unavailable; retry later",
                      *           "source": null
                      *         }
                      *       ]
@@ -6086,8 +6086,8 @@ export interface operations {
                      *         {
                      *           "code": "UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "The `x-api-key` header is missing, or the key is unknown or revoked.",
-                     *           "source": null
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -6119,8 +6119,8 @@ export interface operations {
                      *         {
                      *           "code": "FORBIDDEN",
                      *           "status": 403,
-                     *           "message": "A client key was used on an operation that needs a secret key.",
-                     *           "source": null
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -6218,7 +6218,7 @@ export interface operations {
                      *         {
                      *           "code": "SERVICE_UNAVAILABLE",
                      *           "status": 503,
-                     *           "message": "A backing store is unreachable; retry later. Acknowledged writes are never lost.",
+                     *           "message": "A backing store is unavailable; retry later",
                      *           "source": null
                      *         }
                      *       ]
@@ -6300,7 +6300,7 @@ export interface operations {
                      *         {
                      *           "code": "BODY_INVALID",
                      *           "status": 400,
-                     *           "message": "The body is not JSON, not a JSON object, or could not be read completely.",
+                     *           "message": "The body must be a JSON object",
                      *           "source": null
                      *         }
                      *       ]
@@ -6333,8 +6333,8 @@ export interface operations {
                      *         {
                      *           "code": "UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "The `x-api-key` header is missing, or the key is unknown or revoked.",
-                     *           "source": null
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -6366,8 +6366,8 @@ export interface operations {
                      *         {
                      *           "code": "FORBIDDEN",
                      *           "status": 403,
-                     *           "message": "A client key was used on an operation that needs a secret key.",
-                     *           "source": null
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -6399,7 +6399,7 @@ export interface operations {
                      *         {
                      *           "code": "BODY_TOO_LARGE",
                      *           "status": 413,
-                     *           "message": "The body is larger than 64 KiB.",
+                     *           "message": "The body is larger than 64 KiB",
                      *           "source": null
                      *         }
                      *       ]
@@ -6432,8 +6432,8 @@ export interface operations {
                      *         {
                      *           "code": "UNSUPPORTED_MEDIA_TYPE",
                      *           "status": 415,
-                     *           "message": "The body is not sent as JSON (`application/json`), or its encoding or charset is not supported.",
-                     *           "source": null
+                     *           "message": "Send the body as application/json",
+                     *           "source": "header:content-type"
                      *         }
                      *       ]
                      *     }
@@ -6539,7 +6539,7 @@ export interface operations {
                      *         {
                      *           "code": "SERVICE_UNAVAILABLE",
                      *           "status": 503,
-                     *           "message": "A backing store is unreachable; retry later. Acknowledged writes are never lost.",
+                     *           "message": "A backing store is unavailable; retry later",
                      *           "source": null
                      *         }
                      *       ]
@@ -6597,8 +6597,8 @@ export interface operations {
                      *         {
                      *           "code": "UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "The `x-api-key` header is missing, or the key is unknown or revoked.",
-                     *           "source": null
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -6630,8 +6630,8 @@ export interface operations {
                      *         {
                      *           "code": "FORBIDDEN",
                      *           "status": 403,
-                     *           "message": "A client key was used on an operation that needs a secret key.",
-                     *           "source": null
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -6696,7 +6696,7 @@ export interface operations {
                      *         {
                      *           "code": "SERVICE_UNAVAILABLE",
                      *           "status": 503,
-                     *           "message": "A backing store is unreachable; retry later. Acknowledged writes are never lost.",
+                     *           "message": "A backing store is unavailable; retry later",
                      *           "source": null
                      *         }
                      *       ]
@@ -6762,7 +6762,7 @@ export interface operations {
                      *         {
                      *           "code": "BODY_INVALID",
                      *           "status": 400,
-                     *           "message": "The body is not JSON, not a JSON object, or could not be read completely.",
+                     *           "message": "The body must be a JSON object",
                      *           "source": null
                      *         }
                      *       ]
@@ -6795,8 +6795,8 @@ export interface operations {
                      *         {
                      *           "code": "UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "The `x-api-key` header is missing, or the key is unknown or revoked.",
-                     *           "source": null
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -6828,8 +6828,8 @@ export interface operations {
                      *         {
                      *           "code": "FORBIDDEN",
                      *           "status": 403,
-                     *           "message": "A client key was used on an operation that needs a secret key.",
-                     *           "source": null
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -6894,7 +6894,7 @@ export interface operations {
                      *         {
                      *           "code": "BODY_TOO_LARGE",
                      *           "status": 413,
-                     *           "message": "The body is larger than 64 KiB.",
+                     *           "message": "The body is larger than 64 KiB",
                      *           "source": null
                      *         }
                      *       ]
@@ -6927,8 +6927,8 @@ export interface operations {
                      *         {
                      *           "code": "UNSUPPORTED_MEDIA_TYPE",
                      *           "status": 415,
-                     *           "message": "The body is not sent as JSON (`application/json`), or its encoding or charset is not supported.",
-                     *           "source": null
+                     *           "message": "Send the body as application/json",
+                     *           "source": "header:content-type"
                      *         }
                      *       ]
                      *     }
@@ -7026,7 +7026,7 @@ export interface operations {
                      *         {
                      *           "code": "SERVICE_UNAVAILABLE",
                      *           "status": 503,
-                     *           "message": "A backing store is unreachable; retry later. Acknowledged writes are never lost.",
+                     *           "message": "A backing store is unavailable; retry later",
                      *           "source": null
                      *         }
                      *       ]
@@ -7124,8 +7124,8 @@ export interface operations {
                      *         {
                      *           "code": "UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "The `x-api-key` header is missing, or the key is unknown or revoked.",
-                     *           "source": null
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -7157,8 +7157,8 @@ export interface operations {
                      *         {
                      *           "code": "FORBIDDEN",
                      *           "status": 403,
-                     *           "message": "A client key was used on an operation that needs a secret key.",
-                     *           "source": null
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -7223,7 +7223,7 @@ export interface operations {
                      *         {
                      *           "code": "SERVICE_UNAVAILABLE",
                      *           "status": 503,
-                     *           "message": "A backing store is unreachable; retry later. Acknowledged writes are never lost.",
+                     *           "message": "A backing store is unavailable; retry later",
                      *           "source": null
                      *         }
                      *       ]
@@ -7317,8 +7317,8 @@ export interface operations {
                      *         {
                      *           "code": "UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "The `x-api-key` header is missing, or the key is unknown or revoked.",
-                     *           "source": null
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -7350,8 +7350,8 @@ export interface operations {
                      *         {
                      *           "code": "FORBIDDEN",
                      *           "status": 403,
-                     *           "message": "A client key was used on an operation that needs a secret key.",
-                     *           "source": null
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
                      *         }
                      *       ]
                      *     }
@@ -7383,8 +7383,8 @@ export interface operations {
                      *         {
                      *           "code": "NOT_FOUND.USER",
                      *           "status": 404,
-                     *           "message": "No user has this `app_user_id`.",
-                     *           "source": null
+                     *           "message": "User not found",
+                     *           "source": "path:/app_user_id"
                      *         }
                      *       ]
                      *     }
@@ -7449,7 +7449,7 @@ export interface operations {
                      *         {
                      *           "code": "SERVICE_UNAVAILABLE",
                      *           "status": 503,
-                     *           "message": "A backing store is unreachable; retry later. Acknowledged writes are never lost.",
+                     *           "message": "A backing store is unavailable; retry later",
                      *           "source": null
                      *         }
                      *       ]

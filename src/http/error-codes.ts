@@ -4,17 +4,40 @@
  * docs/errors.md (`npm run docs:generate`); a test fails when the code base can produce a code
  * that is missing here.
  */
+interface ErrorCodeEntry {
+  status: number;
+  meaning: string;
+  /** A message and source the service really answers with (the document's examples use it). */
+  example?: { message: string; source: string | null };
+}
+
 export const ERROR_CODES = {
-  BODY_INVALID: { status: 400, meaning: 'The body is not JSON, not a JSON object, or could not be read completely.' },
+  BODY_INVALID: {
+    status: 400,
+    meaning: 'The body is not JSON, not a JSON object, or could not be read completely.',
+    example: { message: 'The body must be a JSON object', source: null },
+  },
   BAD_REQUEST: {
     status: 400,
     meaning: 'A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.',
   },
-  UNAUTHORIZED: { status: 401, meaning: 'The `x-api-key` header is missing, or the key is unknown or revoked.' },
+  UNAUTHORIZED: {
+    status: 401,
+    meaning: 'The `x-api-key` header is missing, or the key is unknown or revoked.',
+    example: { message: 'The x-api-key header is required', source: 'header:x-api-key' },
+  },
   'APP_STORE_CONNECT.UNAUTHORIZED': { status: 401, meaning: 'App Store Connect rejected the configured credentials.' },
-  FORBIDDEN: { status: 403, meaning: 'A client key was used on an operation that needs a secret key.' },
-  'NOT_FOUND.USER': { status: 404, meaning: 'No user has this `app_user_id`.' },
-  'NOT_FOUND.CODE': { status: 404, meaning: 'No referral, promo or affiliate code matches.' },
+  FORBIDDEN: {
+    status: 403,
+    meaning: 'A client key was used on an operation that needs a secret key.',
+    example: { message: 'This operation needs a secret key', source: 'header:x-api-key' },
+  },
+  'NOT_FOUND.USER': { status: 404, meaning: 'No user has this `app_user_id`.', example: { message: 'User not found', source: 'path:/app_user_id' } },
+  'NOT_FOUND.CODE': {
+    status: 404,
+    meaning: 'No referral, promo or affiliate code matches.',
+    example: { message: 'No referral, promo or affiliate code matches', source: 'path:/code' },
+  },
   'NOT_FOUND.OFFER_CODE': { status: 404, meaning: 'The store offer code is neither in the catalog nor (when configured) in App Store Connect.' },
   'NOT_FOUND.REWARD': { status: 404, meaning: 'No reward has this key.' },
   'NOT_FOUND.PROGRAM': { status: 404, meaning: 'No referral program has this id.' },
@@ -22,8 +45,12 @@ export const ERROR_CODES = {
   'NOT_FOUND.AFFILIATE': { status: 404, meaning: 'No affiliate has this id.' },
   PATH_ERROR: { status: 404, meaning: 'No such path.' },
   METHOD_NOT_ALLOWED: { status: 405, meaning: 'The path exists but not with this method; the `allow` header lists the methods it has.' },
-  BODY_TOO_LARGE: { status: 413, meaning: 'The body is larger than 64 KiB.' },
-  UNSUPPORTED_MEDIA_TYPE: { status: 415, meaning: 'The body is not sent as JSON (`application/json`), or its encoding or charset is not supported.' },
+  BODY_TOO_LARGE: { status: 413, meaning: 'The body is larger than 64 KiB.', example: { message: 'The body is larger than 64 KiB', source: null } },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    meaning: 'The body is not sent as JSON (`application/json`), or its encoding or charset is not supported.',
+    example: { message: 'Send the body as application/json', source: 'header:content-type' },
+  },
   'USER.FIRST_SEEN_AT_IN_FUTURE': { status: 422, meaning: '`first_seen_at` is more than 5 minutes in the future.' },
   'CLAIM.CODE_NOT_FOUND': { status: 422, meaning: 'The claimed code is not a referral, promo or affiliate code.' },
   'CLAIM.ALREADY_CLAIMED': { status: 422, meaning: 'The user has already claimed a code (a user claims at most one code, ever).' },
@@ -75,8 +102,12 @@ export const ERROR_CODES = {
   'AFFILIATE.BANNED': { status: 422, meaning: 'A banned affiliate is final and cannot be changed.' },
   'APP_STORE_CONNECT.REQUEST_FAILED': { status: 424, meaning: 'App Store Connect failed, timed out or answered with something unexpected.' },
   INTERNAL_SERVER_ERROR: { status: 500, meaning: 'A bug. Nothing was written; the log has the details under the request id the message gives.' },
-  SERVICE_UNAVAILABLE: { status: 503, meaning: 'A backing store is unreachable; retry later. Acknowledged writes are never lost.' },
-} as const satisfies Record<string, { status: number; meaning: string }>;
+  SERVICE_UNAVAILABLE: {
+    status: 503,
+    meaning: 'A backing store is unreachable; retry later. Acknowledged writes are never lost.',
+    example: { message: 'A backing store is unavailable; retry later', source: null },
+  },
+} as const satisfies Record<string, ErrorCodeEntry>;
 
 export type ErrorCode = keyof typeof ERROR_CODES;
 

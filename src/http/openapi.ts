@@ -47,7 +47,9 @@ export function operationErrorCodes(doc: Pick<OperationDoc, 'errors' | 'auth' | 
 
 /** The error body of one status, its `code` limited to the codes the operation answers with it. */
 function errorResponse(status: number, codes: ErrorCode[]) {
-  const first = codes[0]!;
+  const first = codes.find((code) => 'example' in ERROR_CODES[code]) ?? codes[0]!;
+  const entry: { meaning: string; example?: { message: string; source: string | null } } = ERROR_CODES[first];
+  const example = entry.example ?? { message: entry.meaning, source: null };
   const schema = z
     .object({
       errors: z
@@ -68,7 +70,7 @@ function errorResponse(status: number, codes: ErrorCode[]) {
     .strict();
   return {
     description: codes.map((code) => `\`${code}\`: ${ERROR_CODES[code].meaning}`).join('\n\n'),
-    content: { 'application/json': { schema, example: { errors: [{ code: first, status, message: ERROR_CODES[first].meaning, source: null }] } } },
+    content: { 'application/json': { schema, example: { errors: [{ code: first, status, ...example }] } } },
   };
 }
 

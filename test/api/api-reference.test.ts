@@ -79,6 +79,19 @@ describe('API reference: docs/ and the document are generated from the service a
     }
   });
 
+  it("the error examples are real: each example message is one the service's source answers with", () => {
+    const source = sourceFiles(path.join(ROOT, 'src'))
+      .filter((file) => !file.endsWith('error-codes.ts'))
+      .map((file) => fs.readFileSync(file, 'utf8'))
+      .join('\n');
+    for (const [code, entry] of Object.entries(ERROR_CODES)) {
+      const example = (entry as { example?: { message: string; source: string | null } }).example;
+      if (!example) continue;
+      expect(source, `${code}: "${example.message}"`).to.contain(`'${example.message}'`);
+      if (example.source !== null) expect(source, `${code}: ${example.source}`).to.contain(`'${example.source}'`);
+    }
+  });
+
   it('every operation has a unique operationId, and every example is valid against its schema', () => {
     const document = JSON.parse(generated.get('docs/openapi.json')!);
     const ids = Object.values(document.paths).flatMap((item: any) => Object.values(item).map((operation: any) => operation.operationId));
