@@ -121,32 +121,50 @@ function targets(event: LoggedEvent): DocumentRef[] {
 }
 
 function evolveUserDoc(current: UserDoc | null, event: LoggedEvent): UserDoc {
-  const doc: UserDoc = { ...(current ?? initialUserDoc(appUserIdOf(event))) };
+  // One private copy per event, changed in place: the input document is never modified.
+  const doc: UserDoc = current === null ? initialUserDoc(appUserIdOf(event)) : { ...current };
   switch (event.type) {
     case 'UserRegistered': {
-      const { app_user_id, registered_at, ...profile } = event.data;
-      return { ...doc, ...profile, exists: true, app_user_id, created_at: registered_at };
+      const data = event.data;
+      doc.exists = true;
+      doc.app_user_id = data.app_user_id;
+      doc.created_at = data.registered_at;
+      doc.is_trial = data.is_trial;
+      doc.is_premium = data.is_premium;
+      doc.first_seen_at = data.first_seen_at;
+      doc.metadata = data.metadata;
+      doc.payment_customer_id = data.payment_customer_id;
+      return doc;
     }
     case 'UserProfileUpdated':
-      return { ...doc, ...event.data.changes };
+      return Object.assign(doc, event.data.changes);
     case 'ReferralProgramAssigned':
-      return { ...doc, program_id: event.data.program_id, referral_code: event.data.referral_code };
+      doc.program_id = event.data.program_id;
+      doc.referral_code = event.data.referral_code;
+      return doc;
     case 'CodeClaimed': {
       const { claim_id, code, type, owner_id, claimed_at } = event.data;
-      return { ...doc, referred_by: { claim_id, code, type, owner_id, claimed_at } };
+      doc.referred_by = { claim_id, code, type, owner_id, claimed_at };
+      return doc;
     }
     case 'UserConverted':
-      return { ...doc, converted_at: event.data.converted_at };
+      doc.converted_at = event.data.converted_at;
+      return doc;
     case 'UserChurned':
-      return { ...doc, churned_at: event.data.churned_at };
+      doc.churned_at = event.data.churned_at;
+      return doc;
     case 'ReferralClaimCounted':
-      return { ...doc, stats: { ...doc.stats, claims: event.data.claims } };
+      doc.stats = { ...doc.stats, claims: event.data.claims };
+      return doc;
     case 'ReferralConversionCounted':
-      return { ...doc, stats: { ...doc.stats, conversions: event.data.conversions } };
+      doc.stats = { ...doc.stats, conversions: event.data.conversions };
+      return doc;
     case 'ReferralChurnCounted':
-      return { ...doc, stats: { ...doc.stats, churns: event.data.churns } };
+      doc.stats = { ...doc.stats, churns: event.data.churns };
+      return doc;
     case 'RewardExpired':
-      return doc.expired_kinds.includes(event.data.kind) ? doc : { ...doc, expired_kinds: [...doc.expired_kinds, event.data.kind] };
+      if (!doc.expired_kinds.includes(event.data.kind)) doc.expired_kinds = [...doc.expired_kinds, event.data.kind];
+      return doc;
     default:
       return doc;
   }

@@ -28,10 +28,10 @@ describe('npm run audit', function () {
     expect(clean.stdout).to.contain('No mismatch');
 
     const db = new Database(path.join(svc.dataDir, 'referrals.db'));
-    const row = db.prepare("SELECT id, doc FROM documents WHERE collection = 'user_rewards' AND json_extract(doc, '$.app_user_id') = 'tampered'").get() as { id: string; doc: string };
+    const row = db.prepare("SELECT id, doc FROM rm_user_rewards WHERE json_extract(doc, '$.app_user_id') = 'tampered'").get() as { id: string; doc: string };
     const doc = JSON.parse(row.doc) as { credits: number };
     doc.credits += 100;
-    db.prepare("UPDATE documents SET doc = ? WHERE collection = 'user_rewards' AND id = ?").run(JSON.stringify(doc), row.id);
+    db.prepare("UPDATE rm_user_rewards SET doc = ? WHERE id = ?").run(JSON.stringify(doc), row.id);
     db.close();
 
     const dirty = runAudit(svc.dataDir);

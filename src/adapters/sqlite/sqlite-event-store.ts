@@ -7,6 +7,7 @@ import {
   type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
+  type RecordedEventJson,
   WrongExpectedRevisionError,
 } from '../../ports/event-store.js';
 import { guardSqlite, type SqliteConnection, StatementCache, writeTransaction } from './sqlite-database.js';
@@ -164,7 +165,24 @@ export class SqliteEventStore implements EventStore {
     return rows.map(toRecorded);
   }
 
-  async readAll({ after, limit, filter }: ReadAllOptions): Promise<RecordedEvent[]> {
+  async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
+    return this.readAllRows(options).map(toRecorded);
+  }
+
+  async readAllJson(options: ReadAllOptions): Promise<RecordedEventJson[]> {
+    return this.readAllRows(options).map((row) => ({
+      position: BigInt(row.position),
+      id: row.id,
+      stream: row.stream,
+      revision: row.revision,
+      type: row.type,
+      dataJson: row.data,
+      metadataJson: row.metadata,
+      recordedAt: new Date(row.recorded_at),
+    }));
+  }
+
+  private readAllRows({ after, limit, filter }: ReadAllOptions): EventRow[] {
     const clauses = ['position > ?'];
     const params: (string | number)[] = [after === null ? 0 : Number(after)];
     const prefixes = filter?.streamPrefixes ?? [];
@@ -179,8 +197,7 @@ export class SqliteEventStore implements EventStore {
     }
     params.push(limit);
     const sql = `SELECT * FROM events WHERE ${clauses.join(' AND ')} ORDER BY position ASC LIMIT ?`;
-    const rows = guardSqlite(() => this.cache.get<(string | number)[], EventRow>(sql).all(...params));
-    return rows.map(toRecorded);
+    return guardSqlite(() => this.cache.get<(string | number)[], EventRow>(sql).all(...params));
   }
 
   async headPosition(): Promise<bigint | null> {
