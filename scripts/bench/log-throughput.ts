@@ -78,18 +78,32 @@ async function timedAsync<T>(name: string, work: () => Promise<T>): Promise<[T, 
   return [result, (performance.now() - started) / 1000];
 }
 
-export async function measureLogThroughput(dataDir: string): Promise<LogThroughput> {
+export async function measureLogThroughput(dataDir: string, rounds = 3): Promise<LogThroughput> {
   const file = path.join(dataDir, 'referrals.db');
   rawScan(file); // warm the page cache, so every reader finds the log in memory
-  const [events, rawSeconds] = timed('raw', () => rawScan(file));
-
+  // Raw scan and export alternate, best of `rounds` each: a shared machine's noise hits both alike.
+  let events = 0;
+  let rawSeconds = Infinity;
+  let exportSeconds = Infinity;
+  const rawCpu: number[] = [];
+  const exportCpu: number[] = [];
   const source = openSqlite(dataDir);
-  const sink = fs.createWriteStream('/dev/null');
-  const [, exportSeconds] = await timedAsync('export', () =>
-    exportEvents(new SqliteEventStore(source), { after: null, streamPrefix: null, types: [], since: null, format: 'ndjson', out: null }, sink),
-  );
-  sink.end();
+  for (let round = 0; round < rounds; round += 1) {
+    const [count, raw] = timed('raw', () => rawScan(file));
+    events = count;
+    rawSeconds = Math.min(rawSeconds, raw);
+    rawCpu.push(cpu.raw!);
+    const sink = fs.createWriteStream('/dev/null');
+    const [, exported] = await timedAsync('export', () =>
+      exportEvents(new SqliteEventStore(source), { after: null, streamPrefix: null, types: [], since: null, format: 'ndjson', out: null }, sink),
+    );
+    sink.end();
+    exportSeconds = Math.min(exportSeconds, exported);
+    exportCpu.push(cpu.export!);
+  }
   source.close();
+  cpu.raw = Math.min(...rawCpu);
+  cpu.export = Math.min(...exportCpu);
 
   const copyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'replay-bench-'));
   const db = new Database(file, { readonly: true });

@@ -28,10 +28,12 @@ export interface RecordedEvent extends NewEvent {
   recordedAt: Date;
 }
 
-/** A recorded event with data and metadata as the JSON text the store holds (not parsed). */
-export interface RecordedEventJson extends Omit<RecordedEvent, 'data' | 'metadata'> {
+/** A recorded event with data, metadata and time as the text the store holds (not parsed). */
+export interface RecordedEventJson extends Omit<RecordedEvent, 'data' | 'metadata' | 'recordedAt'> {
   dataJson: string;
   metadataJson: string;
+  /** `recordedAt` as ISO 8601 UTC with milliseconds (Date#toISOString). */
+  recordedAtIso: string;
 }
 
 export interface AppendResult {

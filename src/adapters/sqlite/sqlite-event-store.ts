@@ -170,19 +170,21 @@ export class SqliteEventStore implements EventStore {
   }
 
   async readAllJson(options: ReadAllOptions): Promise<RecordedEventJson[]> {
-    return this.readAllRows(options).map((row) => ({
-      position: BigInt(row.position),
-      id: row.id,
-      stream: row.stream,
-      revision: row.revision,
-      type: row.type,
-      dataJson: row.data,
-      metadataJson: row.metadata,
-      recordedAt: new Date(row.recorded_at),
+    // Rows as arrays (no object per row), columns in this order.
+    const rows = this.readAllRows(options, true) as unknown as [number, string, string, number, string, string, string, string][];
+    return rows.map(([position, id, stream, revision, type, data, metadata, recordedAt]) => ({
+      position: BigInt(position),
+      id,
+      stream,
+      revision,
+      type,
+      dataJson: data,
+      metadataJson: metadata,
+      recordedAtIso: recordedAt,
     }));
   }
 
-  private readAllRows({ after, limit, filter }: ReadAllOptions): EventRow[] {
+  private readAllRows({ after, limit, filter }: ReadAllOptions, raw = false): EventRow[] {
     const clauses = ['position > ?'];
     const params: (string | number)[] = [after === null ? 0 : Number(after)];
     const prefixes = filter?.streamPrefixes ?? [];
@@ -196,8 +198,14 @@ export class SqliteEventStore implements EventStore {
       params.push(...types);
     }
     params.push(limit);
-    const sql = `SELECT * FROM events WHERE ${clauses.join(' AND ')} ORDER BY position ASC LIMIT ?`;
-    return guardSqlite(() => this.cache.get<(string | number)[], EventRow>(sql).all(...params));
+    const columns = raw ? 'position, id, stream, revision, type, data, metadata, recorded_at' : '*';
+    const sql = `SELECT ${columns} FROM events WHERE ${clauses.join(' AND ')} ORDER BY position ASC LIMIT ?`;
+    return guardSqlite(() => {
+      const statement = this.cache.get<(string | number)[], EventRow>(sql);
+      // A statement of its own (its SQL differs), so raw mode never leaks to other readers.
+      if (raw) statement.raw(true);
+      return statement.all(...params);
+    });
   }
 
   async headPosition(): Promise<bigint | null> {

@@ -64,7 +64,7 @@ export function ndjsonLineFromJson(event: RecordedEventJson): string {
   return (
     `{"position":"${event.position}","stream":${JSON.stringify(event.stream)},"revision":${event.revision},` +
     `"id":${JSON.stringify(event.id)},"type":${JSON.stringify(event.type)},"data":${event.dataJson},` +
-    `"metadata":${event.metadataJson},"recorded_at":"${event.recordedAt.toISOString()}"}\n`
+    `"metadata":${event.metadataJson},"recorded_at":"${event.recordedAtIso}"}\n`
   );
 }
 
@@ -78,7 +78,7 @@ export function csvLineFromJson(event: RecordedEventJson): string {
     event.type,
     event.dataJson,
     event.metadataJson,
-    event.recordedAt.toISOString(),
+    event.recordedAtIso,
   ]);
 }
 
@@ -191,6 +191,8 @@ export function logFilterOf(options: ExportOptions): LogFilter {
   };
 }
 
-export function recordedSince(event: Pick<RecordedEvent, 'recordedAt'>, since: Date | null): boolean {
-  return since === null || event.recordedAt.getTime() >= since.getTime();
+export function recordedSince(event: Pick<RecordedEvent, 'recordedAt'> | Pick<RecordedEventJson, 'recordedAtIso'>, since: Date | null): boolean {
+  if (since === null) return true;
+  const time = 'recordedAt' in event ? event.recordedAt.getTime() : Date.parse(event.recordedAtIso);
+  return time >= since.getTime();
 }

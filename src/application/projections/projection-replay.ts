@@ -4,10 +4,11 @@ import type { RecordedEvent } from '../../ports/event-store.js';
 import type { DocumentChange, ProjectorBatch, ReadStore } from '../../ports/read-store.js';
 import type { EventLog, LoggedEvent } from '../event-log.js';
 import { upcast } from '../upcasters.js';
+import { SeenKeys } from './seen-keys.js';
 
-const PAGE_SIZE = 5_000;
+const PAGE_SIZE = 2_000;
 /** Changed documents held in memory before they are written in one transaction. */
-const FLUSH_DOCUMENTS = 50_000;
+const FLUSH_DOCUMENTS = 20_000;
 const REBUILT = '__rebuild';
 
 export function rebuiltCollection(collection: string): string {
@@ -58,8 +59,8 @@ export function replayedEvent(record: RecordedEvent): LoggedEvent {
 class Rebuild {
   /** Documents folded since the last flush, by rebuilt collection and id (null: deleted). */
   readonly changed = new Map<string, Map<string, { doc: Doc | null }>>();
-  /** Documents flushed by this run, by rebuilt collection (ids); null when it resumed a rebuild. */
-  written: Map<string, Set<string>> | null = null;
+  /** Documents flushed by this run (`collection\u0000id`); null when it resumed a rebuild. */
+  written: SeenKeys | null = null;
   /** Last event folded (the checkpoint once flushed). */
   position: bigint | null;
 
@@ -79,9 +80,9 @@ class Rebuild {
  * and written once per flush, with the checkpoints, in one large transaction. Memory stays
  * bounded by the flush size, whatever the length of the log.
  *
- * A rebuild that started from an empty collection knows which documents it has written (their
- * keys), so a document it never wrote is known to be missing without asking the store: most
- * events (a new ledger row, a new entry, a new user) then cost no read at all.
+ * A rebuild that started from an empty collection remembers which documents it has written
+ * (in a fixed-size SeenKeys), so a document it never wrote is known to be missing without
+ * asking the store: most events (a new ledger row, a new entry, a new user) cost no read.
  */
 class ReplayFold {
   private pendingDocuments = 0;
@@ -93,9 +94,10 @@ class ReplayFold {
     readonly rebuilds: Rebuild[],
     private readonly flushDocuments: number,
   ) {
-    const fresh = rebuilds.every((rebuild) => rebuild.checkpoint === null);
+    // One set for all rebuilds: its keys name the (rebuilt) collection.
+    const written = rebuilds.every((rebuild) => rebuild.checkpoint === null) ? new SeenKeys() : null;
     for (const rebuild of rebuilds) {
-      if (fresh) rebuild.written = new Map([...rebuild.changed.keys()].map((collection) => [collection, new Set<string>()]));
+      rebuild.written = written;
       for (const type of rebuild.projection.eventTypes) this.byType.set(type, [...(this.byType.get(type) ?? []), rebuild]);
     }
   }
@@ -152,7 +154,7 @@ class ReplayFold {
   /** The stored document, unless this run knows it never wrote it (a fresh rebuild starts empty). */
   private async load(rebuild: Rebuild, ref: DocumentRef): Promise<Doc | null> {
     const collection = rebuiltCollection(ref.collection);
-    if (rebuild.written !== null && !rebuild.written.get(collection)!.has(ref.id)) return null;
+    if (rebuild.written !== null && !rebuild.written.mightHave(`${collection}\u0000${ref.id}`)) return null;
     return this.readStore.get<Doc>(collection, ref.id);
   }
 
@@ -171,14 +173,14 @@ class ReplayFold {
       if (rebuild.position === null || rebuild.position === rebuild.checkpoint) continue;
       const changes: DocumentChange[] = [];
       for (const [collection, documents] of rebuild.changed) {
-        const written = rebuild.written?.get(collection) ?? null;
+        const written = rebuild.written;
         // In key order: stores write sorted keys into their B-trees far faster than random ones.
         for (const id of [...documents.keys()].sort()) {
           const { doc } = documents.get(id)!;
           if (doc !== null) {
             changes.push({ op: 'put', collection, id, doc });
-            written?.add(id);
-          } else if (written === null || written.delete(id)) {
+            written?.add(`${collection}\u0000${id}`);
+          } else if (written === null || written.mightHave(`${collection}\u0000${id}`)) {
             // A document created and deleted again before any flush never reaches the store.
             changes.push({ op: 'delete', collection, id });
           }
