@@ -1,5 +1,5 @@
 /**
- * npm run bench [-- --duration 5 --connections 32 --history 100000]
+ * npm run bench [-- --duration 5 --connections 32 --history 100000 --rate-limits off|on]
  *
  * Builds and starts the real service (embedded SQLite, fresh data dir) and a bare express
  * route in child processes, loads them with autocannon from this process, and prints
@@ -20,6 +20,16 @@ const args = parseArgs(process.argv.slice(2));
 const DURATION = Number(args.get('duration') ?? 5);
 const CONNECTIONS = Number(args.get('connections') ?? 32);
 const HISTORY = Number(args.get('history') ?? 100_000);
+/**
+ * `--rate-limits on` counts every request in the rate-limit store with budgets too large to
+ * reject anything (the limiter's cost, measured); the default `off` measures the service alone
+ * (one client key from one address would otherwise hit the production budgets at once).
+ */
+const RATE_LIMITS = args.get('rate-limits') === 'on' ? 'on' : 'off';
+const RATE_LIMIT_ENV: Record<string, string> =
+  RATE_LIMITS === 'on'
+    ? { RATE_LIMITS: 'on', RATE_LIMIT_READS: '100000000/3600s', RATE_LIMIT_COMMANDS: '100000000/3600s', RATE_LIMIT_CLAIMS: '100000000/3600s' }
+    : { RATE_LIMITS: 'off' };
 const CLIENT = 'bench-client';
 const SECRET = 'bench-secret';
 const ROOT = path.resolve(import.meta.dirname, '..');
@@ -92,7 +102,7 @@ async function main() {
   process.stderr.write('building…\n');
   execSync('npm run build --silent', { cwd: ROOT, stdio: 'inherit' });
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-bench-'));
-  const serviceEnv = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', CLIENT_API_KEYS: CLIENT, SECRET_API_KEYS: SECRET, LOG_LEVEL: 'warn', NODE_ENV: 'production' };
+  const serviceEnv = { DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1', CLIENT_API_KEYS: CLIENT, SECRET_API_KEYS: SECRET, LOG_LEVEL: 'warn', NODE_ENV: 'production', ...RATE_LIMIT_ENV };
   let service = await startChild(['dist/src/main.js'], { ...serviceEnv, LOG_LEVEL: 'info' });
   const children: ChildProcess[] = [service.child];
   try {

@@ -1,3 +1,4 @@
+import { isIP } from 'node:net';
 import { z } from 'zod';
 
 const commaList = z
@@ -16,6 +17,55 @@ const optionalString = z
   .transform((value) => (value === undefined || value.trim() === '' ? null : value.trim()));
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+
+/** `points/seconds` + `s`, e.g. `600/60s`: a budget of points per fixed window. */
+const budget = (fallback: string) =>
+  z
+    .string()
+    .default(fallback)
+    .transform((value, ctx) => {
+      const match = /^\s*([1-9][0-9]{0,8})\s*\/\s*([1-9][0-9]{0,8})s\s*$/.exec(value);
+      if (!match) {
+        ctx.addIssue({ code: 'custom', message: 'must look like 600/60s' });
+        return z.NEVER;
+      }
+      return { points: Number(match[1]), seconds: Number(match[2]) };
+    });
+
+const NAMED_PROXY_RANGES = new Set(['loopback', 'linklocal', 'uniquelocal']);
+
+/** An address or CIDR express's `trust proxy` accepts (proxy-addr), or one of its named ranges. */
+function isProxyRange(value: string): boolean {
+  if (NAMED_PROXY_RANGES.has(value)) return true;
+  const [address, prefix, extra] = value.split('/');
+  const family = isIP(address ?? '');
+  if (family === 0 || extra !== undefined) return false;
+  if (prefix === undefined) return true;
+  if (!/^[0-9]{1,3}$/.test(prefix)) return false;
+  return Number(prefix) <= (family === 4 ? 32 : 128);
+}
+
+/**
+ * `TRUST_PROXY`: unset or `false` trusts no proxy (the socket address is the client); a number
+ * trusts that many hops of `X-Forwarded-For`; a comma-separated list trusts those addresses/CIDRs.
+ */
+const trustProxy = z
+  .string()
+  .optional()
+  .transform((value, ctx): false | number | string[] => {
+    const text = (value ?? '').trim();
+    if (text === '' || text === 'false') return false;
+    if (/^[0-9]{1,3}$/.test(text)) return Number(text);
+    const ranges = text
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item.length > 0);
+    if (ranges.length === 0 || !ranges.every(isProxyRange)) {
+      ctx.addIssue({ code: 'custom', message: 'must be a hop count or a comma-separated list of addresses/CIDRs' });
+      return z.NEVER;
+    }
+    return ranges;
+  });
 
 /** Every setting of SPEC §10, read from the environment. */
 export const configSchema = z
@@ -50,6 +100,17 @@ export const configSchema = z
     RUN_PROJECTOR: z.enum(['true', 'false']).default('true').transform((value) => value === 'true'),
     /** Seconds a shutdown may take (draining requests, stopping the projector) before the process exits anyway. */
     SHUTDOWN_TIMEOUT_S: z.coerce.number().positive().default(10),
+    /** SPEC §13: rate limits on (default) or off. */
+    RATE_LIMITS: z.enum(['on', 'off']).default('on'),
+    RATE_LIMIT_READS: budget('600/60s'),
+    /** Per user (and per key + IP); a failed claim (unknown code, own code) costs 5 points. */
+    RATE_LIMIT_CLAIMS: budget('20/3600s'),
+    RATE_LIMIT_COMMANDS: budget('120/60s'),
+    RATE_LIMIT_SECRET: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((value) => value === 'true'),
+    TRUST_PROXY: trustProxy,
   })
   .superRefine((config, ctx) => {
     const asc = [config.ASC_ISSUER_ID, config.ASC_KEY_ID, config.ASC_PRIVATE_KEY_PATH];
@@ -100,6 +161,12 @@ const EXPECTED: Record<string, string> = {
   SWEEP_INTERVAL_S: 'a whole number of seconds, 1 or more (default 30)',
   RUN_PROJECTOR: 'true or false (default true)',
   SHUTDOWN_TIMEOUT_S: 'a number of seconds greater than 0 (default 10)',
+  RATE_LIMITS: 'on or off (default on)',
+  RATE_LIMIT_READS: 'requests per window, written <points>/<seconds>s, e.g. 600/60s (the default)',
+  RATE_LIMIT_CLAIMS: 'claim points per window, written <points>/<seconds>s, e.g. 20/3600s (the default)',
+  RATE_LIMIT_COMMANDS: 'requests per window, written <points>/<seconds>s, e.g. 120/60s (the default)',
+  RATE_LIMIT_SECRET: 'true or false (default false: secret keys are not rate limited)',
+  TRUST_PROXY: 'false (default), a hop count such as 1, or a comma-separated list of proxy addresses/CIDRs such as 10.0.0.0/8,loopback',
 };
 
 /** The value as set, quoted when it would be hard to see; passwords in URLs masked. */

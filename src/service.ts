@@ -93,6 +93,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   container.register(TOKENS.Metrics, { useValue: metrics });
   container.register(TOKENS.EventStore, { useValue: eventStore });
   container.register(TOKENS.ReadStore, { useValue: backend.readStore });
+  container.register(TOKENS.RateLimitStore, { useValue: backend.rateLimits });
   container.register(TOKENS.Clock, { useValue: options.clock ?? new SystemClock() });
   container.register(TOKENS.Ids, { useValue: ids });
   container.register(EventLog, { useValue: log });
@@ -116,6 +117,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     [
       { name: 'expiry-sweep', run: () => container.resolve(ExpirySweep).run() },
       { name: 'claim-repair', run: () => container.resolve(ClaimRepair).run() },
+      { name: 'rate-limit-cleanup', run: () => backend.rateLimits.removeExpired(container.resolve<Clock>(TOKENS.Clock).now().getTime()) },
     ],
     config.SWEEP_INTERVAL_S * 1000,
     logger,

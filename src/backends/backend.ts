@@ -1,5 +1,6 @@
 import type { EventStore } from '../ports/event-store.js';
 import type { Logger } from '../ports/logger.js';
+import type { RateLimitStore } from '../ports/rate-limit-store.js';
 import type { ReadStore } from '../ports/read-store.js';
 
 /** Work only one process may do at a time: the projector (read models, reactions, sweeps). */
@@ -13,6 +14,8 @@ export interface Backend {
   name: 'embedded' | 'external';
   eventStore: EventStore;
   readStore: ReadStore;
+  /** Rate-limit counters shared by every instance on this backend (SPEC §13). */
+  rateLimits: RateLimitStore;
   /**
    * Runs `work` while this process may: at once on the embedded backend (one file, and the
    * checkpoint compare-and-set keeps a second process harmless), while holding the projector

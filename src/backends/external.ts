@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { EventStoreDbEventStore } from '../adapters/eventstoredb/eventstoredb-event-store.js';
 import { LeaseKeeper, MongoLease } from '../adapters/mongodb/mongo-lease.js';
+import { MongoRateLimitStore } from '../adapters/mongodb/mongo-rate-limit-store.js';
 import { MongoReadStore } from '../adapters/mongodb/mongo-read-store.js';
 import type { Logger } from '../ports/logger.js';
 import type { Backend, ExclusiveWork } from './backend.js';
@@ -61,6 +62,7 @@ export async function openExternalBackend(eventStoreUrl: string, mongoUrl: strin
     name: 'external',
     eventStore,
     readStore,
+    rateLimits: new MongoRateLimitStore(readStore.database),
     projectorLease,
     exclusively: (work, workLogger) => whileHoldingLease(projectorLease(), work, workLogger),
     async close() {

@@ -6,6 +6,8 @@ import type { Config } from '../config.js';
 import type { EventStore } from '../ports/event-store.js';
 import type { Logger } from '../ports/logger.js';
 import type { ReadConsistency } from '../ports/read-consistency.js';
+import type { Clock } from '../ports/clock.js';
+import type { RateLimitStore } from '../ports/rate-limit-store.js';
 import type { ReadStore } from '../ports/read-store.js';
 import { TOKENS } from '../ports/tokens.js';
 import type { Metrics } from '../observability/metrics.js';
@@ -13,6 +15,7 @@ import { ApiKeys, requireKey } from './auth.js';
 import { storableBody } from './body-guard.js';
 import { ApiError, errorHandler, pathNotFound } from './errors.js';
 import { ApiDescription } from './openapi.js';
+import { RateLimits } from './rate-limits/rate-limits.js';
 
 import { adminRouter } from './routes/admin.js';
 import { codesRouter } from './routes/codes.js';
@@ -88,6 +91,8 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
+  // Which X-Forwarded-For hops name the client (req.ip): none unless TRUST_PROXY says so.
+  app.set('trust proxy', config.TRUST_PROXY);
   app.use(requestId, observe(metrics, logger));
   app.use(
     operatorRouter({
@@ -103,11 +108,17 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
   if (surface === 'full') {
     app.use(['/users', '/codes', '/store', '/admin'], requireKey(keys));
     app.use(jsonBody());
+    const rateLimits =
+      config.RATE_LIMITS === 'on'
+        ? new RateLimits(config, container.resolve<RateLimitStore>(TOKENS.RateLimitStore), container.resolve<Clock>(TOKENS.Clock))
+        : null;
+    if (rateLimits) app.use(rateLimits.middleware());
     app.use(usersRouter(container, api));
     app.use(codesRouter(container, api));
     app.use(storeRouter(container, api));
     app.use('/admin', rememberMountPath, adminStoreRouter(container, api));
     app.use('/admin', rememberMountPath, adminRouter(container, api));
+    if (rateLimits) app.use(rateLimits.failedClaimPenalty());
   }
 
   app.use(pathNotFound);

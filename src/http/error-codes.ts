@@ -101,6 +101,12 @@ export const ERROR_CODES = {
   },
   'AFFILIATE.BANNED': { status: 422, meaning: 'A banned affiliate is final and cannot be changed.' },
   'APP_STORE_CONNECT.REQUEST_FAILED': { status: 424, meaning: 'App Store Connect failed, timed out or answered with something unexpected.' },
+  RATE_LIMITED: {
+    status: 429,
+    meaning:
+      'Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets.',
+    example: { message: 'Too many requests; retry after the seconds in Retry-After (RateLimit names the budget)', source: null },
+  },
   INTERNAL_SERVER_ERROR: { status: 500, meaning: 'A bug. Nothing was written; the log has the details under the request id the message gives.' },
   SERVICE_UNAVAILABLE: {
     status: 503,

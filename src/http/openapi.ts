@@ -40,6 +40,7 @@ export function operationErrorCodes(doc: Pick<OperationDoc, 'errors' | 'auth' | 
   if (doc.body) for (const code of ['BODY_INVALID', 'BAD_REQUEST', 'BODY_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'] as const) codes.add(code);
   if (doc.params || doc.query) codes.add('BAD_REQUEST');
   for (const code of doc.errors) codes.add(code);
+  if (auth !== 'none') codes.add('RATE_LIMITED');
   if (auth !== 'none') codes.add('SERVICE_UNAVAILABLE');
   codes.add('INTERNAL_SERVER_ERROR');
   return [...codes];
@@ -107,6 +108,20 @@ export class ApiDescription {
         'The request id: the one sent in `x-request-id` when it is 1–128 printable ASCII characters, else a generated UUID. Logs and events carry it.',
       schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,128}$' },
     });
+    this.registry.registerComponent('headers', 'RateLimit', {
+      description:
+        'IETF draft RateLimit header, one item per budget this request counted against: `"<budget>";r=<remaining>;t=<seconds until the window resets>`, e.g. `"reads-caller";r=599;t=60, "reads-user";r=41;t=17`. Present when rate limits are on and the caller is limited (secret keys are exempt unless RATE_LIMIT_SECRET=true).',
+      schema: { type: 'string' },
+    });
+    this.registry.registerComponent('headers', 'RateLimitPolicy', {
+      description:
+        'IETF draft RateLimit-Policy header, one item per budget: `"<budget>";q=<quota>;w=<window seconds>`. Budgets: `reads-caller` / `reads-user` (RATE_LIMIT_READS, default 600/60s), `commands-caller` / `commands-user` (RATE_LIMIT_COMMANDS, default 120/60s; claims count here per key + IP), `claims-user` (RATE_LIMIT_CLAIMS, default 20/3600s). A failed claim (unknown code, own code) costs 5.',
+      schema: { type: 'string' },
+    });
+    this.registry.registerComponent('headers', 'RetryAfter', {
+      description: 'Seconds to wait before the budget that was exceeded has room again.',
+      schema: { type: 'string', pattern: '^[0-9]+$' },
+    });
     this.registry.registerComponent('securitySchemes', 'apiKey', {
       type: 'apiKey',
       in: 'header',
@@ -130,8 +145,14 @@ export class ApiDescription {
       byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
     }
     for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) responses[String(status)] = errorResponse(status, codes);
-    for (const response of Object.values(responses)) {
-      if (!('$ref' in response)) response.headers = { 'x-request-id': { $ref: '#/components/headers/RequestId' } };
+    const limited = (doc.auth ?? 'client') !== 'none';
+    for (const [status, response] of Object.entries(responses)) {
+      if ('$ref' in response) continue;
+      response.headers = {
+        'x-request-id': { $ref: '#/components/headers/RequestId' },
+        ...(limited ? { RateLimit: { $ref: '#/components/headers/RateLimit' }, 'RateLimit-Policy': { $ref: '#/components/headers/RateLimitPolicy' } } : {}),
+        ...(status === '429' ? { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } } : {}),
+      };
     }
     const auth = doc.auth ?? 'client';
     this.registry.registerPath({

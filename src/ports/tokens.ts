@@ -3,6 +3,7 @@ export const TOKENS = {
   Config: Symbol('Config'),
   EventStore: Symbol('EventStore'),
   ReadStore: Symbol('ReadStore'),
+  RateLimitStore: Symbol('RateLimitStore'),
   Clock: Symbol('Clock'),
   Ids: Symbol('Ids'),
   Logger: Symbol('Logger'),

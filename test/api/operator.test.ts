@@ -66,7 +66,7 @@ describe('API: operator endpoints (no key needed)', () => {
     const schema = withdraw.requestBody.content['application/json'].schema;
     const resolved = schema.$ref ? response.body.components.schemas[schema.$ref.split('/').pop()] : schema;
     expect(resolved.properties.amount).to.include({ type: 'integer', minimum: 1 });
-    expect(withdraw.responses).to.have.keys('200', '400', '401', '404', '413', '415', '422', '500', '503');
+    expect(withdraw.responses).to.have.keys('200', '400', '401', '404', '413', '415', '422', '429', '500', '503');
     expect(withdraw.operationId).to.equal('withdrawCredits');
     const codesOf = (status: string) => withdraw.responses[status].content['application/json'].schema.properties.errors.items.properties.code.enum;
     expect(codesOf('422')).to.have.members(['WITHDRAW.REWARD_NOT_FOUND', 'WITHDRAW.OPERATION_ID_REUSED']);

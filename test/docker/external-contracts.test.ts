@@ -1,6 +1,8 @@
 import { EventStoreDbEventStore } from '../../src/adapters/eventstoredb/eventstoredb-event-store.js';
+import { MongoRateLimitStore } from '../../src/adapters/mongodb/mongo-rate-limit-store.js';
 import { MongoReadStore } from '../../src/adapters/mongodb/mongo-read-store.js';
 import { eventStoreContract } from '../contract/event-store.contract.js';
+import { rateLimitStoreContract } from '../contract/rate-limit-store.contract.js';
 import { readStoreContract } from '../contract/read-store.contract.js';
 import { backendContainers } from './containers.setup.js';
 
@@ -21,6 +23,15 @@ readStoreContract(
   async () => {
     const store = await MongoReadStore.connect(backendContainers().mongoUrl, 'contract_tests');
     return { store, dispose: () => store.close() };
+  },
+  { freshStorePerTest: false },
+);
+
+rateLimitStoreContract(
+  'MongoDB 7 replica set (testcontainers)',
+  async () => {
+    const readStore = await MongoReadStore.connect(backendContainers().mongoUrl, 'contract_tests');
+    return { store: new MongoRateLimitStore(readStore.database), dispose: () => readStore.close() };
   },
   { freshStorePerTest: false },
 );

@@ -83,6 +83,9 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
     SECRET_API_KEYS: SECRET_KEY,
     LOG_LEVEL: 'silent',
     SWEEP_INTERVAL_S: '3600',
+    // The suites fire many requests from one key and IP; rate limits are on in production and
+    // tested on purpose (test/api/rate-limits.test.ts passes RATE_LIMITS=on).
+    RATE_LIMITS: 'off',
     ...options.env,
   });
   const embedded = openEmbeddedBackend(dataDir);

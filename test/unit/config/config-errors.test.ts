@@ -42,4 +42,20 @@ describe('Configuration errors', () => {
     const problems = problemsOf({ EVENTSTORE_URL: 'http://admin:hunter2@localhost:2113', MONGODB_URL: 'mongodb://localhost' });
     expect(problems.join('\n')).to.contain('EVENTSTORE_URL=http://admin:***@localhost:2113').and.not.to.contain('hunter2');
   });
+
+  it('rate limits: on by default with the SPEC §13 budgets; bad budgets and proxy settings are named', () => {
+    const defaults = loadConfig({});
+    expect(defaults.RATE_LIMITS).to.equal('on');
+    expect(defaults.RATE_LIMIT_READS).to.deep.equal({ points: 600, seconds: 60 });
+    expect(defaults.RATE_LIMIT_CLAIMS).to.deep.equal({ points: 20, seconds: 3600 });
+    expect(defaults.RATE_LIMIT_COMMANDS).to.deep.equal({ points: 120, seconds: 60 });
+    expect(defaults.RATE_LIMIT_SECRET).to.equal(false);
+    expect(defaults.TRUST_PROXY).to.equal(false);
+    expect(loadConfig({ TRUST_PROXY: '2' }).TRUST_PROXY).to.equal(2);
+    expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, loopback,::1' }).TRUST_PROXY).to.deep.equal(['10.0.0.0/8', 'loopback', '::1']);
+    expect(problemsOf({ RATE_LIMIT_READS: '600 per minute' })[0]).to.match(/^RATE_LIMIT_READS="600 per minute": expected requests per window/);
+    expect(problemsOf({ RATE_LIMIT_CLAIMS: '0/60s' })[0]).to.match(/^RATE_LIMIT_CLAIMS=0\/60s: expected/);
+    expect(problemsOf({ TRUST_PROXY: '10.0.0.0/40' })[0]).to.match(/^TRUST_PROXY=10.0.0.0\/40: expected false \(default\), a hop count/);
+    expect(problemsOf({ RATE_LIMITS: 'maybe' })[0]).to.equal('RATE_LIMITS=maybe: expected on or off (default on)');
+  });
 });

@@ -1,0 +1,162 @@
+import type { ErrorRequestHandler, Request, RequestHandler, Response } from 'express';
+import { RateLimiterRes } from 'rate-limiter-flexible';
+import type { Config } from '../../config.js';
+import type { Clock } from '../../ports/clock.js';
+import type { RateLimitStore } from '../../ports/rate-limit-store.js';
+import { ApiError } from '../errors.js';
+import { StoreRateLimiter } from './store-rate-limiter.js';
+
+/** What a failed claim (unknown code, own code) costs, so enumerating codes through claims is slow too. */
+export const FAILED_CLAIM_COST = 5;
+const PENALIZED_CLAIM_CODES = new Set(['CLAIM.CODE_NOT_FOUND', 'CLAIM.OWN_CODE']);
+
+/** The paths that need a key: the ones that are limited. */
+const LIMITED_PATH = /^\/(users|codes|store|admin)(\/|$)/;
+const CLAIM_PATH = /^\/users\/[^/]+\/claim-code\/?$/;
+const USER_PATH = /^\/users\/([^/]+)/;
+
+/**
+ * The budgets of SPEC §13, each a fixed window in the shared store. Reads and other commands
+ * count per caller (client key + IP) and per `app_user_id`; claims count per `app_user_id`
+ * (RATE_LIMIT_CLAIMS) and, as commands, per caller; a failed claim costs FAILED_CLAIM_COST on both.
+ */
+type PolicyName = 'reads-caller' | 'reads-user' | 'commands-caller' | 'commands-user' | 'claims-user';
+
+interface Policy {
+  name: PolicyName;
+  points: number;
+  seconds: number;
+  limiter: StoreRateLimiter;
+}
+
+interface Charge {
+  policy: Policy;
+  key: string;
+}
+
+interface Outcome {
+  policy: Policy;
+  result: RateLimiterRes;
+  limited: boolean;
+}
+
+declare global {
+  namespace Express {
+    interface Locals {
+      /** The rate-limit counters this request was charged to (the failed-claim penalty adds to them). */
+      rateLimitCharges?: Charge[];
+    }
+  }
+}
+
+/** A structured-field string (RFC 9651): the policy names are plain tokens, quoted as strings. */
+const quoted = (name: string) => `"${name}"`;
+
+export class RateLimits {
+  private readonly policies: Record<PolicyName, Policy>;
+
+  constructor(
+    private readonly config: Config,
+    store: RateLimitStore,
+    clock: Clock,
+  ) {
+    const policy = (name: PolicyName, budget: { points: number; seconds: number }): Policy => ({
+      name,
+      points: budget.points,
+      seconds: budget.seconds,
+      limiter: new StoreRateLimiter({ keyPrefix: `rl:${name}`, points: budget.points, duration: budget.seconds, store, clock }),
+    });
+    this.policies = {
+      'reads-caller': policy('reads-caller', config.RATE_LIMIT_READS),
+      'reads-user': policy('reads-user', config.RATE_LIMIT_READS),
+      'commands-caller': policy('commands-caller', config.RATE_LIMIT_COMMANDS),
+      'commands-user': policy('commands-user', config.RATE_LIMIT_COMMANDS),
+      'claims-user': policy('claims-user', config.RATE_LIMIT_CLAIMS),
+    };
+  }
+
+  /** The counters a request is charged to; none when it is not limited. */
+  private charges(req: Request, res: Response): Charge[] {
+    if (!LIMITED_PATH.test(req.path)) return [];
+    const caller = res.locals.caller;
+    if (!caller || (caller.kind === 'secret' && !this.config.RATE_LIMIT_SECRET)) return [];
+    const callerKey = `${caller.actor}|${req.ip ?? 'unknown'}`;
+    const userId = appUserIdOf(req);
+    const charge = (name: PolicyName, key: string | null): Charge[] => (key === null ? [] : [{ policy: this.policies[name], key }]);
+    if (req.method === 'GET' || req.method === 'HEAD') return [...charge('reads-caller', callerKey), ...charge('reads-user', userId)];
+    if (req.method === 'POST' && CLAIM_PATH.test(req.path)) return [...charge('commands-caller', callerKey), ...charge('claims-user', userId)];
+    return [...charge('commands-caller', callerKey), ...charge('commands-user', userId)];
+  }
+
+  /** Charges the request one point per counter; over any budget → 429 RATE_LIMITED with Retry-After. */
+  middleware(): RequestHandler {
+    return async (req, res, next) => {
+      const charges = this.charges(req, res);
+      if (charges.length === 0) return next();
+      res.locals.rateLimitCharges = charges;
+      const outcomes = await Promise.all(charges.map(({ policy, key }) => outcomeOf(policy, policy.limiter.consume(key, 1))));
+      setHeaders(res, outcomes);
+      const limited = outcomes.filter((outcome) => outcome.limited);
+      if (limited.length > 0) {
+        const waitMs = Math.max(...limited.map((outcome) => outcome.result.msBeforeNext));
+        res.setHeader('retry-after', String(Math.max(Math.ceil(waitMs / 1000), 1)));
+        throw new ApiError(429, 'RATE_LIMITED', 'Too many requests; retry after the seconds in Retry-After (RateLimit names the budget)', null);
+      }
+      next();
+    };
+  }
+
+  /** A failed claim (unknown code, own code) costs FAILED_CLAIM_COST in all: the rest is added before the answer. */
+  failedClaimPenalty(): ErrorRequestHandler {
+    return async (error, req, res, next) => {
+      const charges = res.locals.rateLimitCharges;
+      const code = (error as { code?: unknown } | null)?.code;
+      if (charges && req.method === 'POST' && CLAIM_PATH.test(req.path) && typeof code === 'string' && PENALIZED_CLAIM_CODES.has(code) && !res.headersSent) {
+        try {
+          const outcomes = await Promise.all(charges.map(({ policy, key }) => outcomeOf(policy, policy.limiter.penalty(key, FAILED_CLAIM_COST - 1))));
+          setHeaders(res, outcomes);
+        } catch {
+          // The claim's own answer matters more than the penalty; the store's failure shows on the next request.
+        }
+      }
+      next(error);
+    };
+  }
+}
+
+/** The user a request is about: the path's `app_user_id`, or the body's on POST /users. */
+function appUserIdOf(req: Request): string | null {
+  const match = USER_PATH.exec(req.path);
+  if (match) {
+    try {
+      return decodeURIComponent(match[1]!);
+    } catch {
+      return null;
+    }
+  }
+  if (req.method === 'POST' && /^\/users\/?$/.test(req.path)) {
+    const body = req.body as { app_user_id?: unknown } | undefined;
+    return typeof body?.app_user_id === 'string' && body.app_user_id.length > 0 ? body.app_user_id : null;
+  }
+  return null;
+}
+
+/** rate-limiter-flexible rejects with a RateLimiterRes when over budget, with an Error when the store failed. */
+async function outcomeOf(policy: Policy, attempt: Promise<RateLimiterRes>): Promise<Outcome> {
+  try {
+    const result = await attempt;
+    return { policy, result, limited: result.consumedPoints > policy.points };
+  } catch (error) {
+    if (error instanceof RateLimiterRes) return { policy, result: error, limited: true };
+    throw error;
+  }
+}
+
+/** The IETF draft's `RateLimit-Policy` (quota, window) and `RateLimit` (remaining, seconds to reset) per counter. */
+function setHeaders(res: Response, outcomes: Outcome[]): void {
+  res.setHeader('ratelimit-policy', outcomes.map(({ policy }) => `${quoted(policy.name)};q=${policy.points};w=${policy.seconds}`).join(', '));
+  res.setHeader(
+    'ratelimit',
+    outcomes.map(({ policy, result }) => `${quoted(policy.name)};r=${result.remainingPoints};t=${Math.ceil(result.msBeforeNext / 1000)}`).join(', '),
+  );
+}

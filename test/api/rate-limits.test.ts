@@ -1,0 +1,156 @@
+import { expect } from 'chai';
+import { createUser, putProgram } from '../support/fixtures.js';
+import { CLIENT_KEY, ManualClock, SECRET_KEY, startTestService, type TestService, tempDataDir } from '../support/test-service.js';
+
+const T0 = new Date('2026-11-23T12:00:00.000Z');
+
+/** Rate limits on with small budgets, on a clock the test moves (no sleeps). */
+function limited(env: Record<string, string> = {}, clock = new ManualClock(T0), dataDir?: string) {
+  return startTestService({
+    clock,
+    dataDir,
+    env: { RATE_LIMITS: 'on', RATE_LIMIT_READS: '3/60s', RATE_LIMIT_COMMANDS: '100/60s', RATE_LIMIT_CLAIMS: '10/3600s', ...env },
+  });
+}
+
+describe('Rate limits (SPEC §13)', function () {
+  this.timeout(30_000);
+  const services: TestService[] = [];
+  const start = async (...args: Parameters<typeof limited>) => {
+    const svc = await limited(...args);
+    services.push(svc);
+    return svc;
+  };
+  afterEach(async () => {
+    await Promise.all(services.splice(0).map((svc) => svc.stop()));
+  });
+
+  it('answer 429 RATE_LIMITED over the read budget, with Retry-After and the IETF headers, until the window ends', async () => {
+    const svc = await start();
+    const answers = [];
+    for (let i = 0; i < 3; i++) answers.push(await svc.call('GET', '/codes/NOPE42'));
+    expect(answers.map((answer) => answer.status)).to.deep.equal([404, 404, 404]);
+    expect(answers[0]!.headers.get('ratelimit-policy')).to.equal('"reads-caller";q=3;w=60');
+    expect(answers.map((answer) => answer.headers.get('ratelimit'))).to.deep.equal([
+      '"reads-caller";r=2;t=60',
+      '"reads-caller";r=1;t=60',
+      '"reads-caller";r=0;t=60',
+    ]);
+
+    svc.clock.advance(20_000);
+    const over = await svc.call('GET', '/codes/NOPE42');
+    expect(over.status).to.equal(429);
+    expect(over.body.errors[0]).to.include({ code: 'RATE_LIMITED', status: 429, source: null });
+    expect(over.headers.get('retry-after')).to.equal('40');
+    expect(over.headers.get('ratelimit')).to.equal('"reads-caller";r=0;t=40');
+
+    svc.clock.advance(40_000);
+    const again = await svc.call('GET', '/codes/NOPE42');
+    expect(again.status).to.equal(404);
+    expect(again.headers.get('ratelimit')).to.equal('"reads-caller";r=2;t=60');
+  });
+
+  it('count per app_user_id across callers, and per key + IP only through a trusted proxy', async () => {
+    const svc = await start({ TRUST_PROXY: '1' });
+    await createUser(svc, 'ann');
+    const from = (ip: string) => ({ 'x-forwarded-for': ip });
+    // Three reads of ann from three addresses: each caller has room, ann's own budget runs out.
+    for (const ip of ['203.0.113.1', '203.0.113.2', '203.0.113.3']) expect((await svc.call('GET', '/users/ann', undefined, from(ip))).status).to.equal(200);
+    const fourth = await svc.call('GET', '/users/ann', undefined, from('203.0.113.4'));
+    expect(fourth.status).to.equal(429);
+    expect(fourth.headers.get('ratelimit')).to.equal('"reads-caller";r=2;t=60, "reads-user";r=0;t=60');
+    // Another user from the same address still reads: the caller budget is per address.
+    expect((await svc.call('GET', '/codes/NOPE42', undefined, from('203.0.113.4'))).status).to.equal(404);
+  });
+
+  it('ignore X-Forwarded-For unless TRUST_PROXY trusts the hop', async () => {
+    const svc = await start();
+    for (let i = 0; i < 3; i++) expect((await svc.call('GET', '/codes/NOPE42', undefined, { 'x-forwarded-for': `198.51.100.${i}` })).status).to.equal(404);
+    expect((await svc.call('GET', '/codes/NOPE42', undefined, { 'x-forwarded-for': '198.51.100.9' })).status).to.equal(429);
+  });
+
+  it('let secret keys through unless RATE_LIMIT_SECRET=true', async () => {
+    const exempt = await start();
+    for (let i = 0; i < 5; i++) {
+      const answer = await exempt.admin('GET', '/codes/NOPE42');
+      expect(answer.status).to.equal(404);
+      expect(answer.headers.get('ratelimit')).to.equal(null);
+    }
+    const strict = await start({ RATE_LIMIT_SECRET: 'true' });
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await strict.admin('GET', '/admin/rewards')).status);
+    expect(statuses).to.deep.equal([200, 200, 200, 429]);
+  });
+
+  it('charge a failed claim (unknown code, own code) 5 points against the claimer', async () => {
+    const svc = await start();
+    await putProgram(svc, 'p', {});
+    const bob = await createUser(svc, 'bob');
+    const unknown = await svc.call('POST', '/users/bob/claim-code', { code: 'ZZZZZZ' });
+    expect(unknown.body.errors[0].code).to.equal('CLAIM.CODE_NOT_FOUND');
+    expect(unknown.headers.get('ratelimit')).to.contain('"claims-user";r=5;t=3600');
+    const own = await svc.call('POST', '/users/bob/claim-code', { code: bob.referral_code });
+    expect(own.body.errors[0].code).to.equal('CLAIM.OWN_CODE');
+    expect(own.headers.get('ratelimit')).to.contain('"claims-user";r=0;t=3600');
+    const blocked = await svc.call('POST', '/users/bob/claim-code', { code: 'ZZZZZZ' });
+    expect(blocked.status).to.equal(429);
+    expect(blocked.headers.get('retry-after')).to.equal('3600');
+    // Other failures cost one point: a claim of a user that does not exist yet.
+    const missing = await svc.call('POST', '/users/nobody/claim-code', { code: 'ZZZZZZ' });
+    expect(missing.body.errors[0].code).to.equal('NOT_FOUND.USER');
+    expect(missing.headers.get('ratelimit')).to.contain('"claims-user";r=9;t=3600');
+  });
+
+  it('are shared by two services on one database file', async () => {
+    const dataDir = tempDataDir();
+    const clock = new ManualClock(T0);
+    const first = await start({ RATE_LIMIT_COMMANDS: '4/60s' }, clock, dataDir);
+    const second = await start({ RATE_LIMIT_COMMANDS: '4/60s' }, clock, dataDir);
+    const statuses = [];
+    for (let i = 0; i < 6; i++) statuses.push((await (i % 2 === 0 ? first : second).call('POST', '/users', { app_user_id: `u${i}` })).status);
+    expect(statuses).to.deep.equal([201, 201, 201, 201, 429, 429]);
+  });
+
+  it('never let a 50-way concurrent burst past the budget', async () => {
+    const svc = await start({ RATE_LIMIT_READS: '20/60s' });
+    const answers = await Promise.all(Array.from({ length: 50 }, () => svc.call('GET', '/codes/NOPE42')));
+    const statuses = answers.map((answer) => answer.status);
+    expect(statuses.filter((status) => status === 404)).to.have.length(20);
+    expect(statuses.filter((status) => status === 429)).to.have.length(30);
+  });
+
+  it('never let a 50-way burst of claims by one user past the claim budget', async () => {
+    const svc = await start({ RATE_LIMIT_CLAIMS: '20/3600s' });
+    await createUser(svc, 'carol');
+    const answers = await Promise.all(Array.from({ length: 50 }, () => svc.call('POST', '/users/carol/claim-code', { code: 'ZZZZZZ' })));
+    const failed = answers.filter((answer) => answer.status === 422);
+    // Each attempt takes 1 point up front; at most 20 attempts get past the limiter.
+    expect(failed.length).to.be.at.most(20).and.at.least(4);
+    expect(answers.filter((answer) => answer.status === 429)).to.have.length(50 - failed.length);
+  });
+
+  it('are off with RATE_LIMITS=off: no headers, no 429', async () => {
+    const svc = await start({ RATE_LIMITS: 'off' });
+    for (let i = 0; i < 5; i++) {
+      const answer = await svc.call('GET', '/codes/NOPE42');
+      expect(answer.status).to.equal(404);
+      expect(answer.headers.get('ratelimit')).to.equal(null);
+    }
+  });
+
+  it('are described in /openapi.json: 429 and the headers on every operation that needs a key', async () => {
+    const svc = await start();
+    const document = (await (await fetch(`${svc.url}/openapi.json`)).json()) as any;
+    expect(document.components.headers).to.have.keys('RequestId', 'RateLimit', 'RateLimitPolicy', 'RetryAfter');
+    for (const [path, item] of Object.entries<any>(document.paths)) {
+      for (const [method, operation] of Object.entries<any>(item)) {
+        const keyed = (operation.security ?? []).length > 0;
+        expect(Boolean(operation.responses['429']), `${method} ${path}`).to.equal(keyed);
+        if (!keyed) continue;
+        expect(operation.responses['429'].headers).to.have.keys('x-request-id', 'RateLimit', 'RateLimit-Policy', 'Retry-After');
+        expect(operation.responses['200'] ?? operation.responses['201'] ?? operation.responses['204']).to.have.nested.property('headers.RateLimit');
+      }
+    }
+    expect(CLIENT_KEY).to.not.equal(SECRET_KEY);
+  });
+});

@@ -1,0 +1,53 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import type { RateLimitStore } from '../../src/ports/rate-limit-store.js';
+import type { ContractOptions, OpenContractSubject } from './contract-subject.js';
+
+const T0 = Date.parse('2026-11-23T12:00:00.000Z');
+
+/** What every RateLimitStore adapter must do: fixed windows, atomic under concurrency, shared by key. */
+export function rateLimitStoreContract(name: string, open: OpenContractSubject<RateLimitStore>, _options: ContractOptions): void {
+  describe(`RateLimitStore contract: ${name}`, () => {
+    let store: RateLimitStore;
+    let dispose: () => Promise<void>;
+    let key: (label: string) => string;
+
+    beforeEach(async () => {
+      const subject = await open();
+      store = subject.store;
+      dispose = subject.dispose;
+      const tag = randomUUID().slice(0, 8);
+      key = (label) => `${tag}:${label}`;
+    });
+    afterEach(() => dispose());
+
+    it('starts a window on the first hit and adds to it until it ends', async () => {
+      expect(await store.hit(key('a'), 1, 60_000, T0)).to.deep.equal({ points: 1, resetAtMs: T0 + 60_000 });
+      expect(await store.hit(key('a'), 4, 60_000, T0 + 10_000)).to.deep.equal({ points: 5, resetAtMs: T0 + 60_000 });
+      expect(await store.hit(key('a'), 1, 60_000, T0 + 59_999)).to.deep.equal({ points: 6, resetAtMs: T0 + 60_000 });
+    });
+
+    it('starts a new window once the old one has ended', async () => {
+      await store.hit(key('a'), 7, 60_000, T0);
+      expect(await store.hit(key('a'), 2, 60_000, T0 + 60_000)).to.deep.equal({ points: 2, resetAtMs: T0 + 120_000 });
+    });
+
+    it('keeps keys apart', async () => {
+      await store.hit(key('a'), 3, 60_000, T0);
+      expect(await store.hit(key('b'), 1, 60_000, T0)).to.deep.equal({ points: 1, resetAtMs: T0 + 60_000 });
+    });
+
+    it('loses no hit when 50 arrive at once', async () => {
+      const results = await Promise.all(Array.from({ length: 50 }, () => store.hit(key('burst'), 1, 60_000, T0)));
+      expect(results.map((result) => result.points).sort((a, b) => a - b)).to.deep.equal(Array.from({ length: 50 }, (_, i) => i + 1));
+    });
+
+    it('removes only windows that have ended', async () => {
+      await store.hit(key('old'), 1, 1_000, T0);
+      await store.hit(key('live'), 1, 60_000, T0);
+      expect(await store.removeExpired(T0 + 1_000)).to.be.at.least(1);
+      expect(await store.hit(key('live'), 1, 60_000, T0 + 1_000)).to.deep.equal({ points: 2, resetAtMs: T0 + 60_000 });
+      expect(await store.hit(key('old'), 1, 1_000, T0 + 1_000)).to.deep.equal({ points: 1, resetAtMs: T0 + 2_000 });
+    });
+  });
+}
