@@ -34,7 +34,7 @@ export class UpsertUserHandler {
 
   async handle(appUserId: string, fields: Partial<ProfileFields>, context: CommandContext): Promise<{ created: boolean; state: UserState }> {
     let reservedCode: string | null = null;
-    const command = (now: Date) => ({ app_user_id: appUserId, fields, now, assignment: null, conversionRewards: [] });
+    const command = (now: Date) => ({ app_user_id: appUserId, fields, now, assignment: null, conversionRewards: [], conversions: this.config.CONVERSIONS_FROM });
     const executed = await this.executor.execute(
       streams.user(appUserId),
       userEvolver,

@@ -2,11 +2,12 @@ import type { z } from 'zod';
 import { codeEvents } from './code-events.js';
 import { configEvents } from './config-events.js';
 import { poolEvents } from './pool-events.js';
+import { revenueEvents } from './revenue-events.js';
 import { storeEvents } from './store-events.js';
 import { userEvents } from './user-events.js';
 
 /** Every event type of the service with the zod schema of its data. */
-export const eventSchemas = { ...userEvents, ...codeEvents, ...configEvents, ...poolEvents, ...storeEvents };
+export const eventSchemas = { ...userEvents, ...codeEvents, ...configEvents, ...poolEvents, ...storeEvents, ...revenueEvents };
 
 export type EventType = keyof typeof eventSchemas;
 export type EventDataOf<T extends EventType> = z.infer<(typeof eventSchemas)[T]>;
@@ -16,7 +17,7 @@ export type DomainEvent = { [T in EventType]: { type: T; data: EventDataOf<T> } 
 export type EventOf<T extends EventType> = Extract<DomainEvent, { type: T }>;
 
 /** Current schema version of every event type; bump it and add an upcaster when a shape changes. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 export function isKnownEventType(type: string): type is EventType {
   return Object.hasOwn(eventSchemas, type);
@@ -46,6 +47,10 @@ export const streams = {
   affiliate: (id: string) => `affiliate-${id}`,
   pool: (rewardKey: string) => `pool-${rewardKey}`,
   offerCode: (id: string) => `offer-code-${id}`,
+  /** One verified inbound notification: its uniqueness is the deduplication (SPEC §11). */
+  inbound: (provider: string, notificationId: string) => `inbound-${provider}-${notificationId}`,
+  /** One refused inbound notification (recorded without its payload). */
+  inboundRejected: (id: string) => `inbound-rejected-${id}`,
 } as const;
 
 /** The app_user_id of a `user-{app_user_id}` stream; null for every other stream. */
