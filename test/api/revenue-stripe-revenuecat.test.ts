@@ -1,4 +1,7 @@
 import { expect } from 'chai';
+import { auditCredits } from '../../src/application/audit/credit-audit.js';
+import { EventLog } from '../../src/application/event-log.js';
+import { TOKENS } from '../../src/ports/tokens.js';
 import { createUser, eventually, events, getUser, never, putProgram, putReward } from '../support/fixtures.js';
 import { chargeRefunded, invoicePaid, post, REVENUECAT_AUTH, rcEvent, revenueCat, STRIPE_SECRET, stripeEvent } from '../support/revenue-senders.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -144,9 +147,25 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       expect(claimerCoins.data.refund).to.include({ notification_id: 'rc-refund' });
       const referrerCoins = revoked.find((event) => event.stream === 'user-rc-referrer')!;
       expect(referrerCoins.data).to.include({ shortfall: 100, balance_after: 0 });
-      const claimer = await getUser(svc, 'rc-claimer');
-      expect(claimer.rewards.active.basic).to.have.length(0);
-      expect(claimer.rewards.active.credit.reduce((sum: number, entry: any) => sum + entry.credits, 0)).to.equal(0);
+      await eventually(async () => {
+        const claimer = await getUser(svc, 'rc-claimer');
+        expect(claimer.rewards.active.basic).to.have.length(0);
+        expect(claimer.rewards.expired.basic).to.have.length(1);
+        expect(claimer.rewards.active.credit.reduce((sum: number, entry: any) => sum + entry.credits, 0)).to.equal(0);
+      });
+
+      // Auditors: the clawback and the shortfall in the ledger, linked to the refund notification.
+      const rows = await eventually(async () => {
+        const entries = (await svc.admin('GET', '/admin/users/rc-claimer/credit-ledger')).body.data.entries as any[];
+        expect(entries.map((row) => row.kind)).to.include('shortfall');
+        return entries;
+      });
+      const clawback = rows.find((row) => row.kind === 'clawback')!;
+      expect(clawback).to.include({ delta: -70, balance_after: 0 });
+      expect(clawback.cause.refund).to.include({ provider: 'revenuecat', notification_id: 'rc-refund' });
+      expect(rows.find((row) => row.kind === 'shortfall')).to.include({ delta: 0, shortfall: 30, balance_after: 0 });
+      const report = await auditCredits(svc.service.container.resolve(EventLog), svc.service.container.resolve(TOKENS.ReadStore));
+      expect(report.mismatches).to.deep.equal([]);
 
       // Delivered again: nothing more is revoked.
       expect((await revenueCat(svc, refund)).body.data.status).to.equal('duplicate');

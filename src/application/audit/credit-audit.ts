@@ -45,7 +45,7 @@ function documentBalance(doc: UserDocument, key: string): number {
 /** The balance an event says it left, for events that move credits. */
 function recordedBalance(event: LoggedEvent): { key: string; balance: number } | null {
   if (event.type === 'CreditsWithdrawn') return { key: event.data.key, balance: event.data.credits_available_at_end };
-  if ((event.type === 'RewardGranted' || event.type === 'RewardExpired') && event.data.kind === 'credit') {
+  if ((event.type === 'RewardGranted' || event.type === 'RewardExpired' || event.type === 'RewardRevoked') && event.data.kind === 'credit') {
     return { key: event.data.reward_key, balance: event.data.balance_after ?? 0 };
   }
   return null;

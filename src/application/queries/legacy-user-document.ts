@@ -188,6 +188,18 @@ function applyUserEvent(draft: UserDraft, event: DomainEvent): void {
     case 'RewardExpired':
       draft.updateGrant(event.data.grant_id, (grant) => ({ ...grant, expired: true }));
       return;
+    case 'RewardRevoked': {
+      // Clawback (SPEC §11): credits come back from the entries debited; any other kind ends now.
+      const data = event.data;
+      if (data.kind !== 'credit') {
+        draft.updateGrant(data.entry_id, (grant) => ({ ...grant, expired: true, expires_at: data.revoked_at, updated_at: data.revoked_at }));
+        return;
+      }
+      for (const debit of data.debits) {
+        draft.updateGrant(debit.grant_id, (grant) => ({ ...grant, credits: (grant.credits ?? 0) - debit.credits, updated_at: data.revoked_at }));
+      }
+      return;
+    }
     case 'CreditsWithdrawn': {
       const data = event.data;
       for (const debit of data.debits) {
