@@ -14,7 +14,7 @@ export const usersProjection: Projection = {
   name: 'users',
   version: 2,
   collections: [{ name: USERS, indexes: ['referral_code'] }],
-  eventTypes: [...(Object.keys(userEvents) as EventType[]), 'RewardRevoked'],
+  eventTypes: Object.keys(userEvents) as EventType[],
   targets: (event) => (event.stream.startsWith('user-') ? [{ collection: USERS, id: event.stream.slice('user-'.length) }] : []),
   evolve: (_ref, doc, event) => evolveUser((doc as UserState | null) ?? initialUserState(), event) as unknown as Doc,
 };

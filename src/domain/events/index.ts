@@ -2,12 +2,12 @@ import type { z } from 'zod';
 import { codeEvents } from './code-events.js';
 import { configEvents } from './config-events.js';
 import { poolEvents } from './pool-events.js';
-import { revenueEvents } from './revenue-events.js';
+import { inboundEvents } from './revenue-events.js';
 import { storeEvents } from './store-events.js';
 import { userEvents } from './user-events.js';
 
 /** Every event type of the service with the zod schema of its data. */
-export const eventSchemas = { ...userEvents, ...codeEvents, ...configEvents, ...poolEvents, ...storeEvents, ...revenueEvents };
+export const eventSchemas = { ...userEvents, ...codeEvents, ...configEvents, ...poolEvents, ...storeEvents, ...inboundEvents };
 
 export type EventType = keyof typeof eventSchemas;
 export type EventDataOf<T extends EventType> = z.infer<(typeof eventSchemas)[T]>;

@@ -23,15 +23,19 @@ const revenueFact = revenueNotificationSchema.omit({ match: true }).extend({
 });
 
 /**
- * Events of the inbound streams (`inbound-{provider}-{notification_id}`: one notification each,
- * so its stream's uniqueness is the deduplication) and of the user stream (what a notification
- * meant for that user).
+ * Events of the inbound streams: `inbound-{provider}-{notification_id}` holds one verified
+ * notification (the stream's uniqueness is the deduplication); `inbound-rejected-{id}` one
+ * refused delivery.
  */
-export const revenueEvents = {
+export const inboundEvents = {
   /** A verified notification, normalised; `app_user_id` is its user when matched on receipt. */
   NotificationReceived: z.object({ received_at: isoDateTime, notification: revenueNotificationSchema, app_user_id: z.string().nullable() }),
   /** A notification refused before it was read (bad signature, wrong app): recorded without its payload. */
   NotificationRejected: z.object({ provider: z.enum(REVENUE_PROVIDERS), received_at: isoDateTime, reason: z.string() }),
+};
+
+/** Events of the user stream about verified revenue: what a notification meant for that user, and clawbacks. */
+export const revenueUserEvents = {
   /** `refunded_before`: a refund of it was recorded first (out of order): it neither makes the user premium nor converts it. */
   PurchaseRecorded: revenueFact.extend({ refunded_before: z.boolean() }),
   RenewalRecorded: revenueFact.extend({ refunded_before: z.boolean() }),

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { REWARD_KINDS } from '../rewards/reward-kinds.js';
 import { isoDateTime, jsonObject } from '../rewards/reward-schemas.js';
-import { purchaseRefSchema } from './revenue-events.js';
+import { purchaseRefSchema, revenueUserEvents } from './revenue-events.js';
 
 /** Events of the `user-{app_user_id}` stream: everything one user's responses show. */
 
@@ -119,6 +119,8 @@ export const userEvents = {
   ReferralClaimCounted: z.object({ claimer: z.string(), code: z.string(), claims: z.number().int(), cause_position: z.string() }),
   ReferralConversionCounted: z.object({ claimer: z.string(), conversions: z.number().int(), cause_position: z.string() }),
   ReferralChurnCounted: z.object({ claimer: z.string(), churns: z.number().int(), cause_position: z.string() }),
+  /** Verified revenue and clawbacks (SPEC §11): src/domain/events/revenue-events.ts. */
+  ...revenueUserEvents,
 };
 
 /** One grant as recorded (`RewardGranted` data): what `rewards_granted` shows. */

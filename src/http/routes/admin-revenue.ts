@@ -65,12 +65,13 @@ export function adminRevenueRouter(container: DependencyContainer, api: ApiDescr
 
   api.operation({
     method: 'get',
+    operationId: 'listInboundNotifications',
     path: '/admin/webhooks/inbound',
     summary: 'Received revenue notifications, oldest first, paged by position',
     tags: ['admin: revenue'],
     query: inboundQuery,
     responses: { 200: { description: 'A page of notifications', schema: z.object({ data: inboundOut }) } },
-    errors: [400, 401, 403],
+    errors: ['BAD_REQUEST', 'UNAUTHORIZED', 'FORBIDDEN'],
   });
   router
     .route('/webhooks/inbound')
@@ -82,12 +83,13 @@ export function adminRevenueRouter(container: DependencyContainer, api: ApiDescr
 
   api.operation({
     method: 'get',
+    operationId: 'getAttribution',
     path: '/admin/attribution',
     summary: 'Claims, conversions, refunds and revenue per code, program or affiliate over a date range',
     tags: ['admin: revenue'],
     query: attributionQuery,
     responses: { 200: { description: 'One row per group', schema: z.object({ data: attributionOut }) } },
-    errors: [400, 401, 403],
+    errors: ['BAD_REQUEST', 'UNAUTHORIZED', 'FORBIDDEN'],
   });
   router
     .route('/attribution')
@@ -99,12 +101,13 @@ export function adminRevenueRouter(container: DependencyContainer, api: ApiDescr
 
   api.operation({
     method: 'get',
+    operationId: 'getAccountToken',
     path: '/admin/users/{app_user_id}/account-token',
     summary: "The user's account token (App Store appAccountToken): UUIDv5 of app_user_id in ACCOUNT_TOKEN_NAMESPACE",
     tags: ['admin: revenue'],
     params: z.object({ app_user_id: appUserId }),
     responses: { 200: { description: 'The token', schema: z.object({ data: z.object({ app_user_id: z.string(), account_token: z.string() }) }) } },
-    errors: [400, 401, 403, 404],
+    errors: ['BAD_REQUEST', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND.USER'],
   });
   router
     .route('/users/:app_user_id/account-token')

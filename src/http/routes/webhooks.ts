@@ -65,11 +65,12 @@ export function webhooksRouter(container: DependencyContainer, api: ApiDescripti
   for (const provider of REVENUE_PROVIDERS) {
     api.operation({
       method: 'post',
+      operationId: `receive${provider.split('-').map((part) => part[0]!.toUpperCase() + part.slice(1)).join('')}Notification`,
       path: `/webhooks/${provider}`,
       summary: `Inbound ${provider} notification (verified by the provider's signature or token)`,
       tags: ['webhooks in'],
       responses: { 200: { description: 'Kept: applied to its user, a duplicate, or unmatched (applied when the user appears)', schema: answer } },
-      errors: [400, 401, 404, 413],
+      errors: ['BODY_INVALID', 'BAD_REQUEST', 'WEBHOOK.UNAUTHORIZED', 'WEBHOOK.NOT_CONFIGURED', 'BODY_TOO_LARGE'],
       auth: 'none',
     });
     router
