@@ -1102,10 +1102,10 @@ export interface components {
             };
             deactivation: components["schemas"]["Deactivation"];
             /**
-             * @default none
+             * @description SPEC §11: `on_refund` revokes what this entry granted when the purchase that converted the referee is refunded (default none)
              * @enum {string}
              */
-            clawback: "none" | "on_refund";
+            clawback?: "none" | "on_refund";
         };
         PromoCode: {
             code: string;

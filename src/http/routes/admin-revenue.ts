@@ -113,8 +113,7 @@ export function adminRevenueRouter(container: DependencyContainer, api: ApiDescr
     .route('/users/:app_user_id/account-token')
     .get(async (req, res) => {
       const id = parsePathParam(req, 'app_user_id', appUserId);
-      const state = await users.state(id);
-      if (!state?.exists) throw new ApiError(404, 'NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
+      if (!(await users.exists(id))) throw new ApiError(404, 'NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
       res.json({ data: { app_user_id: id, account_token: accountToken(id, config.ACCOUNT_TOKEN_NAMESPACE) } });
     })
     .all(methodNotAllowed(['GET']));
