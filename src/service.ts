@@ -21,7 +21,7 @@ import { useAccountTokenNamespace } from './domain/revenue/account-token.js';
 import { OfferCodeLookup } from './application/store/offer-code-lookup.js';
 import { StreamExecutor } from './application/stream-executor.js';
 import type { Backend } from './backends/backend.js';
-import type { Config } from './config.js';
+import { type Config, configuredRevenueProviders } from './config.js';
 import { createApp } from './http/app.js';
 import { MeteredEventStore } from './observability/metered-event-store.js';
 import { Metrics } from './observability/metrics.js';
@@ -172,6 +172,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     await backend.close().catch(() => {});
     throw error;
   }
+  logger.info({ providers: configuredRevenueProviders(config), conversionsFrom: config.CONVERSIONS_FROM }, 'revenue notifications');
   logger.info({ url, role, backend: backend.name, pid: process.pid }, `service started on ${url} (pid ${process.pid}; stop with Ctrl-C or kill -TERM ${process.pid})`);
 
   let stage: StopStage = 'running';

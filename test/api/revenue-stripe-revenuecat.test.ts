@@ -1,10 +1,34 @@
 import { expect } from 'chai';
 import { auditCredits } from '../../src/application/audit/credit-audit.js';
 import { EventLog } from '../../src/application/event-log.js';
+import { allProjections } from '../../projections/index.js';
+import { replayProjections } from '../../src/application/projections/projection-replay.js';
+import type { EventStore } from '../../src/ports/event-store.js';
+import type { ReadConsistency } from '../../src/ports/read-consistency.js';
+import type { ReadStore } from '../../src/ports/read-store.js';
 import { TOKENS } from '../../src/ports/tokens.js';
 import { createUser, eventually, events, getUser, never, putProgram, putReward } from '../support/fixtures.js';
 import { chargeRefunded, invoicePaid, post, REVENUECAT_AUTH, rcEvent, revenueCat, STRIPE_SECRET, stripeEvent } from '../support/revenue-senders.js';
 import { startTestService, type TestService } from '../support/test-service.js';
+
+async function readModels(svc: TestService) {
+  const readStore = svc.service.container.resolve<ReadStore>(TOKENS.ReadStore);
+  const all: Record<string, unknown[]> = {};
+  for (const projection of allProjections) for (const collection of projection.collections) all[collection.name] = await readStore.find(collection.name);
+  return all;
+}
+
+/** Waits until reactions and projections have settled (no new events for a moment). */
+async function settled(svc: TestService) {
+  const store = svc.service.container.resolve<EventStore>(TOKENS.EventStore);
+  const consistency = svc.service.container.resolve<ReadConsistency>(TOKENS.ReadConsistency);
+  for (;;) {
+    const head = (await store.headPosition())!;
+    await consistency.waitFor(head, 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    if ((await store.headPosition()) === head) return;
+  }
+}
 
 const inbox = async (svc: TestService, query = '') => (await svc.admin('GET', `/admin/webhooks/inbound?limit=1000${query}`)).body.data.notifications as any[];
 const revenueEvents = async (svc: TestService, user: string) =>
@@ -175,6 +199,14 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       const row = attribution.find((group: any) => group.group === referrer.referral_code);
       expect(row).to.deep.include({ claims: 1, conversions: 1, refunds: 1 });
       expect(row.revenue).to.deep.equal([{ currency: 'USD', gross_minor: 499, refunded_minor: 499 }]);
+      expect((await svc.admin('GET', '/admin/attribution?group_by=program&from=2026-01-01&to=2099-12-31')).body.data.groups.find((group: any) => group.group === 'friends')).to.deep.include({ claims: 1, conversions: 1, refunds: 1 });
+      expect((await svc.admin('GET', '/admin/attribution?group_by=code&to=2000-01-01')).body.data.groups).to.deep.equal([]);
+
+      // Replay reproduces every read model, the clawback, ledger and inbox included.
+      await settled(svc);
+      const before = await readModels(svc);
+      expect(await replayProjections(svc.service.container.resolve(EventLog), svc.service.container.resolve<ReadStore>(TOKENS.ReadStore), allProjections)).to.equal('switched');
+      expect(await readModels(svc)).to.deep.equal(before);
     });
   });
 });
