@@ -1,4 +1,5 @@
 import { inject, injectable } from 'tsyringe';
+import type { Config } from '../../config.js';
 import { streams } from '../../domain/events/index.js';
 import { assignProgram } from '../../domain/programs/program-assignment.js';
 import { type ProfileFields, decideUpsertUser } from '../../domain/users/upsert-user.js';
@@ -28,6 +29,7 @@ export class UpsertUserHandler {
     @inject(CodeRegistry) private readonly registry: CodeRegistry,
     @inject(ReadYourWrites) private readonly readYourWrites: ReadYourWrites,
     @inject(TOKENS.Clock) private readonly clock: Clock,
+    @inject(TOKENS.Config) private readonly config: Config,
   ) {}
 
   async handle(appUserId: string, fields: Partial<ProfileFields>, context: CommandContext): Promise<{ created: boolean }> {
