@@ -1,6 +1,7 @@
 import type { LoggedEvent } from '../src/application/event-log.js';
 import type { GrantCause } from '../src/domain/events/user-events.js';
 import type { Doc, Projection } from './projection.js';
+import { appUserIdOf } from '../src/domain/events/index.js';
 
 export const CREDIT_LEDGER = 'credit_ledger';
 
@@ -61,7 +62,7 @@ function revocationRow(shortfall: boolean, event: LoggedEvent): Doc | null {
   const debited = data.debits.reduce((sum, debit) => sum + debit.credits, 0);
   const refund = `${data.refund.provider} notification ${data.refund.notification_id}`;
   return {
-    app_user_id: event.stream.slice('user-'.length),
+    app_user_id: appUserIdOf(event.stream),
     seq: `${ledgerSequence(event.position)}${shortfall ? '.1' : ''}`,
     at: event.recordedAt.toISOString(),
     event_id: event.id,
@@ -86,7 +87,7 @@ function revocationRow(shortfall: boolean, event: LoggedEvent): Doc | null {
 }
 
 function ledgerRow(event: LoggedEvent): Doc | null {
-  const appUserId = event.stream.slice('user-'.length);
+  const appUserId = appUserIdOf(event.stream)!;
   const base = {
     app_user_id: appUserId,
     seq: ledgerSequence(event.position),
