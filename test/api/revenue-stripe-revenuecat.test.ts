@@ -95,6 +95,31 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       expect(recorded[1]!.data.refunded_before).to.equal(true);
     });
 
+    it('lists the inbox oldest first, filtered, paged by position', async () => {
+      const all = await inbox(svc, '&provider=stripe');
+      expect(all.length).to.be.at.least(5);
+      const seen: string[] = [];
+      let after: string | null = null;
+      for (;;) {
+        const page: any = (await svc.admin('GET', `/admin/webhooks/inbound?provider=stripe&limit=2${after ? `&after=${after}` : ''}`)).body.data;
+        seen.push(...page.notifications.map((row: any) => `${row.id}/${row.status}`));
+        if (page.next_after === null) break;
+        after = page.next_after;
+      }
+      expect(seen).to.deep.equal(all.map((row) => `${row.id}/${row.status}`));
+      expect(all.map((row) => row.received_at)).to.deep.equal([...all.map((row) => row.received_at)].sort());
+      expect((await svc.admin('GET', '/admin/webhooks/inbound?status=nonsense')).status).to.equal(400);
+      expect((await svc.call('GET', '/admin/webhooks/inbound')).status).to.equal(403);
+    });
+
+    it('refuses a body over 1 MiB (413) and other methods (405)', async () => {
+      const big = await post(svc, '/webhooks/stripe', JSON.stringify({ pad: 'x'.repeat(1024 * 1024) }), { 'stripe-signature': 't=1,v1=00' });
+      expect(big.status).to.equal(413);
+      expect(big.body.errors[0].code).to.equal('BODY_TOO_LARGE');
+      const get = await fetch(`${svc.url}/webhooks/stripe`);
+      expect(get.status).to.equal(405);
+    });
+
     it('answers 404 WEBHOOK.NOT_CONFIGURED for a provider that is off', async () => {
       const off = await post(svc, '/webhooks/revenuecat', '{}', { authorization: 'x' });
       expect(off.status).to.equal(404);

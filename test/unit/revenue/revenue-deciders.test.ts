@@ -95,6 +95,11 @@ describe('verified revenue (SPEC §11)', () => {
   });
 
   describe('CONVERSIONS_FROM', () => {
+    it('under both, a conversion the app reported first is not counted again by the verified purchase', () => {
+      const clientConverted = user.given([...claimedHistory, event('UserProfileUpdated', { changes: { is_premium: true, is_trial: false } }), event('UserConverted', { converted_at: T0.toISOString(), referred_by: { claim_id: 'c1', code: 'BOB234', type: 'referral', owner_id: 'bob' }, source: 'client', purchase: null, program_id: 'prog' })]);
+      expect(clientConverted.when((state) => decideRecordRevenue(state, record({ conversions: 'both' }))).decision().events.map((e) => e.type)).to.deep.equal(['PurchaseRecorded']);
+    });
+
     const premiumClient = [...claimedHistory, event('UserProfileUpdated', { changes: { is_premium: true, is_trial: false } })];
     it("client counts the app's is_premium; verified ignores it; both takes either", () => {
       const state = user.given(premiumClient).state;
