@@ -42,7 +42,14 @@ const grantId = (holder: string, grant: string) => `${holder}\u001f${grant}`;
  * ordered descending, which every read store answers with an index.
  */
 function inboundDoc(event: LoggedEvent, fields: Doc): Doc {
-  return { received_at: event.recordedAt.toISOString(), neg_seq: -Number(event.position), seq: event.position.toString(), event_ids: [], reason: null, ...fields };
+  return {
+    received_at: event.recordedAt.toISOString(),
+    neg_seq: -Number(event.position),
+    seq: event.position.toString(),
+    event_ids: [],
+    reason: null,
+    ...fields,
+  };
 }
 
 const REVENUE_TYPES = ['PurchaseRecorded', 'RenewalRecorded', 'RefundRecorded', 'SubscriptionExpired'] as const;
@@ -85,7 +92,9 @@ export const revenueIndexProjection: Projection = {
       }
       case 'UserRegistered': {
         if (user === null) return [];
-        const refs: DocumentRef[] = [{ collection: REVENUE_LINKS, id: links.token(accountToken(user, accountTokenNamespace(DEFAULT_ACCOUNT_TOKEN_NAMESPACE))) }];
+        const refs: DocumentRef[] = [
+          { collection: REVENUE_LINKS, id: links.token(accountToken(user, accountTokenNamespace(DEFAULT_ACCOUNT_TOKEN_NAMESPACE))) },
+        ];
         if (event.data.payment_customer_id) refs.push({ collection: REVENUE_LINKS, id: links.customer(event.data.payment_customer_id) });
         return refs;
       }
@@ -138,7 +147,16 @@ export const revenueIndexProjection: Projection = {
         return doc === null ? base : { ...base, ...pick(doc, ['status', 'app_user_id', 'event_ids']) };
       }
       case 'NotificationRejected':
-        return inboundDoc(event, { id: null, provider: event.data.provider, received_at: event.data.received_at, kind: null, provider_type: null, status: 'rejected', reason: event.data.reason, app_user_id: null });
+        return inboundDoc(event, {
+          id: null,
+          provider: event.data.provider,
+          received_at: event.data.received_at,
+          kind: null,
+          provider_type: null,
+          status: 'rejected',
+          reason: event.data.reason,
+          app_user_id: null,
+        });
       default: {
         if (doc === null) return null;
         const eventIds = (doc.event_ids as string[]).includes(event.id) ? doc.event_ids : [...(doc.event_ids as string[]), event.id];

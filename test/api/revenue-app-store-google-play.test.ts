@@ -10,7 +10,9 @@ import { startTestService, type TestService } from '../support/test-service.js';
 
 const inbox = async (svc: TestService, query = '') => (await svc.admin('GET', `/admin/webhooks/inbound?limit=1000${query}`)).body.data.notifications as any[];
 const recorded = async (svc: TestService, user: string) =>
-  (await events(svc, `stream=user-${user}`)).filter((event) => ['PurchaseRecorded', 'RenewalRecorded', 'RefundRecorded', 'SubscriptionExpired'].includes(event.type));
+  (await events(svc, `stream=user-${user}`)).filter((event) =>
+    ['PurchaseRecorded', 'RenewalRecorded', 'RefundRecorded', 'SubscriptionExpired'].includes(event.type),
+  );
 const token = (user: string) => accountToken(user, DEFAULT_ACCOUNT_TOKEN_NAMESPACE);
 
 describe('API: revenue notifications in (SPEC §11) — App Store and Google Play', () => {
@@ -31,12 +33,25 @@ describe('API: revenue notifications in (SPEC §11) — App Store and Google Pla
       await createUser(svc, 'apple-ann');
       expect((await svc.admin('GET', '/admin/users/apple-ann/account-token')).body.data.account_token).to.equal(token('apple-ann'));
       const uuid = randomUUID();
-      const body = await appleNotification(chain, 'SUBSCRIBED', appleTransaction({ transactionId: 't-ann-1', originalTransactionId: 'o-ann', appAccountToken: token('apple-ann') }), { uuid, subtype: 'INITIAL_BUY' });
+      const body = await appleNotification(
+        chain,
+        'SUBSCRIBED',
+        appleTransaction({ transactionId: 't-ann-1', originalTransactionId: 'o-ann', appAccountToken: token('apple-ann') }),
+        { uuid, subtype: 'INITIAL_BUY' },
+      );
       expect(await send(body)).to.deep.equal({ status: 200, body: { data: { status: 'applied' } } });
       expect((await send(body)).body.data.status).to.equal('duplicate');
       const [purchase, ...rest] = await recorded(svc, 'apple-ann');
       expect(rest).to.have.length(0);
-      expect(purchase!.data).to.include({ provider: 'app-store', notification_id: uuid, kind: 'purchase', transaction_id: 't-ann-1', original_transaction_id: 'o-ann', price_minor: 999, currency: 'USD' });
+      expect(purchase!.data).to.include({
+        provider: 'app-store',
+        notification_id: uuid,
+        kind: 'purchase',
+        transaction_id: 't-ann-1',
+        original_transaction_id: 'o-ann',
+        price_minor: 999,
+        currency: 'USD',
+      });
       // A renewal without a token is matched by its original transaction, already linked.
       const renewal = await appleNotification(chain, 'DID_RENEW', appleTransaction({ transactionId: 't-ann-2', originalTransactionId: 'o-ann' }));
       expect((await send(renewal)).body.data.status).to.equal('applied');
@@ -48,7 +63,9 @@ describe('API: revenue notifications in (SPEC §11) — App Store and Google Pla
       const answer = await send(forged);
       expect(answer.status).to.equal(401);
       expect(answer.body.errors[0].code).to.equal('WEBHOOK.UNAUTHORIZED');
-      const otherApp = await appleNotification(chain, 'SUBSCRIBED', appleTransaction({ transactionId: 't-y', originalTransactionId: 'o-y' }, 'com.other.app'), { bundleId: 'com.other.app' });
+      const otherApp = await appleNotification(chain, 'SUBSCRIBED', appleTransaction({ transactionId: 't-y', originalTransactionId: 'o-y' }, 'com.other.app'), {
+        bundleId: 'com.other.app',
+      });
       expect((await send(otherApp)).status).to.equal(401);
       expect((await send({})).status).to.equal(401);
       const rejected = await inbox(svc, '&provider=app-store&status=rejected');
@@ -60,14 +77,24 @@ describe('API: revenue notifications in (SPEC §11) — App Store and Google Pla
       const notJson = await post(svc, '/webhooks/app-store', 'signedPayload=abc');
       expect(notJson.status).to.equal(400);
       expect(notJson.body.errors[0].code).to.equal('BODY_INVALID');
-      const payload = await chain.sign({ notificationType: 'DID_RENEW', notificationUUID: randomUUID(), version: '2.0', signedDate: Date.now(), data: { bundleId: BUNDLE_ID, environment: 'Sandbox' } });
+      const payload = await chain.sign({
+        notificationType: 'DID_RENEW',
+        notificationUUID: randomUUID(),
+        version: '2.0',
+        signedDate: Date.now(),
+        data: { bundleId: BUNDLE_ID, environment: 'Sandbox' },
+      });
       const malformed = await send({ signedPayload: payload });
       expect(malformed.status).to.equal(400);
       expect(malformed.body.errors[0].code).to.equal('BAD_REQUEST');
     });
 
     it('keeps a notification for an unknown account token and applies it when the user is created', async () => {
-      const body = await appleNotification(chain, 'SUBSCRIBED', appleTransaction({ transactionId: 't-late', originalTransactionId: 'o-late', appAccountToken: token('apple-late') }));
+      const body = await appleNotification(
+        chain,
+        'SUBSCRIBED',
+        appleTransaction({ transactionId: 't-late', originalTransactionId: 'o-late', appAccountToken: token('apple-late') }),
+      );
       expect((await send(body)).body.data.status).to.equal('unmatched');
       await createUser(svc, 'apple-late');
       await eventually(async () => expect(await recorded(svc, 'apple-late')).to.have.length(1));
@@ -94,14 +121,26 @@ describe('API: revenue notifications in (SPEC §11) — App Store and Google Pla
     const ACCOUNT = 'play-push@test-project.iam.gserviceaccount.com';
     let svc: TestService;
     let oidc: GoogleOidcStub;
-    const notification = (fields: Record<string, unknown>) => ({ version: '1.0', packageName: 'com.example.referrals', eventTimeMillis: String(Date.now()), ...fields });
+    const notification = (fields: Record<string, unknown>) => ({
+      version: '1.0',
+      packageName: 'com.example.referrals',
+      eventTimeMillis: String(Date.now()),
+      ...fields,
+    });
     const send = async (messageId: string, body: Record<string, unknown>, bearer?: string) =>
-      post(svc, '/webhooks/google-play', pubSubPush(messageId, body), { authorization: `Bearer ${bearer ?? (await oidc.token({ aud: AUDIENCE, email: ACCOUNT }))}` });
+      post(svc, '/webhooks/google-play', pubSubPush(messageId, body), {
+        authorization: `Bearer ${bearer ?? (await oidc.token({ aud: AUDIENCE, email: ACCOUNT }))}`,
+      });
 
     before(async () => {
       oidc = await startGoogleOidcStub();
       svc = await startTestService({
-        env: { GOOGLE_PLAY_PACKAGE_NAME: 'com.example.referrals', GOOGLE_PLAY_PUSH_AUDIENCE: AUDIENCE, GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT: ACCOUNT, GOOGLE_OIDC_CERTS_URL: oidc.certsUrl },
+        env: {
+          GOOGLE_PLAY_PACKAGE_NAME: 'com.example.referrals',
+          GOOGLE_PLAY_PUSH_AUDIENCE: AUDIENCE,
+          GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT: ACCOUNT,
+          GOOGLE_OIDC_CERTS_URL: oidc.certsUrl,
+        },
       });
     });
     after(async () => {
@@ -111,7 +150,10 @@ describe('API: revenue notifications in (SPEC §11) — App Store and Google Pla
 
     it('records a purchase matched by obfuscatedExternalAccountId, a renewal by the linked purchase token; a repeat is a duplicate', async () => {
       await createUser(svc, 'play-ann');
-      const purchase = notification({ obfuscatedExternalAccountId: 'play-ann', subscriptionNotification: { version: '1.0', notificationType: 4, purchaseToken: 'pt-ann', subscriptionId: 'premium' } });
+      const purchase = notification({
+        obfuscatedExternalAccountId: 'play-ann',
+        subscriptionNotification: { version: '1.0', notificationType: 4, purchaseToken: 'pt-ann', subscriptionId: 'premium' },
+      });
       expect((await send('m-1', purchase)).body.data.status).to.equal('applied');
       expect((await send('m-1', purchase)).body.data.status).to.equal('duplicate');
       const renewal = notification({ subscriptionNotification: { version: '1.0', notificationType: 2, purchaseToken: 'pt-ann', subscriptionId: 'premium' } });
@@ -136,18 +178,26 @@ describe('API: revenue notifications in (SPEC §11) — App Store and Google Pla
       const bearer = await oidc.token({ aud: AUDIENCE, email: ACCOUNT });
       const notJson = await post(svc, '/webhooks/google-play', '{', { authorization: `Bearer ${bearer}` });
       expect(notJson.body.errors[0].code).to.equal('BODY_INVALID');
-      const malformed = await post(svc, '/webhooks/google-play', JSON.stringify({ message: { data: 'bm90IGpzb24=', messageId: 'm-bad' } }), { authorization: `Bearer ${bearer}` });
+      const malformed = await post(svc, '/webhooks/google-play', JSON.stringify({ message: { data: 'bm90IGpzb24=', messageId: 'm-bad' } }), {
+        authorization: `Bearer ${bearer}`,
+      });
       expect(malformed.status).to.equal(400);
       expect(malformed.body.errors[0].code).to.equal('BAD_REQUEST');
     });
 
     it('keeps an unknown user, applies it on creation; a voided purchase before its purchase is recorded once', async () => {
-      const purchase = notification({ obfuscatedExternalAccountId: 'play-late', subscriptionNotification: { version: '1.0', notificationType: 4, purchaseToken: 'pt-late' } });
+      const purchase = notification({
+        obfuscatedExternalAccountId: 'play-late',
+        subscriptionNotification: { version: '1.0', notificationType: 4, purchaseToken: 'pt-late' },
+      });
       expect((await send('m-late', purchase)).body.data.status).to.equal('unmatched');
       await createUser(svc, 'play-late');
       await eventually(async () => expect(await recorded(svc, 'play-late')).to.have.length(1));
       const voided = notification({ obfuscatedExternalAccountId: 'play-late', voidedPurchaseNotification: { purchaseToken: 'pt-late-2', orderId: 'GPA.1' } });
-      const second = notification({ obfuscatedExternalAccountId: 'play-late', subscriptionNotification: { version: '1.0', notificationType: 4, purchaseToken: 'pt-late-2' } });
+      const second = notification({
+        obfuscatedExternalAccountId: 'play-late',
+        subscriptionNotification: { version: '1.0', notificationType: 4, purchaseToken: 'pt-late-2' },
+      });
       expect((await send('m-void', voided)).body.data.status).to.equal('applied');
       expect((await send('m-second', second)).body.data.status).to.equal('applied');
       expect((await send('m-void', voided)).body.data.status).to.equal('duplicate');
@@ -166,7 +216,11 @@ describe('API: revenue notifications in (SPEC §11) — App Store and Google Pla
 
     it('takes the right token and refuses a wrong or missing one', async () => {
       await createUser(svc, 'play-shared');
-      const body = pubSubPush('s-1', { packageName: 'com.example.referrals', obfuscatedExternalAccountId: 'play-shared', subscriptionNotification: { notificationType: 4, purchaseToken: 'pt-s' } });
+      const body = pubSubPush('s-1', {
+        packageName: 'com.example.referrals',
+        obfuscatedExternalAccountId: 'play-shared',
+        subscriptionNotification: { notificationType: 4, purchaseToken: 'pt-s' },
+      });
       expect((await post(svc, '/webhooks/google-play?token=wrong', body)).status).to.equal(401);
       expect((await post(svc, '/webhooks/google-play', body)).status).to.equal(401);
       expect((await post(svc, '/webhooks/google-play?token=shared-secret-token', body)).body.data.status).to.equal('applied');

@@ -32,7 +32,9 @@ async function settled(svc: TestService) {
 
 const inbox = async (svc: TestService, query = '') => (await svc.admin('GET', `/admin/webhooks/inbound?limit=1000${query}`)).body.data.notifications as any[];
 const revenueEvents = async (svc: TestService, user: string) =>
-  (await events(svc, `stream=user-${user}`)).filter((event) => ['PurchaseRecorded', 'RenewalRecorded', 'RefundRecorded', 'SubscriptionExpired'].includes(event.type));
+  (await events(svc, `stream=user-${user}`)).filter((event) =>
+    ['PurchaseRecorded', 'RenewalRecorded', 'RefundRecorded', 'SubscriptionExpired'].includes(event.type),
+  );
 
 describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', () => {
   describe('Stripe (stripe library signatures)', () => {
@@ -50,7 +52,15 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       expect(again.body.data.status).to.equal('duplicate');
       const recorded = await revenueEvents(svc, 'stripe-ann');
       expect(recorded).to.have.length(1);
-      expect(recorded[0]!.data).to.include({ provider: 'stripe', notification_id: 'evt_ann1', kind: 'purchase', price_minor: 999, currency: 'EUR', transaction_id: 'in_ann1', product_id: 'price_monthly' });
+      expect(recorded[0]!.data).to.include({
+        provider: 'stripe',
+        notification_id: 'evt_ann1',
+        kind: 'purchase',
+        price_minor: 999,
+        currency: 'EUR',
+        transaction_id: 'in_ann1',
+        product_id: 'price_monthly',
+      });
       const row = (await inbox(svc, '&provider=stripe')).find((item) => item.id === 'evt_ann1');
       expect(row).to.include({ status: 'applied', app_user_id: 'stripe-ann' });
       expect(row.event_ids).to.deep.equal([recorded[0]!.id]);
@@ -80,7 +90,9 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       expect((await inbox(svc, '&status=unmatched')).map((row) => row.id)).to.include('evt_late1');
       await createUser(svc, 'stripe-late', { payment_customer_id: 'cus_late' });
       await eventually(async () => expect(await revenueEvents(svc, 'stripe-late')).to.have.length(1));
-      await eventually(async () => expect((await inbox(svc, '&provider=stripe')).find((row) => row.id === 'evt_late1')).to.include({ status: 'applied', app_user_id: 'stripe-late' }));
+      await eventually(async () =>
+        expect((await inbox(svc, '&provider=stripe')).find((row) => row.id === 'evt_late1')).to.include({ status: 'applied', app_user_id: 'stripe-late' }),
+      );
       // Retried by the provider afterwards: still one record.
       expect((await stripeEvent(svc, invoicePaid('late1', 'cus_late'))).body.data.status).to.equal('duplicate');
       expect(await revenueEvents(svc, 'stripe-late')).to.have.length(1);
@@ -169,7 +181,7 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       await createUser(svc, 'rc-claimer');
       expect((await svc.call('POST', '/users/rc-claimer/claim-code', { code: referrer.referral_code })).status).to.equal(200);
       await createUser(svc, 'rc-claimer', { is_premium: true, is_trial: false });
-      expect((await events(svc, 'stream=user-rc-claimer&type=UserConverted'))).to.have.length(0);
+      expect(await events(svc, 'stream=user-rc-claimer&type=UserConverted')).to.have.length(0);
       expect((await getUser(svc, 'rc-claimer')).rewards.active.credit).to.have.length(0);
 
       expect((await revenueCat(svc, rcEvent('rc-buy', 'INITIAL_PURCHASE', 'rc-claimer'))).body.data.status).to.equal('applied');
@@ -224,13 +236,19 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       const row = attribution.find((group: any) => group.group === referrer.referral_code);
       expect(row).to.deep.include({ claims: 1, conversions: 1, refunds: 1 });
       expect(row.revenue).to.deep.equal([{ currency: 'USD', gross_minor: 499, refunded_minor: 499 }]);
-      expect((await svc.admin('GET', '/admin/attribution?group_by=program&from=2026-01-01&to=2099-12-31')).body.data.groups.find((group: any) => group.group === 'friends')).to.deep.include({ claims: 1, conversions: 1, refunds: 1 });
+      expect(
+        (await svc.admin('GET', '/admin/attribution?group_by=program&from=2026-01-01&to=2099-12-31')).body.data.groups.find(
+          (group: any) => group.group === 'friends',
+        ),
+      ).to.deep.include({ claims: 1, conversions: 1, refunds: 1 });
       expect((await svc.admin('GET', '/admin/attribution?group_by=code&to=2000-01-01')).body.data.groups).to.deep.equal([]);
 
       // Replay reproduces every read model, the clawback, ledger and inbox included.
       await settled(svc);
       const before = await readModels(svc);
-      expect(await replayProjections(svc.service.container.resolve(EventLog), svc.service.container.resolve<ReadStore>(TOKENS.ReadStore), allProjections)).to.equal('switched');
+      expect(
+        await replayProjections(svc.service.container.resolve(EventLog), svc.service.container.resolve<ReadStore>(TOKENS.ReadStore), allProjections),
+      ).to.equal('switched');
       expect(await readModels(svc)).to.deep.equal(before);
     });
   });

@@ -29,16 +29,70 @@ function der(dir: string, pem: string): string {
 export function makeAppleTestChain(): AppleTestChain {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'apple-chain-'));
   fs.writeFileSync(path.join(dir, 'ca.ext'), 'basicConstraints=critical,CA:true\nkeyUsage=critical,keyCertSign,cRLSign\n');
-  fs.writeFileSync(path.join(dir, 'intermediate.ext'), 'basicConstraints=critical,CA:true,pathlen:0\nkeyUsage=critical,keyCertSign,cRLSign\n1.2.840.113635.100.6.2.1=ASN1:NULL\n');
+  fs.writeFileSync(
+    path.join(dir, 'intermediate.ext'),
+    'basicConstraints=critical,CA:true,pathlen:0\nkeyUsage=critical,keyCertSign,cRLSign\n1.2.840.113635.100.6.2.1=ASN1:NULL\n',
+  );
   fs.writeFileSync(path.join(dir, 'leaf.ext'), 'basicConstraints=critical,CA:false\nkeyUsage=critical,digitalSignature\n1.2.840.113635.100.6.11.1=ASN1:NULL\n');
   for (const name of ['root', 'intermediate', 'leaf']) {
     openssl(dir, ['genpkey', '-algorithm', 'EC', '-pkeyopt', 'ec_paramgen_curve:P-256', '-out', `${name}.key`]);
   }
-  openssl(dir, ['req', '-x509', '-new', '-key', 'root.key', '-subj', '/CN=Test Apple Root CA', '-days', '30', '-sha256', '-extensions', 'v3_ca', '-addext', 'basicConstraints=critical,CA:true', '-out', 'root.pem']);
+  openssl(dir, [
+    'req',
+    '-x509',
+    '-new',
+    '-key',
+    'root.key',
+    '-subj',
+    '/CN=Test Apple Root CA',
+    '-days',
+    '30',
+    '-sha256',
+    '-extensions',
+    'v3_ca',
+    '-addext',
+    'basicConstraints=critical,CA:true',
+    '-out',
+    'root.pem',
+  ]);
   openssl(dir, ['req', '-new', '-key', 'intermediate.key', '-subj', '/CN=Test Apple WWDR', '-out', 'intermediate.csr']);
-  openssl(dir, ['x509', '-req', '-in', 'intermediate.csr', '-CA', 'root.pem', '-CAkey', 'root.key', '-CAcreateserial', '-days', '30', '-sha256', '-extfile', 'intermediate.ext', '-out', 'intermediate.pem']);
+  openssl(dir, [
+    'x509',
+    '-req',
+    '-in',
+    'intermediate.csr',
+    '-CA',
+    'root.pem',
+    '-CAkey',
+    'root.key',
+    '-CAcreateserial',
+    '-days',
+    '30',
+    '-sha256',
+    '-extfile',
+    'intermediate.ext',
+    '-out',
+    'intermediate.pem',
+  ]);
   openssl(dir, ['req', '-new', '-key', 'leaf.key', '-subj', '/CN=Test App Store signing', '-out', 'leaf.csr']);
-  openssl(dir, ['x509', '-req', '-in', 'leaf.csr', '-CA', 'intermediate.pem', '-CAkey', 'intermediate.key', '-CAcreateserial', '-days', '30', '-sha256', '-extfile', 'leaf.ext', '-out', 'leaf.pem']);
+  openssl(dir, [
+    'x509',
+    '-req',
+    '-in',
+    'leaf.csr',
+    '-CA',
+    'intermediate.pem',
+    '-CAkey',
+    'intermediate.key',
+    '-CAcreateserial',
+    '-days',
+    '30',
+    '-sha256',
+    '-extfile',
+    'leaf.ext',
+    '-out',
+    'leaf.pem',
+  ]);
   const x5c = [der(dir, 'leaf.pem'), der(dir, 'intermediate.pem'), der(dir, 'root.pem')];
   const keyPem = fs.readFileSync(path.join(dir, 'leaf.key'), 'utf8');
   return {
@@ -52,7 +106,10 @@ export function makeAppleTestChain(): AppleTestChain {
 
 export const BUNDLE_ID = 'com.example.referrals';
 
-export function appleTransaction(fields: { transactionId: string; originalTransactionId: string; appAccountToken?: string; price?: number; offerDiscountType?: string }, bundleId = BUNDLE_ID) {
+export function appleTransaction(
+  fields: { transactionId: string; originalTransactionId: string; appAccountToken?: string; price?: number; offerDiscountType?: string },
+  bundleId = BUNDLE_ID,
+) {
   const now = Date.now();
   return {
     transactionId: fields.transactionId,
@@ -78,7 +135,12 @@ export function appleTransaction(fields: { transactionId: string; originalTransa
   };
 }
 
-export async function appleNotification(chain: AppleTestChain, type: string, transaction: Record<string, unknown>, options: { uuid?: string; subtype?: string; bundleId?: string } = {}) {
+export async function appleNotification(
+  chain: AppleTestChain,
+  type: string,
+  transaction: Record<string, unknown>,
+  options: { uuid?: string; subtype?: string; bundleId?: string } = {},
+) {
   const bundleId = options.bundleId ?? BUNDLE_ID;
   return {
     signedPayload: await chain.sign({

@@ -19,7 +19,10 @@ export interface GoogleOidcStub {
 
 export async function startGoogleOidcStub(): Promise<GoogleOidcStub> {
   const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'google-oidc-'));
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'key.pem', '-subj', '/CN=test-oidc', '-days', '2', '-out', 'cert.pem'], { cwd: dir, stdio: 'pipe' });
+  execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'key.pem', '-subj', '/CN=test-oidc', '-days', '2', '-out', 'cert.pem'], {
+    cwd: dir,
+    stdio: 'pipe',
+  });
   const keyPem = fs.readFileSync(path.join(dir, 'key.pem'), 'utf8');
   const certPem = fs.readFileSync(path.join(dir, 'cert.pem'), 'utf8');
   const kid = 'test-key-1';

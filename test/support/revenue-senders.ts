@@ -20,7 +20,16 @@ export function stripeEvent(svc: TestService, event: { id: string; type: string;
 export const invoicePaid = (id: string, customer: string, amount = 999, reason = 'subscription_create') => ({
   id: `evt_${id}`,
   type: 'invoice.paid',
-  object: { id: `in_${id}`, object: 'invoice', customer, subscription: `sub_${customer}`, billing_reason: reason, amount_paid: amount, currency: 'eur', lines: { data: [{ period: { start: 1_790_000_000, end: 1_792_600_000 }, price: { id: 'price_monthly' } }] } },
+  object: {
+    id: `in_${id}`,
+    object: 'invoice',
+    customer,
+    subscription: `sub_${customer}`,
+    billing_reason: reason,
+    amount_paid: amount,
+    currency: 'eur',
+    lines: { data: [{ period: { start: 1_790_000_000, end: 1_792_600_000 }, price: { id: 'price_monthly' } }] },
+  },
 });
 export const chargeRefunded = (id: string, customer: string, invoice: string, amount = 999) => ({
   id: `evt_${id}`,

@@ -1,5 +1,5 @@
 import { readFileSync } from 'node:fs';
-import { Environment, SignedDataVerifier, VerificationException, VerificationStatus } from '@apple/app-store-server-library';
+import { type Environment, SignedDataVerifier, VerificationException, VerificationStatus } from '@apple/app-store-server-library';
 import {
   currencyDigits,
   type InboundRequest,

@@ -1,5 +1,5 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
-import { OAuth2Client } from 'google-auth-library';
+import { OAuth2Client, type TokenPayload } from 'google-auth-library';
 import { z } from 'zod';
 import {
   type InboundRequest,
@@ -19,7 +19,12 @@ export interface GooglePlaySettings {
 }
 
 const pushSchema = z.object({
-  message: z.object({ data: z.string(), messageId: z.string().min(1).optional(), message_id: z.string().min(1).optional(), publishTime: z.string().optional() }),
+  message: z.object({
+    data: z.string(),
+    messageId: z.string().min(1).optional(),
+    message_id: z.string().min(1).optional(),
+    publishTime: z.string().optional(),
+  }),
   subscription: z.string().optional(),
 });
 
@@ -71,7 +76,8 @@ export class GooglePlayVerifier implements NotificationVerifier {
       throw new WebhookMalformedError('BAD_REQUEST', 'message.data is not base64 JSON', '/message/data');
     }
     const parsed = notificationSchema.safeParse(decoded);
-    if (!parsed.success) throw new WebhookMalformedError('BAD_REQUEST', `Not a Play developer notification: ${parsed.error.issues[0]!.message}`, '/message/data');
+    if (!parsed.success)
+      throw new WebhookMalformedError('BAD_REQUEST', `Not a Play developer notification: ${parsed.error.issues[0]!.message}`, '/message/data');
     const notification = parsed.data;
     if (notification.packageName !== this.settings.packageName) throw new WebhookUnauthorizedError('notification for another package');
     let kind: RevenueKind = 'other';
@@ -124,7 +130,7 @@ export class GooglePlayVerifier implements NotificationVerifier {
     const { oidc, token } = this.settings;
     const bearer = /^Bearer (.+)$/i.exec(request.header('authorization') ?? '')?.[1];
     if (oidc && this.client && bearer) {
-      let payload;
+      let payload: TokenPayload | undefined;
       try {
         payload = (await this.client.verifyIdToken({ idToken: bearer, audience: oidc.audience })).getPayload();
       } catch (error) {

@@ -69,7 +69,9 @@ export class RevenueCatVerifier implements NotificationVerifier {
     const { event } = parsed.data;
     const currency = event.currency ?? null;
     const price = event.price_in_purchased_currency;
-    const appUserIds = [event.app_user_id, event.original_app_user_id, ...(event.aliases ?? [])].filter((id): id is string => typeof id === 'string' && id.length > 0);
+    const appUserIds = [event.app_user_id, event.original_app_user_id, ...(event.aliases ?? [])].filter(
+      (id): id is string => typeof id === 'string' && id.length > 0,
+    );
     return {
       provider: 'revenuecat',
       notification_id: event.id,

@@ -5,7 +5,15 @@ import type { ReadStore, Scalar } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
 
 export interface InboundPage {
-  notifications: { id: string | null; provider: string; received_at: string; status: string; reason: string | null; app_user_id: string | null; event_ids: string[] }[];
+  notifications: {
+    id: string | null;
+    provider: string;
+    received_at: string;
+    status: string;
+    reason: string | null;
+    app_user_id: string | null;
+    event_ids: string[];
+  }[];
   next_after: string | null;
 }
 
@@ -48,7 +56,10 @@ export class RevenueQueries {
 
   /** Per group over [from, to] (UTC days, inclusive): claims, conversions, refunds, revenue per currency. */
   async attribution(groupBy: AttributionGroup, from: string | null, to: string | null): Promise<AttributionRow[]> {
-    const days = await this.readStore.find<AttributionDay>(ATTRIBUTION, { where: { dimension: groupBy }, ...(to ? { atMost: { field: 'day', value: to.slice(0, 10) } } : {}) });
+    const days = await this.readStore.find<AttributionDay>(ATTRIBUTION, {
+      where: { dimension: groupBy },
+      ...(to ? { atMost: { field: 'day', value: to.slice(0, 10) } } : {}),
+    });
     const rows = new Map<string, AttributionRow & { money: Map<string, { gross: number; refunded: number }> }>();
     for (const day of days) {
       if (from && day.day < from.slice(0, 10)) continue;

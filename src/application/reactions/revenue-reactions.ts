@@ -90,7 +90,9 @@ export class RevenueReactions implements Reaction {
     if (keys.length === 0) return;
     if (!(await this.matcher.indexPassed(event.position))) throw new StoreUnavailableError('The revenue index is behind');
     for (const key of keys) {
-      const pending = await this.readStore.find<{ notification_key: string; provider: RevenueProvider; notification_id: string }>(REVENUE_PENDING, { where: { match_key: key } });
+      const pending = await this.readStore.find<{ notification_key: string; provider: RevenueProvider; notification_id: string }>(REVENUE_PENDING, {
+        where: { match_key: key },
+      });
       for (const item of pending) {
         const inbound = await this.readStore.get<{ status: string }>(INBOUND, item.notification_key);
         if (inbound?.status !== 'unmatched') continue;
@@ -113,7 +115,13 @@ export class RevenueReactions implements Reaction {
         streams.user(holder),
         userEvolver,
         (state, open: GrantToRevoke[]) =>
-          decideRevokeGrants(state, { grants: open, claimer, refund, now: this.clock.now(), eventId: (grantId) => this.ids.derived(event.id, 'clawback', holder, grantId) }),
+          decideRevokeGrants(state, {
+            grants: open,
+            claimer,
+            refund,
+            now: this.clock.now(),
+            eventId: (grantId) => this.ids.derived(event.id, 'clawback', holder, grantId),
+          }),
         context,
         {
           prepare: async ({ position }) => {

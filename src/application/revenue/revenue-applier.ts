@@ -35,14 +35,24 @@ export class RevenueApplier {
   ) {}
 
   /** `receivedEventId`: the id of the NotificationReceived event (its record's id derives from it). */
-  async apply(notification: RevenueNotification, receivedEventId: string, appUserId: string, context: CommandContext): Promise<{ status: AppliedStatus; position: bigint | null }> {
+  async apply(
+    notification: RevenueNotification,
+    receivedEventId: string,
+    appUserId: string,
+    context: CommandContext,
+  ): Promise<{ status: AppliedStatus; position: bigint | null }> {
     const key = notificationKey(notification.provider, notification.notification_id);
     const executed = await this.executor.execute(
       streams.user(appUserId),
       userEvolver,
       (state, prepared: Awaited<ReturnType<RevenueApplier['prepare']>>) => {
         if (!state.exists) return { events: [], result: { status: 'unmatched' as AppliedStatus } };
-        return decideRecordRevenue(state, { notification, event_id: this.ids.derived(receivedEventId, 'record'), conversions: this.config.CONVERSIONS_FROM, ...prepared });
+        return decideRecordRevenue(state, {
+          notification,
+          event_id: this.ids.derived(receivedEventId, 'record'),
+          conversions: this.config.CONVERSIONS_FROM,
+          ...prepared,
+        });
       },
       context,
       { prepare: ({ state, position }) => this.prepare(state, position, key, notification, appUserId) },
@@ -57,7 +67,8 @@ export class RevenueApplier {
       ...(notification.transaction_id !== null ? [links.refund(notification.provider, notification.transaction_id, null)] : []),
       ...(notification.original_transaction_id !== null ? [links.refund(notification.provider, null, notification.original_transaction_id)] : []),
     ];
-    const refunds = ['purchase', 'renewal'].includes(notification.kind) && refundKeys.length > 0 ? await this.readStore.getMany(REVENUE_LINKS, refundKeys) : new Map();
+    const refunds =
+      ['purchase', 'renewal'].includes(notification.kind) && refundKeys.length > 0 ? await this.readStore.getMany(REVENUE_LINKS, refundKeys) : new Map();
     return {
       already_recorded: inbound?.status === 'applied' && inbound.app_user_id === appUserId,
       already_refunded: refunds.size > 0,

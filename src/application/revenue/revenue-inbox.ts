@@ -48,7 +48,16 @@ export class RevenueInbox {
       (state) =>
         state.received
           ? { events: [], result: false }
-          : { events: [{ id: receivedId, type: 'NotificationReceived' as const, data: { received_at: this.clock.now().toISOString(), notification, app_user_id: appUserId } }], result: true },
+          : {
+              events: [
+                {
+                  id: receivedId,
+                  type: 'NotificationReceived' as const,
+                  data: { received_at: this.clock.now().toISOString(), notification, app_user_id: appUserId },
+                },
+              ],
+              result: true,
+            },
       { ...context, causation_id: context.causation_id },
     );
     if (!received.result) return 'duplicate';

@@ -37,7 +37,8 @@ export function decideRecordRevenue(state: UserState, command: RecordRevenueComm
   const events: NewDomainEvent[] = expireDueRewards(state, now);
   const { match: _match, ...fact } = notification;
   const referred = state.referred_by;
-  const attribution = referred === null ? null : { code: referred.code, type: referred.type, owner_id: referred.owner_id, program_id: referred.program_id ?? null };
+  const attribution =
+    referred === null ? null : { code: referred.code, type: referred.type, owner_id: referred.owner_id, program_id: referred.program_id ?? null };
   const data = { ...fact, recorded_at: now.toISOString(), attribution };
   switch (notification.kind) {
     case 'purchase':
@@ -46,7 +47,11 @@ export function decideRecordRevenue(state: UserState, command: RecordRevenueComm
       events.push({ id: command.event_id, type: RECORDED_TYPE[notification.kind], data: { ...data, refunded_before: command.already_refunded } });
       break;
     case 'refund':
-      events.push({ id: command.event_id, type: 'RefundRecorded', data: { ...data, reverses_conversion: refundsPurchase(notification, state.converted_purchase) } });
+      events.push({
+        id: command.event_id,
+        type: 'RefundRecorded',
+        data: { ...data, reverses_conversion: refundsPurchase(notification, state.converted_purchase) },
+      });
       break;
     case 'expiry':
       events.push({ id: command.event_id, type: 'SubscriptionExpired', data });

@@ -14,7 +14,10 @@ import { appUserId } from '../schemas/common.js';
 import { z } from '../schemas/zod-openapi.js';
 import { parsePathParam, parseQuery } from '../validation.js';
 
-const position = z.string().regex(/^\d{1,20}$/, 'must be a log position (digits)').transform((value) => BigInt(value));
+const position = z
+  .string()
+  .regex(/^\d{1,20}$/, 'must be a log position (digits)')
+  .transform((value) => BigInt(value));
 const day = z.string().regex(/^\d{4}-\d{2}-\d{2}(T[0-9:.]+Z)?$/, 'must be a date (YYYY-MM-DD) or an ISO date-time');
 
 export const inboundQuery = z.object({
@@ -77,7 +80,9 @@ export function adminRevenueRouter(container: DependencyContainer, api: ApiDescr
     .route('/webhooks/inbound')
     .get(async (req, res) => {
       const query = parseQuery(req, inboundQuery);
-      res.json({ data: await revenue.inbound({ provider: query.provider ?? null, status: query.status ?? null, after: query.after ?? null, limit: query.limit }) });
+      res.json({
+        data: await revenue.inbound({ provider: query.provider ?? null, status: query.status ?? null, after: query.after ?? null, limit: query.limit }),
+      });
     })
     .all(methodNotAllowed(['GET']));
 

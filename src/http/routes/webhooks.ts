@@ -7,7 +7,7 @@ import { StripeVerifier } from '../../adapters/revenue/stripe-verifier.js';
 import { type NotificationVerifier, WebhookMalformedError, WebhookUnauthorizedError } from '../../application/revenue/inbound-request.js';
 import { RevenueInbox } from '../../application/revenue/revenue-inbox.js';
 import type { Config } from '../../config.js';
-import { REVENUE_PROVIDERS, type RevenueProvider } from '../../domain/revenue/revenue-notification.js';
+import { REVENUE_PROVIDERS, type RevenueNotification, type RevenueProvider } from '../../domain/revenue/revenue-notification.js';
 import { TOKENS } from '../../ports/tokens.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
 import type { ApiDescription } from '../openapi.js';
@@ -65,7 +65,10 @@ export function webhooksRouter(container: DependencyContainer, api: ApiDescripti
   for (const provider of REVENUE_PROVIDERS) {
     api.operation({
       method: 'post',
-      operationId: `receive${provider.split('-').map((part) => part[0]!.toUpperCase() + part.slice(1)).join('')}Notification`,
+      operationId: `receive${provider
+        .split('-')
+        .map((part) => part[0]!.toUpperCase() + part.slice(1))
+        .join('')}Notification`,
       path: `/webhooks/${provider}`,
       summary: `Inbound ${provider} notification (verified by the provider's signature or token)`,
       tags: ['webhooks in'],
@@ -80,7 +83,7 @@ export function webhooksRouter(container: DependencyContainer, api: ApiDescripti
         const verifier = verifiers.get(provider);
         if (!verifier) throw new ApiError(404, 'WEBHOOK.NOT_CONFIGURED', `Notifications from ${provider} are not configured`, null);
         const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
-        let notification;
+        let notification: RevenueNotification;
         try {
           notification = await verifier.verify({ body, header: (name) => req.header(name), query: req.query as Record<string, unknown> });
         } catch (error) {

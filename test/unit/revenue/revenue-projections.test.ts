@@ -32,9 +32,39 @@ describe('revenue read models', () => {
     log.append('inbound-app-store-n-1', event('NotificationReceived', { received_at: T0.toISOString(), notification: paid, app_user_id: null }));
     const registeredAnn = log.append('user-ann', registered('ann'));
     const purchase = log.append('user-ann', event('PurchaseRecorded', { ...fact, recorded_at: T0.toISOString(), attribution: null, refunded_before: false }));
-    log.append('user-ann', rewardGranted({ grant_id: 'g1', reward_key: 'coins', credits: 5, balance_after: 5, cause: { type: 'conversion', code: 'BOB234' }, clawback: 'on_refund' }));
-    log.append('user-bob', rewardGranted({ grant_id: 'g2', reward_key: 'coins', credits: 5, balance_after: 5, cause: { type: 'referrals', variant: 'conversion', count: 1, claimer: 'ann', program_id: 'prog' }, clawback: 'on_refund' }));
-    log.append('user-bob', rewardGranted({ grant_id: 'g3', reward_key: 'coins', credits: 5, balance_after: 10, cause: { type: 'referrals', variant: 'claim', count: 1, claimer: 'ann', program_id: 'prog' }, clawback: 'on_refund' }));
+    log.append(
+      'user-ann',
+      rewardGranted({
+        grant_id: 'g1',
+        reward_key: 'coins',
+        credits: 5,
+        balance_after: 5,
+        cause: { type: 'conversion', code: 'BOB234' },
+        clawback: 'on_refund',
+      }),
+    );
+    log.append(
+      'user-bob',
+      rewardGranted({
+        grant_id: 'g2',
+        reward_key: 'coins',
+        credits: 5,
+        balance_after: 5,
+        cause: { type: 'referrals', variant: 'conversion', count: 1, claimer: 'ann', program_id: 'prog' },
+        clawback: 'on_refund',
+      }),
+    );
+    log.append(
+      'user-bob',
+      rewardGranted({
+        grant_id: 'g3',
+        reward_key: 'coins',
+        credits: 5,
+        balance_after: 10,
+        cause: { type: 'referrals', variant: 'claim', count: 1, claimer: 'ann', program_id: 'prog' },
+        clawback: 'on_refund',
+      }),
+    );
     const docs = project(revenueIndexProjection, log.events);
     expect(docs.get(`${INBOUND}/app-store:n-1`)).to.deep.include({ id: 'n-1', status: 'applied', app_user_id: 'ann', event_ids: [purchase[0]!.id] });
     expect([...docs.keys()].filter((key) => key.startsWith(`${REVENUE_PENDING}/`))).to.have.length(2);
@@ -51,13 +81,31 @@ describe('revenue read models', () => {
   it('attribution: claims, conversions, refunds and revenue per group and day', () => {
     const log = new TestLog();
     log.append('user-ann', codeClaimed({ claim_id: 'c1', code: 'BOB234', owner_id: 'bob', program_id: 'prog', claimed_at: T0.toISOString() }));
-    log.append('user-ann', event('UserConverted', { converted_at: T0.toISOString(), referred_by: { claim_id: 'c1', code: 'BOB234', type: 'referral', owner_id: 'bob' }, source: 'verified', purchase: null, program_id: 'prog' }));
+    log.append(
+      'user-ann',
+      event('UserConverted', {
+        converted_at: T0.toISOString(),
+        referred_by: { claim_id: 'c1', code: 'BOB234', type: 'referral', owner_id: 'bob' },
+        source: 'verified',
+        purchase: null,
+        program_id: 'prog',
+      }),
+    );
     log.append('user-ann', event('PurchaseRecorded', { ...fact, recorded_at: T0.toISOString(), attribution, refunded_before: false }));
     log.append('user-ann', event('RefundRecorded', { ...fact, kind: 'refund', recorded_at: T0.toISOString(), attribution, reverses_conversion: true }));
     const docs = project(attributionProjection, log.events);
     const day = T0.toISOString().slice(0, 10);
-    for (const [dimension, group] of [['code', 'BOB234'], ['program', 'prog']]) {
-      expect(docs.get(`attribution/${dimension}\u001f${group}\u001f${day}`)).to.deep.include({ claims: 1, conversions: 1, refunds: 1, gross: { USD: 999 }, refunded: { USD: 999 } });
+    for (const [dimension, group] of [
+      ['code', 'BOB234'],
+      ['program', 'prog'],
+    ]) {
+      expect(docs.get(`attribution/${dimension}\u001f${group}\u001f${day}`)).to.deep.include({
+        claims: 1,
+        conversions: 1,
+        refunds: 1,
+        gross: { USD: 999 },
+        refunded: { USD: 999 },
+      });
     }
     expect([...docs.keys()].some((key) => key.includes('affiliate'))).to.equal(false);
   });
