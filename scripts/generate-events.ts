@@ -77,6 +77,7 @@ async function main(): Promise<number> {
   const context = await openScriptContext();
   // Embedded: own connection, so appends can share commits (see CommitGroups).
   const db = context.backend.name === 'embedded' ? openSqlite(context.config.DATA_DIR) : null;
+  db?.pragma('cache_size = -262144');
   const log = db === null ? context.log : new EventLog(new SqliteEventStore(db), new RandomIds());
   const started = Date.now();
   const bar = new cliProgress.SingleBar(

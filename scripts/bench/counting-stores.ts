@@ -1,0 +1,102 @@
+import type { Backend } from '../../src/backends/backend.js';
+
+/** What the application asked of its stores: rows and JSON bytes read and written, calls. */
+export interface StoreCounts {
+  /** Writes, and reads that found something. */
+  calls: number;
+  rows_read: number;
+  bytes_read: number;
+  rows_written: number;
+  bytes_written: number;
+}
+
+export const zeroCounts = (): StoreCounts => ({ calls: 0, rows_read: 0, bytes_read: 0, rows_written: 0, bytes_written: 0 });
+
+/** Methods that change a store; every other method is a read. */
+const WRITES = /^(append|commit|put|write|save|insert|update|delete|remove|swap|reset|record|release|acquire)/i;
+/** Methods outside the data path (subscriptions, lifecycle). */
+const IGNORED = new Set(['watch', 'close', 'constructor', 'then']);
+
+function bytesOf(value: unknown): number {
+  if (value === undefined) return 0;
+  return JSON.stringify(value, (_key, item: unknown) => (typeof item === 'bigint' ? item.toString() : item instanceof Map ? Object.fromEntries(item) : item))?.length ?? 0;
+}
+
+function rowsOf(value: unknown): number {
+  if (value === null || value === undefined) return 0;
+  if (Array.isArray(value)) return value.length;
+  if (value instanceof Map || value instanceof Set) return value.size;
+  return typeof value === 'object' ? 1 : 0;
+}
+
+/** Rows a write method writes: events of an append, changes of projector batches, else 1 per argument object. */
+function rowsWritten(method: string, args: unknown[]): number {
+  if (method === 'append') return rowsOf(args[1]);
+  if (method === 'commitBatches') return (args[0] as { changes: unknown[] }[]).reduce((sum, batch) => sum + batch.changes.length, 0);
+  return args.filter((arg) => typeof arg === 'object' && arg !== null).reduce<number>((sum, arg) => sum + Math.max(1, rowsOf(arg)), 0);
+}
+
+/**
+ * Wraps an object of a store port so every call is counted into `counts` (while `enabled`),
+ * whatever methods the port has now or later: a read counts the rows and JSON bytes it
+ * returns, a write the rows and JSON bytes it is given.
+ */
+function counting<T extends object>(target: T, counter: StoreCounter): T {
+  return new Proxy(target, {
+    get(object, property, receiver) {
+      const value = Reflect.get(object, property, receiver) as unknown;
+      if (typeof value !== 'function' || typeof property !== 'string' || IGNORED.has(property)) return value;
+      return (...args: unknown[]) => {
+        const result = (value as (...parameters: unknown[]) => unknown).apply(object, args);
+        if (!counter.enabled) return result;
+        if (WRITES.test(property)) {
+          counter.counts.calls += 1;
+          counter.counts.rows_written += rowsWritten(property, args);
+          counter.counts.bytes_written += bytesOf(args);
+          return result;
+        }
+        if (!(result instanceof Promise)) {
+          counter.read(result);
+          return result;
+        }
+        return result.then((resolved: unknown) => {
+          if (counter.enabled) counter.read(resolved);
+          return resolved;
+        });
+      };
+    },
+  });
+}
+
+export class StoreCounter {
+  enabled = false;
+  counts = zeroCounts();
+
+  /**
+   * A read that found something. Reads that find nothing are not counted, not even as calls:
+   * the log followers poll the log a few times a second while idle.
+   */
+  read(result: unknown): void {
+    const rows = rowsOf(result);
+    if (rows === 0) return;
+    this.counts.calls += 1;
+    this.counts.rows_read += rows;
+    this.counts.bytes_read += bytesOf(result);
+  }
+
+  /** Starts counting from zero. */
+  start(): void {
+    this.counts = zeroCounts();
+    this.enabled = true;
+  }
+
+  stop(): StoreCounts {
+    this.enabled = false;
+    return this.counts;
+  }
+
+  /** The backend with both stores counted. */
+  wrap(backend: Backend): Backend {
+    return { ...backend, eventStore: counting(backend.eventStore, this), readStore: counting(backend.readStore, this), close: () => backend.close() };
+  }
+}
