@@ -1,5 +1,5 @@
 /**
- * npm run generate-events -- --events 1000000 [--users N] [--days D] [--seed S]
+ * npm run generate-events -- --events 1000000 [--users N] [--days D] [--seed S]   (--help)
  *
  * Appends a realistic synthetic history to the configured store (DATA_DIR, or
  * EVENTSTORE_URL + MONGODB_URL), to benchmark replay and export on a large log:
@@ -28,57 +28,95 @@
  * generated. Read models are built by the service (or `npm run replay`) afterwards.
  */
 import { randomBytes } from 'node:crypto';
+import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import { openSqlite } from '../src/adapters/sqlite/sqlite-database.js';
-import { SqliteEventStore } from '../src/adapters/sqlite/sqlite-event-store.js';
 import { RandomIds } from '../src/adapters/system/random-ids.js';
 import { EventLog } from '../src/application/event-log.js';
-import { openScriptContext, parseArgs } from './script-context.js';
+import { openScriptContext } from './script-context.js';
+import { BulkAppender } from './generate/bulk-appender.js';
 import { CommitGroups } from './generate/commit-groups.js';
 import { UsageError } from './generate/generated-catalog.js';
 import { Generator, type GeneratorOptions } from './generate/generator.js';
 
-const USAGE = 'Usage: npm run generate-events -- --events N [--users N] [--days D] [--seed S]';
+const USAGE = `Usage: npm run generate-events -- --events N [--users N] [--days D] [--seed S]
 
-function positiveInt(args: Map<string, string | true>, name: string, fallback: number | null): number {
-  const value = args.get(name);
+Appends a realistic synthetic history of about N events to the configured store (DATA_DIR,
+or EVENTSTORE_URL + MONGODB_URL); build the read models afterwards with npm start or
+npm run replay.
+
+Options:
+  --events N   events to write (required; the last action may add a few more)
+  --users N    users registering over the period (default: events / 9)
+  --days D     length of the simulated period, ending now (default 180)
+  --seed S     seed of the simulation (default: random), to repeat a history
+  -h, --help   this help
+
+Examples:
+  DATA_DIR=./data-1m npm run generate-events -- --events 1000000
+  DATA_DIR=./data npm run generate-events -- --events 50000 --days 30 --seed 7
+
+Exit codes: 0 done, 1 failure, 2 bad options or a store generated for another
+configuration, 78 bad configuration, 130 interrupted.`;
+
+function positiveInt(value: string | undefined, name: string, fallback: number | null): number {
   if (value === undefined) {
     if (fallback === null) throw new UsageError(`--${name} is required`);
     return fallback;
   }
-  if (value === true || !/^\d+$/.test(value) || Number(value) < 1) throw new UsageError(`--${name} must be a positive integer`);
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new UsageError(`--${name} must be a positive integer`);
   return Number(value);
 }
 
-function parseOptions(argv: string[]): GeneratorOptions {
-  const args = parseArgs(argv);
-  for (const name of args.keys()) {
-    if (!['events', 'users', 'days', 'seed'].includes(name)) throw new UsageError(`Unknown option --${name}`);
+/** The options, or null when --help was asked for. */
+function parseOptions(argv: string[]): GeneratorOptions | null {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      strict: true,
+      allowPositionals: false,
+      options: {
+        events: { type: 'string' },
+        users: { type: 'string' },
+        days: { type: 'string' },
+        seed: { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }));
+  } catch (error) {
+    throw new UsageError((error as Error).message);
   }
-  const events = positiveInt(args, 'events', null);
+  if (values.help) return null;
+  const events = positiveInt(values.events, 'events', null);
   return {
     events,
-    users: positiveInt(args, 'users', Math.max(10, Math.round(events / 9))),
-    days: positiveInt(args, 'days', 180),
-    seed: positiveInt(args, 'seed', randomBytes(4).readUInt32BE(0) || 1),
+    users: positiveInt(values.users, 'users', Math.max(10, Math.round(events / 9))),
+    days: positiveInt(values.days, 'days', 180),
+    seed: positiveInt(values.seed, 'seed', randomBytes(4).readUInt32BE(0) || 1),
   };
 }
 
-
 async function main(): Promise<number> {
-  let options: GeneratorOptions;
+  let options: GeneratorOptions | null;
   try {
     options = parseOptions(process.argv.slice(2));
   } catch (error) {
     if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`${error.message}\n${USAGE}\n`);
-    return 64;
+    process.stderr.write(`${error.message}\n\n${USAGE}\n`);
+    return 2;
+  }
+  if (options === null) {
+    process.stdout.write(`${USAGE}\n`);
+    return 0;
   }
   const context = await openScriptContext();
-  // Embedded: own connection, so appends can share commits (see CommitGroups).
+  // Embedded: its own connection, the only writer while it runs: appends share commits (see
+  // CommitGroups) and go straight into the table (see BulkAppender). A large page cache keeps
+  // the indexes of a long log in memory.
   const db = context.backend.name === 'embedded' ? openSqlite(context.config.DATA_DIR) : null;
   db?.pragma('cache_size = -262144');
-  const log = db === null ? context.log : new EventLog(new SqliteEventStore(db), new RandomIds());
+  const log = db === null ? context.log : new EventLog(new BulkAppender(db), new RandomIds());
   const started = Date.now();
   const bar = new cliProgress.SingleBar(
     {

@@ -14,7 +14,8 @@ import { call, CLIENT_KEY, serviceEnv, sleep } from './processes.js';
 
 export interface CostComparison {
   what: string;
-  commands: number;
+  /** Commands counted on each entity (fewer than asked when they took longer than the time allowed). */
+  commands: { fresh: number; veteran: number };
   /** Per command. */
   fresh: StoreCounts;
   veteran: StoreCounts;
@@ -24,7 +25,10 @@ export interface CostComparison {
 
 export interface CostPlan {
   dataDir: string;
+  /** Commands per entity, one at a time… */
   commands: number;
+  /** …or as many as fit in this many seconds, whichever comes first. */
+  seconds: number;
   /** A user with its referral code and no claims, and one with a long history of claims. */
   claims?: { fresh: string; veteran: string };
   /** A user holding credits of `key` with no withdrawals, and one with a long history of them. */
@@ -47,31 +51,41 @@ function ratioOf(veteran: StoreCounts, fresh: StoreCounts): StoreCounts {
   };
 }
 
+function compare(what: string, [fresh, veteran]: { counts: StoreCounts; commands: number }[]): CostComparison {
+  const freshEach = perCommand(fresh!.counts, fresh!.commands);
+  const veteranEach = perCommand(veteran!.counts, veteran!.commands);
+  return { what, commands: { fresh: fresh!.commands, veteran: veteran!.commands }, fresh: freshEach, veteran: veteranEach, ratio: ratioOf(veteranEach, freshEach) };
+}
+
 export async function measureCommandCost(plan: CostPlan, progress: (message: string) => void): Promise<CostComparison[]> {
   const counter = new StoreCounter();
   const config = loadConfig({ ...serviceEnv(plan.dataDir), LOG_LEVEL: 'silent' });
   const service = await startService({ config, backend: counter.wrap(openEmbeddedBackend(plan.dataDir)), logger: pino({ level: 'silent' }), role: 'all' });
   const url = service.url;
 
-  /** Idle: no store call for a while (the runners only read when the log moves). */
+  /** Idle: no store call that found or wrote anything for a while (the runners only poll). */
   async function idle(): Promise<void> {
-    counter.enabled = true;
-    let calls = -1;
-    while (counter.counts.calls !== calls) {
-      calls = counter.counts.calls;
+    let activity = -1;
+    while (counter.activity !== activity) {
+      activity = counter.activity;
       await sleep(750);
     }
   }
 
-  /** Counts `run` until the service is idle and `done` (checked without counting) holds. */
-  async function window(run: () => Promise<void>, done: () => Promise<boolean>): Promise<StoreCounts> {
+  /**
+   * Counts `command` run one at a time (up to `plan.commands` times, or for `plan.seconds`),
+   * until the service is idle again and `done(commands)` (checked without counting) holds.
+   */
+  async function window(command: (index: number) => Promise<void>, done: (commands: number) => Promise<boolean>): Promise<{ counts: StoreCounts; commands: number }> {
     await idle();
+    const deadline = performance.now() + plan.seconds * 1000;
     counter.start();
-    await run();
+    let commands = 0;
+    while (commands < plan.commands && (commands === 0 || performance.now() < deadline)) await command(commands++);
     for (;;) {
       await idle();
       const counts = counter.stop();
-      if (await done()) return counts;
+      if (await done(commands)) return { counts, commands };
       counter.enabled = true;
     }
   }
@@ -80,7 +94,7 @@ export async function measureCommandCost(plan: CostPlan, progress: (message: str
   const results: CostComparison[] = [];
   try {
     if (plan.claims) {
-      const perEntity: StoreCounts[] = [];
+      const perEntity: { counts: StoreCounts; commands: number }[] = [];
       for (const [label, referrer] of [['fresh', plan.claims.fresh], ['veteran', plan.claims.veteran]] as const) {
         const code = (await call(url, 'GET', `/users/${referrer}`, undefined, CLIENT_KEY)).json.data.user.referral_code as string;
         const claimers = Array.from({ length: plan.commands }, (_, index) => `cost-claimer-${label}-${index}`);
@@ -89,34 +103,26 @@ export async function measureCommandCost(plan: CostPlan, progress: (message: str
         progress(`  counting ${plan.commands} claims on the ${label} referrer's code…`);
         perEntity.push(
           await window(
-            async () => {
-              for (const claimer of claimers) await call(url, 'POST', `/users/${claimer}/claim-code`, { code }, CLIENT_KEY);
-            },
-            async () => (await stats(referrer)) === before + plan.commands,
+            async (index) => void (await call(url, 'POST', `/users/${claimers[index]}/claim-code`, { code }, CLIENT_KEY)),
+            async (commands) => (await stats(referrer)) === before + commands,
           ),
         );
       }
-      const [fresh, veteran] = perEntity.map((counts) => perCommand(counts, plan.commands)) as [StoreCounts, StoreCounts];
-      results.push({ what: 'claim on a referrer\'s code (with its reaction and projections)', commands: plan.commands, fresh, veteran, ratio: ratioOf(veteran, fresh) });
+      results.push(compare("claim on a referrer's code (with its reaction and projections)", perEntity));
     }
     if (plan.withdrawals) {
       const { key } = plan.withdrawals;
-      const perEntity: StoreCounts[] = [];
+      const perEntity: { counts: StoreCounts; commands: number }[] = [];
       for (const [label, user] of [['fresh', plan.withdrawals.fresh], ['veteran', plan.withdrawals.veteran]] as const) {
         progress(`  counting ${plan.commands} withdrawals of the ${label} user…`);
         perEntity.push(
           await window(
-            async () => {
-              for (let index = 0; index < plan.commands; index += 1) {
-                await call(url, 'POST', `/users/${user}/rewards/withdraw-credits`, { key, amount: 1, operation_id: `cost-${label}-${index}` }, CLIENT_KEY);
-              }
-            },
+            async (index) => void (await call(url, 'POST', `/users/${user}/rewards/withdraw-credits`, { key, amount: 1, operation_id: `cost-${label}-${index}` }, CLIENT_KEY)),
             async () => true,
           ),
         );
       }
-      const [fresh, veteran] = perEntity.map((counts) => perCommand(counts, plan.commands)) as [StoreCounts, StoreCounts];
-      results.push({ what: 'withdrawal (with its projections)', commands: plan.commands, fresh, veteran, ratio: ratioOf(veteran, fresh) });
+      results.push(compare('withdrawal (with its projections)', perEntity));
     }
   } finally {
     counter.enabled = false;

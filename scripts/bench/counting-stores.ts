@@ -48,11 +48,8 @@ function counting<T extends object>(target: T, counter: StoreCounter): T {
       if (typeof value !== 'function' || typeof property !== 'string' || IGNORED.has(property)) return value;
       return (...args: unknown[]) => {
         const result = (value as (...parameters: unknown[]) => unknown).apply(object, args);
-        if (!counter.enabled) return result;
         if (WRITES.test(property)) {
-          counter.counts.calls += 1;
-          counter.counts.rows_written += rowsWritten(property, args);
-          counter.counts.bytes_written += bytesOf(args);
+          counter.wrote(property, args);
           return result;
         }
         if (!(result instanceof Promise)) {
@@ -60,7 +57,7 @@ function counting<T extends object>(target: T, counter: StoreCounter): T {
           return result;
         }
         return result.then((resolved: unknown) => {
-          if (counter.enabled) counter.read(resolved);
+          counter.read(resolved);
           return resolved;
         });
       };
@@ -72,6 +69,9 @@ export class StoreCounter {
   enabled = false;
   counts = zeroCounts();
 
+  /** Store calls that found or wrote something, counted even while not counting (cheap). */
+  activity = 0;
+
   /**
    * A read that found something. Reads that find nothing are not counted, not even as calls:
    * the log followers poll the log a few times a second while idle.
@@ -79,9 +79,19 @@ export class StoreCounter {
   read(result: unknown): void {
     const rows = rowsOf(result);
     if (rows === 0) return;
+    this.activity += 1;
+    if (!this.enabled) return;
     this.counts.calls += 1;
     this.counts.rows_read += rows;
     this.counts.bytes_read += bytesOf(result);
+  }
+
+  wrote(method: string, args: unknown[]): void {
+    this.activity += 1;
+    if (!this.enabled) return;
+    this.counts.calls += 1;
+    this.counts.rows_written += rowsWritten(method, args);
+    this.counts.bytes_written += bytesOf(args);
   }
 
   /** Starts counting from zero. */

@@ -70,6 +70,7 @@ export function formatTable(report: BenchReport): string {
   if (report.cost.length > 0) {
     lines.push('', '| Per command (counted at the store ports) | Fresh entity | Long history | Ratio |', '|---|---|---|---|');
     for (const cost of report.cost) {
+      lines.push(`| ${cost.what}: commands counted | ${cost.commands.fresh} | ${cost.commands.veteran} | |`);
       for (const field of ['rows_read', 'bytes_read', 'rows_written', 'bytes_written', 'calls'] as const) {
         lines.push(`| ${cost.what}: ${field.replace('_', ' ')} | ${number(cost.fresh[field])} | ${number(cost.veteran[field])} | ${cost.ratio[field]}× |`);
       }
