@@ -10,7 +10,7 @@ import { openEmbeddedBackend } from '../../src/backends/embedded.js';
 import { loadConfig } from '../../src/config.js';
 import { startService } from '../../src/service.js';
 import { StoreCounter, type StoreCounts } from './counting-stores.js';
-import { call, CLIENT_KEY, serviceEnv, sleep } from './processes.js';
+import { call, CLIENT_KEY, serviceEnv, sleep, waitCaughtUp } from './processes.js';
 
 export interface CostComparison {
   what: string;
@@ -29,6 +29,8 @@ export interface CostPlan {
   commands: number;
   /** …or as many as fit in this many seconds, whichever comes first. */
   seconds: number;
+  /** Time allowed for the service to project the seeded history when it starts (CatchUpTimeout). */
+  catchUpSeconds: number;
   /** A user with its referral code and no claims, and one with a long history of claims. */
   claims?: { fresh: string; veteran: string };
   /** A user holding credits of `key` with no withdrawals, and one with a long history of them. */
@@ -57,7 +59,13 @@ function compare(what: string, [fresh, veteran]: { counts: StoreCounts; commands
   return { what, commands: { fresh: fresh!.commands, veteran: veteran!.commands }, fresh: freshEach, veteran: veteranEach, ratio: ratioOf(veteranEach, freshEach) };
 }
 
-export async function measureCommandCost(plan: CostPlan, progress: (message: string) => void): Promise<CostComparison[]> {
+export interface CommandCost {
+  /** Seconds the started service took to project the seeded history. */
+  catch_up_s: number;
+  comparisons: CostComparison[];
+}
+
+export async function measureCommandCost(plan: CostPlan, progress: (message: string) => void): Promise<CommandCost> {
   const counter = new StoreCounter();
   const config = loadConfig({ ...serviceEnv(plan.dataDir), LOG_LEVEL: 'silent' });
   const service = await startService({ config, backend: counter.wrap(openEmbeddedBackend(plan.dataDir)), logger: pino({ level: 'silent' }), role: 'all' });
@@ -92,7 +100,10 @@ export async function measureCommandCost(plan: CostPlan, progress: (message: str
 
   const stats = async (user: string) => (await call(url, 'GET', `/users/${user}`, undefined, CLIENT_KEY)).json.data.user.stats.claims as number;
   const results: CostComparison[] = [];
+  let caughtUp: number;
   try {
+    progress('  starting the service on it; projecting the seeded history…');
+    caughtUp = await waitCaughtUp(url, plan.catchUpSeconds);
     if (plan.claims) {
       const perEntity: { counts: StoreCounts; commands: number }[] = [];
       for (const [label, referrer] of [['fresh', plan.claims.fresh], ['veteran', plan.claims.veteran]] as const) {
@@ -128,5 +139,5 @@ export async function measureCommandCost(plan: CostPlan, progress: (message: str
     counter.enabled = false;
     await service.stop();
   }
-  return results;
+  return { catch_up_s: Math.round(caughtUp * 10) / 10, comparisons: results };
 }

@@ -45,7 +45,8 @@ Options:
   --burst S              seconds of the claim burst before the reactions' catch-up (default 5)
   --cost-commands N      commands per entity for the rows/bytes cost comparison (default 200)
   --max-requests N       upper bound of requests per load test (default 20000)
-  --catch-up-timeout S   give up waiting for the reactions after S seconds (default 90)
+  --catch-up-timeout S   give up waiting for reactions or projections to catch up
+                         after S seconds (default 90)
   --json                 print JSON instead of a table (progress stays on stderr)
   -h, --help             this help
 

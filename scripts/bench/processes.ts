@@ -82,14 +82,24 @@ export async function call(url: string, method: string, pathname: string, body?:
 
 export const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
-/** Waits until every projection has caught up with the log (lag 0). */
-export async function waitCaughtUp(url: string, timeoutMs = 600_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+export class CatchUpTimeout extends Error {
+  constructor(
+    readonly seconds: number,
+    readonly readiness: unknown,
+  ) {
+    super(`projections still behind after ${seconds} s: ${JSON.stringify(readiness)}`);
+    this.name = 'CatchUpTimeout';
+  }
+}
+
+/** Waits until every projection has caught up with the log (lag 0); the seconds it took. */
+export async function waitCaughtUp(url: string, timeoutSeconds = 600): Promise<number> {
+  const started = performance.now();
   for (;;) {
     const response = await fetch(`${url}/readyz`);
     const body = (await response.json()) as { data?: { projections: { lag: number | string }[] } };
-    if (response.status === 200 && body.data?.projections.every((projection) => projection.lag === 0)) return;
-    if (Date.now() > deadline) throw new Error(`projections still behind after ${timeoutMs / 1000} s: ${JSON.stringify(body)}`);
+    if (response.status === 200 && body.data?.projections.every((projection) => projection.lag === 0)) return (performance.now() - started) / 1000;
+    if (performance.now() - started > timeoutSeconds * 1000) throw new CatchUpTimeout(timeoutSeconds, body.data);
     await sleep(200);
   }
 }
