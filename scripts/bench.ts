@@ -16,7 +16,7 @@ import path from 'node:path';
 import { RandomIds } from '../src/adapters/system/random-ids.js';
 import { EventLog } from '../src/application/event-log.js';
 import { openEmbeddedBackend } from '../src/backends/embedded.js';
-import { measureCommandCost } from './bench/command-cost.js';
+import { runCommandCost } from './bench/command-cost.js';
 import { load, type Measurement } from './bench/load.js';
 import { measureLogSpeed } from './bench/log-speed.js';
 import { type BenchOptions, parseBenchOptions, UsageError, USAGE } from './bench/options.js';
@@ -236,7 +236,7 @@ class Bench {
     const seeded = `${(2 * history).toLocaleString('en-US')} seeded claims and withdrawals`;
     let cost;
     try {
-      cost = await measureCommandCost(
+      cost = await runCommandCost(
         {
           dataDir: this.dataDir,
           commands: this.options.costCommands,

@@ -5,12 +5,13 @@
  * reactions done), so projecting and reacting are part of the command's cost.
  */
 import 'reflect-metadata';
+import { spawn } from 'node:child_process';
 import { pino } from 'pino';
 import { openEmbeddedBackend } from '../../src/backends/embedded.js';
 import { loadConfig } from '../../src/config.js';
 import { startService } from '../../src/service.js';
 import { StoreCounter, type StoreCounts } from './counting-stores.js';
-import { call, CLIENT_KEY, serviceEnv, sleep, waitCaughtUp } from './processes.js';
+import { call, CatchUpTimeout, CLIENT_KEY, ROOT, serviceEnv, sleep, waitCaughtUp } from './processes.js';
 
 export interface CostComparison {
   what: string;
@@ -63,6 +64,37 @@ export interface CommandCost {
   /** Seconds the started service took to project the seeded history. */
   catch_up_s: number;
   comparisons: CostComparison[];
+}
+
+/**
+ * Runs measureCommandCost in a child process, killed (CatchUpTimeout) when the service has not
+ * projected the seeded history within `plan.catchUpSeconds` of its start, or the whole
+ * measurement takes longer than that plus the counting windows allow.
+ */
+export function runCommandCost(plan: CostPlan, progress: (message: string) => void): Promise<CommandCost> {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/bench/command-cost-process.ts', JSON.stringify(plan)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stdout = '';
+  let caughtUpBy: number | null = null;
+  const started = performance.now();
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => {
+    const text = chunk.toString();
+    if (text.includes('counting')) caughtUpBy ??= performance.now();
+    progress(text.trimEnd());
+  });
+  const check = setInterval(() => {
+    const seconds = (performance.now() - started) / 1000;
+    const windows = 4 * (plan.seconds + 30);
+    if ((caughtUpBy === null && seconds > plan.catchUpSeconds + 15) || seconds > plan.catchUpSeconds + 15 + windows) child.kill('SIGKILL');
+  }, 500);
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code, signal) => {
+      clearInterval(check);
+      if (code === 0) return resolve(JSON.parse(stdout.trim().split('\n').pop()!) as CommandCost);
+      if (signal === 'SIGKILL') return reject(new CatchUpTimeout(plan.catchUpSeconds, 'the service was still projecting the seeded history'));
+      reject(new Error(`command cost measurement exited with ${code}`));
+    });
+  });
 }
 
 export async function measureCommandCost(plan: CostPlan, progress: (message: string) => void): Promise<CommandCost> {
