@@ -52,7 +52,11 @@ class Bench {
 
   private add(figure: Figure): void {
     this.report.figures.push(figure);
-    const shown = figure.load ? `${figure.load.req_per_s} req/s, p99 ${figure.load.p99_ms} ms` : `${figure.value ?? 'not reached'} ${figure.unit ?? ''}`;
+    const shown = figure.load
+      ? `${figure.load.req_per_s} req/s, p99 ${figure.load.p99_ms} ms`
+      : figure.value === null || figure.value === undefined
+        ? `not reached (${figure.note ?? ''})`
+        : `${figure.value} ${figure.unit ?? ''}`;
     progress(`  ${figure.what}: ${shown}${figure.ratio != null ? ` (${figure.ratio}× ${figure.compared_with?.what})` : ''}`);
   }
 
