@@ -116,6 +116,7 @@ async function main(): Promise<number> {
   // the indexes of a long log in memory.
   const db = context.backend.name === 'embedded' ? openSqlite(context.config.DATA_DIR) : null;
   db?.pragma('cache_size = -262144');
+  db?.pragma('synchronous = NORMAL');
   const log = db === null ? context.log : new EventLog(new BulkAppender(db), new RandomIds());
   const started = Date.now();
   const bar = new cliProgress.SingleBar(
@@ -128,7 +129,7 @@ async function main(): Promise<number> {
     cliProgress.Presets.shades_classic,
   );
   const rate = (written: number) => Math.round(written / Math.max(0.001, (Date.now() - started) / 1000));
-  const generator = new Generator(log, new RandomIds(), options, context.config.CLAIM_WINDOW_DAYS, new CommitGroups(db), (summary) =>
+  const generator = new Generator(log, new RandomIds(), options, context.config.CLAIM_WINDOW_DAYS, new CommitGroups(db, 1_000), (summary) =>
     bar.update(Math.min(summary.written, options.events), { users: summary.users, rate: rate(summary.written) }),
   );
   process.once('SIGINT', () => {

@@ -9,6 +9,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { openSqlite } from '../../src/adapters/sqlite/sqlite-database.js';
 import { peakRss, ROOT } from './processes.js';
 
 export interface LogSpeed {
@@ -85,6 +86,7 @@ const rate = (events: number, seconds: number) => Math.round(events / Math.max(s
 export async function measureLogSpeed(events: number, progress: (message: string) => void): Promise<LogSpeed> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-bench-log-'));
   const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-bench-empty-'));
+  openSqlite(empty).close(); // an empty log (the scripts refuse a directory without a database)
   try {
     progress(`generating ${events} events (npm run generate-events)…`);
     const generated = await runScript('generate-events', dataDir, ['--events', String(events), '--seed', '1']);
