@@ -115,7 +115,7 @@ async function main(): Promise<number> {
   // CommitGroups) and go straight into the table (see BulkAppender). A large page cache keeps
   // the indexes of a long log in memory.
   const db = context.backend.name === 'embedded' ? openSqlite(context.config.DATA_DIR) : null;
-  db?.pragma('cache_size = -262144');
+  db?.pragma('cache_size = -65536');
   db?.pragma('synchronous = NORMAL');
   const log = db === null ? context.log : new EventLog(new BulkAppender(db), new RandomIds());
   const started = Date.now();
