@@ -3,6 +3,7 @@ import { claimSlotsProjection } from './claim-slots.js';
 import { claimStatsProjection } from './claim-stats.js';
 import { codesProjection } from './codes.js';
 import { creditLedgerProjection } from './credit-ledger.js';
+import { operationsProjection } from './operations.js';
 import type { Projection } from './projection.js';
 import { rewardExpiriesProjection } from './reward-expiries.js';
 import { storeOfferCodesProjection } from './store-offer-codes.js';
@@ -18,4 +19,5 @@ export const allProjections: Projection[] = [
   claimSlotsProjection,
   creditLedgerProjection,
   storeOfferCodesProjection,
+  operationsProjection,
 ];

@@ -12,9 +12,10 @@
  *
  * It starts the service in-process (HTTP on 127.0.0.1, a free port, one-off keys) and does
  * everything through the public and admin API, as a client would, then stops it. Running it
- * again changes nothing that matters: ids are fixed, PUT and POST /users are upserts, a
- * repeated claim answers CLAIM.ALREADY_CLAIMED and the withdrawal repeats its operation_id.
- * A store whose other programs already cover users (PROGRAM.DISTRIBUTION_EXCEEDED) is refused.
+ * again appends no event: ids are fixed, a definition that exists is kept as it is (not PUT
+ * again), POST /users with unchanged fields changes nothing, a repeated claim answers
+ * CLAIM.ALREADY_CLAIMED and the withdrawal repeats its operation_id. A store whose other
+ * programs already cover users (PROGRAM.DISTRIBUTION_EXCEEDED) is refused.
  */
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
@@ -22,6 +23,22 @@ import { openBackend } from '../src/backends/open-backend.js';
 import { ConfigError, loadConfig, type Config } from '../src/config.js';
 import { createLogger } from '../src/observability/logger.js';
 import { startService } from '../src/service.js';
+import { defineCommand, EXIT, runScript } from './cli/command-line.js';
+
+const command = defineCommand({
+  name: 'demo',
+  summary:
+    "Loads demo data into the configured store (DATA_DIR, or EVENTSTORE_URL + MONGODB_URL) through the API: the README walkthrough's " +
+    'rewards and program, a promo code (WELCOME10), an affiliate (ACME), a store offer code (demo-premium-3m) and four users, ' +
+    "one of whom claimed another's referral code. Idempotent: a second run appends no event. Creates the store when it does not exist.",
+  options: {},
+  notes: [
+    'It starts the service in-process on a free local port with one-off keys, so it works whatever keys your service uses; the commands ' +
+      'it prints afterwards use your PORT and CLIENT_API_KEYS.',
+    'Exit codes: 0 loaded (or already there); 1 failed; 2 usage error; 78 bad configuration.',
+  ],
+  examples: ['npm run demo', 'DATA_DIR=/tmp/demo-data PORT=3000 npm run demo'],
+});
 
 type Json = Record<string, unknown>;
 
@@ -100,9 +117,13 @@ class DemoStepError extends Error {
   override name = 'DemoStepError';
 }
 
+/** A reply's JSON, read field by field as the API documents it (the API tests check the shapes). */
+// biome-ignore lint/suspicious/noExplicitAny: the demo is a client of the documented JSON, not a second schema of it
+type ApiJson = any;
+
 interface Reply {
   status: number;
-  body: any;
+  body: ApiJson;
 }
 
 function client(url: string, clientKey: string, secretKey: string) {
@@ -127,7 +148,7 @@ function client(url: string, clientKey: string, secretKey: string) {
   };
 }
 
-function expectStatus(reply: Reply, allowed: number[], what: string): any {
+function expectStatus(reply: Reply, allowed: number[], what: string): ApiJson {
   if (!allowed.includes(reply.status)) throw new DemoStepError(`${what}: HTTP ${reply.status} ${JSON.stringify(reply.body)}`);
   return reply.body;
 }
@@ -138,13 +159,26 @@ function errorCode(reply: Reply): string | null {
 
 type Api = ReturnType<typeof client>;
 
-async function put(api: Api, path: string, body: Json, what: string): Promise<'created' | 'updated'> {
+/**
+ * PUTs `body` at `path` unless something is already there: an existing definition is kept as
+ * it is (it may be the demo's from an earlier run, or yours), so a second run appends nothing.
+ */
+async function ensure(api: Api, path: string, body: Json, what: string): Promise<'created' | 'already there'> {
+  const current = await api.admin('GET', path);
+  if (current.status === 200) return 'already there';
+  expectStatus(current, [404], `GET ${path}`);
   const reply = await api.admin('PUT', path, body);
+  if (reply.status === 422 && errorCode(reply) === 'PROGRAM.DISTRIBUTION_EXCEEDED') {
+    throw new DemoStepError(
+      'This store already has programs covering users, so the demo program "friends" (100% of users, as in the README) cannot be added. ' +
+        'Run the demo on a fresh DATA_DIR (or database).',
+    );
+  }
   expectStatus(reply, [200, 201], what);
-  return reply.status === 201 ? 'created' : 'updated';
+  return 'created';
 }
 
-async function upsertUser(api: Api, appUserId: string, fields: Json = {}): Promise<{ user: any; created: boolean }> {
+async function upsertUser(api: Api, appUserId: string, fields: Json = {}): Promise<{ user: ApiJson; created: boolean }> {
   const reply = await api.app('POST', '/users', { app_user_id: appUserId, ...fields });
   const body = expectStatus(reply, [200, 201], `POST /users ${appUserId}`);
   return { user: body.data.user, created: reply.status === 201 };
@@ -166,7 +200,7 @@ async function claim(api: Api, appUserId: string, code: string): Promise<'claime
 }
 
 /** Sender rewards are granted by a reaction, a moment after the claim: wait for it (bounded). */
-async function waitForClaims(api: Api, appUserId: string, claims: number, timeoutMs = 15_000): Promise<any> {
+async function waitForClaims(api: Api, appUserId: string, claims: number, timeoutMs = 15_000): Promise<ApiJson> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const body = expectStatus(await api.app('GET', `/users/${encodeURIComponent(appUserId)}`), [200], `GET /users/${appUserId}`);
@@ -176,7 +210,7 @@ async function waitForClaims(api: Api, appUserId: string, claims: number, timeou
   }
 }
 
-function credits(user: any, key: string): number {
+function credits(user: ApiJson, key: string): number {
   return ((user.rewards?.active?.credit ?? []) as { reward: { key: string }; credits: number }[])
     .filter((entry) => entry.reward.key === key)
     .reduce((sum, entry) => sum + entry.credits, 0);
@@ -184,21 +218,14 @@ function credits(user: any, key: string): number {
 
 async function loadDemo(api: Api, print: (line: string) => void): Promise<void> {
   for (const [key, body] of Object.entries({ ...WALKTHROUGH_REWARDS, ...EXTRA_REWARDS })) {
-    print(`  reward ${key}: ${await put(api, `/admin/rewards/${key}`, body, `PUT /admin/rewards/${key}`)}`);
+    print(`  reward ${key}: ${await ensure(api, `/admin/rewards/${key}`, body, `PUT /admin/rewards/${key}`)}`);
   }
-  const program = await api.admin('PUT', `/admin/programs/${WALKTHROUGH_PROGRAM.id}`, WALKTHROUGH_PROGRAM.body);
-  if (program.status === 422 && errorCode(program) === 'PROGRAM.DISTRIBUTION_EXCEEDED') {
-    throw new DemoStepError(
-      'This store already has programs covering users, so the demo program "friends" (100% of users, as in the README) cannot be added. ' +
-        'Run the demo on a fresh DATA_DIR (or database).',
-    );
-  }
-  expectStatus(program, [200, 201], `PUT /admin/programs/${WALKTHROUGH_PROGRAM.id}`);
-  print(`  program ${WALKTHROUGH_PROGRAM.id}: ${program.status === 201 ? 'created' : 'updated'}`);
-  print(`  promo code ${DEMO_PROMO_CODE}: ${await put(api, `/admin/promo-codes/${DEMO_PROMO_CODE}`, PROMO_BODY, 'PUT promo code')}`);
-  print(`  affiliate ${DEMO_AFFILIATE.id}: ${await put(api, `/admin/affiliates/${DEMO_AFFILIATE.id}`, AFFILIATE_BODY, 'PUT affiliate')}`);
+  const programPath = `/admin/programs/${WALKTHROUGH_PROGRAM.id}`;
+  print(`  program ${WALKTHROUGH_PROGRAM.id}: ${await ensure(api, programPath, WALKTHROUGH_PROGRAM.body, `PUT ${programPath}`)}`);
+  print(`  promo code ${DEMO_PROMO_CODE}: ${await ensure(api, `/admin/promo-codes/${DEMO_PROMO_CODE}`, PROMO_BODY, 'PUT promo code')}`);
+  print(`  affiliate ${DEMO_AFFILIATE.id}: ${await ensure(api, `/admin/affiliates/${DEMO_AFFILIATE.id}`, AFFILIATE_BODY, 'PUT affiliate')}`);
   print(
-    `  store offer code ${DEMO_OFFER_CODE_ID}: ${await put(api, `/admin/store/offer-codes/${DEMO_OFFER_CODE_ID}`, OFFER_CODE_BODY, 'PUT store offer code')}`,
+    `  store offer code ${DEMO_OFFER_CODE_ID}: ${await ensure(api, `/admin/store/offer-codes/${DEMO_OFFER_CODE_ID}`, OFFER_CODE_BODY, 'PUT store offer code')}`,
   );
 
   const ana = await upsertUser(api, DEMO_USERS.referrer, { is_premium: true, metadata: { name: 'Ana', plan: 'yearly' } });
@@ -216,11 +243,7 @@ async function loadDemo(api: Api, print: (line: string) => void): Promise<void> 
     print(`  user ${other.id}: ${created ? 'created' : 'already there'}, ${outcome} ${other.code}`);
   }
   await waitForClaims(api, DEMO_USERS.referrer, 1);
-  const withdrawal = expectStatus(
-    await api.app('POST', `/users/${DEMO_USERS.referrer}/rewards/withdraw-credits`, WITHDRAWAL),
-    [200],
-    'withdraw credits',
-  );
+  const withdrawal = expectStatus(await api.app('POST', `/users/${DEMO_USERS.referrer}/rewards/withdraw-credits`, WITHDRAWAL), [200], 'withdraw credits');
   const result = withdrawal.data.withdraw_result;
   print(
     `  ${DEMO_USERS.referrer} withdrew ${result.credits_withdrawn} of ${result.credits_available_at_start} ${WITHDRAWAL.key} ` +
@@ -245,9 +268,14 @@ async function summary(api: Api): Promise<string[]> {
   return lines;
 }
 
-function demoConfig(env: NodeJS.ProcessEnv): Config {
-  const config = loadConfig({ LOG_LEVEL: 'warn', ...env });
-  // One-off keys for this run only: the demo works whatever keys (if any) the service uses.
+/** The configuration as the service would read it (its PORT is the one the printed commands use). */
+function serviceConfig(env: NodeJS.ProcessEnv): Config {
+  return loadConfig({ LOG_LEVEL: 'warn', ...env });
+}
+
+function demoConfig(config: Config): Config {
+  // A free local port and one-off keys for this run only: the demo works whatever keys (if any)
+  // the service uses.
   return {
     ...config,
     PORT: 0,
@@ -259,34 +287,37 @@ function demoConfig(env: NodeJS.ProcessEnv): Config {
 
 function tryIt(config: Config): string[] {
   const store = config.EVENTSTORE_URL !== null ? 'EventStoreDB + MongoDB' : `DATA_DIR=${config.DATA_DIR}`;
-  const configured = process.env.CLIENT_API_KEYS?.split(',')[0]?.trim();
-  const key = configured || 'ck_demo';
+  const configured = config.CLIENT_API_KEYS[0];
+  const key = configured ?? 'ck_demo';
+  const base = `http://localhost:${config.PORT}`;
   return [
     '',
-    `Try it: start the service on the same store (${store})${configured ? '' : ', e.g. with the README\'s keys:'}`,
+    `Try it: start the service on the same store (${store})${configured ? '' : ", e.g. with the README's keys:"}`,
     ...(configured ? ['  npm start'] : ['  CLIENT_API_KEYS=ck_demo SECRET_API_KEYS=sk_demo npm start']),
-    'then:',
-    `  curl -s http://localhost:8080/users/${DEMO_USERS.referrer} -H 'x-api-key: ${key}'`,
-    `  curl -s http://localhost:8080/codes/${DEMO_PROMO_CODE} -H 'x-api-key: ${key}'`,
-    `  curl -s http://localhost:8080/codes/${DEMO_AFFILIATE.code} -H 'x-api-key: ${key}'`,
-    `  curl -s http://localhost:8080/store/offer-codes/${DEMO_OFFER_CODE_ID} -H 'x-api-key: ${key}'`,
-    `  curl -s -X POST http://localhost:8080/users -H 'x-api-key: ${key}' -H 'content-type: application/json' -d '{"app_user_id":"you"}'`,
-    `  curl -s -X POST http://localhost:8080/users/you/claim-code -H 'x-api-key: ${key}' -H 'content-type: application/json' -d '{"code":"${DEMO_PROMO_CODE}"}'`,
+    'then (each command prints one JSON document; add | jq . to pretty-print):',
+    `  curl -s -w '\\n' ${base}/users/${DEMO_USERS.referrer} -H 'x-api-key: ${key}'`,
+    `  curl -s -w '\\n' ${base}/codes/${DEMO_PROMO_CODE} -H 'x-api-key: ${key}'`,
+    `  curl -s -w '\\n' ${base}/codes/${DEMO_AFFILIATE.code} -H 'x-api-key: ${key}'`,
+    `  curl -s -w '\\n' ${base}/store/offer-codes/${DEMO_OFFER_CODE_ID} -H 'x-api-key: ${key}'`,
+    `  curl -s -w '\\n' -X POST ${base}/users -H 'x-api-key: ${key}' -H 'content-type: application/json' -d '{"app_user_id":"you"}'`,
+    `  curl -s -w '\\n' -X POST ${base}/users/you/claim-code -H 'x-api-key: ${key}' -H 'content-type: application/json' -d '{"code":"${DEMO_PROMO_CODE}"}'`,
     'The README walkthrough (alice and bob) works on top of this data as written.',
   ];
 }
 
 async function main(): Promise<number> {
-  let config: Config;
+  command.parse(process.argv.slice(2));
+  let settings: Config;
   try {
-    config = demoConfig(process.env);
+    settings = serviceConfig(process.env);
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);
-      return 78;
+      return EXIT.CONFIG;
     }
     throw error;
   }
+  const config = demoConfig(settings);
   const backend = await openBackend(config);
   const service = await startService({ config, backend, logger: createLogger(config.LOG_LEVEL), role: 'all' });
   const print = (line: string) => process.stdout.write(`${line}\n`);
@@ -297,21 +328,15 @@ async function main(): Promise<number> {
     print('');
     print('Demo users:');
     for (const line of await summary(api)) print(line);
-    for (const line of tryIt(config)) print(line);
-    return 0;
+    for (const line of tryIt(settings)) print(line);
+    return EXIT.OK;
   } catch (error) {
     if (!(error instanceof DemoStepError)) throw error;
     process.stderr.write(`demo failed: ${error.message}\n`);
-    return 1;
+    return EXIT.FAILURE;
   } finally {
     await service.stop();
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(`demo failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runScript(command, main);

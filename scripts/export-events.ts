@@ -14,7 +14,8 @@
  * event store; `--since` (recorded_at at or after DATE; a date, or a date-time, UTC unless it
  * has an offset) while reading, since commit order is not guaranteed to be time order.
  * `--format` defaults to csv for an `--out` ending in .csv. Exit codes: 0 (also when a reader
- * such as `head` closes the pipe early), 64 bad flags, 78 bad configuration, 1 failure.
+ * such as `head` closes the pipe early), 1 failure, 2 usage error, 66 no database in DATA_DIR,
+ * 78 bad configuration.
  * Uses the service's configuration (DATA_DIR, or EVENTSTORE_URL + MONGODB_URL).
  *
  * To stdout, run it with `npm run -s export-events` (or `npx tsx scripts/export-events.ts`):
@@ -24,9 +25,7 @@ import { once } from 'node:events';
 import { setImmediate } from 'node:timers/promises';
 import fs from 'node:fs';
 import type { Writable } from 'node:stream';
-import cliProgress from 'cli-progress';
 import {
-  EXPORT_USAGE,
   type ExportOptions,
   ExportUsageError,
   formatEvent,
@@ -36,7 +35,36 @@ import {
   recordedSince,
 } from '../src/application/export/event-export-format.js';
 import type { EventStore } from '../src/ports/event-store.js';
-import { openScriptContext, parseArgs } from './script-context.js';
+import { defineCommand, EXIT, runScript, UsageError } from './cli/command-line.js';
+import { createProgress } from './cli/progress.js';
+import { openScriptContext } from './script-context.js';
+
+const command = defineCommand({
+  name: 'export-events',
+  summary:
+    'Streams the event log, in commit order, to stdout or a file: NDJSON (one event per line) or CSV (RFC 4180 with a header; ' +
+    'data and metadata as JSON text). Each event has the fields of GET /admin/events. Progress goes to stderr; the last line ' +
+    'names the last position read, to continue later with --after. Reads the service\'s store (DATA_DIR, or EVENTSTORE_URL + MONGODB_URL).',
+  options: {
+    after: { type: 'string', value: 'POS', description: 'Only events after this log position (exclusive)' },
+    'stream-prefix': { type: 'string', value: 'PREFIX', description: 'Only streams starting with PREFIX (e.g. user-)' },
+    type: { type: 'string', value: 'TYPE[,TYPE…]', description: 'Only these event types' },
+    since: { type: 'string', value: 'DATE', description: 'Only events recorded at or after DATE (ISO 8601 date or date-time; UTC unless it has an offset)' },
+    format: { type: 'string', value: 'ndjson|csv', description: 'Output format (default: csv for an --out ending in .csv, else ndjson)' },
+    out: { type: 'string', value: 'FILE', description: 'Write to FILE instead of stdout' },
+  },
+  notes: [
+    'To stdout, run it with `npm run -s` (without -s, npm prints its banner on stdout before the export).',
+    'Exit codes: 0 done (also when a reader such as head closes the pipe early); 1 failed; 2 usage error; 66 no database in DATA_DIR; 78 bad configuration.',
+  ],
+  examples: [
+    'npm run export-events -- --format ndjson --out events.ndjson',
+    'npm run -s export-events -- --type RewardGranted | jq .data.reward_key',
+    'npm run export-events -- --stream-prefix user- --type CodeClaimed --since 2026-01-01 --out claims.csv',
+    'npm run export-events -- --after 120000 --out more.ndjson',
+    'node dist/scripts/export-events.js --out /app/data/events.ndjson     # in the container image',
+  ],
+});
 
 const PAGE_SIZE = 1000;
 
@@ -106,42 +134,50 @@ async function exportEvents(
   }
 }
 
-async function main(): Promise<number> {
-  let options: ExportOptions;
+/** The command line as export options; a bad value is a usage error (exit 2). */
+function exportOptions(argv: string[]): ExportOptions {
+  const { positionals: _positionals, ...values } = command.parse(argv);
+  const flags = new Map<string, string>(Object.entries(values).filter((entry): entry is [string, string] => typeof entry[1] === 'string'));
   try {
-    options = parseExportOptions(parseArgs(process.argv.slice(2)));
+    return parseExportOptions(flags);
   } catch (error) {
-    if (!(error instanceof ExportUsageError)) throw error;
-    process.stderr.write(`${error.message}\n${EXPORT_USAGE}\n`);
-    return 64;
+    if (error instanceof ExportUsageError) throw new UsageError(error.message);
+    throw error;
   }
-  const context = await openScriptContext();
-  const output: Writable = options.out === null ? process.stdout : fs.createWriteStream(options.out);
+}
+
+async function main(): Promise<number> {
+  const options = exportOptions(process.argv.slice(2));
+  const context = await openScriptContext({ readsExistingStore: command.name });
   const head = await context.backend.eventStore.headPosition();
+  if (options.after !== null && (head === null || options.after >= head)) {
+    await context.backend.close();
+    const end = head === null ? 'the log is empty' : `the last position is ${head}`;
+    const what = head !== null && options.after === head ? 'is the end of the log' : 'is past the end of the log';
+    process.stderr.write(`Nothing to export: --after ${options.after} ${what} (${end}).\n`);
+    if (options.out !== null) fs.writeFileSync(options.out, preamble(options.format));
+    return EXIT.OK;
+  }
+  const output: Writable = options.out === null ? process.stdout : fs.createWriteStream(options.out);
   const start = options.after ?? 0n;
   const span = head !== null && head > start ? Number(head - start) : 0;
-  const bar = new cliProgress.SingleBar(
-    {
-      format: 'export |{bar}| {percentage}% | {written} events written | {rate} events/s | position {position} | ETA {eta_formatted}',
-      etaBuffer: 50,
-      noTTYOutput: true,
-      notTTYSchedule: 5_000,
-    },
-    cliProgress.Presets.shades_classic,
-  );
+  const progress = createProgress({
+    label: 'export-events',
+    total: span,
+    format: 'export |{bar}| {percentage}% | {written} events written | {rate} events/s | position {position} | ETA {eta_formatted}',
+    line: ({ written, rate, position }) => `${written} events written | ${rate} events/s | position ${position}`,
+  });
   const started = Date.now();
   const rate = (written: number) => {
     const seconds = (Date.now() - started) / 1000;
     return seconds > 0 ? Math.round(written / seconds) : 0;
   };
-  bar.start(Math.max(span, 1), 0, { written: 0, rate: 0, position: options.after?.toString() ?? '-' });
   try {
     const result = await exportEvents(context.backend.eventStore, options, output, ({ written, position }) => {
       const done = position === null ? 0 : Math.min(span, Number(position - start));
-      bar.update(done, { written, rate: rate(written), position: position?.toString() ?? '-' });
+      progress.update(done, { written, rate: rate(written), position: position?.toString() ?? '-' });
     });
-    bar.update(Math.max(span, 1), { written: result.written, rate: rate(result.written), position: result.position?.toString() ?? '-' });
-    bar.stop();
+    progress.stop();
     if (options.out !== null) {
       output.end();
       await once(output, 'finish');
@@ -152,14 +188,14 @@ async function main(): Promise<number> {
       `Exported ${result.written} events as ${options.format} to ${options.out ?? 'stdout'} in ${seconds.toFixed(1)} s ` +
         `(${rate(result.written)} events/s); ${last}.\n`,
     );
-    return 0;
+    return EXIT.OK;
   } catch (error) {
-    bar.stop();
+    progress.stop();
     if (error instanceof OutputClosedError) {
       // A reader that stops early (`| head`) is not a failure of the export.
-      if ((error.cause as NodeJS.ErrnoException).code === 'EPIPE') return 0;
+      if ((error.cause as NodeJS.ErrnoException).code === 'EPIPE') return EXIT.OK;
       process.stderr.write(`export-events: ${error.message}\n`);
-      return 1;
+      return EXIT.FAILURE;
     }
     throw error;
   } finally {
@@ -167,14 +203,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => {
-    // Let stdout flush before leaving (it may be a pipe the reader drains slowly).
-    if (process.stdout.writableLength > 0 && !process.stdout.destroyed) process.stdout.once('drain', () => process.exit(code));
-    else process.exit(code);
-  },
-  (error: unknown) => {
-    process.stderr.write(`export-events failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runScript(command, main);

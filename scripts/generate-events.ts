@@ -148,7 +148,7 @@ async function main(): Promise<number> {
         `${summary.withdrawals} withdrawals over ${options.days} days (seed ${options.seed})` +
         `${summary.users < options.users ? `; the count was reached before all ${options.users} users registered` : ''}` +
         `${summary.topUps > 0 ? `; ${summary.topUps} extra profile updates at the end to reach the count` : ''}.\n` +
-        'Start the service (or npm run replay) to build the read models; npm run audit checks every credit balance.\n',
+        'Start the service (or npm run replay) to build the read models; npm run audit-credits checks every credit balance.\n',
     );
     return generator.stopRequested ? 130 : 0;
   } catch (error) {

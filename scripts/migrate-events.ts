@@ -14,9 +14,34 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { EventStoreDbEventStore } from '../src/adapters/eventstoredb/eventstoredb-event-store.js';
-import { openSqlite } from '../src/adapters/sqlite/sqlite-database.js';
+import { databasePath, openSqlite } from '../src/adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../src/adapters/sqlite/sqlite-event-store.js';
 import type { EventStore, ExpectedRevision, NewEvent, RecordedEvent } from '../src/ports/event-store.js';
+import { defineCommand, EXIT, runScript } from './cli/command-line.js';
+
+const command = defineCommand({
+  name: 'migrate-events',
+  summary:
+    "Copies the event log from one backend to another, in commit order, keeping every event's id, type, data and metadata and every " +
+    "stream's revisions. Resumable: an interrupted run is simply run again (it carries on after the last event the target holds). " +
+    'Read models are not copied: projectors rebuild them from the migrated log.',
+  options: {
+    from: {
+      type: 'string',
+      value: 'SOURCE',
+      description: 'Where to read: an esdb:// or kurrentdb:// connection string, or an embedded DATA_DIR (must hold referrals.db)',
+    },
+    to: { type: 'string', value: 'TARGET', description: 'Where to write: a connection string, or a DATA_DIR (created when missing)' },
+    'page-size': { type: 'string', value: 'N', description: 'Events read from the source per page', default: '500' },
+    'max-events': { type: 'string', value: 'N', description: 'Stop after copying N events (run again to go on)' },
+  },
+  notes: ['Exit codes: 0 done (or stopped at --max-events); 1 failed (run again to resume); 2 usage error; 66 no database at --from.'],
+  examples: [
+    'npm run migrate-events -- --from ./data --to "esdb://localhost:2113?tls=false"',
+    'npm run migrate-events -- --from ./data --to /backup/data --max-events 100000',
+    'node dist/scripts/migrate-events.js --from /app/data --to "esdb://eventstore:2113?tls=false"     # in the container image',
+  ],
+});
 
 export interface MigrationOptions {
   /** Events read from the source per page. */
@@ -128,9 +153,7 @@ export async function migrateEvents(source: EventStore, target: EventStore, opti
       const last = group[group.length - 1]!;
       const result = await target.append(first.stream, group.map(toNewEvent), expectedBefore(first));
       if (result.nextExpectedRevision !== last.revision) {
-        throw new MigrationConflictError(
-          `Stream ${first.stream}: the target reached revision ${result.nextExpectedRevision}, the source has ${last.revision}`,
-        );
+        throw new MigrationConflictError(`Stream ${first.stream}: the target reached revision ${result.nextExpectedRevision}, the source has ${last.revision}`);
       }
       copied += group.length;
       cursor = last.position;
@@ -151,13 +174,10 @@ function isConnectionString(location: string): boolean {
   return /^(esdb|esdb\+discover|kurrentdb|kurrentdb\+discover|kdb):\/\//.test(location);
 }
 
-function openStore(location: string, role: 'source' | 'target'): OpenedStore {
+function openStore(location: string): OpenedStore {
   if (isConnectionString(location)) {
     const store = EventStoreDbEventStore.connect(location);
     return { store, close: () => store.close() };
-  }
-  if (role === 'source' && !fs.existsSync(path.join(location, 'referrals.db'))) {
-    throw new Error(`No embedded database at ${path.resolve(location)} (expected referrals.db there)`);
   }
   const db = openSqlite(location);
   const store = new SqliteEventStore(db);
@@ -170,39 +190,29 @@ function openStore(location: string, role: 'source' | 'target'): OpenedStore {
   };
 }
 
+function positiveInteger(name: string, raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const parsed = Number(raw);
+  if (!Number.isInteger(parsed) || parsed <= 0) return command.fail(`--${name} must be a positive integer, got ${raw}`);
+  return parsed;
+}
+
 function parseArguments(argv: string[]): { from: string; to: string; pageSize?: number; maxEvents?: number } {
-  const values = new Map<string, string>();
-  for (let index = 0; index < argv.length; index += 1) {
-    const flag = argv[index]!;
-    const value = argv[index + 1];
-    if (!flag.startsWith('--') || value === undefined) throw new Error(`Unexpected argument ${flag}`);
-    values.set(flag.slice(2), value);
-    index += 1;
-  }
-  const from = values.get('from');
-  const to = values.get('to');
-  if (!from || !to) throw new Error('Usage: migrate-events --from <esdb://…|data dir> --to <esdb://…|data dir> [--page-size N] [--max-events N]');
-  if (from === to) throw new Error('--from and --to are the same');
-  const number = (name: string) => {
-    const raw = values.get(name);
-    if (raw === undefined) return undefined;
-    const parsed = Number(raw);
-    if (!Number.isInteger(parsed) || parsed <= 0) throw new Error(`--${name} must be a positive integer`);
-    return parsed;
-  };
-  return { from, to, pageSize: number('page-size'), maxEvents: number('max-events') };
+  const options = command.parse(argv);
+  const { from, to } = options;
+  if (from === undefined || to === undefined) return command.fail('--from and --to are both required');
+  if (from === to) return command.fail('--from and --to are the same');
+  return { from, to, pageSize: positiveInteger('page-size', options['page-size']), maxEvents: positiveInteger('max-events', options['max-events']) };
 }
 
 async function main(argv: string[]): Promise<number> {
-  let args;
-  try {
-    args = parseArguments(argv);
-  } catch (error) {
-    process.stderr.write(`${(error as Error).message}\n`);
-    return 64;
+  const args = parseArguments(argv);
+  if (!isConnectionString(args.from) && !fs.existsSync(databasePath(args.from))) {
+    process.stderr.write(`migrate-events: no database at ${databasePath(args.from)} (--from ${args.from}); nothing was created.\n`);
+    return EXIT.NO_INPUT;
   }
-  const source = openStore(args.from, 'source');
-  const target = openStore(args.to, 'target');
+  const source = openStore(args.from);
+  const target = openStore(args.to);
   const started = Date.now();
   let lastReport = 0;
   try {
@@ -220,10 +230,10 @@ async function main(argv: string[]): Promise<number> {
       `migrate-events: ${result.copied} events copied ${from} in ${((Date.now() - started) / 1000).toFixed(1)} s; ` +
         `${result.complete ? 'the target is up to date' : 'more to copy: run again to continue'}\n`,
     );
-    return 0;
+    return EXIT.OK;
   } catch (error) {
     process.stderr.write(`migrate-events failed: ${error instanceof Error ? error.message : String(error)}\nRun again to resume.\n`);
-    return 1;
+    return EXIT.FAILURE;
   } finally {
     await source.close();
     await target.close();
@@ -231,11 +241,5 @@ async function main(argv: string[]): Promise<number> {
 }
 
 if (process.argv[1] !== undefined && import.meta.url === pathToFileURL(path.resolve(process.argv[1])).href) {
-  main(process.argv.slice(2)).then(
-    (code) => process.exit(code),
-    (error: unknown) => {
-      process.stderr.write(`migrate-events failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-      process.exit(1);
-    },
-  );
+  runScript(command, () => main(process.argv.slice(2)));
 }

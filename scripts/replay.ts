@@ -5,53 +5,59 @@
  * them in atomically; the service keeps serving the old ones meanwhile and picks up the new
  * ones by itself. Interrupted? Run it again: it resumes. Uses the service's configuration.
  */
-import cliProgress from 'cli-progress';
 import { allProjections } from '../projections/index.js';
 import { replayProjections } from '../src/application/projections/projection-replay.js';
-import { openScriptContext, parseArgs } from './script-context.js';
+import { defineCommand, EXIT, runScript } from './cli/command-line.js';
+import { createProgress } from './cli/progress.js';
+import { openScriptContext } from './script-context.js';
+
+const NAMES = allProjections.map((projection) => projection.name);
+
+const command = defineCommand({
+  name: 'replay',
+  summary:
+    'Rebuilds read models from the event log: folds the log from position 0 into fresh collections while the service keeps serving ' +
+    'the old ones, then switches them in atomically (the running service continues from there). Interrupted? Run it again: it resumes. ' +
+    'Reads the service\'s store (DATA_DIR, or EVENTSTORE_URL + MONGODB_URL).',
+  options: {
+    projection: { type: 'string', value: 'NAME', description: `Rebuild only this read model: ${NAMES.join(', ')} (default: all)` },
+  },
+  notes: ['Exit codes: 0 rebuilt; 1 failed; 2 usage error; 66 no database in DATA_DIR; 78 bad configuration.'],
+  examples: ['npm run replay', 'npm run replay -- --projection users', 'node dist/scripts/replay.js --projection credit_ledger     # in the container image'],
+});
 
 async function main(): Promise<number> {
-  const args = parseArgs(process.argv.slice(2));
-  const only = args.get('projection');
-  const selected = typeof only === 'string' ? allProjections.filter((projection) => projection.name === only) : allProjections;
-  if (selected.length === 0) {
-    process.stderr.write(`Unknown projection ${String(only)}; known: ${allProjections.map((projection) => projection.name).join(', ')}\n`);
-    return 2;
-  }
-  const context = await openScriptContext();
-  const bar = new cliProgress.SingleBar(
-    { format: 'replay |{bar}| {percentage}% | {events} events | {rate} events/s | ETA {eta_formatted}', etaBuffer: 50, noTTYOutput: true, notTTYSchedule: 5_000 },
-    cliProgress.Presets.shades_classic,
-  );
+  const { projection: only } = command.parse(process.argv.slice(2));
+  const selected = only === undefined ? allProjections : allProjections.filter((projection) => projection.name === only);
+  if (selected.length === 0) command.fail(`unknown projection ${only}; known: ${NAMES.join(', ')}`);
+  const context = await openScriptContext({ readsExistingStore: command.name });
+  const progress = createProgress({
+    label: 'replay',
+    total: 100,
+    format: 'replay |{bar}| {percentage}% | {events} events | {rate} events/s | ETA {eta_formatted}',
+    line: ({ events, rate }) => `${events} events | ${rate} events/s`,
+  });
   try {
     const started = Date.now();
     let first: bigint | null = null;
-    bar.start(100, 0, { events: 0, rate: 0 });
     const outcome = await replayProjections(context.log, context.backend.readStore, selected, {
       onProgress: ({ position, head, events }) => {
         first ??= position;
         const span = head !== null && first !== null && head > first ? Number(head - first) : 0;
         const done = span > 0 && position !== null && first !== null ? Math.min(100, (100 * Number(position - first)) / span) : 100;
         const seconds = (Date.now() - started) / 1000;
-        bar.update(Math.round(done), { events, rate: seconds > 0 ? Math.round(events / seconds) : 0 });
+        progress.update(Math.round(done), { events, rate: seconds > 0 ? Math.round(events / seconds) : 0 });
       },
     });
-    bar.update(100);
-    bar.stop();
+    progress.stop();
     const seconds = ((Date.now() - started) / 1000).toFixed(1);
     for (const projection of selected) process.stdout.write(`${projection.name}: ${outcome === 'switched' ? 'rebuilt and switched in' : 'interrupted'}\n`);
     process.stdout.write(`replayed in ${seconds} s\n`);
-    return 0;
+    return EXIT.OK;
   } finally {
-    bar.stop();
+    progress.stop();
     await context.backend.close();
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(`replay failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runScript(command, main);

@@ -48,6 +48,8 @@ export const configSchema = z
     SWEEP_INTERVAL_S: positiveInt(30),
     /** Set to "false" to run the API without the in-process projector (scale-out topology). */
     RUN_PROJECTOR: z.enum(['true', 'false']).default('true').transform((value) => value === 'true'),
+    /** Seconds a shutdown may take (draining requests, stopping the projector) before the process exits anyway. */
+    SHUTDOWN_TIMEOUT_S: z.coerce.number().positive().default(10),
   })
   .superRefine((config, ctx) => {
     const asc = [config.ASC_ISSUER_ID, config.ASC_KEY_ID, config.ASC_PRIVATE_KEY_PATH];
@@ -79,9 +81,74 @@ export type Config = z.infer<typeof configSchema>;
 /** The environment variables the service reads (compose files are checked against this list). */
 export const CONFIG_VARIABLES = Object.keys(configSchema._def.schema.shape);
 
+/** What each variable takes, said to an operator who set it wrong. */
+const EXPECTED: Record<string, string> = {
+  NODE_ENV: 'one of development, production, test (default development)',
+  PORT: 'a port number from 0 to 65535 (default 8080; 0 picks a free port)',
+  HOST: 'an interface address to listen on, e.g. 0.0.0.0 or 127.0.0.1',
+  DATA_DIR: 'a directory path (default ./data)',
+  EVENTSTORE_URL: 'an esdb:// or kurrentdb:// connection string, e.g. esdb://localhost:2113?tls=false',
+  MONGODB_URL: 'a mongodb:// or mongodb+srv:// connection string, e.g. mongodb://localhost:27017/?replicaSet=rs0',
+  MONGODB_DATABASE: 'a database name (default referrals)',
+  CLAIM_WINDOW_DAYS: 'a whole number of days, 1 or more (default 7)',
+  REFERRAL_LINK_BASE: 'an absolute URL, e.g. https://example.com/r',
+  ASC_BASE_URL: 'an absolute URL (default https://api.appstoreconnect.apple.com)',
+  ASC_TIMEOUT_MS: 'a whole number of milliseconds, 1 or more (default 10000)',
+  ASC_CACHE_TTL_S: 'a whole number of seconds, 1 or more (default 3600)',
+  LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent (default info)',
+  READY_MAX_LAG: 'a whole number of events, 0 or more (default 1000)',
+  SWEEP_INTERVAL_S: 'a whole number of seconds, 1 or more (default 30)',
+  RUN_PROJECTOR: 'true or false (default true)',
+  SHUTDOWN_TIMEOUT_S: 'a number of seconds greater than 0 (default 10)',
+};
+
+/** The value as set, quoted when it would be hard to see; passwords in URLs masked. */
+function shownValue(value: string): string {
+  const masked = value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/:@]*:)[^/@]*@/i, '$1***@');
+  return masked === '' || /[\s"'=]/.test(masked) ? JSON.stringify(masked) : masked;
+}
+
+interface ConfigIssue {
+  code: string;
+  path: PropertyKey[];
+  message: string;
+}
+
+/** One line per problem: the variable, the value it had, and what it takes. */
+function describeIssue(issue: ConfigIssue, env: NodeJS.ProcessEnv): string {
+  const name = issue.path.length > 0 ? String(issue.path[0]) : null;
+  if (name === null) return `environment: ${issue.message}`;
+  // A rule across variables names them in its message; say it as it is.
+  const acrossVariables = issue.code === 'custom' && CONFIG_VARIABLES.some((variable) => variable !== name && issue.message.includes(variable));
+  if (acrossVariables) return `${name}: ${issue.message}`;
+  const value = env[name];
+  const expected = EXPECTED[name] ?? issue.message;
+  return value === undefined ? `${name} is missing: expected ${expected}` : `${name}=${shownValue(value)}: expected ${expected}`;
+}
+
+/**
+ * Every problem with `env`, not just the first ones: a rule across variables (e.g. ASC_* set
+ * together) only runs once each variable is valid on its own, so it is checked again with the
+ * invalid variables left out, keeping what it finds about the others.
+ */
+function configProblems(env: NodeJS.ProcessEnv, issues: readonly ConfigIssue[]): string[] {
+  const problems = issues.map((issue) => describeIssue(issue, env));
+  const invalid = new Set(issues.map((issue) => String(issue.path[0] ?? '')));
+  const rest = Object.fromEntries(Object.entries(env).filter(([name]) => !invalid.has(name)));
+  const again = configSchema.safeParse(rest);
+  if (!again.success) {
+    for (const issue of again.error.issues) {
+      const involved = [...invalid].some((name) => name !== '' && (String(issue.path[0]) === name || issue.message.includes(name)));
+      const problem = describeIssue(issue, env);
+      if (!involved && !problems.includes(problem)) problems.push(problem);
+    }
+  }
+  return problems;
+}
+
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
-    super(`Invalid configuration:\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+    super(`Invalid configuration (${problems.length} ${problems.length === 1 ? 'problem' : 'problems'}; nothing was started):\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
     this.name = 'ConfigError';
   }
 }
@@ -89,5 +156,5 @@ export class ConfigError extends Error {
 export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   const result = configSchema.safeParse(env);
   if (result.success) return result.data;
-  throw new ConfigError(result.error.issues.map((issue) => `${issue.path.join('.') || 'environment'}: ${issue.message}`));
+  throw new ConfigError(configProblems(env, result.error.issues));
 }

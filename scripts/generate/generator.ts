@@ -404,7 +404,7 @@ export class Generator {
 
   private async withdraw(user: SimUser, key: string, amount: number, at: number): Promise<void> {
     const operationId = this.random.chance(0.8) ? `order-${(this.operations += 1)}` : null;
-    const decision = decideWithdrawCredits(user.state, { key, amount, operation_id: operationId, isCreditReward: true, now: new Date(at) });
+    const decision = decideWithdrawCredits(user.state, { key, amount, operation_id: operationId, earlier: null, isCreditReward: true, now: new Date(at) });
     await this.appendToUser(user, decision.events, this.request(CLIENT_ACTOR, operationId ?? undefined), at);
     this.summary.withdrawals += 1;
   }
@@ -416,6 +416,7 @@ export class Generator {
       key: reward.key,
       spec: { reward, deactivation: days(30) },
       operation_id: operationId,
+      earlier: null,
       grant_id_prefix: `manual:${operationId}`,
       now: new Date(at),
     });

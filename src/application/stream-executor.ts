@@ -16,11 +16,22 @@ export interface Executed<S, R> {
 export interface Loaded<S> {
   state: S;
   revision: number;
+  /** Global position of the stream's last event; null when the stream does not exist. */
+  position: bigint | null;
+}
+
+interface Snapshot<S> {
+  version: number;
+  revision: number;
+  position: string | null;
+  state: S;
 }
 
 const SNAPSHOT_COLLECTION = 'snapshots';
 /** Write a snapshot once this many events were folded beyond the last one. */
 const SNAPSHOT_EVERY = 100;
+/** Streams whose latest state is kept in memory (least recently used are dropped). */
+const CACHED_STREAMS = 10_000;
 const MAX_ATTEMPTS = 12;
 
 /** Jittered, growing pause before re-reading a stream that another writer just moved. */
@@ -29,11 +40,29 @@ function backoff(attempt: number): Promise<void> {
 }
 
 /**
+ * What a command does once it has the stream's state and what `prepare` read: pure and
+ * synchronous (no I/O, no await). An async function does not type-check here.
+ */
+export type Decide<S, R, P> = (state: S, prepared: NoInfer<P>) => Decision<R> & { then?: never };
+
+export interface ExecuteOptions<S, P> {
+  /**
+   * Reads what the decision needs besides the stream (an index, another read model), once per
+   * attempt, after the stream is loaded: a conflict re-reads both.
+   */
+  prepare?: (loaded: Loaded<S>) => Promise<P>;
+}
+
+/**
  * load → decide → append with the exact expected revision; on a conflict re-read and
- * re-decide, a bounded number of times. Long streams load from a snapshot plus the tail.
+ * re-decide, a bounded number of times. A stream's state comes from memory (the last state this
+ * process saw), else from its snapshot, plus the events after it: so deciding costs the same
+ * for a stream with 100,000 events as for a new one.
  */
 export class StreamExecutor {
   private readonly locks = new KeyedLock();
+  /** stream → last known state, in least-recently-used order (Map keeps insertion order). */
+  private readonly cache = new Map<string, Loaded<unknown> & { version: number; folded: number }>();
 
   constructor(
     private readonly log: EventLog,
@@ -41,16 +70,34 @@ export class StreamExecutor {
   ) {}
 
   async load<S>(stream: string, evolver: Evolver<S>): Promise<Loaded<S> & { folded: number }> {
-    const snapshot = await this.readStore.get<{ version: number; revision: number; state: S }>(SNAPSHOT_COLLECTION, stream);
-    const usable = snapshot !== null && snapshot.version === evolver.version;
-    let state = usable ? snapshot.state : evolver.initialState();
-    let revision = usable ? snapshot.revision : -1;
+    const start = await this.startingPoint(stream, evolver);
+    let { state, revision, position } = start;
     const events = await this.log.readStream(stream, revision + 1);
     if (events.length > 0) {
       state = evolver.fold ? evolver.fold(state, events) : events.reduce(evolver.evolve, state);
       revision = events[events.length - 1]!.revision;
+      position = events[events.length - 1]!.position;
     }
-    return { state, revision, folded: events.length };
+    const folded = start.folded + events.length;
+    this.remember(stream, evolver, { state, revision, position }, folded);
+    return { state, revision, position, folded };
+  }
+
+  private async startingPoint<S>(stream: string, evolver: Evolver<S>): Promise<Loaded<S> & { folded: number }> {
+    const cached = this.cache.get(stream);
+    if (cached && cached.version === evolver.version) return cached as Loaded<S> & { version: number; folded: number };
+    const snapshot = await this.readStore.get<Snapshot<S> & Record<string, unknown>>(SNAPSHOT_COLLECTION, stream);
+    if (snapshot !== null && snapshot.version === evolver.version) {
+      return { state: snapshot.state, revision: snapshot.revision, position: snapshot.position === null ? null : BigInt(snapshot.position), folded: 0 };
+    }
+    return { state: evolver.initialState(), revision: -1, position: null, folded: 0 };
+  }
+
+  /** `folded`: events folded since the last snapshot was written. */
+  private remember<S>(stream: string, evolver: Evolver<S>, loaded: Loaded<S>, folded: number): void {
+    this.cache.delete(stream);
+    this.cache.set(stream, { ...loaded, version: evolver.version, folded });
+    if (this.cache.size > CACHED_STREAMS) this.cache.delete(this.cache.keys().next().value!);
   }
 
   /**
@@ -81,29 +128,33 @@ export class StreamExecutor {
     });
   }
 
-  async execute<S, R>(
+  async execute<S, R, P = unknown>(
     stream: string,
     evolver: Evolver<S>,
-    decide: (state: S, revision: number) => Decision<R> | Promise<Decision<R>>,
+    decide: Decide<S, R, P>,
     context: CommandContext,
+    options: ExecuteOptions<S, P> = {},
   ): Promise<Executed<S, R>> {
     return this.locks.run(stream, async () => {
       for (let attempt = 1; ; attempt += 1) {
-        const { state, revision, folded } = await this.load(stream, evolver);
-        const { events, result } = await decide(state, revision);
+        const loaded = await this.load(stream, evolver);
+        const { state, revision, folded } = loaded;
+        const prepared = (options.prepare ? await options.prepare(loaded) : undefined) as P;
+        const { events, result } = decide(state, prepared);
         if (events.length === 0) return { result, state, revision, position: null };
         try {
           const expected = revision === -1 ? 'no_stream' : revision;
           const appended = await this.log.append(stream, events, expected, context);
           const after = evolver.fold ? evolver.fold(state, events) : events.reduce(evolver.evolve, state);
+          const written = { state: after, revision: appended.nextExpectedRevision, position: appended.position };
           if (folded + events.length >= SNAPSHOT_EVERY) {
-            await this.readStore.putAux(SNAPSHOT_COLLECTION, stream, {
-              version: evolver.version,
-              revision: appended.nextExpectedRevision,
-              state: after as unknown as Record<string, unknown>,
-            });
+            const snapshot: Snapshot<S> = { version: evolver.version, revision: written.revision, position: written.position.toString(), state: after };
+            await this.readStore.putAux(SNAPSHOT_COLLECTION, stream, snapshot as unknown as Record<string, unknown>);
+            this.remember(stream, evolver, written, 0);
+          } else {
+            this.remember(stream, evolver, written, folded + events.length);
           }
-          return { result, state: after, revision: appended.nextExpectedRevision, position: appended.position };
+          return { result, state: after, revision: written.revision, position: written.position };
         } catch (error) {
           if (!(error instanceof WrongExpectedRevisionError) || attempt >= MAX_ATTEMPTS) throw error;
           await backoff(attempt);

@@ -9,7 +9,10 @@ export interface ProjectionStatus {
 
 /** Where the read models stand: for read-your-writes, readiness and metrics. */
 export interface ReadConsistency {
-  /** true once every read model has passed `position`; false if `timeoutMs` ran out first. */
-  waitFor(position: bigint, timeoutMs: number): Promise<boolean>;
+  /**
+   * true once every read model (or only `projection`, when named) has passed `position`;
+   * false if `timeoutMs` ran out first.
+   */
+  waitFor(position: bigint, timeoutMs: number, projection?: string): Promise<boolean>;
   projections(): Promise<ProjectionStatus[]>;
 }

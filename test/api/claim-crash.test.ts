@@ -94,7 +94,9 @@ describe('Crash safety of claims and reactions', () => {
       expect(user.stats.claims).to.equal(10);
       return user;
     });
-    expect(before.rewards.active.credit).to.have.length(10);
+    // Ten grants of one never-expiring reward accumulate in one entry (SPEC §5.3).
+    expect(before.rewards.active.credit.map((entry: any) => entry.credits)).to.deep.equal([10 * 2]);
+    expect(await events(svc, 'stream=user-pm-referrer&type=RewardGranted')).to.have.length(10);
     await eventually(async () => expect((await svc.call('GET', '/readyz')).body.data.reactions.failure).to.equal(null));
     await svc.stop();
 
@@ -114,7 +116,8 @@ describe('Crash safety of claims and reactions', () => {
       });
       const after = await getUser(svc, 'pm-referrer');
       expect(after.stats).to.deep.equal(before.stats);
-      expect(after.rewards.active.credit).to.have.length(10);
+      expect(after.rewards.active.credit).to.deep.equal(before.rewards.active.credit);
+      expect(await events(svc, 'stream=user-pm-referrer&type=RewardGranted')).to.have.length(10);
       expect(await events(svc, 'stream=user-pm-referrer&type=ReferralClaimCounted')).to.have.length(10);
     } finally {
       await svc.stop();

@@ -212,7 +212,8 @@ describe('API: claiming codes and the rewards engine', () => {
         return current;
       });
       // Granted at claims 4, 8, 12, 16 and 20; the limit of 5 stops it there.
-      expect(user.rewards.active.credit.map((entry: any) => entry.reward.key)).to.deep.equal(Array(5).fill('credits-1'));
+      // One never-expiring entry accumulates them (SPEC §5.3).
+      expect(user.rewards.active.credit.map((entry: any) => [entry.reward.key, entry.credits])).to.deep.equal([['credits-1', 5]]);
       const counted = await events(svc, `stream=user-popular&type=ReferralClaimCounted`);
       expect(counted.map((event) => event.data.claims)).to.deep.equal(Array.from({ length: 30 }, (_, index) => index + 1));
     });

@@ -27,8 +27,10 @@ describe('API: credits — withdrawals, manual grants, ledger and event log', ()
       expect(first.status).to.equal(201);
       expect(first.body.data.rewards_granted.credit).to.have.length(1);
       expect(first.body.data.rewards_granted.credit[0]).to.include({ credits: 10, expires_at: null });
-      await grant('granted', { key: 'gems' });
-      expect(await creditEntries('granted')).to.have.length(2);
+      const second = await grant('granted', { key: 'gems' });
+      // rewards_granted shows the grant as granted; the user's entry accumulates (SPEC §5.3).
+      expect(second.body.data.rewards_granted.credit[0]).to.include({ credits: 10, expires_at: null });
+      expect((await creditEntries('granted')).map((entry: { credits: number }) => entry.credits)).to.deep.equal([20]);
     });
 
     it('answers 200 and adds nothing when a basic reward is already active', async () => {
@@ -44,7 +46,7 @@ describe('API: credits — withdrawals, manual grants, ledger and event log', ()
       const repeat = await grant('granted', { key: 'gems', operation_id: 'comp-1' });
       expect(repeat.status).to.equal(200);
       expect(repeat.body.data.rewards_granted).to.deep.equal(first.body.data.rewards_granted);
-      expect(await creditEntries('granted')).to.have.length(3);
+      expect((await creditEntries('granted')).map((entry: { credits: number }) => entry.credits)).to.deep.equal([30]);
       const reused = await grant('granted', { key: 'vip', operation_id: 'comp-1' });
       expect(reused.status).to.equal(422);
       expect(reused.body.errors[0]).to.include({ code: 'GRANT.OPERATION_ID_REUSED', source: '/operation_id' });

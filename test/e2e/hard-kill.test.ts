@@ -109,7 +109,7 @@ describe('E2E: hard kill (SIGKILL) of the real service process', function () {
       const ledger = (await get(second.url, '/admin/users/spender/credit-ledger', SECRET_KEY)).body.data.entries;
       expect(ledger.reduce((sum: number, entry: { delta: number }) => sum + entry.delta, 0)).to.equal(balance);
 
-      const audit = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/audit.ts'], {
+      const audit = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/audit-credits.ts'], {
         env: { ...process.env, DATA_DIR: dataDir, NODE_ENV: 'test' },
         encoding: 'utf8',
       });

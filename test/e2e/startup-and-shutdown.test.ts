@@ -35,19 +35,22 @@ describe('E2E: start-up configuration and graceful shutdown', function () {
     expect(result.stderr).to.match(/CLIENT_API_KEYS|SECRET_API_KEYS/);
   });
 
-  it('outside production, generates one client and one secret key, keeps them and prints them once', async () => {
+  it('outside production, generates one client and one secret key, keeps them, prints them once on stderr and names their file at every start', async () => {
     const dataDir = tempDataDir();
     const { CLIENT_API_KEYS: _client, SECRET_API_KEYS: _secret, ...inherited } = process.env;
     const start = () =>
-      new Promise<{ output: string; url: string; stop: () => Promise<void> }>((resolve, reject) => {
+      new Promise<{ output: string; errors: string; url: string; stop: () => Promise<void> }>((resolve, reject) => {
         const child = spawn(process.execPath, MAIN, { env: { ...inherited, NODE_ENV: 'development', DATA_DIR: dataDir, PORT: '0', HOST: '127.0.0.1' } });
         let output = '';
+        let errors = '';
+        child.stderr.on('data', (chunk: Buffer) => (errors += chunk.toString()));
         child.stdout.on('data', (chunk: Buffer) => {
           output += chunk.toString();
           const match = /"url":"(http:\/\/[^"]+)"/.exec(output);
           if (match) {
             resolve({
               output,
+              errors,
               url: match[1]!,
               stop: () => new Promise((done) => { child.once('exit', () => done()); child.kill('SIGTERM'); }),
             });
@@ -58,10 +61,14 @@ describe('E2E: start-up configuration and graceful shutdown', function () {
     const first = await start();
     await first.stop();
     const keys = JSON.parse(fs.readFileSync(path.join(dataDir, 'api-keys.json'), 'utf8')) as { client: string; secret: string };
-    expect(first.output).to.contain(keys.client).and.to.contain(keys.secret);
+    // On stderr, framed, away from the JSON log lines on stdout.
+    expect(first.output).to.not.contain(keys.secret);
+    expect(first.errors).to.contain(keys.client).and.to.contain(keys.secret).and.to.match(/^\+-+\+$/m);
+    expect(first.errors).to.contain(path.join(dataDir, 'api-keys.json'));
     const second = await start();
     try {
-      expect(second.output).to.not.contain(keys.secret);
+      expect(second.output + second.errors).to.not.contain(keys.secret);
+      expect(second.errors).to.contain(`Using the development API keys kept in ${path.join(dataDir, 'api-keys.json')}`);
       const response = await fetch(`${second.url}/users/nobody`, { headers: { 'x-api-key': keys.client } });
       expect(response.status).to.equal(404);
       const admin = await fetch(`${second.url}/admin/rewards`, { headers: { 'x-api-key': keys.secret } });

@@ -1,14 +1,17 @@
 import { execFile } from 'node:child_process';
+import path from 'node:path';
 import { promisify } from 'node:util';
+import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { eventually, events } from '../support/fixtures.js';
 import { startTestService, tempDataDir, type TestService } from '../support/test-service.js';
 
 const run = promisify(execFile);
 
-function runDemo(dataDir: string) {
+function runDemo(dataDir: string, env: Record<string, string> = {}) {
+  const { PORT: _port, ...inherited } = process.env;
   return run(process.execPath, ['--import', 'tsx', 'scripts/demo.ts'], {
-    env: { ...process.env, DATA_DIR: dataDir, NODE_ENV: 'test', LOG_LEVEL: 'silent', CLIENT_API_KEYS: '', SECRET_API_KEYS: '' },
+    env: { ...inherited, DATA_DIR: dataDir, NODE_ENV: 'test', LOG_LEVEL: 'silent', CLIENT_API_KEYS: '', SECRET_API_KEYS: '', ...env },
   });
 }
 
@@ -42,13 +45,26 @@ describe('npm run demo (child process)', function () {
   let svc: TestService;
   let afterFirstRun: string;
   let afterSecondRun: string;
+  let eventsAfterFirstRun: number;
+  let eventsAfterSecondRun: number;
+
+  const eventCount = () => {
+    const db = new Database(path.join(dataDir, 'referrals.db'), { readonly: true });
+    try {
+      return (db.prepare('SELECT count(*) AS count FROM events').get() as { count: number }).count;
+    } finally {
+      db.close();
+    }
+  };
 
   before(async () => {
     dataDir = tempDataDir();
-    const first = await runDemo(dataDir);
+    const first = await runDemo(dataDir, { PORT: '3456' });
     afterFirstRun = first.stdout;
+    eventsAfterFirstRun = eventCount();
     const second = await runDemo(dataDir);
     afterSecondRun = second.stdout;
+    eventsAfterSecondRun = eventCount();
     svc = await startTestService({ dataDir });
   });
 
@@ -65,6 +81,18 @@ describe('npm run demo (child process)', function () {
     }
     expect(afterFirstRun).to.contain('program friends: created');
     expect(afterSecondRun).to.contain('already claimed');
+  });
+
+  it('prints commands for the port the service is configured with', () => {
+    expect(afterFirstRun).to.contain('http://localhost:3456/users/demo-ana');
+    expect(afterFirstRun).to.not.contain('localhost:8080');
+    expect(afterSecondRun).to.contain('http://localhost:8080/users/demo-ana');
+  });
+
+  it('the second run appends no event at all', () => {
+    expect(eventsAfterFirstRun).to.be.greaterThan(20);
+    expect(eventsAfterSecondRun).to.equal(eventsAfterFirstRun);
+    expect(afterSecondRun).to.contain('program friends: already there');
   });
 
   it('the second run duplicated nothing', async () => {

@@ -183,13 +183,23 @@ describe('npm run export-events (child process)', function () {
     expect(records.map(fromCsvRecord).map((event) => event.stream)).to.deep.equal(['user-late-comer']);
   });
 
-  it('a bad flag is a usage error (exit 64) that writes nothing', async () => {
+  it('a bad flag value is a usage error (exit 2) that writes nothing', async () => {
     const failure = await exportEvents(dataDir, ['--format', 'xml']).then(
       () => null,
       (error: { code: number; stdout: string; stderr: string }) => error,
     );
-    expect(failure?.code).to.equal(64);
+    expect(failure?.code).to.equal(2);
     expect(failure?.stdout).to.equal('');
     expect(failure?.stderr).to.contain('--format must be ndjson or csv');
+  });
+
+  it('--after at or past the end of the log says so and exports nothing', async () => {
+    const head = ndjson((await exportEvents(dataDir, [])).stdout).at(-1)!.position;
+    const atEnd = await exportEvents(dataDir, ['--after', head]);
+    expect(atEnd.stdout).to.equal('');
+    expect(atEnd.stderr).to.contain(`--after ${head} is the end of the log`);
+    const past = await exportEvents(dataDir, ['--after', String(BigInt(head) + 1000n)]);
+    expect(past.stdout).to.equal('');
+    expect(past.stderr).to.contain('is past the end of the log').and.to.contain(`the last position is ${head}`);
   });
 });

@@ -119,7 +119,7 @@ describe('npm run generate-events (child process)', function () {
     // The referral reaction had nothing to add: the generator wrote the referrers' side.
     expect((await readLog(dataDir)).length).to.equal(log.length);
 
-    const audit = await script('audit', dataDir);
+    const audit = await script('audit-credits', dataDir);
     expect(audit.stdout).to.contain('No mismatch');
   });
 

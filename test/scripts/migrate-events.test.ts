@@ -167,10 +167,13 @@ describe('scripts/migrate-events (embedded → embedded)', function () {
     const script = path.resolve('scripts/migrate-events.ts');
     const missing = path.join(os.tmpdir(), `referrals-missing-${randomUUID()}`);
     const usage = await run(process.execPath, ['--import', 'tsx', script, '--from', source.dir]).catch((error: { code: number; stderr: string }) => error);
-    expect(usage).to.deep.include({ code: 64 });
+    expect(usage).to.deep.include({ code: 2 });
+    expect(usage.stderr).to.contain('--from and --to are both required');
     const noSource = await run(process.execPath, ['--import', 'tsx', script, '--from', missing, '--to', target.dir]).catch(
       (error: { code: number; stderr: string }) => error,
     );
-    expect(noSource.stderr).to.match(/No embedded database/);
+    expect(noSource).to.deep.include({ code: 66 });
+    expect(noSource.stderr).to.contain(`no database at ${path.join(missing, 'referrals.db')}`);
+    expect(fs.existsSync(missing)).to.equal(false);
   });
 });

@@ -12,6 +12,7 @@ import { CONFIG_VARIABLES, loadConfig } from '../../src/config.js';
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
 interface ComposeService {
+  stop_grace_period?: string;
   image?: string;
   build?: unknown;
   command?: string[] | string;
@@ -150,11 +151,73 @@ describe('docker-compose.yml', function () {
     expect(mongo.volumes?.some((volume) => volume.endsWith(':/data/db'))).to.equal(true);
   });
 
-  it('builds from a multi-stage Dockerfile that can compile better-sqlite3', function () {
-    const dockerfile = fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
-    expect(dockerfile.match(/^FROM /gm)).to.have.length.greaterThan(1);
-    expect(dockerfile).to.match(/python3/).and.to.match(/\bmake\b/).and.to.match(/g\+\+/);
-    expect(dockerfile).to.match(/npm ci/).and.to.match(/npm run build/);
+  it('lets the projector scale (a standby): no fixed host port', function () {
+    for (const port of services.projector!.ports ?? []) {
+      expect(port, 'projector port mapping').to.match(/^\d+$/);
+    }
+  });
+
+  it('requires the API keys from the operator (environment or .env) and passes them to our services', function () {
+    for (const [name, service] of ours) {
+      const env = environment(service);
+      for (const variable of ['CLIENT_API_KEYS', 'SECRET_API_KEYS']) {
+        expect(env[variable], `${name}: ${variable}`).to.match(new RegExp(`^\\$\\{${variable}:\\?[^}]+\\}$`));
+      }
+    }
+  });
+
+  it('gives each of our services longer to stop than its own shutdown deadline', function () {
+    const seconds = (text: string) => {
+      const match = /^(\d+)s$/.exec(text);
+      expect(match, text).to.not.equal(null);
+      return Number(match![1]);
+    };
+    for (const [name, service] of ours) {
+      const deadline = loadConfig(Object.fromEntries(Object.entries(environment(service)).map(([key, value]) => [key, interpolate(value)]))).SHUTDOWN_TIMEOUT_S;
+      expect(seconds(service.stop_grace_period ?? '10s'), name).to.be.greaterThan(deadline);
+    }
+  });
+});
+
+describe('.env.example', function () {
+  const text = fs.readFileSync(path.join(ROOT, '.env.example'), 'utf8');
+  const assignments = text
+    .split('\n')
+    .map((line) => line.replace(/^#\s*/, ''))
+    .filter((line) => /^[A-Z][A-Z0-9_]*=/.test(line))
+    .map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)] as const);
+
+  it('sets or shows only variables the configuration knows, with values it accepts', function () {
+    expect(assignments.length).to.be.greaterThan(5);
+    for (const [name] of assignments) expect(CONFIG_VARIABLES, name).to.include(name);
+    const active = text.split('\n').filter((line) => /^[A-Z]/.test(line));
+    expect(() => loadConfig(Object.fromEntries(active.map((line) => [line.slice(0, line.indexOf('=')), line.slice(line.indexOf('=') + 1)])))).to.not.throw();
+  });
+
+  it('holds the keys compose requires', function () {
+    for (const variable of ['CLIENT_API_KEYS', 'SECRET_API_KEYS']) expect(assignments.map(([name]) => name)).to.include(variable);
+  });
+});
+
+describe('Dockerfile', function () {
+  const dockerfile = fs.readFileSync(path.join(ROOT, 'Dockerfile'), 'utf8');
+
+  it('builds on Node 24 slim, in stages, without a compiler (better-sqlite3 is prebuilt)', function () {
+    const bases = [...dockerfile.matchAll(/^FROM (\S+)/gm)].map((match) => match[1]);
+    expect(bases).to.have.length.greaterThan(1);
+    for (const base of bases) expect(base).to.match(/^node:24(\.\d+)*-(\w+-)?slim$/);
+    expect(dockerfile).to.not.match(/python3|\bmake\b|g\+\+|build-essential|node-gyp/);
+    expect(dockerfile).to.match(/npm ci/).and.to.match(/npm run build/).and.to.match(/npm prune --omit=dev/);
     expect(dockerfile).to.contain('dist/src/main.js');
+  });
+
+  it('checks health on /healthz at the port the process listens on', function () {
+    expect(dockerfile).to.match(/^HEALTHCHECK .*\\\n\s+CMD .*127\.0\.0\.1:\$\{process\.env\.PORT \|\| 8080\}\/healthz/m);
+  });
+
+  it('ships the compiled scripts: the build compiles scripts/ into dist/scripts', function () {
+    const build = JSON.parse(fs.readFileSync(path.join(ROOT, 'tsconfig.build.json'), 'utf8')) as { include: string[] };
+    expect(build.include).to.include.members(['src', 'projections', 'scripts']);
+    expect(dockerfile).to.match(/COPY scripts \.\/scripts/).and.to.match(/COPY --from=build \/app\/dist \.\/dist/);
   });
 });

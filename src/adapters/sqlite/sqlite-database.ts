@@ -32,8 +32,16 @@ CREATE TABLE IF NOT EXISTS checkpoints (
 );
 `;
 
+/** The embedded database's file name inside DATA_DIR. */
+export const DATABASE_FILE = 'referrals.db';
+
+/** Where the embedded database of `dataDir` lives. */
+export function databasePath(dataDir: string): string {
+  return path.resolve(dataDir, DATABASE_FILE);
+}
+
 /** Opens (creating when needed) the single embedded database file under `dataDir`. */
-export function openSqlite(dataDir: string, fileName = 'referrals.db'): SqliteConnection {
+export function openSqlite(dataDir: string, fileName = DATABASE_FILE): SqliteConnection {
   fs.mkdirSync(dataDir, { recursive: true });
   const db = new Database(path.join(dataDir, fileName));
   db.pragma('journal_mode = WAL');

@@ -1,7 +1,7 @@
 import { CREDIT_LEDGER } from '../../../projections/credit-ledger.js';
 import { USERS } from '../../../projections/users.js';
-import { ledgerBalance } from '../../domain/rewards/grant-rewards.js';
-import { evolveUser, initialUserState, type UserState } from '../../domain/users/user-state.js';
+import { evolveUser, initialUserState, ledgerBalance, type UserState } from '../../domain/users/user-state.js';
+import type { UserDocument } from '../queries/legacy-user-document.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import type { EventLog, LoggedEvent } from '../event-log.js';
 
@@ -35,8 +35,11 @@ export interface AuditReport {
 
 const PAGE = 1_000;
 
-function creditKeys(state: UserState): string[] {
-  return [...new Set(state.grants.filter((grant) => grant.kind === 'credit').map((grant) => grant.reward_key))];
+/** Credits of `key` the users read model holds in entries whose expiry is not recorded yet. */
+function documentBalance(doc: UserDocument, key: string): number {
+  return doc.grants
+    .filter((grant) => grant.reward_key === key && grant.kind === 'credit' && !grant.expired)
+    .reduce((sum, grant) => sum + (grant.credits ?? 0), 0);
 }
 
 /** The balance an event says it left, for events that move credits. */
@@ -55,6 +58,8 @@ function recordedBalance(event: LoggedEvent): { key: string; balance: number } |
 export async function auditCredits(log: EventLog, readStore: ReadStore, onProgress: (events: number) => void = () => {}): Promise<AuditReport> {
   const head = await log.store.headPosition();
   const states = new Map<string, UserState>();
+  /** Credit keys each user ever held (its state keeps only live entries). */
+  const creditKeys = new Map<string, Set<string>>();
   const lastEvent = new Map<string, string>();
   const mismatches: Mismatch[] = [];
   let after: bigint | null = null;
@@ -68,6 +73,8 @@ export async function auditCredits(log: EventLog, readStore: ReadStore, onProgre
       states.set(appUserId, state);
       const recorded = recordedBalance(event);
       if (recorded) {
+        if (!creditKeys.has(appUserId)) creditKeys.set(appUserId, new Set());
+        creditKeys.get(appUserId)!.add(recorded.key);
         lastEvent.set(`${appUserId}\u0000${recorded.key}`, event.id);
         const computed = ledgerBalance(state, recorded.key);
         if (computed !== recorded.balance) {
@@ -83,9 +90,9 @@ export async function auditCredits(log: EventLog, readStore: ReadStore, onProgre
 
   const rows: AuditRow[] = [];
   for (const [appUserId, state] of states) {
-    const keys = creditKeys(state);
+    const keys = [...(creditKeys.get(appUserId) ?? [])];
     if (keys.length === 0) continue;
-    const doc = await readStore.get<UserState & Record<string, unknown>>(USERS, appUserId);
+    const doc = await readStore.get<UserDocument & Record<string, unknown>>(USERS, appUserId);
     const ledger = await readStore.find<{ key: string; delta: number; balance_after: number; event_id: string }>(CREDIT_LEDGER, {
       where: { app_user_id: appUserId },
       orderBy: { field: 'seq', direction: 'asc' },
@@ -96,7 +103,7 @@ export async function auditCredits(log: EventLog, readStore: ReadStore, onProgre
         app_user_id: appUserId,
         key,
         events: ledgerBalance(state, key),
-        read_model: doc ? ledgerBalance(doc, key) : null,
+        read_model: doc ? documentBalance(doc, key) : null,
         ledger_last: rowsOfKey.length > 0 ? rowsOfKey[rowsOfKey.length - 1]!.balance_after : null,
         ledger_sum: rowsOfKey.reduce((sum, entry) => sum + entry.delta, 0),
       };

@@ -3,6 +3,7 @@ import type { Config } from '../../config.js';
 import { normalizeCode } from '../../domain/codes/referral-code.js';
 import { DomainError } from '../../domain/domain-error.js';
 import { streams } from '../../domain/events/index.js';
+import type { GrantedFact } from '../../domain/events/user-events.js';
 import { POOLED_KINDS } from '../../domain/rewards/reward-kinds.js';
 import { checkClaim, decideClaimCode } from '../../domain/users/claim-code.js';
 import { type UserState, userEvolver } from '../../domain/users/user-state.js';
@@ -37,7 +38,7 @@ export class ClaimCodeHandler {
     @inject(TOKENS.Config) private readonly config: Config,
   ) {}
 
-  async handle(appUserId: string, rawCode: string, context: CommandContext): Promise<{ state: UserState; granted: string[] }> {
+  async handle(appUserId: string, rawCode: string, context: CommandContext): Promise<{ state: UserState; granted: GrantedFact[] }> {
     const code = normalizeCode(rawCode);
     const resolved = await this.resolver.resolve(code);
     const target = await this.resolver.claimTarget(resolved);
@@ -56,7 +57,7 @@ export class ClaimCodeHandler {
         if (!slotLost || attempt >= ATTEMPTS) throw error;
         continue;
       }
-      const pooled = executed.state.grants.filter((grant) => executed.result.granted.includes(grant.grant_id) && POOLED_KINDS.includes(grant.kind));
+      const pooled = executed.result.granted.filter((grant) => POOLED_KINDS.includes(grant.kind));
       for (const grant of pooled) await this.pools.request(grant.reward_key, grant.grant_id, appUserId, context);
       // A reaction may hand out the pooled codes concurrently: then wait for everything so far.
       await this.readYourWrites.after(pooled.length > 0 ? null : executed.position);

@@ -1,3 +1,4 @@
+import type { OperationRecord } from '../../domain/idempotency.js';
 import { inject, injectable } from 'tsyringe';
 import { streams } from '../../domain/events/index.js';
 import { POOLED_KINDS } from '../../domain/rewards/reward-kinds.js';
@@ -9,6 +10,7 @@ import type { Ids } from '../../ports/ids.js';
 import { TOKENS } from '../../ports/tokens.js';
 import type { CommandContext } from '../event-log.js';
 import { CatalogQueries } from '../queries/catalog-queries.js';
+import { OperationIndex } from '../operation-index.js';
 import { ReadYourWrites } from '../read-your-writes.js';
 import { StreamExecutor } from '../stream-executor.js';
 import { PoolAssignments } from './pool-assignments.js';
@@ -26,6 +28,7 @@ export class GrantRewardHandler {
     @inject(StreamExecutor) private readonly executor: StreamExecutor,
     @inject(CatalogQueries) private readonly catalog: CatalogQueries,
     @inject(PoolAssignments) private readonly pools: PoolAssignments,
+    @inject(OperationIndex) private readonly operations: OperationIndex,
     @inject(ReadYourWrites) private readonly readYourWrites: ReadYourWrites,
     @inject(TOKENS.Clock) private readonly clock: Clock,
     @inject(TOKENS.Ids) private readonly ids: Ids,
@@ -37,19 +40,21 @@ export class GrantRewardHandler {
     const executed = await this.executor.execute(
       streams.user(appUserId),
       userEvolver,
-      (state) =>
+      (state, earlier: OperationRecord | null) =>
         decideGrantReward(state, {
           key: input.key,
           spec: reward && { reward, deactivation: input.deactivation },
           operation_id: input.operation_id,
+          earlier,
           grant_id_prefix: prefix,
           now: this.clock.now(),
         }),
       { ...context, ...(input.operation_id ? { operation_id: input.operation_id } : {}) },
+      { prepare: (loaded) => this.operations.lookup(appUserId, input.operation_id, loaded.position) },
     );
     const pooled = reward !== null && POOLED_KINDS.includes(reward.kind);
     if (pooled) {
-      for (const grantId of executed.result.granted) await this.pools.request(reward.key, grantId, appUserId, context);
+      for (const granted of executed.result.granted) await this.pools.request(reward.key, granted.grant_id, appUserId, context);
     }
     await this.readYourWrites.after(pooled ? null : executed.position);
     const state = pooled ? (await this.executor.load(streams.user(appUserId), userEvolver)).state : executed.state;

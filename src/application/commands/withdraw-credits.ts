@@ -1,3 +1,4 @@
+import type { OperationRecord } from '../../domain/idempotency.js';
 import { inject, injectable } from 'tsyringe';
 import { streams } from '../../domain/events/index.js';
 import { decideWithdrawCredits, type WithdrawResult } from '../../domain/users/withdraw-credits.js';
@@ -6,6 +7,7 @@ import type { Clock } from '../../ports/clock.js';
 import { TOKENS } from '../../ports/tokens.js';
 import type { CommandContext } from '../event-log.js';
 import { CatalogQueries } from '../queries/catalog-queries.js';
+import { OperationIndex } from '../operation-index.js';
 import { ReadYourWrites } from '../read-your-writes.js';
 import { StreamExecutor } from '../stream-executor.js';
 
@@ -21,6 +23,7 @@ export class WithdrawCreditsHandler {
   constructor(
     @inject(StreamExecutor) private readonly executor: StreamExecutor,
     @inject(CatalogQueries) private readonly catalog: CatalogQueries,
+    @inject(OperationIndex) private readonly operations: OperationIndex,
     @inject(ReadYourWrites) private readonly readYourWrites: ReadYourWrites,
     @inject(TOKENS.Clock) private readonly clock: Clock,
   ) {}
@@ -30,8 +33,9 @@ export class WithdrawCreditsHandler {
     const executed = await this.executor.execute(
       streams.user(appUserId),
       userEvolver,
-      (state) => decideWithdrawCredits(state, { ...input, isCreditReward: reward?.kind === 'credit', now: this.clock.now() }),
+      (state, earlier: OperationRecord | null) => decideWithdrawCredits(state, { ...input, earlier, isCreditReward: reward?.kind === 'credit', now: this.clock.now() }),
       { ...context, ...(input.operation_id ? { operation_id: input.operation_id } : {}) },
+      { prepare: (loaded) => this.operations.lookup(appUserId, input.operation_id, loaded.position) },
     );
     await this.readYourWrites.after(executed.position);
     return { result: executed.result, state: executed.state };

@@ -29,10 +29,10 @@ export class CheckpointPoller implements ReadConsistency {
     );
   }
 
-  async waitFor(position: bigint, timeoutMs: number): Promise<boolean> {
+  async waitFor(position: bigint, timeoutMs: number, projection?: string): Promise<boolean> {
     const deadline = Date.now() + timeoutMs;
     for (;;) {
-      const statuses = await this.projections();
+      const statuses = (await this.projections()).filter((status) => projection === undefined || status.name === projection);
       if (statuses.every((status) => status.checkpoint !== null && status.checkpoint >= position)) return true;
       if (Date.now() >= deadline) return false;
       await new Promise((resolve) => setTimeout(resolve, POLL_MS));

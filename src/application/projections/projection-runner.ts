@@ -73,9 +73,10 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
   }
 
   /** Resolves true once every projection has passed `position`, false after `timeoutMs`. */
-  async waitFor(position: bigint, timeoutMs: number): Promise<boolean> {
+  async waitFor(position: bigint, timeoutMs: number, projection?: string): Promise<boolean> {
+    const watched = projection === undefined ? this.definitions : this.definitions.filter((definition) => definition.name === projection);
     const reached = () => {
-      const lowest = this.lowestCheckpoint();
+      const lowest = this.lowest(watched);
       return lowest !== null && lowest >= position;
     };
     if (reached()) return true;

@@ -5,7 +5,7 @@ import { USERS } from '../../../projections/users.js';
 import type { Affiliate, Program, PromoCode } from '../../domain/events/config-events.js';
 import type { GrantSpec } from '../../domain/rewards/grant-rewards.js';
 import type { RewardDefinition, RewardEntry } from '../../domain/rewards/reward-schemas.js';
-import type { UserState } from '../../domain/users/user-state.js';
+import type { UserDocument as UserState } from './legacy-user-document.js';
 import type { ReadStore } from '../../ports/read-store.js';
 
 export interface ResolvedEntry extends GrantSpec {

@@ -3,7 +3,7 @@ import type { Program } from '../../domain/events/config-events.js';
 import { isActiveAt } from '../../domain/rewards/expiry.js';
 import { type ByKind, emptyByKind } from '../../domain/rewards/reward-kinds.js';
 import type { RewardDefinition } from '../../domain/rewards/reward-schemas.js';
-import { claimWindowEnd, type GrantState, type UserState } from '../../domain/users/user-state.js';
+import { documentClaimWindowEnd as claimWindowEnd, type GrantState, type UserDocument as UserState } from './legacy-user-document.js';
 import { programView, rewardView } from './reward-views.js';
 
 export interface UserViewContext {
@@ -45,7 +45,7 @@ export function rewardsView(state: UserState, context: UserViewContext) {
 }
 
 /** The given grants in the active-entry shape, grouped by kind (`rewards_granted`). */
-export function grantedView(state: UserState, grantIds: string[], rewards: Map<string, RewardDefinition>): ByKind<RewardEntryView> {
+export function grantedView(state: UserState, grantIds: readonly string[], rewards: Map<string, RewardDefinition>): ByKind<RewardEntryView> {
   const granted = emptyByKind<RewardEntryView>();
   const wanted = new Set(grantIds);
   for (const grant of state.grants) {

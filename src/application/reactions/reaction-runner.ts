@@ -9,6 +9,11 @@ export interface Reaction {
   name: string;
   eventTypes: readonly EventType[];
   handle(event: LoggedEvent): Promise<void>;
+  /**
+   * Handles a page's events of this reaction at once (in log order), where that is cheaper
+   * than one by one: e.g. one append per stream for many events. Same guarantees as `handle`.
+   */
+  handleBatch?(events: LoggedEvent[]): Promise<void>;
 }
 
 export interface ReactionHealth {
@@ -20,9 +25,9 @@ const PAGE_SIZE = 200;
 const CHECKPOINT_PREFIX = 'reaction:';
 
 /**
- * Feeds the log, in order, to the reactions. A failing event is retried (with backoff) until
- * it succeeds — never skipped — and the checkpoint only moves past handled events. A crash
- * replays at most one page, which the reactions' idempotency absorbs.
+ * Feeds the log, in order, to the reactions, a page at a time. A failing page is retried (with
+ * backoff) until it succeeds — never skipped — and the checkpoint only moves past handled
+ * pages. A crash or a failure replays at most one page, which the reactions' idempotency absorbs.
  */
 export class ReactionRunner extends LogFollower {
   private checkpoint: bigint | null = null;
@@ -52,35 +57,34 @@ export class ReactionRunner extends LogFollower {
 
   async processPage(): Promise<number> {
     const events = await this.log.readAll(this.checkpoint, PAGE_SIZE);
-    let handledUpTo: bigint | null = null;
-    for (const event of events) {
+    if (events.length === 0) return 0;
+    for (const reaction of this.reactions) {
+      const mine = events.filter((event) => reaction.eventTypes.includes(event.type));
+      if (mine.length === 0) continue;
       try {
-        for (const reaction of this.reactions) {
-          if (reaction.eventTypes.includes(event.type)) await reaction.handle(event);
-        }
+        if (reaction.handleBatch) await reaction.handleBatch(mine);
+        else for (const event of mine) await reaction.handle(event);
       } catch (error) {
+        // Nothing of the page is checkpointed: it is handled again, which idempotency absorbs.
+        const first = mine[0]!;
         this.failing = true;
-        this.lastFailure = { position: event.position.toString(), eventId: event.id, error: error instanceof Error ? error.message : String(error) };
-        this.logger.error({ err: error, runner: this.checkpointName, eventId: event.id, type: event.type }, 'reaction failed; it will be retried from this event');
-        break;
-      }
-      handledUpTo = event.position;
-    }
-    if (handledUpTo !== null && this.failing && this.lastFailure !== null && handledUpTo >= BigInt(this.lastFailure.position)) {
-      this.failing = false;
-      this.lastFailure = null;
-    }
-    if (handledUpTo !== null) {
-      try {
-        await this.readStore.commitBatches([{ projector: this.checkpointName, version: 1, changes: [], position: handledUpTo, after: this.checkpoint }]);
-        this.checkpoint = handledUpTo;
-      } catch (error) {
-        // Another process moved it: its reactions are idempotent with ours; continue from there.
-        if (!(error instanceof CheckpointMovedError)) throw error;
-        await this.init();
+        this.lastFailure = { position: first.position.toString(), eventId: first.id, error: error instanceof Error ? error.message : String(error) };
+        this.logger.error({ err: error, runner: this.checkpointName, reaction: reaction.name, fromEventId: first.id }, 'reaction failed; it will be retried from this page');
+        return 0;
       }
     }
-    return this.failing ? 0 : events.length;
+    this.failing = false;
+    this.lastFailure = null;
+    const handledUpTo = events[events.length - 1]!.position;
+    try {
+      await this.readStore.commitBatches([{ projector: this.checkpointName, version: 1, changes: [], position: handledUpTo, after: this.checkpoint }]);
+      this.checkpoint = handledUpTo;
+    } catch (error) {
+      // Another process moved it: its reactions are idempotent with ours; continue from there.
+      if (!(error instanceof CheckpointMovedError)) throw error;
+      await this.init();
+    }
+    return events.length;
   }
 
   /** Where the reactions stand, for /readyz: held at a failing event, or fine. */

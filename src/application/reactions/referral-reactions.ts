@@ -1,8 +1,9 @@
 import { inject, injectable } from 'tsyringe';
-import { streams } from '../../domain/events/index.js';
+import type { NewDomainEvent } from '../../domain/decider.js';
+import { appUserIdOf, streams } from '../../domain/events/index.js';
 import type { ReferredByFact } from '../../domain/events/user-events.js';
 import { decideCountReferral, type ReferralFigure, type SenderReward } from '../../domain/users/count-referral.js';
-import { userEvolver } from '../../domain/users/user-state.js';
+import { foldUserEvents, userEvolver } from '../../domain/users/user-state.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Ids } from '../../ports/ids.js';
 import { TOKENS } from '../../ports/tokens.js';
@@ -17,6 +18,22 @@ import type { Reaction } from './reaction-runner.js';
  * from the causing event and the referrer remembers the last cause it counted, so handling
  * an event twice changes nothing.
  */
+interface Counted {
+  event: LoggedEvent;
+  figure: ReferralFigure;
+  referredBy: ReferredByFact;
+}
+
+/** What a claimer's event counts for its referrer; null when it counts nothing. */
+function countedOf(event: LoggedEvent): Counted | null {
+  let counted: Counted;
+  if (event.type === 'CodeClaimed') counted = { event, figure: 'claim', referredBy: event.data };
+  else if (event.type === 'UserConverted') counted = { event, figure: 'conversion', referredBy: event.data.referred_by };
+  else if (event.type === 'UserChurned') counted = { event, figure: 'churn', referredBy: event.data.referred_by };
+  else return null;
+  return counted.referredBy.type === 'referral' ? counted : null;
+}
+
 @injectable()
 export class ReferralReactions implements Reaction {
   readonly name = 'referrals';
@@ -30,33 +47,52 @@ export class ReferralReactions implements Reaction {
   ) {}
 
   async handle(event: LoggedEvent): Promise<void> {
-    const claimer = event.stream.slice('user-'.length);
-    let figure: ReferralFigure;
-    let referredBy: ReferredByFact;
-    if (event.type === 'CodeClaimed') [figure, referredBy] = ['claim', event.data];
-    else if (event.type === 'UserConverted') [figure, referredBy] = ['conversion', event.data.referred_by];
-    else if (event.type === 'UserChurned') [figure, referredBy] = ['churn', event.data.referred_by];
-    else return;
-    if (referredBy.type !== 'referral') return;
-    const referrer = referredBy.owner_id;
+    await this.handleBatch([event]);
+  }
+
+  /**
+   * One append per referrer for all of a page's events about its claimers: the referrer's state
+   * is loaded once and each count is decided on the state the previous one left, so a burst of
+   * claims on one code costs a few appends, not one per claim.
+   */
+  async handleBatch(events: LoggedEvent[]): Promise<void> {
+    const byReferrer = new Map<string, Counted[]>();
+    for (const event of events) {
+      const counted = countedOf(event);
+      if (counted === null) continue;
+      const list = byReferrer.get(counted.referredBy.owner_id) ?? [];
+      list.push(counted);
+      byReferrer.set(counted.referredBy.owner_id, list);
+    }
+    for (const [referrer, counts] of byReferrer) await this.count(referrer, counts);
+  }
+
+  private async count(referrer: string, counts: Counted[]): Promise<void> {
     const senderRewards = await this.senderRewards(referrer);
+    const last = counts[counts.length - 1]!.event;
     await this.executor.execute(
       streams.user(referrer),
       userEvolver,
       (state) => {
-        const decision = decideCountReferral(state, {
-          figure,
-          claimer,
-          code: referredBy.code,
-          program_id: state.program_id,
-          senderRewards,
-          cause_id: event.id,
-          cause_position: event.position,
-          now: this.clock.now(),
-        });
-        return { ...decision, events: decision.events.map((next, index) => ({ ...next, id: this.ids.derived(event.id, 'referral', String(index)) })) };
+        const events: NewDomainEvent[] = [];
+        let current = state;
+        for (const { event, figure, referredBy } of counts) {
+          const decision = decideCountReferral(current, {
+            figure,
+            claimer: appUserIdOf(event.stream)!,
+            code: referredBy.code,
+            program_id: current.program_id,
+            senderRewards,
+            cause_id: event.id,
+            cause_position: event.position,
+            now: this.clock.now(),
+          });
+          decision.events.forEach((next, index) => events.push({ ...next, id: this.ids.derived(event.id, 'referral', String(index)) }));
+          current = foldUserEvents(current, decision.events);
+        }
+        return { events, result: null };
       },
-      { correlation_id: String(event.metadata.correlation_id), causation_id: event.id, actor: 'process:referrals' },
+      { correlation_id: String(last.metadata.correlation_id), causation_id: last.id, actor: 'process:referrals' },
     );
   }
 

@@ -47,3 +47,8 @@ export const streams = {
   pool: (rewardKey: string) => `pool-${rewardKey}`,
   offerCode: (id: string) => `offer-code-${id}`,
 } as const;
+
+/** The app_user_id of a `user-{app_user_id}` stream; null for every other stream. */
+export function appUserIdOf(stream: string): string | null {
+  return stream.startsWith('user-') ? stream.slice('user-'.length) : null;
+}

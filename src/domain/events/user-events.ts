@@ -47,6 +47,7 @@ export const pooledValueSchema = z.object({
 });
 export type PooledValue = z.infer<typeof pooledValueSchema>;
 
+
 export const userEvents = {
   UserRegistered: z.object({ app_user_id: z.string(), registered_at: isoDateTime, ...profileFields }),
   /** Only the fields that changed. */
@@ -105,3 +106,6 @@ export const userEvents = {
   ReferralConversionCounted: z.object({ claimer: z.string(), conversions: z.number().int(), cause_position: z.string() }),
   ReferralChurnCounted: z.object({ claimer: z.string(), churns: z.number().int(), cause_position: z.string() }),
 };
+
+/** One grant as recorded (`RewardGranted` data): what `rewards_granted` shows. */
+export type GrantedFact = z.infer<typeof userEvents.RewardGranted>;

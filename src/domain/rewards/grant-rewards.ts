@@ -1,6 +1,6 @@
 import type { NewDomainEvent } from '../decider.js';
 import type { GrantCause } from '../events/user-events.js';
-import { activeGrants, evolveUser, type UserState } from '../users/user-state.js';
+import { activeEntries, evolveUser, ledgerBalance, type UserState } from '../users/user-state.js';
 import { expiryFor, isActiveAt } from './expiry.js';
 import { SINGLETON_KINDS } from './reward-kinds.js';
 import type { Deactivation, RewardDefinition } from './reward-schemas.js';
@@ -14,7 +14,9 @@ export interface GrantSpec {
 /**
  * `RewardGranted` events for `specs`, in order. Grant ids derive from `grantIdPrefix`
  * so a repeated decision produces the same ids. A basic or partner reward that is
- * already active is skipped (re-granting extends nothing); credits stack.
+ * already active is skipped (re-granting extends nothing). Credits accumulate: a credit grant
+ * adds to the active entry of that reward with the same `expires_at`, or opens a new one
+ * (SPEC §5.3); every other grant opens its own entry.
  */
 export function grantRewards(
   state: UserState,
@@ -27,24 +29,27 @@ export function grantRewards(
   let current = state;
   specs.forEach((spec, index) => {
     const { reward } = spec;
-    if (SINGLETON_KINDS.includes(reward.kind) && activeGrants(current, now).some((grant) => grant.reward_key === reward.key)) {
-      return;
-    }
+    const active = activeEntries(current, now);
+    if (SINGLETON_KINDS.includes(reward.kind) && active.some((entry) => entry.reward_key === reward.key)) return;
+    const grantId = `${grantIdPrefix}/${index}`;
     const expiresAt = expiryFor(spec.deactivation, now);
     const credits = reward.kind === 'credit' ? (reward.credits ?? 0) : null;
+    const sameEntry =
+      reward.kind === 'credit'
+        ? active.find((entry) => entry.kind === 'credit' && entry.reward_key === reward.key && entry.expires_at === expiresAt)
+        : undefined;
     const event: NewDomainEvent = {
       type: 'RewardGranted',
       data: {
-        grant_id: `${grantIdPrefix}/${index}`,
-        entry_id: `${grantIdPrefix}/${index}`,
+        grant_id: grantId,
+        entry_id: sameEntry?.entry_id ?? grantId,
         reward_key: reward.key,
         kind: reward.kind,
         credits,
         granted_at: now.toISOString(),
         expires_at: expiresAt,
         cause,
-        balance_after:
-          credits === null ? null : ledgerBalance(current, reward.key) + credits,
+        balance_after: credits === null ? null : ledgerBalance(current, reward.key) + credits,
       },
     };
     current = evolveUser(current, event);
@@ -61,32 +66,22 @@ export function grantRewards(
 export function expireDueRewards(state: UserState, now: Date): NewDomainEvent[] {
   const events: NewDomainEvent[] = [];
   let current = state;
-  for (const grant of state.grants) {
-    if (grant.expired || isActiveAt(grant.expires_at, now)) continue;
-    const balanceBefore = grant.kind === 'credit' ? ledgerBalance(current, grant.reward_key) : null;
+  for (const entry of state.entries) {
+    if (isActiveAt(entry.expires_at, now)) continue;
+    const balanceBefore = entry.kind === 'credit' ? ledgerBalance(current, entry.reward_key) : null;
     const event: NewDomainEvent = {
       type: 'RewardExpired',
       data: {
-        grant_id: grant.grant_id,
-        reward_key: grant.reward_key,
-        kind: grant.kind,
-        expired_at: grant.expires_at!,
-        credits_forfeited: grant.credits,
-        balance_after: balanceBefore === null ? null : balanceBefore - (grant.credits ?? 0),
+        grant_id: entry.entry_id,
+        reward_key: entry.reward_key,
+        kind: entry.kind,
+        expired_at: entry.expires_at!,
+        credits_forfeited: entry.credits,
+        balance_after: balanceBefore === null ? null : balanceBefore - (entry.credits ?? 0),
       },
     };
     current = evolveUser(current, event);
     events.push(event);
   }
   return events;
-}
-
-/**
- * Credits of `key` in entries whose expiry is not recorded yet: the running balance of the
- * credit ledger. Deciders record due expiries first, so it equals the active balance.
- */
-export function ledgerBalance(state: UserState, key: string): number {
-  return state.grants
-    .filter((grant) => grant.reward_key === key && grant.kind === 'credit' && !grant.expired)
-    .reduce((sum, grant) => sum + (grant.credits ?? 0), 0);
 }

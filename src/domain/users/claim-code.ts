@@ -1,3 +1,4 @@
+import type { GrantedFact } from '../events/user-events.js';
 import type { Decision } from '../decider.js';
 import { DomainError } from '../domain-error.js';
 import type { CodeType } from '../events/code-events.js';
@@ -31,7 +32,7 @@ export interface ClaimCodeCommand {
  * Checks SPEC §5.1 steps 2–7 in order (the limit, step 8, is the code stream's rule) and
  * records the claim with the receiver's claim rewards.
  */
-export function decideClaimCode(state: UserState, command: ClaimCodeCommand): Decision<{ granted: string[] }> {
+export function decideClaimCode(state: UserState, command: ClaimCodeCommand): Decision<{ granted: GrantedFact[] }> {
   checkClaim(state, command);
   const target = command.target!;
   const { now } = command;
@@ -54,7 +55,7 @@ export function decideClaimCode(state: UserState, command: ClaimCodeCommand): De
   const events = [...expiries, claimed, ...grants, ...conversion];
   // rewards_granted lists the claim's rewards (SPEC §5.1); conversion rewards granted at the same
   // time (an already-premium claimer) show in the user's rewards.
-  const granted = grants.flatMap((event) => (event.type === 'RewardGranted' ? [event.data.grant_id] : []));
+  const granted = grants.flatMap((event) => (event.type === 'RewardGranted' ? [event.data] : []));
   return { events, result: { granted } };
 }
 

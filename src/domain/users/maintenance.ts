@@ -11,8 +11,9 @@ export function decideExpireRewards(state: UserState, now: Date): Decision<numbe
 
 /** Gives a pooled one-time code to a granted entry that has none yet. */
 export function decideAssignRewardValue(state: UserState, grantId: string, value: PooledValue, now: Date): Decision<boolean> {
-  const grant = state.grants.find((candidate) => candidate.grant_id === grantId);
-  if (!grant || grant.value !== null) return { events: [], result: false };
+  // An entry that expired before a code reached it keeps none.
+  const entry = state.entries.find((candidate) => candidate.entry_id === grantId);
+  if (!entry || entry.value !== null) return { events: [], result: false };
   return { events: [{ type: 'RewardValueAssigned', data: { grant_id: grantId, value, assigned_at: now.toISOString() } }], result: true };
 }
 

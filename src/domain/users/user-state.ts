@@ -4,27 +4,33 @@ import type { PooledValue, ReferredByFact } from '../events/user-events.js';
 import type { RewardKind } from '../rewards/reward-kinds.js';
 import { isActiveAt } from '../rewards/expiry.js';
 
-export interface GrantState {
-  grant_id: string;
+/**
+ * A reward entry the user still holds: granted and not yet recorded as expired. Credit grants
+ * of one reward with the same `expires_at` share one entry (SPEC §5.3), so a user's entries are
+ * bounded by what is live, not by how many grants or withdrawals it has had.
+ */
+export interface RewardEntry {
+  /** The grant_id of the entry's first grant. */
+  entry_id: string;
   reward_key: string;
   kind: RewardKind;
-  /** Credits left in a credit entry (null for other kinds). */
+  /** Credits left (credit entries; 0 once drained, listed until it expires); null for other kinds. */
   credits: number | null;
-  value: PooledValue | null;
   expires_at: string | null;
+  /** The pooled one-time code given to it (offer_code, store_promo_code), else null. */
+  value: PooledValue | null;
+  /** Its first grant. */
   created_at: string;
+  /** Its last change (a grant adding to it, a withdrawal, a code given), null before one. */
   updated_at: string | null;
-  /** An expiry has been recorded as an event. */
-  expired: boolean;
 }
 
-export interface OperationRecord {
-  kind: 'withdraw' | 'grant';
-  key: string;
-  amount: number | null;
-  result: Record<string, unknown>;
-}
-
+/**
+ * What decisions about one user need, and nothing more: the profile (to detect changes), the
+ * claim facts, the referrer counters and the live reward entries. The history itself (every
+ * grant, every withdrawal, every remembered operation_id) lives in the log and the read models;
+ * operation ids are looked up through the operations index (src/application/operation-index.ts).
+ */
 export interface UserState {
   exists: boolean;
   app_user_id: string;
@@ -43,8 +49,8 @@ export interface UserState {
   stats: { claims: number; conversions: number; churns: number };
   /** Global position of the last claimer event counted into `stats` (decimal string). */
   last_cause_position: string | null;
-  grants: GrantState[];
-  operations: Record<string, OperationRecord>;
+  entries: RewardEntry[];
+  /** Claims whose slot was released by the claim repair (a crash between the two steps). */
   abandoned_claims: string[];
 }
 
@@ -65,45 +71,42 @@ export function initialUserState(): UserState {
     churned_at: null,
     stats: { claims: 0, conversions: 0, churns: 0 },
     last_cause_position: null,
-    grants: [],
-    operations: {},
+    entries: [],
     abandoned_claims: [],
   };
 }
 
 /**
- * A private working copy of a user state for one fold: nested parts (grants, operations,
- * stats, abandoned claims) are copied the first time the fold changes them, so folding many
- * events costs one copy of each part, not one per event. The input state is never changed.
+ * A private working copy of a user state for one fold: the entries, stats and abandoned claims
+ * are copied the first time the fold changes them, so folding many events costs one copy of
+ * each part, not one per event. The input state is never changed.
  */
 class UserDraft {
   readonly state: UserState;
-  private readonly owned = new Set<'grants' | 'operations' | 'stats' | 'abandoned_claims'>();
+  private readonly owned = new Set<'entries' | 'stats' | 'abandoned_claims'>();
 
   constructor(state: UserState) {
     this.state = { ...state };
   }
 
-  grants(): GrantState[] {
-    if (!this.owned.has('grants')) {
-      this.state.grants = this.state.grants.slice();
-      this.owned.add('grants');
+  entries(): RewardEntry[] {
+    if (!this.owned.has('entries')) {
+      this.state.entries = this.state.entries.slice();
+      this.owned.add('entries');
     }
-    return this.state.grants;
+    return this.state.entries;
   }
 
-  updateGrant(grantId: string, change: (grant: GrantState) => GrantState): void {
-    const grants = this.grants();
-    const index = grants.findIndex((grant) => grant.grant_id === grantId);
-    if (index >= 0) grants[index] = change(grants[index]!);
+  updateEntry(entryId: string, change: (entry: RewardEntry) => RewardEntry): void {
+    const entries = this.entries();
+    const index = entries.findIndex((entry) => entry.entry_id === entryId);
+    if (index >= 0) entries[index] = change(entries[index]!);
   }
 
-  operations(): Record<string, OperationRecord> {
-    if (!this.owned.has('operations')) {
-      this.state.operations = { ...this.state.operations };
-      this.owned.add('operations');
-    }
-    return this.state.operations;
+  removeEntry(entryId: string): void {
+    const entries = this.entries();
+    const index = entries.findIndex((entry) => entry.entry_id === entryId);
+    if (index >= 0) entries.splice(index, 1);
   }
 
   stats(): UserState['stats'] {
@@ -123,7 +126,7 @@ class UserDraft {
   }
 }
 
-/** Applies one event to the draft: the user stream's whole meaning, in one place. */
+/** Applies one event to the draft: the user stream's meaning for decisions, in one place. */
 function applyUserEvent(draft: UserDraft, event: DomainEvent): void {
   const state = draft.state;
   switch (event.type) {
@@ -155,38 +158,32 @@ function applyUserEvent(draft: UserDraft, event: DomainEvent): void {
       return;
     case 'RewardGranted': {
       const data = event.data;
-      draft.grants().push({
-        grant_id: data.grant_id,
+      if (data.entry_id !== data.grant_id) {
+        draft.updateEntry(data.entry_id, (entry) => ({ ...entry, credits: (entry.credits ?? 0) + (data.credits ?? 0), updated_at: data.granted_at }));
+        return;
+      }
+      draft.entries().push({
+        entry_id: data.entry_id,
         reward_key: data.reward_key,
         kind: data.kind,
         credits: data.credits,
-        value: null,
         expires_at: data.expires_at,
+        value: null,
         created_at: data.granted_at,
         updated_at: null,
-        expired: false,
       });
-      if (data.cause.type === 'manual' && data.cause.operation_id !== null) {
-        draft.operations()[data.cause.operation_id] = { kind: 'grant', key: data.reward_key, amount: null, result: { created: true, granted: [data.grant_id] } };
-      }
       return;
     }
-    case 'RewardGrantSkipped':
-      draft.operations()[event.data.operation_id] = { kind: 'grant', key: event.data.reward_key, amount: null, result: { created: false, granted: [] } };
-      return;
     case 'RewardValueAssigned':
-      draft.updateGrant(event.data.grant_id, (grant) => ({ ...grant, value: event.data.value, updated_at: event.data.assigned_at }));
+      draft.updateEntry(event.data.grant_id, (entry) => ({ ...entry, value: event.data.value, updated_at: event.data.assigned_at }));
       return;
     case 'RewardExpired':
-      draft.updateGrant(event.data.grant_id, (grant) => ({ ...grant, expired: true }));
+      draft.removeEntry(event.data.grant_id);
       return;
     case 'CreditsWithdrawn': {
-      const data = event.data;
-      for (const debit of data.debits) {
-        draft.updateGrant(debit.grant_id, (grant) => ({ ...grant, credits: (grant.credits ?? 0) - debit.credits, updated_at: data.withdrawn_at }));
-      }
-      if (data.operation_id !== null) {
-        draft.operations()[data.operation_id] = { kind: 'withdraw', key: data.key, amount: data.credits_requested_to_withdraw, result: withdrawResultOf(data) };
+      const { debits, withdrawn_at } = event.data;
+      for (const debit of debits) {
+        draft.updateEntry(debit.grant_id, (entry) => ({ ...entry, credits: (entry.credits ?? 0) - debit.credits, updated_at: withdrawn_at }));
       }
       return;
     }
@@ -218,41 +215,39 @@ export function evolveUser(state: UserState, event: DomainEvent): UserState {
   return foldUserEvents(state, [event]);
 }
 
-export function withdrawResultOf(data: {
-  credits_available_at_start: number;
-  credits_available_at_end: number;
-  credits_requested_to_withdraw: number;
-  credits_withdrawn: number;
-}) {
-  return {
-    credits_available_at_start: data.credits_available_at_start,
-    credits_available_at_end: data.credits_available_at_end,
-    credits_requested_to_withdraw: data.credits_requested_to_withdraw,
-    credits_withdrawn: data.credits_withdrawn,
-  };
-}
-
 export const userEvolver: Evolver<UserState> = {
   name: 'user',
-  version: 1,
+  // 2: bounded state (live entries only, credit grants merged; no operation map).
+  version: 2,
   initialState: initialUserState,
   evolve: evolveUser,
   fold: foldUserEvents,
 };
 
-/** Grants that are active at `now` (not expired by time, not recorded as expired). */
-export function activeGrants(state: UserState, now: Date): GrantState[] {
-  return state.grants.filter((grant) => !grant.expired && isActiveAt(grant.expires_at, now));
+/** Entries that are active at `now` (their expiry may not be recorded yet). */
+export function activeEntries(state: UserState, now: Date): RewardEntry[] {
+  return state.entries.filter((entry) => isActiveAt(entry.expires_at, now));
 }
 
-export function creditBalance(state: UserState, key: string, now: Date): number {
-  return activeGrants(state, now)
-    .filter((grant) => grant.reward_key === key && grant.kind === 'credit')
-    .reduce((sum, grant) => sum + (grant.credits ?? 0), 0);
+/**
+ * Credits of `key` in entries whose expiry is not recorded yet: the running balance of the
+ * credit ledger. Deciders record due expiries first, so it equals the active balance.
+ */
+export function ledgerBalance(state: UserState, key: string): number {
+  return state.entries
+    .filter((entry) => entry.reward_key === key && entry.kind === 'credit')
+    .reduce((sum, entry) => sum + (entry.credits ?? 0), 0);
 }
 
 /** The moment the claim window closes: CLAIM_WINDOW_DAYS after first_seen_at (or creation). */
 export function claimWindowEnd(state: UserState, windowDays: number): Date {
   const start = state.first_seen_at ?? state.created_at!;
   return new Date(Date.parse(start) + windowDays * 86_400_000);
+}
+
+/** Credits of `key` the user can spend at `now`. */
+export function creditBalance(state: UserState, key: string, now: Date): number {
+  return activeEntries(state, now)
+    .filter((entry) => entry.reward_key === key && entry.kind === 'credit')
+    .reduce((sum, entry) => sum + (entry.credits ?? 0), 0);
 }

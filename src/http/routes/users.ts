@@ -5,7 +5,7 @@ import { GrantRewardHandler } from '../../application/commands/grant-reward.js';
 import { UpsertUserHandler } from '../../application/commands/upsert-user.js';
 import { WithdrawCreditsHandler } from '../../application/commands/withdraw-credits.js';
 import { UserQueries } from '../../application/queries/user-queries.js';
-import type { UserState } from '../../domain/users/user-state.js';
+import type { UserDocument as UserState } from '../../application/queries/legacy-user-document.js';
 import { requireSecretKey } from '../auth.js';
 import { commandContext } from '../context.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
@@ -58,7 +58,7 @@ export function usersRouter(container: DependencyContainer, api: ApiDescription)
     .post(async (req, res) => {
       const { app_user_id, last_seen_at: _ignored, ...fields } = parseBody(req, upsertUserBody);
       const { created, state } = await upsert.handle(app_user_id, fields, commandContext(res));
-      res.status(created ? 201 : 200).json({ data: { user: await queries.userView(state) } });
+      res.status(created ? 201 : 200).json({ data: { user: await queries.commandUserView(state) } });
     })
     .all(methodNotAllowed(['POST']));
 
@@ -97,7 +97,7 @@ export function usersRouter(container: DependencyContainer, api: ApiDescription)
       const id = parsePathParam(req, 'app_user_id', appUserId);
       const { code } = parseBody(req, claimCodeBody);
       const { granted, state } = await claim.handle(id, code, commandContext(res));
-      res.json({ data: { rewards_granted: await queries.grantedView(state, granted), user: await queries.userView(state) } });
+      res.json({ data: { rewards_granted: await queries.grantedView(state, granted), user: await queries.commandUserView(state) } });
     })
     .all(methodNotAllowed(['POST']));
 
@@ -117,7 +117,7 @@ export function usersRouter(container: DependencyContainer, api: ApiDescription)
       const id = parsePathParam(req, 'app_user_id', appUserId);
       const body = parseBody(req, withdrawCreditsBody);
       const { result, state } = await withdraw.handle(id, { key: body.key, amount: body.amount, operation_id: body.operation_id ?? null }, commandContext(res));
-      res.json({ data: { withdraw_result: result, user: await queries.userView(state) } });
+      res.json({ data: { withdraw_result: result, user: await queries.commandUserView(state) } });
     })
     .all(methodNotAllowed(['POST']));
 
@@ -143,7 +143,7 @@ export function usersRouter(container: DependencyContainer, api: ApiDescription)
       );
       res
         .status(result.created ? 201 : 200)
-        .json({ data: { rewards_granted: await queries.grantedView(result.state, result.granted), user: await queries.userView(result.state) } });
+        .json({ data: { rewards_granted: await queries.grantedView(result.state, result.granted), user: await queries.commandUserView(result.state) } });
     })
     .all(methodNotAllowed(['POST']));
 

@@ -182,7 +182,7 @@ describe('sender rewards (SPEC §5.2)', () => {
           event('ReferralClaimCounted', { claimer: 'ann', code: 'BOB234', claims: 2, cause_position: '2' }),
           event('RewardGranted', {
             grant_id: 'ev-1/sender/0',
-            entry_id: 'ev-1/sender/0',
+            entry_id: 'ev-0/sender/0',
             reward_key: 'coins',
             kind: 'credit',
             credits: 10,

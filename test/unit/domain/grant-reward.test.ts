@@ -4,19 +4,20 @@ import type { GrantSpec } from '../../../src/domain/rewards/grant-rewards.js';
 import { decideGrantReward, type GrantRewardCommand } from '../../../src/domain/users/grant-reward.js';
 import { decideAbandonClaim, decideAssignRewardValue } from '../../../src/domain/users/maintenance.js';
 import { userEvolver } from '../../../src/domain/users/user-state.js';
+import { earlierOf } from '../../support/operations.js';
 import { deciderSpec } from '../../support/decider-spec.js';
 import { at, codeClaimed, DAY, event, interval, iso, registered, rewardGranted, spec, T0 } from '../../support/events.js';
 
 const user = deciderSpec(userEvolver);
 
 function grant(specOrNull: GrantSpec | null, overrides: Partial<GrantRewardCommand> = {}): GrantRewardCommand {
-  return { key: specOrNull?.reward.key ?? 'nope', spec: specOrNull, operation_id: null, grant_id_prefix: 'req-1', now: T0, ...overrides };
+  return { key: specOrNull?.reward.key ?? 'nope', spec: specOrNull, operation_id: null, earlier: null, grant_id_prefix: 'req-1', now: T0, ...overrides };
 }
 
-function granted(grantId: string, key: string, kind: 'credit' | 'basic', extra: { credits?: number; balance_after?: number; expires_at?: string | null; operation_id?: string | null; at?: string } = {}) {
+function granted(grantId: string, key: string, kind: 'credit' | 'basic', extra: { credits?: number; balance_after?: number; expires_at?: string | null; operation_id?: string | null; at?: string; entry_id?: string } = {}) {
   return event('RewardGranted', {
     grant_id: grantId,
-    entry_id: grantId,
+    entry_id: extra.entry_id ?? grantId,
     reward_key: key,
     kind,
     credits: kind === 'credit' ? (extra.credits ?? 10) : null,
@@ -41,7 +42,7 @@ describe('decideGrantReward — manual grants (SPEC §6 POST /rewards/grant)', (
       .given([registered('ann')])
       .when((state) => decideGrantReward(state, grant(spec('vip', 'basic', { deactivation: interval(3, 'days') }))))
       .then([granted('req-1/0', 'vip', 'basic', { expires_at: iso(3 * DAY) })]);
-    expect(result).to.deep.equal({ created: true, granted: ['req-1/0'] });
+    expect({ ...result, granted: result.granted.map((grant) => grant.grant_id) }).to.deep.equal({ created: true, granted: ['req-1/0'] });
   });
 
   it('adds nothing when a basic reward is already active (created = false)', () => {
@@ -67,7 +68,7 @@ describe('decideGrantReward — manual grants (SPEC §6 POST /rewards/grant)', (
     user
       .given([registered('ann'), granted('old/0', 'coins', 'credit', { credits: 10 })])
       .when((state) => decideGrantReward(state, grant(spec('coins', 'credit', { credits: 10 }))))
-      .then([granted('req-1/0', 'coins', 'credit', { credits: 10, balance_after: 20 })]);
+      .then([granted('req-1/0', 'coins', 'credit', { credits: 10, balance_after: 20, entry_id: 'old/0' })]);
   });
 
   it('excludes expired credits from balance_after', () => {
@@ -84,22 +85,22 @@ describe('decideGrantReward — manual grants (SPEC §6 POST /rewards/grant)', (
     it('is recorded in the grant cause', () => {
       user
         .given([registered('ann')])
-        .when((state) => decideGrantReward(state, grant(spec('coins', 'credit'), { operation_id: 'op-1', grant_id_prefix: 'op-derived' })))
+        .when((state) => decideGrantReward(state, grant(spec('coins', 'credit'), { operation_id: 'op-1', earlier: earlierOf([registered('ann')], 'op-1'), grant_id_prefix: 'op-derived' })))
         .then([granted('op-derived/0', 'coins', 'credit', { operation_id: 'op-1' })]);
     });
 
     it('a repeat with the same key adds nothing (created = false, so 200) and names the original grant', () => {
       const { result } = user
         .given([registered('ann'), granted('op-derived/0', 'coins', 'credit', { operation_id: 'op-1' })])
-        .when((state) => decideGrantReward(state, grant(spec('coins', 'credit'), { operation_id: 'op-1', grant_id_prefix: 'other', now: at(DAY) })))
+        .when((state) => decideGrantReward(state, grant(spec('coins', 'credit'), { operation_id: 'op-1', earlier: earlierOf([registered('ann'), granted('op-derived/0', 'coins', 'credit', { operation_id: 'op-1' })], 'op-1'), grant_id_prefix: 'other', now: at(DAY) })))
         .thenNothing();
-      expect(result).to.deep.equal({ created: false, granted: ['op-derived/0'] });
+      expect({ ...result, granted: result.granted.map((grant) => grant.grant_id) }).to.deep.equal({ created: false, granted: ['op-derived/0'] });
     });
 
     it('GRANT.OPERATION_ID_REUSED for another key', () => {
       user
         .given([registered('ann'), granted('op-derived/0', 'coins', 'credit', { operation_id: 'op-1' })])
-        .when((state) => decideGrantReward(state, grant(spec('gems', 'credit'), { operation_id: 'op-1' })))
+        .when((state) => decideGrantReward(state, grant(spec('gems', 'credit'), { operation_id: 'op-1', earlier: earlierOf([registered('ann'), granted('op-derived/0', 'coins', 'credit', { operation_id: 'op-1' })], 'op-1') })))
         .thenError('GRANT.OPERATION_ID_REUSED', '/operation_id');
     });
 
@@ -118,29 +119,32 @@ describe('decideGrantReward — manual grants (SPEC §6 POST /rewards/grant)', (
             debits: [],
           }),
         ])
-        .when((state) => decideGrantReward(state, grant(spec('coins', 'credit'), { operation_id: 'op-1' })))
+        .when((state) =>
+          decideGrantReward(state, grant(spec('coins', 'credit'), { operation_id: 'op-1', earlier: { kind: 'withdraw', key: 'coins', amount: 1, result: { credits_available_at_start: 0, credits_available_at_end: 0, credits_requested_to_withdraw: 1, credits_withdrawn: 0 } } })),
+        )
         .thenError('GRANT.OPERATION_ID_REUSED', '/operation_id');
     });
 
     // SPEC §6: "Same operation_id rule as withdrawals" — the first *successful* call with an
     // operation_id is remembered forever. A grant answered 200 (singleton already active,
     // nothing added) is successful, so reusing its operation_id for another key must be refused.
-    it('remembers an operation_id whose grant added nothing (200), so another key is GRANT.OPERATION_ID_REUSED [suspected bug]', () => {
-      const { state } = user
-        .given([registered('ann'), granted('old/0', 'vip', 'basic')])
-        .when((state) => decideGrantReward(state, grant(spec('vip', 'basic'), { operation_id: 'op-7' })))
-        .decision();
-      expect(() => decideGrantReward(state, grant(spec('coins', 'credit'), { operation_id: 'op-7' })))
+    it('remembers an operation_id whose grant added nothing (200), so another key is GRANT.OPERATION_ID_REUSED', () => {
+      const given = [registered('ann'), granted('old/0', 'vip', 'basic')];
+      const first = decideGrantReward(user.given(given).state, grant(spec('vip', 'basic'), { operation_id: 'op-7' }));
+      expect(first.events.map((candidate) => candidate.type)).to.deep.equal(['RewardGrantSkipped']);
+      const state = first.events.reduce(userEvolver.evolve, user.given(given).state);
+      const earlier = earlierOf([...given, ...first.events], 'op-7');
+      expect(() => decideGrantReward(state, grant(spec('coins', 'credit'), { operation_id: 'op-7', earlier })))
         .to.throw()
         .with.property('code', 'GRANT.OPERATION_ID_REUSED');
     });
 
-    it('a repeat of an operation_id whose grant added nothing still adds nothing later (after the active entry expired) [suspected bug]', () => {
-      const { state } = user
-        .given([registered('ann'), granted('old/0', 'vip', 'basic', { expires_at: iso(DAY) })])
-        .when((state) => decideGrantReward(state, grant(spec('vip', 'basic'), { operation_id: 'op-7' })))
-        .decision();
-      const repeat = decideGrantReward(state, grant(spec('vip', 'basic'), { operation_id: 'op-7', now: at(2 * DAY) }));
+    it('a repeat of an operation_id whose grant added nothing still adds nothing later (after the active entry expired)', () => {
+      const given = [registered('ann'), granted('old/0', 'vip', 'basic', { expires_at: iso(DAY) })];
+      const first = decideGrantReward(user.given(given).state, grant(spec('vip', 'basic'), { operation_id: 'op-7' }));
+      const state = first.events.reduce(userEvolver.evolve, user.given(given).state);
+      const earlier = earlierOf([...given, ...first.events], 'op-7');
+      const repeat = decideGrantReward(state, grant(spec('vip', 'basic'), { operation_id: 'op-7', earlier, now: at(2 * DAY) }));
       expect(repeat.events.filter((candidate) => candidate.type === 'RewardGranted')).to.deep.equal([]);
       expect(repeat.result.created).to.equal(false);
     });
@@ -158,7 +162,7 @@ describe('maintenance deciders', () => {
         .when((state) => decideAssignRewardValue(state, 'g1', value, at(DAY)))
         .then([event('RewardValueAssigned', { grant_id: 'g1', value, assigned_at: iso(DAY) })]);
       expect(result).to.equal(true);
-      expect(state.grants[0]).to.deep.include({ value, updated_at: iso(DAY) });
+      expect(state.entries[0]).to.deep.include({ value, updated_at: iso(DAY) });
     });
 
     it('never replaces an entry\'s code', () => {
@@ -207,7 +211,7 @@ describe('decideGrantReward — any non-credit reward already active is not gran
     const active = rewardGranted({ grant_id: 'g-offer', reward_key: 'offer', kind: 'offer_code', credits: null });
     const skipped = user
       .given([registered('ann'), active])
-      .when((state) => decideGrantReward(state, grant(spec('offer', 'offer_code'), { operation_id: 'op-9' })))
+      .when((state) => decideGrantReward(state, grant(spec('offer', 'offer_code'), { operation_id: 'op-9', earlier: earlierOf([registered('ann'), active], 'op-9') })))
       .decision();
     expect(skipped.result).to.deep.equal({ created: false, granted: [] });
     expect(skipped.events.map((event) => event.type)).to.deep.equal(['RewardGrantSkipped']);

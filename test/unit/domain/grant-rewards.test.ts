@@ -3,9 +3,9 @@ import { describe, it } from 'mocha';
 import type { NewDomainEvent } from '../../../src/domain/decider.js';
 import type { DomainEvent } from '../../../src/domain/events/index.js';
 import { addInterval, expiryFor, isActiveAt } from '../../../src/domain/rewards/expiry.js';
-import { expireDueRewards, grantRewards, ledgerBalance } from '../../../src/domain/rewards/grant-rewards.js';
+import { expireDueRewards, grantRewards } from '../../../src/domain/rewards/grant-rewards.js';
 import { decideExpireRewards } from '../../../src/domain/users/maintenance.js';
-import { activeGrants, creditBalance, initialUserState, userEvolver, type UserState } from '../../../src/domain/users/user-state.js';
+import { activeEntries, creditBalance, initialUserState, ledgerBalance, userEvolver, type UserState } from '../../../src/domain/users/user-state.js';
 import { deciderSpec } from '../../support/decider-spec.js';
 import { at, DAY, event, interval, iso, NEVER, registered, rewardGranted, spec, T0 } from '../../support/events.js';
 
@@ -144,17 +144,45 @@ describe('grants, expiry and values (SPEC §5.3)', () => {
       expect(grantIds(grantRewards(state, [spec('vip', 'basic')], manual, 'p', T0))).to.deep.equal(['p/0']);
     });
 
-    it('stacks credits: every grant is its own entry with a running balance', () => {
+    it('accumulates credits of one reward and expiry in one entry, with a running balance (SPEC §5.3)', () => {
       const state = stateOf([registered('ann'), rewardGranted({ grant_id: 'g', reward_key: 'coins', credits: 10, balance_after: 10 })]);
       const events = grantRewards(state, [spec('coins', 'credit', { credits: 5 }), spec('coins', 'credit', { credits: 5 })], manual, 'p', T0);
-      expect(events.map((candidate) => (candidate.type === 'RewardGranted' ? candidate.data.balance_after : null))).to.deep.equal([15, 20]);
+      expect(events.map((candidate) => (candidate.type === 'RewardGranted' ? [candidate.data.grant_id, candidate.data.entry_id, candidate.data.balance_after] : null))).to.deep.equal([
+        ['p/0', 'g', 15],
+        ['p/1', 'g', 20],
+      ]);
       const after = events.reduce(userEvolver.evolve, state);
-      expect(after.grants.map((grant) => [grant.grant_id, grant.credits])).to.deep.equal([
+      expect(after.entries.map((entry) => [entry.entry_id, entry.credits, entry.created_at, entry.updated_at])).to.deep.equal([['g', 20, T0.toISOString(), T0.toISOString()]]);
+      expect(creditBalance(after, 'coins', T0)).to.equal(20);
+    });
+
+    it('opens a new credit entry for another expiry of the same reward', () => {
+      const state = stateOf([registered('ann'), rewardGranted({ grant_id: 'g', reward_key: 'coins', credits: 10, balance_after: 10 })]);
+      const events = grantRewards(state, [{ ...spec('coins', 'credit', { credits: 5 }), deactivation: { variant: 'interval', duration: 3, period: 'days' } }], manual, 'p', T0);
+      expect(events.map((candidate) => (candidate.type === 'RewardGranted' ? [candidate.data.entry_id, candidate.data.balance_after] : null))).to.deep.equal([['p/0', 15]]);
+      expect(events.reduce(userEvolver.evolve, state).entries.map((entry) => [entry.entry_id, entry.credits])).to.deep.equal([
         ['g', 10],
         ['p/0', 5],
-        ['p/1', 5],
       ]);
-      expect(creditBalance(after, 'coins', T0)).to.equal(20);
+    });
+
+    it('adds to a drained entry that is still listed (credits 0 until it expires)', () => {
+      const state = stateOf([
+        registered('ann'),
+        rewardGranted({ grant_id: 'g', reward_key: 'coins', credits: 10, balance_after: 10 }),
+        event('CreditsWithdrawn', {
+          operation_id: null,
+          key: 'coins',
+          withdrawn_at: T0.toISOString(),
+          credits_requested_to_withdraw: 10,
+          credits_withdrawn: 10,
+          credits_available_at_start: 10,
+          credits_available_at_end: 0,
+          debits: [{ grant_id: 'g', credits: 10 }],
+        }),
+      ]);
+      const events = grantRewards(state, [spec('coins', 'credit', { credits: 5 })], manual, 'p', T0);
+      expect(events.map((candidate) => (candidate.type === 'RewardGranted' ? [candidate.data.entry_id, candidate.data.balance_after] : null))).to.deep.equal([['g', 5]]);
     });
 
     it('stacks pooled kinds (each grant waits for its own code)', () => {
@@ -164,7 +192,7 @@ describe('grants, expiry and values (SPEC §5.3)', () => {
 
     it('a new entry starts without a value', () => {
       const after = grantRewards(stateOf([registered('ann')]), [spec('code', 'offer_code')], manual, 'p', T0).reduce(userEvolver.evolve, stateOf([registered('ann')]));
-      expect(after.grants[0]).to.include({ grant_id: 'p/0', value: null, expires_at: null, created_at: T0.toISOString(), expired: false });
+      expect(after.entries[0]).to.include({ entry_id: 'p/0', value: null, expires_at: null, created_at: T0.toISOString(), updated_at: null });
     });
   });
 
@@ -188,7 +216,7 @@ describe('grants, expiry and values (SPEC §5.3)', () => {
           event('RewardExpired', { grant_id: 'd', reward_key: 'vip', kind: 'basic', expired_at: iso(-DAY), credits_forfeited: null, balance_after: null }),
         ]);
       expect(result).to.equal(3);
-      expect(activeGrants(state, T0).map((grant) => grant.grant_id)).to.deep.equal(['c', 'e']);
+      expect(activeEntries(state, T0).map((entry) => entry.entry_id)).to.deep.equal(['c', 'e']);
       expect(ledgerBalance(state, 'coins')).to.equal(3);
       expect(creditBalance(state, 'coins', T0)).to.equal(3);
     });

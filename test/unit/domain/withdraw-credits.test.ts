@@ -3,13 +3,14 @@ import { describe, it } from 'mocha';
 import type { DomainEvent } from '../../../src/domain/events/index.js';
 import { creditBalance, userEvolver } from '../../../src/domain/users/user-state.js';
 import { decideWithdrawCredits, type WithdrawCreditsCommand } from '../../../src/domain/users/withdraw-credits.js';
+import { earlierOf } from '../../support/operations.js';
 import { deciderSpec } from '../../support/decider-spec.js';
 import { at, DAY, event, iso, registered, rewardGranted, T0 } from '../../support/events.js';
 
 const user = deciderSpec(userEvolver);
 
 function withdraw(overrides: Partial<WithdrawCreditsCommand> = {}): WithdrawCreditsCommand {
-  return { key: 'coins', amount: 1, operation_id: null, isCreditReward: true, now: T0, ...overrides };
+  return { key: 'coins', amount: 1, operation_id: null, earlier: null, isCreditReward: true, now: T0, ...overrides };
 }
 
 function withdrawn(data: {
@@ -81,7 +82,7 @@ describe('decideWithdrawCredits (SPEC §6)', () => {
         .given(wallet)
         .when((state) => decideWithdrawCredits(state, withdraw({ amount: 7 })))
         .then([withdrawn({ amount: 7, withdrawn: 7, start: 20, debits: [{ grant_id: 'c', credits: 5 }, { grant_id: 'd', credits: 2 }] })]);
-      expect(state.grants.filter((grant) => grant.reward_key === 'coins').map((grant) => [grant.grant_id, grant.credits])).to.deep.equal([
+      expect(state.entries.filter((entry) => entry.reward_key === 'coins').map((entry) => [entry.entry_id, entry.credits])).to.deep.equal([
         ['a', 5],
         ['b', 5],
         ['c', 0],
@@ -92,8 +93,8 @@ describe('decideWithdrawCredits (SPEC §6)', () => {
 
     it('keeps drained entries listed with 0 credits until they expire', () => {
       const { state } = user.given(wallet).when((state) => decideWithdrawCredits(state, withdraw({ amount: 5 }))).decision();
-      const drained = state.grants.find((grant) => grant.grant_id === 'c');
-      expect(drained).to.include({ credits: 0, expired: false, updated_at: T0.toISOString() });
+      const drained = state.entries.find((entry) => entry.entry_id === 'c');
+      expect(drained).to.include({ credits: 0, updated_at: T0.toISOString() });
     });
 
     it('orders by the expiry instant, not by grant order', () => {
@@ -174,7 +175,7 @@ describe('decideWithdrawCredits (SPEC §6)', () => {
         state = decision.events.reduce(userEvolver.evolve, state);
       }
       expect(creditBalance(state, 'coins', T0)).to.equal(0);
-      expect(state.grants.every((grant) => (grant.credits ?? 0) >= 0)).to.equal(true);
+      expect(state.entries.every((entry) => (entry.credits ?? 0) >= 0)).to.equal(true);
     });
   });
 
@@ -207,13 +208,13 @@ describe('decideWithdrawCredits (SPEC §6)', () => {
     const first = withdrawn({ amount: 7, withdrawn: 7, start: 20, operation_id: 'op-1', debits: [{ grant_id: 'c', credits: 5 }, { grant_id: 'd', credits: 2 }] });
 
     it('is recorded with the withdrawal', () => {
-      user.given(wallet).when((state) => decideWithdrawCredits(state, withdraw({ amount: 7, operation_id: 'op-1' }))).then([first]);
+      user.given(wallet).when((state) => decideWithdrawCredits(state, withdraw({ amount: 7, operation_id: 'op-1', earlier: earlierOf(wallet, 'op-1') }))).then([first]);
     });
 
     it('a repeat with the same key and amount debits nothing and returns the stored result', () => {
       const { result, state } = user
         .given([...wallet, first])
-        .when((state) => decideWithdrawCredits(state, withdraw({ amount: 7, operation_id: 'op-1', now: at(DAY) })))
+        .when((state) => decideWithdrawCredits(state, withdraw({ amount: 7, operation_id: 'op-1', earlier: earlierOf([...wallet, first], 'op-1'), now: at(DAY) })))
         .thenNothing();
       expect(result).to.deep.equal({ credits_available_at_start: 20, credits_available_at_end: 13, credits_requested_to_withdraw: 7, credits_withdrawn: 7 });
       expect(creditBalance(state, 'coins', at(DAY))).to.equal(13);
@@ -222,7 +223,7 @@ describe('decideWithdrawCredits (SPEC §6)', () => {
     it('a repeat returns the stored result even when it withdrew 0', () => {
       const { result } = user
         .given([registered('ann'), withdrawn({ amount: 4, withdrawn: 0, start: 0, operation_id: 'op-0', debits: [] }), rewardGranted({ grant_id: 'g', credits: 9, balance_after: 9 })])
-        .when((state) => decideWithdrawCredits(state, withdraw({ amount: 4, operation_id: 'op-0' })))
+        .when((state) => decideWithdrawCredits(state, withdraw({ amount: 4, operation_id: 'op-0', earlier: earlierOf([registered('ann'), withdrawn({ amount: 4, withdrawn: 0, start: 0, operation_id: 'op-0', debits: [] }), rewardGranted({ grant_id: 'g', credits: 9, balance_after: 9 })], 'op-0') })))
         .thenNothing();
       expect(result.credits_withdrawn).to.equal(0);
     });
@@ -230,28 +231,28 @@ describe('decideWithdrawCredits (SPEC §6)', () => {
     it('WITHDRAW.OPERATION_ID_REUSED for another amount', () => {
       user
         .given([...wallet, first])
-        .when((state) => decideWithdrawCredits(state, withdraw({ amount: 8, operation_id: 'op-1' })))
+        .when((state) => decideWithdrawCredits(state, withdraw({ amount: 8, operation_id: 'op-1', earlier: earlierOf([...wallet, first], 'op-1') })))
         .thenError('WITHDRAW.OPERATION_ID_REUSED', '/operation_id');
     });
 
     it('WITHDRAW.OPERATION_ID_REUSED for another key', () => {
       user
         .given([...wallet, first])
-        .when((state) => decideWithdrawCredits(state, withdraw({ key: 'gems', amount: 7, operation_id: 'op-1' })))
+        .when((state) => decideWithdrawCredits(state, withdraw({ key: 'gems', amount: 7, operation_id: 'op-1', earlier: earlierOf([...wallet, first], 'op-1') })))
         .thenError('WITHDRAW.OPERATION_ID_REUSED', '/operation_id');
     });
 
     it('WITHDRAW.OPERATION_ID_REUSED for an operation_id used by a manual grant', () => {
       user
         .given([...wallet, rewardGranted({ grant_id: 'm/0', credits: 1, balance_after: 21, cause: { type: 'manual', operation_id: 'op-2' } })])
-        .when((state) => decideWithdrawCredits(state, withdraw({ operation_id: 'op-2' })))
+        .when((state) => decideWithdrawCredits(state, withdraw({ operation_id: 'op-2', earlier: earlierOf([...wallet, rewardGranted({ grant_id: 'm/0', credits: 1, balance_after: 21, cause: { type: 'manual', operation_id: 'op-2' } })], 'op-2') })))
         .thenError('WITHDRAW.OPERATION_ID_REUSED');
     });
 
     it('another operation_id is a new withdrawal', () => {
       user
         .given([...wallet, first])
-        .when((state) => decideWithdrawCredits(state, withdraw({ amount: 7, operation_id: 'op-9' })))
+        .when((state) => decideWithdrawCredits(state, withdraw({ amount: 7, operation_id: 'op-9', earlier: earlierOf([...wallet, first], 'op-9') })))
         .then([withdrawn({ amount: 7, withdrawn: 7, start: 13, operation_id: 'op-9', debits: [{ grant_id: 'd', credits: 3 }, { grant_id: 'b', credits: 4 }] })]);
     });
   });

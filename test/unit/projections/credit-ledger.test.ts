@@ -102,12 +102,13 @@ describe('credit_ledger projection (SPEC §7.7)', () => {
           key,
           spec: spec(key, 'credit', { credits, ...(days === null ? {} : { deactivation: interval(days, 'days') }) }),
           operation_id: null,
+          earlier: null,
           grant_id_prefix: prefix,
           now,
         }),
       );
     const withdraw = (key: string, amount: number, now: Date) =>
-      apply(decideWithdrawCredits(state, { key, amount, operation_id: null, isCreditReward: true, now }));
+      apply(decideWithdrawCredits(state, { key, amount, operation_id: null, earlier: null, isCreditReward: true, now }));
 
     grant('coins', 10, 5, T0, 'g1');
     grant('coins', 7, null, at(1000), 'g2');

@@ -6,10 +6,10 @@ import { createUser, putReward } from '../support/fixtures.js';
 import { startTestService } from '../support/test-service.js';
 
 function runAudit(dataDir: string) {
-  return spawnSync(process.execPath, ['--import', 'tsx', 'scripts/audit.ts'], { env: { ...process.env, DATA_DIR: dataDir, NODE_ENV: 'test' }, encoding: 'utf8' });
+  return spawnSync(process.execPath, ['--import', 'tsx', 'scripts/audit-credits.ts'], { env: { ...process.env, DATA_DIR: dataDir, NODE_ENV: 'test' }, encoding: 'utf8' });
 }
 
-describe('npm run audit', function () {
+describe('npm run audit-credits', function () {
   this.timeout(60_000);
 
   it('passes on consistent data and reports a tampered read model with the event ids involved', async () => {
@@ -26,6 +26,13 @@ describe('npm run audit', function () {
     const clean = runAudit(svc.dataDir);
     expect(clean.status, clean.stderr).to.equal(0);
     expect(clean.stdout).to.contain('No mismatch');
+    // A real table: a header row naming each column, a rule, then one row per reward key.
+    const lines = clean.stdout.split('\n');
+    const header = lines.findIndex((line) => line.startsWith('reward key'));
+    expect(lines[header]).to.match(/^reward key\s+users\s+balance from events\s+balance in read model\s+balance in ledger$/);
+    expect(lines[header + 1]).to.match(/^-+( +-+){4}$/);
+    expect(lines[header + 2]).to.match(/^tokens\s+2\s+8\s+8\s+8$/);
+    expect(clean.stdout).to.not.contain('(index)');
 
     const db = new Database(path.join(svc.dataDir, 'referrals.db'));
     const row = db.prepare("SELECT doc FROM documents WHERE collection = 'users' AND id = 'tampered'").get() as { doc: string };
@@ -38,7 +45,8 @@ describe('npm run audit', function () {
     expect(dirty.status).to.equal(1);
     expect(dirty.stdout).to.contain('MISMATCH');
     expect(dirty.stdout).to.contain('tampered');
-    expect(dirty.stdout).to.contain('read_model');
+    expect(dirty.stdout).to.match(/^user\s+reward key\s+check\s+expected\s+actual\s+event ids$/m);
+    expect(dirty.stdout).to.match(/^tampered\s+tokens\s+read_model\s+4\s+104\s/m);
     expect(dirty.stdout).to.not.match(/honest.*read_model/);
     expect(dirty.stdout).to.match(/[0-9a-f]{8}-[0-9a-f]{4}-/);
   });

@@ -1,0 +1,98 @@
+/**
+ * npm run audit-credits — recomputes every user's credit balances from the event log and
+ * compares them with each event's recorded balance, the users read model and the credit ledger.
+ * Exits 1 when anything disagrees (listing the event ids involved), 0 otherwise.
+ * Uses the service's configuration (DATA_DIR, or EVENTSTORE_URL + MONGODB_URL).
+ */
+import { auditCredits } from '../src/application/audit/credit-audit.js';
+import { defineCommand, EXIT, runScript } from './cli/command-line.js';
+import { formatTable } from './cli/table.js';
+import { openScriptContext, type ScriptContext } from './script-context.js';
+
+const command = defineCommand({
+  name: 'audit-credits',
+  summary:
+    'Recomputes every credit balance from the event log and compares it with the balance_after of each event, ' +
+    'the users read model and the credit ledger. Prints a table per reward key and every mismatch with the event ids involved. ' +
+    "Reads the service's store (DATA_DIR, or EVENTSTORE_URL + MONGODB_URL); the service may keep running.",
+  options: {
+    'catch-up-timeout': { type: 'string', value: 'SECONDS', description: 'How long to wait for the read models to reach the end of the log', default: '30' },
+  },
+  notes: [
+    'Exit codes: 0 every balance agrees; 1 mismatches found (or the audit failed); 2 usage error; ' +
+      '66 no database in DATA_DIR; 75 the read models are behind the log (start the service or run a replay, then audit again); 78 bad configuration.',
+  ],
+  examples: ['npm run audit-credits', 'DATA_DIR=/srv/referrals/data npm run audit-credits', 'node dist/scripts/audit-credits.js     # in the container image'],
+});
+
+async function readModelsReach(context: ScriptContext, head: bigint | null, timeoutMs: number): Promise<boolean> {
+  if (head === null) return true;
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const checkpoints = await Promise.all(['users', 'credit_ledger'].map((name) => context.backend.readStore.checkpoint(name)));
+    if (checkpoints.every((checkpoint) => checkpoint.position !== null && checkpoint.position >= head)) return true;
+    if (Date.now() > deadline) return false;
+    await new Promise((resolve) => setTimeout(resolve, 200));
+  }
+}
+
+async function main(): Promise<number> {
+  const options = command.parse(process.argv.slice(2));
+  const timeout = Number(options['catch-up-timeout']);
+  if (!Number.isFinite(timeout) || timeout < 0) command.fail(`--catch-up-timeout must be a number of seconds, got ${options['catch-up-timeout']}`);
+  const context = await openScriptContext({ readsExistingStore: command.name });
+  try {
+    const head = await context.backend.eventStore.headPosition();
+    if (!(await readModelsReach(context, head, timeout * 1000))) {
+      process.stderr.write('The read models are behind the log (is the projector running?). Start the service or run a replay, then audit again.\n');
+      return EXIT.TEMPORARY;
+    }
+    const onTerminal = process.stderr.isTTY === true;
+    const report = await auditCredits(context.log, context.backend.readStore, (events) => {
+      if (onTerminal) process.stderr.write(`\rread ${events} events`);
+    });
+    if (onTerminal) process.stderr.write('\n');
+    const totals = new Map<string, { users: number; events: number; read_model: number; ledger: number }>();
+    for (const row of report.rows) {
+      const total = totals.get(row.key) ?? { users: 0, events: 0, read_model: 0, ledger: 0 };
+      total.users += 1;
+      total.events += row.events;
+      total.read_model += row.read_model ?? 0;
+      total.ledger += row.ledger_sum;
+      totals.set(row.key, total);
+    }
+    process.stdout.write(`Audited ${report.events} user events up to position ${report.head ?? '-'}: ${report.rows.length} balances.\n\n`);
+    if (totals.size > 0) {
+      process.stdout.write(
+        formatTable(
+          ['reward key', 'users', 'balance from events', 'balance in read model', 'balance in ledger'],
+          [...totals].map(([key, total]) => [key, total.users, total.events, total.read_model, total.ledger]),
+        ),
+      );
+      process.stdout.write('\n');
+    }
+    if (report.mismatches.length === 0) {
+      process.stdout.write('No mismatch: every balance agrees across events, read model and ledger.\n');
+      return EXIT.OK;
+    }
+    process.stdout.write(`${report.mismatches.length} MISMATCH(ES):\n`);
+    process.stdout.write(
+      formatTable(
+        ['user', 'reward key', 'check', 'expected', 'actual', 'event ids'],
+        report.mismatches.map((mismatch) => [
+          mismatch.app_user_id,
+          mismatch.key,
+          mismatch.check,
+          mismatch.expected,
+          mismatch.actual ?? '-',
+          mismatch.event_ids.join(' '),
+        ]),
+      ),
+    );
+    return EXIT.FAILURE;
+  } finally {
+    await context.backend.close();
+  }
+}
+
+runScript(command, main);

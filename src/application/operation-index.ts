@@ -1,0 +1,33 @@
+import { inject, injectable } from 'tsyringe';
+import { OPERATIONS, operationDocumentId, operationsProjection } from '../../projections/operations.js';
+import type { OperationRecord } from '../domain/idempotency.js';
+import { StoreUnavailableError } from '../ports/event-store.js';
+import type { ReadConsistency } from '../ports/read-consistency.js';
+import type { ReadStore } from '../ports/read-store.js';
+import { TOKENS } from '../ports/tokens.js';
+
+const WAIT_MS = 5_000;
+
+/**
+ * Finds the operation a (user, operation_id) was first used for (src/domain/idempotency.ts).
+ * The index is a read model, so a lookup first waits until it has passed the user stream's
+ * last event: the command then appends with that stream's exact revision, so no operation can
+ * slip in between the lookup and the append unnoticed (a conflict re-reads and looks again).
+ */
+@injectable()
+export class OperationIndex {
+  constructor(
+    @inject(TOKENS.ReadStore) private readonly readStore: ReadStore,
+    @inject(TOKENS.ReadConsistency) private readonly consistency: ReadConsistency,
+  ) {}
+
+  /** `streamPosition`: global position of the user stream's last event (null: no stream). */
+  async lookup(appUserId: string, operationId: string | null, streamPosition: bigint | null): Promise<OperationRecord | null> {
+    if (operationId === null || streamPosition === null) return null;
+    if (!(await this.consistency.waitFor(streamPosition, WAIT_MS, operationsProjection.name))) {
+      // Answering without the index could apply an operation twice: refuse instead (503).
+      throw new StoreUnavailableError('The operations index is behind; retry the request');
+    }
+    return (await this.readStore.get(OPERATIONS, operationDocumentId(appUserId, operationId))) as OperationRecord | null;
+  }
+}

@@ -1,0 +1,22 @@
+/**
+ * A start-up failure as one line an operator can act on (no stack trace): the usual causes
+ * (port taken, no permission, a store out of reach, a data directory that cannot be written)
+ * are named with the setting to change. Set DEBUG to get the stack as well.
+ */
+export function startFailure(error: unknown, env: NodeJS.ProcessEnv): string {
+  if (!(error instanceof Error)) return String(error);
+  const { code, syscall, port, address, path } = error as NodeJS.ErrnoException & { port?: number; address?: string };
+  let line: string;
+  if (syscall === 'listen' && code === 'EADDRINUSE') {
+    line = `port ${port} on ${address} is already in use (EADDRINUSE). Stop the other process or set PORT to a free port (PORT=0 picks one).`;
+  } else if (syscall === 'listen' && code === 'EACCES') {
+    line = `no permission to listen on port ${port} (EACCES). Use a port above 1023, e.g. PORT=8080.`;
+  } else if (syscall === 'listen' && code === 'EADDRNOTAVAIL') {
+    line = `HOST=${address} is not an address of this machine (EADDRNOTAVAIL). Use 0.0.0.0 (every interface) or 127.0.0.1.`;
+  } else if (code === 'EACCES' || code === 'EROFS' || code === 'ENOTDIR' || code === 'SQLITE_CANTOPEN') {
+    line = `cannot use the data directory ${env.DATA_DIR ?? './data'}${path ? ` (${path})` : ''}: ${error.message}. Check DATA_DIR and its permissions.`;
+  } else {
+    line = error.message.split('\n')[0]!;
+  }
+  return env.DEBUG ? `${line}\n${error.stack}` : line;
+}

@@ -1,0 +1,45 @@
+import { expect } from 'chai';
+import { ConfigError, loadConfig } from '../../../src/config.js';
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('Configuration errors', () => {
+  it('echo the bad value and say what is expected, not what the validator saw', () => {
+    const [problem] = problemsOf({ CLAIM_WINDOW_DAYS: 'abc' });
+    expect(problem).to.equal('CLAIM_WINDOW_DAYS=abc: expected a whole number of days, 1 or more (default 7)');
+    expect(problem).to.not.match(/nan|received/i);
+    expect(problemsOf({ REFERRAL_LINK_BASE: 'not a url' })).to.deep.equal([
+      'REFERRAL_LINK_BASE="not a url": expected an absolute URL, e.g. https://example.com/r',
+    ]);
+    expect(problemsOf({ SHUTDOWN_TIMEOUT_S: '0' })[0]).to.match(/^SHUTDOWN_TIMEOUT_S=0: expected a number of seconds greater than 0/);
+  });
+
+  it('are all reported at once, rules across variables included', () => {
+    const problems = problemsOf({ PORT: 'eighty', LOG_LEVEL: 'loud', CLAIM_WINDOW_DAYS: '-3', ASC_KEY_ID: 'KEY123' });
+    expect(problems).to.have.length(4);
+    expect(problems.join('\n')).to.contain('PORT=eighty').and.to.contain('LOG_LEVEL=loud').and.to.contain('CLAIM_WINDOW_DAYS=-3');
+    expect(problems.join('\n')).to.contain('ASC_ISSUER_ID, ASC_KEY_ID and ASC_PRIVATE_KEY_PATH must be set together');
+    const message = (() => {
+      try {
+        loadConfig({ PORT: 'eighty', LOG_LEVEL: 'loud' });
+      } catch (error) {
+        return (error as Error).message;
+      }
+      return '';
+    })();
+    expect(message).to.match(/^Invalid configuration \(2 problems; nothing was started\):\n {2}- PORT=eighty: .*\n {2}- LOG_LEVEL=loud: /);
+  });
+
+  it('do not repeat a password from a connection string', () => {
+    const problems = problemsOf({ EVENTSTORE_URL: 'http://admin:hunter2@localhost:2113', MONGODB_URL: 'mongodb://localhost' });
+    expect(problems.join('\n')).to.contain('EVENTSTORE_URL=http://admin:***@localhost:2113').and.not.to.contain('hunter2');
+  });
+});
