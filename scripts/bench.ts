@@ -19,7 +19,8 @@ import { openEmbeddedBackend } from '../src/backends/embedded.js';
 import { runCommandCost } from './bench/command-cost.js';
 import { load, type Measurement } from './bench/load.js';
 import { measureLogSpeed } from './bench/log-speed.js';
-import { type BenchOptions, parseBenchOptions, UsageError, USAGE } from './bench/options.js';
+import { type BenchOptions, benchCommand, benchOptions } from './bench/options.js';
+import { runScript } from './cli/command-line.js';
 import { call, CatchUpTimeout, type Child, CLIENT_KEY, ROOT, sleep, startBare, startService, waitCaughtUp } from './bench/processes.js';
 import { type BenchReport, type Figure, formatTable, newReport, ratio } from './bench/report.js';
 import { seedReferrerClaims, seedWithdrawals } from './bench/seed-history.js';
@@ -305,18 +306,7 @@ class Bench {
 }
 
 async function main(): Promise<number> {
-  let options: BenchOptions;
-  try {
-    options = parseBenchOptions(process.argv.slice(2));
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`${error.message}\n\n${USAGE}\n`);
-    return 2;
-  }
-  if (options.help) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
+  const options = benchOptions(benchCommand.parse(process.argv.slice(2)));
   const report = newReport(options);
   const http = ['users', 'claims', 'withdrawals', 'reactions', 'history'].some((section) => options.only.has(section as never));
   const bench = new Bench(options, report);
@@ -341,10 +331,4 @@ async function main(): Promise<number> {
   return 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(`bench failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runScript(benchCommand, main);

@@ -28,36 +28,31 @@
  * generated. Read models are built by the service (or `npm run replay`) afterwards.
  */
 import { randomBytes } from 'node:crypto';
-import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import { openSqlite } from '../src/adapters/sqlite/sqlite-database.js';
 import { RandomIds } from '../src/adapters/system/random-ids.js';
 import { EventLog } from '../src/application/event-log.js';
+import { defineCommand, runScript, UsageError } from './cli/command-line.js';
 import { openScriptContext } from './script-context.js';
 import { BulkAppender } from './generate/bulk-appender.js';
 import { CommitGroups } from './generate/commit-groups.js';
-import { UsageError } from './generate/generated-catalog.js';
+import { UsageError as StoreUsageError } from './generate/generated-catalog.js';
 import { Generator, type GeneratorOptions } from './generate/generator.js';
 
-const USAGE = `Usage: npm run generate-events -- --events N [--users N] [--days D] [--seed S]
-
-Appends a realistic synthetic history of about N events to the configured store (DATA_DIR,
-or EVENTSTORE_URL + MONGODB_URL); build the read models afterwards with npm start or
-npm run replay.
-
-Options:
-  --events N   events to write (required; the last action may add a few more)
-  --users N    users registering over the period (default: events / 9)
-  --days D     length of the simulated period, ending now (default 180)
-  --seed S     seed of the simulation (default: random), to repeat a history
-  -h, --help   this help
-
-Examples:
-  DATA_DIR=./data-1m npm run generate-events -- --events 1000000
-  DATA_DIR=./data npm run generate-events -- --events 50000 --days 30 --seed 7
-
-Exit codes: 0 done, 1 failure, 2 bad options or a store generated for another
-configuration, 78 bad configuration, 130 interrupted.`;
+const command = defineCommand({
+  name: 'generate-events',
+  summary:
+    'Appends a realistic synthetic history of about --events events to the configured store (DATA_DIR, or EVENTSTORE_URL + MONGODB_URL). ' +
+    'Build the read models afterwards with npm start or npm run replay.',
+  options: {
+    events: { type: 'string', value: 'N', description: 'Events to write (required; the last action may add a few more)' },
+    users: { type: 'string', value: 'N', description: 'Users registering over the period (default: events / 9)' },
+    days: { type: 'string', value: 'D', description: 'Length of the simulated period, ending now', default: '180' },
+    seed: { type: 'string', value: 'S', description: 'Seed of the simulation, to repeat a history (default: random)' },
+  },
+  notes: ['Exit codes: 0 done, 1 failure, 2 bad options or a store generated for another configuration, 78 bad configuration, 130 interrupted.'],
+  examples: ['DATA_DIR=./data-1m npm run generate-events -- --events 1000000', 'DATA_DIR=./data npm run generate-events -- --events 50000 --days 30 --seed 7'],
+});
 
 function positiveInt(value: string | undefined, name: string, fallback: number | null): number {
   if (value === undefined) {
@@ -68,26 +63,8 @@ function positiveInt(value: string | undefined, name: string, fallback: number |
   return Number(value);
 }
 
-/** The options, or null when --help was asked for. */
-function parseOptions(argv: string[]): GeneratorOptions | null {
-  let values;
-  try {
-    ({ values } = parseArgs({
-      args: argv,
-      strict: true,
-      allowPositionals: false,
-      options: {
-        events: { type: 'string' },
-        users: { type: 'string' },
-        days: { type: 'string' },
-        seed: { type: 'string' },
-        help: { type: 'boolean', short: 'h' },
-      },
-    }));
-  } catch (error) {
-    throw new UsageError((error as Error).message);
-  }
-  if (values.help) return null;
+function parseOptions(argv: string[]): GeneratorOptions {
+  const values = command.parse(argv);
   const events = positiveInt(values.events, 'events', null);
   return {
     events,
@@ -98,18 +75,7 @@ function parseOptions(argv: string[]): GeneratorOptions | null {
 }
 
 async function main(): Promise<number> {
-  let options: GeneratorOptions | null;
-  try {
-    options = parseOptions(process.argv.slice(2));
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`${error.message}\n\n${USAGE}\n`);
-    return 2;
-  }
-  if (options === null) {
-    process.stdout.write(`${USAGE}\n`);
-    return 0;
-  }
+  const options = parseOptions(process.argv.slice(2));
   const context = await openScriptContext();
   // Embedded: its own connection, the only writer while it runs: appends share commits (see
   // CommitGroups) and go straight into the table (see BulkAppender). A large page cache keeps
@@ -153,7 +119,7 @@ async function main(): Promise<number> {
     return generator.stopRequested ? 130 : 0;
   } catch (error) {
     bar.stop();
-    if (!(error instanceof UsageError)) throw error;
+    if (!(error instanceof StoreUsageError)) throw error;
     process.stderr.write(`${error.message}\n`);
     return 2;
   } finally {
@@ -162,10 +128,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(`generate-events failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runScript(command, main);

@@ -76,22 +76,16 @@ export async function seedWithdrawals(log: EventLog, ids: Ids, appUserId: string
     const contexts: CommandContext[] = [];
     for (let index = start; index < Math.min(withdrawals, start + BATCH); index += 1) {
       const operationId = `seeded-op-${index}`;
-      const decision = decideWithdrawCredits(state, { key, amount: 1, operation_id: operationId, isCreditReward: true, now });
+      // A new operation_id: nothing earlier to repeat.
+      const decision = decideWithdrawCredits(state, { key, amount: 1, operation_id: operationId, earlier: null, isCreditReward: true, now });
       // One request each: the id the service derives from the operation_id, its own metadata.
       decision.events.forEach((event, position) => {
         events.push({ ...event, id: ids.derived(stream, 'operation', operationId, String(position)) });
         contexts.push({ correlation_id: `bench-seed-${index}`, causation_id: `bench-seed-${index}`, actor: 'client:bench-seed', operation_id: operationId });
       });
-      state = forgetOperations(foldUserEvents(state, decision.events));
+      state = foldUserEvents(state, decision.events);
     }
     revision = (await log.append(stream, events, revision, contexts)).nextExpectedRevision;
   }
 }
 
-/**
- * Seeding needs no memory of the operations it made up (each operation_id is new), and
- * copying an ever larger record of them at every step would make seeding quadratic.
- */
-function forgetOperations(state: UserState): UserState {
-  return 'operations' in state ? { ...state, operations: {} } : state;
-}

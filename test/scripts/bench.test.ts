@@ -7,7 +7,8 @@ import { EventLog } from '../../src/application/event-log.js';
 import { openEmbeddedBackend } from '../../src/backends/embedded.js';
 import { streams } from '../../src/domain/events/index.js';
 import { StoreCounter } from '../../scripts/bench/counting-stores.js';
-import { parseBenchOptions, SECTIONS, UsageError } from '../../scripts/bench/options.js';
+import { parseBenchOptions, SECTIONS } from '../../scripts/bench/options.js';
+import { UsageError } from '../../scripts/cli/command-line.js';
 import type { BenchReport } from '../../scripts/bench/report.js';
 import { tempDataDir } from '../support/test-service.js';
 
@@ -25,15 +26,19 @@ describe('npm run bench', function () {
 
   describe('options', () => {
     it('defaults to every section and the sizes of issue #10', () => {
-      const options = parseBenchOptions([]);
+      const options = parseBenchOptions([])!;
       expect([...options.only]).to.deep.equal([...SECTIONS]);
       expect(options).to.include({ duration: 5, connections: 32, history: 100_000, events: 200_000, json: false });
     });
 
     it('takes a subset and sizes', () => {
-      const options = parseBenchOptions(['--only', 'claims,replay', '--history', '5000', '--duration', '2.5', '--json']);
+      const options = parseBenchOptions(['--only', 'claims,replay', '--history', '5000', '--duration', '2.5', '--json'])!;
       expect([...options.only]).to.deep.equal(['claims', 'replay']);
       expect(options).to.include({ history: 5000, duration: 2.5, json: true });
+    });
+
+    it('--help is not an error', () => {
+      expect(parseBenchOptions(['--help'])).to.equal(null);
     });
 
     for (const args of [['--bogus'], ['--only', 'everything'], ['--history', '-1'], ['--connections', '1.5'], ['positional']]) {
@@ -53,7 +58,7 @@ describe('npm run bench', function () {
     const { code, stdout, stderr } = await bench(['--frobnicate']);
     expect(code).to.equal(2);
     expect(stdout).to.equal('');
-    expect(stderr).to.contain("Unknown option '--frobnicate'").and.to.contain('Usage: npm run bench');
+    expect(stderr).to.contain("Unknown option '--frobnicate'").and.to.contain('Usage: npm run bench --');
   });
 
   it('runs a small history section end to end and reports it as JSON', async () => {
