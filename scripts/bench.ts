@@ -16,7 +16,7 @@ import path from 'node:path';
 import { RandomIds } from '../src/adapters/system/random-ids.js';
 import { EventLog } from '../src/application/event-log.js';
 import { openEmbeddedBackend } from '../src/backends/embedded.js';
-import { runCommandCost } from './bench/command-cost.js';
+import { type CommandCost, runCommandCost } from './bench/command-cost.js';
 import { load, type Measurement } from './bench/load.js';
 import { measureLogSpeed } from './bench/log-speed.js';
 import { type BenchOptions, benchCommand, benchOptions } from './bench/options.js';
@@ -86,7 +86,11 @@ class Bench {
 
   private async againstBare(figure: Omit<Figure, 'compared_with' | 'ratio'> & { load: Measurement }, method: 'GET' | 'POST', reference: string, body?: string) {
     const bare = await this.bareRoute(method, reference, body);
-    this.add({ ...figure, compared_with: { what: `bare express ${method}`, load: bare.load, bytes: bare.bytes }, ratio: ratio(figure.load.req_per_s, bare.load.req_per_s) });
+    this.add({
+      ...figure,
+      compared_with: { what: `bare express ${method}`, load: bare.load, bytes: bare.bytes },
+      ratio: ratio(figure.load.req_per_s, bare.load.req_per_s),
+    });
   }
 
   /** `count` registered users nobody has claimed for (created over HTTP when short, not measured). */
@@ -96,7 +100,10 @@ class Bench {
       progress(`  registering ${missing} claimers…`);
       const first = this.createdUsers;
       let next = first;
-      const created = await this.run(() => ({ method: 'POST', path: '/users', body: JSON.stringify({ app_user_id: `user-${next++}` }) }), { duration: 600, maxRequests: missing });
+      const created = await this.run(() => ({ method: 'POST', path: '/users', body: JSON.stringify({ app_user_id: `user-${next++}` }) }), {
+        duration: 600,
+        maxRequests: missing,
+      });
       for (let index = first; index < next; index += 1) this.claimers.push(`user-${index}`);
       this.createdUsers = next;
       if (created.non_2xx + created.errors > 0) progress(`  (${created.non_2xx + created.errors} registrations failed: some claims will fail)`);
@@ -119,7 +126,10 @@ class Bench {
   private async claimLoad(code: string, seconds = this.options.duration): Promise<Measurement> {
     const claimers = await this.takeClaimers(this.claimPool(seconds));
     let index = 0;
-    const measurement = await this.run(() => ({ method: 'POST', path: `/users/${claimers[index++ % claimers.length]}/claim-code`, body: JSON.stringify({ code }) }), { duration: seconds, maxRequests: claimers.length });
+    const measurement = await this.run(
+      () => ({ method: 'POST', path: `/users/${claimers[index++ % claimers.length]}/claim-code`, body: JSON.stringify({ code }) }),
+      { duration: seconds, maxRequests: claimers.length },
+    );
     this.fastestClaims = Math.max(this.fastestClaims ?? 0, measurement.req_per_s);
     return measurement;
   }
@@ -154,7 +164,12 @@ class Bench {
     this.userCreation = created.req_per_s;
     for (let index = first; index < next; index += 1) this.claimers.push(`user-${index}`);
     this.createdUsers = next;
-    await this.againstBare({ key: 'users.create', what: 'POST /users (a new user each request)', load: created, target: '≥ 0.4×' }, 'POST', sample.text, body(0));
+    await this.againstBare(
+      { key: 'users.create', what: 'POST /users (a new user each request)', load: created, target: '≥ 0.4×' },
+      'POST',
+      sample.text,
+      body(0),
+    );
 
     await waitCaughtUp(this.url);
     const read = await call(this.url, 'GET', '/users/sample-user', undefined, CLIENT_KEY);
@@ -172,7 +187,17 @@ class Bench {
     await waitCaughtUp(this.url);
     this.freshClaims = await this.claimLoad(referrer.referral_code);
     const claimBody = JSON.stringify({ code: referrer.referral_code });
-    await this.againstBare({ key: 'claims.one_code', what: `claims by fresh users on one referral code (${this.options.connections} connections)`, load: this.freshClaims, target: '≥ 0.5×, p99 ≤ 50 ms' }, 'POST', sample.text, claimBody);
+    await this.againstBare(
+      {
+        key: 'claims.one_code',
+        what: `claims by fresh users on one referral code (${this.options.connections} connections)`,
+        load: this.freshClaims,
+        target: '≥ 0.5×, p99 ≤ 50 ms',
+      },
+      'POST',
+      sample.text,
+      claimBody,
+    );
   }
 
   async withdrawals(): Promise<void> {
@@ -188,10 +213,24 @@ class Bench {
       operations += 1;
       return { method: 'POST', path: `/users/${spread[operations % spread.length]}/rewards/withdraw-credits`, body: withdraw(`spread-${operations}`) };
     });
-    await this.againstBare({ key: 'withdrawals.spread', what: 'withdrawals spread over 400 users', load: spreadLoad, target: '≥ 0.6×, p99 ≤ 50 ms' }, 'POST', sample.text, withdraw('bare'));
+    await this.againstBare(
+      { key: 'withdrawals.spread', what: 'withdrawals spread over 400 users', load: spreadLoad, target: '≥ 0.6×, p99 ≤ 50 ms' },
+      'POST',
+      sample.text,
+      withdraw('bare'),
+    );
     await waitCaughtUp(this.url);
-    this.oneUserWithdrawals = await this.run(() => ({ method: 'POST', path: '/users/hot-spender/rewards/withdraw-credits', body: withdraw(`hot-${(operations += 1)}`) }));
-    await this.againstBare({ key: 'withdrawals.one_user', what: 'withdrawals on one user', load: this.oneUserWithdrawals, target: '≥ 0.3×, p99 ≤ 50 ms' }, 'POST', sample.text, withdraw('bare'));
+    this.oneUserWithdrawals = await this.run(() => ({
+      method: 'POST',
+      path: '/users/hot-spender/rewards/withdraw-credits',
+      body: withdraw(`hot-${operations++}`),
+    }));
+    await this.againstBare(
+      { key: 'withdrawals.one_user', what: 'withdrawals on one user', load: this.oneUserWithdrawals, target: '≥ 0.3×, p99 ≤ 50 ms' },
+      'POST',
+      sample.text,
+      withdraw('bare'),
+    );
   }
 
   async reactions(): Promise<void> {
@@ -239,7 +278,7 @@ class Bench {
     }
     progress(`  seeded ${2 * history} claims and withdrawals in ${((performance.now() - started) / 1000).toFixed(1)} s; counting rows and bytes per command…`);
     const seeded = `${(2 * history).toLocaleString('en-US')} seeded claims and withdrawals`;
-    let cost;
+    let cost: CommandCost;
     try {
       cost = await runCommandCost(
         {
@@ -254,7 +293,13 @@ class Bench {
       );
     } catch (error) {
       if (!(error instanceof CatchUpTimeout)) throw error;
-      this.add({ key: 'history.catch_up', what: `service start: projections catch up with ${seeded}`, value: null, unit: 's', note: `not within ${error.seconds} s; the long-history figures are left out` });
+      this.add({
+        key: 'history.catch_up',
+        what: `service start: projections catch up with ${seeded}`,
+        value: null,
+        unit: 's',
+        note: `not within ${error.seconds} s; the long-history figures are left out`,
+      });
       return;
     }
     this.add({ key: 'history.catch_up', what: `service start: projections catch up with ${seeded}`, value: cost.catch_up_s, unit: 's' });
@@ -268,22 +313,29 @@ class Bench {
       key: 'history.claims',
       what: `claims on the code of a referrer with ${history.toLocaleString('en-US')} past claims`,
       load: claims,
-      ...(this.freshClaims ? { compared_with: { what: 'fresh referrer', load: this.freshClaims }, ratio: ratio(this.freshClaims.req_per_s, claims.req_per_s) } : {}),
+      ...(this.freshClaims
+        ? { compared_with: { what: 'fresh referrer', load: this.freshClaims }, ratio: ratio(this.freshClaims.req_per_s, claims.req_per_s) }
+        : {}),
       target: 'cost ≤ 1.3× a fresh entity',
       note: 'ratio: time per command over a fresh entity’s (fresh req/s over this req/s)',
     });
     await waitCaughtUp(this.url);
     let operations = 0;
-    const withdrawals = await this.run(() => ({
-      method: 'POST',
-      path: '/users/veteran-spender/rewards/withdraw-credits',
-      body: JSON.stringify({ key: 'bank', amount: 1, operation_id: `veteran-${(operations += 1)}` }),
-    }));
+    const withdrawals = await this.run(() => {
+      operations += 1;
+      return {
+        method: 'POST',
+        path: '/users/veteran-spender/rewards/withdraw-credits',
+        body: JSON.stringify({ key: 'bank', amount: 1, operation_id: `veteran-${operations}` }),
+      };
+    });
     this.add({
       key: 'history.withdrawals',
       what: `withdrawals on a user with ${history.toLocaleString('en-US')} past withdrawals`,
       load: withdrawals,
-      ...(this.oneUserWithdrawals ? { compared_with: { what: 'fresh user', load: this.oneUserWithdrawals }, ratio: ratio(this.oneUserWithdrawals.req_per_s, withdrawals.req_per_s) } : {}),
+      ...(this.oneUserWithdrawals
+        ? { compared_with: { what: 'fresh user', load: this.oneUserWithdrawals }, ratio: ratio(this.oneUserWithdrawals.req_per_s, withdrawals.req_per_s) }
+        : {}),
       target: 'cost ≤ 1.3× a fresh entity',
       note: 'ratio: time per command over a fresh entity’s (fresh req/s over this req/s)',
     });
@@ -293,10 +345,38 @@ class Bench {
     const speed = await measureLogSpeed(this.options.events, progress);
     this.report.log = speed;
     const scan = { what: 'raw scan (SELECT … ORDER BY position + JSON.parse)', value: speed.raw_scan_events_per_s };
-    this.add({ key: 'log.replay', what: `replay of ${speed.events.toLocaleString('en-US')} events (npm run replay)`, value: speed.replay_events_per_s, unit: 'events/s', compared_with: scan, ratio: ratio(speed.replay_events_per_s, speed.raw_scan_events_per_s), target: '≥ 0.5×' });
-    this.add({ key: 'log.replay_rss', what: `replay peak RSS (${speed.events.toLocaleString('en-US')} events)`, value: speed.replay_peak_rss_mb, unit: 'MB', target: '< 300 MB at 1M events' });
-    this.add({ key: 'log.export', what: `export of the same log (npm run export-events, NDJSON)`, value: speed.export_events_per_s, unit: 'events/s', compared_with: scan, ratio: ratio(speed.export_events_per_s, speed.raw_scan_events_per_s), target: '≥ 0.8×' });
-    this.add({ key: 'log.generate', what: 'npm run generate-events', value: speed.generate_events_per_s, unit: 'events/s', target: '1M events in < 60 s (≥ 16,667 events/s)' });
+    this.add({
+      key: 'log.replay',
+      what: `replay of ${speed.events.toLocaleString('en-US')} events (npm run replay)`,
+      value: speed.replay_events_per_s,
+      unit: 'events/s',
+      compared_with: scan,
+      ratio: ratio(speed.replay_events_per_s, speed.raw_scan_events_per_s),
+      target: '≥ 0.5×',
+    });
+    this.add({
+      key: 'log.replay_rss',
+      what: `replay peak RSS (${speed.events.toLocaleString('en-US')} events)`,
+      value: speed.replay_peak_rss_mb,
+      unit: 'MB',
+      target: '< 300 MB at 1M events',
+    });
+    this.add({
+      key: 'log.export',
+      what: `export of the same log (npm run export-events, NDJSON)`,
+      value: speed.export_events_per_s,
+      unit: 'events/s',
+      compared_with: scan,
+      ratio: ratio(speed.export_events_per_s, speed.raw_scan_events_per_s),
+      target: '≥ 0.8×',
+    });
+    this.add({
+      key: 'log.generate',
+      what: 'npm run generate-events',
+      value: speed.generate_events_per_s,
+      unit: 'events/s',
+      target: '1M events in < 60 s (≥ 16,667 events/s)',
+    });
   }
 
   async close(): Promise<void> {

@@ -40,7 +40,13 @@ export interface CostPlan {
 
 function perCommand(counts: StoreCounts, commands: number): StoreCounts {
   const each = (value: number) => Math.round((10 * value) / commands) / 10;
-  return { calls: each(counts.calls), rows_read: each(counts.rows_read), bytes_read: each(counts.bytes_read), rows_written: each(counts.rows_written), bytes_written: each(counts.bytes_written) };
+  return {
+    calls: each(counts.calls),
+    rows_read: each(counts.rows_read),
+    bytes_read: each(counts.bytes_read),
+    rows_written: each(counts.rows_written),
+    bytes_written: each(counts.bytes_written),
+  };
 }
 
 function ratioOf(veteran: StoreCounts, fresh: StoreCounts): StoreCounts {
@@ -57,7 +63,13 @@ function ratioOf(veteran: StoreCounts, fresh: StoreCounts): StoreCounts {
 function compare(what: string, [fresh, veteran]: { counts: StoreCounts; commands: number }[]): CostComparison {
   const freshEach = perCommand(fresh!.counts, fresh!.commands);
   const veteranEach = perCommand(veteran!.counts, veteran!.commands);
-  return { what, commands: { fresh: fresh!.commands, veteran: veteran!.commands }, fresh: freshEach, veteran: veteranEach, ratio: ratioOf(veteranEach, freshEach) };
+  return {
+    what,
+    commands: { fresh: fresh!.commands, veteran: veteran!.commands },
+    fresh: freshEach,
+    veteran: veteranEach,
+    ratio: ratioOf(veteranEach, freshEach),
+  };
 }
 
 export interface CommandCost {
@@ -72,7 +84,10 @@ export interface CommandCost {
  * measurement takes longer than that plus the counting windows allow.
  */
 export function runCommandCost(plan: CostPlan, progress: (message: string) => void): Promise<CommandCost> {
-  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/bench/command-cost-process.ts', JSON.stringify(plan)], { cwd: ROOT, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/bench/command-cost-process.ts', JSON.stringify(plan)], {
+    cwd: ROOT,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let caughtUpBy: number | null = null;
   const started = performance.now();
@@ -118,7 +133,10 @@ export async function measureCommandCost(plan: CostPlan, progress: (message: str
    * Counts `command` run one at a time (up to `plan.commands` times, or for `plan.seconds`),
    * until the service is idle again and `done(commands)` (checked without counting) holds.
    */
-  async function window(command: (index: number) => Promise<void>, done: (commands: number) => Promise<boolean>): Promise<{ counts: StoreCounts; commands: number }> {
+  async function window(
+    command: (index: number) => Promise<void>,
+    done: (commands: number) => Promise<boolean>,
+  ): Promise<{ counts: StoreCounts; commands: number }> {
     await idle();
     const deadline = performance.now() + plan.seconds * 1000;
     counter.start();
@@ -141,7 +159,10 @@ export async function measureCommandCost(plan: CostPlan, progress: (message: str
     caughtUp = (performance.now() - started) / 1000;
     if (plan.claims) {
       const perEntity: { counts: StoreCounts; commands: number }[] = [];
-      for (const [label, referrer] of [['fresh', plan.claims.fresh], ['veteran', plan.claims.veteran]] as const) {
+      for (const [label, referrer] of [
+        ['fresh', plan.claims.fresh],
+        ['veteran', plan.claims.veteran],
+      ] as const) {
         const code = (await call(url, 'GET', `/users/${referrer}`, undefined, CLIENT_KEY)).json.data.user.referral_code as string;
         const claimers = Array.from({ length: plan.commands }, (_, index) => `cost-claimer-${label}-${index}`);
         for (const claimer of claimers) await call(url, 'POST', '/users', { app_user_id: claimer }, CLIENT_KEY);
@@ -159,11 +180,15 @@ export async function measureCommandCost(plan: CostPlan, progress: (message: str
     if (plan.withdrawals) {
       const { key } = plan.withdrawals;
       const perEntity: { counts: StoreCounts; commands: number }[] = [];
-      for (const [label, user] of [['fresh', plan.withdrawals.fresh], ['veteran', plan.withdrawals.veteran]] as const) {
+      for (const [label, user] of [
+        ['fresh', plan.withdrawals.fresh],
+        ['veteran', plan.withdrawals.veteran],
+      ] as const) {
         progress(`  counting ${plan.commands} withdrawals of the ${label} user…`);
         perEntity.push(
           await window(
-            async (index) => void (await call(url, 'POST', `/users/${user}/rewards/withdraw-credits`, { key, amount: 1, operation_id: `cost-${label}-${index}` }, CLIENT_KEY)),
+            async (index) =>
+              void (await call(url, 'POST', `/users/${user}/rewards/withdraw-credits`, { key, amount: 1, operation_id: `cost-${label}-${index}` }, CLIENT_KEY)),
             async () => true,
           ),
         );

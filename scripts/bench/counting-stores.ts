@@ -19,7 +19,10 @@ const IGNORED = new Set(['watch', 'close', 'constructor', 'then']);
 
 function bytesOf(value: unknown): number {
   if (value === undefined) return 0;
-  return JSON.stringify(value, (_key, item: unknown) => (typeof item === 'bigint' ? item.toString() : item instanceof Map ? Object.fromEntries(item) : item))?.length ?? 0;
+  return (
+    JSON.stringify(value, (_key, item: unknown) => (typeof item === 'bigint' ? item.toString() : item instanceof Map ? Object.fromEntries(item) : item))
+      ?.length ?? 0
+  );
 }
 
 function rowsOf(value: unknown): number {

@@ -68,7 +68,9 @@ function rawScan(dataDir: string): { events: number; seconds: number } {
   try {
     const started = performance.now();
     let events = 0;
-    const rows = db.prepare<[], { data: string; metadata: string }>('SELECT position, id, stream, revision, type, data, metadata, recorded_at FROM events ORDER BY position');
+    const rows = db.prepare<[], { data: string; metadata: string }>(
+      'SELECT position, id, stream, revision, type, data, metadata, recorded_at FROM events ORDER BY position',
+    );
     for (const row of rows.iterate()) {
       JSON.parse(row.data);
       JSON.parse(row.metadata);

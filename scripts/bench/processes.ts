@@ -66,6 +66,7 @@ export function startBare(): Promise<Child> {
 export interface Answer {
   status: number;
   text: string;
+  // biome-ignore lint/suspicious/noExplicitAny: the bench reads a few fields of the service's answers
   json: any;
 }
 

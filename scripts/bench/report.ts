@@ -39,7 +39,12 @@ export function newReport(options: BenchOptions): BenchReport {
     version: 1,
     started_at: new Date().toISOString(),
     finished_at: '',
-    machine: { cpus: os.availableParallelism(), node: process.version, platform: `${os.platform()} ${os.arch()}`, load_average_at_start: os.loadavg().map((load) => Math.round(load * 100) / 100) },
+    machine: {
+      cpus: os.availableParallelism(),
+      node: process.version,
+      platform: `${os.platform()} ${os.arch()}`,
+      load_average_at_start: os.loadavg().map((load) => Math.round(load * 100) / 100),
+    },
     options: { ...options, only: [...options.only] },
     figures: [],
     cost: [],
@@ -60,12 +65,18 @@ function measured(load: Measurement): string {
 export function formatTable(report: BenchReport): string {
   const lines = ['| What | Service | Compared with | Ratio | Target |', '|---|---|---|---|---|'];
   for (const figure of report.figures) {
-    const service = figure.load ? measured(figure.load) : figure.value === null || figure.value === undefined ? `not reached${figure.note ? ` (${figure.note})` : ''}` : `${number(figure.value)} ${figure.unit ?? ''}`.trim();
+    const service = figure.load
+      ? measured(figure.load)
+      : figure.value === null || figure.value === undefined
+        ? `not reached${figure.note ? ` (${figure.note})` : ''}`
+        : `${number(figure.value)} ${figure.unit ?? ''}`.trim();
     const other = figure.compared_with;
     const compared = other
       ? `${other.what}${other.bytes !== undefined ? ` (${number(other.bytes)} B)` : ''}: ${other.load ? measured(other.load) : `${number(other.value ?? 0)} ${figure.unit ?? ''}`.trim()}`
       : '';
-    lines.push(`| ${figure.what} | ${service} | ${compared} | ${figure.ratio === undefined || figure.ratio === null ? '' : `${figure.ratio}×`} | ${figure.target ?? ''} |`);
+    lines.push(
+      `| ${figure.what} | ${service} | ${compared} | ${figure.ratio === undefined || figure.ratio === null ? '' : `${figure.ratio}×`} | ${figure.target ?? ''} |`,
+    );
   }
   if (report.cost.length > 0) {
     lines.push('', '| Per command (counted at the store ports) | Fresh entity | Long history | Ratio |', '|---|---|---|---|');
@@ -77,6 +88,9 @@ export function formatTable(report: BenchReport): string {
     }
   }
   const machine = report.machine;
-  lines.push('', `${machine.cpus} CPUs, Node ${machine.node}, ${machine.platform}; load average at start ${machine.load_average_at_start.join(' ')}; ${report.started_at} – ${report.finished_at}.`);
+  lines.push(
+    '',
+    `${machine.cpus} CPUs, Node ${machine.node}, ${machine.platform}; load average at start ${machine.load_average_at_start.join(' ')}; ${report.started_at} – ${report.finished_at}.`,
+  );
   return `${lines.join('\n')}\n`;
 }

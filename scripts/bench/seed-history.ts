@@ -88,4 +88,3 @@ export async function seedWithdrawals(log: EventLog, ids: Ids, appUserId: string
     revision = (await log.append(stream, events, revision, contexts)).nextExpectedRevision;
   }
 }
-

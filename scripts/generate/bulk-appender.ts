@@ -48,7 +48,9 @@ export class BulkAppender implements EventStore {
     let position = 0n;
     for (const event of events) {
       current += 1;
-      position = BigInt(this.insert.run(event.id, stream, current, event.type, JSON.stringify(event.data), JSON.stringify(event.metadata), recordedAt).lastInsertRowid);
+      position = BigInt(
+        this.insert.run(event.id, stream, current, event.type, JSON.stringify(event.data), JSON.stringify(event.metadata), recordedAt).lastInsertRowid,
+      );
     }
     this.revisions.set(stream, current);
     return { nextExpectedRevision: current, position };

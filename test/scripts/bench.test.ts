@@ -62,14 +62,31 @@ describe('npm run bench', function () {
   });
 
   it('runs a small history section end to end and reports it as JSON', async () => {
-    const { code, stdout, stderr } = await bench(['--only', 'history', '--history', '300', '--cost-commands', '5', '--duration', '1', '--connections', '4', '--max-requests', '100', '--json']);
+    const { code, stdout, stderr } = await bench([
+      '--only',
+      'history',
+      '--history',
+      '300',
+      '--cost-commands',
+      '5',
+      '--duration',
+      '1',
+      '--connections',
+      '4',
+      '--max-requests',
+      '100',
+      '--json',
+    ]);
     expect(code, stderr).to.equal(0);
     const report = JSON.parse(stdout) as BenchReport;
     expect(report.version).to.equal(1);
     expect(report.figures.map((figure) => figure.key)).to.deep.equal(['history.catch_up', 'history.claims', 'history.withdrawals']);
     expect(report.figures[0]!.value).to.be.a('number');
     for (const figure of report.figures.slice(1)) expect(figure.load!.ok, figure.key).to.be.greaterThan(0);
-    expect(report.cost.map((cost) => cost.commands)).to.deep.equal([{ fresh: 5, veteran: 5 }, { fresh: 5, veteran: 5 }]);
+    expect(report.cost.map((cost) => cost.commands)).to.deep.equal([
+      { fresh: 5, veteran: 5 },
+      { fresh: 5, veteran: 5 },
+    ]);
     for (const cost of report.cost) {
       expect(cost.fresh.rows_written, cost.what).to.be.greaterThan(0);
       expect(cost.veteran.rows_read, cost.what).to.be.greaterThan(0);

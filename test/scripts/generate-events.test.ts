@@ -169,8 +169,7 @@ describe('npm run generate-events: options', () => {
 
 describe('generate-events: BulkAppender', () => {
   const context = { correlation_id: 'c', causation_id: 'c', actor: 'process:test' };
-  const rows = (db: SqliteConnection) =>
-    db.prepare('SELECT position, id, stream, revision, type, data, metadata FROM events ORDER BY position').all();
+  const rows = (db: SqliteConnection) => db.prepare('SELECT position, id, stream, revision, type, data, metadata FROM events ORDER BY position').all();
 
   it('writes the rows SqliteEventStore writes, and refuses a wrong expected revision as it does', async () => {
     const [storeDb, bulkDb] = [openSqlite(tempDataDir()), openSqlite(tempDataDir())];
@@ -195,9 +194,12 @@ describe('generate-events: BulkAppender', () => {
         expect(await bulk.append(stream, events, expected, context)).to.deep.equal(await store.append(stream, events, expected, context));
       }
       for (const expected of ['no_stream', 1, 5] as const) {
-        const append = (log: EventLog) => log.append(streams.code('ABC'), [{ type: 'ClaimSlotTaken', data: { claim_id: 'k2', claimer: 'u4', taken: 1 } }], expected, context);
+        const append = (log: EventLog) =>
+          log.append(streams.code('ABC'), [{ type: 'ClaimSlotTaken', data: { claim_id: 'k2', claimer: 'u4', taken: 1 } }], expected, context);
         const [fromStore, fromBulk] = await Promise.all([append(store).catch((error: unknown) => error), append(bulk).catch((error: unknown) => error)]);
-        expect(fromBulk).to.be.instanceOf(WrongExpectedRevisionError).and.to.deep.include({ actual: (fromStore as WrongExpectedRevisionError).actual });
+        expect(fromBulk)
+          .to.be.instanceOf(WrongExpectedRevisionError)
+          .and.to.deep.include({ actual: (fromStore as WrongExpectedRevisionError).actual });
       }
       bulkDb.exec('COMMIT');
       expect(rows(bulkDb)).to.deep.equal(rows(storeDb));
