@@ -8,7 +8,6 @@ import { decideTakeSlot } from '../../src/domain/codes/claim-slots.js';
 import type { Decision, NewDomainEvent } from '../../src/domain/decider.js';
 import { DomainError } from '../../src/domain/domain-error.js';
 import type { CodeType } from '../../src/domain/events/code-events.js';
-import type { Program } from '../../src/domain/events/config-events.js';
 import { streams } from '../../src/domain/events/index.js';
 import type { ReferredByFact } from '../../src/domain/events/user-events.js';
 import { assignProgram } from '../../src/domain/programs/program-assignment.js';
