@@ -10,7 +10,7 @@ import { pino } from 'pino';
 import { openEmbeddedBackend } from '../../src/backends/embedded.js';
 import { loadConfig } from '../../src/config.js';
 import { startService } from '../../src/service.js';
-import { StoreCounter, type StoreCounts } from './counting-stores.js';
+import { type CountsByStore, StoreCounter, type StoreCounts, type StoreName } from './counting-stores.js';
 import { call, CatchUpTimeout, CLIENT_KEY, ROOT, serviceEnv, sleep, waitCaughtUp } from './processes.js';
 
 export interface CostComparison {
@@ -22,6 +22,8 @@ export interface CostComparison {
   veteran: StoreCounts;
   /** veteran / fresh for each count. */
   ratio: StoreCounts;
+  /** The same per store: is it the log (deciding) or the read models (projecting) that grows? */
+  by_store: Record<StoreName, { fresh: StoreCounts; veteran: StoreCounts; ratio: StoreCounts }>;
 }
 
 export interface CostPlan {
@@ -60,15 +62,17 @@ function ratioOf(veteran: StoreCounts, fresh: StoreCounts): StoreCounts {
   };
 }
 
-function compare(what: string, [fresh, veteran]: { counts: StoreCounts; commands: number }[]): CostComparison {
-  const freshEach = perCommand(fresh!.counts, fresh!.commands);
-  const veteranEach = perCommand(veteran!.counts, veteran!.commands);
+function compare(what: string, [fresh, veteran]: { counts: CountsByStore; commands: number }[]): CostComparison {
+  const side = (part: keyof CountsByStore) => {
+    const freshEach = perCommand(fresh!.counts[part], fresh!.commands);
+    const veteranEach = perCommand(veteran!.counts[part], veteran!.commands);
+    return { fresh: freshEach, veteran: veteranEach, ratio: ratioOf(veteranEach, freshEach) };
+  };
   return {
     what,
     commands: { fresh: fresh!.commands, veteran: veteran!.commands },
-    fresh: freshEach,
-    veteran: veteranEach,
-    ratio: ratioOf(veteranEach, freshEach),
+    ...side('total'),
+    by_store: { event_store: side('event_store'), read_store: side('read_store') },
   };
 }
 
@@ -136,7 +140,7 @@ export async function measureCommandCost(plan: CostPlan, progress: (message: str
   async function window(
     command: (index: number) => Promise<void>,
     done: (commands: number) => Promise<boolean>,
-  ): Promise<{ counts: StoreCounts; commands: number }> {
+  ): Promise<{ counts: CountsByStore; commands: number }> {
     await idle();
     const deadline = performance.now() + plan.seconds * 1000;
     counter.start();
@@ -158,7 +162,7 @@ export async function measureCommandCost(plan: CostPlan, progress: (message: str
     await waitCaughtUp(url, plan.catchUpSeconds);
     caughtUp = (performance.now() - started) / 1000;
     if (plan.claims) {
-      const perEntity: { counts: StoreCounts; commands: number }[] = [];
+      const perEntity: { counts: CountsByStore; commands: number }[] = [];
       for (const [label, referrer] of [
         ['fresh', plan.claims.fresh],
         ['veteran', plan.claims.veteran],
@@ -179,7 +183,7 @@ export async function measureCommandCost(plan: CostPlan, progress: (message: str
     }
     if (plan.withdrawals) {
       const { key } = plan.withdrawals;
-      const perEntity: { counts: StoreCounts; commands: number }[] = [];
+      const perEntity: { counts: CountsByStore; commands: number }[] = [];
       for (const [label, user] of [
         ['fresh', plan.withdrawals.fresh],
         ['veteran', plan.withdrawals.veteran],

@@ -44,7 +44,7 @@ function rowsWritten(method: string, args: unknown[]): number {
  * whatever methods the port has now or later: a read counts the rows and JSON bytes it
  * returns, a write the rows and JSON bytes it is given.
  */
-function counting<T extends object>(target: T, counter: StoreCounter): T {
+function counting<T extends object>(target: T, counter: StoreCounter, store: StoreName): T {
   return new Proxy(target, {
     get(object, property, receiver) {
       const value = Reflect.get(object, property, receiver) as unknown;
@@ -52,15 +52,15 @@ function counting<T extends object>(target: T, counter: StoreCounter): T {
       return (...args: unknown[]) => {
         const result = (value as (...parameters: unknown[]) => unknown).apply(object, args);
         if (WRITES.test(property)) {
-          counter.wrote(property, args);
+          counter.wrote(store, property, args);
           return result;
         }
         if (!(result instanceof Promise)) {
-          counter.read(result);
+          counter.read(store, result);
           return result;
         }
         return result.then((resolved: unknown) => {
-          counter.read(resolved);
+          counter.read(store, resolved);
           return resolved;
         });
       };
@@ -68,9 +68,25 @@ function counting<T extends object>(target: T, counter: StoreCounter): T {
   });
 }
 
+export type StoreName = 'event_store' | 'read_store';
+
+/** Counts in all, and for each store. */
+export interface CountsByStore {
+  total: StoreCounts;
+  event_store: StoreCounts;
+  read_store: StoreCounts;
+}
+
+const zeroByStore = (): CountsByStore => ({ total: zeroCounts(), event_store: zeroCounts(), read_store: zeroCounts() });
+
 export class StoreCounter {
   enabled = false;
-  counts = zeroCounts();
+  byStore = zeroByStore();
+
+  /** Counts of both stores together. */
+  get counts(): StoreCounts {
+    return this.byStore.total;
+  }
 
   /** Store calls that found or wrote something, counted even while not counting (cheap). */
   activity = 0;
@@ -79,37 +95,49 @@ export class StoreCounter {
    * A read that found something. Reads that find nothing are not counted, not even as calls:
    * the log followers poll the log a few times a second while idle.
    */
-  read(result: unknown): void {
+  read(store: StoreName, result: unknown): void {
     const rows = rowsOf(result);
     if (rows === 0) return;
     this.activity += 1;
     if (!this.enabled) return;
-    this.counts.calls += 1;
-    this.counts.rows_read += rows;
-    this.counts.bytes_read += bytesOf(result);
+    const bytes = bytesOf(result);
+    for (const counts of [this.byStore.total, this.byStore[store]]) {
+      counts.calls += 1;
+      counts.rows_read += rows;
+      counts.bytes_read += bytes;
+    }
   }
 
-  wrote(method: string, args: unknown[]): void {
+  wrote(store: StoreName, method: string, args: unknown[]): void {
     this.activity += 1;
     if (!this.enabled) return;
-    this.counts.calls += 1;
-    this.counts.rows_written += rowsWritten(method, args);
-    this.counts.bytes_written += bytesOf(args);
+    const rows = rowsWritten(method, args);
+    const bytes = bytesOf(args);
+    for (const counts of [this.byStore.total, this.byStore[store]]) {
+      counts.calls += 1;
+      counts.rows_written += rows;
+      counts.bytes_written += bytes;
+    }
   }
 
   /** Starts counting from zero. */
   start(): void {
-    this.counts = zeroCounts();
+    this.byStore = zeroByStore();
     this.enabled = true;
   }
 
-  stop(): StoreCounts {
+  stop(): CountsByStore {
     this.enabled = false;
-    return this.counts;
+    return this.byStore;
   }
 
   /** The backend with both stores counted. */
   wrap(backend: Backend): Backend {
-    return { ...backend, eventStore: counting(backend.eventStore, this), readStore: counting(backend.readStore, this), close: () => backend.close() };
+    return {
+      ...backend,
+      eventStore: counting(backend.eventStore, this, 'event_store'),
+      readStore: counting(backend.readStore, this, 'read_store'),
+      close: () => backend.close(),
+    };
   }
 }

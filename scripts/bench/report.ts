@@ -1,5 +1,6 @@
 import os from 'node:os';
 import type { CostComparison } from './command-cost.js';
+import type { StoreCounts } from './counting-stores.js';
 import type { Measurement } from './load.js';
 import type { LogSpeed } from './log-speed.js';
 import type { BenchOptions } from './options.js';
@@ -84,6 +85,13 @@ export function formatTable(report: BenchReport): string {
       lines.push(`| ${cost.what}: commands counted | ${cost.commands.fresh} | ${cost.commands.veteran} | |`);
       for (const field of ['rows_read', 'bytes_read', 'rows_written', 'bytes_written', 'calls'] as const) {
         lines.push(`| ${cost.what}: ${field.replace('_', ' ')} | ${number(cost.fresh[field])} | ${number(cost.veteran[field])} | ${cost.ratio[field]}× |`);
+      }
+      for (const [store, side] of Object.entries(cost.by_store)) {
+        const cell = (counts: StoreCounts) =>
+          `${number(counts.rows_read)} / ${number(counts.bytes_read)} B read, ${number(counts.rows_written)} / ${number(counts.bytes_written)} B written`;
+        lines.push(
+          `| ${cost.what}: ${store.replace('_', ' ')} only (rows / bytes) | ${cell(side.fresh)} | ${cell(side.veteran)} | ${side.ratio.bytes_read}× / ${side.ratio.bytes_written}× bytes |`,
+        );
       }
     }
   }
