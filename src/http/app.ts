@@ -46,7 +46,10 @@ function observe(metrics: Metrics, logger: Logger): RequestHandler {
       const route = req.route ? `${res.locals.mountPath ?? req.baseUrl}${String(req.route.path)}` : 'unmatched';
       metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
       const seconds = stop({ method: req.method, route });
-      logger.info({ requestId: res.locals.requestId, method: req.method, path: req.path, route, status: res.statusCode, ms: Math.round(seconds * 1000) }, 'request');
+      logger.info(
+        { requestId: res.locals.requestId, method: req.method, path: req.path, route, status: res.statusCode, ms: Math.round(seconds * 1000) },
+        'request',
+      );
     });
     next();
   };

@@ -18,11 +18,13 @@ export function adminAuditRouter(container: DependencyContainer, api: ApiDescrip
   api.operation({
     method: 'get',
     path: '/admin/events',
+    operationId: 'listEvents',
     summary: 'The event log in commit order, paged by position',
     tags: ['admin: audit'],
     query: eventsQuery,
     responses: { 200: { description: 'A page of events', schema: z.object({ data: eventPageOut }) } },
-    errors: [400, 401, 403],
+    errors: [],
+    auth: 'secret',
   });
   router
     .route('/events')
@@ -43,20 +45,21 @@ export function adminAuditRouter(container: DependencyContainer, api: ApiDescrip
   api.operation({
     method: 'get',
     path: '/admin/users/{app_user_id}/credit-ledger',
-    summary: "Every credit movement of a user, oldest first, with running balances",
+    operationId: 'getCreditLedger',
+    summary: 'Every credit movement of a user, oldest first, with running balances',
     tags: ['admin: audit'],
     params: z.object({ app_user_id: appUserId }),
     query: ledgerQuery,
     responses: { 200: { description: 'The ledger', schema: z.object({ data: creditLedgerOut }) } },
-    errors: [400, 401, 403, 404],
+    errors: ['NOT_FOUND.USER'],
+    auth: 'secret',
   });
   router
     .route('/users/:app_user_id/credit-ledger')
     .get(async (req, res) => {
       const id = parsePathParam(req, 'app_user_id', appUserId);
       const { key } = parseQuery(req, ledgerQuery);
-      const state = await users.state(id);
-      if (!state?.exists) throw new ApiError(404, 'NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
+      if (!(await users.exists(id))) throw new ApiError(404, 'NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
       const rows = await events.creditLedger(id, key ?? null);
       res.json({ data: { app_user_id: id, entries: rows.map(({ seq: _seq, app_user_id: _user, request_id: _request, ...row }) => row) } });
     })
