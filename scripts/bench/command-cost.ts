@@ -2,7 +2,9 @@
  * What one command costs the stores, counted rather than timed: the service runs in this
  * process on counting decorators of its EventStore and ReadStore, and each command is sent
  * over HTTP one at a time; the window closes when the service is idle again (projections and
- * reactions done), so projecting and reacting are part of the command's cost.
+ * reactions done), so projecting and reacting are part of the command's cost. One uncounted
+ * command per entity comes first, so its snapshot exists (seeded histories have none), as it
+ * does for any entity the service has served before.
  */
 import 'reflect-metadata';
 import { spawn } from 'node:child_process';
@@ -168,8 +170,11 @@ export async function measureCommandCost(plan: CostPlan, progress: (message: str
         ['veteran', plan.claims.veteran],
       ] as const) {
         const code = (await call(url, 'GET', `/users/${referrer}`, undefined, CLIENT_KEY)).json.data.user.referral_code as string;
-        const claimers = Array.from({ length: plan.commands }, (_, index) => `cost-claimer-${label}-${index}`);
-        for (const claimer of claimers) await call(url, 'POST', '/users', { app_user_id: claimer }, CLIENT_KEY);
+        const [warmUp, ...claimers] = Array.from({ length: plan.commands + 1 }, (_, index) => `cost-claimer-${label}-${index}`);
+        for (const claimer of [warmUp!, ...claimers]) await call(url, 'POST', '/users', { app_user_id: claimer }, CLIENT_KEY);
+        // One command first, uncounted: a long-lived entity has a snapshot, and seeding writes none.
+        await call(url, 'POST', `/users/${warmUp}/claim-code`, { code }, CLIENT_KEY);
+        await idle();
         const before = await stats(referrer);
         progress(`  counting ${plan.commands} claims on the ${label} referrer's code…`);
         perEntity.push(
@@ -189,6 +194,7 @@ export async function measureCommandCost(plan: CostPlan, progress: (message: str
         ['veteran', plan.withdrawals.veteran],
       ] as const) {
         progress(`  counting ${plan.commands} withdrawals of the ${label} user…`);
+        await call(url, 'POST', `/users/${user}/rewards/withdraw-credits`, { key, amount: 1, operation_id: `cost-${label}-warm-up` }, CLIENT_KEY);
         perEntity.push(
           await window(
             async (index) =>
