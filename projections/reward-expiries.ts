@@ -1,4 +1,5 @@
 import type { Projection } from './projection.js';
+import { appUserIdOf } from '../src/domain/events/index.js';
 
 export const REWARD_EXPIRIES = 'reward_expiries';
 
@@ -7,8 +8,10 @@ export const rewardExpiriesProjection: Projection = {
   name: 'reward_expiries',
   version: 2,
   collections: [{ name: REWARD_EXPIRIES, indexes: ['expires_at'] }],
-  eventTypes: ['RewardGranted', 'RewardExpired'],
+  eventTypes: ['RewardGranted', 'RewardExpired', 'RewardRevoked'],
   targets: (event) => {
+    // A non-credit entry revoked by a clawback (SPEC §11) ended: nothing left to sweep.
+    if (event.type === 'RewardRevoked') return event.data.kind === 'credit' ? [] : [{ collection: REWARD_EXPIRIES, id: `${event.stream}/${event.data.entry_id}` }];
     if (event.type !== 'RewardGranted' && event.type !== 'RewardExpired') return [];
     if (event.type === 'RewardGranted' && event.data.expires_at === null) return [];
     // One document per entry: a grant added to an entry shares its expiry (SPEC §5.3).
@@ -17,6 +20,6 @@ export const rewardExpiriesProjection: Projection = {
   },
   evolve: (_ref, _doc, event) => {
     if (event.type !== 'RewardGranted') return null;
-    return { app_user_id: event.stream.slice('user-'.length), grant_id: event.data.entry_id, expires_at: event.data.expires_at };
+    return { app_user_id: appUserIdOf(event.stream)!, grant_id: event.data.entry_id, expires_at: event.data.expires_at };
   },
 };

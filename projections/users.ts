@@ -4,6 +4,7 @@ import type { PooledValue } from '../src/domain/events/user-events.js';
 import type { RewardKind } from '../src/domain/rewards/reward-kinds.js';
 import { ledgerSequence } from './credit-ledger.js';
 import type { Doc, DocumentRef, Projection } from './projection.js';
+import { appUserIdOf } from '../src/domain/events/index.js';
 
 export const USERS = 'users';
 export const USER_REWARDS = 'user_rewards';
@@ -95,16 +96,16 @@ const USER_EVENTS: readonly EventType[] = [
   'ReferralChurnCounted',
 ];
 
-const ENTRY_EVENTS: readonly EventType[] = ['RewardGranted', 'RewardValueAssigned', 'RewardExpired', 'CreditsWithdrawn'];
+const ENTRY_EVENTS: readonly EventType[] = ['RewardGranted', 'RewardValueAssigned', 'RewardExpired', 'CreditsWithdrawn', 'RewardRevoked'];
 
-function appUserIdOf(event: LoggedEvent): string {
-  return event.stream.slice('user-'.length);
+function userOf(event: LoggedEvent): string {
+  return appUserIdOf(event.stream)!;
 }
 
 /** The documents one event changes: never more than the event itself names. */
 function targets(event: LoggedEvent): DocumentRef[] {
-  if (!event.stream.startsWith('user-')) return [];
-  const appUserId = appUserIdOf(event);
+  const appUserId = appUserIdOf(event.stream);
+  if (appUserId === null) return [];
   const entry = (entryId: string): DocumentRef => ({ collection: USER_REWARDS, id: rewardEntryId(appUserId, entryId) });
   switch (event.type) {
     case 'RewardGranted':
@@ -115,6 +116,11 @@ function targets(event: LoggedEvent): DocumentRef[] {
       return [entry(event.data.grant_id), { collection: USERS, id: appUserId }];
     case 'CreditsWithdrawn':
       return [...new Set(event.data.debits.map((debit) => debit.grant_id))].map(entry);
+    case 'RewardRevoked':
+      // Clawback (SPEC §11): credits come back from the entries debited; any other kind ends now.
+      return event.data.kind === 'credit'
+        ? [...new Set(event.data.debits.map((debit) => debit.grant_id))].map(entry)
+        : [entry(event.data.entry_id), { collection: USERS, id: appUserId }];
     default:
       return USER_EVENTS.includes(event.type) ? [{ collection: USERS, id: appUserId }] : [];
   }
@@ -122,7 +128,7 @@ function targets(event: LoggedEvent): DocumentRef[] {
 
 function evolveUserDoc(current: UserDoc | null, event: LoggedEvent): UserDoc {
   // One private copy per event, changed in place: the input document is never modified.
-  const doc: UserDoc = current === null ? initialUserDoc(appUserIdOf(event)) : { ...current };
+  const doc: UserDoc = current === null ? initialUserDoc(userOf(event)) : { ...current };
   switch (event.type) {
     case 'UserRegistered': {
       const data = event.data;
@@ -163,6 +169,7 @@ function evolveUserDoc(current: UserDoc | null, event: LoggedEvent): UserDoc {
       doc.stats = { ...doc.stats, churns: event.data.churns };
       return doc;
     case 'RewardExpired':
+    case 'RewardRevoked':
       if (!doc.expired_kinds.includes(event.data.kind)) doc.expired_kinds = [...doc.expired_kinds, event.data.kind];
       return doc;
     default:
@@ -179,7 +186,7 @@ function evolveEntry(current: RewardEntryDoc | null, event: LoggedEvent, id: str
         return { ...current, credits: (current.credits ?? 0) + (data.credits ?? 0), updated_at: data.granted_at };
       }
       return {
-        app_user_id: appUserIdOf(event),
+        app_user_id: userOf(event),
         entry_id: data.entry_id,
         reward_key: data.reward_key,
         kind: data.kind,
@@ -202,6 +209,13 @@ function evolveEntry(current: RewardEntryDoc | null, event: LoggedEvent, id: str
         .filter((debit) => rewardEntryId(current.app_user_id, debit.grant_id) === id)
         .reduce((sum, debit) => sum + debit.credits, 0);
       return { ...current, credits: (current.credits ?? 0) - withdrawn, updated_at: event.data.withdrawn_at };
+    }
+    case 'RewardRevoked': {
+      if (!current) return null;
+      const { data } = event;
+      if (data.kind !== 'credit') return { ...current, expired: true, expires_at: data.revoked_at, updated_at: data.revoked_at };
+      const debited = data.debits.filter((debit) => rewardEntryId(current.app_user_id, debit.grant_id) === id).reduce((sum, debit) => sum + debit.credits, 0);
+      return { ...current, credits: (current.credits ?? 0) - debited, updated_at: data.revoked_at };
     }
     default:
       return current;

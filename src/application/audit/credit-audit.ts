@@ -2,6 +2,7 @@ import { CREDIT_LEDGER } from '../../../projections/credit-ledger.js';
 import { type RewardEntryDoc, USER_REWARDS } from '../../../projections/users.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import type { EventLog, LoggedEvent } from '../event-log.js';
+import { appUserIdOf, streams } from '../../domain/events/index.js';
 
 export interface AuditRow {
   app_user_id: string;
@@ -53,6 +54,8 @@ class CreditBook {
         return;
       }
       case 'CreditsWithdrawn':
+      // A clawback (SPEC §11) debits what was unspent; its shortfall moves no credits.
+      case 'RewardRevoked':
         for (const debit of event.data.debits) {
           const entry = this.entries.get(debit.grant_id);
           if (entry) entry.credits -= debit.credits;
@@ -85,7 +88,7 @@ async function readModelBalances(readStore: ReadStore, appUserId: string): Promi
 /** The balance an event says it left, for events that move credits. */
 function recordedBalance(event: LoggedEvent): { key: string; balance: number } | null {
   if (event.type === 'CreditsWithdrawn') return { key: event.data.key, balance: event.data.credits_available_at_end };
-  if ((event.type === 'RewardGranted' || event.type === 'RewardExpired') && event.data.kind === 'credit') {
+  if ((event.type === 'RewardGranted' || event.type === 'RewardExpired' || event.type === 'RewardRevoked') && event.data.kind === 'credit') {
     return { key: event.data.reward_key, balance: event.data.balance_after ?? 0 };
   }
   return null;
@@ -103,12 +106,15 @@ export async function auditCredits(log: EventLog, readStore: ReadStore, onProgre
   let after: bigint | null = null;
   let count = 0;
   while (head !== null) {
-    const page = await log.readAll(after, PAGE, { streamPrefixes: ['user-'] });
+    const page = await log.readAll(after, PAGE, { streamPrefixes: [streams.prefix('user')] });
     for (const event of page) {
       if (event.position > head) break;
-      const appUserId = event.stream.slice('user-'.length);
+      const appUserId = appUserIdOf(event.stream)!;
       let book = books.get(appUserId);
-      if (!book) books.set(appUserId, (book = new CreditBook()));
+      if (!book) {
+        book = new CreditBook();
+        books.set(appUserId, book);
+      }
       book.apply(event);
       const recorded = recordedBalance(event);
       if (recorded) {

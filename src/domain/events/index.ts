@@ -2,11 +2,12 @@ import type { z } from 'zod';
 import { codeEvents } from './code-events.js';
 import { configEvents } from './config-events.js';
 import { poolEvents } from './pool-events.js';
+import { inboundEvents } from './revenue-events.js';
 import { storeEvents } from './store-events.js';
 import { userEvents } from './user-events.js';
 
 /** Every event type of the service with the zod schema of its data. */
-export const eventSchemas = { ...userEvents, ...codeEvents, ...configEvents, ...poolEvents, ...storeEvents };
+export const eventSchemas = { ...userEvents, ...codeEvents, ...configEvents, ...poolEvents, ...storeEvents, ...inboundEvents };
 
 export type EventType = keyof typeof eventSchemas;
 export type EventDataOf<T extends EventType> = z.infer<(typeof eventSchemas)[T]>;
@@ -16,7 +17,7 @@ export type DomainEvent = { [T in EventType]: { type: T; data: EventDataOf<T> } 
 export type EventOf<T extends EventType> = Extract<DomainEvent, { type: T }>;
 
 /** Current schema version of every event type; bump it and add an upcaster when a shape changes. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 export function isKnownEventType(type: string): type is EventType {
   return Object.hasOwn(eventSchemas, type);
@@ -37,18 +38,42 @@ export function parseEvent(type: string, data: unknown): DomainEvent {
   return { type, data: result.data } as DomainEvent;
 }
 
+/** One prefix per stream type, so a prefix filter selects a type on every backend. */
+const STREAM_PREFIXES = {
+  user: 'user-',
+  code: 'code-',
+  reward: 'reward-',
+  program: 'program-',
+  promo: 'promo-',
+  affiliate: 'affiliate-',
+  pool: 'pool-',
+  offerCode: 'offer-code-',
+  inbound: 'inbound-',
+} as const;
+
+export type StreamType = keyof typeof STREAM_PREFIXES;
+
+/** Stream names: built here and parsed here, nowhere else. */
 export const streams = {
-  user: (appUserId: string) => `user-${appUserId}`,
-  code: (code: string) => `code-${code}`,
-  reward: (key: string) => `reward-${key}`,
-  program: (id: string) => `program-${id}`,
-  promo: (code: string) => `promo-${code}`,
-  affiliate: (id: string) => `affiliate-${id}`,
-  pool: (rewardKey: string) => `pool-${rewardKey}`,
-  offerCode: (id: string) => `offer-code-${id}`,
+  user: (appUserId: string) => `${STREAM_PREFIXES.user}${appUserId}`,
+  code: (code: string) => `${STREAM_PREFIXES.code}${code}`,
+  reward: (key: string) => `${STREAM_PREFIXES.reward}${key}`,
+  program: (id: string) => `${STREAM_PREFIXES.program}${id}`,
+  promo: (code: string) => `${STREAM_PREFIXES.promo}${code}`,
+  affiliate: (id: string) => `${STREAM_PREFIXES.affiliate}${id}`,
+  pool: (rewardKey: string) => `${STREAM_PREFIXES.pool}${rewardKey}`,
+  offerCode: (id: string) => `${STREAM_PREFIXES.offerCode}${id}`,
+  /** One verified inbound notification: its uniqueness is the deduplication (SPEC §11). */
+  inbound: (provider: string, notificationId: string) => `${STREAM_PREFIXES.inbound}${provider}-${notificationId}`,
+  /** One refused inbound notification (recorded without its payload). */
+  inboundRejected: (id: string) => `${STREAM_PREFIXES.inbound}rejected-${id}`,
+  prefix: (type: StreamType) => STREAM_PREFIXES[type],
+  /** The id in a stream name of `type` (`user-ann` → `ann`); null for a stream of another type. */
+  idOf: (type: StreamType, stream: string): string | null =>
+    stream.startsWith(STREAM_PREFIXES[type]) ? stream.slice(STREAM_PREFIXES[type].length) : null,
 } as const;
 
 /** The app_user_id of a `user-{app_user_id}` stream; null for every other stream. */
 export function appUserIdOf(stream: string): string | null {
-  return stream.startsWith('user-') ? stream.slice('user-'.length) : null;
+  return streams.idOf('user', stream);
 }
