@@ -10,10 +10,9 @@ CREATE TABLE IF NOT EXISTS rate_limits (
 `;
 
 /**
- * Counters in the embedded database file, so services sharing the file share the limits. One
- * UPSERT … RETURNING per hit: atomic under SQLite's write lock, across connections and processes.
- * The connection should be its own, with `synchronous = NORMAL`: a counter lost to a power cut
- * is harmless, and hits then cost no fsync.
+ * Counters in an SQLite file under DATA_DIR, so services sharing the directory share the
+ * limits. One UPSERT … RETURNING per hit: atomic under SQLite's write lock, across connections
+ * and processes. src/backends/embedded.ts opens it (its own file, `synchronous = NORMAL`).
  */
 export class SqliteRateLimitStore implements RateLimitStore {
   private readonly upsert;
