@@ -8,6 +8,7 @@ import type { Projection } from './projection.js';
 import { rewardExpiriesProjection } from './reward-expiries.js';
 import { storeOfferCodesProjection } from './store-offer-codes.js';
 import { usersProjection } from './users.js';
+import { webhooksProjection } from './webhooks.js';
 
 /** Every read model the service keeps. */
 export const allProjections: Projection[] = [
@@ -20,4 +21,5 @@ export const allProjections: Projection[] = [
   creditLedgerProjection,
   storeOfferCodesProjection,
   operationsProjection,
+  webhooksProjection,
 ];

@@ -50,6 +50,16 @@ export const configSchema = z
     RUN_PROJECTOR: z.enum(['true', 'false']).default('true').transform((value) => value === 'true'),
     /** Seconds a shutdown may take (draining requests, stopping the projector) before the process exits anyway. */
     SHUTDOWN_TIMEOUT_S: z.coerce.number().positive().default(10),
+    /** Outgoing webhooks (SPEC §12): per-request timeout, retry window, auto-disable, URL rules. */
+    WEBHOOK_TIMEOUT_MS: positiveInt(10_000),
+    WEBHOOK_RETRY_HOURS: z.coerce.number().positive().default(72),
+    /** An endpoint failing without a single success for this long is disabled (and reported). */
+    WEBHOOK_DISABLE_AFTER_HOURS: z.coerce.number().positive().default(120),
+    WEBHOOKS_ALLOW_HTTP: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+    WEBHOOKS_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+    /** RevenueCat fulfilment of partner_entitlement rewards: on when the secret key is set. */
+    REVENUECAT_SECRET_API_KEY: optionalString,
+    REVENUECAT_BASE_URL: z.string().url().default('https://api.revenuecat.com'),
   })
   .superRefine((config, ctx) => {
     const asc = [config.ASC_ISSUER_ID, config.ASC_KEY_ID, config.ASC_PRIVATE_KEY_PATH];
@@ -100,6 +110,12 @@ const EXPECTED: Record<string, string> = {
   SWEEP_INTERVAL_S: 'a whole number of seconds, 1 or more (default 30)',
   RUN_PROJECTOR: 'true or false (default true)',
   SHUTDOWN_TIMEOUT_S: 'a number of seconds greater than 0 (default 10)',
+  WEBHOOK_TIMEOUT_MS: 'a whole number of milliseconds, 1 or more (default 10000)',
+  WEBHOOK_RETRY_HOURS: 'a number of hours greater than 0 (default 72)',
+  WEBHOOK_DISABLE_AFTER_HOURS: 'a number of hours greater than 0 (default 120)',
+  WEBHOOKS_ALLOW_HTTP: 'true or false (default false: https only)',
+  WEBHOOKS_ALLOW_PRIVATE: 'true or false (default false: private and loopback hosts refused)',
+  REVENUECAT_BASE_URL: 'an absolute URL (default https://api.revenuecat.com)',
 };
 
 /** The value as set, quoted when it would be hard to see; passwords in URLs masked. */

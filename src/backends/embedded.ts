@@ -1,6 +1,7 @@
 import { openSqlite } from '../adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../adapters/sqlite/sqlite-event-store.js';
 import { SqliteReadStore } from '../adapters/sqlite/sqlite-read-store.js';
+import { SqliteWebhookOutbox } from '../adapters/sqlite/sqlite-webhook-outbox.js';
 import type { Backend } from './backend.js';
 
 /** Events and read models in one SQLite file under `dataDir` (WAL, synchronous=FULL). */
@@ -12,6 +13,7 @@ export function openEmbeddedBackend(dataDir: string): Backend {
     name: 'embedded',
     eventStore,
     readStore,
+    webhookOutbox: new SqliteWebhookOutbox(db),
     exclusively: (work) => work,
     async close() {
       await eventStore.close();

@@ -3,6 +3,7 @@ import os from 'node:os';
 import { EventStoreDbEventStore } from '../adapters/eventstoredb/eventstoredb-event-store.js';
 import { LeaseKeeper, MongoLease } from '../adapters/mongodb/mongo-lease.js';
 import { MongoReadStore } from '../adapters/mongodb/mongo-read-store.js';
+import { MongoWebhookOutbox } from '../adapters/mongodb/mongo-webhook-outbox.js';
 import type { Logger } from '../ports/logger.js';
 import type { Backend, ExclusiveWork } from './backend.js';
 
@@ -45,8 +46,10 @@ export async function openExternalBackend(eventStoreUrl: string, mongoUrl: strin
       logger?.warn({ err: error, retryInMs }, 'EventStoreDB live subscription dropped; re-subscribing'),
   });
   let readStore: MongoReadStore;
+  let webhookOutbox: MongoWebhookOutbox;
   try {
     readStore = await MongoReadStore.connect(mongoUrl, database);
+    webhookOutbox = await MongoWebhookOutbox.open(readStore.database);
   } catch (error) {
     await eventStore.close();
     throw error;
@@ -61,6 +64,7 @@ export async function openExternalBackend(eventStoreUrl: string, mongoUrl: strin
     name: 'external',
     eventStore,
     readStore,
+    webhookOutbox,
     projectorLease,
     exclusively: (work, workLogger) => whileHoldingLease(projectorLease(), work, workLogger),
     async close() {

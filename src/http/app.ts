@@ -95,6 +95,7 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
       metrics,
       api,
       reactions: container.resolve<() => ReactionHealth | null>(TOKENS.ReactionHealth),
+      webhooks: container.resolve<() => Promise<object>>(TOKENS.WebhookHealth),
     }),
   );
   if (surface === 'full') {

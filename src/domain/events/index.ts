@@ -4,9 +4,10 @@ import { configEvents } from './config-events.js';
 import { poolEvents } from './pool-events.js';
 import { storeEvents } from './store-events.js';
 import { userEvents } from './user-events.js';
+import { webhookEvents } from './webhook-events.js';
 
 /** Every event type of the service with the zod schema of its data. */
-export const eventSchemas = { ...userEvents, ...codeEvents, ...configEvents, ...poolEvents, ...storeEvents };
+export const eventSchemas = { ...userEvents, ...codeEvents, ...configEvents, ...poolEvents, ...storeEvents, ...webhookEvents };
 
 export type EventType = keyof typeof eventSchemas;
 export type EventDataOf<T extends EventType> = z.infer<(typeof eventSchemas)[T]>;
@@ -46,6 +47,7 @@ export const streams = {
   affiliate: (id: string) => `affiliate-${id}`,
   pool: (rewardKey: string) => `pool-${rewardKey}`,
   offerCode: (id: string) => `offer-code-${id}`,
+  webhook: (id: string) => `webhook-${id}`,
 } as const;
 
 /** The app_user_id of a `user-{app_user_id}` stream; null for every other stream. */

@@ -36,6 +36,7 @@ import { z } from '../schemas/zod-openapi.js';
 import { parseBody, parsePathParam } from '../validation.js';
 import { adminAuditRouter } from './admin-audit.js';
 import { mountAdminResource } from './admin-resource.js';
+import { adminWebhooksRouter } from './admin-webhooks.js';
 
 /** The admin API (secret key): rewards, programs, promo codes, affiliates, code pools. */
 export function adminRouter(container: DependencyContainer, api: ApiDescription): Router {
@@ -174,5 +175,6 @@ export function adminRouter(container: DependencyContainer, api: ApiDescription)
     .all(methodNotAllowed(['POST']));
 
   router.use(adminAuditRouter(container, api));
+  router.use(adminWebhooksRouter(container, api));
   return router;
 }

@@ -18,6 +18,8 @@ export interface OperatorDeps {
   api: ApiDescription;
   /** The process managers' state when this process runs them, else null. */
   reactions: () => ReactionHealth | null;
+  /** Outgoing deliveries: disabled endpoints, partner refusals (reported; readiness does not depend on them). */
+  webhooks?: () => Promise<object>;
 }
 
 /** Readiness: stores reachable, no projection held at a poison event, all within READY_MAX_LAG. */
@@ -40,7 +42,8 @@ async function readiness(deps: OperatorDeps) {
   );
   const reactions = deps.reactions();
   const ready = projections.every((projection) => projection.caught_up && projection.failure === null) && !reactions?.failure;
-  return { ready, head: head?.toString() ?? null, projections, reactions };
+  const webhooks = deps.webhooks ? await deps.webhooks() : null;
+  return { ready, head: head?.toString() ?? null, projections, reactions, webhooks };
 }
 
 export function operatorRouter(deps: OperatorDeps): Router {
