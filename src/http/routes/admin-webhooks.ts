@@ -6,7 +6,7 @@ import { commandContext } from '../context.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
 import type { ApiDescription } from '../openapi.js';
 import { z } from '../schemas/zod-openapi.js';
-import { deliveriesQuery, deliveryOut, pingOut, replayBody, replayOut, rotateSecretBody, webhookBody, webhookId, webhookOut } from '../schemas/webhooks.js';
+import { deliveriesOwner, deliveriesQuery, deliveryOut, pingOut, replayBody, replayOut, rotateSecretBody, webhookBody, webhookId, webhookOut } from '../schemas/webhooks.js';
 import { parseBody, parsePathParam, parseQuery } from '../validation.js';
 
 const TAG = 'admin: webhooks';
@@ -112,9 +112,9 @@ export function adminWebhooksRouter(container: DependencyContainer, api: ApiDesc
   api.operation({
     method: 'get',
     path: '/admin/webhooks/{id}/deliveries',
-    summary: "The endpoint's deliveries in log order, paged by position",
+    summary: "The endpoint's deliveries in log order, paged by position (_revenuecat: RevenueCat fulfilments)",
     tags: [TAG],
-    params,
+    params: z.object({ id: deliveriesOwner }),
     query: deliveriesQuery,
     responses: {
       200: { description: 'A page of deliveries', schema: z.object({ data: z.object({ deliveries: z.array(deliveryOut), next_after: z.string().nullable() }) }) },
@@ -124,13 +124,13 @@ export function adminWebhooksRouter(container: DependencyContainer, api: ApiDesc
   router
     .route('/webhooks/:id/deliveries')
     .get(async (req, res) => {
-      const id = idOf(req);
+      const id = parsePathParam(req, 'id', deliveriesOwner) as string;
       const query = parseQuery(req, deliveriesQuery);
       res.json({ data: await webhooks.deliveries(id, query) });
     })
     .all(methodNotAllowed(['GET']));
 
-  const messageParams = z.object({ id: webhookId, message_id: z.string().uuid() });
+  const messageParams = z.object({ id: deliveriesOwner, message_id: z.string().uuid() });
   api.operation({
     method: 'post',
     path: '/admin/webhooks/{id}/deliveries/{message_id}/redeliver',
@@ -143,7 +143,7 @@ export function adminWebhooksRouter(container: DependencyContainer, api: ApiDesc
   router
     .route('/webhooks/:id/deliveries/:message_id/redeliver')
     .post(async (req, res) => {
-      const id = idOf(req);
+      const id = parsePathParam(req, 'id', deliveriesOwner) as string;
       const messageId = parsePathParam(req, 'message_id', z.string().uuid()) as string;
       res.json({ data: { delivery: await webhooks.redeliver(id, messageId) } });
     })

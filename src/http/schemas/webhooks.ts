@@ -9,6 +9,11 @@ export const webhookId = z
   .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'must match [A-Za-z0-9][A-Za-z0-9_-]{0,63}')
   .openapi({ example: 'backend' });
 
+/** Whose deliveries: an endpoint, or `_revenuecat` (the RevenueCat fulfilments). */
+export const deliveriesOwner = z
+  .union([webhookId, z.literal('_revenuecat')])
+  .openapi({ type: 'string', example: 'backend', description: 'A webhook endpoint id, or _revenuecat for RevenueCat fulfilments' });
+
 const position = z.string().regex(/^\d{1,20}$/, 'must be a log position (digits)').transform((value) => BigInt(value));
 
 export const webhookBody = z
