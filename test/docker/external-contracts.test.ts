@@ -1,7 +1,9 @@
 import { EventStoreDbEventStore } from '../../src/adapters/eventstoredb/eventstoredb-event-store.js';
 import { MongoReadStore } from '../../src/adapters/mongodb/mongo-read-store.js';
+import { MongoWebhookOutbox } from '../../src/adapters/mongodb/mongo-webhook-outbox.js';
 import { eventStoreContract } from '../contract/event-store.contract.js';
 import { readStoreContract } from '../contract/read-store.contract.js';
+import { webhookOutboxContract } from '../contract/webhook-outbox.contract.js';
 import { backendContainers } from './containers.setup.js';
 
 // The same suites the SQLite adapters pass (test/contract), unchanged, on the real servers.
@@ -21,6 +23,16 @@ readStoreContract(
   async () => {
     const store = await MongoReadStore.connect(backendContainers().mongoUrl, 'contract_tests');
     return { store, dispose: () => store.close() };
+  },
+  { freshStorePerTest: false },
+);
+
+webhookOutboxContract(
+  'MongoDB 7 replica set (testcontainers)',
+  async () => {
+    const readStore = await MongoReadStore.connect(backendContainers().mongoUrl, 'contract_tests');
+    const store = await MongoWebhookOutbox.open(readStore.database);
+    return { store, dispose: () => readStore.close() };
   },
   { freshStorePerTest: false },
 );
