@@ -39,8 +39,11 @@ function backoff(attempt: number): Promise<void> {
   return new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
 }
 
-/** What a command does once it has the stream's state: pure and synchronous once `prepared`. */
-export type Decide<S, R, P> = (state: S, prepared: NoInfer<P>) => Decision<R> | Promise<Decision<R>>;
+/**
+ * What a command does once it has the stream's state and what `prepare` read: pure and
+ * synchronous (no I/O, no await). An async function does not type-check here.
+ */
+export type Decide<S, R, P> = (state: S, prepared: NoInfer<P>) => Decision<R> & { then?: never };
 
 export interface ExecuteOptions<S, P> {
   /**
@@ -137,7 +140,7 @@ export class StreamExecutor {
         const loaded = await this.load(stream, evolver);
         const { state, revision, folded } = loaded;
         const prepared = (options.prepare ? await options.prepare(loaded) : undefined) as P;
-        const { events, result } = await decide(state, prepared);
+        const { events, result } = decide(state, prepared);
         if (events.length === 0) return { result, state, revision, position: null };
         try {
           const expected = revision === -1 ? 'no_stream' : revision;

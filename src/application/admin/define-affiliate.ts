@@ -30,14 +30,18 @@ export class DefineAffiliateHandler {
     const executed = await this.executor.execute(
       streams.affiliate(input.id),
       affiliateConfigEvolver,
-      async (existing) => {
-        const decision = decideDefineAffiliate(existing, input, kinds, this.clock.now());
-        for (const [index, code] of input.codes.entries()) {
-          if (!existing?.codes.includes(code)) await this.registry.reserve(code, 'affiliate', input.id, context, `/codes/${index}`);
-        }
-        return decision;
-      },
+      (existing) => decideDefineAffiliate(existing, input, kinds, this.clock.now()),
       context,
+      {
+        // New codes are reserved in the shared namespace first (their own steps, CODE.TAKEN),
+        // once the definition is known to be valid.
+        prepare: async ({ state: existing }) => {
+          decideDefineAffiliate(existing, input, kinds, this.clock.now());
+          for (const [index, code] of input.codes.entries()) {
+            if (!existing?.codes.includes(code)) await this.registry.reserve(code, 'affiliate', input.id, context, `/codes/${index}`);
+          }
+        },
+      },
     );
     await this.readYourWrites.after(executed.position);
     return executed.result;

@@ -27,12 +27,16 @@ export class DefinePromoCodeHandler {
     const executed = await this.executor.execute(
       streams.promo(input.code),
       promoConfigEvolver,
-      async (existing) => {
-        const decision = decideDefinePromoCode(existing, input, kinds, this.clock.now());
-        if (!existing) await this.registry.reserve(input.code, 'promo', input.code, context, 'path:/code');
-        return decision;
-      },
+      (existing) => decideDefinePromoCode(existing, input, kinds, this.clock.now()),
       context,
+      {
+        // A new code is reserved in the shared namespace first (its own step, CODE.TAKEN),
+        // once the definition is known to be valid.
+        prepare: async ({ state: existing }) => {
+          decideDefinePromoCode(existing, input, kinds, this.clock.now());
+          if (!existing) await this.registry.reserve(input.code, 'promo', input.code, context, 'path:/code');
+        },
+      },
     );
     await this.readYourWrites.after(executed.position);
     return executed.result;

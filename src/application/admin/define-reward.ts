@@ -24,13 +24,14 @@ export class DefineRewardHandler {
     const executed = await this.executor.execute(
       streams.reward(input.key),
       rewardConfigEvolver,
-      async (existing) => {
-        const decision = decideDefineReward(existing, input, this.clock.now());
-        // offer_code_id is immutable, so it is checked once, on creation.
-        if (!existing && input.offer_code_id !== undefined) await this.checkOfferCode(input.offer_code_id);
-        return decision;
-      },
+      (existing) => decideDefineReward(existing, input, this.clock.now()),
       context,
+      {
+        // offer_code_id is immutable, so it is checked once, on creation (before deciding).
+        prepare: async ({ state: existing }) => {
+          if (!existing && input.offer_code_id !== undefined) await this.checkOfferCode(input.offer_code_id);
+        },
+      },
     );
     await this.readYourWrites.after(executed.position);
     return executed.result;

@@ -13,6 +13,12 @@ import { ReadYourWrites } from '../read-your-writes.js';
 import { StreamExecutor } from '../stream-executor.js';
 import { CodeRegistry } from './code-registry.js';
 
+interface Prepared {
+  now: Date;
+  assignment: { program_id: string; referral_code: string } | null;
+  conversionRewards: Awaited<ReturnType<UpsertUserHandler['conversionRewards']>>;
+}
+
 /** POST /users: create or update a user; give it a program and referral code when due. */
 @injectable()
 export class UpsertUserHandler {
@@ -28,25 +34,28 @@ export class UpsertUserHandler {
 
   async handle(appUserId: string, fields: Partial<ProfileFields>, context: CommandContext): Promise<{ created: boolean; state: UserState }> {
     let reservedCode: string | null = null;
+    const command = (now: Date) => ({ app_user_id: appUserId, fields, now, assignment: null, conversionRewards: [] });
     const executed = await this.executor.execute(
       streams.user(appUserId),
       userEvolver,
-      async (state) => {
-        const now = this.clock.now();
-        const command = { app_user_id: appUserId, fields, now, assignment: null, conversionRewards: [] };
-        // Validate before reserving anything, so a rejected request leaves no code behind.
-        decideUpsertUser(state, command);
-        let assignment = null;
-        const program = state.program_id === null ? assignProgram(appUserId, await this.catalog.programs()) : null;
-        if (program) {
-          // Kept across conflict retries so a retry does not reserve a second code.
-          reservedCode ??= await this.registry.reserveReferralCode(appUserId, context);
-          assignment = { program_id: program.id, referral_code: reservedCode };
-        }
-        const conversionRewards = await this.conversionRewards(state);
-        return decideUpsertUser(state, { ...command, assignment, conversionRewards });
-      },
+      (state, prepared: Prepared) => decideUpsertUser(state, { ...command(prepared.now), assignment: prepared.assignment, conversionRewards: prepared.conversionRewards }),
       context,
+      {
+        prepare: async ({ state }) => {
+          const now = this.clock.now();
+          // Validate before reserving anything, so a rejected request leaves no code behind.
+          decideUpsertUser(state, command(now));
+          let assignment = null;
+          const program = state.program_id === null ? assignProgram(appUserId, await this.catalog.programs()) : null;
+          if (program) {
+            // A step of its own (the code stream), kept across conflict retries so a retry does
+            // not reserve a second code.
+            reservedCode ??= await this.registry.reserveReferralCode(appUserId, context);
+            assignment = { program_id: program.id, referral_code: reservedCode };
+          }
+          return { now, assignment, conversionRewards: await this.conversionRewards(state) };
+        },
+      },
     );
     await this.readYourWrites.after(executed.position);
     return { created: executed.result.created, state: executed.state };

@@ -152,6 +152,13 @@ describe('StreamExecutor: snapshots, memory and cost per command', () => {
     expect(changed.touched.rowsRead).to.equal(1 + 253, 'a snapshot of another version is ignored: the whole stream is folded');
   });
 
+  it('takes only a synchronous decide: an async one does not compile (npm run typecheck)', () => {
+    const executor = new StreamExecutor(log, readStore);
+    // @ts-expect-error I/O belongs in `prepare`; a decide that returns a promise is refused.
+    const asyncDecide = () => executor.execute('user-typed', userEvolver, async () => ({ events: [], result: null }), context);
+    expect(asyncDecide).to.be.a('function');
+  });
+
   it('keeps the last state in memory: a second command reads no event of the stream again', async () => {
     const stream = await walletUser('warm', 10);
     const counted = counting(store, readStore);
