@@ -9,15 +9,21 @@ export function openEmbeddedBackend(dataDir: string): Backend {
   const db = openSqlite(dataDir);
   const eventStore = new SqliteEventStore(db);
   const readStore = new SqliteReadStore(db);
+  // The outbox has its own connection without an fsync per commit (synchronous=NORMAL, WAL): a
+  // crash may forget the last attempts or feed pages, which are then sent or fed again — what
+  // at-least-once allows — and never the events themselves.
+  const outboxDb = openSqlite(dataDir);
+  outboxDb.pragma('synchronous = NORMAL');
   return {
     name: 'embedded',
     eventStore,
     readStore,
-    webhookOutbox: new SqliteWebhookOutbox(db),
+    webhookOutbox: new SqliteWebhookOutbox(outboxDb),
     exclusively: (work) => work,
     async close() {
       await eventStore.close();
       await readStore.close();
+      outboxDb.close();
       db.close();
     },
   };
