@@ -191,7 +191,9 @@ async function main() {
       { phase: 'API with an empty outbox', ...idle },
     ]);
     const drop = 1 - during['req/s'] / idle['req/s'];
-    console.log(`API throughput while delivering: ${(drop * 100).toFixed(1)}% ${drop >= 0 ? 'lower' : 'higher'}; p99 ${during['p99 ms']} ms vs ${idle['p99 ms']} ms`);
+    console.log(
+      `API throughput while delivering: ${(drop * 100).toFixed(1)}% ${drop >= 0 ? 'lower' : 'higher'}; p99 ${during['p99 ms']} ms vs ${idle['p99 ms']} ms`,
+    );
   } finally {
     service.child.kill('SIGTERM');
     await new Promise((resolve) => service.child.once('exit', resolve));

@@ -23,8 +23,20 @@ describe('API: RevenueCat fulfilment of partner_entitlement rewards (fake Revenu
   beforeEach(async () => {
     revenuecat = await fakeRevenueCat();
     service = await startTestService({ env: { REVENUECAT_SECRET_API_KEY: API_KEY, REVENUECAT_BASE_URL: revenuecat.url, WEBHOOK_TIMEOUT_MS: '2000' } });
-    expect((await service.admin('PUT', '/admin/rewards/pro', { kind: 'partner_entitlement', name: 'Pro', entitlement_id: 'premium access', entitlement_key: 'pro' })).status).to.equal(201);
-    expect((await service.admin('PUT', '/admin/rewards/forever', { kind: 'partner_entitlement', name: 'Forever', entitlement_id: 'lifetime', entitlement_key: 'forever' })).status).to.equal(201);
+    expect(
+      (await service.admin('PUT', '/admin/rewards/pro', { kind: 'partner_entitlement', name: 'Pro', entitlement_id: 'premium access', entitlement_key: 'pro' }))
+        .status,
+    ).to.equal(201);
+    expect(
+      (
+        await service.admin('PUT', '/admin/rewards/forever', {
+          kind: 'partner_entitlement',
+          name: 'Forever',
+          entitlement_id: 'lifetime',
+          entitlement_key: 'forever',
+        })
+      ).status,
+    ).to.equal(201);
     expect((await service.admin('PUT', '/admin/rewards/gift', { kind: 'basic', name: 'Gift' })).status).to.equal(201);
     expect((await service.call('POST', '/users', { app_user_id: 'user/1' })).status).to.equal(201);
   });
@@ -72,15 +84,28 @@ describe('API: RevenueCat fulfilment of partner_entitlement rewards (fake Revenu
       return { status: index === 0 ? 503 : 201 };
     };
     expect((await service.admin('POST', `/users/${encodeURIComponent('user/1')}/rewards/grant`, { key: 'pro' })).status).to.equal(201);
-    const first = (await eventually(() => deliveries(service), (rows) => rows[0]?.attempts >= 1))[0];
+    const first = (
+      await eventually(
+        () => deliveries(service),
+        (rows) => rows[0]?.attempts >= 1,
+      )
+    )[0];
     expect(first).to.include({ status: 'failed', last_status_code: 503, event_type: 'entitlement.grant' });
     service.clock.advance(Date.parse(first.next_attempt_at) - service.clock.now().getTime());
-    await eventually(() => deliveries(service), (rows) => rows[0]?.status === 'delivered');
+    await eventually(
+      () => deliveries(service),
+      (rows) => rows[0]?.status === 'delivered',
+    );
 
     expect((await service.admin('POST', `/users/${encodeURIComponent('user/1')}/rewards/grant`, { key: 'forever' })).status).to.equal(201);
     expect((await service.call('POST', '/users', { app_user_id: 'user/2' })).status).to.equal(201);
-    expect((await service.admin('POST', '/users/user%2F2/rewards/grant', { key: 'pro', deactivation: { variant: 'interval', duration: 1, period: 'days' } })).status).to.equal(201);
-    const rows = await eventually(() => deliveries(service), (found) => found.length === 3 && found[2].status === 'delivered');
+    expect(
+      (await service.admin('POST', '/users/user%2F2/rewards/grant', { key: 'pro', deactivation: { variant: 'interval', duration: 1, period: 'days' } })).status,
+    ).to.equal(201);
+    const rows = await eventually(
+      () => deliveries(service),
+      (found) => found.length === 3 && found[2].status === 'delivered',
+    );
     expect(rows[1]).to.include({ status: 'dead', attempts: 1, last_status_code: 404 });
     expect(rows[1].last_error).to.match(/Entitlement not found/);
 
@@ -97,7 +122,10 @@ describe('API: RevenueCat fulfilment of partner_entitlement rewards (fake Revenu
   it('is off without REVENUECAT_SECRET_API_KEY', async () => {
     await service.stop();
     service = await startTestService({ env: { REVENUECAT_BASE_URL: revenuecat.url } });
-    expect((await service.admin('PUT', '/admin/rewards/pro', { kind: 'partner_entitlement', name: 'Pro', entitlement_id: 'premium', entitlement_key: 'pro' })).status).to.equal(201);
+    expect(
+      (await service.admin('PUT', '/admin/rewards/pro', { kind: 'partner_entitlement', name: 'Pro', entitlement_id: 'premium', entitlement_key: 'pro' }))
+        .status,
+    ).to.equal(201);
     expect((await service.call('POST', '/users', { app_user_id: 'u' })).status).to.equal(201);
     expect((await service.admin('POST', '/users/u/rewards/grant', { key: 'pro' })).status).to.equal(201);
     expect((await service.call('GET', '/readyz')).body.data.webhooks.revenuecat).to.equal(null);

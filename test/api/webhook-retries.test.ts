@@ -22,7 +22,12 @@ async function deliveries(service: TestService, id: string): Promise<any[]> {
 
 /** Waits until the endpoint's first delivery has recorded `attempts` attempts. */
 async function afterAttempts(service: TestService, id: string, attempts: number, index = 0): Promise<any> {
-  return (await eventually(() => deliveries(service, id), (rows) => (rows[index]?.attempts ?? 0) >= attempts))[index];
+  return (
+    await eventually(
+      () => deliveries(service, id),
+      (rows) => (rows[index]?.attempts ?? 0) >= attempts,
+    )
+  )[index];
 }
 
 /** A port nothing listens on (bound, then released). */
@@ -68,7 +73,10 @@ describe('API: webhook delivery failures, retries and backoff (injected clock, n
     expect(delays[2]).to.be.greaterThan(delays[1]!);
 
     await receiver.waitFor((requests) => requests.length >= 4);
-    const row = await eventually(() => deliveries(service, 'flaky'), (rows) => rows[0].status === 'delivered');
+    const row = await eventually(
+      () => deliveries(service, 'flaky'),
+      (rows) => rows[0].status === 'delivered',
+    );
     expect(row[0]).to.include({ attempts: 4, last_status_code: 200, next_attempt_at: null });
     expect(new Set(receiver.requests.map((request) => request.headers['webhook-id'])).size).to.equal(1);
     for (const request of receiver.requests) expect(verifyWebhook(secret, request).data.app_user_id).to.equal('alice');
@@ -93,7 +101,10 @@ describe('API: webhook delivery failures, retries and backoff (injected clock, n
     expect(row).to.include({ status: 'failed', last_status_code: null });
     expect(row.last_error).to.match(/timed out after 300 ms/);
     service.clock.advance(Date.parse(row.next_attempt_at) - service.clock.now().getTime());
-    const done = await eventually(() => deliveries(service, 'slow'), (rows) => rows[0].status === 'delivered');
+    const done = await eventually(
+      () => deliveries(service, 'slow'),
+      (rows) => rows[0].status === 'delivered',
+    );
     expect(done[0]).to.include({ attempts: 2, last_status_code: 200 });
     expect(done[0].last_latency_ms).to.be.at.least(100);
   });
@@ -116,7 +127,10 @@ describe('API: webhook delivery failures, retries and backoff (injected clock, n
     receiver.respond = () => ({ status: 410 });
     await createUser(service, 'erin');
     await afterAttempts(service, 'gone', 1);
-    const endpoint = await eventually(() => service.admin('GET', '/admin/webhooks/gone'), (response) => response.body.data.webhook.enabled === false);
+    const endpoint = await eventually(
+      () => service.admin('GET', '/admin/webhooks/gone'),
+      (response) => response.body.data.webhook.enabled === false,
+    );
     expect(endpoint.body.data.webhook.enabled).to.equal(false);
     const history = await service.admin('GET', '/admin/events?stream=webhook-gone');
     const disabled = history.body.data.events.find((event: { type: string }) => event.type === 'WebhookEndpointDisabled');
@@ -145,7 +159,10 @@ describe('API: webhook delivery failures, retries and backoff (injected clock, n
     for (let guard = 0; row.status === 'failed' && guard < 50; guard += 1) {
       const attempts = row.attempts;
       service.clock.advance(Date.parse(row.next_attempt_at) - service.clock.now().getTime());
-      row = await eventually(() => deliveries(service, 'dl'), (rows) => rows[0].attempts > attempts);
+      row = await eventually(
+        () => deliveries(service, 'dl'),
+        (rows) => rows[0].attempts > attempts,
+      );
       row = (await deliveries(service, 'dl'))[0];
     }
     expect(row.status).to.equal('dead');
@@ -184,7 +201,11 @@ describe('API: webhook delivery failures, retries and backoff (injected clock, n
 
       downIsUp = true;
       service.clock.advance(Date.parse(row.next_attempt_at) - service.clock.now().getTime());
-      await receiver.waitFor((requests) => requests.filter((request) => request.json.data.app_user_id !== 'd1' || false).length >= made - 1, 10_000, 'catch-up');
+      await receiver.waitFor(
+        (requests) => requests.filter((request) => request.json.data.app_user_id !== 'd1' || false).length >= made - 1,
+        10_000,
+        'catch-up',
+      );
       const firstSeen: string[] = [];
       for (const request of receiver.requests) if (!firstSeen.includes(request.json.data.app_user_id)) firstSeen.push(request.json.data.app_user_id);
       expect(firstSeen).to.deep.equal(Array.from({ length: made }, (_, index) => `d${index + 1}`));
@@ -206,7 +227,10 @@ describe('API: webhook delivery failures, retries and backoff (injected clock, n
       row = await afterAttempts(service, 'broken', attempts + 1);
       if ((await service.admin('GET', '/admin/webhooks/broken')).body.data.webhook.enabled === false) break;
     }
-    const endpoint = await eventually(() => service.admin('GET', '/admin/webhooks/broken'), (response) => response.body.data.webhook.enabled === false);
+    const endpoint = await eventually(
+      () => service.admin('GET', '/admin/webhooks/broken'),
+      (response) => response.body.data.webhook.enabled === false,
+    );
     expect(endpoint.body.data.webhook.enabled).to.equal(false);
     const events = (await service.admin('GET', '/admin/events?stream=webhook-broken')).body.data.events;
     expect(events.at(-1).data.reason).to.match(/failing continuously/);

@@ -67,14 +67,24 @@ describe('API: outgoing webhook endpoints (SPEC §12)', function () {
   });
 
   it('answers bad input with 400 and unknown endpoints with 404', async () => {
-    expect((await service.admin('PUT', '/admin/webhooks/x', { url: 'not a url' })).body.errors[0]).to.include({ status: 400, code: 'BAD_REQUEST', source: '/url' });
-    expect((await service.admin('PUT', '/admin/webhooks/x', { url: receiver.url, events: ['user.deleted'] })).body.errors[0]).to.include({ status: 400, source: '/events/0' });
+    expect((await service.admin('PUT', '/admin/webhooks/x', { url: 'not a url' })).body.errors[0]).to.include({
+      status: 400,
+      code: 'BAD_REQUEST',
+      source: '/url',
+    });
+    expect((await service.admin('PUT', '/admin/webhooks/x', { url: receiver.url, events: ['user.deleted'] })).body.errors[0]).to.include({
+      status: 400,
+      source: '/events/0',
+    });
     expect((await service.admin('PUT', '/admin/webhooks/_x', { url: receiver.url })).body.errors[0]).to.include({ status: 400, source: 'path:/id' });
     expect((await service.admin('POST', '/admin/webhooks/none/rotate-secret', {})).status).to.equal(404);
     expect((await service.admin('POST', '/admin/webhooks/none/ping')).status).to.equal(404);
     expect((await service.admin('GET', '/admin/webhooks/none/deliveries')).status).to.equal(404);
     await createEndpoint(service, 'x', receiver.url);
-    expect((await service.admin('POST', '/admin/webhooks/x/rotate-secret', { overlap_seconds: 604_801 })).body.errors[0]).to.include({ status: 400, source: '/overlap_seconds' });
+    expect((await service.admin('POST', '/admin/webhooks/x/rotate-secret', { overlap_seconds: 604_801 })).body.errors[0]).to.include({
+      status: 400,
+      source: '/overlap_seconds',
+    });
     expect((await service.admin('POST', '/admin/webhooks/x/replay', {})).body.errors[0]).to.include({ status: 400 });
     expect((await service.admin('GET', '/admin/webhooks/x/deliveries?limit=0')).body.errors[0]).to.include({ status: 400, source: 'query:/limit' });
     const unknown = await service.admin('POST', `/admin/webhooks/x/deliveries/${uuidv5('a', uuidv5.URL)}/redeliver`);
@@ -110,7 +120,14 @@ describe('API: outgoing webhook endpoints (SPEC §12)', function () {
         (response) => response.body.data.deliveries.length >= 2 && response.body.data.deliveries[1].status === 'delivered',
       );
       const row = deliveries.body.data.deliveries[0];
-      expect(row).to.include({ message_id: first!.headers['webhook-id'], event_type: 'user.created', status: 'delivered', attempts: 1, last_status_code: 200, next_attempt_at: null });
+      expect(row).to.include({
+        message_id: first!.headers['webhook-id'],
+        event_type: 'user.created',
+        status: 'delivered',
+        attempts: 1,
+        last_status_code: 200,
+        next_attempt_at: null,
+      });
       expect(row.position).to.equal(first!.json.data.position);
       expect(row.delivered_at).to.be.a('string');
 
@@ -141,7 +158,9 @@ describe('API: outgoing webhook endpoints (SPEC §12)', function () {
     const rotated = await service.admin('POST', '/admin/webhooks/r/rotate-secret', { overlap_seconds: 3600 });
     expect(rotated.status).to.equal(200);
     const newSecret = rotated.body.data.webhook.secret as string;
-    expect(newSecret).to.match(/^whsec_/).and.not.equal(oldSecret);
+    expect(newSecret)
+      .to.match(/^whsec_/)
+      .and.not.equal(oldSecret);
     expect((await service.admin('GET', '/admin/webhooks/r')).body.data.webhook).to.not.have.property('secret');
 
     await createUsers(service, ['during']);

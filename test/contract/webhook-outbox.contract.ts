@@ -53,7 +53,14 @@ export function webhookOutboxContract(name: string, open: OpenContractSubject<We
     it('keeps a message fed twice as it is (same ids: at most one row)', async () => {
       const first = message(5n);
       await outbox.feed(feed, [first], null, 5n);
-      await outbox.recordAttempt(endpoint, first.message_id, { status: 'delivered', attempted_at: T1, next_attempt_at: T0, status_code: 200, error: null, latency_ms: 3 });
+      await outbox.recordAttempt(endpoint, first.message_id, {
+        status: 'delivered',
+        attempted_at: T1,
+        next_attempt_at: T0,
+        status_code: 200,
+        error: null,
+        latency_ms: 3,
+      });
       await outbox.feed(feed, [first], 5n, 6n);
       const rows = await outbox.list(endpoint, { limit: 10 });
       expect(rows).to.have.length(1);
@@ -65,15 +72,37 @@ export function webhookOutboxContract(name: string, open: OpenContractSubject<We
       await outbox.feed(feed, [a, b], null, 20n);
       expect((await outbox.head(endpoint))!.message_id).to.equal(b.message_id);
       expect(await outbox.dueEndpoints(T0)).to.include(endpoint);
-      await outbox.recordAttempt(endpoint, b.message_id, { status: 'failed', attempted_at: T0, next_attempt_at: T2, status_code: 500, error: 'HTTP 500', latency_ms: 4 });
+      await outbox.recordAttempt(endpoint, b.message_id, {
+        status: 'failed',
+        attempted_at: T0,
+        next_attempt_at: T2,
+        status_code: 500,
+        error: 'HTTP 500',
+        latency_ms: 4,
+      });
       // The head waits for its next attempt: the endpoint is not due, the later message waits behind it.
       expect((await outbox.head(endpoint))!.message_id).to.equal(b.message_id);
       expect(await outbox.dueEndpoints(T1)).to.not.include(endpoint);
       expect(await outbox.dueEndpoints(T2)).to.include(endpoint);
       const failed = (await outbox.get(endpoint, b.message_id))!;
-      expect(failed).to.include({ status: 'failed', attempts: 1, first_attempt_at: T0, next_attempt_at: T2, last_status_code: 500, last_error: 'HTTP 500', last_latency_ms: 4 });
+      expect(failed).to.include({
+        status: 'failed',
+        attempts: 1,
+        first_attempt_at: T0,
+        next_attempt_at: T2,
+        last_status_code: 500,
+        last_error: 'HTTP 500',
+        last_latency_ms: 4,
+      });
       expect(failed.position).to.equal(10n);
-      await outbox.recordAttempt(endpoint, b.message_id, { status: 'dead', attempted_at: T2, next_attempt_at: T2, status_code: 500, error: 'HTTP 500', latency_ms: 4 });
+      await outbox.recordAttempt(endpoint, b.message_id, {
+        status: 'dead',
+        attempted_at: T2,
+        next_attempt_at: T2,
+        status_code: 500,
+        error: 'HTTP 500',
+        latency_ms: 4,
+      });
       expect((await outbox.head(endpoint))!.message_id).to.equal(a.message_id);
       expect((await outbox.get(endpoint, b.message_id))!).to.include({ status: 'dead', attempts: 2, first_attempt_at: T0 });
     });
@@ -81,7 +110,14 @@ export function webhookOutboxContract(name: string, open: OpenContractSubject<We
     it('lists by status and pages by position; counts depth and the oldest undelivered per endpoint', async () => {
       const rows = [message(1n, { enqueued_at: T1 }), message(2n, { enqueued_at: T0 }), message(3n, { enqueued_at: T2 })];
       await outbox.feed(feed, rows, null, 3n);
-      await outbox.recordAttempt(endpoint, rows[0]!.message_id, { status: 'delivered', attempted_at: T1, next_attempt_at: T1, status_code: 204, error: null, latency_ms: 1 });
+      await outbox.recordAttempt(endpoint, rows[0]!.message_id, {
+        status: 'delivered',
+        attempted_at: T1,
+        next_attempt_at: T1,
+        status_code: 204,
+        error: null,
+        latency_ms: 1,
+      });
       expect((await outbox.list(endpoint, { limit: 10 })).map((row) => row.position)).to.deep.equal([1n, 2n, 3n]);
       expect((await outbox.list(endpoint, { limit: 10, after: 1n })).map((row) => row.position)).to.deep.equal([2n, 3n]);
       expect((await outbox.list(endpoint, { limit: 1, after: 1n })).map((row) => row.position)).to.deep.equal([2n]);
@@ -93,11 +129,31 @@ export function webhookOutboxContract(name: string, open: OpenContractSubject<We
     it('redelivers one message and requeues (replay) delivered and new ones from zero attempts', async () => {
       const [a, b] = [message(1n), message(2n)];
       await outbox.feed(feed, [a], null, 1n);
-      await outbox.recordAttempt(endpoint, a.message_id, { status: 'delivered', attempted_at: T0, next_attempt_at: T0, status_code: 200, error: null, latency_ms: 1 });
+      await outbox.recordAttempt(endpoint, a.message_id, {
+        status: 'delivered',
+        attempted_at: T0,
+        next_attempt_at: T0,
+        status_code: 200,
+        error: null,
+        latency_ms: 1,
+      });
       expect(await outbox.redeliver(endpoint, a.message_id, T1)).to.equal(true);
       expect(await outbox.redeliver(endpoint, randomUUID(), T1)).to.equal(false);
-      expect((await outbox.get(endpoint, a.message_id))!).to.include({ status: 'pending', attempts: 0, first_attempt_at: null, next_attempt_at: T1, delivered_at: null });
-      await outbox.recordAttempt(endpoint, a.message_id, { status: 'delivered', attempted_at: T1, next_attempt_at: T1, status_code: 200, error: null, latency_ms: 1 });
+      expect((await outbox.get(endpoint, a.message_id))!).to.include({
+        status: 'pending',
+        attempts: 0,
+        first_attempt_at: null,
+        next_attempt_at: T1,
+        delivered_at: null,
+      });
+      await outbox.recordAttempt(endpoint, a.message_id, {
+        status: 'delivered',
+        attempted_at: T1,
+        next_attempt_at: T1,
+        status_code: 200,
+        error: null,
+        latency_ms: 1,
+      });
       expect(await outbox.requeue([a, b], T2)).to.equal(2);
       const rows = await outbox.list(endpoint, { limit: 10 });
       expect(rows.map((row) => [row.status, row.attempts, row.next_attempt_at])).to.deep.equal([

@@ -95,7 +95,11 @@ export class MongoWebhookOutbox implements WebhookOutbox {
     }
     try {
       await guard(() =>
-        this.feeds.updateOne({ _id: name, position: after === null ? null : formatPosition(after) }, { $set: { position: formatPosition(position) } }, { upsert: true }),
+        this.feeds.updateOne(
+          { _id: name, position: after === null ? null : formatPosition(after) },
+          { $set: { position: formatPosition(position) } },
+          { upsert: true },
+        ),
       );
     } catch (error) {
       if (isDuplicateKey(error)) throw new FeedCheckpointMovedError(name);

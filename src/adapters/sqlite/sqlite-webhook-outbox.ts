@@ -84,7 +84,9 @@ export class SqliteWebhookOutbox implements WebhookOutbox {
       ),
       feedPosition: read<[string], { position: bigint | null }>('SELECT position FROM webhook_feeds WHERE name = ?'),
       saveFeed: db.prepare('INSERT INTO webhook_feeds (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position'),
-      heads: read<[], { endpoint_id: string; position: bigint }>('SELECT endpoint_id, MIN(position) AS position FROM webhook_messages WHERE open = 1 GROUP BY endpoint_id'),
+      heads: read<[], { endpoint_id: string; position: bigint }>(
+        'SELECT endpoint_id, MIN(position) AS position FROM webhook_messages WHERE open = 1 GROUP BY endpoint_id',
+      ),
       head: read<[string], Row>('SELECT * FROM webhook_messages WHERE open = 1 AND endpoint_id = ? ORDER BY position LIMIT 1'),
       atPosition: read<[string, bigint], Row>('SELECT * FROM webhook_messages WHERE endpoint_id = ? AND position = ? AND open = 1 LIMIT 1'),
       record: db.prepare(
@@ -198,7 +200,11 @@ export class SqliteWebhookOutbox implements WebhookOutbox {
   }
 
   async stats(): Promise<EndpointQueueStats[]> {
-    return guardSqlite(() => this.statements.stats.all()).map((row) => ({ endpoint_id: row.endpoint_id, depth: Number(row.depth), oldest_enqueued_at: row.oldest }));
+    return guardSqlite(() => this.statements.stats.all()).map((row) => ({
+      endpoint_id: row.endpoint_id,
+      depth: Number(row.depth),
+      oldest_enqueued_at: row.oldest,
+    }));
   }
 
   async failingSince(endpointId: string): Promise<string | null> {

@@ -147,7 +147,14 @@ export class DeliveryEngine {
     const action = JSON.parse(message.payload) as FulfilmentAction;
     const reward = await this.deps.readStore.get<RewardDefinition>('rewards', action.reward_key);
     if (!reward?.entitlement_id) {
-      return { statusCode: null, latencyMs: 0, retryAfter: null, error: `reward ${action.reward_key} has no entitlement_id (yet)`, permanent: false, gone: false };
+      return {
+        statusCode: null,
+        latencyMs: 0,
+        retryAfter: null,
+        error: `reward ${action.reward_key} has no entitlement_id (yet)`,
+        permanent: false,
+        gone: false,
+      };
     }
     const outcome =
       action.action === 'grant'
@@ -186,10 +193,16 @@ export class DeliveryEngine {
     await outbox.recordAttempt(endpointId, message.message_id, { ...base, status: verdict.status, next_attempt_at: next });
     metrics.webhookDeliveries.inc({ endpoint: endpointId, outcome: attempt.permanent ? 'refused' : verdict.status });
     if (attempt.permanent) {
-      logger.error({ endpoint: endpointId, message: message.message_id, status: attempt.statusCode, error: attempt.error }, 'partner refused a fulfilment; recorded as dead');
+      logger.error(
+        { endpoint: endpointId, message: message.message_id, status: attempt.statusCode, error: attempt.error },
+        'partner refused a fulfilment; recorded as dead',
+      );
       return;
     }
-    logger.warn({ endpoint: endpointId, message: message.message_id, status: attempt.statusCode, error: attempt.error, next_attempt_at: next, verdict: verdict.status }, 'webhook delivery failed');
+    logger.warn(
+      { endpoint: endpointId, message: message.message_id, status: attempt.statusCode, error: attempt.error, next_attempt_at: next, verdict: verdict.status },
+      'webhook delivery failed',
+    );
     if (!endpoint) return;
     if (attempt.gone) {
       await this.deps.disable(endpointId, 'the endpoint answered 410 Gone');

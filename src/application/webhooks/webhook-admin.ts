@@ -82,7 +82,12 @@ export class WebhookAdmin {
   }
 
   async delete(id: string, context: CommandContext): Promise<void> {
-    const executed = await this.executor.execute(streams.webhook(id), webhookEndpointEvolver, (state) => decideDeleteWebhook(state, id, this.clock.now()), context);
+    const executed = await this.executor.execute(
+      streams.webhook(id),
+      webhookEndpointEvolver,
+      (state) => decideDeleteWebhook(state, id, this.clock.now()),
+      context,
+    );
     await this.outbox.removeEndpoint(id);
     await this.readYourWrites.after(executed.position);
   }

@@ -51,6 +51,8 @@ export async function checkWebhookUrl(url: string, settings: UrlPolicySettings, 
   }
   const blocked = addresses.find((address) => !isPublicAddress(address));
   if (addresses.length === 0 || blocked !== undefined) {
-    throw refused(`The webhook host ${host} is or resolves to a non-public address${blocked ? ` (${blocked})` : ''}; set WEBHOOKS_ALLOW_PRIVATE=true for receivers on a private network`);
+    throw refused(
+      `The webhook host ${host} is or resolves to a non-public address${blocked ? ` (${blocked})` : ''}; set WEBHOOKS_ALLOW_PRIVATE=true for receivers on a private network`,
+    );
   }
 }

@@ -86,7 +86,13 @@ export function decideDefineWebhook(
 export const MAX_OVERLAP_SECONDS = 604_800;
 
 /** POST /admin/webhooks/{id}/rotate-secret: `newSecret` signs from now; older ones until now + overlap. */
-export function decideRotateSecret(state: WebhookEndpointState, id: string, newSecret: string, overlapSeconds: number, now: Date): Decision<{ webhook: WebhookEndpoint; secret: string }> {
+export function decideRotateSecret(
+  state: WebhookEndpointState,
+  id: string,
+  newSecret: string,
+  overlapSeconds: number,
+  now: Date,
+): Decision<{ webhook: WebhookEndpoint; secret: string }> {
   if (!state.endpoint) throw notFound(id);
   const previousExpiresAt = new Date(now.getTime() + overlapSeconds * 1000).toISOString();
   return {

@@ -6,7 +6,18 @@ import { commandContext } from '../context.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
 import type { ApiDescription } from '../openapi.js';
 import { z } from '../schemas/zod-openapi.js';
-import { deliveriesOwner, deliveriesQuery, deliveryOut, pingOut, replayBody, replayOut, rotateSecretBody, webhookBody, webhookId, webhookOut } from '../schemas/webhooks.js';
+import {
+  deliveriesOwner,
+  deliveriesQuery,
+  deliveryOut,
+  pingOut,
+  replayBody,
+  replayOut,
+  rotateSecretBody,
+  webhookBody,
+  webhookId,
+  webhookOut,
+} from '../schemas/webhooks.js';
 import { parseBody, parsePathParam, parseQuery } from '../validation.js';
 
 const TAG = 'admin: webhooks';
@@ -36,8 +47,24 @@ export function adminWebhooksRouter(container: DependencyContainer, api: ApiDesc
     responses: { 201: { description: 'Created', schema: one }, 200: { description: 'Updated', schema: one } },
     errors: [400, 401, 403, 413, 415, 422],
   });
-  api.operation({ method: 'get', path: '/admin/webhooks/{id}', summary: 'Get a webhook endpoint', tags: [TAG], params, responses: { 200: { description: 'Found', schema: one } }, errors: [400, 401, 403, 404] });
-  api.operation({ method: 'delete', path: '/admin/webhooks/{id}', summary: 'Delete a webhook endpoint and its pending deliveries', tags: [TAG], params, responses: { 204: { description: 'Deleted' } }, errors: [400, 401, 403, 404] });
+  api.operation({
+    method: 'get',
+    path: '/admin/webhooks/{id}',
+    summary: 'Get a webhook endpoint',
+    tags: [TAG],
+    params,
+    responses: { 200: { description: 'Found', schema: one } },
+    errors: [400, 401, 403, 404],
+  });
+  api.operation({
+    method: 'delete',
+    path: '/admin/webhooks/{id}',
+    summary: 'Delete a webhook endpoint and its pending deliveries',
+    tags: [TAG],
+    params,
+    responses: { 204: { description: 'Deleted' } },
+    errors: [400, 401, 403, 404],
+  });
   router
     .route('/webhooks/:id')
     .put(async (req, res) => {
@@ -117,7 +144,10 @@ export function adminWebhooksRouter(container: DependencyContainer, api: ApiDesc
     params: z.object({ id: deliveriesOwner }),
     query: deliveriesQuery,
     responses: {
-      200: { description: 'A page of deliveries', schema: z.object({ data: z.object({ deliveries: z.array(deliveryOut), next_after: z.string().nullable() }) }) },
+      200: {
+        description: 'A page of deliveries',
+        schema: z.object({ data: z.object({ deliveries: z.array(deliveryOut), next_after: z.string().nullable() }) }),
+      },
     },
     errors: [400, 401, 403, 404],
   });

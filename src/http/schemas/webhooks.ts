@@ -14,12 +14,21 @@ export const deliveriesOwner = z
   .union([webhookId, z.literal('_revenuecat')])
   .openapi({ type: 'string', example: 'backend', description: 'A webhook endpoint id, or _revenuecat for RevenueCat fulfilments' });
 
-const position = z.string().regex(/^\d{1,20}$/, 'must be a log position (digits)').transform((value) => BigInt(value));
+const position = z
+  .string()
+  .regex(/^\d{1,20}$/, 'must be a log position (digits)')
+  .transform((value) => BigInt(value));
 
 export const webhookBody = z
   .object({
     url: z.string().url().max(2000).openapi({ example: 'https://api.example.com/hooks/referrals' }),
-    events: z.array(z.enum(MESSAGE_TYPES)).min(1).max(MESSAGE_TYPES.length).nullable().optional().openapi({ description: 'Message types delivered; null or absent = all' }),
+    events: z
+      .array(z.enum(MESSAGE_TYPES))
+      .min(1)
+      .max(MESSAGE_TYPES.length)
+      .nullable()
+      .optional()
+      .openapi({ description: 'Message types delivered; null or absent = all' }),
     description: z.string().max(2000).nullable().optional(),
     enabled: z.boolean().optional(),
   })
@@ -38,9 +47,7 @@ export const webhookOut = z
   })
   .openapi('Webhook');
 
-export const rotateSecretBody = z
-  .object({ overlap_seconds: z.number().int().min(0).max(MAX_OVERLAP_SECONDS).default(86_400) })
-  .openapi('RotateSecretRequest');
+export const rotateSecretBody = z.object({ overlap_seconds: z.number().int().min(0).max(MAX_OVERLAP_SECONDS).default(86_400) }).openapi('RotateSecretRequest');
 
 export const deliveriesQuery = z.object({
   status: z.enum(['pending', 'delivered', 'failed', 'dead']).optional(),
@@ -68,7 +75,10 @@ export const replayBody = z
     after_position: position.optional().openapi({ type: 'string', description: 'Exclusive log position to replay from' }),
     since: dateTime.optional().openapi({ description: 'Replay events recorded at or after this time' }),
   })
-  .refine((body) => (body.after_position === undefined) !== (body.since === undefined), { message: 'give exactly one of after_position and since', path: ['after_position'] })
+  .refine((body) => (body.after_position === undefined) !== (body.since === undefined), {
+    message: 'give exactly one of after_position and since',
+    path: ['after_position'],
+  })
   .openapi('WebhookReplayRequest');
 
 export const replayOut = z.object({ requeued: z.number().int(), first_position: z.string().nullable(), last_position: z.string().nullable() });

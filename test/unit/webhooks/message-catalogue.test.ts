@@ -6,7 +6,9 @@ import { event, logged, registered, rewardGranted, T0 } from '../../support/even
 
 describe('webhook message catalogue (v1)', () => {
   it('turns a user event into {type, timestamp, data} with app_user_id, the event fields, event_id and position', () => {
-    const message = toWebhookMessage(logged('user-ann', rewardGranted({ grant_id: 'g1', reward_key: 'pro', kind: 'partner_entitlement' }), { id: 'e-7', position: 7n }));
+    const message = toWebhookMessage(
+      logged('user-ann', rewardGranted({ grant_id: 'g1', reward_key: 'pro', kind: 'partner_entitlement' }), { id: 'e-7', position: 7n }),
+    );
     expect(message!.type).to.equal('reward.granted');
     expect(message!.timestamp).to.equal(T0.toISOString());
     expect(message!.data).to.include({ app_user_id: 'ann', grant_id: 'g1', reward_key: 'pro', kind: 'partner_entitlement', event_id: 'e-7', position: '7' });
@@ -14,7 +16,9 @@ describe('webhook message catalogue (v1)', () => {
   });
 
   it('says which variant a referral count is and leaves internal bookkeeping out', () => {
-    const counted = toWebhookMessage(logged('user-bob', event('ReferralClaimCounted', { claimer: 'ann', code: 'BOB234', claims: 3, cause_position: '5' }), { position: 9n }));
+    const counted = toWebhookMessage(
+      logged('user-bob', event('ReferralClaimCounted', { claimer: 'ann', code: 'BOB234', claims: 3, cause_position: '5' }), { position: 9n }),
+    );
     expect(counted!.type).to.equal('referral.counted');
     expect(counted!.data).to.include({ app_user_id: 'bob', variant: 'claim', claimer: 'ann', claims: 3 });
     expect(counted!.data).to.not.have.property('cause_position');
@@ -23,13 +27,30 @@ describe('webhook message catalogue (v1)', () => {
   it('ignores events outside the catalogue and streams other than users', () => {
     expect(toWebhookMessage(logged('user-ann', event('UserProfileUpdated', { changes: { is_trial: true } })))).to.equal(null);
     expect(toWebhookMessage(logged('code-X', event('CodeReserved', { code: 'X', type: 'promo', owner_id: 'X' })))).to.equal(null);
-    expect(MESSAGE_TYPES).to.include.members(['user.created', 'code.claimed', 'referral.counted', 'reward.granted', 'reward.expired', 'credits.withdrawn', 'conversion.recorded']);
+    expect(MESSAGE_TYPES).to.include.members([
+      'user.created',
+      'code.claimed',
+      'referral.counted',
+      'reward.granted',
+      'reward.expired',
+      'credits.withdrawn',
+      'conversion.recorded',
+    ]);
   });
 
   it('asks for a RevenueCat grant on a partner_entitlement grant and a revoke on its expiry', () => {
-    const grant = toFulfilment(logged('user-ann', rewardGranted({ grant_id: 'g1', reward_key: 'pro', kind: 'partner_entitlement', expires_at: '2026-04-09T12:00:00.000Z' })));
+    const grant = toFulfilment(
+      logged('user-ann', rewardGranted({ grant_id: 'g1', reward_key: 'pro', kind: 'partner_entitlement', expires_at: '2026-04-09T12:00:00.000Z' })),
+    );
     expect(grant).to.deep.equal({ action: 'grant', app_user_id: 'ann', reward_key: 'pro', grant_id: 'g1', expires_at: '2026-04-09T12:00:00.000Z' });
-    const expired = event('RewardExpired', { grant_id: 'g1', reward_key: 'pro', kind: 'partner_entitlement', expired_at: T0.toISOString(), credits_forfeited: null, balance_after: null });
+    const expired = event('RewardExpired', {
+      grant_id: 'g1',
+      reward_key: 'pro',
+      kind: 'partner_entitlement',
+      expired_at: T0.toISOString(),
+      credits_forfeited: null,
+      balance_after: null,
+    });
     expect(toFulfilment(logged('user-ann', expired))!.action).to.equal('revoke');
     expect(toFulfilment(logged('user-ann', rewardGranted({ grant_id: 'g2', reward_key: 'gift', kind: 'basic' })))).to.equal(null);
   });

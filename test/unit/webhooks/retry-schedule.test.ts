@@ -18,7 +18,10 @@ describe('webhook retry schedule (pure)', () => {
   it('schedules the next attempt, honours Retry-After, never past the retry window, then dead', () => {
     const base = { firstAttemptAt: T0, retryAfterMs: null, retryWindowMs: 72 * HOUR, random: 0 };
     expect(afterFailure({ ...base, now: T0, attempts: 1 })).to.deep.equal({ status: 'failed', nextAttemptAt: new Date(T0.getTime() + 5_000) });
-    expect(afterFailure({ ...base, now: T0, attempts: 1, retryAfterMs: 120_000 })).to.deep.equal({ status: 'failed', nextAttemptAt: new Date(T0.getTime() + 120_000) });
+    expect(afterFailure({ ...base, now: T0, attempts: 1, retryAfterMs: 120_000 })).to.deep.equal({
+      status: 'failed',
+      nextAttemptAt: new Date(T0.getTime() + 120_000),
+    });
     const late = new Date(T0.getTime() + 71 * HOUR);
     expect(afterFailure({ ...base, now: late, attempts: 15 })).to.deep.equal({ status: 'failed', nextAttemptAt: new Date(T0.getTime() + 72 * HOUR) });
     expect(afterFailure({ ...base, now: new Date(T0.getTime() + 72 * HOUR), attempts: 16 })).to.deep.equal({ status: 'dead' });

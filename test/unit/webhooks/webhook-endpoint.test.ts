@@ -25,31 +25,59 @@ describe('webhook endpoint decider', () => {
       .then([{ type: 'WebhookEndpointCreated', data: { webhook: endpoint, secret: 'whsec_new' } }]);
     const { result } = deciderSpec(webhookEndpointEvolver)
       .given([created])
-      .when((state) => decideDefineWebhook(state, { ...input, description: 'ignored', enabled: false }, { events: false, description: false, enabled: true }, 'whsec_unused', later))
+      .when((state) =>
+        decideDefineWebhook(
+          state,
+          { ...input, description: 'ignored', enabled: false },
+          { events: false, description: false, enabled: true },
+          'whsec_unused',
+          later,
+        ),
+      )
       .then([{ type: 'WebhookEndpointUpdated', data: { webhook: { ...endpoint, enabled: false, updated_at: later.toISOString() } } }]);
     expect(result.secret).to.equal(null);
-    deciderSpec(webhookEndpointEvolver).given([created]).when((state) => decideDefineWebhook(state, input, all, 'whsec_x', later)).thenNothing();
+    deciderSpec(webhookEndpointEvolver)
+      .given([created])
+      .when((state) => decideDefineWebhook(state, input, all, 'whsec_x', later))
+      .thenNothing();
   });
 
   it('rotates: the new secret signs, the old one until the overlap ends', () => {
     const { state } = deciderSpec(webhookEndpointEvolver)
       .given([created])
       .when((current) => decideRotateSecret(current, 'hook', 'whsec_new', 3600, T0))
-      .then([{ type: 'WebhookSecretRotated', data: { id: 'hook', secret: 'whsec_new', rotated_at: T0.toISOString(), previous_expires_at: new Date(T0.getTime() + 3_600_000).toISOString() } }]);
+      .then([
+        {
+          type: 'WebhookSecretRotated',
+          data: { id: 'hook', secret: 'whsec_new', rotated_at: T0.toISOString(), previous_expires_at: new Date(T0.getTime() + 3_600_000).toISOString() },
+        },
+      ]);
     expect(signingSecrets(state.secrets, T0)).to.deep.equal(['whsec_new', 'whsec_old']);
     expect(signingSecrets(state.secrets, new Date(T0.getTime() + 3_600_000))).to.deep.equal(['whsec_new']);
   });
 
   it('deletes and disables; unknown endpoints are NOT_FOUND.WEBHOOK; disabling twice is a no-op', () => {
-    deciderSpec(webhookEndpointEvolver).given().when((state) => decideDeleteWebhook(state, 'hook', T0)).thenError('NOT_FOUND.WEBHOOK', 'path:/id');
-    deciderSpec(webhookEndpointEvolver).given().when((state) => decideRotateSecret(state, 'hook', 's', 0, T0)).thenError('NOT_FOUND.WEBHOOK');
+    deciderSpec(webhookEndpointEvolver)
+      .given()
+      .when((state) => decideDeleteWebhook(state, 'hook', T0))
+      .thenError('NOT_FOUND.WEBHOOK', 'path:/id');
+    deciderSpec(webhookEndpointEvolver)
+      .given()
+      .when((state) => decideRotateSecret(state, 'hook', 's', 0, T0))
+      .thenError('NOT_FOUND.WEBHOOK');
     deciderSpec(webhookEndpointEvolver)
       .given([created])
       .when((state) => decideDeleteWebhook(state, 'hook', T0))
       .then([{ type: 'WebhookEndpointDeleted', data: { id: 'hook', deleted_at: T0.toISOString() } }]);
     const disabled = event('WebhookEndpointDisabled', { id: 'hook', disabled_at: T0.toISOString(), reason: '410' });
-    deciderSpec(webhookEndpointEvolver).given([created]).when((state) => decideDisableWebhook(state, 'hook', '410', T0)).then([disabled]);
-    deciderSpec(webhookEndpointEvolver).given([created, disabled]).when((state) => decideDisableWebhook(state, 'hook', '410', T0)).thenNothing();
+    deciderSpec(webhookEndpointEvolver)
+      .given([created])
+      .when((state) => decideDisableWebhook(state, 'hook', '410', T0))
+      .then([disabled]);
+    deciderSpec(webhookEndpointEvolver)
+      .given([created, disabled])
+      .when((state) => decideDisableWebhook(state, 'hook', '410', T0))
+      .thenNothing();
   });
 
   it('projects the endpoint with its secrets (for signing) and removes it on delete', () => {
@@ -63,6 +91,8 @@ describe('webhook endpoint decider', () => {
       ],
     });
     const deleted = event('WebhookEndpointDeleted', { id: 'hook', deleted_at: T0.toISOString() });
-    expect(projected(webhooksProjection, [logged('webhook-hook', created, { position: 1n }), logged('webhook-hook', deleted, { position: 2n })])).to.deep.equal({});
+    expect(projected(webhooksProjection, [logged('webhook-hook', created, { position: 1n }), logged('webhook-hook', deleted, { position: 2n })])).to.deep.equal(
+      {},
+    );
   });
 });

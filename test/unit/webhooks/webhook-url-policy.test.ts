@@ -18,7 +18,22 @@ async function refusal(url: string, settings = STRICT, resolve = async (_host: s
 describe('webhook URL policy', () => {
   it('tells public unicast addresses from every other range', () => {
     for (const address of ['93.184.215.14', '8.8.8.8', '2606:4700:4700::1111']) expect(isPublicAddress(address), address).to.equal(true);
-    for (const address of ['127.0.0.1', '10.0.0.1', '172.16.5.4', '192.168.1.1', '169.254.169.254', '0.0.0.0', '100.64.0.1', '::1', '::', 'fe80::1', 'fc00::1', '::ffff:10.0.0.1', '224.0.0.1', 'nonsense']) {
+    for (const address of [
+      '127.0.0.1',
+      '10.0.0.1',
+      '172.16.5.4',
+      '192.168.1.1',
+      '169.254.169.254',
+      '0.0.0.0',
+      '100.64.0.1',
+      '::1',
+      '::',
+      'fe80::1',
+      'fc00::1',
+      '::ffff:10.0.0.1',
+      '224.0.0.1',
+      'nonsense',
+    ]) {
       expect(isPublicAddress(address), address).to.equal(false);
     }
   });
