@@ -22,7 +22,7 @@ import { EventLog, type CommandContext } from '../event-log.js';
 import { ReadYourWrites } from '../read-your-writes.js';
 import { StreamExecutor } from '../stream-executor.js';
 import { postWithTimeout } from './http-post.js';
-import { outboxMessagesFor, REVENUECAT_ENDPOINT } from './webhook-feeder.js';
+import { outboxMessagesFor, REVENUECAT_ENDPOINT, WEBHOOK_FEED } from './webhook-feeder.js';
 import { checkWebhookUrl } from './webhook-url-policy.js';
 import { generateWebhookSecret, signWebhook } from './webhook-signing.js';
 
@@ -145,7 +145,7 @@ export class WebhookAdmin {
    */
   async replay(id: string, from: { after_position?: bigint; since?: string }) {
     const endpoint = await this.existing(id);
-    const until = await this.outbox.feedCheckpoint('webhooks');
+    const until = await this.outbox.feedCheckpoint(WEBHOOK_FEED);
     let after = from.after_position ?? null;
     const sinceMs = from.since === undefined ? null : Date.parse(from.since);
     const subscribed: [string, Pick<WebhookEndpoint, 'enabled' | 'events'>][] = [[id, { enabled: true, events: endpoint.events }]];

@@ -8,7 +8,8 @@ import type { EventLog, LoggedEvent } from '../event-log.js';
 import { LogFollower } from '../log-follower.js';
 
 const PAGE_SIZE = 500;
-const FEED = 'webhooks';
+/** The outbox feed's checkpoint name. */
+export const WEBHOOK_FEED = 'webhooks';
 /** The outbox "endpoint" of RevenueCat fulfilments (webhook ids cannot start with `_`). */
 export const REVENUECAT_ENDPOINT = '_revenuecat';
 
@@ -103,7 +104,7 @@ export class WebhookFeeder extends LogFollower {
 
   /** Loads the checkpoint and the endpoint subscriptions as they stood there. */
   async init(): Promise<void> {
-    this.checkpoint = await this.outbox.feedCheckpoint(FEED);
+    this.checkpoint = await this.outbox.feedCheckpoint(WEBHOOK_FEED);
     this.subscriptions.clear();
     if (this.checkpoint === null) return;
     let after: bigint | null = null;
@@ -127,7 +128,7 @@ export class WebhookFeeder extends LogFollower {
     }
     const position = events[events.length - 1]!.position;
     try {
-      await this.outbox.feed(FEED, rows, this.checkpoint, position);
+      await this.outbox.feed(WEBHOOK_FEED, rows, this.checkpoint, position);
       this.checkpoint = position;
     } catch (error) {
       // The subscriptions already moved through this page: fold them again up to the checkpoint.
