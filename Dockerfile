@@ -7,6 +7,8 @@
 FROM node:24-slim AS build
 WORKDIR /app
 COPY package.json package-lock.json ./
+# The lock file spans the workspace that generates the typed client's types (npm run docs:generate).
+COPY tools/openapi-types/package.json ./tools/openapi-types/
 # --ignore-scripts: no install script is needed to build or run (and none may try to compile).
 RUN npm ci --ignore-scripts
 COPY tsconfig.json tsconfig.build.json ./

@@ -38,7 +38,7 @@ export const configSchema = z
     ASC_ISSUER_ID: optionalString,
     ASC_KEY_ID: optionalString,
     ASC_PRIVATE_KEY_PATH: optionalString,
-    ASC_BASE_URL: z.string().url().default('https://api.appstoreconnect.apple.com'),
+    ASC_BASE_URL: z.url().default('https://api.appstoreconnect.apple.com'),
     ASC_TIMEOUT_MS: positiveInt(10_000),
     ASC_CACHE_TTL_S: positiveInt(3_600),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
@@ -65,21 +65,21 @@ export const configSchema = z
     const asc = [config.ASC_ISSUER_ID, config.ASC_KEY_ID, config.ASC_PRIVATE_KEY_PATH];
     if (asc.some((value) => value !== null) && asc.some((value) => value === null)) {
       ctx.addIssue({
-        code: z.ZodIssueCode.custom,
+        code: 'custom',
         path: ['ASC_ISSUER_ID'],
         message: 'ASC_ISSUER_ID, ASC_KEY_ID and ASC_PRIVATE_KEY_PATH must be set together',
       });
     }
     if ((config.EVENTSTORE_URL === null) !== (config.MONGODB_URL === null)) {
       ctx.addIssue({
-        code: z.ZodIssueCode.custom,
+        code: 'custom',
         path: [config.EVENTSTORE_URL === null ? 'EVENTSTORE_URL' : 'MONGODB_URL'],
         message: 'EVENTSTORE_URL and MONGODB_URL select the external backend together; set both or neither',
       });
     }
     if (config.NODE_ENV === 'production' && (config.CLIENT_API_KEYS.length === 0 || config.SECRET_API_KEYS.length === 0)) {
       ctx.addIssue({
-        code: z.ZodIssueCode.custom,
+        code: 'custom',
         path: [config.CLIENT_API_KEYS.length === 0 ? 'CLIENT_API_KEYS' : 'SECRET_API_KEYS'],
         message: 'is required in production (NODE_ENV=production)',
       });
@@ -89,7 +89,7 @@ export const configSchema = z
 export type Config = z.infer<typeof configSchema>;
 
 /** The environment variables the service reads (compose files are checked against this list). */
-export const CONFIG_VARIABLES = Object.keys(configSchema._def.schema.shape);
+export const CONFIG_VARIABLES = Object.keys(configSchema.shape);
 
 /** What each variable takes, said to an operator who set it wrong. */
 const EXPECTED: Record<string, string> = {

@@ -46,7 +46,10 @@ function observe(metrics: Metrics, logger: Logger): RequestHandler {
       const route = req.route ? `${res.locals.mountPath ?? req.baseUrl}${String(req.route.path)}` : 'unmatched';
       metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
       const seconds = stop({ method: req.method, route });
-      logger.info({ requestId: res.locals.requestId, method: req.method, path: req.path, route, status: res.statusCode, ms: Math.round(seconds * 1000) }, 'request');
+      logger.info(
+        { requestId: res.locals.requestId, method: req.method, path: req.path, route, status: res.statusCode, ms: Math.round(seconds * 1000) },
+        'request',
+      );
     });
     next();
   };
@@ -95,7 +98,7 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
       metrics,
       api,
       reactions: container.resolve<() => ReactionHealth | null>(TOKENS.ReactionHealth),
-      webhooks: container.resolve<() => Promise<object>>(TOKENS.WebhookHealth),
+      webhooks: container.resolve(TOKENS.WebhookHealth),
     }),
   );
   if (surface === 'full') {

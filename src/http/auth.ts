@@ -35,7 +35,6 @@ export class ApiKeys {
 }
 
 declare global {
-  // eslint-disable-next-line @typescript-eslint/no-namespace
   namespace Express {
     interface Locals {
       caller: Caller;

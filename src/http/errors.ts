@@ -2,6 +2,7 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { DomainError } from '../domain/domain-error.js';
 import { StoreUnavailableError } from '../ports/event-store.js';
 import type { Logger } from '../ports/logger.js';
+import { statusOf } from './error-codes.js';
 
 export interface ErrorObject {
   code: string;
@@ -31,9 +32,9 @@ export function errorBody(...errors: ErrorObject[]) {
   return { errors };
 }
 
-/** SPEC §9: NOT_FOUND.* are 404; every other business rule is 422. */
+/** A business rule's status comes from the error-code catalogue (NOT_FOUND.* 404, the others 422). */
 export function fromDomainError(error: DomainError): ApiError {
-  return new ApiError(error.code.startsWith('NOT_FOUND.') ? 404 : 422, error.code, error.message, error.source);
+  return new ApiError(statusOf(error.code), error.code, error.message, error.source);
 }
 
 interface HttpError {

@@ -1,45 +1,147 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import type { ZodTypeAny } from 'zod';
-import { errorSchema } from './schemas/common.js';
+import { ERROR_CODES, type ErrorCode } from './error-codes.js';
+import { z } from './schemas/zod-openapi.js';
+
+type Request = NonNullable<RouteConfig['request']>;
 
 export interface OperationDoc {
   method: RouteConfig['method'];
   /** OpenAPI path, e.g. /users/{app_user_id}. */
   path: string;
+  /** Stable, unique name client generators use, e.g. getUser. */
+  operationId: string;
   summary: string;
+  description?: string;
   tags: string[];
   body?: ZodTypeAny;
-  params?: RouteConfig['request'] extends infer R ? (R extends { params?: infer P } ? P : never) : never;
-  query?: RouteConfig['request'] extends infer R ? (R extends { query?: infer Q } ? Q : never) : never;
-  responses: Record<number, { description: string; schema?: ZodTypeAny }>;
-  errors: number[];
+  params?: Request['params'];
+  query?: Request['query'];
+  responses: Record<number, { description: string; schema?: ZodTypeAny; contentType?: string }>;
+  /**
+   * The codes of this operation's own rules (NOT_FOUND.*, CLAIM.*, …). The codes every operation
+   * of its kind can answer (key, body, parameters, 500, 503) are added from `auth`, `body`,
+   * `params` and `query`.
+   */
+  errors: ErrorCode[];
+  /** Who may call it: `client` (any key, the default), `secret` (a secret key) or `none`. */
   auth?: 'client' | 'secret' | 'none';
 }
+
+/** Every code an operation can answer, from its own list and its shape. */
+export function operationErrorCodes(doc: Pick<OperationDoc, 'errors' | 'auth' | 'body' | 'params' | 'query'>): ErrorCode[] {
+  const codes = new Set<ErrorCode>();
+  const auth = doc.auth ?? 'client';
+  if (auth !== 'none') codes.add('UNAUTHORIZED');
+  if (auth === 'secret') codes.add('FORBIDDEN');
+  if (doc.body) for (const code of ['BODY_INVALID', 'BAD_REQUEST', 'BODY_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'] as const) codes.add(code);
+  if (doc.params || doc.query) codes.add('BAD_REQUEST');
+  for (const code of doc.errors) codes.add(code);
+  if (auth !== 'none') codes.add('SERVICE_UNAVAILABLE');
+  codes.add('INTERNAL_SERVER_ERROR');
+  return [...codes];
+}
+
+/** The error body of one status, its `code` limited to the codes the operation answers with it. */
+function errorResponse(status: number, codes: ErrorCode[]) {
+  const first = codes.find((code) => 'example' in ERROR_CODES[code]) ?? codes[0]!;
+  const entry: { meaning: string; example?: { message: string; source: string | null } } = ERROR_CODES[first];
+  const example = entry.example ?? { message: entry.meaning, source: null };
+  const schema = z
+    .object({
+      errors: z
+        .array(
+          z
+            .object({
+              code: z.enum(codes as [ErrorCode, ...ErrorCode[]]),
+              status: z.literal(status),
+              message: z.string().openapi({ description: 'For humans; may change. Branch on `code`.' }),
+              source: z.string().nullable().openapi({
+                description: 'The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null.',
+              }),
+            })
+            .strict(),
+        )
+        .min(1),
+    })
+    .strict();
+  return {
+    description: codes.map((code) => `\`${code}\`: ${ERROR_CODES[code].meaning}`).join('\n\n'),
+    content: { 'application/json': { schema, example: { errors: [{ code: first, status, ...example }] } } },
+  };
+}
+
+function packageVersion(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  for (;;) {
+    const candidate = path.join(dir, 'package.json');
+    if (fs.existsSync(candidate)) {
+      const pkg = JSON.parse(fs.readFileSync(candidate, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'referral-rewards-service' && pkg.version) return pkg.version;
+    }
+    const parent = path.dirname(dir);
+    if (parent === dir) return '0.0.0';
+    dir = parent;
+  }
+}
+
+const DESCRIPTION = [
+  'Self-hosted referral, affiliate and promo-code backend for subscription apps.',
+  '',
+  'Success bodies are `{"data": …}`. Failures are `{"errors": [{code, status, message, source}]}`: branch on `code`, which is stable;',
+  'each response below lists the codes it can carry. Every response carries `x-request-id`.',
+  "The repository's docs/ folder has the reference: error codes, settled behaviours and the event catalogue.",
+].join('\n');
 
 /** Routes describe themselves here with the same zod schemas that validate their requests. */
 export class ApiDescription {
   private readonly registry = new OpenAPIRegistry();
+  private readonly operationIds = new Set<string>();
 
   constructor() {
-    this.registry.registerComponent('securitySchemes', 'apiKey', { type: 'apiKey', in: 'header', name: 'x-api-key' });
+    this.registry.registerComponent('headers', 'RequestId', {
+      description:
+        'The request id: the one sent in `x-request-id` when it is 1–128 printable ASCII characters, else a generated UUID. Logs and events carry it.',
+      schema: { type: 'string', pattern: '^[\\x21-\\x7e]{1,128}$' },
+    });
+    this.registry.registerComponent('securitySchemes', 'apiKey', {
+      type: 'apiKey',
+      in: 'header',
+      name: 'x-api-key',
+      description: 'A client key (apps) or a secret key (admin, grants). Operations that need a secret key say so.',
+    });
   }
 
   operation(doc: OperationDoc): void {
+    if (this.operationIds.has(doc.operationId)) throw new Error(`operationId ${doc.operationId} is used twice`);
+    this.operationIds.add(doc.operationId);
     const responses: RouteConfig['responses'] = {};
     for (const [status, response] of Object.entries(doc.responses)) {
       responses[status] = response.schema
-        ? { description: response.description, content: { 'application/json': { schema: response.schema } } }
+        ? { description: response.description, content: { [response.contentType ?? 'application/json']: { schema: response.schema } } }
         : { description: response.description };
     }
-    for (const status of doc.errors) {
-      responses[String(status)] = { description: `Error (${status})`, content: { 'application/json': { schema: errorSchema } } };
+    const byStatus = new Map<number, ErrorCode[]>();
+    for (const code of operationErrorCodes(doc)) {
+      const status = ERROR_CODES[code].status;
+      byStatus.set(status, [...(byStatus.get(status) ?? []), code]);
     }
+    for (const [status, codes] of [...byStatus].sort(([a], [b]) => a - b)) responses[String(status)] = errorResponse(status, codes);
+    for (const response of Object.values(responses)) {
+      if (!('$ref' in response)) response.headers = { 'x-request-id': { $ref: '#/components/headers/RequestId' } };
+    }
+    const auth = doc.auth ?? 'client';
     this.registry.registerPath({
       method: doc.method,
       path: doc.path,
+      operationId: doc.operationId,
       summary: doc.summary,
+      description: doc.description ?? (auth === 'secret' ? 'Needs a secret key.' : undefined),
       tags: doc.tags,
-      security: doc.auth === 'none' ? [] : [{ apiKey: [] }],
+      security: auth === 'none' ? [] : [{ apiKey: [] }],
       request: {
         ...(doc.body ? { body: { content: { 'application/json': { schema: doc.body } }, required: true } } : {}),
         ...(doc.params ? { params: doc.params } : {}),
@@ -54,10 +156,23 @@ export class ApiDescription {
       openapi: '3.1.0',
       info: {
         title: 'Referral & Rewards Service',
-        version: '1.0.0',
-        description: 'Self-hosted referral, affiliate and promo-code backend. Errors use stable codes; see SPEC §9.',
+        version: packageVersion(),
+        description: DESCRIPTION,
+        license: { name: 'MIT', identifier: 'MIT' },
       },
-      servers: [{ url: '/' }],
+      servers: [{ url: '/', description: 'The service that serves this document' }],
+      tags: [
+        { name: 'users', description: 'Users, claims and their rewards' },
+        { name: 'credits', description: 'Credit withdrawals and grants by hand' },
+        { name: 'codes', description: 'Resolving referral, promo and affiliate codes' },
+        { name: 'store', description: 'Store (App Store) offer codes' },
+        { name: 'admin: rewards', description: 'Reward definitions and code pools' },
+        { name: 'admin: programs', description: 'Referral programs' },
+        { name: 'admin: promo codes', description: 'Promo codes' },
+        { name: 'admin: affiliates', description: 'Affiliates' },
+        { name: 'admin: audit', description: 'Event log and credit ledgers' },
+        { name: 'operator', description: 'Health, readiness, metrics and this description' },
+      ],
     });
   }
 }

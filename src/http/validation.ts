@@ -2,7 +2,7 @@ import type { Request } from 'express';
 import type { z, ZodError, ZodTypeAny } from 'zod';
 import { ApiError } from './errors.js';
 
-function pointer(path: (string | number)[]): string {
+function pointer(path: PropertyKey[]): string {
   return `/${path.map((part) => String(part).replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
 }
 
@@ -10,7 +10,7 @@ function badRequest(error: ZodError, prefix = ''): ApiError {
   const issue = error.issues[0]!;
   const where = pointer(issue.path);
   const field = issue.path.length > 0 ? `${prefix}${where}` : null;
-  return new ApiError(400, 'BAD_REQUEST', `${issue.path.length > 0 ? issue.path.join('.') + ': ' : ''}${issue.message}`, field);
+  return new ApiError(400, 'BAD_REQUEST', `${issue.path.length > 0 ? `${issue.path.join('.')}: ` : ''}${issue.message}`, field);
 }
 
 /** The JSON body parsed by `schema`: 400 BODY_INVALID when not an object, BAD_REQUEST per field. */

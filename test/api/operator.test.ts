@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { expect } from 'chai';
 import { createUser } from '../support/fixtures.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -65,7 +66,13 @@ describe('API: operator endpoints (no key needed)', () => {
     const schema = withdraw.requestBody.content['application/json'].schema;
     const resolved = schema.$ref ? response.body.components.schemas[schema.$ref.split('/').pop()] : schema;
     expect(resolved.properties.amount).to.include({ type: 'integer', minimum: 1 });
-    expect(withdraw.responses).to.have.keys('200', '400', '401', '404', '413', '415', '422');
+    expect(withdraw.responses).to.have.keys('200', '400', '401', '404', '413', '415', '422', '500', '503');
+    expect(withdraw.operationId).to.equal('withdrawCredits');
+    const codesOf = (status: string) => withdraw.responses[status].content['application/json'].schema.properties.errors.items.properties.code.enum;
+    expect(codesOf('422')).to.have.members(['WITHDRAW.REWARD_NOT_FOUND', 'WITHDRAW.OPERATION_ID_REUSED']);
+    expect(codesOf('400')).to.have.members(['BODY_INVALID', 'BAD_REQUEST']);
+    expect(Object.keys(response.body.paths)).to.include.members(['/healthz', '/readyz', '/metrics', '/openapi.json']);
+    expect(response.body.info.version).to.equal(JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version);
   });
 
   it('GET /docs serves a browsable page of the API description', async () => {

@@ -8,6 +8,7 @@ import { loadConfig } from '../../src/config.js';
 import type { Backend } from '../../src/backends/backend.js';
 import type { Clock } from '../../src/ports/clock.js';
 import { type RunningService, startService } from '../../src/service.js';
+import { type OpenApiResponseValidator, validatorFor } from './openapi-validator.js';
 
 export const CLIENT_KEY = 'test-client-key';
 export const SECRET_KEY = 'test-secret-key';
@@ -54,6 +55,19 @@ export interface TestServiceOptions {
   clock?: ManualClock;
   /** Wrap or replace the stores (fault injection). */
   backend?: (backend: Backend) => Backend;
+  /**
+   * Check every response against the service's /openapi.json and throw when the document does
+   * not describe it (default true: the API suite fails when the service and document disagree).
+   */
+  validateResponses?: boolean;
+}
+
+/** Throws when the service's own document does not describe a response it gave. */
+export class UndocumentedResponseError extends Error {
+  constructor(problems: string[], body: unknown) {
+    super(`The response does not match /openapi.json:\n  ${problems.join('\n  ')}\nbody: ${JSON.stringify(body)?.slice(0, 2000)}`);
+    this.name = 'UndocumentedResponseError';
+  }
 }
 
 /** Starts the real service (HTTP on 127.0.0.1, embedded SQLite in a temp dir). */
@@ -74,6 +88,11 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   const embedded = openEmbeddedBackend(dataDir);
   const backend = options.backend ? options.backend(embedded) : embedded;
   const service = await startService({ config, backend, logger: pino({ level: 'silent' }), role: 'all', clock });
+  let validator: OpenApiResponseValidator | null = null;
+  if (options.validateResponses !== false) {
+    const document = await fetch(`${service.url}/openapi.json`);
+    validator = validatorFor((await document.json()) as Parameters<typeof validatorFor>[0]);
+  }
   const request = async (key: string | null, method: string, pathname: string, body?: unknown, headers: Record<string, string> = {}) => {
     const response = await fetch(`${service.url}${pathname}`, {
       method,
@@ -90,6 +109,17 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
       parsed = text.length > 0 ? JSON.parse(text) : null;
     } catch {
       // not JSON: keep the text
+    }
+    if (validator) {
+      const problems = validator.problems(
+        method,
+        new URL(pathname, service.url).pathname,
+        response.status,
+        response.headers.get('content-type'),
+        parsed,
+        response.headers.get('x-request-id'),
+      );
+      if (problems.length > 0) throw new UndocumentedResponseError(problems, parsed);
     }
     return { status: response.status, body: parsed as any, headers: response.headers };
   };

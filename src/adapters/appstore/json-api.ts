@@ -8,8 +8,8 @@ export type ResourceIdentifier = z.infer<typeof identifierSchema>;
 const resourceSchema = z.object({
   type: z.string(),
   id: z.string(),
-  attributes: z.record(z.unknown()).optional(),
-  relationships: z.record(z.object({ data: z.union([identifierSchema, z.array(identifierSchema)]).nullable().optional() })).optional(),
+  attributes: z.record(z.string(), z.unknown()).optional(),
+  relationships: z.record(z.string(), z.object({ data: z.union([identifierSchema, z.array(identifierSchema)]).nullable().optional() })).optional(),
 });
 export type Resource = z.infer<typeof resourceSchema>;
 

@@ -139,8 +139,8 @@ export class WebhookAdmin {
   }
 
   /**
-   * Re-enqueues the endpoint's messages from the log after `after_position` (or from the first
-   * event recorded at or after `since`) up to where the outbox feed stands (later events are fed
+   * Re-enqueues the endpoint's messages from the log after `after_position` and/or recorded at
+   * or after `since` (both bounds apply when both are given) up to where the outbox feed stands (later events are fed
    * anyway), with the endpoint's current event filter. Delivered and dead ones go again.
    */
   async replay(id: string, from: { after_position?: bigint; since?: string }) {

@@ -16,7 +16,7 @@ export async function webhookHealth(readStore: ReadStore, outbox: WebhookOutbox,
     disabled_endpoints: disabled.map((endpoint) => ({ id: endpoint.id, url: endpoint.url, since: endpoint.updated_at })),
     revenuecat: fulfilment
       ? {
-          refused: refusals.length >= 1_000 ? '>=1000' : refusals.length,
+          refused: refusals.length,
           recent_refusals: refusals.slice(-SHOWN_REFUSALS).map((message) => ({
             message_id: message.message_id,
             action: message.event_type,

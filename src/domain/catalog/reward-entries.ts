@@ -1,6 +1,6 @@
 import { DomainError } from '../domain-error.js';
 import { REPEATABLE_SENDER_KINDS, type RewardKind } from '../rewards/reward-kinds.js';
-import type { RewardEntry } from '../rewards/reward-schemas.js';
+import { activationSchema, type RewardEntry } from '../rewards/reward-schemas.js';
 
 /** Receiver rewards of these kinds can only be granted on claim. */
 const CLAIM_ONLY_RECEIVER_KINDS: readonly RewardKind[] = ['offer_code', 'store_promo_code', 'partner_offering'];
@@ -22,6 +22,13 @@ export function checkRewardEntries(
     if (kind === undefined) throw new DomainError(`${errorPrefix}.REWARD_NOT_FOUND`, `No reward has the key ${entry.reward_key}`, `${source}/reward_key`);
     const { activation } = entry;
     const invalid = (message: string) => new DomainError(`${errorPrefix}.INVALID_ACTIVATION`, message, `${source}/activation`);
+    // The stored entry's own schema (amount >= 1, limit >= 0 when present) is checked here, so
+    // the event that records it can never be refused at append.
+    const stored = activationSchema.safeParse(activation);
+    if (!stored.success) {
+      const issue = stored.error.issues[0]!;
+      throw invalid(`activation.${issue.path.join('.')} ${describeBound(issue)}`);
+    }
     if (role === 'sender') {
       if (activation.amount === undefined || activation.amount < 1) throw invalid('A sender activation needs an amount of at least 1');
       if (REPEATABLE_SENDER_KINDS.includes(kind) && (activation.limit === undefined || activation.limit < 0)) {
@@ -31,4 +38,10 @@ export function checkRewardEntries(
       throw invalid(`A ${kind} receiver reward can only be granted on claim`);
     }
   });
+}
+
+function describeBound(issue: { code: string; minimum?: unknown; maximum?: unknown; message: string }): string {
+  if (issue.code === 'too_small') return `must be at least ${String(issue.minimum)}`;
+  if (issue.code === 'too_big') return `must be at most ${String(issue.maximum)}`;
+  return issue.message;
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import { REWARD_KINDS } from './reward-kinds.js';
 
-export const isoDateTime = z.string().datetime({ offset: true });
+export const isoDateTime = z.iso.datetime({ offset: true });
 /** A JSON object kept exactly as given (a zod record would rebuild it and lose keys such as "__proto__"). */
 export const jsonObject = z.custom<Record<string, unknown>>(
   (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
@@ -23,8 +23,8 @@ export const deactivationSchema = z
   .superRefine((deactivation, ctx) => {
     if (deactivation.variant === 'interval' && deactivation.duration > MAX_INTERVAL[deactivation.period]) {
       ctx.addIssue({
-        code: z.ZodIssueCode.too_big,
-        type: 'number',
+        code: 'too_big',
+        origin: 'number',
         maximum: MAX_INTERVAL[deactivation.period],
         inclusive: true,
         path: ['duration'],

@@ -18,11 +18,13 @@ export function adminAuditRouter(container: DependencyContainer, api: ApiDescrip
   api.operation({
     method: 'get',
     path: '/admin/events',
+    operationId: 'listEvents',
     summary: 'The event log in commit order, paged by position',
     tags: ['admin: audit'],
     query: eventsQuery,
     responses: { 200: { description: 'A page of events', schema: z.object({ data: eventPageOut }) } },
-    errors: [400, 401, 403],
+    errors: [],
+    auth: 'secret',
   });
   router
     .route('/events')
@@ -43,12 +45,14 @@ export function adminAuditRouter(container: DependencyContainer, api: ApiDescrip
   api.operation({
     method: 'get',
     path: '/admin/users/{app_user_id}/credit-ledger',
-    summary: "Every credit movement of a user, oldest first, with running balances",
+    operationId: 'getCreditLedger',
+    summary: 'Every credit movement of a user, oldest first, with running balances',
     tags: ['admin: audit'],
     params: z.object({ app_user_id: appUserId }),
     query: ledgerQuery,
     responses: { 200: { description: 'The ledger', schema: z.object({ data: creditLedgerOut }) } },
-    errors: [400, 401, 403, 404],
+    errors: ['NOT_FOUND.USER'],
+    auth: 'secret',
   });
   router
     .route('/users/:app_user_id/credit-ledger')

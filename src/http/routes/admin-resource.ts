@@ -1,5 +1,6 @@
 import type { Response, Router } from 'express';
 import type { ZodTypeAny } from 'zod';
+import type { ErrorCode } from '../error-codes.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
 import type { ApiDescription } from '../openapi.js';
 import { z } from '../schemas/zod-openapi.js';
@@ -14,7 +15,11 @@ export interface AdminResource<T, B extends ZodTypeAny> {
   paramSchema: ZodTypeAny;
   singular: string;
   plural: string;
-  notFoundCode: string;
+  /** Names the operations: putReward, getReward, listRewards. */
+  name: string;
+  notFoundCode: ErrorCode;
+  /** The business rules a PUT can break. */
+  putErrors: ErrorCode[];
   body: B;
   out: ZodTypeAny;
   get(id: string): Promise<T | null>;
@@ -33,29 +38,35 @@ export function mountAdminResource<T, B extends ZodTypeAny>(router: Router, api:
   api.operation({
     method: 'put',
     path: docItemPath,
+    operationId: `put${resource.name}`,
     summary: `Create or update a ${resource.singular.replace('_', ' ')} (201 created, 200 updated)`,
     tags: [resource.tag],
     params,
     body: resource.body,
     responses: { 201: { description: 'Created', schema: one }, 200: { description: 'Updated', schema: one } },
-    errors: [400, 401, 403, 413, 415, 422],
+    errors: resource.putErrors,
+    auth: 'secret',
   });
   api.operation({
     method: 'get',
     path: docItemPath,
+    operationId: `get${resource.name}`,
     summary: `Get a ${resource.singular.replace('_', ' ')}`,
     tags: [resource.tag],
     params,
     responses: { 200: { description: 'Found', schema: one } },
-    errors: [400, 401, 403, 404],
+    errors: [resource.notFoundCode],
+    auth: 'secret',
   });
   api.operation({
     method: 'get',
     path: `/admin${resource.path}`,
+    operationId: `list${resource.name}s`,
     summary: `List ${resource.plural.replace('_', ' ')}`,
     tags: [resource.tag],
     responses: { 200: { description: 'All of them', schema: z.object({ data: z.object({ [resource.plural]: z.array(resource.out) }) }) } },
-    errors: [401, 403],
+    errors: [],
+    auth: 'secret',
   });
 
   router
@@ -81,4 +92,3 @@ export function mountAdminResource<T, B extends ZodTypeAny>(router: Router, api:
     })
     .all(methodNotAllowed(['GET']));
 }
-

@@ -40,30 +40,36 @@ export function adminWebhooksRouter(container: DependencyContainer, api: ApiDesc
   api.operation({
     method: 'put',
     path: '/admin/webhooks/{id}',
+    operationId: 'putWebhook',
     summary: 'Create (201, with the signing secret shown once) or update (200) a webhook endpoint',
     tags: [TAG],
     params,
     body: webhookBody,
     responses: { 201: { description: 'Created', schema: one }, 200: { description: 'Updated', schema: one } },
-    errors: [400, 401, 403, 413, 415, 422],
+    errors: ['WEBHOOK.URL_NOT_ALLOWED'],
+    auth: 'secret',
   });
   api.operation({
     method: 'get',
     path: '/admin/webhooks/{id}',
+    operationId: 'getWebhook',
     summary: 'Get a webhook endpoint',
     tags: [TAG],
     params,
     responses: { 200: { description: 'Found', schema: one } },
-    errors: [400, 401, 403, 404],
+    errors: ['NOT_FOUND.WEBHOOK'],
+    auth: 'secret',
   });
   api.operation({
     method: 'delete',
     path: '/admin/webhooks/{id}',
+    operationId: 'deleteWebhook',
     summary: 'Delete a webhook endpoint and its pending deliveries',
     tags: [TAG],
     params,
     responses: { 204: { description: 'Deleted' } },
-    errors: [400, 401, 403, 404],
+    errors: ['NOT_FOUND.WEBHOOK'],
+    auth: 'secret',
   });
   router
     .route('/webhooks/:id')
@@ -92,10 +98,12 @@ export function adminWebhooksRouter(container: DependencyContainer, api: ApiDesc
   api.operation({
     method: 'get',
     path: '/admin/webhooks',
+    operationId: 'listWebhooks',
     summary: 'List webhook endpoints',
     tags: [TAG],
     responses: { 200: { description: 'All of them', schema: z.object({ data: z.object({ webhooks: z.array(webhookOut) }) }) } },
-    errors: [401, 403],
+    errors: [],
+    auth: 'secret',
   });
   router
     .route('/webhooks')
@@ -105,12 +113,14 @@ export function adminWebhooksRouter(container: DependencyContainer, api: ApiDesc
   api.operation({
     method: 'post',
     path: '/admin/webhooks/{id}/rotate-secret',
+    operationId: 'rotateWebhookSecret',
     summary: 'Make a new signing secret (shown once); the previous ones keep signing for overlap_seconds',
     tags: [TAG],
     params,
     body: rotateSecretBody,
     responses: { 200: { description: 'Rotated', schema: one } },
-    errors: [400, 401, 403, 404, 413, 415],
+    errors: ['NOT_FOUND.WEBHOOK'],
+    auth: 'secret',
   });
   router
     .route('/webhooks/:id/rotate-secret')
@@ -125,11 +135,13 @@ export function adminWebhooksRouter(container: DependencyContainer, api: ApiDesc
   api.operation({
     method: 'post',
     path: '/admin/webhooks/{id}/ping',
+    operationId: 'pingWebhook',
     summary: 'Send a signed webhook.ping now and report how the endpoint answered',
     tags: [TAG],
     params,
     responses: { 200: { description: 'Sent', schema: z.object({ data: z.object({ ping: pingOut }) }) } },
-    errors: [400, 401, 403, 404, 422],
+    errors: ['NOT_FOUND.WEBHOOK', 'WEBHOOK.URL_NOT_ALLOWED'],
+    auth: 'secret',
   });
   router
     .route('/webhooks/:id/ping')
@@ -139,6 +151,7 @@ export function adminWebhooksRouter(container: DependencyContainer, api: ApiDesc
   api.operation({
     method: 'get',
     path: '/admin/webhooks/{id}/deliveries',
+    operationId: 'listWebhookDeliveries',
     summary: "The endpoint's deliveries in log order, paged by position (_revenuecat: RevenueCat fulfilments)",
     tags: [TAG],
     params: z.object({ id: deliveriesOwner }),
@@ -149,7 +162,8 @@ export function adminWebhooksRouter(container: DependencyContainer, api: ApiDesc
         schema: z.object({ data: z.object({ deliveries: z.array(deliveryOut), next_after: z.string().nullable() }) }),
       },
     },
-    errors: [400, 401, 403, 404],
+    errors: ['NOT_FOUND.WEBHOOK'],
+    auth: 'secret',
   });
   router
     .route('/webhooks/:id/deliveries')
@@ -164,11 +178,13 @@ export function adminWebhooksRouter(container: DependencyContainer, api: ApiDesc
   api.operation({
     method: 'post',
     path: '/admin/webhooks/{id}/deliveries/{message_id}/redeliver',
+    operationId: 'redeliverWebhookMessage',
     summary: 'Deliver one message again (now, attempts from zero)',
     tags: [TAG],
     params: messageParams,
     responses: { 200: { description: 'Queued', schema: z.object({ data: z.object({ delivery: deliveryOut }) }) } },
-    errors: [400, 401, 403, 404],
+    errors: ['NOT_FOUND.WEBHOOK', 'NOT_FOUND.DELIVERY'],
+    auth: 'secret',
   });
   router
     .route('/webhooks/:id/deliveries/:message_id/redeliver')
@@ -182,12 +198,14 @@ export function adminWebhooksRouter(container: DependencyContainer, api: ApiDesc
   api.operation({
     method: 'post',
     path: '/admin/webhooks/{id}/replay',
+    operationId: 'replayWebhook',
     summary: "Re-enqueue the endpoint's messages from a log position or a time",
     tags: [TAG],
     params,
     body: replayBody,
     responses: { 200: { description: 'Re-enqueued', schema: z.object({ data: replayOut }) } },
-    errors: [400, 401, 403, 404, 413, 415],
+    errors: ['NOT_FOUND.WEBHOOK'],
+    auth: 'secret',
   });
   router
     .route('/webhooks/:id/replay')

@@ -6,10 +6,11 @@ import { entriesByKind } from '../../application/queries/reward-views.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
 import type { ApiDescription } from '../openapi.js';
 import { codeResponse } from '../schemas/codes.js';
+import { chars } from '../schemas/common.js';
 import { z } from '../schemas/zod-openapi.js';
 import { parsePathParam } from '../validation.js';
 
-const codeParam = z.string().min(1).max(64);
+const codeParam = chars(1, 64);
 
 export function codesRouter(container: DependencyContainer, api: ApiDescription): Router {
   const router = Router();
@@ -19,11 +20,12 @@ export function codesRouter(container: DependencyContainer, api: ApiDescription)
   api.operation({
     method: 'get',
     path: '/codes/{code}',
+    operationId: 'getCode',
     summary: 'Resolve a code to its type, owner and the rewards a claimer would receive',
     tags: ['codes'],
     params: z.object({ code: codeParam }),
     responses: { 200: { description: 'The code', schema: codeResponse } },
-    errors: [400, 401, 404],
+    errors: ['NOT_FOUND.CODE'],
   });
   router
     .route('/codes/:code')

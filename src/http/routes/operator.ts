@@ -7,7 +7,11 @@ import type { ReadStore } from '../../ports/read-store.js';
 import type { ReactionHealth } from '../../application/reactions/reaction-runner.js';
 import type { Metrics } from '../../observability/metrics.js';
 import { methodNotAllowed } from '../errors.js';
+import { ERROR_CODES } from '../error-codes.js';
 import type { ApiDescription } from '../openapi.js';
+import type { webhookHealthOut } from '../schemas/webhooks.js';
+import { healthResponse, metricsText, openApiDocument, readinessReport, readinessResponse } from '../schemas/operator.js';
+import { z } from '../schemas/zod-openapi.js';
 
 export interface OperatorDeps {
   config: Config;
@@ -19,7 +23,7 @@ export interface OperatorDeps {
   /** The process managers' state when this process runs them, else null. */
   reactions: () => ReactionHealth | null;
   /** Outgoing deliveries: disabled endpoints, partner refusals (reported; readiness does not depend on them). */
-  webhooks?: () => Promise<object>;
+  webhooks?: () => Promise<z.infer<typeof webhookHealthOut>>;
 }
 
 /** Readiness: stores reachable, no projection held at a poison event, all within READY_MAX_LAG. */
@@ -46,9 +50,60 @@ async function readiness(deps: OperatorDeps) {
   return { ready, head: head?.toString() ?? null, projections, reactions, webhooks };
 }
 
+function describe(api: ApiDescription): void {
+  const operator = { tags: ['operator'], auth: 'none' as const, errors: [] };
+  api.operation({
+    ...operator,
+    method: 'get',
+    path: '/healthz',
+    operationId: 'getHealth',
+    summary: 'Liveness: the process answers',
+    responses: { 200: { description: 'Alive', schema: healthResponse } },
+  });
+  const unreachable = z
+    .object({
+      errors: z.array(z.object({ code: z.enum(['SERVICE_UNAVAILABLE']), status: z.literal(503), message: z.string(), source: z.null() }).strict()).min(1),
+    })
+    .strict();
+  api.operation({
+    ...operator,
+    method: 'get',
+    path: '/readyz',
+    operationId: 'getReadiness',
+    summary: 'Readiness: stores reachable, projections caught up within READY_MAX_LAG and not held at a failing event',
+    responses: {
+      200: { description: 'Ready', schema: readinessResponse },
+      503: {
+        description: `Not ready (the report says why), or a store is unreachable (\`SERVICE_UNAVAILABLE\`: ${ERROR_CODES.SERVICE_UNAVAILABLE.meaning})`,
+        schema: z.union([z.object({ data: readinessReport }).strict(), unreachable]),
+      },
+    },
+  });
+  api.operation({
+    ...operator,
+    method: 'get',
+    path: '/metrics',
+    operationId: 'getMetrics',
+    summary: 'Prometheus metrics: requests, latencies, appends, projection lag',
+    responses: { 200: { description: 'The metrics', schema: metricsText, contentType: 'text/plain' } },
+  });
+  api.operation({
+    ...operator,
+    method: 'get',
+    path: '/openapi.json',
+    operationId: 'getOpenApiDocument',
+    summary: 'This OpenAPI 3.1 document (browsable at /docs)',
+    responses: { 200: { description: 'The document', schema: openApiDocument } },
+  });
+}
+
 export function operatorRouter(deps: OperatorDeps): Router {
   const router = Router();
-  router.route('/healthz').get((_req, res) => void res.json({ data: { status: 'ok' } })).all(methodNotAllowed(['GET']));
+  describe(deps.api);
+  router
+    .route('/healthz')
+    .get((_req, res) => void res.json({ data: { status: 'ok' } }))
+    .all(methodNotAllowed(['GET']));
   router
     .route('/readyz')
     .get(async (_req, res) => {
@@ -70,7 +125,10 @@ export function operatorRouter(deps: OperatorDeps): Router {
     .all(methodNotAllowed(['GET']));
   let cached: object | null = null;
   const document = () => (cached ??= deps.api.document());
-  router.route('/openapi.json').get((_req, res) => void res.json(document())).all(methodNotAllowed(['GET']));
+  router
+    .route('/openapi.json')
+    .get((_req, res) => void res.json(document()))
+    .all(methodNotAllowed(['GET']));
   router.use('/docs', swaggerUi.serveFiles(undefined, { swaggerUrl: '/openapi.json' }), swaggerUi.setup(undefined, { swaggerUrl: '/openapi.json' }));
   return router;
 }

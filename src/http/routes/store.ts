@@ -9,13 +9,7 @@ import { requireSecretKey } from '../auth.js';
 import { commandContext } from '../context.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
 import type { ApiDescription } from '../openapi.js';
-import {
-  offerCodeId,
-  type StoreOfferCodeBody,
-  storeOfferCodeBody,
-  storeOfferCodeResponse,
-  storeOfferCodesResponse,
-} from '../schemas/store.js';
+import { offerCodeId, type StoreOfferCodeBody, storeOfferCodeBody, storeOfferCodeResponse, storeOfferCodesResponse } from '../schemas/store.js';
 import { z } from '../schemas/zod-openapi.js';
 import { parseBody, parsePathParam } from '../validation.js';
 
@@ -46,11 +40,12 @@ export function storeRouter(container: DependencyContainer, api: ApiDescription)
   api.operation({
     method: 'get',
     path: `/store/offer-codes/{${PARAM}}`,
+    operationId: 'getStoreOfferCode',
     summary: 'Get a store offer code with its subscription and prices (admin catalog, else App Store Connect)',
     tags: ['store'],
     params: offerCodePath,
     responses: { 200: { description: 'The offer code', schema: storeOfferCodeResponse } },
-    errors: [400, 401, 404, 424],
+    errors: ['NOT_FOUND.OFFER_CODE', 'APP_STORE_CONNECT.UNAUTHORIZED', 'APP_STORE_CONNECT.REQUEST_FAILED'],
   });
   router
     .route(`/store/offer-codes/:${PARAM}`)
@@ -87,31 +82,36 @@ export function adminStoreRouter(container: DependencyContainer, api: ApiDescrip
   api.operation({
     method: 'put',
     path: itemPath,
+    operationId: 'putCatalogOfferCode',
+    description:
+      'Needs a secret key. Besides the schema: `offer_code.id`, when given, must be the id in the path, and a territory may be priced only once per list (400 `BAD_REQUEST` otherwise).',
     summary: 'Create or update a catalog offer code (201 created, 200 updated)',
     tags: ['store'],
     params: offerCodePath,
     body: storeOfferCodeBody,
     responses: { 201: { description: 'Created', schema: storeOfferCodeResponse }, 200: { description: 'Updated', schema: storeOfferCodeResponse } },
-    errors: [400, 401, 403, 413, 415],
+    errors: [],
     auth: 'secret',
   });
   api.operation({
     method: 'get',
     path: itemPath,
+    operationId: 'getCatalogOfferCode',
     summary: 'Get a catalog offer code',
     tags: ['store'],
     params: offerCodePath,
     responses: { 200: { description: 'The catalog entry', schema: storeOfferCodeResponse } },
-    errors: [400, 401, 403, 404],
+    errors: ['NOT_FOUND.OFFER_CODE'],
     auth: 'secret',
   });
   api.operation({
     method: 'get',
     path: '/admin/store/offer-codes',
+    operationId: 'listCatalogOfferCodes',
     summary: 'List the catalog offer codes',
     tags: ['store'],
     responses: { 200: { description: 'Every catalog entry, by id', schema: storeOfferCodesResponse } },
-    errors: [401, 403],
+    errors: [],
     auth: 'secret',
   });
 

@@ -47,11 +47,12 @@ export function usersRouter(container: DependencyContainer, api: ApiDescription)
   api.operation({
     method: 'post',
     path: '/users',
+    operationId: 'upsertUser',
     summary: 'Create or update a user (201 created, 200 updated)',
     tags: ['users'],
     body: upsertUserBody,
     responses: { 201: { description: 'Created', schema: userResponse }, 200: { description: 'Updated', schema: userResponse } },
-    errors: [400, 401, 413, 415, 422],
+    errors: ['USER.FIRST_SEEN_AT_IN_FUTURE'],
   });
   router
     .route('/users')
@@ -65,11 +66,12 @@ export function usersRouter(container: DependencyContainer, api: ApiDescription)
   api.operation({
     method: 'get',
     path: '/users/{app_user_id}',
+    operationId: 'getUser',
     summary: 'Get a user (and the affiliate linked to it)',
     tags: ['users'],
     params: userPath,
     responses: { 200: { description: 'The user', schema: getUserResponse } },
-    errors: [400, 401, 404],
+    errors: ['NOT_FOUND.USER'],
   });
   router
     .route('/users/:app_user_id')
@@ -84,12 +86,22 @@ export function usersRouter(container: DependencyContainer, api: ApiDescription)
   api.operation({
     method: 'post',
     path: '/users/{app_user_id}/claim-code',
+    operationId: 'claimCode',
     summary: 'Claim a referral, promo or affiliate code',
     tags: ['users'],
     params: userPath,
     body: claimCodeBody,
     responses: { 200: { description: 'Claimed', schema: claimResponse } },
-    errors: [400, 401, 404, 413, 415, 422],
+    errors: [
+      'NOT_FOUND.USER',
+      'CLAIM.CODE_NOT_FOUND',
+      'CLAIM.ALREADY_CLAIMED',
+      'CLAIM.OWN_CODE',
+      'CLAIM.NOT_ELIGIBLE',
+      'CLAIM.CODE_INACTIVE',
+      'CLAIM.LIMIT_REACHED',
+      'CLAIM.SLOT_LOST',
+    ],
   });
   router
     .route('/users/:app_user_id/claim-code')
@@ -104,12 +116,13 @@ export function usersRouter(container: DependencyContainer, api: ApiDescription)
   api.operation({
     method: 'post',
     path: '/users/{app_user_id}/rewards/withdraw-credits',
+    operationId: 'withdrawCredits',
     summary: 'Withdraw credits (idempotent with operation_id)',
     tags: ['credits'],
     params: userPath,
     body: withdrawCreditsBody,
     responses: { 200: { description: 'Withdrawn (possibly 0 credits)', schema: withdrawResponse } },
-    errors: [400, 401, 404, 413, 415, 422],
+    errors: ['NOT_FOUND.USER', 'WITHDRAW.REWARD_NOT_FOUND', 'WITHDRAW.OPERATION_ID_REUSED'],
   });
   router
     .route('/users/:app_user_id/rewards/withdraw-credits')
@@ -124,12 +137,14 @@ export function usersRouter(container: DependencyContainer, api: ApiDescription)
   api.operation({
     method: 'post',
     path: '/users/{app_user_id}/rewards/grant',
+    operationId: 'grantReward',
     summary: 'Grant a reward by hand (secret key; 201 granted, 200 already active)',
     tags: ['credits'],
     params: userPath,
     body: grantRewardBody,
     responses: { 201: { description: 'Granted', schema: claimResponse }, 200: { description: 'Already active; nothing added', schema: claimResponse } },
-    errors: [400, 401, 403, 404, 413, 415, 422],
+    errors: ['NOT_FOUND.USER', 'GRANT.REWARD_NOT_FOUND', 'GRANT.OPERATION_ID_REUSED'],
+    auth: 'secret',
   });
   router
     .route('/users/:app_user_id/rewards/grant')

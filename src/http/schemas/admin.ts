@@ -1,24 +1,35 @@
 import { AFFILIATE_STATUSES } from '../../domain/events/config-events.js';
-import { REWARD_KINDS } from '../../domain/rewards/reward-kinds.js';
 import { z } from './zod-openapi.js';
-import { appUserId, dateTime, jsonObject, outDateTime } from './common.js';
-import { deactivationBody, rewardDefinitionOut } from './rewards.js';
+import { appUserId, chars, dateTime, nullableJsonObject, orNull, outDateTime } from './common.js';
+import { deactivationBody, rewardDefinitionWire } from './rewards.js';
 
-export const rewardKey = z.string().regex(/^[a-z0-9_-]{1,64}$/, 'must match [a-z0-9_-]{1,64}').openapi({ example: 'five-credits' });
-export const programId = z.string().regex(/^[A-Za-z0-9_-]{1,64}$/, 'must match [A-Za-z0-9_-]{1,64}').openapi({ example: 'default' });
+export const rewardKey = z
+  .string()
+  .regex(/^[a-z0-9_-]{1,64}$/, 'must match [a-z0-9_-]{1,64}')
+  .openapi({ example: 'five-credits' });
+export const programId = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must match [A-Za-z0-9_-]{1,64}')
+  .openapi({ example: 'default' });
 export const affiliateId = programId.openapi({ example: 'acme' });
-/** Promo and affiliate codes: upper-cased, then [A-Z0-9_-]{3,32}. */
+/** Promo and affiliate codes: [A-Za-z0-9_-]{3,32}, stored upper-cased (codes match case-insensitively). */
 export const configuredCode = z
   .string()
+  .regex(/^[A-Za-z0-9_-]{3,32}$/, 'must match [A-Za-z0-9_-]{3,32} (stored upper-cased)')
   .transform((value) => value.toUpperCase())
-  .pipe(z.string().regex(/^[A-Z0-9_-]{3,32}$/, 'must match [A-Z0-9_-]{3,32} after upper-casing'))
-  .openapi({ type: 'string', example: 'WELCOME10' });
+  .openapi({
+    type: 'string',
+    pattern: '^[A-Za-z0-9_-]{3,32}$',
+    description: 'Stored and returned upper-cased; matched case-insensitively.',
+    example: 'WELCOME10',
+  });
 
-const text = (max: number) => z.string().min(1).max(max);
+/** Lengths count characters (code points), as the document's minLength/maxLength do. */
+const text = (max: number) => chars(1, max);
 const common = {
   name: text(200),
-  description: z.string().max(2000).nullable().optional(),
-  metadata: jsonObject.nullable().optional(),
+  description: orNull(chars(0, 2000), 'string').optional(),
+  metadata: nullableJsonObject.optional(),
 };
 
 export const rewardBody = z
@@ -56,7 +67,7 @@ export const programBody = z
 
 export const promoCodeBody = z
   .object({
-    description: z.string().max(2000).nullable().optional(),
+    description: orNull(chars(0, 2000), 'string').optional(),
     is_active: z.boolean(),
     limit: z.number().int().min(0).max(2_147_483_647),
     rewards: z.array(entryBody).max(100),
@@ -67,9 +78,9 @@ export const affiliateBody = z
   .object({
     status: z.enum(AFFILIATE_STATUSES),
     name: text(200),
-    logo_url: z.string().url().max(2000).nullable().optional(),
+    logo_url: z.url().max(2000).nullable().optional(),
     platforms: z.array(z.object({ type: text(64), handle: text(200), verified: z.boolean() })).max(50),
-    app_user_id: appUserId.nullable().optional(),
+    app_user_id: orNull(appUserId, 'string').optional(),
     codes: z.array(configuredCode).max(100),
     rewards: z.array(entryBody).max(100),
   })
@@ -78,13 +89,13 @@ export const affiliateBody = z
 export const poolCodesBody = z
   .object({
     codes: z
-      .array(z.object({ value: text(256), link: z.string().url().max(2000).nullable().optional(), expires_at: dateTime }))
+      .array(z.object({ value: text(256), link: z.url().max(2000).nullable().optional(), expires_at: dateTime }))
       .min(1)
       .max(10_000),
   })
   .openapi('PoolCodesRequest');
 
-export const adminRewardOut = rewardDefinitionOut.extend({ kind: z.enum(REWARD_KINDS) }).openapi('AdminReward');
+export const adminRewardOut = rewardDefinitionWire.openapi('AdminReward', { description: 'A reward definition with its `kind` and the fields of that kind.' });
 
 const storedEntryOut = z.object({
   reward_key: z.string(),

@@ -1,14 +1,24 @@
 import { z } from './zod-openapi.js';
-import { jsonObject, outDateTime } from './common.js';
+import { chars, jsonObject, outDateTime } from './common.js';
 
-const position = z.string().regex(/^\d{1,20}$/, 'must be a log position (digits)').transform((value) => BigInt(value));
+/** The largest position a store can hold; a cursor past it simply has nothing after it. */
+const LAST_POSITION = 2n ** 63n - 1n;
+const position = z
+  .string()
+  .regex(/^\d{1,20}$/, 'must be a log position (digits)')
+  .transform((value) => (BigInt(value) > LAST_POSITION ? LAST_POSITION : BigInt(value)));
 
 export const eventsQuery = z.object({
-  after: position.optional().openapi({ type: 'string', description: 'Exclusive: events after this position' }),
+  after: position.optional().openapi({
+    type: 'string',
+    pattern: '^\\d{1,20}$',
+    description: 'Exclusive: events after this position (`next_after` of the previous page)',
+    example: '1200',
+  }),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
-  stream: z.string().min(1).max(300).optional().openapi({ description: 'Exact stream name, e.g. user-alice' }),
-  stream_prefix: z.string().min(1).max(300).optional().openapi({ description: 'Stream name prefix, e.g. user- (all users)' }),
-  type: z.string().min(1).max(100).optional(),
+  stream: chars(1, 300).optional().openapi({ description: 'Exact stream name, e.g. user-alice' }),
+  stream_prefix: chars(1, 300).optional().openapi({ description: 'Stream name prefix, e.g. user- (all users)' }),
+  type: chars(1, 100).optional(),
 });
 
 export const eventPageOut = z
@@ -29,7 +39,7 @@ export const eventPageOut = z
   })
   .openapi('EventPage');
 
-export const ledgerQuery = z.object({ key: z.string().min(1).max(64).optional() });
+export const ledgerQuery = z.object({ key: chars(1, 64).optional() });
 
 export const creditLedgerOut = z
   .object({

@@ -2,17 +2,24 @@ import { REWARD_KINDS } from '../../domain/rewards/reward-kinds.js';
 import { isWellFormed } from '../body-guard.js';
 import { z } from './zod-openapi.js';
 
+/**
+ * The date-times accepted, as a pattern the document carries too: upper-case `T` and `Z`, and
+ * since an offset could move 0000-01-01 or 9999-12-31 out of the four-digit years events store,
+ * those two days take no offset away from UTC.
+ */
+const DATE_TIME = '^(?!0000-01-01T.*\\+(?!00:00$)|9999-12-31T.*-(?!00:00$))\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$';
+
 /** ISO 8601 date-time with offset; normalised to UTC with milliseconds. */
-export const dateTime = z
-  .string()
+export const dateTime = z.iso
   .datetime({ offset: true, message: 'must be an ISO 8601 date-time' })
+  .regex(new RegExp(DATE_TIME), 'must fall within the years 0000 to 9999: 0000-01-01 and 9999-12-31 take no offset but Z')
   .transform((value) => new Date(value).toISOString())
-  .openapi({ type: 'string', format: 'date-time', example: '2026-01-02T03:04:05.678Z' });
+  .openapi({ type: 'string', format: 'date-time', pattern: DATE_TIME, example: '2026-01-02T03:04:05.678Z' });
 
 export const outDateTime = z.string().openapi({ format: 'date-time', example: '2026-01-02T03:04:05.678Z' });
 
 // C0 and C1 control characters, and DEL.
-// eslint-disable-next-line no-control-regex
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 
 /** A string of `min`–`max` characters (Unicode code points, not UTF-16 units), storable as UTF-8. */
@@ -29,7 +36,7 @@ export function chars(min: number, max: number) {
 
 export const appUserId = chars(1, 128)
   .refine((value) => !CONTROL.test(value), 'must not contain control characters')
-  .openapi({ example: 'user-123' });
+  .openapi({ pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*$', description: '1–128 characters, no control characters', example: 'user-123' });
 
 export const operationId = chars(1, 128).openapi({ description: 'Idempotency key: the first successful call with it is remembered forever' });
 
@@ -38,18 +45,16 @@ export const jsonObject = z
   .custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), 'must be a JSON object')
   .openapi({ type: 'object', additionalProperties: true });
 
-export const errorSchema = z
-  .object({
-    errors: z.array(
-      z.object({
-        code: z.string().openapi({ example: 'NOT_FOUND.USER' }),
-        status: z.number().int(),
-        message: z.string(),
-        source: z.string().nullable().openapi({ example: '/amount' }),
-      }),
-    ),
-  })
-  .openapi('Errors');
+/**
+ * `schema` or null, spelled out for the document: a schema whose OpenAPI type is given by hand
+ * (refinements, transforms, custom checks) would otherwise be documented without its null.
+ */
+export function orNull<T extends z.ZodTypeAny>(schema: T, type: 'string' | 'object') {
+  return schema.nullable().openapi({ type: [type, 'null'] });
+}
+
+/** `jsonObject` or null (spelled out: the custom schema's own type would hide the null). */
+export const nullableJsonObject = jsonObject.nullable().openapi({ type: ['object', 'null'], additionalProperties: true });
 
 /** An object with the six reward-kind arrays, each holding `item`. */
 export function byKind<T extends z.ZodTypeAny>(item: T) {

@@ -1,13 +1,35 @@
 import { z } from './zod-openapi.js';
 import { deactivationSchema, rewardDefinitionSchema } from '../../domain/rewards/reward-schemas.js';
-import { byKind, jsonObject, outDateTime } from './common.js';
+import { byKind, nullableJsonObject, outDateTime } from './common.js';
 
 /** The wire shapes reuse the domain's schemas: one definition of each. */
-export const deactivationBody = deactivationSchema.openapi('Deactivation');
+const interval = (period: 'days' | 'months' | 'years', max: number) => ({
+  type: 'object',
+  properties: {
+    variant: { type: 'string', const: 'interval' },
+    duration: { type: 'integer', minimum: 1, maximum: max },
+    period: { type: 'string', const: period },
+  },
+  required: ['variant', 'duration', 'period'],
+});
 
-export const rewardDefinitionOut = rewardDefinitionSchema
+/** Spelled out for the document: an interval is at most 100 years in each period. */
+export const deactivationBody = deactivationSchema.meta({
+  id: 'Deactivation',
+  description: '`never`, or an interval of at most 100 years (36525 days, 1200 months or 100 years).',
+  oneOf: [
+    { type: 'object', properties: { variant: { type: 'string', const: 'never' } }, required: ['variant'] },
+    interval('days', 36_525),
+    interval('months', 1_200),
+    interval('years', 100),
+  ],
+});
+
+/** The stored definition as the wire shows it (the admin API adds `kind`). */
+export const rewardDefinitionWire = rewardDefinitionSchema.extend({ metadata: nullableJsonObject }).strict();
+
+export const rewardDefinitionOut = rewardDefinitionWire
   .omit({ kind: true })
-  .strict()
   .openapi('RewardDefinition', { description: 'Common fields plus the fields of its kind (credits; offer_code_*; entitlement_*; offering_*).' });
 
 const pooledValue = z.object({ value: z.string(), link: z.string().nullable(), expires_at: outDateTime });
@@ -17,7 +39,10 @@ export const activeEntryOut = z
     reward: rewardDefinitionOut,
     expires_at: outDateTime.nullable(),
     credits: z.number().int().optional(),
-    value: z.union([pooledValue, pooledValue.omit({ link: true })]).nullable().optional(),
+    value: z
+      .union([pooledValue, pooledValue.omit({ link: true })])
+      .nullable()
+      .optional(),
     created_at: outDateTime,
     updated_at: outDateTime.nullable(),
   })
@@ -45,7 +70,7 @@ export const referralProgramOut = z
     id: z.string(),
     name: z.string(),
     description: z.string().nullable(),
-    metadata: jsonObject.nullable(),
+    metadata: nullableJsonObject,
     distribution_percentage: z.number().int(),
     limit: z.number().int(),
     rewards: z.object({ sender: byKind(programEntryOut).strict(), receiver: byKind(programEntryOut).strict() }).strict(),

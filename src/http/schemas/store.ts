@@ -6,16 +6,18 @@ import {
   OFFER_MODES,
   SUBSCRIPTION_PERIODS,
 } from '../../domain/events/store-events.js';
+import { chars } from './common.js';
 import { z } from './zod-openapi.js';
 
-// eslint-disable-next-line no-control-regex
+// biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/;
-const text = (max: number) => z.string().min(1).max(max);
+/** Lengths count characters (code points), as the document's minLength/maxLength do. */
+const text = (max: number) => chars(1, max);
 
 /** An offer code id (App Store Connect's, or any id an admin gives a catalog entry). */
 export const offerCodeId = text(128)
   .refine((value) => !CONTROL.test(value), 'must not contain control characters')
-  .openapi({ example: '6738281234' });
+  .openapi({ pattern: '^[^\\u0000-\\u001f\\u007f]*$', example: '6738281234' });
 
 const customerEligibility = z.enum(CUSTOMER_ELIGIBILITIES).openapi('StoreCustomerEligibility');
 const offerEligibility = z.enum(OFFER_ELIGIBILITIES).openapi('StoreOfferEligibility');
@@ -37,7 +39,7 @@ const pricesBody = z
     const seen = new Set<string>();
     prices.forEach((price, index) => {
       if (seen.has(price.territory)) {
-        ctx.addIssue({ code: z.ZodIssueCode.custom, path: [index, 'territory'], message: `territory ${price.territory} is listed twice` });
+        ctx.addIssue({ code: 'custom', path: [index, 'territory'], message: `territory ${price.territory} is listed twice` });
       }
       seen.add(price.territory);
     });
@@ -48,9 +50,10 @@ const eligibilitiesBody = z
   .min(1)
   .superRefine((values, ctx) => {
     values.forEach((value, index) => {
-      if (values.indexOf(value) !== index) ctx.addIssue({ code: z.ZodIssueCode.custom, path: [index], message: `${value} is listed twice` });
+      if (values.indexOf(value) !== index) ctx.addIssue({ code: 'custom', path: [index], message: `${value} is listed twice` });
     });
-  });
+  })
+  .openapi({ uniqueItems: true });
 
 export const storeOfferCodeBody = z
   .object({

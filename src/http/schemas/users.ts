@@ -1,5 +1,5 @@
 import { z } from './zod-openapi.js';
-import { appUserId, byKind, chars, dateTime, jsonObject, operationId, outDateTime } from './common.js';
+import { appUserId, byKind, chars, dateTime, nullableJsonObject, operationId, orNull, outDateTime } from './common.js';
 import { activeEntryOut, deactivationBody, expiredEntryOut, referralProgramOut, rewardsGrantedOut } from './rewards.js';
 
 const METADATA_MAX_BYTES = 16 * 1024;
@@ -9,13 +9,12 @@ export const upsertUserBody = z
     app_user_id: appUserId,
     is_trial: z.boolean().nullable().optional(),
     is_premium: z.boolean().nullable().optional(),
-    first_seen_at: dateTime.nullable().optional(),
-    last_seen_at: dateTime.nullable().optional().openapi({ deprecated: true, description: 'Accepted and ignored; always returned as null.' }),
-    metadata: jsonObject
-      .nullable()
+    first_seen_at: orNull(dateTime, 'string').optional(),
+    last_seen_at: orNull(dateTime, 'string').optional().openapi({ deprecated: true, description: 'Accepted and ignored; always returned as null.' }),
+    metadata: nullableJsonObject
       .optional()
       .refine((value) => value == null || Buffer.byteLength(JSON.stringify(value)) <= METADATA_MAX_BYTES, 'must be at most 16 KiB serialized'),
-    payment_customer_id: z.string().max(255).nullable().optional(),
+    payment_customer_id: orNull(chars(0, 255), 'string').optional(),
   })
   .openapi('UpsertUserRequest');
 
@@ -25,14 +24,14 @@ export const withdrawCreditsBody = z
   .object({
     key: z.string().min(1),
     amount: z.number().int().min(1).max(2_147_483_647),
-    operation_id: operationId.nullable().optional(),
+    operation_id: orNull(operationId, 'string').optional(),
   })
   .openapi('WithdrawCreditsRequest');
 
 export const grantRewardBody = z
   .object({
     key: z.string().min(1),
-    operation_id: operationId.nullable().optional(),
+    operation_id: orNull(operationId, 'string').optional(),
     deactivation: deactivationBody.optional(),
   })
   .openapi('GrantRewardRequest');
@@ -46,7 +45,7 @@ export const userOut = z
     is_premium: z.boolean().nullable(),
     first_seen_at: outDateTime.nullable(),
     last_seen_at: z.null().openapi({ deprecated: true }),
-    metadata: jsonObject.nullable(),
+    metadata: nullableJsonObject,
     payment_customer_id: z.string().nullable(),
     claim_code_eligibility: z.object({ eligible: z.boolean(), eligible_until: outDateTime.nullable() }).strict(),
     referred_by: z
@@ -55,7 +54,8 @@ export const userOut = z
       .nullable(),
     stats: z.object({ claims: z.number().int(), conversions: z.number().int(), churns: z.number().int() }).strict(),
     rewards: z.object({ active: byKind(activeEntryOut).strict(), expired: byKind(expiredEntryOut).strict() }).strict(),
-    referral_program: referralProgramOut.nullable(),
+    // A union, not .nullable(): that would make the registered ReferralProgram itself nullable.
+    referral_program: z.union([referralProgramOut, z.null()]),
   })
   .strict()
   .openapi('User');
@@ -81,6 +81,6 @@ export const withdrawResultOut = z
   .openapi('WithdrawResult');
 
 export const userResponse = z.object({ data: z.object({ user: userOut }).strict() }).strict();
-export const getUserResponse = z.object({ data: z.object({ user: userOut, affiliate: affiliateOut.nullable() }).strict() }).strict();
+export const getUserResponse = z.object({ data: z.object({ user: userOut, affiliate: z.union([affiliateOut, z.null()]) }).strict() }).strict();
 export const claimResponse = z.object({ data: z.object({ rewards_granted: rewardsGrantedOut, user: userOut }).strict() }).strict();
 export const withdrawResponse = z.object({ data: z.object({ withdraw_result: withdrawResultOut, user: userOut }).strict() }).strict();

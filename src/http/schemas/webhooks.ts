@@ -12,12 +12,20 @@ export const webhookId = z
 /** Whose deliveries: an endpoint, or `_revenuecat` (the RevenueCat fulfilments). */
 export const deliveriesOwner = z
   .union([webhookId, z.literal('_revenuecat')])
-  .openapi({ type: 'string', example: 'backend', description: 'A webhook endpoint id, or _revenuecat for RevenueCat fulfilments' });
+  .openapi({
+    type: 'string',
+    pattern: '^(?:[A-Za-z0-9][A-Za-z0-9_-]{0,63}|_revenuecat)$',
+    example: 'backend',
+    description: 'A webhook endpoint id, or _revenuecat for RevenueCat fulfilments',
+  });
 
+/** The largest position a store can hold; a cursor past it simply has nothing after it. */
+const LAST_POSITION = 2n ** 63n - 1n;
 const position = z
   .string()
   .regex(/^\d{1,20}$/, 'must be a log position (digits)')
-  .transform((value) => BigInt(value));
+  .transform((value) => (BigInt(value) > LAST_POSITION ? LAST_POSITION : BigInt(value)));
+const positionDoc = { type: 'string', pattern: '^\\d{1,20}$', example: '1200' } as const;
 
 export const webhookBody = z
   .object({
@@ -51,7 +59,7 @@ export const rotateSecretBody = z.object({ overlap_seconds: z.number().int().min
 
 export const deliveriesQuery = z.object({
   status: z.enum(['pending', 'delivered', 'failed', 'dead']).optional(),
-  after: position.optional().openapi({ type: 'string', description: 'Exclusive: deliveries of events after this log position' }),
+  after: position.optional().openapi({ ...positionDoc, description: 'Exclusive: deliveries of events after this log position (`next_after` of the previous page)' }),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
 
@@ -70,15 +78,12 @@ export const deliveryOut = z
   })
   .openapi('WebhookDelivery');
 
+const afterPosition = position.openapi({ ...positionDoc, description: 'Exclusive log position to replay from' });
+const since = dateTime.openapi({ description: 'Replay the events recorded at or after this time' });
+
+/** One of the two bounds, or both (then both apply). */
 export const replayBody = z
-  .object({
-    after_position: position.optional().openapi({ type: 'string', description: 'Exclusive log position to replay from' }),
-    since: dateTime.optional().openapi({ description: 'Replay events recorded at or after this time' }),
-  })
-  .refine((body) => (body.after_position === undefined) !== (body.since === undefined), {
-    message: 'give exactly one of after_position and since',
-    path: ['after_position'],
-  })
+  .union([z.object({ after_position: afterPosition, since: since.optional() }), z.object({ after_position: afterPosition.optional(), since })])
   .openapi('WebhookReplayRequest');
 
 export const replayOut = z.object({ requeued: z.number().int(), first_position: z.string().nullable(), last_position: z.string().nullable() });
@@ -90,3 +95,29 @@ export const pingOut = z.object({
   latency_ms: z.number().int(),
   error: z.string().nullable(),
 });
+
+/** What /readyz reports about outgoing deliveries (it does not make the service unready). */
+export const webhookHealthOut = z
+  .object({
+    disabled_endpoints: z.array(z.object({ id: z.string(), url: z.string(), since: outDateTime.nullable() }).strict()),
+    revenuecat: z
+      .object({
+        refused: z.number().int().min(0).openapi({ description: 'Fulfilments RevenueCat refused for good (counted up to 1000)' }),
+        recent_refusals: z.array(
+          z
+            .object({
+              message_id: z.string(),
+              action: z.string(),
+              position: z.string(),
+              status_code: z.number().int().nullable(),
+              error: z.string().nullable(),
+            })
+            .strict(),
+        ),
+      })
+      .strict()
+      .nullable()
+      .openapi({ description: 'null when REVENUECAT_SECRET_API_KEY is not set' }),
+  })
+  .strict()
+  .openapi({ description: 'Disabled webhook endpoints and refused RevenueCat fulfilments; null where not reported' });

@@ -136,6 +136,19 @@ describe('configuration deciders (SPEC §7)', () => {
       });
     }
 
+    // What the stored entry's schema refuses is refused here, for every role, so the event is never refused at append.
+    for (const [role, activation] of [
+      ['receiver', { variant: 'claim', amount: 0 }],
+      ['receiver', { variant: 'claim', amount: -1 }],
+      ['receiver', { variant: 'claim', limit: -1 }],
+      ['sender', { variant: 'claim', amount: 1, limit: -1 }],
+    ] as const) {
+      it(`PROGRAM.INVALID_ACTIVATION for a basic ${role} entry with ${JSON.stringify(activation)}`, () => {
+        const rewards = role === 'sender' ? { sender: [entry('vip', activation)], receiver: [] } : { sender: [], receiver: [entry('vip', activation)] };
+        program.given([]).when((state) => decideDefineProgram(state, command({ rewards }))).thenError('PROGRAM.INVALID_ACTIVATION', `/rewards/${role}/0/activation`);
+      });
+    }
+
     it('accepts sender limit 0 (unlimited) and no limit for once-only kinds', () => {
       program
         .given([])

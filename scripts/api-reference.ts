@@ -1,0 +1,288 @@
+/**
+ * npm run docs:generate — writes the generated parts of the API reference from the running
+ * service's own description, so they cannot drift from it:
+ *
+ * - docs/openapi.json: the OpenAPI 3.1 document the service serves at /openapi.json;
+ * - docs/errors.md: every error code with its status and meaning (src/http/error-codes.ts),
+ *   and the operations that can answer it;
+ * - docs/events.md: the event catalogue, every event type with its stream and the fields of its
+ *   data, from the event schemas the store validates every append against;
+ * - examples/typed-client/schema.d.ts: TypeScript types of the document (openapi-typescript),
+ *   for typed clients such as openapi-fetch.
+ *
+ * `npm test` fails when a committed file differs from what this script would write.
+ */
+import 'reflect-metadata';
+import fs from 'node:fs';
+import { createRequire } from 'node:module';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { pino } from 'pino';
+import { openEmbeddedBackend } from '../src/backends/embedded.js';
+import { loadConfig } from '../src/config.js';
+import { z } from 'zod';
+import { codeEvents } from '../src/domain/events/code-events.js';
+import { configEvents } from '../src/domain/events/config-events.js';
+import { SCHEMA_VERSION } from '../src/domain/events/index.js';
+import { poolEvents } from '../src/domain/events/pool-events.js';
+import { storeEvents } from '../src/domain/events/store-events.js';
+import { userEvents } from '../src/domain/events/user-events.js';
+import { webhookEvents } from '../src/domain/events/webhook-events.js';
+import { ERROR_CODES, type ErrorCode } from '../src/http/error-codes.js';
+import { startService } from '../src/service.js';
+
+export const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+
+/** The parts of JSON Schema (and of an OpenAPI document) read here. */
+interface JsonSchema {
+  type?: string | string[];
+  format?: string;
+  const?: unknown;
+  enum?: unknown[];
+  anyOf?: JsonSchema[];
+  oneOf?: JsonSchema[];
+  items?: JsonSchema;
+  properties?: Record<string, JsonSchema>;
+}
+
+interface OpenApiDocument {
+  paths: Record<string, Record<string, { operationId?: string; responses?: Record<string, { content?: Record<string, { schema?: JsonSchema }> }> }>>;
+}
+
+/** The document exactly as a service serves it (an in-process service on a throwaway store). */
+export async function serviceDocument(): Promise<OpenApiDocument> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'api-reference-'));
+  try {
+    const config = loadConfig({
+      NODE_ENV: 'test',
+      PORT: '0',
+      HOST: '127.0.0.1',
+      DATA_DIR: dataDir,
+      CLIENT_API_KEYS: 'c',
+      SECRET_API_KEYS: 's',
+      LOG_LEVEL: 'silent',
+    });
+    const service = await startService({ config, backend: openEmbeddedBackend(dataDir), logger: pino({ level: 'silent' }), role: 'all' });
+    try {
+      return (await (await fetch(`${service.url}/openapi.json`)).json()) as OpenApiDocument;
+    } finally {
+      await service.stop();
+    }
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+/** Which operations document each code (read back from the document itself). */
+function operationsByCode(document: OpenApiDocument): Map<string, string[]> {
+  const byCode = new Map<string, string[]>();
+  for (const [template, item] of Object.entries(document.paths)) {
+    for (const [method, operation] of Object.entries(item)) {
+      for (const response of Object.values(operation.responses ?? {})) {
+        const codes = (response.content?.['application/json']?.schema?.properties?.errors?.items?.properties?.code?.enum ?? []) as string[];
+        for (const code of codes) byCode.set(code, [...(byCode.get(code) ?? []), `\`${method.toUpperCase()} ${template}\``]);
+      }
+    }
+  }
+  return byCode;
+}
+
+export function errorsMarkdown(document: OpenApiDocument): string {
+  const byCode = operationsByCode(document);
+  const operations = Object.entries(document.paths).flatMap(([template, item]) =>
+    Object.entries(item).map(([method, operation]) => ({
+      name: `\`${method.toUpperCase()} ${template}\``,
+      keyed: (operation as { security?: unknown[] }).security?.length !== 0,
+    })),
+  );
+  const keyed = operations.filter((operation) => operation.keyed).map((operation) => operation.name);
+  const answeredBy = (code: string): string => {
+    if (code === 'PATH_ERROR' || code === 'METHOD_NOT_ALLOWED') return 'any request outside the documented operations';
+    const names = byCode.get(code) ?? [];
+    if (names.length === operations.length) return 'every operation';
+    if (code === 'FORBIDDEN') return 'every operation that needs a secret key (`/admin/*` and the manual grant)';
+    if (keyed.every((name) => names.includes(name))) {
+      const others = names.filter((name) => !keyed.includes(name));
+      return ['every operation that takes a key', ...others].join(', ');
+    }
+    return names.join(', ');
+  };
+  const rows = (Object.keys(ERROR_CODES) as ErrorCode[])
+    .sort((a, b) => ERROR_CODES[a].status - ERROR_CODES[b].status || a.localeCompare(b))
+    .map((code) => `| ${ERROR_CODES[code].status} | \`${code}\` | ${ERROR_CODES[code].meaning.replace(/\|/g, '\\|')} | ${answeredBy(code)} |`);
+  return [
+    '<!-- Generated by `npm run docs:generate` from src/http/error-codes.ts and the OpenAPI document. Do not edit. -->',
+    '',
+    '# Error codes',
+    '',
+    'Every failure has the same body: `{"errors": [{"code", "status", "message", "source"}]}`, all four keys always',
+    'present. Branch on `code`, which is stable; `message` is for humans and may change. `source` names the offending',
+    'part of the request: a JSON pointer into the body (`/amount`, `/rewards/0/activation`), `path:/app_user_id`,',
+    '`query:/after` or `header:x-api-key`; or it is null.',
+    '',
+    'Malformed requests (wrong types, missing fields, out-of-range values, malformed JSON) are 400; well-formed',
+    'requests that break a business rule are 422; unknown resources are 404. A 5xx is never the answer to bad input:',
+    '500 is a bug (logged with the request id) and 503 a backing store that is down. Neither loses an acknowledged write.',
+    '',
+    'The same codes, per operation and status, are the `code` enums of [openapi.json](openapi.json).',
+    '',
+    '| Status | Code | Meaning | Answered by |',
+    '|---|---|---|---|',
+    ...rows,
+    '',
+  ].join('\n');
+}
+
+/** A compact, readable type of a JSON Schema (from zod's toJSONSchema). */
+function typeText(schema: JsonSchema | undefined, depth = 0): string {
+  if (schema === undefined || Object.keys(schema).length === 0) return 'any JSON';
+  if (schema.const !== undefined) return JSON.stringify(schema.const);
+  if (schema.enum) return schema.enum.map((value: unknown) => JSON.stringify(value)).join(' \\| ');
+  if (Array.isArray(schema.type)) return schema.type.map((type: string) => typeText({ ...schema, type }, depth)).join(' \\| ');
+  const variants = schema.anyOf ?? schema.oneOf;
+  if (variants) return variants.map((variant) => typeText(variant, depth)).join(' \\| ');
+  switch (schema.type) {
+    case 'string':
+      return schema.format === 'date-time' ? 'date-time' : 'string';
+    case 'array':
+      return `[${typeText(schema.items, depth + 1)}]`;
+    case 'object': {
+      const properties = Object.entries(schema.properties ?? {});
+      if (properties.length === 0) return 'object';
+      if (depth >= 2) return `{${properties.map(([key]) => key).join(', ')}}`;
+      return `{${properties.map(([key, value]) => `${key}: ${typeText(value, depth + 1)}`).join(', ')}}`;
+    }
+    default:
+      return String(schema.type ?? 'any JSON');
+  }
+}
+
+/** What each event records, for readers of the log. */
+const EVENT_MEANINGS: Record<string, string> = {
+  UserRegistered: 'A user was created (`POST /users` for a new `app_user_id`).',
+  UserProfileUpdated: 'Fields of the user changed; only the changed fields are listed.',
+  ReferralProgramAssigned: 'The user got a program and its referral code (once, never changed).',
+  CodeClaimed: 'The user claimed a referral, promo or affiliate code.',
+  ClaimAbandoned: 'A claim whose slot was repaired after a crash: the claim did not happen.',
+  UserConverted: 'A claimer became premium (not trial): counts as a conversion of the code it claimed.',
+  UserChurned: 'A converted claimer stopped being premium.',
+  RewardGranted:
+    'One grant. `entry_id` names the reward entry it opens or adds to: credit grants of one reward with the same `expires_at` share one entry. `cause` says why; `balance_after` is the credits of that key after it.',
+  RewardGrantSkipped: 'A manual grant found the (non-stacking) reward still active: nothing added, the `operation_id` remembered.',
+  RewardValueAssigned: 'A pooled code (offer or promo code) reached the grant that waited for it.',
+  RewardExpired: 'A grant reached its `expires_at`; credits left in it are forfeited.',
+  CreditsWithdrawn: 'A withdrawal, with the entries it drained (`debits`), also when it withdrew 0.',
+  ReferralClaimCounted: "A claim of the user's referral code was counted (running count); sender rewards due at that count are granted with it.",
+  ReferralConversionCounted: 'A conversion of one of its claimers was counted.',
+  ReferralChurnCounted: 'A churn of one of its claimers was counted.',
+  CodeReserved: 'The code got its owner: the first reservation wins, and a code is never freed.',
+  ClaimSlotTaken: "A claim took one of the code's slots (`taken`: slots held after it); checked against the limit.",
+  ClaimSlotReleased: 'A slot was given back (the claim did not complete).',
+  RewardCreated: 'A reward was defined (the full definition).',
+  RewardUpdated: 'A reward definition changed (the full new definition).',
+  ProgramCreated: 'A referral program was defined.',
+  ProgramUpdated: 'A referral program changed.',
+  PromoCodeCreated: 'A promo code was defined.',
+  PromoCodeUpdated: 'A promo code changed.',
+  AffiliateCreated: 'An affiliate was defined.',
+  AffiliateUpdated: 'An affiliate changed.',
+  PoolCodesAdded: 'One-time codes were added to the pool (values already there are skipped).',
+  PoolCodeRequested: 'A grant waits for a code from the pool.',
+  PoolCodeAssigned: 'The pool gave a code to a grant (each code to one grant, ever).',
+  StoreOfferCodeCreated: 'A store offer code entered the catalog.',
+  StoreOfferCodeUpdated: 'A catalog entry changed (the whole new entry).',
+  WebhookEndpointCreated: 'An outgoing webhook endpoint was configured, with its first signing secret.',
+  WebhookEndpointUpdated: 'An endpoint changed (the whole new endpoint).',
+  WebhookSecretRotated: 'A new signing secret; the previous ones sign until `previous_expires_at`.',
+  WebhookEndpointDisabled: 'The delivery engine disabled the endpoint (410 Gone, or failing continuously).',
+  WebhookEndpointDeleted: 'The endpoint was deleted.',
+};
+
+/** The stream each event type is appended to. */
+function streamOf(type: string): string {
+  if (type in userEvents) return '`user-{app_user_id}`';
+  if (type in codeEvents) return '`code-{CODE}`';
+  if (type in poolEvents) return '`pool-{reward_key}`';
+  if (type in storeEvents) return '`offer-code-{offer_code_id}`';
+  if (type.startsWith('Reward')) return '`reward-{key}`';
+  if (type.startsWith('Program')) return '`program-{id}`';
+  if (type.startsWith('PromoCode')) return '`promo-{CODE}`';
+  if (type.startsWith('Affiliate')) return '`affiliate-{id}`';
+  if (type in webhookEvents) return '`webhook-{id}`';
+  return '(see source)';
+}
+
+export function eventsMarkdown(): string {
+  const groups: [string, Record<string, z.ZodType>][] = [
+    ['Users: everything about one user', userEvents],
+    ['Codes: the shared code namespace and claim slots', codeEvents],
+    ['Configuration: rewards, programs, promo codes, affiliates', configEvents],
+    ['Code pools of offer_code / store_promo_code rewards', poolEvents],
+    ['Store offer-code catalog', storeEvents],
+    ['Outgoing webhook endpoints', webhookEvents],
+  ];
+  const sections = groups.map(([title, events]) => {
+    const rows = Object.entries(events).map(([type, schema]) => {
+      const json = z.toJSONSchema(schema, { unrepresentable: 'any', io: 'output' }) as JsonSchema;
+      const fields = Object.entries(json.properties ?? {}).map(([key, value]) => `\`${key}\`: ${typeText(value)}`);
+      return `| \`${type}\` | ${streamOf(type)} | ${EVENT_MEANINGS[type] ?? ''} | ${fields.join('<br>')} |`;
+    });
+    return [`## ${title}`, '', '| Event | Stream | What it records | Data (fields and types) |', '|---|---|---|---|', ...rows, ''].join('\n');
+  });
+  return [
+    '<!-- Generated by `npm run docs:generate` from the event schemas in src/domain/events/. Do not edit. -->',
+    '',
+    '# Event catalogue',
+    '',
+    'Every change is an event in one append-only log; `GET /admin/events` and `npm run export-events` read it in',
+    'commit order. Stream names are part of the contract: `user-{app_user_id}` holds everything about one user.',
+    'The store validates every append against the schema of its type, so the fields below are exactly what',
+    `the log holds (schema version ${SCHEMA_VERSION}; older versions are upcast on read, never rewritten).`,
+    '',
+    'Every event also has metadata: `correlation_id` (the request id), `causation_id` (the request or event that',
+    'caused it), `actor` (`client:<hash>`, `secret:<hash>` or `process:<name>`), `schema_version`, and `operation_id`',
+    'when the client sent one. Times are ISO 8601 UTC with milliseconds. `[T]` is a list of `T`; `a \\| b` is either.',
+    '',
+    ...sections,
+  ].join('\n');
+}
+
+/** TypeScript types of the document, by openapi-typescript (which needs TypeScript 5's API: tools/openapi-types). */
+export async function typesOf(document: OpenApiDocument): Promise<string> {
+  const require = createRequire(path.join(ROOT, 'tools/openapi-types/package.json'));
+  const generator = (await import(pathToFileURL(require.resolve('openapi-typescript')).href)) as {
+    default: (schema: object, options?: object) => Promise<unknown>;
+    astToString: (ast: unknown) => string;
+  };
+  const ast = await generator.default(document as object, { alphabetize: false, exportType: false });
+  return [
+    '/**',
+    ' * Generated by `npm run docs:generate` (openapi-typescript) from docs/openapi.json. Do not edit.',
+    ' * Use with openapi-fetch: `createClient<paths>({ baseUrl })` (see walkthrough.ts).',
+    ' */',
+    '',
+    generator.astToString(ast),
+  ].join('\n');
+}
+
+/** Every generated file, by path relative to the repository root. */
+export async function generatedReference(): Promise<Map<string, string>> {
+  const document = await serviceDocument();
+  return new Map([
+    ['docs/openapi.json', `${JSON.stringify(document, null, 2)}\n`],
+    ['docs/errors.md', errorsMarkdown(document)],
+    ['docs/events.md', eventsMarkdown()],
+    ['examples/typed-client/schema.d.ts', await typesOf(document)],
+  ]);
+}
+
+if (process.argv[1] && path.resolve(process.argv[1]) === fileURLToPath(import.meta.url)) {
+  const files = await generatedReference();
+  for (const [file, content] of files) {
+    fs.mkdirSync(path.dirname(path.join(ROOT, file)), { recursive: true });
+    fs.writeFileSync(path.join(ROOT, file), content);
+    process.stderr.write(`wrote ${file}\n`);
+  }
+  process.exit(0);
+}

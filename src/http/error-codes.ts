@@ -1,0 +1,129 @@
+/**
+ * Every error code the service answers with: its HTTP status and what it means. The one source
+ * for the status of a domain error, for the `code` enums of /openapi.json and for
+ * docs/errors.md (`npm run docs:generate`); a test fails when the code base can produce a code
+ * that is missing here.
+ */
+interface ErrorCodeEntry {
+  status: number;
+  meaning: string;
+  /** A message and source the service really answers with (the document's examples use it). */
+  example?: { message: string; source: string | null };
+}
+
+export const ERROR_CODES = {
+  BODY_INVALID: {
+    status: 400,
+    meaning: 'The body is not JSON, not a JSON object, or could not be read completely.',
+    example: { message: 'The body must be a JSON object', source: null },
+  },
+  BAD_REQUEST: {
+    status: 400,
+    meaning: 'A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.',
+  },
+  UNAUTHORIZED: {
+    status: 401,
+    meaning: 'The `x-api-key` header is missing, or the key is unknown or revoked.',
+    example: { message: 'The x-api-key header is required', source: 'header:x-api-key' },
+  },
+  'APP_STORE_CONNECT.UNAUTHORIZED': { status: 401, meaning: 'App Store Connect rejected the configured credentials.' },
+  FORBIDDEN: {
+    status: 403,
+    meaning: 'A client key was used on an operation that needs a secret key.',
+    example: { message: 'This operation needs a secret key', source: 'header:x-api-key' },
+  },
+  'NOT_FOUND.USER': { status: 404, meaning: 'No user has this `app_user_id`.', example: { message: 'User not found', source: 'path:/app_user_id' } },
+  'NOT_FOUND.CODE': {
+    status: 404,
+    meaning: 'No referral, promo or affiliate code matches.',
+    example: { message: 'No referral, promo or affiliate code matches', source: 'path:/code' },
+  },
+  'NOT_FOUND.OFFER_CODE': { status: 404, meaning: 'The store offer code is neither in the catalog nor (when configured) in App Store Connect.' },
+  'NOT_FOUND.REWARD': { status: 404, meaning: 'No reward has this key.' },
+  'NOT_FOUND.PROGRAM': { status: 404, meaning: 'No referral program has this id.' },
+  'NOT_FOUND.PROMO_CODE': { status: 404, meaning: 'No promo code is defined with this code.' },
+  'NOT_FOUND.AFFILIATE': { status: 404, meaning: 'No affiliate has this id.' },
+  'NOT_FOUND.WEBHOOK': { status: 404, meaning: 'No webhook endpoint has this id.' },
+  'NOT_FOUND.DELIVERY': { status: 404, meaning: 'The webhook endpoint has no delivery with this `message_id`.' },
+  PATH_ERROR: { status: 404, meaning: 'No such path.' },
+  METHOD_NOT_ALLOWED: { status: 405, meaning: 'The path exists but not with this method; the `allow` header lists the methods it has.' },
+  BODY_TOO_LARGE: { status: 413, meaning: 'The body is larger than 64 KiB.', example: { message: 'The body is larger than 64 KiB', source: null } },
+  UNSUPPORTED_MEDIA_TYPE: {
+    status: 415,
+    meaning: 'The body is not sent as JSON (`application/json`), or its encoding or charset is not supported.',
+    example: { message: 'Send the body as application/json', source: 'header:content-type' },
+  },
+  'USER.FIRST_SEEN_AT_IN_FUTURE': { status: 422, meaning: '`first_seen_at` is more than 5 minutes in the future.' },
+  'CLAIM.CODE_NOT_FOUND': { status: 422, meaning: 'The claimed code is not a referral, promo or affiliate code.' },
+  'CLAIM.ALREADY_CLAIMED': { status: 422, meaning: 'The user has already claimed a code (a user claims at most one code, ever).' },
+  'CLAIM.OWN_CODE': { status: 422, meaning: "The code is the user's own referral code, or a code of an affiliate linked to the user." },
+  'CLAIM.NOT_ELIGIBLE': { status: 422, meaning: "The user's claim window (`CLAIM_WINDOW_DAYS` from `first_seen_at`) has closed." },
+  'CLAIM.CODE_INACTIVE': {
+    status: 422,
+    meaning: 'The code cannot be claimed now: a referrer without a program, an inactive promo code, or an affiliate that is not approved.',
+  },
+  'CLAIM.LIMIT_REACHED': { status: 422, meaning: "The code's claim limit (program or promo `limit`) is reached." },
+  'CLAIM.SLOT_LOST': {
+    status: 422,
+    meaning: 'Concurrent claims of a nearly exhausted code kept taking the last slot from this one; retry the claim.',
+  },
+  'WITHDRAW.REWARD_NOT_FOUND': { status: 422, meaning: '`key` is not a credit reward.' },
+  'WITHDRAW.OPERATION_ID_REUSED': {
+    status: 422,
+    meaning: 'This `operation_id` was already used by this user for another operation (another key or amount, or a grant).',
+  },
+  'GRANT.REWARD_NOT_FOUND': { status: 422, meaning: 'No reward has this `key`.' },
+  'GRANT.OPERATION_ID_REUSED': {
+    status: 422,
+    meaning: 'This `operation_id` was already used by this user for another operation (another reward, or a withdrawal).',
+  },
+  'REWARD.IMMUTABLE_FIELD': { status: 422, meaning: '`kind`, `credits` and `offer_code_id` of a reward cannot change.' },
+  'REWARD.OFFER_CODE_UNKNOWN': {
+    status: 422,
+    meaning: '`offer_code_id` is neither in the store offer-code catalog nor in App Store Connect (checked only when one of them is configured).',
+  },
+  'REWARD.NOT_POOLED': { status: 422, meaning: 'Only offer_code and store_promo_code rewards have a code pool.' },
+  'PROGRAM.REWARD_NOT_FOUND': { status: 422, meaning: 'A program entry names a reward that does not exist.' },
+  'PROGRAM.INVALID_ACTIVATION': {
+    status: 422,
+    meaning:
+      'A program entry has an activation its reward cannot have: `amount` < 1 or `limit` < 0; a sender entry without `amount`, or a credit/offer_code/store_promo_code sender entry without `limit`; a receiver offer_code, store_promo_code or partner_offering entry not on `claim`.',
+  },
+  'PROGRAM.DISTRIBUTION_EXCEEDED': { status: 422, meaning: 'The `distribution_percentage` of all programs would sum to more than 100.' },
+  'CODE.TAKEN': { status: 422, meaning: 'The code is already used by a user (referral code), a promo code or another affiliate.' },
+  'CODE.REWARD_NOT_FOUND': { status: 422, meaning: 'A promo-code entry names a reward that does not exist.' },
+  'CODE.INVALID_ACTIVATION': {
+    status: 422,
+    meaning: 'A promo-code entry has `amount` < 1 or `limit` < 0, or is an offer_code, store_promo_code or partner_offering reward not on `claim`.',
+  },
+  'AFFILIATE.REWARD_NOT_FOUND': { status: 422, meaning: 'An affiliate entry names a reward that does not exist.' },
+  'AFFILIATE.INVALID_ACTIVATION': {
+    status: 422,
+    meaning: 'An affiliate entry has `amount` < 1 or `limit` < 0, or is an offer_code, store_promo_code or partner_offering reward not on `claim`.',
+  },
+  'AFFILIATE.BANNED': { status: 422, meaning: 'A banned affiliate is final and cannot be changed.' },
+  'WEBHOOK.URL_NOT_ALLOWED': {
+    status: 422,
+    meaning:
+      'The webhook URL is not `https` (`http` needs WEBHOOKS_ALLOW_HTTP=true), carries credentials, or its host is or resolves to a loopback, private, link-local or unspecified address (allowed with WEBHOOKS_ALLOW_PRIVATE=true).',
+  },
+  'APP_STORE_CONNECT.REQUEST_FAILED': { status: 424, meaning: 'App Store Connect failed, timed out or answered with something unexpected.' },
+  INTERNAL_SERVER_ERROR: { status: 500, meaning: 'A bug. Nothing was written; the log has the details under the request id the message gives.' },
+  SERVICE_UNAVAILABLE: {
+    status: 503,
+    meaning: 'A backing store is unreachable; retry later. Acknowledged writes are never lost.',
+    example: { message: 'A backing store is unavailable; retry later', source: null },
+  },
+} as const satisfies Record<string, ErrorCodeEntry>;
+
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+export function isErrorCode(code: string): code is ErrorCode {
+  return Object.hasOwn(ERROR_CODES, code);
+}
+
+/** The status a code is answered with (unknown ones: NOT_FOUND.* 404, other business rules 422). */
+export function statusOf(code: string): number {
+  if (isErrorCode(code)) return ERROR_CODES[code].status;
+  return code.startsWith('NOT_FOUND.') ? 404 : 422;
+}

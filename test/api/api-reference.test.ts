@@ -1,0 +1,102 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { expect } from 'chai';
+import { ERROR_CODES, statusOf } from '../../src/http/error-codes.js';
+import { generatedReference, ROOT } from '../../scripts/api-reference.js';
+import { OpenApiResponseValidator } from '../support/openapi-validator.js';
+
+function sourceFiles(dir: string): string[] {
+  return fs.readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) return sourceFiles(full);
+    return entry.name.endsWith('.ts') ? [full] : [];
+  });
+}
+
+/**
+ * Every error code the code base can produce, read from its source: codes given to ApiError and
+ * DomainError (and to the admin resources' not-found codes), and the `${prefix}.CODE` templates
+ * expanded with the prefixes their callers pass.
+ */
+function producedCodes(): Map<string, { file: string; status: number | null }> {
+  const found = new Map<string, { file: string; status: number | null }>();
+  const files = sourceFiles(path.join(ROOT, 'src'));
+  const text = new Map(files.map((file) => [file, fs.readFileSync(file, 'utf8')]));
+  const prefixes = new Set<string>();
+  for (const source of text.values()) {
+    for (const match of source.matchAll(/checkRewardEntries\([^;]*?'([A-Z_]+)'/g)) prefixes.add(match[1]!);
+  }
+  for (const [file, source] of text) {
+    const relative = path.relative(ROOT, file);
+    for (const match of source.matchAll(/new ApiError\(\s*(\d{3}),\s*'([A-Z_.]+)'/g)) found.set(match[2]!, { file: relative, status: Number(match[1]) });
+    for (const match of source.matchAll(/new DomainError\(\s*'([A-Z_.]+)'/g)) found.set(match[1]!, { file: relative, status: null });
+    for (const match of source.matchAll(/(?:notFoundCode|code): '([A-Z][A-Z_]*(?:\.[A-Z_]+)+|[A-Z]+_[A-Z_]+)'/g)) {
+      if (!found.has(match[1]!)) found.set(match[1]!, { file: relative, status: null });
+    }
+    for (const match of source.matchAll(/`\$\{\w+\}\.([A-Z_]+)`/g)) {
+      for (const prefix of prefixes) found.set(`${prefix}.${match[1]}`, { file: relative, status: null });
+    }
+  }
+  return found;
+}
+
+describe('API reference: docs/ and the document are generated from the service and lint clean', function () {
+  this.timeout(120_000);
+  let generated: Map<string, string>;
+
+  before(async () => {
+    generated = await generatedReference();
+  });
+
+  it('the committed docs/openapi.json, docs/errors.md and typed-client types are current (npm run docs:generate)', () => {
+    for (const [file, content] of generated) {
+      const committed = fs.existsSync(path.join(ROOT, file)) ? fs.readFileSync(path.join(ROOT, file), 'utf8') : null;
+      expect(committed === content, `${file} is stale: run npm run docs:generate and commit it`).to.equal(true);
+    }
+  });
+
+  it("lints clean with Redocly's recommended rules (offline)", () => {
+    const result = spawnSync(process.execPath, [path.join(ROOT, 'node_modules/@redocly/cli/bin/cli.js'), 'lint', 'docs/openapi.json', '--format', 'stylish'], {
+      cwd: ROOT,
+      encoding: 'utf8',
+      env: { ...process.env, REDOCLY_TELEMETRY: 'off', REDOCLY_SUPPRESS_UPDATE_NOTICE: 'true', NO_COLOR: '1' },
+      timeout: 60_000,
+    });
+    const output = `${result.stdout}${result.stderr}`;
+    expect(result.status, output).to.equal(0);
+    expect(output, output).to.not.match(/warning|error/i);
+  });
+
+  it('every error code the code base can produce is in the catalogue with its status, and in docs/errors.md', () => {
+    const errorsMd = generated.get('docs/errors.md')!;
+    const produced = producedCodes();
+    expect(produced.size).to.be.greaterThan(30);
+    for (const [code, { file, status }] of produced) {
+      expect(Object.hasOwn(ERROR_CODES, code), `${code} (${file}) is missing from src/http/error-codes.ts`).to.equal(true);
+      if (status !== null) expect(statusOf(code), `${code} is answered with ${status} in ${file}`).to.equal(status);
+      expect(errorsMd, `${code} is missing from docs/errors.md`).to.contain(`\`${code}\``);
+    }
+  });
+
+  it("the error examples are real: each example message is one the service's source answers with", () => {
+    const source = sourceFiles(path.join(ROOT, 'src'))
+      .filter((file) => !file.endsWith('error-codes.ts'))
+      .map((file) => fs.readFileSync(file, 'utf8'))
+      .join('\n');
+    for (const [code, entry] of Object.entries(ERROR_CODES)) {
+      const example = (entry as { example?: { message: string; source: string | null } }).example;
+      if (!example) continue;
+      expect(source, `${code}: "${example.message}"`).to.contain(`'${example.message}'`);
+      if (example.source !== null) expect(source, `${code}: ${example.source}`).to.contain(`'${example.source}'`);
+    }
+  });
+
+  it('every operation has a unique operationId, and every example is valid against its schema', () => {
+    const document = JSON.parse(generated.get('docs/openapi.json')!);
+    const ids = Object.values(document.paths).flatMap((item: any) => Object.values(item).map((operation: any) => operation.operationId));
+    expect(ids.every((id) => typeof id === 'string' && id.length > 0)).to.equal(true);
+    expect(new Set(ids).size).to.equal(ids.length);
+    expect(new OpenApiResponseValidator(document).exampleProblems()).to.deep.equal([]);
+  });
+});
