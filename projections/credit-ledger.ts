@@ -35,7 +35,7 @@ function grantCause(cause: GrantCause, appUserId: string): Doc {
  */
 export const creditLedgerProjection: Projection = {
   name: 'credit_ledger',
-  version: 1,
+  version: 2,
   collections: [{ name: CREDIT_LEDGER, indexes: [['app_user_id', 'seq']] }],
   eventTypes: ['RewardGranted', 'CreditsWithdrawn', 'RewardExpired'],
   targets: (event) => {
@@ -67,6 +67,8 @@ function ledgerRow(event: LoggedEvent): Doc | null {
         balance_after: event.data.balance_after ?? 0,
         operation_id: event.data.cause.type === 'manual' ? event.data.cause.operation_id : null,
         grant_id: event.data.grant_id,
+        // The entry the grant opened or added to (SPEC §5.3); debits and expiries name entries.
+        entry_id: event.data.entry_id,
         cause: grantCause(event.data.cause, appUserId),
       };
     case 'CreditsWithdrawn':

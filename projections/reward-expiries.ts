@@ -2,19 +2,21 @@ import type { Projection } from './projection.js';
 
 export const REWARD_EXPIRIES = 'reward_expiries';
 
-/** Entries that will expire and whose expiry is not recorded yet: what the sweep looks at. */
+/** Entries (named by their first grant's id, `grant_id`) that will expire and whose expiry is not recorded yet: what the sweep looks at. */
 export const rewardExpiriesProjection: Projection = {
   name: 'reward_expiries',
-  version: 1,
+  version: 2,
   collections: [{ name: REWARD_EXPIRIES, indexes: ['expires_at'] }],
   eventTypes: ['RewardGranted', 'RewardExpired'],
   targets: (event) => {
     if (event.type !== 'RewardGranted' && event.type !== 'RewardExpired') return [];
     if (event.type === 'RewardGranted' && event.data.expires_at === null) return [];
-    return [{ collection: REWARD_EXPIRIES, id: `${event.stream}/${event.data.grant_id}` }];
+    // One document per entry: a grant added to an entry shares its expiry (SPEC §5.3).
+    const entryId = event.type === 'RewardGranted' ? event.data.entry_id : event.data.grant_id;
+    return [{ collection: REWARD_EXPIRIES, id: `${event.stream}/${entryId}` }];
   },
   evolve: (_ref, _doc, event) => {
     if (event.type !== 'RewardGranted') return null;
-    return { app_user_id: event.stream.slice('user-'.length), grant_id: event.data.grant_id, expires_at: event.data.expires_at };
+    return { app_user_id: event.stream.slice('user-'.length), grant_id: event.data.entry_id, expires_at: event.data.expires_at };
   },
 };

@@ -1,20 +1,235 @@
-import {
-  evolveUserDocument as evolveUser,
-  initialUserDocument as initialUserState,
-  type UserDocument as UserState,
-} from '../src/application/queries/legacy-user-document.js';
-import { userEvents } from '../src/domain/events/user-events.js';
+import type { LoggedEvent } from '../src/application/event-log.js';
 import type { EventType } from '../src/domain/events/index.js';
-import type { Doc, Projection } from './projection.js';
+import type { PooledValue } from '../src/domain/events/user-events.js';
+import type { RewardKind } from '../src/domain/rewards/reward-kinds.js';
+import { ledgerSequence } from './credit-ledger.js';
+import type { Doc, DocumentRef, Projection } from './projection.js';
 
 export const USERS = 'users';
+export const USER_REWARDS = 'user_rewards';
 
-/** One document per user: the user stream folded with the same `evolve` the command side uses. */
+/**
+ * One small document per user: profile, program, referral code, the claim and its
+ * conversion/churn, referrer stats. Its size does not grow with the user's history: reward
+ * entries live in USER_REWARDS, one row each.
+ */
+export interface UserDoc {
+  [key: string]: unknown;
+  exists: boolean;
+  app_user_id: string;
+  created_at: string | null;
+  is_trial: boolean | null;
+  is_premium: boolean | null;
+  /** Earliest first_seen_at ever received; null when never sent. */
+  first_seen_at: string | null;
+  metadata: Record<string, unknown> | null;
+  payment_customer_id: string | null;
+  program_id: string | null;
+  referral_code: string | null;
+  referred_by: { claim_id: string; code: string; type: 'referral' | 'promo' | 'affiliate'; owner_id: string; claimed_at: string } | null;
+  converted_at: string | null;
+  churned_at: string | null;
+  stats: { claims: number; conversions: number; churns: number };
+  /** Kinds that have at least one entry with a recorded expiry (the view queries only these). */
+  expired_kinds: RewardKind[];
+}
+
+/**
+ * One reward entry (SPEC §5.3): what one grant opened, plus the credit grants added to it,
+ * the credits withdrawn from it, its pooled value and its recorded expiry. Active or expired
+ * is decided at read time from `expires_at` and the clock; `expired` says the expiry has been
+ * recorded (RewardExpired), which moves it to the bounded "recently expired" query.
+ */
+export interface RewardEntryDoc {
+  [key: string]: unknown;
+  app_user_id: string;
+  /** The grant_id of the entry's first grant. */
+  entry_id: string;
+  reward_key: string;
+  kind: RewardKind;
+  /** Credits left (credit entries); null for other kinds. */
+  credits: number | null;
+  value: PooledValue | null;
+  expires_at: string | null;
+  created_at: string;
+  updated_at: string | null;
+  expired: boolean;
+  /** Log position of the first grant, zero-padded: the entries' grant order. */
+  seq: string;
+}
+
+export function initialUserDoc(appUserId: string): UserDoc {
+  return {
+    exists: false,
+    app_user_id: appUserId,
+    created_at: null,
+    is_trial: null,
+    is_premium: null,
+    first_seen_at: null,
+    metadata: null,
+    payment_customer_id: null,
+    program_id: null,
+    referral_code: null,
+    referred_by: null,
+    converted_at: null,
+    churned_at: null,
+    stats: { claims: 0, conversions: 0, churns: 0 },
+    expired_kinds: [],
+  };
+}
+
+/** Id of an entry row: unambiguous for any app_user_id and entry id. */
+export function rewardEntryId(appUserId: string, entryId: string): string {
+  return JSON.stringify([appUserId, entryId]);
+}
+
+const USER_EVENTS: readonly EventType[] = [
+  'UserRegistered',
+  'UserProfileUpdated',
+  'ReferralProgramAssigned',
+  'CodeClaimed',
+  'UserConverted',
+  'UserChurned',
+  'ReferralClaimCounted',
+  'ReferralConversionCounted',
+  'ReferralChurnCounted',
+];
+
+const ENTRY_EVENTS: readonly EventType[] = ['RewardGranted', 'RewardValueAssigned', 'RewardExpired', 'CreditsWithdrawn'];
+
+function appUserIdOf(event: LoggedEvent): string {
+  return event.stream.slice('user-'.length);
+}
+
+/** The documents one event changes: never more than the event itself names. */
+function targets(event: LoggedEvent): DocumentRef[] {
+  if (!event.stream.startsWith('user-')) return [];
+  const appUserId = appUserIdOf(event);
+  const entry = (entryId: string): DocumentRef => ({ collection: USER_REWARDS, id: rewardEntryId(appUserId, entryId) });
+  switch (event.type) {
+    case 'RewardGranted':
+      return [entry(event.data.entry_id)];
+    case 'RewardValueAssigned':
+      return [entry(event.data.grant_id)];
+    case 'RewardExpired':
+      return [entry(event.data.grant_id), { collection: USERS, id: appUserId }];
+    case 'CreditsWithdrawn':
+      return [...new Set(event.data.debits.map((debit) => debit.grant_id))].map(entry);
+    default:
+      return USER_EVENTS.includes(event.type) ? [{ collection: USERS, id: appUserId }] : [];
+  }
+}
+
+function evolveUserDoc(current: UserDoc | null, event: LoggedEvent): UserDoc {
+  // One private copy per event, changed in place: the input document is never modified.
+  const doc: UserDoc = current === null ? initialUserDoc(appUserIdOf(event)) : { ...current };
+  switch (event.type) {
+    case 'UserRegistered': {
+      const data = event.data;
+      doc.exists = true;
+      doc.app_user_id = data.app_user_id;
+      doc.created_at = data.registered_at;
+      doc.is_trial = data.is_trial;
+      doc.is_premium = data.is_premium;
+      doc.first_seen_at = data.first_seen_at;
+      doc.metadata = data.metadata;
+      doc.payment_customer_id = data.payment_customer_id;
+      return doc;
+    }
+    case 'UserProfileUpdated':
+      return Object.assign(doc, event.data.changes);
+    case 'ReferralProgramAssigned':
+      doc.program_id = event.data.program_id;
+      doc.referral_code = event.data.referral_code;
+      return doc;
+    case 'CodeClaimed': {
+      const { claim_id, code, type, owner_id, claimed_at } = event.data;
+      doc.referred_by = { claim_id, code, type, owner_id, claimed_at };
+      return doc;
+    }
+    case 'UserConverted':
+      doc.converted_at = event.data.converted_at;
+      return doc;
+    case 'UserChurned':
+      doc.churned_at = event.data.churned_at;
+      return doc;
+    case 'ReferralClaimCounted':
+      doc.stats = { ...doc.stats, claims: event.data.claims };
+      return doc;
+    case 'ReferralConversionCounted':
+      doc.stats = { ...doc.stats, conversions: event.data.conversions };
+      return doc;
+    case 'ReferralChurnCounted':
+      doc.stats = { ...doc.stats, churns: event.data.churns };
+      return doc;
+    case 'RewardExpired':
+      if (!doc.expired_kinds.includes(event.data.kind)) doc.expired_kinds = [...doc.expired_kinds, event.data.kind];
+      return doc;
+    default:
+      return doc;
+  }
+}
+
+function evolveEntry(current: RewardEntryDoc | null, event: LoggedEvent, id: string): RewardEntryDoc | null {
+  switch (event.type) {
+    case 'RewardGranted': {
+      const data = event.data;
+      if (current && data.entry_id !== data.grant_id) {
+        // A credit grant added to the entry it names (same reward, same expires_at).
+        return { ...current, credits: (current.credits ?? 0) + (data.credits ?? 0), updated_at: data.granted_at };
+      }
+      return {
+        app_user_id: appUserIdOf(event),
+        entry_id: data.entry_id,
+        reward_key: data.reward_key,
+        kind: data.kind,
+        credits: data.credits,
+        value: null,
+        expires_at: data.expires_at,
+        created_at: data.granted_at,
+        updated_at: null,
+        expired: false,
+        seq: ledgerSequence(event.position),
+      };
+    }
+    case 'RewardValueAssigned':
+      return current && { ...current, value: event.data.value, updated_at: event.data.assigned_at };
+    case 'RewardExpired':
+      return current && { ...current, expired: true };
+    case 'CreditsWithdrawn': {
+      if (!current) return null;
+      const withdrawn = event.data.debits
+        .filter((debit) => rewardEntryId(current.app_user_id, debit.grant_id) === id)
+        .reduce((sum, debit) => sum + debit.credits, 0);
+      return { ...current, credits: (current.credits ?? 0) - withdrawn, updated_at: event.data.withdrawn_at };
+    }
+    default:
+      return current;
+  }
+}
+
+/**
+ * Users and their reward entries. Applying one event reads and writes only the documents it
+ * names — the user document, or the entries it opens, adds to, drains, fills or expires — so
+ * its cost does not depend on how long the user's history is.
+ */
 export const usersProjection: Projection = {
   name: 'users',
   version: 2,
-  collections: [{ name: USERS, indexes: ['referral_code'] }],
-  eventTypes: Object.keys(userEvents) as EventType[],
-  targets: (event) => (event.stream.startsWith('user-') ? [{ collection: USERS, id: event.stream.slice('user-'.length) }] : []),
-  evolve: (_ref, doc, event) => evolveUser((doc as UserState | null) ?? initialUserState(), event) as unknown as Doc,
+  collections: [
+    { name: USERS, indexes: ['referral_code'] },
+    {
+      name: USER_REWARDS,
+      indexes: [
+        // Live entries of a user, in grant order.
+        ['app_user_id', 'expired', 'seq'],
+        // The most recently expired entries of a user, per kind.
+        ['app_user_id', 'expired', 'kind', 'expires_at'],
+      ],
+    },
+  ],
+  eventTypes: [...USER_EVENTS, ...ENTRY_EVENTS],
+  targets,
+  evolve: (ref, doc, event) =>
+    ref.collection === USERS ? evolveUserDoc(doc as UserDoc | null, event) : evolveEntry(doc as RewardEntryDoc | null, event, ref.id) as Doc | null,
 };

@@ -22,19 +22,10 @@
  * without `-s`, npm prints its own banner on stdout before the export.
  */
 import { once } from 'node:events';
-import { setImmediate } from 'node:timers/promises';
 import fs from 'node:fs';
 import type { Writable } from 'node:stream';
-import {
-  type ExportOptions,
-  ExportUsageError,
-  formatEvent,
-  logFilterOf,
-  parseExportOptions,
-  preamble,
-  recordedSince,
-} from '../src/application/export/event-export-format.js';
-import type { EventStore } from '../src/ports/event-store.js';
+import { type ExportOptions, ExportUsageError, parseExportOptions, preamble } from '../src/application/export/event-export-format.js';
+import { exportEvents, OutputClosedError } from '../src/application/export/export-events.js';
 import { defineCommand, EXIT, runScript, UsageError } from './cli/command-line.js';
 import { createProgress } from './cli/progress.js';
 import { openScriptContext } from './script-context.js';
@@ -65,74 +56,6 @@ const command = defineCommand({
     'node dist/scripts/export-events.js --out /app/data/events.ndjson     # in the container image',
   ],
 });
-
-const PAGE_SIZE = 1000;
-
-/** Raised when the output goes away (a closed pipe, a full disk). */
-class OutputClosedError extends Error {
-  constructor(override readonly cause: Error) {
-    super(`output failed: ${cause.message}`);
-  }
-}
-
-/** Writes `chunk`, then waits for 'drain' when the stream's buffer is full. */
-async function write(output: Writable, chunk: string, failure: () => Error | null): Promise<void> {
-  const check = () => {
-    const failed = failure() ?? (output.destroyed ? new Error('output closed') : null);
-    if (failed) throw new OutputClosedError(failed);
-  };
-  check();
-  if (chunk.length === 0 || output.write(chunk)) return;
-  await new Promise<void>((resolve) => {
-    const done = () => {
-      output.off('drain', done).off('close', done).off('error', done);
-      resolve();
-    };
-    output.on('drain', done).on('close', done).on('error', done);
-  });
-  check();
-}
-
-interface ExportProgress {
-  written: number;
-  /** Position of the last event read (matched or not). */
-  position: bigint | null;
-}
-
-async function exportEvents(
-  store: EventStore,
-  options: ExportOptions,
-  output: Writable,
-  onPage: (progress: ExportProgress) => void = () => {},
-): Promise<ExportProgress> {
-  let failure: Error | null = null;
-  const onError = (error: Error) => {
-    failure ??= error;
-  };
-  output.on('error', onError);
-  try {
-    const progress: ExportProgress = { written: 0, position: options.after };
-    await write(output, preamble(options.format), () => failure);
-    const filter = logFilterOf(options);
-    for (;;) {
-      const page = await store.readAll({ after: progress.position, limit: PAGE_SIZE, filter });
-      if (page.length === 0) return progress;
-      let chunk = '';
-      for (const event of page) {
-        if (!recordedSince(event, options.since)) continue;
-        chunk += formatEvent(event, options.format);
-        progress.written += 1;
-      }
-      progress.position = page[page.length - 1]!.position;
-      await write(output, chunk, () => failure);
-      onPage(progress);
-      // Let I/O callbacks run (an output error, a signal) even when every write succeeds at once.
-      await setImmediate();
-    }
-  } finally {
-    output.off('error', onError);
-  }
-}
 
 /** The command line as export options; a bad value is a usage error (exit 2). */
 function exportOptions(argv: string[]): ExportOptions {

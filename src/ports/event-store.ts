@@ -28,6 +28,14 @@ export interface RecordedEvent extends NewEvent {
   recordedAt: Date;
 }
 
+/** A recorded event with data, metadata and time as the text the store holds (not parsed). */
+export interface RecordedEventJson extends Omit<RecordedEvent, 'data' | 'metadata' | 'recordedAt'> {
+  dataJson: string;
+  metadataJson: string;
+  /** `recordedAt` as ISO 8601 UTC with milliseconds (Date#toISOString). */
+  recordedAtIso: string;
+}
+
 export interface AppendResult {
   /** Revision of the last event now in the stream. */
   nextExpectedRevision: number;
@@ -59,6 +67,12 @@ export interface EventStore {
   readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]>;
   /** One page of the global log in commit order. */
   readAll(options: ReadAllOptions): Promise<RecordedEvent[]>;
+  /**
+   * Optional: the same page as `readAll`, with data and metadata as stored JSON text, for
+   * readers that pass events through without looking inside (the export). Stores that keep
+   * events as JSON text offer it; the others are read with `readAll`.
+   */
+  readAllJson?(options: ReadAllOptions): Promise<RecordedEventJson[]>;
   /** Position of the last event in the log, null when empty. */
   headPosition(): Promise<bigint | null>;
   /**

@@ -282,6 +282,21 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
       });
     });
 
+    describe('collections created by a commit that fails', function () {
+      it('leave nothing behind: reads of them still answer empty', async function () {
+        const fresh = `fresh_${tag()}`;
+        await store.commitBatches([batch(projector, null, 5n, [put(people, 'a', { n: 1 })])]);
+        // The second batch does not continue from its checkpoint: the whole commit is refused.
+        const error = await rejects(() => store.commitBatches([batch(`${projector}_b`, null, 3n, [put(fresh, 'x', { n: 1 })]), batch(projector, 4n, 6n, [])]));
+        expect(error).to.be.instanceOf(CheckpointMovedError);
+        expect(await store.get(fresh, 'x')).to.equal(null);
+        expect(await store.find(fresh)).to.deep.equal([]);
+        expect(await store.count(fresh)).to.equal(0);
+        await store.commitBatches([batch(`${projector}_b`, null, 3n, [put(fresh, 'x', { n: 2 })])]);
+        expect(await store.get(fresh, 'x')).to.deep.equal({ n: 2 });
+      });
+    });
+
     describe('reset', function () {
       it('drops the documents of the given collections and the checkpoint, nothing else', async function () {
         const other = `other_${tag()}`;
@@ -322,6 +337,21 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
         // The projector carries on from the handed-over checkpoint.
         await store.commitBatches([batch(projector, 9n, 10n, [put(people, 'later', { team: 'red' })], 2)]);
         expect(await store.count(people)).to.equal(3);
+      });
+
+      it('keeps the live indexes and leaves the rebuilt collection empty and reusable', async function () {
+        const rebuilt = `people_next_${tag()}`;
+        const rebuilder = `${projector}_next`;
+        await store.ensureIndexes(people, [['team', 'age']]);
+        await store.commitBatches([batch(projector, null, 5n, [put(people, 'old', { team: 'red', age: 1 })])]);
+        await store.commitBatches([batch(rebuilder, null, 9n, PEOPLE.map(([id, doc]) => put(rebuilt, id, doc)))]);
+        await store.swapIn(projector, rebuilder, 2, [[people, rebuilt]]);
+        const reds = await store.find(people, { where: { team: 'red' }, orderBy: { field: 'age', direction: 'desc' }, limit: 2 });
+        expect(ids(reds)).to.deep.equal(['Cy', 'Ada']);
+        expect(await store.count(rebuilt)).to.equal(0);
+        await store.commitBatches([batch(rebuilder, null, 12n, [put(rebuilt, 'again', { n: 1 })])]);
+        expect(await store.get(rebuilt, 'again')).to.deep.equal({ n: 1 });
+        expect(await store.get(people, 'again')).to.equal(null);
       });
 
       it('an empty rebuild empties the live collection', async function () {

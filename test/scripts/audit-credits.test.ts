@@ -35,10 +35,10 @@ describe('npm run audit-credits', function () {
     expect(clean.stdout).to.not.contain('(index)');
 
     const db = new Database(path.join(svc.dataDir, 'referrals.db'));
-    const row = db.prepare("SELECT doc FROM documents WHERE collection = 'users' AND id = 'tampered'").get() as { doc: string };
-    const doc = JSON.parse(row.doc) as { grants: { credits: number }[] };
-    doc.grants[0]!.credits += 100;
-    db.prepare("UPDATE documents SET doc = ? WHERE collection = 'users' AND id = 'tampered'").run(JSON.stringify(doc));
+    const row = db.prepare("SELECT id, doc FROM rm_user_rewards WHERE json_extract(doc, '$.app_user_id') = 'tampered'").get() as { id: string; doc: string };
+    const doc = JSON.parse(row.doc) as { credits: number };
+    doc.credits += 100;
+    db.prepare("UPDATE rm_user_rewards SET doc = ? WHERE id = ?").run(JSON.stringify(doc), row.id);
     db.close();
 
     const dirty = runAudit(svc.dataDir);

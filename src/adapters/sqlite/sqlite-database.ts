@@ -18,13 +18,7 @@ CREATE TABLE IF NOT EXISTS events (
   UNIQUE (stream, revision)
 );
 CREATE INDEX IF NOT EXISTS events_by_type ON events (type, position);
-CREATE TABLE IF NOT EXISTS documents (
-  collection TEXT    NOT NULL,
-  id         TEXT    NOT NULL,
-  position   INTEGER NOT NULL,
-  doc        TEXT    NOT NULL,
-  PRIMARY KEY (collection, id)
-) WITHOUT ROWID;
+-- Read-model documents: one table per collection (rm_<name>), created by SqliteReadStore.
 CREATE TABLE IF NOT EXISTS checkpoints (
   projector TEXT PRIMARY KEY,
   position  INTEGER,

@@ -7,6 +7,7 @@ import {
   type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
+  type RecordedEventJson,
   WrongExpectedRevisionError,
 } from '../../ports/event-store.js';
 import { guardSqlite, type SqliteConnection, StatementCache, writeTransaction } from './sqlite-database.js';
@@ -164,7 +165,26 @@ export class SqliteEventStore implements EventStore {
     return rows.map(toRecorded);
   }
 
-  async readAll({ after, limit, filter }: ReadAllOptions): Promise<RecordedEvent[]> {
+  async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
+    return this.readAllRows(options).map(toRecorded);
+  }
+
+  async readAllJson(options: ReadAllOptions): Promise<RecordedEventJson[]> {
+    // Rows as arrays (no object per row), columns in this order.
+    const rows = this.readAllRows(options, true) as unknown as [number, string, string, number, string, string, string, string][];
+    return rows.map(([position, id, stream, revision, type, data, metadata, recordedAt]) => ({
+      position: BigInt(position),
+      id,
+      stream,
+      revision,
+      type,
+      dataJson: data,
+      metadataJson: metadata,
+      recordedAtIso: recordedAt,
+    }));
+  }
+
+  private readAllRows({ after, limit, filter }: ReadAllOptions, raw = false): EventRow[] {
     const clauses = ['position > ?'];
     const params: (string | number)[] = [after === null ? 0 : Number(after)];
     const prefixes = filter?.streamPrefixes ?? [];
@@ -178,9 +198,14 @@ export class SqliteEventStore implements EventStore {
       params.push(...types);
     }
     params.push(limit);
-    const sql = `SELECT * FROM events WHERE ${clauses.join(' AND ')} ORDER BY position ASC LIMIT ?`;
-    const rows = guardSqlite(() => this.cache.get<(string | number)[], EventRow>(sql).all(...params));
-    return rows.map(toRecorded);
+    const columns = raw ? 'position, id, stream, revision, type, data, metadata, recorded_at' : '*';
+    const sql = `SELECT ${columns} FROM events WHERE ${clauses.join(' AND ')} ORDER BY position ASC LIMIT ?`;
+    return guardSqlite(() => {
+      const statement = this.cache.get<(string | number)[], EventRow>(sql);
+      // A statement of its own (its SQL differs), so raw mode never leaks to other readers.
+      if (raw) statement.raw(true);
+      return statement.all(...params);
+    });
   }
 
   async headPosition(): Promise<bigint | null> {

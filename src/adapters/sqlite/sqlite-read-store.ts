@@ -1,4 +1,5 @@
 import { type Checkpoint, CheckpointMovedError, type FindQuery, type IndexSpec, indexFields, type ProjectorBatch, type ReadStore, type Scalar } from '../../ports/read-store.js';
+import type { Statement } from 'better-sqlite3';
 import { guardSqlite, type SqliteConnection, StatementCache, writeTransaction } from './sqlite-database.js';
 
 const FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
@@ -10,32 +11,41 @@ function fieldPath(field: string): string {
 
 const COLLECTION = /^[A-Za-z0-9_]+$/;
 
-function collectionLiteral(collection: string): string {
+/** The table holding a collection: `rm_<collection>` (as the MongoDB adapter names its collections). */
+export function tableName(collection: string): string {
   if (!COLLECTION.test(collection)) throw new Error(`Invalid collection name ${collection}`);
-  return `'${collection}'`;
+  return `rm_${collection}`;
 }
 
 function sqlValue(value: Scalar): Scalar | number {
   return typeof value === 'boolean' ? Number(value) : value;
 }
 
-/** Read models as JSON documents in one table, queried through json_extract expression indexes. */
+/** Before one table per collection, every document lived in one `documents` table. */
+const LEGACY_TABLE = 'documents';
+
+/**
+ * Read models as JSON documents, one table per collection (`id` primary key, the document's
+ * position, the JSON text), queried through json_extract expression indexes. A rebuilt
+ * collection is swapped in by renaming its table: constant time, however many documents.
+ * Tables, once created, always exist (a swap leaves an empty table behind), so cached
+ * statements never point at a missing table.
+ */
 export class SqliteReadStore implements ReadStore {
   private readonly statements;
-
   private readonly cache: StatementCache;
+  /** Collections whose table is known to exist. */
+  private readonly tables = new Set<string>();
+  /** Tables created by the write transaction under way: forgotten again if it rolls back. */
+  private created: string[] = [];
+  /** The statements every collection uses, prepared once per table. */
+  private readonly perTable = new Map<string, { get: Statement<[string], { doc: string }>; put: Statement<[string, bigint | number, string]>; delete: Statement<[string]> }>();
 
   constructor(private readonly db: SqliteConnection) {
     this.cache = new StatementCache(db);
     this.statements = {
-      get: db.prepare<[string, string], { doc: string }>('SELECT doc FROM documents WHERE collection = ? AND id = ?'),
-      put: db.prepare(
-        'INSERT INTO documents (collection, id, position, doc) VALUES (?, ?, ?, ?) ' +
-          'ON CONFLICT (collection, id) DO UPDATE SET position = excluded.position, doc = excluded.doc',
-      ),
-      delete: db.prepare('DELETE FROM documents WHERE collection = ? AND id = ?'),
-      deleteCollection: db.prepare('DELETE FROM documents WHERE collection = ?'),
-      renameCollection: db.prepare('UPDATE documents SET collection = ? WHERE collection = ?'),
+      tableExists: db.prepare<[string], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?"),
+      indexesOf: db.prepare<[string], { sql: string }>("SELECT sql FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL"),
       // Positions are 64-bit: read them as BigInt so they survive beyond 2^53.
       checkpoint: db
         .prepare<[string], { position: bigint | null; version: bigint }>('SELECT position, version FROM checkpoints WHERE projector = ?')
@@ -46,30 +56,102 @@ export class SqliteReadStore implements ReadStore {
       ),
       deleteCheckpoint: db.prepare('DELETE FROM checkpoints WHERE projector = ?'),
     };
+    this.migrateLegacyTable();
+  }
+
+  /** Moves documents of the one-table layout into their collections' tables, once. */
+  private migrateLegacyTable(): void {
+    if (!this.statements.tableExists.get(LEGACY_TABLE)) return;
+    this.write(() => {
+      const collections = this.db.prepare<[], { collection: string }>(`SELECT DISTINCT collection FROM ${LEGACY_TABLE}`).all();
+      for (const { collection } of collections) {
+        this.createTable(collection);
+        this.db
+          .prepare(`INSERT OR REPLACE INTO ${tableName(collection)} (id, position, doc) SELECT id, position, doc FROM ${LEGACY_TABLE} WHERE collection = ? ORDER BY id`)
+          .run(collection);
+      }
+      this.db.exec(`DROP TABLE ${LEGACY_TABLE}`);
+    });
+  }
+
+  private createTable(collection: string): void {
+    // A rowid table with a unique id: large JSON rows are appended to the table's B-tree and
+    // only the short ids go into the index (a WITHOUT ROWID table would move whole rows around).
+    this.db.exec(`CREATE TABLE IF NOT EXISTS ${tableName(collection)} (id TEXT NOT NULL PRIMARY KEY, position INTEGER NOT NULL, doc TEXT NOT NULL)`);
+    this.tables.add(collection);
+    this.created.push(collection);
+  }
+
+  /** A write transaction (BEGIN IMMEDIATE); tables it created are forgotten if it fails. */
+  private write<T>(work: () => T): T {
+    this.created = [];
+    try {
+      return writeTransaction(this.db, work);
+    } catch (error) {
+      for (const collection of this.created) this.tables.delete(collection);
+      throw error;
+    } finally {
+      this.created = [];
+    }
+  }
+
+  /** Creates the collection's table if needed (inside a write). */
+  private writable(collection: string): string {
+    if (!this.tables.has(collection)) this.createTable(collection);
+    return tableName(collection);
+  }
+
+  /** The collection's table, or null when nothing was ever written to it (reads never create tables). */
+  private readable(collection: string): string | null {
+    if (this.tables.has(collection)) return tableName(collection);
+    if (!this.statements.tableExists.get(tableName(collection))) return null;
+    this.tables.add(collection);
+    return tableName(collection);
   }
 
   async ensureIndexes(collection: string, indexes: IndexSpec[]): Promise<void> {
-    guardSqlite(() => {
+    this.write(() => {
+      const table = this.writable(collection);
       for (const index of indexes) {
         const fields = indexFields(index);
         const name = `idx_${collection}_${fields.join('_')}`.replace(/[^A-Za-z0-9_]/g, '_');
-        this.db.exec(
-          `CREATE INDEX IF NOT EXISTS ${name} ON documents (collection, ${fields.map(fieldPath).join(', ')}) WHERE collection = ${collectionLiteral(collection)}`,
-        );
+        this.db.exec(`CREATE INDEX IF NOT EXISTS ${name} ON ${table} (${fields.map(fieldPath).join(', ')})`);
       }
     });
   }
 
+  private statementsOf(table: string) {
+    let statements = this.perTable.get(table);
+    if (!statements) {
+      statements = {
+        get: this.db.prepare<[string], { doc: string }>(`SELECT doc FROM ${table} WHERE id = ?`),
+        put: this.db.prepare<[string, bigint | number, string]>(
+          `INSERT INTO ${table} (id, position, doc) VALUES (?, ?, ?) ON CONFLICT (id) DO UPDATE SET position = excluded.position, doc = excluded.doc`,
+        ),
+        delete: this.db.prepare<[string]>(`DELETE FROM ${table} WHERE id = ?`),
+      };
+      this.perTable.set(table, statements);
+    }
+    return statements;
+  }
+
   async get<T extends Record<string, unknown>>(collection: string, id: string): Promise<T | null> {
-    const row = guardSqlite(() => this.statements.get.get(collection, id));
-    return row ? (JSON.parse(row.doc) as T) : null;
+    return guardSqlite(() => {
+      const table = this.readable(collection);
+      if (table === null) return null;
+      const row = this.statementsOf(table).get.get(id);
+      return row ? (JSON.parse(row.doc) as T) : null;
+    });
   }
 
   async getMany<T extends Record<string, unknown>>(collection: string, ids: string[]): Promise<Map<string, T>> {
     const found = new Map<string, T>();
     guardSqlite(() => {
+      const table = this.readable(collection);
+      if (table === null) return;
+      const statement = this.statementsOf(table).get;
       for (const id of new Set(ids)) {
-        const row = this.statements.get.get(collection, id);
+        const row = statement.get(id);
         if (row) found.set(id, JSON.parse(row.doc) as T);
       }
     });
@@ -77,7 +159,7 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async find<T extends Record<string, unknown>>(collection: string, query: FindQuery = {}): Promise<T[]> {
-    const { clauses, params } = this.whereClause(collection, query.where);
+    const { clauses, params } = this.whereClause(query.where);
     if (query.atMost) {
       clauses.push(`${fieldPath(query.atMost.field)} <= ?`);
       params.push(query.atMost.value);
@@ -90,21 +172,25 @@ export class SqliteReadStore implements ReadStore {
       ? `${fieldPath(query.orderBy.field)} ${query.orderBy.direction === 'desc' ? 'DESC' : 'ASC'}, id ASC`
       : 'id ASC';
     params.push(query.limit ?? -1);
-    const sql = `SELECT doc FROM documents WHERE ${clauses.join(' AND ')} ORDER BY ${order} LIMIT ?`;
-    const rows = guardSqlite(() => this.cache.get<Scalar[], { doc: string }>(sql).all(...params));
-    return rows.map((row) => JSON.parse(row.doc) as T);
+    return guardSqlite(() => {
+      const table = this.readable(collection);
+      if (table === null) return [];
+      const sql = `SELECT doc FROM ${table} WHERE ${clauses.join(' AND ')} ORDER BY ${order} LIMIT ?`;
+      return this.cache.get<Scalar[], { doc: string }>(sql).all(...params).map((row) => JSON.parse(row.doc) as T);
+    });
   }
 
   async count(collection: string, where?: Record<string, Scalar>): Promise<number> {
-    const { clauses, params } = this.whereClause(collection, where);
-    const sql = `SELECT COUNT(*) AS n FROM documents WHERE ${clauses.join(' AND ')}`;
-    return guardSqlite(() => this.cache.get<Scalar[], { n: number }>(sql).get(...params)!.n);
+    const { clauses, params } = this.whereClause(where);
+    return guardSqlite(() => {
+      const table = this.readable(collection);
+      if (table === null) return 0;
+      return this.cache.get<Scalar[], { n: number }>(`SELECT COUNT(*) AS n FROM ${table} WHERE ${clauses.join(' AND ')}`).get(...params)!.n;
+    });
   }
 
-  private whereClause(collection: string, where: Record<string, Scalar> = {}) {
-    // The collection is written into the SQL (not bound) so the planner can match the partial
-    // indexes, which are declared WHERE collection = '<name>'.
-    const clauses = [`collection = ${collectionLiteral(collection)}`];
+  private whereClause(where: Record<string, Scalar> = {}) {
+    const clauses = ['1 = 1'];
     const params: Scalar[] = [];
     for (const [field, value] of Object.entries(where)) {
       if (value === null) {
@@ -118,16 +204,19 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async commitBatches(batches: ProjectorBatch[]): Promise<void> {
-    writeTransaction(this.db, () => {
+    this.write(() => {
       for (const { projector, version, changes, position, after } of batches) {
         const stored = this.statements.checkpoint.get(projector)?.position ?? null;
         if (stored !== after) throw new CheckpointMovedError(projector);
+        let collection: string | null = null;
+        let statements: ReturnType<SqliteReadStore['statementsOf']> | null = null;
         for (const change of changes) {
-          if (change.op === 'put') {
-            this.statements.put.run(change.collection, change.id, position, JSON.stringify(change.doc));
-          } else {
-            this.statements.delete.run(change.collection, change.id);
+          if (change.collection !== collection) {
+            collection = change.collection;
+            statements = this.statementsOf(this.writable(collection));
           }
+          if (change.op === 'put') statements!.put.run(change.id, position, JSON.stringify(change.doc));
+          else statements!.delete.run(change.id);
         }
         this.statements.saveCheckpoint.run(projector, position, version);
       }
@@ -143,13 +232,27 @@ export class SqliteReadStore implements ReadStore {
     };
   }
 
+  /**
+   * Renames each rebuilt table to the live name (the live table and its documents dropped),
+   * recreates the live indexes on it and leaves an empty table under the rebuilt name, all in
+   * one transaction: constant time in the number of documents, plus the index builds.
+   */
   async swapIn(projector: string, from: string, version: number, collections: [live: string, rebuilt: string][]): Promise<void> {
-    writeTransaction(this.db, () => {
+    this.write(() => {
       const checkpoint = this.statements.checkpoint.get(from);
       if (!checkpoint) throw new Error(`No checkpoint ${from} to swap in`);
       for (const [live, rebuilt] of collections) {
-        this.statements.deleteCollection.run(live);
-        this.statements.renameCollection.run(live, rebuilt);
+        const liveTable = this.writable(live);
+        const rebuiltTable = this.writable(rebuilt);
+        const liveIndexes = this.statements.indexesOf.all(liveTable).map((index) => index.sql);
+        // The rebuilt table's own indexes (if any) would clash with the live ones' names.
+        for (const { name } of this.db.prepare<[string], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL").all(rebuiltTable)) {
+          this.db.exec(`DROP INDEX ${name}`);
+        }
+        this.db.exec(`DROP TABLE ${liveTable}`);
+        this.db.exec(`ALTER TABLE ${rebuiltTable} RENAME TO ${liveTable}`);
+        for (const sql of liveIndexes) this.db.exec(sql);
+        this.createTable(rebuilt);
       }
       this.statements.saveCheckpoint.run(projector, checkpoint.position, version);
       this.statements.deleteCheckpoint.run(from);
@@ -157,14 +260,14 @@ export class SqliteReadStore implements ReadStore {
   }
 
   async reset(projector: string, collections: string[]): Promise<void> {
-    writeTransaction(this.db, () => {
-      for (const collection of collections) this.statements.deleteCollection.run(collection);
+    this.write(() => {
+      for (const collection of collections) this.db.exec(`DELETE FROM ${this.writable(collection)}`);
       this.statements.deleteCheckpoint.run(projector);
     });
   }
 
   async putAux(collection: string, id: string, doc: Record<string, unknown>): Promise<void> {
-    writeTransaction(this.db, () => this.statements.put.run(collection, id, 0, JSON.stringify(doc)));
+    this.write(() => this.statementsOf(this.writable(collection)).put.run(id, 0, JSON.stringify(doc)));
   }
 
   async close(): Promise<void> {}

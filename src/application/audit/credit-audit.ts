@@ -1,7 +1,5 @@
 import { CREDIT_LEDGER } from '../../../projections/credit-ledger.js';
-import { USERS } from '../../../projections/users.js';
-import { evolveUser, initialUserState, ledgerBalance, type UserState } from '../../domain/users/user-state.js';
-import type { UserDocument } from '../queries/legacy-user-document.js';
+import { type RewardEntryDoc, USER_REWARDS } from '../../../projections/users.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import type { EventLog, LoggedEvent } from '../event-log.js';
 
@@ -35,11 +33,53 @@ export interface AuditReport {
 
 const PAGE = 1_000;
 
-/** Credits of `key` the users read model holds in entries whose expiry is not recorded yet. */
-function documentBalance(doc: UserDocument, key: string): number {
-  return doc.grants
-    .filter((grant) => grant.reward_key === key && grant.kind === 'credit' && !grant.expired)
-    .reduce((sum, grant) => sum + (grant.credits ?? 0), 0);
+/**
+ * One user's credits, recomputed from its events alone (independently of the projections):
+ * the credit entries whose expiry is not recorded, and every credit key it ever received.
+ */
+class CreditBook {
+  readonly keys = new Set<string>();
+  private readonly entries = new Map<string, { key: string; credits: number }>();
+
+  apply(event: LoggedEvent): void {
+    switch (event.type) {
+      case 'RewardGranted': {
+        if (event.data.kind !== 'credit') return;
+        this.keys.add(event.data.reward_key);
+        // A grant opens an entry, or adds its credits to the entry it names (SPEC §5.3).
+        const entry = this.entries.get(event.data.entry_id);
+        if (entry && event.data.entry_id !== event.data.grant_id) entry.credits += event.data.credits ?? 0;
+        else this.entries.set(event.data.entry_id, { key: event.data.reward_key, credits: event.data.credits ?? 0 });
+        return;
+      }
+      case 'CreditsWithdrawn':
+        for (const debit of event.data.debits) {
+          const entry = this.entries.get(debit.grant_id);
+          if (entry) entry.credits -= debit.credits;
+        }
+        return;
+      case 'RewardExpired':
+        this.entries.delete(event.data.grant_id);
+        return;
+      default:
+        return;
+    }
+  }
+
+  /** Credits of `key` in entries whose expiry is not recorded: the ledger's running balance. */
+  balance(key: string): number {
+    let sum = 0;
+    for (const entry of this.entries.values()) if (entry.key === key) sum += entry.credits;
+    return sum;
+  }
+}
+
+/** The balance of `key` the users read model shows, counting entries whose expiry is not recorded. */
+async function readModelBalances(readStore: ReadStore, appUserId: string): Promise<Map<string, number>> {
+  const rows = await readStore.find<RewardEntryDoc>(USER_REWARDS, { where: { app_user_id: appUserId, expired: false } });
+  const balances = new Map<string, number>();
+  for (const row of rows) if (row.kind === 'credit') balances.set(row.reward_key, (balances.get(row.reward_key) ?? 0) + (row.credits ?? 0));
+  return balances;
 }
 
 /** The balance an event says it left, for events that move credits. */
@@ -57,9 +97,7 @@ function recordedBalance(event: LoggedEvent): { key: string; balance: number } |
  */
 export async function auditCredits(log: EventLog, readStore: ReadStore, onProgress: (events: number) => void = () => {}): Promise<AuditReport> {
   const head = await log.store.headPosition();
-  const states = new Map<string, UserState>();
-  /** Credit keys each user ever held (its state keeps only live entries). */
-  const creditKeys = new Map<string, Set<string>>();
+  const books = new Map<string, CreditBook>();
   const lastEvent = new Map<string, string>();
   const mismatches: Mismatch[] = [];
   let after: bigint | null = null;
@@ -69,14 +107,13 @@ export async function auditCredits(log: EventLog, readStore: ReadStore, onProgre
     for (const event of page) {
       if (event.position > head) break;
       const appUserId = event.stream.slice('user-'.length);
-      const state = evolveUser(states.get(appUserId) ?? initialUserState(), event);
-      states.set(appUserId, state);
+      let book = books.get(appUserId);
+      if (!book) books.set(appUserId, (book = new CreditBook()));
+      book.apply(event);
       const recorded = recordedBalance(event);
       if (recorded) {
-        if (!creditKeys.has(appUserId)) creditKeys.set(appUserId, new Set());
-        creditKeys.get(appUserId)!.add(recorded.key);
         lastEvent.set(`${appUserId}\u0000${recorded.key}`, event.id);
-        const computed = ledgerBalance(state, recorded.key);
+        const computed = book.balance(recorded.key);
         if (computed !== recorded.balance) {
           mismatches.push({ app_user_id: appUserId, key: recorded.key, check: 'event_balance_after', expected: computed, actual: recorded.balance, event_ids: [event.id] });
         }
@@ -89,10 +126,10 @@ export async function auditCredits(log: EventLog, readStore: ReadStore, onProgre
   }
 
   const rows: AuditRow[] = [];
-  for (const [appUserId, state] of states) {
-    const keys = [...(creditKeys.get(appUserId) ?? [])];
+  for (const [appUserId, book] of books) {
+    const keys = [...book.keys];
     if (keys.length === 0) continue;
-    const doc = await readStore.get<UserDocument & Record<string, unknown>>(USERS, appUserId);
+    const readModel = await readModelBalances(readStore, appUserId);
     const ledger = await readStore.find<{ key: string; delta: number; balance_after: number; event_id: string }>(CREDIT_LEDGER, {
       where: { app_user_id: appUserId },
       orderBy: { field: 'seq', direction: 'asc' },
@@ -102,8 +139,8 @@ export async function auditCredits(log: EventLog, readStore: ReadStore, onProgre
       const row: AuditRow = {
         app_user_id: appUserId,
         key,
-        events: ledgerBalance(state, key),
-        read_model: doc ? documentBalance(doc, key) : null,
+        events: book.balance(key),
+        read_model: readModel.get(key) ?? 0,
         ledger_last: rowsOfKey.length > 0 ? rowsOfKey[rowsOfKey.length - 1]!.balance_after : null,
         ledger_sum: rowsOfKey.reduce((sum, entry) => sum + entry.delta, 0),
       };

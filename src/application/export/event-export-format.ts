@@ -1,4 +1,4 @@
-import type { LogFilter, RecordedEvent } from '../../ports/event-store.js';
+import type { LogFilter, RecordedEvent, RecordedEventJson } from '../../ports/event-store.js';
 import { csvRecord } from './csv.js';
 
 /**
@@ -53,6 +53,37 @@ export function csvLine(event: RecordedEvent): string {
 /** The text of one event in `format`. */
 export function formatEvent(event: RecordedEvent, format: ExportFormat): string {
   return format === 'csv' ? csvLine(event) : ndjsonLine(event);
+}
+
+/**
+ * The same NDJSON line as `ndjsonLine`, built around the stored JSON text of data and
+ * metadata instead of parsing and re-serialising it (the store wrote that text with
+ * JSON.stringify, so the bytes are the same): the export then runs at the speed of reading.
+ */
+export function ndjsonLineFromJson(event: RecordedEventJson): string {
+  return (
+    `{"position":"${event.position}","stream":${JSON.stringify(event.stream)},"revision":${event.revision},` +
+    `"id":${JSON.stringify(event.id)},"type":${JSON.stringify(event.type)},"data":${event.dataJson},` +
+    `"metadata":${event.metadataJson},"recorded_at":"${event.recordedAtIso}"}\n`
+  );
+}
+
+/** The same CSV record as `csvLine`, from the stored JSON text. */
+export function csvLineFromJson(event: RecordedEventJson): string {
+  return csvRecord([
+    event.position.toString(),
+    event.stream,
+    String(event.revision),
+    event.id,
+    event.type,
+    event.dataJson,
+    event.metadataJson,
+    event.recordedAtIso,
+  ]);
+}
+
+export function formatEventFromJson(event: RecordedEventJson, format: ExportFormat): string {
+  return format === 'csv' ? csvLineFromJson(event) : ndjsonLineFromJson(event);
 }
 
 /** The text before the first event (the CSV header; nothing for NDJSON). */
@@ -160,6 +191,8 @@ export function logFilterOf(options: ExportOptions): LogFilter {
   };
 }
 
-export function recordedSince(event: RecordedEvent, since: Date | null): boolean {
-  return since === null || event.recordedAt.getTime() >= since.getTime();
+export function recordedSince(event: Pick<RecordedEvent, 'recordedAt'> | Pick<RecordedEventJson, 'recordedAtIso'>, since: Date | null): boolean {
+  if (since === null) return true;
+  const time = 'recordedAt' in event ? event.recordedAt.getTime() : Date.parse(event.recordedAtIso);
+  return time >= since.getTime();
 }

@@ -1,9 +1,14 @@
-import type { Projection } from '../../../projections/projection.js';
-import type { ProjectorBatch, ReadStore } from '../../ports/read-store.js';
-import type { EventLog } from '../event-log.js';
-import { foldBatch } from './fold-batch.js';
+import type { Doc, DocumentRef, Projection } from '../../../projections/projection.js';
+import type { DomainEvent } from '../../domain/events/index.js';
+import type { RecordedEvent } from '../../ports/event-store.js';
+import type { DocumentChange, ProjectorBatch, ReadStore } from '../../ports/read-store.js';
+import type { EventLog, LoggedEvent } from '../event-log.js';
+import { upcast } from '../upcasters.js';
+import { SeenKeys } from './seen-keys.js';
 
-const PAGE_SIZE = 1_000;
+const PAGE_SIZE = 2_000;
+/** Changed documents held in memory before they are written in one transaction. */
+const FLUSH_DOCUMENTS = 20_000;
 const REBUILT = '__rebuild';
 
 export function rebuiltCollection(collection: string): string {
@@ -26,6 +31,8 @@ export interface ReplayOptions {
   /** Stop after this many pages without switching over (tests of resumption). */
   maxPages?: number;
   pageSize?: number;
+  /** Write the folded documents once this many have changed (and at the end of each run). */
+  flushDocuments?: number;
 }
 
 export class ReplayFailedError extends Error {
@@ -36,11 +43,175 @@ export class ReplayFailedError extends Error {
 }
 
 /**
+ * A stored event as projections see it, without validating its data again: every event was
+ * checked against its schema when it was appended (the schemas only check, they transform
+ * nothing), so a replay only lifts old versions. Validating 1M events again would cost more
+ * than reading them.
+ */
+export function replayedEvent(record: RecordedEvent): LoggedEvent {
+  const version = Number(record.metadata.schema_version ?? 1);
+  // The record is the replay's own copy: lifted in place rather than copied.
+  record.data = upcast(record.type, version, record.data);
+  return record as unknown as LoggedEvent & DomainEvent;
+}
+
+/** One projection being rebuilt: its checkpoint, and the changed documents not written yet. */
+class Rebuild {
+  /** Documents folded since the last flush, by rebuilt collection and id (null: deleted). */
+  readonly changed = new Map<string, Map<string, { doc: Doc | null }>>();
+  /** Documents flushed by this run (`collection\u0000id`); null when it resumed a rebuild. */
+  written: SeenKeys | null = null;
+  /** Last event folded (the checkpoint once flushed). */
+  position: bigint | null;
+
+  constructor(
+    readonly projection: Projection,
+    /** The stored replay checkpoint: where this run continues from. */
+    public checkpoint: bigint | null,
+  ) {
+    this.position = checkpoint;
+    for (const collection of projection.collections) this.changed.set(rebuiltCollection(collection.name), new Map());
+  }
+}
+
+/**
+ * Folds the log into every rebuild in memory: each document is read from the rebuilt
+ * collection at most once between flushes, changed in memory by every event that touches it,
+ * and written once per flush, with the checkpoints, in one large transaction. Memory stays
+ * bounded by the flush size, whatever the length of the log.
+ *
+ * A rebuild that started from an empty collection remembers which documents it has written
+ * (in a fixed-size SeenKeys), so a document it never wrote is known to be missing without
+ * asking the store: most events (a new ledger row, a new entry, a new user) cost no read.
+ */
+class ReplayFold {
+  private pendingDocuments = 0;
+  /** The rebuilds that handle each event type. */
+  private readonly byType = new Map<string, Rebuild[]>();
+
+  constructor(
+    private readonly readStore: ReadStore,
+    readonly rebuilds: Rebuild[],
+    private readonly flushDocuments: number,
+  ) {
+    // One set for all rebuilds: its keys name the (rebuilt) collection.
+    const written = rebuilds.every((rebuild) => rebuild.checkpoint === null) ? new SeenKeys() : null;
+    for (const rebuild of rebuilds) {
+      rebuild.written = written;
+      for (const type of rebuild.projection.eventTypes) this.byType.set(type, [...(this.byType.get(type) ?? []), rebuild]);
+    }
+  }
+
+  async apply(events: readonly LoggedEvent[]): Promise<void> {
+    for (const event of events) {
+      for (const rebuild of this.byType.get(event.type) ?? []) {
+        if (rebuild.checkpoint !== null && event.position <= rebuild.checkpoint) continue;
+        const { projection } = rebuild;
+        const refs = projection.targets(event);
+        if (refs.length === 1) {
+          // The common case, without the bookkeeping of several documents.
+          const ref = refs[0]!;
+          const documents = this.documents(rebuild, ref.collection);
+          const held = documents.get(ref.id);
+          const current = held !== undefined ? held.doc : await this.load(rebuild, ref);
+          const doc = this.evolve(projection, ref, current, event);
+          if (held !== undefined) held.doc = doc;
+          else {
+            documents.set(ref.id, { doc });
+            this.pendingDocuments += 1;
+          }
+          continue;
+        }
+        // An event lands in all its documents or, if evolve throws, in none.
+        const updates: [Map<string, { doc: Doc | null }>, string, Doc | null][] = [];
+        for (const ref of refs) {
+          const documents = this.documents(rebuild, ref.collection);
+          const held = documents.get(ref.id);
+          const current = held !== undefined ? held.doc : await this.load(rebuild, ref);
+          updates.push([documents, ref.id, this.evolve(projection, ref, current, event)]);
+        }
+        for (const [documents, id, doc] of updates) {
+          const held = documents.get(id);
+          if (held !== undefined) held.doc = doc;
+          else {
+            documents.set(id, { doc });
+            this.pendingDocuments += 1;
+          }
+        }
+      }
+    }
+    const last = events[events.length - 1];
+    if (last) for (const rebuild of this.rebuilds) if (rebuild.checkpoint === null || last.position > rebuild.checkpoint) rebuild.position = last.position;
+    if (this.pendingDocuments >= this.flushDocuments) await this.flush();
+  }
+
+  private documents(rebuild: Rebuild, collection: string): Map<string, { doc: Doc | null }> {
+    const documents = rebuild.changed.get(rebuiltCollection(collection));
+    if (!documents) throw new ReplayFailedError(rebuild.projection.name, '-', new Error(`collection ${collection} is not declared by the projection`));
+    return documents;
+  }
+
+  /** The stored document, unless this run knows it never wrote it (a fresh rebuild starts empty). */
+  private async load(rebuild: Rebuild, ref: DocumentRef): Promise<Doc | null> {
+    const collection = rebuiltCollection(ref.collection);
+    if (rebuild.written !== null && !rebuild.written.mightHave(`${collection}\u0000${ref.id}`)) return null;
+    return this.readStore.get<Doc>(collection, ref.id);
+  }
+
+  private evolve(projection: Projection, ref: DocumentRef, current: Doc | null, event: LoggedEvent): Doc | null {
+    try {
+      return projection.evolve(ref, current, event);
+    } catch (error) {
+      throw new ReplayFailedError(projection.name, event.id, error);
+    }
+  }
+
+  /** Writes every changed document and each rebuild's checkpoint in one commit. */
+  async flush(): Promise<void> {
+    const batches: ProjectorBatch[] = [];
+    for (const rebuild of this.rebuilds) {
+      if (rebuild.position === null || rebuild.position === rebuild.checkpoint) continue;
+      const changes: DocumentChange[] = [];
+      for (const [collection, documents] of rebuild.changed) {
+        const written = rebuild.written;
+        // In key order: stores write sorted keys into their B-trees far faster than random ones.
+        for (const id of [...documents.keys()].sort()) {
+          const { doc } = documents.get(id)!;
+          if (doc !== null) {
+            changes.push({ op: 'put', collection, id, doc });
+            written?.add(`${collection}\u0000${id}`);
+          } else if (written === null || written.mightHave(`${collection}\u0000${id}`)) {
+            // A document created and deleted again before any flush never reaches the store.
+            changes.push({ op: 'delete', collection, id });
+          }
+        }
+      }
+      batches.push({ projector: replayCheckpoint(rebuild.projection.name), version: rebuild.projection.version, changes, position: rebuild.position, after: rebuild.checkpoint });
+    }
+    if (batches.length > 0) await this.readStore.commitBatches(batches);
+    for (const rebuild of this.rebuilds) {
+      rebuild.checkpoint = rebuild.position;
+      for (const documents of rebuild.changed.values()) documents.clear();
+    }
+    this.pendingDocuments = 0;
+  }
+
+  lowestCheckpoint(): bigint | null {
+    let lowest: bigint | null = null;
+    for (const [index, rebuild] of this.rebuilds.entries()) {
+      if (rebuild.position === null) return null;
+      if (index === 0 || rebuild.position < lowest!) lowest = rebuild.position;
+    }
+    return lowest;
+  }
+}
+
+/**
  * Rebuilds read models from position 0 into fresh collections in one pass over the log, while
  * the service keeps serving (and updating) the live ones, then swaps the rebuilt ones in.
- * Resumable: each rebuild keeps its own checkpoint, so a second run continues where the first
- * stopped. After the swap, the live projector finds its checkpoint moved, reloads, and
- * continues from the replay's position.
+ * Resumable: each rebuild keeps its own checkpoint, written with its documents at every flush,
+ * so a second run continues where the first stopped. After the swap, the live projector finds
+ * its checkpoint moved, reloads, and continues from the replay's position.
  */
 export async function replayProjections(
   log: EventLog,
@@ -48,42 +219,33 @@ export async function replayProjections(
   projections: Projection[],
   options: ReplayOptions = {},
 ): Promise<'switched' | 'interrupted'> {
-  const checkpoints = new Map<string, bigint | null>();
+  const rebuilds: Rebuild[] = [];
   for (const projection of projections) {
-    for (const collection of projection.collections) {
-      // Indexes belong to collection names: the rebuilt one needs them now, the live one once swapped in.
-      await readStore.ensureIndexes(rebuiltCollection(collection.name), collection.indexes);
-      await readStore.ensureIndexes(collection.name, collection.indexes);
-    }
+    // The live collections' indexes (they serve the rebuilt documents once swapped in; the
+    // rebuild itself reads documents by id only, so it writes without index upkeep).
+    for (const collection of projection.collections) await readStore.ensureIndexes(collection.name, collection.indexes);
     const checkpoint = (await readStore.checkpoint(replayCheckpoint(projection.name))).position;
     if (checkpoint === null) await readStore.reset(replayCheckpoint(projection.name), projection.collections.map((collection) => rebuiltCollection(collection.name)));
-    checkpoints.set(projection.name, checkpoint);
+    rebuilds.push(new Rebuild(projection, checkpoint));
   }
-  const lowest = () => {
-    const positions = [...checkpoints.values()];
-    return positions.includes(null) ? null : positions.reduce((a, b) => (a! < b! ? a : b), positions[0] ?? null);
-  };
+  const fold = new ReplayFold(readStore, rebuilds, options.flushDocuments ?? FLUSH_DOCUMENTS);
   let events = 0;
   for (let pages = 0; ; pages += 1) {
-    if (options.maxPages !== undefined && pages >= options.maxPages) return 'interrupted';
-    const head = await log.store.headPosition();
-    const page = await log.readAll(lowest(), options.pageSize ?? PAGE_SIZE);
-    if (page.length === 0) break;
-    const batches: ProjectorBatch[] = [];
-    for (const projection of projections) {
-      const after = checkpoints.get(projection.name)!;
-      const folded = await foldBatch(readStore, projection, page, after, rebuiltCollection);
-      if (folded.failure) throw new ReplayFailedError(projection.name, folded.failure.event.id, folded.failure.error);
-      if (folded.position === null) continue;
-      batches.push({ projector: replayCheckpoint(projection.name), version: projection.version, changes: folded.changes, position: folded.position, after });
+    if (options.maxPages !== undefined && pages >= options.maxPages) {
+      await fold.flush();
+      return 'interrupted';
     }
-    if (batches.length > 0) await readStore.commitBatches(batches);
-    for (const batch of batches) checkpoints.set(batch.projector.slice('replay:'.length), batch.position);
+    const head = await log.store.headPosition();
+    const page = (await log.store.readAll({ after: fold.lowestCheckpoint(), limit: options.pageSize ?? PAGE_SIZE })).map(replayedEvent);
+    if (page.length === 0) break;
+    await fold.apply(page);
     events += page.length;
     options.onProgress?.({ position: page[page.length - 1]!.position, head, events });
   }
-  for (const projection of projections) {
-    if (checkpoints.get(projection.name) === null) {
+  await fold.flush();
+  for (const rebuild of rebuilds) {
+    const { projection } = rebuild;
+    if (rebuild.checkpoint === null) {
       // An empty log: record an empty rebuild so the swap has a checkpoint to move.
       await readStore.commitBatches([{ projector: replayCheckpoint(projection.name), version: projection.version, changes: [], position: 0n, after: null }]);
     }

@@ -1,11 +1,10 @@
 import { AFFILIATES, PROGRAMS, PROMO_CODES, REWARDS } from '../../../projections/catalog.js';
 import { CLAIM_STATS, claimStatsId } from '../../../projections/claim-stats.js';
 import { CODES, type CodeDoc } from '../../../projections/codes.js';
-import { USERS } from '../../../projections/users.js';
+import { USERS, type UserDoc } from '../../../projections/users.js';
 import type { Affiliate, Program, PromoCode } from '../../domain/events/config-events.js';
 import type { GrantSpec } from '../../domain/rewards/grant-rewards.js';
 import type { RewardDefinition, RewardEntry } from '../../domain/rewards/reward-schemas.js';
-import type { UserDocument as UserState } from './legacy-user-document.js';
 import type { ReadStore } from '../../ports/read-store.js';
 
 export interface ResolvedEntry extends GrantSpec {
@@ -69,8 +68,9 @@ export class CatalogQueries {
     return this.readStore.get<CodeDoc>(CODES, code);
   }
 
-  user(appUserId: string): Promise<UserState | null> {
-    return this.readStore.get<UserState & Record<string, unknown>>(USERS, appUserId);
+  /** The user's small document (profile, program, referral code, claim, stats): one read. */
+  user(appUserId: string): Promise<UserDoc | null> {
+    return this.readStore.get<UserDoc>(USERS, appUserId);
   }
 
   /** Entries with their reward definitions; entries whose reward is unknown are left out. */

@@ -1,35 +1,47 @@
 import { inject, injectable } from 'tsyringe';
+import { type RewardEntryDoc, rewardEntryId, USER_REWARDS, type UserDoc } from '../../../projections/users.js';
 import type { Config } from '../../config.js';
 import type { Affiliate } from '../../domain/events/config-events.js';
 import type { GrantedFact } from '../../domain/events/user-events.js';
-import { isActiveAt } from '../../domain/rewards/expiry.js';
-import type { UserState as WriteState } from '../../domain/users/user-state.js';
-import type { GrantState, UserDocument as UserState } from './legacy-user-document.js';
+import { POOLED_KINDS } from '../../domain/rewards/reward-kinds.js';
 import type { Clock } from '../../ports/clock.js';
+import type { ReadStore } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
 import { referralLink } from '../../domain/codes/referral-code.js';
 import { CatalogQueries } from './catalog-queries.js';
 import { programRewardKeys } from './reward-views.js';
-import { grantedView, userView } from './user-view.js';
+import { EXPIRED_PER_KIND, grantedView, userView } from './user-view.js';
 
-/** Builds the seed's User (and Affiliate) objects from the read models. */
+/**
+ * Builds the seed's User (and Affiliate) objects from the read models: the user's document,
+ * its live reward entries and, per kind that has any, its most recently expired ones — reads
+ * bounded by what is live, never by the length of the user's history.
+ */
 @injectable()
 export class UserQueries {
   constructor(
     @inject(CatalogQueries) private readonly catalog: CatalogQueries,
+    @inject(TOKENS.ReadStore) private readonly readStore: ReadStore,
     @inject(TOKENS.Clock) private readonly clock: Clock,
     @inject(TOKENS.Config) private readonly config: Config,
   ) {}
 
-  async state(appUserId: string): Promise<UserState | null> {
-    return this.catalog.user(appUserId);
+  async exists(appUserId: string): Promise<boolean> {
+    return (await this.catalog.user(appUserId))?.exists === true;
   }
 
-  async userView(state: UserState) {
-    const program = state.program_id === null ? null : await this.catalog.program(state.program_id);
-    const keys = [...state.grants.map((grant) => grant.reward_key), ...(program ? programRewardKeys(program) : [])];
-    const rewards = await this.catalog.rewards(keys);
-    return userView(state, {
+  /** The seed's User as `GET /users/{id}` and every command response show it; null when unknown. */
+  async userView(appUserId: string): Promise<Record<string, unknown> | null> {
+    const user = await this.catalog.user(appUserId);
+    if (!user?.exists) return null;
+    const [live, expired, program] = await Promise.all([
+      this.liveEntries(appUserId),
+      this.recentlyExpiredEntries(user),
+      user.program_id === null ? null : this.catalog.program(user.program_id),
+    ]);
+    const keys = [...live, ...expired].map((entry) => entry.reward_key);
+    const rewards = await this.catalog.rewards(program ? [...keys, ...programRewardKeys(program)] : keys);
+    return userView(user, live, expired, {
       now: this.clock.now(),
       windowDays: this.config.CLAIM_WINDOW_DAYS,
       linkBase: this.config.REFERRAL_LINK_BASE,
@@ -38,41 +50,37 @@ export class UserQueries {
     });
   }
 
-  /**
-   * The user as a command leaves it: profile, counters and live entries from the command's own
-   * state (so an acknowledged write never looks missing while read models lag), the expired
-   * entries from the users read model.
-   */
-  async commandUserView(state: WriteState) {
-    const doc = await this.catalog.user(state.app_user_id);
-    const live = new Set(state.entries.map((entry) => entry.entry_id));
-    const expired = (doc?.grants ?? []).filter((grant) => !live.has(grant.grant_id) && (grant.expired || !isActiveAt(grant.expires_at, this.clock.now())));
-    const grants: GrantState[] = [
-      ...expired,
-      ...state.entries.map((entry) => ({ ...entry, grant_id: entry.entry_id, expired: false })),
-    ];
-    return this.userView({ ...state, grants, operations: {} });
+  /** `rewards_granted` of a command: the grants it made, as granted (pooled ones with their entry's value). */
+  async grantedView(appUserId: string, granted: readonly GrantedFact[]) {
+    const pooled = granted.filter((grant) => POOLED_KINDS.includes(grant.kind)).map((grant) => rewardEntryId(appUserId, grant.entry_id));
+    const [rewards, rows] = await Promise.all([
+      this.catalog.rewards(granted.map((grant) => grant.reward_key)),
+      pooled.length > 0 ? this.readStore.getMany<RewardEntryDoc>(USER_REWARDS, pooled) : new Map<string, RewardEntryDoc>(),
+    ]);
+    const entries = new Map([...rows.values()].map((entry) => [entry.entry_id, entry]));
+    return grantedView(granted, entries, rewards);
   }
 
-  /** `rewards_granted`: each grant as granted (its own credits, expiry and time; SPEC §5.3). */
-  async grantedView(state: WriteState, granted: readonly GrantedFact[]) {
-    const rewards = await this.catalog.rewards(granted.map((grant) => grant.reward_key));
-    const entries = new Map(state.entries.map((entry) => [entry.entry_id, entry]));
-    const grants: GrantState[] = granted.map((grant) => {
-      const entry = entries.get(grant.entry_id);
-      return {
-        grant_id: grant.grant_id,
-        reward_key: grant.reward_key,
-        kind: grant.kind,
-        credits: grant.credits,
-        value: entry?.value ?? null,
-        expires_at: grant.expires_at,
-        created_at: grant.granted_at,
-        updated_at: grant.entry_id === grant.grant_id ? (entry?.updated_at ?? null) : null,
-        expired: false,
-      };
+  /** Entries whose expiry is not recorded yet (active, or expired by time and not swept yet). */
+  liveEntries(appUserId: string): Promise<RewardEntryDoc[]> {
+    return this.readStore.find<RewardEntryDoc>(USER_REWARDS, {
+      where: { app_user_id: appUserId, expired: false },
+      orderBy: { field: 'seq', direction: 'asc' },
     });
-    return grantedView({ grants } as UserState, grants.map((grant) => grant.grant_id), rewards);
+  }
+
+  /** Per kind with recorded expiries, the EXPIRED_PER_KIND most recently expired entries. */
+  async recentlyExpiredEntries(user: Pick<UserDoc, 'app_user_id' | 'expired_kinds'>): Promise<RewardEntryDoc[]> {
+    const perKind = await Promise.all(
+      user.expired_kinds.map((kind) =>
+        this.readStore.find<RewardEntryDoc>(USER_REWARDS, {
+          where: { app_user_id: user.app_user_id, expired: true, kind },
+          orderBy: { field: 'expires_at', direction: 'desc' },
+          limit: EXPIRED_PER_KIND,
+        }),
+      ),
+    );
+    return perKind.flat();
   }
 
   async affiliateView(appUserId: string) {

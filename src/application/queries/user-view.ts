@@ -1,10 +1,14 @@
+import type { RewardEntryDoc, UserDoc } from '../../../projections/users.js';
 import { referralLink } from '../../domain/codes/referral-code.js';
 import type { Program } from '../../domain/events/config-events.js';
+import type { GrantedFact } from '../../domain/events/user-events.js';
 import { isActiveAt } from '../../domain/rewards/expiry.js';
-import { type ByKind, emptyByKind } from '../../domain/rewards/reward-kinds.js';
+import { type ByKind, emptyByKind, POOLED_KINDS } from '../../domain/rewards/reward-kinds.js';
 import type { RewardDefinition } from '../../domain/rewards/reward-schemas.js';
-import { documentClaimWindowEnd as claimWindowEnd, type GrantState, type UserDocument as UserState } from './legacy-user-document.js';
 import { programView, rewardView } from './reward-views.js';
+
+/** SPEC §5.3: `rewards.expired` lists per kind at most this many, the most recently expired. */
+export const EXPIRED_PER_KIND = 100;
 
 export interface UserViewContext {
   now: Date;
@@ -16,70 +20,133 @@ export interface UserViewContext {
 
 export type RewardEntryView = Record<string, unknown>;
 
+/** What the active-entry shape shows of an entry or of a grant. */
+interface ActiveEntryFields {
+  kind: RewardEntryDoc['kind'];
+  credits: number | null;
+  value: RewardEntryDoc['value'];
+  expires_at: string | null;
+  created_at: string;
+  updated_at: string | null;
+}
+
 /** An entry as listed under `rewards.active` / `rewards_granted`. */
-export function activeEntryView(grant: GrantState, reward: RewardDefinition): RewardEntryView {
-  const entry: RewardEntryView = { reward: rewardView(reward), expires_at: grant.expires_at };
-  if (grant.kind === 'credit') entry.credits = grant.credits ?? 0;
-  if (grant.kind === 'offer_code') entry.value = grant.value && { value: grant.value.value, link: grant.value.link, expires_at: grant.value.expires_at };
-  if (grant.kind === 'store_promo_code') entry.value = grant.value && { value: grant.value.value, expires_at: grant.value.expires_at };
-  entry.created_at = grant.created_at;
-  entry.updated_at = grant.updated_at;
-  return entry;
+export function activeEntryView(entry: ActiveEntryFields, reward: RewardDefinition): RewardEntryView {
+  const view: RewardEntryView = { reward: rewardView(reward), expires_at: entry.expires_at };
+  if (entry.kind === 'credit') view.credits = entry.credits ?? 0;
+  if (entry.kind === 'offer_code') view.value = entry.value && { value: entry.value.value, link: entry.value.link, expires_at: entry.value.expires_at };
+  if (entry.kind === 'store_promo_code') view.value = entry.value && { value: entry.value.value, expires_at: entry.value.expires_at };
+  view.created_at = entry.created_at;
+  view.updated_at = entry.updated_at;
+  return view;
 }
 
-function expiredEntryView(grant: GrantState, reward: RewardDefinition): RewardEntryView {
-  return { reward: rewardView(reward), expired_at: grant.expires_at, created_at: grant.created_at, updated_at: grant.updated_at };
+function expiredEntryView(entry: RewardEntryDoc, reward: RewardDefinition): RewardEntryView {
+  return { reward: rewardView(reward), expired_at: entry.expires_at, created_at: entry.created_at, updated_at: entry.updated_at };
 }
 
-/** Active vs expired is decided here, at read time, from `expires_at` and the clock. */
-export function rewardsView(state: UserState, context: UserViewContext) {
+function bySeq(a: RewardEntryDoc, b: RewardEntryDoc): number {
+  return a.seq < b.seq ? -1 : a.seq > b.seq ? 1 : 0;
+}
+
+/**
+ * Active vs expired is decided here, at read time, from `expires_at` and the clock. `live` are
+ * the entries without a recorded expiry; `recordedExpired` the most recently expired recorded
+ * ones (up to EXPIRED_PER_KIND per kind). Each list is shown in grant order.
+ */
+export function rewardsView(live: readonly RewardEntryDoc[], recordedExpired: readonly RewardEntryDoc[], context: UserViewContext) {
   const active = emptyByKind<RewardEntryView>();
-  const expired = emptyByKind<RewardEntryView>();
-  for (const grant of state.grants) {
-    const reward = context.rewards.get(grant.reward_key);
-    if (!reward) continue;
-    if (!grant.expired && isActiveAt(grant.expires_at, context.now)) active[grant.kind].push(activeEntryView(grant, reward));
-    else expired[grant.kind].push(expiredEntryView(grant, reward));
+  const expired = emptyByKind<RewardEntryDoc>();
+  for (const entry of [...live].sort(bySeq)) {
+    if (isActiveAt(entry.expires_at, context.now)) {
+      const reward = context.rewards.get(entry.reward_key);
+      if (reward) active[entry.kind].push(activeEntryView(entry, reward));
+    } else {
+      expired[entry.kind].push(entry);
+    }
   }
-  return { active, expired };
+  for (const entry of recordedExpired) expired[entry.kind].push(entry);
+  const expiredViews = emptyByKind<RewardEntryView>();
+  for (const [kind, entries] of Object.entries(expired) as [keyof ByKind<unknown>, RewardEntryDoc[]][]) {
+    const recent = entries
+      .sort((a, b) => (a.expires_at ?? '').localeCompare(b.expires_at ?? '') || bySeq(a, b))
+      .slice(-EXPIRED_PER_KIND)
+      .sort(bySeq);
+    for (const entry of recent) {
+      const reward = context.rewards.get(entry.reward_key);
+      if (reward) expiredViews[kind].push(expiredEntryView(entry, reward));
+    }
+  }
+  return { active, expired: expiredViews };
 }
 
-/** The given grants in the active-entry shape, grouped by kind (`rewards_granted`). */
-export function grantedView(state: UserState, grantIds: readonly string[], rewards: Map<string, RewardDefinition>): ByKind<RewardEntryView> {
-  const granted = emptyByKind<RewardEntryView>();
-  const wanted = new Set(grantIds);
-  for (const grant of state.grants) {
+/**
+ * `rewards_granted`: each grant as granted (SPEC §5.3) — its own credits, expires_at and
+ * created_at — grouped by kind; pooled kinds show the entry's current value (and when it came).
+ */
+export function grantedView(
+  granted: readonly GrantedFact[],
+  entries: Map<string, RewardEntryDoc>,
+  rewards: Map<string, RewardDefinition>,
+): ByKind<RewardEntryView> {
+  const view = emptyByKind<RewardEntryView>();
+  for (const grant of granted) {
     const reward = rewards.get(grant.reward_key);
-    if (wanted.has(grant.grant_id) && reward) granted[grant.kind].push(activeEntryView(grant, reward));
+    if (!reward) continue;
+    const entry = POOLED_KINDS.includes(grant.kind) ? entries.get(grant.entry_id) : undefined;
+    view[grant.kind].push(
+      activeEntryView(
+        {
+          kind: grant.kind,
+          credits: grant.credits,
+          value: entry?.value ?? null,
+          expires_at: grant.expires_at,
+          created_at: grant.granted_at,
+          updated_at: entry?.updated_at ?? null,
+        },
+        reward,
+      ),
+    );
   }
-  return granted;
+  return view;
+}
+
+/** The moment the claim window closes: CLAIM_WINDOW_DAYS after first_seen_at (or creation). */
+export function claimWindowEnd(user: Pick<UserDoc, 'first_seen_at' | 'created_at'>, windowDays: number): Date {
+  const start = user.first_seen_at ?? user.created_at!;
+  return new Date(Date.parse(start) + windowDays * 86_400_000);
 }
 
 /** The seed's User object. */
-export function userView(state: UserState, context: UserViewContext): Record<string, unknown> {
-  const claimed = state.referred_by !== null;
-  const windowEnd = claimWindowEnd(state, context.windowDays);
+export function userView(
+  user: UserDoc,
+  live: readonly RewardEntryDoc[],
+  recordedExpired: readonly RewardEntryDoc[],
+  context: UserViewContext,
+): Record<string, unknown> {
+  const claimed = user.referred_by !== null;
+  const windowEnd = claimWindowEnd(user, context.windowDays);
   return {
-    app_user_id: state.app_user_id,
-    referral_code: state.referral_code,
-    referral_code_link: referralLink(context.linkBase, state.referral_code),
-    is_trial: state.is_trial,
-    is_premium: state.is_premium,
-    first_seen_at: state.first_seen_at ?? state.created_at,
+    app_user_id: user.app_user_id,
+    referral_code: user.referral_code,
+    referral_code_link: referralLink(context.linkBase, user.referral_code),
+    is_trial: user.is_trial,
+    is_premium: user.is_premium,
+    first_seen_at: user.first_seen_at ?? user.created_at,
     last_seen_at: null,
-    metadata: state.metadata,
-    payment_customer_id: state.payment_customer_id,
+    metadata: user.metadata,
+    payment_customer_id: user.payment_customer_id,
     claim_code_eligibility: {
       eligible: !claimed && context.now.getTime() < windowEnd.getTime(),
       eligible_until: claimed ? null : windowEnd.toISOString(),
     },
-    referred_by: state.referred_by && {
-      code: state.referred_by.code,
-      type: state.referred_by.type,
-      claimed_at: state.referred_by.claimed_at,
+    referred_by: user.referred_by && {
+      code: user.referred_by.code,
+      type: user.referred_by.type,
+      claimed_at: user.referred_by.claimed_at,
     },
-    stats: { ...state.stats },
-    rewards: rewardsView(state, context),
+    stats: { claims: user.stats.claims, conversions: user.stats.conversions, churns: user.stats.churns },
+    rewards: rewardsView(live, recordedExpired, context),
     referral_program: context.program && programView(context.program, context.rewards),
   };
 }

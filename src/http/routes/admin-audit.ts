@@ -59,8 +59,7 @@ export function adminAuditRouter(container: DependencyContainer, api: ApiDescrip
     .get(async (req, res) => {
       const id = parsePathParam(req, 'app_user_id', appUserId);
       const { key } = parseQuery(req, ledgerQuery);
-      const state = await users.state(id);
-      if (!state?.exists) throw new ApiError(404, 'NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
+      if (!(await users.exists(id))) throw new ApiError(404, 'NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
       const rows = await events.creditLedger(id, key ?? null);
       res.json({ data: { app_user_id: id, entries: rows.map(({ seq: _seq, app_user_id: _user, request_id: _request, ...row }) => row) } });
     })

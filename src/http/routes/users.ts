@@ -5,7 +5,6 @@ import { GrantRewardHandler } from '../../application/commands/grant-reward.js';
 import { UpsertUserHandler } from '../../application/commands/upsert-user.js';
 import { WithdrawCreditsHandler } from '../../application/commands/withdraw-credits.js';
 import { UserQueries } from '../../application/queries/user-queries.js';
-import type { UserDocument as UserState } from '../../application/queries/legacy-user-document.js';
 import { requireSecretKey } from '../auth.js';
 import { commandContext } from '../context.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
@@ -34,14 +33,22 @@ export function usersRouter(container: DependencyContainer, api: ApiDescription)
   const withdraw = container.resolve(WithdrawCreditsHandler);
   const grant = container.resolve(GrantRewardHandler);
 
+  /** The user as the read models show it (GET). */
+  async function currentUser(appUserIdValue: string): Promise<Record<string, unknown>> {
+    const user = await queries.userView(appUserIdValue);
+    if (!user) throw new ApiError(404, 'NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
+    return user;
+  }
+
   /**
-   * The user as the read models show it. Commands answer from their own (write-side) state
-   * instead, so an acknowledged write never looks missing even if the read models lag.
+   * The user after a command. Handlers return once the read models include their events
+   * (read-your-writes), so the user is there; if the read models are too far behind to show
+   * it, the client is told to retry (the write itself is kept, and repeats are idempotent).
    */
-  async function currentUser(appUserIdValue: string): Promise<UserState> {
-    const state = await queries.state(appUserIdValue);
-    if (!state?.exists) throw new ApiError(404, 'NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
-    return state;
+  async function userAfterCommand(appUserIdValue: string): Promise<Record<string, unknown>> {
+    const user = await queries.userView(appUserIdValue);
+    if (!user) throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'The read models are behind the write; retry later');
+    return user;
   }
 
   api.operation({
@@ -58,8 +65,8 @@ export function usersRouter(container: DependencyContainer, api: ApiDescription)
     .route('/users')
     .post(async (req, res) => {
       const { app_user_id, last_seen_at: _ignored, ...fields } = parseBody(req, upsertUserBody);
-      const { created, state } = await upsert.handle(app_user_id, fields, commandContext(res));
-      res.status(created ? 201 : 200).json({ data: { user: await queries.commandUserView(state) } });
+      const { created } = await upsert.handle(app_user_id, fields, commandContext(res));
+      res.status(created ? 201 : 200).json({ data: { user: await userAfterCommand(app_user_id) } });
     })
     .all(methodNotAllowed(['POST']));
 
@@ -77,8 +84,7 @@ export function usersRouter(container: DependencyContainer, api: ApiDescription)
     .route('/users/:app_user_id')
     .get(async (req, res) => {
       const id = parsePathParam(req, 'app_user_id', appUserId);
-      const state = await currentUser(id);
-      const [user, affiliate] = await Promise.all([queries.userView(state), queries.affiliateView(id)]);
+      const [user, affiliate] = await Promise.all([currentUser(id), queries.affiliateView(id)]);
       res.json({ data: { user, affiliate } });
     })
     .all(methodNotAllowed(['GET']));
@@ -108,8 +114,9 @@ export function usersRouter(container: DependencyContainer, api: ApiDescription)
     .post(async (req, res) => {
       const id = parsePathParam(req, 'app_user_id', appUserId);
       const { code } = parseBody(req, claimCodeBody);
-      const { granted, state } = await claim.handle(id, code, commandContext(res));
-      res.json({ data: { rewards_granted: await queries.grantedView(state, granted), user: await queries.commandUserView(state) } });
+      const { granted } = await claim.handle(id, code, commandContext(res));
+      const [rewardsGranted, user] = await Promise.all([queries.grantedView(id, granted), userAfterCommand(id)]);
+      res.json({ data: { rewards_granted: rewardsGranted, user } });
     })
     .all(methodNotAllowed(['POST']));
 
@@ -129,8 +136,8 @@ export function usersRouter(container: DependencyContainer, api: ApiDescription)
     .post(async (req, res) => {
       const id = parsePathParam(req, 'app_user_id', appUserId);
       const body = parseBody(req, withdrawCreditsBody);
-      const { result, state } = await withdraw.handle(id, { key: body.key, amount: body.amount, operation_id: body.operation_id ?? null }, commandContext(res));
-      res.json({ data: { withdraw_result: result, user: await queries.commandUserView(state) } });
+      const { result } = await withdraw.handle(id, { key: body.key, amount: body.amount, operation_id: body.operation_id ?? null }, commandContext(res));
+      res.json({ data: { withdraw_result: result, user: await userAfterCommand(id) } });
     })
     .all(methodNotAllowed(['POST']));
 
@@ -156,9 +163,8 @@ export function usersRouter(container: DependencyContainer, api: ApiDescription)
         { key: body.key, operation_id: body.operation_id ?? null, deactivation: body.deactivation ?? { variant: 'never' } },
         commandContext(res),
       );
-      res
-        .status(result.created ? 201 : 200)
-        .json({ data: { rewards_granted: await queries.grantedView(result.state, result.granted), user: await queries.commandUserView(result.state) } });
+      const [rewardsGranted, user] = await Promise.all([queries.grantedView(id, result.granted), userAfterCommand(id)]);
+      res.status(result.created ? 201 : 200).json({ data: { rewards_granted: rewardsGranted, user } });
     })
     .all(methodNotAllowed(['POST']));
 

@@ -3,6 +3,7 @@ import { parseCsv } from '../../../src/application/export/csv.js';
 import {
   csvHeader,
   csvLine,
+  csvLineFromJson,
   EXPORT_COLUMNS,
   ExportUsageError,
   exportedEvent,
@@ -10,12 +11,13 @@ import {
   fromCsvRecord,
   logFilterOf,
   ndjsonLine,
+  ndjsonLineFromJson,
   parseExportOptions,
   parseSince,
   preamble,
   recordedSince,
 } from '../../../src/application/export/event-export-format.js';
-import type { RecordedEvent } from '../../../src/ports/event-store.js';
+import type { RecordedEvent, RecordedEventJson } from '../../../src/ports/event-store.js';
 
 function recorded(overrides: Partial<RecordedEvent> = {}): RecordedEvent {
   return {
@@ -123,6 +125,26 @@ describe('export: event formats', () => {
       expect(recordedSince(recorded(), null)).to.equal(true);
       expect(recordedSince(recorded(), at)).to.equal(true);
       expect(recordedSince(recorded(), new Date(at.getTime() + 1))).to.equal(false);
+    });
+  });
+
+  describe('from the stored JSON text (no parse, no re-serialisation)', () => {
+    const asStored = (event: RecordedEvent): RecordedEventJson => {
+      const { data, metadata, recordedAt, ...rest } = event;
+      return { ...rest, dataJson: JSON.stringify(data), metadataJson: JSON.stringify(metadata), recordedAtIso: recordedAt.toISOString() };
+    };
+
+    it('writes byte for byte the NDJSON line and the CSV record of the parsed event', () => {
+      for (const event of [recorded(), recorded({ stream: 'user-\u2028\u0000"x"', data: { ['__proto__']: { a: 1 }, n: -0.5, s: '\ud83d\ude00' } })]) {
+        expect(ndjsonLineFromJson(asStored(event))).to.equal(ndjsonLine(event));
+        expect(csvLineFromJson(asStored(event))).to.equal(csvLine(event));
+      }
+    });
+
+    it('filters --since on the stored time', () => {
+      const event = asStored(recorded());
+      expect(recordedSince(event, new Date('2026-03-04T05:06:07.089Z'))).to.equal(true);
+      expect(recordedSince(event, new Date('2026-03-04T05:06:07.090Z'))).to.equal(false);
     });
   });
 });

@@ -48,6 +48,7 @@ describe('credit_ledger projection (SPEC §7.7)', () => {
         balance_after: 5,
         operation_id: null,
         grant_id: 'c1/0',
+        entry_id: 'c1/0',
         cause: { type: 'claim', description: 'claim of code BOB234 by ann', code: 'BOB234', claim_id: 'c1' },
       },
     });

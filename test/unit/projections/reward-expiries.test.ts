@@ -31,4 +31,18 @@ describe('reward_expiries projection (what the expiry sweep looks at)', () => {
     );
     expect(Object.keys(projected(rewardExpiriesProjection, log.events))).to.deep.equal([`${REWARD_EXPIRIES}/user-ann/g2`]);
   });
+
+  it('keeps one document per entry: a grant added to an entry shares its expiry', () => {
+    const log = new TestLog();
+    log.append(
+      'user-ann',
+      rewardGranted({ grant_id: 'g1', credits: 5, balance_after: 5, expires_at: iso(DAY) }),
+      rewardGranted({ grant_id: 'g2', entry_id: 'g1', credits: 5, balance_after: 10, expires_at: iso(DAY) }),
+    );
+    expect(projected(rewardExpiriesProjection, log.events)).to.deep.equal({
+      [`${REWARD_EXPIRIES}/user-ann/g1`]: { app_user_id: 'ann', grant_id: 'g1', expires_at: iso(DAY) },
+    });
+    log.append('user-ann', event('RewardExpired', { grant_id: 'g1', reward_key: 'coins', kind: 'credit', expired_at: iso(DAY), credits_forfeited: 10, balance_after: 0 }));
+    expect(projected(rewardExpiriesProjection, log.events)).to.deep.equal({});
+  });
 });

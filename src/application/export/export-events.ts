@@ -1,0 +1,95 @@
+import { setImmediate } from 'node:timers/promises';
+import type { Writable } from 'node:stream';
+import type { EventStore, ReadAllOptions } from '../../ports/event-store.js';
+import { type ExportOptions, formatEvent, formatEventFromJson, logFilterOf, preamble, recordedSince } from './event-export-format.js';
+
+const PAGE_SIZE = 2_000;
+
+/** Raised when the output goes away (a closed pipe, a full disk). */
+export class OutputClosedError extends Error {
+  constructor(override readonly cause: Error) {
+    super(`output failed: ${cause.message}`);
+  }
+}
+
+/** Writes `chunk`, then waits for 'drain' when the stream's buffer is full. */
+async function write(output: Writable, chunk: string, failure: () => Error | null): Promise<void> {
+  const check = () => {
+    const failed = failure() ?? (output.destroyed ? new Error('output closed') : null);
+    if (failed) throw new OutputClosedError(failed);
+  };
+  check();
+  if (chunk.length === 0 || output.write(chunk)) return;
+  await new Promise<void>((resolve) => {
+    const done = () => {
+      output.off('drain', done).off('close', done).off('error', done);
+      resolve();
+    };
+    output.on('drain', done).on('close', done).on('error', done);
+  });
+  check();
+}
+
+export interface ExportProgress {
+  written: number;
+  /** Position of the last event read (matched or not). */
+  position: bigint | null;
+}
+
+/** One page of the log as export text: the events read, how many matched, and their text. */
+async function readPage(store: EventStore, options: ExportOptions, read: ReadAllOptions) {
+  let written = 0;
+  let text = '';
+  if (store.readAllJson) {
+    // Stored JSON text goes out as it is: no parse, no re-serialisation.
+    const page = await store.readAllJson(read);
+    for (const event of page) {
+      if (!recordedSince(event, options.since)) continue;
+      text += formatEventFromJson(event, options.format);
+      written += 1;
+    }
+    return { last: page[page.length - 1]?.position ?? null, written, text };
+  }
+  const page = await store.readAll(read);
+  for (const event of page) {
+    if (!recordedSince(event, options.since)) continue;
+    text += formatEvent(event, options.format);
+    written += 1;
+  }
+  return { last: page[page.length - 1]?.position ?? null, written, text };
+}
+
+/**
+ * Streams the log, in commit order, to `output` as NDJSON or CSV (`npm run export-events`).
+ * Each page is written before the next is read, waiting whenever the output asks to
+ * (backpressure), so memory stays flat however long the log is.
+ */
+export async function exportEvents(
+  store: EventStore,
+  options: ExportOptions,
+  output: Writable,
+  onPage: (progress: ExportProgress) => void = () => {},
+): Promise<ExportProgress> {
+  let failure: Error | null = null;
+  const onError = (error: Error) => {
+    failure ??= error;
+  };
+  output.on('error', onError);
+  try {
+    const progress: ExportProgress = { written: 0, position: options.after };
+    await write(output, preamble(options.format), () => failure);
+    const filter = logFilterOf(options);
+    for (;;) {
+      const page = await readPage(store, options, { after: progress.position, limit: PAGE_SIZE, filter });
+      if (page.last === null) return progress;
+      progress.written += page.written;
+      progress.position = page.last;
+      await write(output, page.text, () => failure);
+      onPage(progress);
+      // Let I/O callbacks run (an output error, a signal) even when every write succeeds at once.
+      await setImmediate();
+    }
+  } finally {
+    output.off('error', onError);
+  }
+}
