@@ -4,18 +4,16 @@
  * Webhook fan-out benchmark. Writes `--events` catalogue events (user.created + reward.granted
  * on 100 users) and `--endpoints` endpoints straight into a fresh embedded log, starts the real
  * service (child process, 127.0.0.1), and measures:
- *   - deliveries/s: every message received by the local receivers (signatures checked on a sample);
+ *   - deliveries/s: every message received by the local receivers (their own process; signatures
+ *     checked on a sample);
  *   - the API while it delivers: GET /users/{id} req/s and p99 with autocannon, against the same
  *     service once the outbox is empty (the baseline).
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
-import { createServer, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import autocannon from 'autocannon';
-import { Webhook } from 'standardwebhooks';
 import { RandomIds } from '../../src/adapters/system/random-ids.js';
 import { EventLog } from '../../src/application/event-log.js';
 import { generateWebhookSecret } from '../../src/application/webhooks/webhook-signing.js';
@@ -34,45 +32,39 @@ const CLIENT = 'bench-client';
 const SECRET = 'bench-secret';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
-interface Receiver {
-  url: string;
-  server: Server;
+interface Counts {
   received: number;
   verified: number;
   firstAt: number;
   lastAt: number;
 }
 
-async function receiver(secret: string): Promise<Receiver> {
-  const webhook = new Webhook(secret);
-  const state = { received: 0, verified: 0, firstAt: 0, lastAt: 0 } as Receiver;
-  state.server = createServer((req, res) => {
-    let body = '';
-    req.on('data', (chunk: Buffer) => (body += chunk.toString()));
-    req.on('end', () => {
-      state.received += 1;
-      state.firstAt ||= performance.now();
-      state.lastAt = performance.now();
-      if (state.received % 100 === 1) {
-        webhook.verify(body, req.headers as Record<string, string>);
-        state.verified += 1;
-      }
-      res.writeHead(204).end();
-    });
+/** The receivers run in their own process, so they do not take the load generator's CPU. */
+async function startReceivers(secrets: string[]) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/bench/webhook-receivers.ts', ...secrets], {
+    cwd: ROOT,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
   });
-  await new Promise<void>((resolve) => state.server.listen(0, '127.0.0.1', resolve));
-  state.url = `http://127.0.0.1:${(state.server.address() as AddressInfo).port}/hook`;
-  return state;
+  const urls = await new Promise<string[]>((resolve, reject) => {
+    child.once('message', (message) => resolve((message as { urls: string[] }).urls));
+    child.once('exit', (code) => reject(new Error(`receivers exited with ${code}`)));
+  });
+  const counts = () =>
+    new Promise<Counts[]>((resolve) => {
+      child.once('message', (message) => resolve((message as { counts: Counts[] }).counts));
+      child.send('counts');
+    });
+  return { urls, counts, stop: () => child.kill() };
 }
 
 /** The log the service will start on: endpoints first, then the events to fan out. */
-async function seed(dataDir: string, receivers: Receiver[], secrets: string[]): Promise<void> {
+async function seed(dataDir: string, urls: string[], secrets: string[]): Promise<void> {
   const backend = openEmbeddedBackend(dataDir);
   const log = new EventLog(backend.eventStore, new RandomIds());
   const context = { correlation_id: 'bench-seed', causation_id: 'bench-seed', actor: 'process:bench-seed' };
   const now = new Date().toISOString();
-  for (const [index, target] of receivers.entries()) {
-    const webhook = { id: `bench-${index}`, url: target.url, events: null, description: null, enabled: true, created_at: now, updated_at: null };
+  for (const [index, url] of urls.entries()) {
+    const webhook = { id: `bench-${index}`, url, events: null, description: null, enabled: true, created_at: now, updated_at: null };
     await log.append(streams.webhook(webhook.id), [{ type: 'WebhookEndpointCreated', data: { webhook, secret: secrets[index]! } }], 'no_stream', context);
   }
   const perUser = Math.ceil(EVENTS / USERS);
@@ -148,30 +140,32 @@ async function apiLoad(url: string) {
 async function main() {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-bench-webhooks-'));
   const secrets = Array.from({ length: ENDPOINTS }, () => generateWebhookSecret());
-  const receivers = await Promise.all(secrets.map((secret) => receiver(secret)));
+  const receivers = await startReceivers(secrets);
   process.stderr.write(`seeding ${EVENTS} events and ${ENDPOINTS} endpoints…\n`);
-  await seed(dataDir, receivers, secrets);
+  await seed(dataDir, receivers.urls, secrets);
   const expected = EVENTS * ENDPOINTS;
   const started = performance.now();
   const service = await startService(dataDir);
   try {
-    // The read models catch up with the seeded log first; deliveries run meanwhile and after.
+    // The read models catch up with the seeded log first (deliveries start meanwhile).
     for (;;) {
       const ready = await fetch(`${service.url}/readyz`);
-      if (ready.status === 200) break;
+      const body = (await ready.json()) as { data?: { projections: { lag: number | string }[] } };
+      if (ready.status === 200 && body.data?.projections.every((projection) => projection.lag === 0)) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
     process.stderr.write(`delivering ${expected} messages; loading GET /users/{id} meanwhile (${DURATION} s, ${CONNECTIONS} connections)…\n`);
-    const received = () => receivers.reduce((sum, target) => sum + target.received, 0);
-    const atStart = received();
+    const received = async () => (await receivers.counts()).reduce((sum, target) => sum + target.received, 0);
+    const atStart = await received();
     const during = await apiLoad(service.url);
-    const midway = received() - atStart;
-    while (receivers.reduce((sum, target) => sum + target.received, 0) < expected) {
+    const midway = (await received()) - atStart;
+    while ((await received()) < expected) {
       if (performance.now() - started > 600_000) throw new Error('deliveries did not finish within 10 minutes');
       await new Promise((resolve) => setTimeout(resolve, 50));
     }
-    const first = Math.min(...receivers.map((target) => target.firstAt));
-    const last = Math.max(...receivers.map((target) => target.lastAt));
+    const final = await receivers.counts();
+    const first = Math.min(...final.map((target) => target.firstAt));
+    const last = Math.max(...final.map((target) => target.lastAt));
     const seconds = (last - first) / 1000;
     process.stderr.write('outbox empty; measuring the same API without deliveries…\n');
     const idle = await apiLoad(service.url);
@@ -183,7 +177,7 @@ async function main() {
       'deliveries/s': Math.round(expected / seconds),
       'delivered while the API was loaded': midway,
       'still undelivered when the API load ended': expected - atStart - midway,
-      'signatures verified (sample)': receivers.reduce((sum, target) => sum + target.verified, 0),
+      'signatures verified (sample)': final.reduce((sum, target) => sum + target.verified, 0),
     };
     console.log(JSON.stringify(summary, null, 2));
     console.table([
@@ -197,7 +191,7 @@ async function main() {
   } finally {
     service.child.kill('SIGTERM');
     await new Promise((resolve) => service.child.once('exit', resolve));
-    for (const target of receivers) target.server.close();
+    receivers.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
 }
