@@ -1,5 +1,5 @@
 /**
- * npx tsx scripts/bench/webhooks.ts [--events 10000] [--endpoints 3] [--duration 5] [--connections 16]
+ * npx tsx scripts/bench/webhooks.ts [--events 10000] [--endpoints 3] [--duration 5] [--connections 16] [--split]
  *
  * Webhook fan-out benchmark. Writes `--events` catalogue events (user.created + reward.granted
  * on 100 users) and `--endpoints` endpoints straight into a fresh embedded log, starts the real
@@ -27,6 +27,8 @@ const EVENTS = Number(args.get('events') ?? 10_000);
 const ENDPOINTS = Number(args.get('endpoints') ?? 3);
 const DURATION = Number(args.get('duration') ?? 5);
 const CONNECTIONS = Number(args.get('connections') ?? 16);
+/** --split: the API (RUN_PROJECTOR=false) and the projector, which delivers, as two processes. */
+const SPLIT = args.get('split') === true;
 const USERS = 100;
 const CLIENT = 'bench-client';
 const SECRET = 'bench-secret';
@@ -100,7 +102,7 @@ async function seed(dataDir: string, urls: string[], secrets: string[]): Promise
   await backend.close();
 }
 
-function startService(dataDir: string): Promise<{ url: string; child: ChildProcess }> {
+function startService(dataDir: string, role: 'all' | 'api' | 'projector' = 'all'): Promise<{ url: string; child: ChildProcess }> {
   const env = {
     ...process.env,
     DATA_DIR: dataDir,
@@ -112,8 +114,9 @@ function startService(dataDir: string): Promise<{ url: string; child: ChildProce
     NODE_ENV: 'production',
     WEBHOOKS_ALLOW_HTTP: 'true',
     WEBHOOKS_ALLOW_PRIVATE: 'true',
+    RUN_PROJECTOR: role === 'api' ? 'false' : 'true',
   };
-  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', role], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
   return new Promise((resolve, reject) => {
     let buffer = '';
     child.stdout!.on('data', (chunk: Buffer) => {
@@ -145,7 +148,8 @@ async function main() {
   await seed(dataDir, receivers.urls, secrets);
   const expected = EVENTS * ENDPOINTS;
   const started = performance.now();
-  const service = await startService(dataDir);
+  const projector = SPLIT ? await startService(dataDir, 'projector') : null;
+  const service = await startService(dataDir, SPLIT ? 'api' : 'all');
   try {
     // The read models catch up with the seeded log first (deliveries start meanwhile).
     for (;;) {
@@ -170,6 +174,7 @@ async function main() {
     process.stderr.write('outbox empty; measuring the same API without deliveries…\n');
     const idle = await apiLoad(service.url);
     const summary = {
+      topology: SPLIT ? 'api + projector processes' : 'one all process',
       events: EVENTS,
       endpoints: ENDPOINTS,
       messages: expected,
@@ -189,8 +194,11 @@ async function main() {
       `API throughput while delivering: ${(drop * 100).toFixed(1)}% ${drop >= 0 ? 'lower' : 'higher'}; p99 ${during['p99 ms']} ms vs ${idle['p99 ms']} ms`,
     );
   } finally {
-    service.child.kill('SIGTERM');
-    await new Promise((resolve) => service.child.once('exit', resolve));
+    for (const running of [service, projector]) {
+      if (!running) continue;
+      running.child.kill('SIGTERM');
+      await new Promise((resolve) => running.child.once('exit', resolve));
+    }
     receivers.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
