@@ -16,6 +16,7 @@ import path from 'node:path';
 import autocannon from 'autocannon';
 import { RandomIds } from '../../src/adapters/system/random-ids.js';
 import { EventLog } from '../../src/application/event-log.js';
+import { WEBHOOK_FEED } from '../../src/application/webhooks/webhook-feeder.js';
 import { generateWebhookSecret } from '../../src/application/webhooks/webhook-signing.js';
 import { openEmbeddedBackend } from '../../src/backends/embedded.js';
 import type { NewDomainEvent } from '../../src/domain/decider.js';
@@ -69,6 +70,9 @@ async function seed(dataDir: string, urls: string[], secrets: string[]): Promise
     const webhook = { id: `bench-${index}`, url, events: null, description: null, enabled: true, created_at: now, updated_at: null };
     await log.append(streams.webhook(webhook.id), [{ type: 'WebhookEndpointCreated', data: { webhook, secret: secrets[index]! } }], 'no_stream', context);
   }
+  // Deliveries start from here (a first start would otherwise begin at the head of the log).
+  const endpointsAt = (await backend.eventStore.headPosition())!;
+  await backend.webhookOutbox.feed(WEBHOOK_FEED, [], null, endpointsAt);
   const perUser = Math.ceil(EVENTS / USERS);
   let written = 0;
   for (let user = 0; user < USERS && written < EVENTS; user += 1) {

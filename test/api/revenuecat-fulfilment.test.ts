@@ -1,5 +1,8 @@
 import { expect } from 'chai';
-import { SECRET_KEY, startTestService, type TestService } from '../support/test-service.js';
+import { RandomIds } from '../../src/adapters/system/random-ids.js';
+import { EventLog } from '../../src/application/event-log.js';
+import { openEmbeddedBackend } from '../../src/backends/embedded.js';
+import { SECRET_KEY, startTestService, type TestService, tempDataDir } from '../support/test-service.js';
 import { eventually, Receiver } from '../support/webhook-receiver.js';
 
 const API_KEY = 'sk_test_revenuecat_secret';
@@ -131,5 +134,76 @@ describe('API: RevenueCat fulfilment of partner_entitlement rewards (fake Revenu
     expect((await service.call('GET', '/readyz')).body.data.webhooks.revenuecat).to.equal(null);
     expect(await deliveries(service)).to.deep.equal([]);
     expect(revenuecat.requests).to.have.length(0);
+  });
+
+  it('does not fulfil grants written before its first start (history is not sent by surprise)', async () => {
+    await service.stop();
+    const dataDir = tempDataDir();
+    const backend = openEmbeddedBackend(dataDir);
+    const log = new EventLog(backend.eventStore, new RandomIds());
+    const context = { correlation_id: 'seed', causation_id: 'seed', actor: 'process:test' };
+    const at = new Date().toISOString();
+    await log.append(
+      'reward-pro',
+      [
+        {
+          type: 'RewardCreated',
+          data: {
+            reward: {
+              key: 'pro',
+              kind: 'partner_entitlement',
+              name: 'Pro',
+              description: null,
+              metadata: null,
+              entitlement_id: 'premium',
+              entitlement_key: 'pro',
+              created_at: at,
+              updated_at: null,
+            },
+          },
+        },
+      ],
+      'no_stream',
+      context,
+    );
+    await log.append(
+      'user-old',
+      [
+        {
+          type: 'UserRegistered',
+          data: { app_user_id: 'old', registered_at: at, is_trial: null, is_premium: null, first_seen_at: null, metadata: null, payment_customer_id: null },
+        },
+        {
+          type: 'RewardGranted',
+          data: {
+            grant_id: 'g-old',
+            entry_id: 'g-old',
+            reward_key: 'pro',
+            kind: 'partner_entitlement',
+            credits: null,
+            granted_at: at,
+            expires_at: null,
+            cause: { type: 'manual', operation_id: null },
+            balance_after: null,
+          },
+        },
+      ],
+      'no_stream',
+      context,
+    );
+    await backend.close();
+    service = await startTestService({ dataDir, env: { REVENUECAT_SECRET_API_KEY: API_KEY, REVENUECAT_BASE_URL: revenuecat.url } });
+    const plus = { kind: 'partner_entitlement', name: 'Plus', entitlement_id: 'plus', entitlement_key: 'plus' };
+    expect((await service.admin('PUT', '/admin/rewards/plus', plus)).status).to.equal(201);
+    const grant = { key: 'plus', deactivation: { variant: 'interval', duration: 7, period: 'days' } };
+    expect((await service.admin('POST', '/users/old/rewards/grant', grant)).status).to.equal(201);
+    await revenuecat.waitFor((requests) => requests.length >= 1);
+    const rows = await eventually(
+      () => deliveries(service),
+      (found) => found.length === 1 && found[0].status === 'delivered',
+    );
+    expect(rows).to.have.length(1);
+    expect(revenuecat.requests).to.have.length(1);
+    expect(revenuecat.requests[0]!.path).to.equal('/v1/subscribers/old/entitlements/plus/promotional');
   });
 });

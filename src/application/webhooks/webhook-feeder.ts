@@ -102,9 +102,24 @@ export class WebhookFeeder extends LogFollower {
     super(log.store, logger, PAGE_SIZE);
   }
 
-  /** Loads the checkpoint and the endpoint subscriptions as they stood there. */
+  /**
+   * Loads the checkpoint and the endpoint subscriptions as they stood there. The first start
+   * begins at the head of the log: history written before outgoing deliveries existed is not
+   * sent (or fulfilled at RevenueCat) by surprise; `replay` sends it on purpose.
+   */
   async init(): Promise<void> {
     this.checkpoint = await this.outbox.feedCheckpoint(WEBHOOK_FEED);
+    if (this.checkpoint === null) {
+      const head = await this.log.store.headPosition();
+      if (head !== null) {
+        try {
+          await this.outbox.feed(WEBHOOK_FEED, [], null, head);
+        } catch (error) {
+          if (!(error instanceof FeedCheckpointMovedError)) throw error;
+        }
+        this.checkpoint = await this.outbox.feedCheckpoint(WEBHOOK_FEED);
+      }
+    }
     this.subscriptions.clear();
     if (this.checkpoint === null) return;
     let after: bigint | null = null;
