@@ -38,7 +38,7 @@ export class ClaimCodeHandler {
     @inject(TOKENS.Config) private readonly config: Config,
   ) {}
 
-  async handle(appUserId: string, rawCode: string, context: CommandContext): Promise<{ state: UserState; granted: GrantedFact[] }> {
+  async handle(appUserId: string, rawCode: string, context: CommandContext): Promise<{ granted: GrantedFact[] }> {
     const code = normalizeCode(rawCode);
     const resolved = await this.resolver.resolve(code);
     const target = await this.resolver.claimTarget(resolved);
@@ -48,7 +48,7 @@ export class ClaimCodeHandler {
       const { state } = await this.executor.load(stream, userEvolver);
       checkClaim(state, command);
       await this.slots.take(code, command.claim_id, appUserId, resolved!.limit, context);
-      let executed;
+      let executed: Awaited<ReturnType<typeof this.executor.execute<UserState, { granted: GrantedFact[] }>>>;
       try {
         executed = await this.executor.execute(stream, userEvolver, (current) => decideClaimCode(current, { ...command, now: this.clock.now() }), context);
       } catch (error) {
@@ -61,8 +61,7 @@ export class ClaimCodeHandler {
       for (const grant of pooled) await this.pools.request(grant.reward_key, grant.grant_id, appUserId, context);
       // A reaction may hand out the pooled codes concurrently: then wait for everything so far.
       await this.readYourWrites.after(pooled.length > 0 ? null : executed.position);
-      const current = pooled.length > 0 ? (await this.executor.load(stream, userEvolver)).state : executed.state;
-      return { state: current, granted: executed.result.granted };
+      return { granted: executed.result.granted };
     }
   }
 }

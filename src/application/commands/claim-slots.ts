@@ -81,7 +81,10 @@ export class ClaimSlots {
           },
           (decision) => decision.result.requestOfEvent.map((index) => batch[index]!.context),
         );
-        result.outcomes.forEach((outcome, index) => (outcome.ok ? batch[index]!.resolve() : batch[index]!.reject(outcome.error)));
+        result.outcomes.forEach((outcome, index) => {
+          if (outcome.ok) batch[index]!.resolve();
+          else batch[index]!.reject(outcome.error);
+        });
       } catch (error) {
         for (const queued of batch) queued.reject(error);
       }

@@ -57,7 +57,6 @@ export class GrantRewardHandler {
       for (const granted of executed.result.granted) await this.pools.request(reward.key, granted.grant_id, appUserId, context);
     }
     await this.readYourWrites.after(pooled ? null : executed.position);
-    const state = pooled ? (await this.executor.load(streams.user(appUserId), userEvolver)).state : executed.state;
-    return { ...executed.result, state };
+    return executed.result;
   }
 }

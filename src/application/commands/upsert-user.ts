@@ -1,5 +1,4 @@
 import { inject, injectable } from 'tsyringe';
-import type { Config } from '../../config.js';
 import { streams } from '../../domain/events/index.js';
 import { assignProgram } from '../../domain/programs/program-assignment.js';
 import { type ProfileFields, decideUpsertUser } from '../../domain/users/upsert-user.js';
@@ -29,10 +28,9 @@ export class UpsertUserHandler {
     @inject(CodeRegistry) private readonly registry: CodeRegistry,
     @inject(ReadYourWrites) private readonly readYourWrites: ReadYourWrites,
     @inject(TOKENS.Clock) private readonly clock: Clock,
-    @inject(TOKENS.Config) private readonly config: Config,
   ) {}
 
-  async handle(appUserId: string, fields: Partial<ProfileFields>, context: CommandContext): Promise<{ created: boolean; state: UserState }> {
+  async handle(appUserId: string, fields: Partial<ProfileFields>, context: CommandContext): Promise<{ created: boolean }> {
     let reservedCode: string | null = null;
     const command = (now: Date) => ({ app_user_id: appUserId, fields, now, assignment: null, conversionRewards: [] });
     const executed = await this.executor.execute(
@@ -58,7 +56,7 @@ export class UpsertUserHandler {
       },
     );
     await this.readYourWrites.after(executed.position);
-    return { created: executed.result.created, state: executed.state };
+    return { created: executed.result.created };
   }
 
   private async conversionRewards(state: UserState) {

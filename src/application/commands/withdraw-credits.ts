@@ -2,7 +2,7 @@ import type { OperationRecord } from '../../domain/idempotency.js';
 import { inject, injectable } from 'tsyringe';
 import { streams } from '../../domain/events/index.js';
 import { decideWithdrawCredits, type WithdrawResult } from '../../domain/users/withdraw-credits.js';
-import { type UserState, userEvolver } from '../../domain/users/user-state.js';
+import { userEvolver } from '../../domain/users/user-state.js';
 import type { Clock } from '../../ports/clock.js';
 import { TOKENS } from '../../ports/tokens.js';
 import type { CommandContext } from '../event-log.js';
@@ -28,7 +28,7 @@ export class WithdrawCreditsHandler {
     @inject(TOKENS.Clock) private readonly clock: Clock,
   ) {}
 
-  async handle(appUserId: string, input: WithdrawCreditsInput, context: CommandContext): Promise<{ result: WithdrawResult; state: UserState }> {
+  async handle(appUserId: string, input: WithdrawCreditsInput, context: CommandContext): Promise<{ result: WithdrawResult }> {
     const reward = await this.catalog.reward(input.key);
     const executed = await this.executor.execute(
       streams.user(appUserId),
@@ -38,6 +38,6 @@ export class WithdrawCreditsHandler {
       { prepare: (loaded) => this.operations.lookup(appUserId, input.operation_id, loaded.position) },
     );
     await this.readYourWrites.after(executed.position);
-    return { result: executed.result, state: executed.state };
+    return { result: executed.result };
   }
 }

@@ -87,7 +87,7 @@ export class ReferralReactions implements Reaction {
             cause_position: event.position,
             now: this.clock.now(),
           });
-          decision.events.forEach((next, index) => events.push({ ...next, id: this.ids.derived(event.id, 'referral', String(index)) }));
+          for (const [index, next] of decision.events.entries()) events.push({ ...next, id: this.ids.derived(event.id, 'referral', String(index)) });
           current = foldUserEvents(current, decision.events);
         }
         return { events, result: null };

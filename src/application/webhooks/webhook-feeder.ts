@@ -1,3 +1,4 @@
+import { streams } from '../../domain/events/index.js';
 import type { WebhookEndpoint } from '../../domain/events/webhook-events.js';
 import { toFulfilment, toWebhookMessage, type FulfilmentAction } from '../../domain/webhooks/message-catalogue.js';
 import type { Clock } from '../../ports/clock.js';
@@ -124,7 +125,7 @@ export class WebhookFeeder extends LogFollower {
     if (this.checkpoint === null) return;
     let after: bigint | null = null;
     for (;;) {
-      const page = await this.log.readAll(after, 1_000, { streamPrefixes: ['webhook-'] });
+      const page = await this.log.readAll(after, 1_000, { streamPrefixes: [streams.prefix('webhook')] });
       for (const event of page) if (event.position <= this.checkpoint) subscribe(this.subscriptions, event);
       if (page.length < 1_000 || page[page.length - 1]!.position >= this.checkpoint) break;
       after = page[page.length - 1]!.position;

@@ -1,4 +1,4 @@
-import type { DomainEvent } from '../events/index.js';
+import { type DomainEvent, streams } from '../events/index.js';
 
 /**
  * The outgoing message catalogue (v1): which domain events become which webhook messages.
@@ -55,14 +55,15 @@ function messageType(event: DomainEvent): { type: MessageType; fields: Record<st
 
 /** The message an event of a `user-{app_user_id}` stream becomes; null when it is not in the catalogue. */
 export function toWebhookMessage(event: DomainEvent & EventIdentity): WebhookMessage | null {
-  if (!event.stream.startsWith('user-')) return null;
+  const appUserId = streams.idOf('user', event.stream);
+  if (appUserId === null) return null;
   const mapped = messageType(event);
   if (!mapped) return null;
   const { cause_position: _internal, ...fields } = mapped.fields as Record<string, unknown>;
   return {
     type: mapped.type,
     timestamp: event.recordedAt.toISOString(),
-    data: { app_user_id: event.stream.slice('user-'.length), ...fields, event_id: event.id, position: event.position.toString() },
+    data: { app_user_id: appUserId, ...fields, event_id: event.id, position: event.position.toString() },
   };
 }
 
@@ -77,8 +78,8 @@ export interface FulfilmentAction {
 }
 
 export function toFulfilment(event: DomainEvent & EventIdentity): FulfilmentAction | null {
-  if (!event.stream.startsWith('user-')) return null;
-  const app_user_id = event.stream.slice('user-'.length);
+  const app_user_id = streams.idOf('user', event.stream);
+  if (app_user_id === null) return null;
   if (event.type === 'RewardGranted' && event.data.kind === 'partner_entitlement') {
     return { action: 'grant', app_user_id, reward_key: event.data.reward_key, grant_id: event.data.grant_id, expires_at: event.data.expires_at };
   }
