@@ -109,6 +109,6 @@ export function decideDeleteWebhook(state: WebhookEndpointState, id: string, now
 
 /** The delivery engine disables an endpoint (410 Gone, or failing continuously); a no-op when already off. */
 export function decideDisableWebhook(state: WebhookEndpointState, id: string, reason: string, now: Date): Decision<null> {
-  if (!state.endpoint || !state.endpoint.enabled) return { events: [], result: null };
+  if (!state.endpoint?.enabled) return { events: [], result: null };
   return { events: [{ type: 'WebhookEndpointDisabled', data: { id, disabled_at: now.toISOString(), reason } }], result: null };
 }
