@@ -109,7 +109,10 @@ export async function auditCredits(log: EventLog, readStore: ReadStore, onProgre
       if (event.position > head) break;
       const appUserId = appUserIdOf(event.stream)!;
       let book = books.get(appUserId);
-      if (!book) books.set(appUserId, (book = new CreditBook()));
+      if (!book) {
+        book = new CreditBook();
+        books.set(appUserId, book);
+      }
       book.apply(event);
       const recorded = recordedBalance(event);
       if (recorded) {
