@@ -13,6 +13,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { RandomIds } from '../../src/adapters/system/random-ids.js';
 import { EventLog } from '../../src/application/event-log.js';
@@ -21,15 +22,23 @@ import { generateWebhookSecret } from '../../src/application/webhooks/webhook-si
 import { openEmbeddedBackend } from '../../src/backends/embedded.js';
 import type { NewDomainEvent } from '../../src/domain/decider.js';
 import { streams } from '../../src/domain/events/index.js';
-import { parseArgs } from '../script-context.js';
 
-const args = parseArgs(process.argv.slice(2));
-const EVENTS = Number(args.get('events') ?? 10_000);
-const ENDPOINTS = Number(args.get('endpoints') ?? 3);
-const DURATION = Number(args.get('duration') ?? 5);
-const CONNECTIONS = Number(args.get('connections') ?? 16);
+const { values: args } = parseArgs({
+  options: {
+    events: { type: 'string', default: '10000' },
+    endpoints: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '16' },
+    split: { type: 'boolean', default: false },
+  },
+  strict: true,
+});
+const EVENTS = Number(args.events);
+const ENDPOINTS = Number(args.endpoints);
+const DURATION = Number(args.duration);
+const CONNECTIONS = Number(args.connections);
 /** --split: the API (RUN_PROJECTOR=false) and the projector, which delivers, as two processes. */
-const SPLIT = args.get('split') === true;
+const SPLIT = args.split;
 const USERS = 100;
 const CLIENT = 'bench-client';
 const SECRET = 'bench-secret';
