@@ -38,15 +38,53 @@ export const creditLedgerProjection: Projection = {
   name: 'credit_ledger',
   version: 2,
   collections: [{ name: CREDIT_LEDGER, indexes: [['app_user_id', 'seq']] }],
-  eventTypes: ['RewardGranted', 'CreditsWithdrawn', 'RewardExpired'],
+  eventTypes: ['RewardGranted', 'CreditsWithdrawn', 'RewardExpired', 'RewardRevoked'],
   targets: (event) => {
+    if (event.type === 'RewardRevoked') {
+      if (event.data.kind !== 'credit') return [];
+      // The credits taken back, and (when some were already spent) the unrecoverable shortfall.
+      const refs = [{ collection: CREDIT_LEDGER, id: event.id }];
+      if ((event.data.shortfall ?? 0) > 0) refs.push({ collection: CREDIT_LEDGER, id: `${event.id}:shortfall` });
+      return refs;
+    }
     const credit =
       event.type === 'CreditsWithdrawn' ||
       ((event.type === 'RewardGranted' || event.type === 'RewardExpired') && event.data.kind === 'credit');
     return credit ? [{ collection: CREDIT_LEDGER, id: event.id }] : [];
   },
-  evolve: (_ref, _doc, event) => ledgerRow(event),
+  evolve: (ref, _doc, event) => (event.type === 'RewardRevoked' ? revocationRow(ref.id.endsWith(':shortfall'), event) : ledgerRow(event)),
 };
+
+/** A clawback (SPEC §11): `clawback` debits what was unspent; `shortfall` (delta 0) records what was already spent. */
+function revocationRow(shortfall: boolean, event: LoggedEvent): Doc | null {
+  if (event.type !== 'RewardRevoked') return null;
+  const { data } = event;
+  const debited = data.debits.reduce((sum, debit) => sum + debit.credits, 0);
+  const refund = `${data.refund.provider} notification ${data.refund.notification_id}`;
+  return {
+    app_user_id: appUserIdOf(event.stream),
+    seq: `${ledgerSequence(event.position)}${shortfall ? '.1' : ''}`,
+    at: event.recordedAt.toISOString(),
+    event_id: event.id,
+    position: event.position.toString(),
+    request_id: event.metadata.correlation_id ?? null,
+    kind: shortfall ? 'shortfall' : 'clawback',
+    key: data.reward_key,
+    delta: shortfall ? 0 : -debited,
+    balance_after: data.balance_after ?? 0,
+    operation_id: null,
+    grant_id: data.grant_id,
+    ...(shortfall ? { shortfall: data.shortfall } : { debits: data.debits }),
+    cause: {
+      type: 'refund',
+      description: shortfall
+        ? `${data.shortfall} of the ${data.credits_granted} credits of grant ${data.grant_id} were already spent when ${data.claimer}'s purchase was refunded (${refund})`
+        : `grant ${data.grant_id} revoked: ${data.claimer}'s converting purchase was refunded (${refund})`,
+      claimer: data.claimer,
+      refund: data.refund,
+    },
+  };
+}
 
 function ledgerRow(event: LoggedEvent): Doc | null {
   const appUserId = appUserIdOf(event.stream)!;

@@ -1,3 +1,4 @@
+import { attributionProjection } from './attribution.js';
 import { catalogProjection } from './catalog.js';
 import { claimSlotsProjection } from './claim-slots.js';
 import { claimStatsProjection } from './claim-stats.js';
@@ -5,6 +6,7 @@ import { codesProjection } from './codes.js';
 import { creditLedgerProjection } from './credit-ledger.js';
 import { operationsProjection } from './operations.js';
 import type { Projection } from './projection.js';
+import { revenueIndexProjection } from './revenue-index.js';
 import { rewardExpiriesProjection } from './reward-expiries.js';
 import { storeOfferCodesProjection } from './store-offer-codes.js';
 import { usersProjection } from './users.js';
@@ -22,4 +24,6 @@ export const allProjections: Projection[] = [
   storeOfferCodesProjection,
   operationsProjection,
   webhooksProjection,
+  revenueIndexProjection,
+  attributionProjection,
 ];

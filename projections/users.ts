@@ -96,7 +96,7 @@ const USER_EVENTS: readonly EventType[] = [
   'ReferralChurnCounted',
 ];
 
-const ENTRY_EVENTS: readonly EventType[] = ['RewardGranted', 'RewardValueAssigned', 'RewardExpired', 'CreditsWithdrawn'];
+const ENTRY_EVENTS: readonly EventType[] = ['RewardGranted', 'RewardValueAssigned', 'RewardExpired', 'CreditsWithdrawn', 'RewardRevoked'];
 
 function userOf(event: LoggedEvent): string {
   return appUserIdOf(event.stream)!;
@@ -116,6 +116,11 @@ function targets(event: LoggedEvent): DocumentRef[] {
       return [entry(event.data.grant_id), { collection: USERS, id: appUserId }];
     case 'CreditsWithdrawn':
       return [...new Set(event.data.debits.map((debit) => debit.grant_id))].map(entry);
+    case 'RewardRevoked':
+      // Clawback (SPEC §11): credits come back from the entries debited; any other kind ends now.
+      return event.data.kind === 'credit'
+        ? [...new Set(event.data.debits.map((debit) => debit.grant_id))].map(entry)
+        : [entry(event.data.entry_id), { collection: USERS, id: appUserId }];
     default:
       return USER_EVENTS.includes(event.type) ? [{ collection: USERS, id: appUserId }] : [];
   }
@@ -164,6 +169,7 @@ function evolveUserDoc(current: UserDoc | null, event: LoggedEvent): UserDoc {
       doc.stats = { ...doc.stats, churns: event.data.churns };
       return doc;
     case 'RewardExpired':
+    case 'RewardRevoked':
       if (!doc.expired_kinds.includes(event.data.kind)) doc.expired_kinds = [...doc.expired_kinds, event.data.kind];
       return doc;
     default:
@@ -203,6 +209,13 @@ function evolveEntry(current: RewardEntryDoc | null, event: LoggedEvent, id: str
         .filter((debit) => rewardEntryId(current.app_user_id, debit.grant_id) === id)
         .reduce((sum, debit) => sum + debit.credits, 0);
       return { ...current, credits: (current.credits ?? 0) - withdrawn, updated_at: event.data.withdrawn_at };
+    }
+    case 'RewardRevoked': {
+      if (!current) return null;
+      const { data } = event;
+      if (data.kind !== 'credit') return { ...current, expired: true, expires_at: data.revoked_at, updated_at: data.revoked_at };
+      const debited = data.debits.filter((debit) => rewardEntryId(current.app_user_id, debit.grant_id) === id).reduce((sum, debit) => sum + debit.credits, 0);
+      return { ...current, credits: (current.credits ?? 0) - debited, updated_at: data.revoked_at };
     }
     default:
       return current;

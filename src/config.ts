@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { z } from 'zod';
 
 const commaList = z
@@ -14,6 +15,9 @@ const optionalString = z
   .string()
   .optional()
   .transform((value) => (value === undefined || value.trim() === '' ? null : value.trim()));
+
+/** The documented default namespace of account tokens (UUIDv5 of app_user_id, SPEC §11). */
+export const DEFAULT_ACCOUNT_TOKEN_NAMESPACE = '5b2c1c52-3d4e-5f60-8a71-92b3c4d5e6f7';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
@@ -60,6 +64,26 @@ export const configSchema = z
     /** RevenueCat fulfilment of partner_entitlement rewards: on when the secret key is set. */
     REVENUECAT_SECRET_API_KEY: optionalString,
     REVENUECAT_BASE_URL: z.string().url().default('https://api.revenuecat.com'),
+    // Revenue notifications in (SPEC §11): each provider is off until all its settings are set.
+    CONVERSIONS_FROM: z.enum(['client', 'verified', 'both']).default('client'),
+    ACCOUNT_TOKEN_NAMESPACE: z
+      .string()
+      .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i)
+      .default(DEFAULT_ACCOUNT_TOKEN_NAMESPACE)
+      .transform((value) => value.toLowerCase()),
+    APPLE_ROOT_CERTS: commaList,
+    APPLE_BUNDLE_ID: optionalString,
+    APPLE_APP_APPLE_ID: optionalString.refine((value) => value === null || /^[0-9]{1,15}$/.test(value), { message: 'must be a number' }),
+    APPLE_ENVIRONMENT: z.enum(['Production', 'Sandbox', 'Xcode', 'LocalTesting']).optional(),
+    APPLE_ONLINE_CHECKS: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+    GOOGLE_PLAY_PACKAGE_NAME: optionalString,
+    GOOGLE_PLAY_PUSH_AUDIENCE: optionalString,
+    GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT: optionalString,
+    GOOGLE_PLAY_PUSH_TOKEN: optionalString,
+    /** Where Google's OIDC signing certificates are fetched (PEM by key id); a proxy or a test may point elsewhere. */
+    GOOGLE_OIDC_CERTS_URL: z.string().url().default('https://www.googleapis.com/oauth2/v1/certs'),
+    REVENUECAT_WEBHOOK_AUTH: optionalString,
+    STRIPE_WEBHOOK_SECRET: optionalString.refine((value) => value === null || value.startsWith('whsec_'), { message: 'must start with whsec_' }),
   })
   .superRefine((config, ctx) => {
     const asc = [config.ASC_ISSUER_ID, config.ASC_KEY_ID, config.ASC_PRIVATE_KEY_PATH];
@@ -68,6 +92,28 @@ export const configSchema = z
         code: 'custom',
         path: ['ASC_ISSUER_ID'],
         message: 'ASC_ISSUER_ID, ASC_KEY_ID and ASC_PRIVATE_KEY_PATH must be set together',
+      });
+    }
+    const apple = [config.APPLE_ROOT_CERTS.length > 0 ? 'set' : null, config.APPLE_BUNDLE_ID, config.APPLE_ENVIRONMENT ?? null];
+    if (apple.some((value) => value !== null) && apple.some((value) => value === null)) {
+      ctx.addIssue({ code: 'custom', path: ['APPLE_ROOT_CERTS'], message: 'APPLE_ROOT_CERTS, APPLE_BUNDLE_ID and APPLE_ENVIRONMENT must be set together (App Store notifications)' });
+    }
+    if (config.APPLE_ENVIRONMENT === 'Production' && config.APPLE_APP_APPLE_ID === null) {
+      ctx.addIssue({ code: 'custom', path: ['APPLE_APP_APPLE_ID'], message: 'APPLE_APP_APPLE_ID is required when APPLE_ENVIRONMENT is Production' });
+    }
+    for (const path of config.APPLE_ROOT_CERTS) {
+      if (!existsSync(path)) ctx.addIssue({ code: 'custom', path: ['APPLE_ROOT_CERTS'], message: `no such file: ${path}` });
+    }
+    const oidc = [config.GOOGLE_PLAY_PUSH_AUDIENCE, config.GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT];
+    if (oidc.some((value) => value !== null) && oidc.some((value) => value === null)) {
+      ctx.addIssue({ code: 'custom', path: ['GOOGLE_PLAY_PUSH_AUDIENCE'], message: 'GOOGLE_PLAY_PUSH_AUDIENCE and GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT must be set together (Play push OIDC)' });
+    }
+    const playAuth = config.GOOGLE_PLAY_PUSH_AUDIENCE !== null || config.GOOGLE_PLAY_PUSH_TOKEN !== null;
+    if ((config.GOOGLE_PLAY_PACKAGE_NAME !== null) !== playAuth) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['GOOGLE_PLAY_PACKAGE_NAME'],
+        message: 'GOOGLE_PLAY_PACKAGE_NAME needs GOOGLE_PLAY_PUSH_AUDIENCE + GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT or GOOGLE_PLAY_PUSH_TOKEN, and they need it (Play notifications)',
       });
     }
     if ((config.EVENTSTORE_URL === null) !== (config.MONGODB_URL === null)) {
@@ -87,6 +133,16 @@ export const configSchema = z
   });
 
 export type Config = z.infer<typeof configSchema>;
+
+/** The providers whose settings are all present (SPEC §11: a provider is off until then). */
+export function configuredRevenueProviders(config: Config): string[] {
+  const on: string[] = [];
+  if (config.APPLE_BUNDLE_ID !== null) on.push('app-store');
+  if (config.GOOGLE_PLAY_PACKAGE_NAME !== null) on.push('google-play');
+  if (config.REVENUECAT_WEBHOOK_AUTH !== null) on.push('revenuecat');
+  if (config.STRIPE_WEBHOOK_SECRET !== null) on.push('stripe');
+  return on;
+}
 
 /** The environment variables the service reads (compose files are checked against this list). */
 export const CONFIG_VARIABLES = Object.keys(configSchema.shape);
@@ -116,6 +172,13 @@ const EXPECTED: Record<string, string> = {
   WEBHOOKS_ALLOW_HTTP: 'true or false (default false: https only)',
   WEBHOOKS_ALLOW_PRIVATE: 'true or false (default false: private and loopback hosts refused)',
   REVENUECAT_BASE_URL: 'an absolute URL (default https://api.revenuecat.com)',
+  CONVERSIONS_FROM: 'one of client, verified, both (default client)',
+  ACCOUNT_TOKEN_NAMESPACE: `a UUID (default ${DEFAULT_ACCOUNT_TOKEN_NAMESPACE})`,
+  APPLE_APP_APPLE_ID: "a number: the app's Apple ID from App Store Connect",
+  APPLE_ENVIRONMENT: 'one of Production, Sandbox, Xcode, LocalTesting',
+  APPLE_ONLINE_CHECKS: 'true or false (default false)',
+  GOOGLE_OIDC_CERTS_URL: 'an absolute URL (default https://www.googleapis.com/oauth2/v1/certs)',
+  STRIPE_WEBHOOK_SECRET: 'a Stripe endpoint secret, whsec_…',
 };
 
 /** The value as set, quoted when it would be hard to see; passwords in URLs masked. */

@@ -17,6 +17,8 @@ import { CatalogQueries } from './application/queries/catalog-queries.js';
 import { PoolReactions } from './application/reactions/pool-reactions.js';
 import { ReactionRunner } from './application/reactions/reaction-runner.js';
 import { ReferralReactions } from './application/reactions/referral-reactions.js';
+import { RevenueReactions } from './application/reactions/revenue-reactions.js';
+import { useAccountTokenNamespace } from './domain/revenue/account-token.js';
 import { OfferCodeLookup } from './application/store/offer-code-lookup.js';
 import { StreamExecutor } from './application/stream-executor.js';
 import { DeliveryEngine } from './application/webhooks/delivery-engine.js';
@@ -24,7 +26,7 @@ import { WebhookAdmin } from './application/webhooks/webhook-admin.js';
 import { WebhookFeeder } from './application/webhooks/webhook-feeder.js';
 import { webhookHealth } from './application/webhooks/webhook-health.js';
 import type { Backend } from './backends/backend.js';
-import type { Config } from './config.js';
+import { type Config, configuredRevenueProviders } from './config.js';
 import { createApp } from './http/app.js';
 import { MeteredEventStore } from './observability/metered-event-store.js';
 import { Metrics } from './observability/metrics.js';
@@ -115,8 +117,24 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   container.register(TOKENS.ReadConsistency, { useValue: consistency });
   metrics.watchProjections(() => consistency.projections(), () => eventStore.headPosition());
 
+  useAccountTokenNamespace(config.ACCOUNT_TOKEN_NAMESPACE);
   const reactions = new ReactionRunner(log, backend.readStore, [container.resolve(ReferralReactions), container.resolve(PoolReactions)], logger);
-  container.register(TOKENS.ReactionHealth, { useValue: () => (runsProjector ? reactions.health() : null) });
+  // Revenue notifications (SPEC §11) follow the log on their own checkpoint; a clawback waits
+  // for the referral reactions to pass its refund, so the conversion's sender grants exist.
+  const revenueReactions = container.resolve(RevenueReactions);
+  revenueReactions.referralsPassed = async (position) => {
+    while (runsProjector && BigInt(reactions.health().checkpoint ?? '-1') < position && reactions.health().failure === null) {
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
+  };
+  const revenueRunner = new ReactionRunner(log, backend.readStore, [revenueReactions], logger);
+  container.register(TOKENS.ReactionHealth, {
+    useValue: () => {
+      if (!runsProjector) return null;
+      const main = reactions.health();
+      return main.failure === null ? { ...main, failure: revenueRunner.health().failure } : main;
+    },
+  });
   if (runsProjector) metrics.watchReactions(() => reactions.health().failure !== null);
   // Outgoing webhooks and RevenueCat fulfilment: fed from the log and delivered by the projector only.
   const clock = container.resolve<Clock>(TOKENS.Clock);
@@ -149,9 +167,11 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
       async start() {
         await runner.init();
         await reactions.init();
+        await revenueRunner.init();
         await feeder.init();
         runner.start();
         reactions.start();
+        revenueRunner.start();
         feeder.start();
         delivery.start();
         jobs.start();
@@ -160,6 +180,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         await jobs.stop();
         await delivery.stop();
         await feeder.stop();
+        await revenueRunner.stop();
         await reactions.stop();
         await runner.stop();
       },
@@ -180,6 +201,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     await backend.close().catch(() => {});
     throw error;
   }
+  logger.info({ providers: configuredRevenueProviders(config), conversionsFrom: config.CONVERSIONS_FROM }, 'revenue notifications');
   logger.info({ url, role, backend: backend.name, pid: process.pid }, `service started on ${url} (pid ${process.pid}; stop with Ctrl-C or kill -TERM ${process.pid})`);
 
   let stage: StopStage = 'running';

@@ -106,6 +106,7 @@ async function seed(dataDir: string, urls: string[], secrets: string[]): Promise
           expires_at: null,
           cause: { type: 'manual', operation_id: null },
           balance_after: null,
+          clawback: 'none',
         },
       });
     }

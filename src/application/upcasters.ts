@@ -6,7 +6,10 @@ type Upcaster = (data: Record<string, unknown>) => Record<string, unknown>;
 
 const upcasters: Record<string, Record<number, Upcaster>> = {
   // v2 (SPEC §5.3, credit entries accumulate): before it every grant was its own entry.
-  RewardGranted: { 1: (data) => ({ ...data, entry_id: data.grant_id }) },
+  // v3 (SPEC §11, clawback): grants before it carry no clawback policy, i.e. none.
+  RewardGranted: { 1: (data) => ({ ...data, entry_id: data.grant_id }), 2: (data) => ({ ...data, clawback: 'none' }) },
+  // v3 (SPEC §11, CONVERSIONS_FROM): every conversion before it was counted from the client.
+  UserConverted: { 1: (data) => data, 2: (data) => ({ ...data, source: 'client', purchase: null, program_id: null }) },
 };
 
 export function upcast(type: string, version: number, data: Record<string, unknown>): Record<string, unknown> {

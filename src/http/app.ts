@@ -15,6 +15,8 @@ import { ApiError, errorHandler, pathNotFound } from './errors.js';
 import { ApiDescription } from './openapi.js';
 
 import { adminRouter } from './routes/admin.js';
+import { adminRevenueRouter } from './routes/admin-revenue.js';
+import { webhooksRouter } from './routes/webhooks.js';
 import { codesRouter } from './routes/codes.js';
 import { operatorRouter } from './routes/operator.js';
 import { adminStoreRouter, storeRouter } from './routes/store.js';
@@ -102,6 +104,8 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
     }),
   );
   if (surface === 'full') {
+    // Inbound notifications take no API key and read raw bytes (SPEC §11): before the JSON body.
+    app.use('/webhooks', rememberMountPath, webhooksRouter(container, api));
     app.use(['/users', '/codes', '/store', '/admin'], requireKey(keys));
     app.use(jsonBody());
     app.use(usersRouter(container, api));
@@ -109,6 +113,7 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
     app.use(storeRouter(container, api));
     app.use('/admin', rememberMountPath, adminStoreRouter(container, api));
     app.use('/admin', rememberMountPath, adminRouter(container, api));
+    app.use('/admin', rememberMountPath, adminRevenueRouter(container, api));
   }
 
   app.use(pathNotFound);

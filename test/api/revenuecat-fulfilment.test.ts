@@ -185,6 +185,7 @@ describe('API: RevenueCat fulfilment of partner_entitlement rewards (fake Revenu
             expires_at: null,
             cause: { type: 'manual', operation_id: null },
             balance_after: null,
+            clawback: 'none',
           },
         },
       ],

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { expect } from 'chai';
+import Stripe from 'stripe';
 import { pino } from 'pino';
 import { openExternalBackend } from '../../src/backends/external.js';
 import { loadConfig } from '../../src/config.js';
@@ -8,6 +9,7 @@ import { backendContainers } from './containers.setup.js';
 
 const CLIENT_KEY = 'docker-client-key';
 const SECRET_KEY = 'docker-secret-key';
+const STRIPE_SECRET = 'whsec_docker_suite';
 
 interface Reply {
   status: number;
@@ -62,6 +64,7 @@ describe('End-to-end API flow on EventStoreDB + MongoDB (api and projector as se
       LOG_LEVEL: 'silent',
       RUN_PROJECTOR: role === 'api' ? 'false' : 'true',
       SWEEP_INTERVAL_S: '3600',
+      STRIPE_WEBHOOK_SECRET: STRIPE_SECRET,
     });
     const backend = await openExternalBackend(eventStoreUrl, mongoUrl, database);
     return startService({ config, backend, logger: pino({ level: 'silent' }), role });
@@ -142,5 +145,32 @@ describe('End-to-end API flow on EventStoreDB + MongoDB (api and projector as se
       expect(user.stats.claims).to.equal(1);
       expect(user.rewards.active.credit).to.have.length(1);
     });
+  });
+
+  it('takes a Stripe notification once, keeps it unmatched, and applies it when its user appears (SPEC §11)', async function () {
+    const payload = JSON.stringify({
+      id: 'evt_e2e_1',
+      object: 'event',
+      type: 'invoice.paid',
+      created: Math.floor(Date.now() / 1000),
+      data: { object: { id: 'in_e2e_1', customer: 'cus_e2e', subscription: 'sub_e2e', billing_reason: 'subscription_create', amount_paid: 1299, currency: 'eur' } },
+    });
+    const deliver = () =>
+      fetch(`${api.url}/webhooks/stripe`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret: STRIPE_SECRET }) },
+        body: payload,
+      }).then(async (response) => ({ status: response.status, body: (await response.json()) as any }));
+    const answers = await Promise.all(Array.from({ length: 20 }, deliver));
+    expect(answers.every((answer) => answer.status === 200)).to.equal(true);
+    expect(answers.filter((answer) => answer.body.data.status === 'unmatched')).to.have.length(1);
+    expect((await client('POST', '/users', { app_user_id: 'e2e-payer', payment_customer_id: 'cus_e2e' })).status).to.equal(201);
+    await eventually(async () => {
+      const page = (await admin('GET', '/admin/webhooks/inbound?provider=stripe')).body.data.notifications;
+      expect(page.find((row: { id: string }) => row.id === 'evt_e2e_1')).to.deep.include({ status: 'applied', app_user_id: 'e2e-payer' });
+    });
+    const recorded = (await admin('GET', '/admin/events?stream=user-e2e-payer&type=PurchaseRecorded')).body.data.events;
+    expect(recorded).to.have.length(1);
+    expect(recorded[0].data).to.include({ notification_id: 'evt_e2e_1', price_minor: 1299, currency: 'EUR' });
   });
 });

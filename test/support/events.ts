@@ -73,7 +73,7 @@ export function rewardGranted(overrides: Partial<EventDataOf<'RewardGranted'>> &
     granted_at: T0.toISOString(),
     expires_at: null,
     cause: { type: 'manual', operation_id: null },
-    balance_after: kind === 'credit' ? 10 : null,
+    clawback: 'none', balance_after: kind === 'credit' ? 10 : null,
     ...overrides,
   });
 }

@@ -54,6 +54,8 @@ class CreditBook {
         return;
       }
       case 'CreditsWithdrawn':
+      // A clawback (SPEC §11) debits what was unspent; its shortfall moves no credits.
+      case 'RewardRevoked':
         for (const debit of event.data.debits) {
           const entry = this.entries.get(debit.grant_id);
           if (entry) entry.credits -= debit.credits;
@@ -86,7 +88,7 @@ async function readModelBalances(readStore: ReadStore, appUserId: string): Promi
 /** The balance an event says it left, for events that move credits. */
 function recordedBalance(event: LoggedEvent): { key: string; balance: number } | null {
   if (event.type === 'CreditsWithdrawn') return { key: event.data.key, balance: event.data.credits_available_at_end };
-  if ((event.type === 'RewardGranted' || event.type === 'RewardExpired') && event.data.kind === 'credit') {
+  if ((event.type === 'RewardGranted' || event.type === 'RewardExpired' || event.type === 'RewardRevoked') && event.data.kind === 'credit') {
     return { key: event.data.reward_key, balance: event.data.balance_after ?? 0 };
   }
   return null;

@@ -1,4 +1,5 @@
 import { inject, injectable } from 'tsyringe';
+import type { Config } from '../../config.js';
 import { streams } from '../../domain/events/index.js';
 import { assignProgram } from '../../domain/programs/program-assignment.js';
 import { type ProfileFields, decideUpsertUser } from '../../domain/users/upsert-user.js';
@@ -28,11 +29,12 @@ export class UpsertUserHandler {
     @inject(CodeRegistry) private readonly registry: CodeRegistry,
     @inject(ReadYourWrites) private readonly readYourWrites: ReadYourWrites,
     @inject(TOKENS.Clock) private readonly clock: Clock,
+    @inject(TOKENS.Config) private readonly config: Config,
   ) {}
 
   async handle(appUserId: string, fields: Partial<ProfileFields>, context: CommandContext): Promise<{ created: boolean }> {
     let reservedCode: string | null = null;
-    const command = (now: Date) => ({ app_user_id: appUserId, fields, now, assignment: null, conversionRewards: [] });
+    const command = (now: Date) => ({ app_user_id: appUserId, fields, now, assignment: null, conversionRewards: [], conversions: this.config.CONVERSIONS_FROM });
     const executed = await this.executor.execute(
       streams.user(appUserId),
       userEvolver,

@@ -78,7 +78,7 @@ export class CatalogQueries {
     const rewards = await this.rewards(entries.map((entry) => entry.reward_key));
     return entries.flatMap((entry) => {
       const reward = rewards.get(entry.reward_key);
-      return reward ? [{ reward, activation: entry.activation, deactivation: entry.deactivation }] : [];
+      return reward ? [{ reward, activation: entry.activation, deactivation: entry.deactivation, clawback: entry.clawback ?? 'none' }] : [];
     });
   }
 }

@@ -2,12 +2,13 @@ import type { z } from 'zod';
 import { codeEvents } from './code-events.js';
 import { configEvents } from './config-events.js';
 import { poolEvents } from './pool-events.js';
+import { inboundEvents } from './revenue-events.js';
 import { storeEvents } from './store-events.js';
 import { userEvents } from './user-events.js';
 import { webhookEvents } from './webhook-events.js';
 
 /** Every event type of the service with the zod schema of its data. */
-export const eventSchemas = { ...userEvents, ...codeEvents, ...configEvents, ...poolEvents, ...storeEvents, ...webhookEvents };
+export const eventSchemas = { ...userEvents, ...codeEvents, ...configEvents, ...poolEvents, ...storeEvents, ...inboundEvents, ...webhookEvents };
 
 export type EventType = keyof typeof eventSchemas;
 export type EventDataOf<T extends EventType> = z.infer<(typeof eventSchemas)[T]>;
@@ -17,7 +18,7 @@ export type DomainEvent = { [T in EventType]: { type: T; data: EventDataOf<T> } 
 export type EventOf<T extends EventType> = Extract<DomainEvent, { type: T }>;
 
 /** Current schema version of every event type; bump it and add an upcaster when a shape changes. */
-export const SCHEMA_VERSION = 2;
+export const SCHEMA_VERSION = 3;
 
 export function isKnownEventType(type: string): type is EventType {
   return Object.hasOwn(eventSchemas, type);
@@ -49,6 +50,7 @@ const STREAM_PREFIXES = {
   pool: 'pool-',
   offerCode: 'offer-code-',
   webhook: 'webhook-',
+  inbound: 'inbound-',
 } as const;
 
 export type StreamType = keyof typeof STREAM_PREFIXES;
@@ -64,6 +66,10 @@ export const streams = {
   pool: (rewardKey: string) => `${STREAM_PREFIXES.pool}${rewardKey}`,
   offerCode: (id: string) => `${STREAM_PREFIXES.offerCode}${id}`,
   webhook: (id: string) => `${STREAM_PREFIXES.webhook}${id}`,
+  /** One verified inbound notification: its uniqueness is the deduplication (SPEC §11). */
+  inbound: (provider: string, notificationId: string) => `${STREAM_PREFIXES.inbound}${provider}-${notificationId}`,
+  /** One refused inbound notification (recorded without its payload). */
+  inboundRejected: (id: string) => `${STREAM_PREFIXES.inbound}rejected-${id}`,
   prefix: (type: StreamType) => STREAM_PREFIXES[type],
   /** The id in a stream name of `type` (`user-ann` → `ann`); null for a stream of another type. */
   idOf: (type: StreamType, stream: string): string | null =>

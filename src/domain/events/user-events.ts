@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { REWARD_KINDS } from '../rewards/reward-kinds.js';
 import { isoDateTime, jsonObject } from '../rewards/reward-schemas.js';
+import { purchaseRefSchema, revenueUserEvents } from './revenue-events.js';
 
 /** Events of the `user-{app_user_id}` stream: everything one user's responses show. */
 
@@ -56,7 +57,18 @@ export const userEvents = {
   CodeClaimed: referredBySchema.extend({ claimed_at: isoDateTime, program_id: z.string().nullable() }),
   /** A claim whose slot reservation was repaired after a crash; the claim did not happen. */
   ClaimAbandoned: z.object({ claim_id: z.string(), code: z.string() }),
-  UserConverted: z.object({ converted_at: isoDateTime, referred_by: referredBySchema }),
+  /**
+   * v3: `source` says what counted it (CONVERSIONS_FROM, SPEC §11): the client's is_premium, or a
+   * verified purchase (`purchase`, so a refund of it finds the conversion); `program_id` is the
+   * claim's program (attribution).
+   */
+  UserConverted: z.object({
+    converted_at: isoDateTime,
+    referred_by: referredBySchema,
+    source: z.enum(['client', 'verified']),
+    purchase: purchaseRefSchema.nullable(),
+    program_id: z.string().nullable(),
+  }),
   UserChurned: z.object({ churned_at: isoDateTime, referred_by: referredBySchema }),
   /**
    * One grant. `entry_id` names the reward entry it opens or adds to (SPEC §5.3): credit grants
@@ -74,6 +86,8 @@ export const userEvents = {
     granted_at: isoDateTime,
     expires_at: isoDateTime.nullable(),
     cause: grantCauseSchema,
+    /** v3: the entry's clawback policy when granted (SPEC §11): revoked if the converting purchase is refunded. */
+    clawback: z.enum(['none', 'on_refund']),
     /** For credit rewards: the user's active credits of this key after the grant. */
     balance_after: z.number().int().nullable(),
   }),
@@ -105,6 +119,8 @@ export const userEvents = {
   ReferralClaimCounted: z.object({ claimer: z.string(), code: z.string(), claims: z.number().int(), cause_position: z.string() }),
   ReferralConversionCounted: z.object({ claimer: z.string(), conversions: z.number().int(), cause_position: z.string() }),
   ReferralChurnCounted: z.object({ claimer: z.string(), churns: z.number().int(), cause_position: z.string() }),
+  /** Verified revenue and clawbacks (SPEC §11): src/domain/events/revenue-events.ts. */
+  ...revenueUserEvents,
 };
 
 /** One grant as recorded (`RewardGranted` data): what `rewards_granted` shows. */

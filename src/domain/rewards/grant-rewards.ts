@@ -9,6 +9,8 @@ import type { Deactivation, RewardDefinition } from './reward-schemas.js';
 export interface GrantSpec {
   reward: Pick<RewardDefinition, 'key' | 'kind' | 'credits'>;
   deactivation: Deactivation;
+  /** The entry's clawback policy (SPEC §11); none when not given. */
+  clawback?: 'none' | 'on_refund';
 }
 
 /**
@@ -49,6 +51,7 @@ export function grantRewards(
         granted_at: now.toISOString(),
         expires_at: expiresAt,
         cause,
+        clawback: spec.clawback ?? 'none',
         balance_after: credits === null ? null : ledgerBalance(current, reward.key) + credits,
       },
     };

@@ -66,5 +66,7 @@ export const rewardEntrySchema = z.object({
   reward_key: z.string(),
   activation: activationSchema,
   deactivation: deactivationSchema,
+  /** SPEC §11: `on_refund` revokes this entry's grants when the converting purchase is refunded. */
+  clawback: z.enum(['none', 'on_refund']).optional(),
 });
 export type RewardEntry = z.infer<typeof rewardEntrySchema>;

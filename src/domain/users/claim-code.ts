@@ -3,7 +3,7 @@ import type { Decision } from '../decider.js';
 import { DomainError } from '../domain-error.js';
 import type { CodeType } from '../events/code-events.js';
 import { expireDueRewards, type GrantSpec, grantRewards } from '../rewards/grant-rewards.js';
-import { conversionEvents } from './conversion.js';
+import { type ConversionsFrom, conversionEvents } from './conversion.js';
 import { claimWindowEnd, evolveUser, type UserState } from './user-state.js';
 
 /** What the code resolves to, as far as the claimer is concerned. */
@@ -26,6 +26,8 @@ export interface ClaimCodeCommand {
   target: ClaimTarget | null;
   now: Date;
   windowDays: number;
+  /** CONVERSIONS_FROM (SPEC §11): what counts a claimer that is already premium as converted. */
+  conversions?: ConversionsFrom;
 }
 
 /**
@@ -51,7 +53,7 @@ export function decideClaimCode(state: UserState, command: ClaimCodeCommand): De
   let current = evolveUser(expiries.reduce(evolveUser, state), claimed);
   const grants = grantRewards(current, target.claimRewards, { type: 'claim', code: target.code, claim_id: command.claim_id }, command.claim_id, now);
   current = grants.reduce(evolveUser, current);
-  const conversion = conversionEvents(current, target.conversionRewards, now);
+  const conversion = conversionEvents(current, target.conversionRewards, now, command.conversions);
   const events = [...expiries, claimed, ...grants, ...conversion];
   // rewards_granted lists the claim's rewards (SPEC §5.1); conversion rewards granted at the same
   // time (an already-premium claimer) show in the user's rewards.

@@ -1,7 +1,7 @@
 import type { Decision, NewDomainEvent } from '../decider.js';
 import { DomainError } from '../domain-error.js';
 import { evolveUser, type UserState } from './user-state.js';
-import { conversionEvents } from './conversion.js';
+import { type ConversionsFrom, conversionEvents } from './conversion.js';
 import { expireDueRewards, type GrantSpec } from '../rewards/grant-rewards.js';
 
 export interface ProfileFields {
@@ -21,6 +21,8 @@ export interface UpsertUserCommand {
   assignment: { program_id: string; referral_code: string } | null;
   /** Receiver rewards with activation "conversion" of the code the user claimed. */
   conversionRewards: GrantSpec[];
+  /** CONVERSIONS_FROM (SPEC §11): under `verified` the client's is_premium is stored but counts nothing. */
+  conversions?: ConversionsFrom;
 }
 
 const FUTURE_TOLERANCE_MS = 5 * 60_000;
@@ -68,7 +70,7 @@ export function decideUpsertUser(state: UserState, command: UpsertUserCommand): 
     events.push({ type: 'ReferralProgramAssigned', data: command.assignment });
   }
   const updated = events.reduce(evolveUser, state);
-  events.push(...conversionEvents(updated, command.conversionRewards, now));
+  events.push(...conversionEvents(updated, command.conversionRewards, now, command.conversions));
   return { events, result: { created: !state.exists } };
 }
 

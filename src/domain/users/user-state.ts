@@ -1,5 +1,6 @@
 import type { Evolver } from '../decider.js';
 import type { DomainEvent } from '../events/index.js';
+import type { PurchaseRef } from '../events/revenue-events.js';
 import type { PooledValue, ReferredByFact } from '../events/user-events.js';
 import type { RewardKind } from '../rewards/reward-kinds.js';
 import { isActiveAt } from '../rewards/expiry.js';
@@ -43,8 +44,14 @@ export interface UserState {
   payment_customer_id: string | null;
   program_id: string | null;
   referral_code: string | null;
-  referred_by: (ReferredByFact & { claimed_at: string }) | null;
+  referred_by: (ReferredByFact & { claimed_at: string; program_id?: string | null }) | null;
   converted_at: string | null;
+  /** Verified revenue (SPEC §11): true while a paid purchase/renewal runs, false after it expired; null: never any. */
+  verified_premium: boolean | null;
+  /** The latest verified paid purchase or renewal. */
+  verified_purchase: PurchaseRef | null;
+  /** The verified purchase that converted the user (null when the client's is_premium did). */
+  converted_purchase: PurchaseRef | null;
   churned_at: string | null;
   stats: { claims: number; conversions: number; churns: number };
   /** Global position of the last claimer event counted into `stats` (decimal string). */
@@ -68,6 +75,9 @@ export function initialUserState(): UserState {
     referral_code: null,
     referred_by: null,
     converted_at: null,
+    verified_premium: null,
+    verified_purchase: null,
+    converted_purchase: null,
     churned_at: null,
     stats: { claims: 0, conversions: 0, churns: 0 },
     last_cause_position: null,
@@ -143,7 +153,7 @@ function applyUserEvent(draft: UserDraft, event: DomainEvent): void {
       state.referral_code = event.data.referral_code;
       return;
     case 'CodeClaimed': {
-      const { claimed_at, program_id: _program, ...referredBy } = event.data;
+      const { claimed_at, ...referredBy } = event.data;
       state.referred_by = { ...referredBy, claimed_at };
       return;
     }
@@ -152,7 +162,30 @@ function applyUserEvent(draft: UserDraft, event: DomainEvent): void {
       return;
     case 'UserConverted':
       state.converted_at = event.data.converted_at;
+      state.converted_purchase = event.data.purchase;
       return;
+    case 'PurchaseRecorded':
+    case 'RenewalRecorded':
+      if (!event.data.is_trial && !event.data.refunded_before) {
+        state.verified_premium = true;
+        const { provider, notification_id, transaction_id, original_transaction_id } = event.data;
+        state.verified_purchase = { provider, notification_id, transaction_id, original_transaction_id };
+      }
+      return;
+    case 'SubscriptionExpired':
+      state.verified_premium = false;
+      return;
+    case 'RewardRevoked': {
+      const { debits, entry_id, kind, revoked_at } = event.data;
+      if (kind !== 'credit') {
+        draft.removeEntry(entry_id);
+        return;
+      }
+      for (const debit of debits) {
+        draft.updateEntry(debit.grant_id, (entry) => ({ ...entry, credits: (entry.credits ?? 0) - debit.credits, updated_at: revoked_at }));
+      }
+      return;
+    }
     case 'UserChurned':
       state.churned_at = event.data.churned_at;
       return;
@@ -218,7 +251,8 @@ export function evolveUser(state: UserState, event: DomainEvent): UserState {
 export const userEvolver: Evolver<UserState> = {
   name: 'user',
   // 2: bounded state (live entries only, credit grants merged; no operation map).
-  version: 2,
+  // 3: verified revenue (SPEC §11): verified_premium, verified_purchase, converted_purchase, revocations.
+  version: 3,
   initialState: initialUserState,
   evolve: evolveUser,
   fold: foldUserEvents,

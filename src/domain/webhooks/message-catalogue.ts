@@ -11,6 +11,7 @@ export const MESSAGE_TYPES = [
   'referral.counted',
   'reward.granted',
   'reward.expired',
+  'reward.revoked',
   'credits.withdrawn',
   'conversion.recorded',
 ] as const;
@@ -44,6 +45,8 @@ function messageType(event: DomainEvent): { type: MessageType; fields: Record<st
       return { type: 'reward.granted', fields: event.data };
     case 'RewardExpired':
       return { type: 'reward.expired', fields: event.data };
+    case 'RewardRevoked':
+      return { type: 'reward.revoked', fields: event.data };
     case 'CreditsWithdrawn':
       return { type: 'credits.withdrawn', fields: event.data };
     case 'UserConverted':
@@ -83,7 +86,7 @@ export function toFulfilment(event: DomainEvent & EventIdentity): FulfilmentActi
   if (event.type === 'RewardGranted' && event.data.kind === 'partner_entitlement') {
     return { action: 'grant', app_user_id, reward_key: event.data.reward_key, grant_id: event.data.grant_id, expires_at: event.data.expires_at };
   }
-  if (event.type === 'RewardExpired' && event.data.kind === 'partner_entitlement') {
+  if ((event.type === 'RewardExpired' || event.type === 'RewardRevoked') && event.data.kind === 'partner_entitlement') {
     return { action: 'revoke', app_user_id, reward_key: event.data.reward_key, grant_id: event.data.grant_id, expires_at: null };
   }
   return null;

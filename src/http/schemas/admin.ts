@@ -53,6 +53,8 @@ export const entryBody = z
       limit: z.number().int().min(-1_000_000_000).max(1_000_000_000).optional(),
     }),
     deactivation: deactivationBody,
+    /** SPEC §11: revoke what this entry granted when the purchase that converted the referee is refunded. */
+    clawback: z.enum(['none', 'on_refund']).optional().openapi({ description: 'SPEC §11: `on_refund` revokes what this entry granted when the purchase that converted the referee is refunded (default none)' }),
   })
   .openapi('RewardEntryRequest');
 
@@ -101,6 +103,7 @@ const storedEntryOut = z.object({
   reward_key: z.string(),
   activation: z.object({ variant: z.enum(['claim', 'conversion']), amount: z.number().int().optional(), limit: z.number().int().optional() }),
   deactivation: deactivationBody,
+  clawback: z.enum(['none', 'on_refund']).optional(),
 });
 
 export const promoCodeOut = z

@@ -49,7 +49,7 @@ export const creditLedgerOut = z
         at: outDateTime,
         event_id: z.string(),
         position: z.string(),
-        kind: z.enum(['grant', 'withdraw', 'expire']),
+        kind: z.enum(['grant', 'withdraw', 'expire', 'clawback', 'shortfall']),
         key: z.string(),
         delta: z.number().int(),
         balance_after: z.number().int(),

@@ -183,7 +183,7 @@ describe('decideClaimCode (SPEC §5.1)', () => {
             granted_at: T0.toISOString(),
             expires_at: null,
             cause: { type: 'claim', code: 'BOB234', claim_id: 'claim-9' },
-            balance_after: 3,
+            clawback: 'none', balance_after: 3,
           }),
           event('RewardGranted', {
             grant_id: 'claim-9/1',
@@ -194,11 +194,11 @@ describe('decideClaimCode (SPEC §5.1)', () => {
             granted_at: T0.toISOString(),
             expires_at: iso(14 * DAY),
             cause: { type: 'claim', code: 'BOB234', claim_id: 'claim-9' },
-            balance_after: null,
+            clawback: 'none', balance_after: null,
           }),
         ]);
       expect(result.granted.map((grant) => grant.grant_id)).to.deep.equal(['claim-9/0', 'claim-9/1']);
-      expect(state.referred_by).to.deep.equal({ claim_id: 'claim-9', code: 'BOB234', type: 'referral', owner_id: 'bob', claimed_at: T0.toISOString() });
+      expect(state.referred_by).to.deep.equal({ claim_id: 'claim-9', code: 'BOB234', type: 'referral', owner_id: 'bob', program_id: 'prog', claimed_at: T0.toISOString() });
     });
 
     it('closes eligibility: a second claim is ALREADY_CLAIMED', () => {
@@ -232,11 +232,14 @@ describe('decideClaimCode (SPEC §5.1)', () => {
             granted_at: T0.toISOString(),
             expires_at: null,
             cause: { type: 'claim', code: 'BOB234', claim_id: 'claim-9' },
-            balance_after: null,
+            clawback: 'none', balance_after: null,
           }),
           event('UserConverted', {
             converted_at: T0.toISOString(),
             referred_by: { claim_id: 'claim-9', code: 'BOB234', type: 'referral', owner_id: 'bob' },
+            source: 'client',
+            purchase: null,
+            program_id: 'prog',
           }),
           event('RewardGranted', {
             grant_id: 'claim-9/conversion/0',
@@ -247,7 +250,7 @@ describe('decideClaimCode (SPEC §5.1)', () => {
             granted_at: T0.toISOString(),
             expires_at: null,
             cause: { type: 'conversion', code: 'BOB234' },
-            balance_after: 4,
+            clawback: 'none', balance_after: 4,
           }),
         ]);
       // rewards_granted lists the claim's rewards; the conversion's are in the user's rewards.
@@ -289,7 +292,7 @@ describe('decideClaimCode (SPEC §5.1)', () => {
             granted_at: T0.toISOString(),
             expires_at: null,
             cause: { type: 'claim', code: 'BOB234', claim_id: 'claim-9' },
-            balance_after: 3,
+            clawback: 'none', balance_after: 3,
           }),
         ]);
       expect(creditBalance(state, 'coins', T0)).to.equal(3);

@@ -97,7 +97,7 @@ describe('sender rewards (SPEC §5.2)', () => {
             granted_at: T0.toISOString(),
             expires_at: null,
             cause: { type: 'referrals', variant: 'claim', count: 2, claimer: 'ann', program_id: 'prog' },
-            balance_after: 20,
+            clawback: 'none', balance_after: 20,
           }),
         ]);
       expect(state.stats).to.deep.equal({ claims: 2, conversions: 0, churns: 0 });
@@ -130,7 +130,7 @@ describe('sender rewards (SPEC §5.2)', () => {
             granted_at: T0.toISOString(),
             expires_at: null,
             cause: { type: 'referrals', variant: 'conversion', count: 1, claimer: 'ann', program_id: 'prog' },
-            balance_after: null,
+            clawback: 'none', balance_after: null,
           }),
         ]);
       expect(state.stats).to.deep.equal({ claims: 1, conversions: 1, churns: 0 });
@@ -189,7 +189,7 @@ describe('sender rewards (SPEC §5.2)', () => {
             granted_at: T0.toISOString(),
             expires_at: null,
             cause: { type: 'referrals', variant: 'claim', count: 2, claimer: 'ann', program_id: 'prog' },
-            balance_after: 20,
+            clawback: 'none', balance_after: 20,
           }),
         ]);
     });
@@ -213,7 +213,7 @@ describe('sender rewards (SPEC §5.2)', () => {
             granted_at: T0.toISOString(),
             expires_at: null,
             cause: { type: 'referrals', variant: 'claim', count: 1, claimer: 'ann', program_id: 'prog' },
-            balance_after: 5,
+            clawback: 'none', balance_after: 5,
           }),
         ]);
     });

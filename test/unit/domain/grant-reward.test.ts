@@ -24,7 +24,7 @@ function granted(grantId: string, key: string, kind: 'credit' | 'basic', extra: 
     granted_at: extra.at ?? T0.toISOString(),
     expires_at: extra.expires_at ?? null,
     cause: { type: 'manual', operation_id: extra.operation_id ?? null },
-    balance_after: kind === 'credit' ? (extra.balance_after ?? extra.credits ?? 10) : null,
+    clawback: 'none', balance_after: kind === 'credit' ? (extra.balance_after ?? extra.credits ?? 10) : null,
   });
 }
 

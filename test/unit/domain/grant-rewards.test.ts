@@ -94,7 +94,7 @@ describe('grants, expiry and values (SPEC §5.3)', () => {
           granted_at: T0.toISOString(),
           expires_at: '2026-04-10T12:00:00.000Z',
           cause: manual,
-          balance_after: 3,
+          clawback: 'none', balance_after: 3,
         }),
         event('RewardGranted', {
           grant_id: 'op/1',
@@ -105,7 +105,7 @@ describe('grants, expiry and values (SPEC §5.3)', () => {
           granted_at: T0.toISOString(),
           expires_at: iso(10 * DAY),
           cause: manual,
-          balance_after: null,
+          clawback: 'none', balance_after: null,
         }),
       ]);
     });

@@ -227,7 +227,7 @@ describe('decideUpsertUser (SPEC §3 POST /users, §4 assignment, §5.4 conversi
   describe('conversion and churn (SPEC §5.4)', () => {
     const claimed = codeClaimed({ claim_id: 'c1', code: 'REF123', type: 'referral', owner_id: 'bob', program_id: 'prog' });
     const fact = { claim_id: 'c1', code: 'REF123', type: 'referral' as const, owner_id: 'bob' };
-    const converted = event('UserConverted', { converted_at: T0.toISOString(), referred_by: fact });
+    const converted = event('UserConverted', { converted_at: T0.toISOString(), referred_by: fact, source: 'client', purchase: null, program_id: 'prog' });
 
     it('converts a claimer that becomes premium without trial, with its conversion rewards', () => {
       const { state } = user
@@ -247,7 +247,7 @@ describe('decideUpsertUser (SPEC §3 POST /users, §4 assignment, §5.4 conversi
             granted_at: T0.toISOString(),
             expires_at: null,
             cause: { type: 'conversion', code: 'REF123' },
-            balance_after: 5,
+            clawback: 'none', balance_after: 5,
           }),
           event('RewardGranted', {
             grant_id: 'c1/conversion/1',
@@ -258,7 +258,7 @@ describe('decideUpsertUser (SPEC §3 POST /users, §4 assignment, §5.4 conversi
             granted_at: T0.toISOString(),
             expires_at: null,
             cause: { type: 'conversion', code: 'REF123' },
-            balance_after: null,
+            clawback: 'none', balance_after: null,
           }),
         ]);
       expect(state.converted_at).to.equal(T0.toISOString());
@@ -373,7 +373,7 @@ describe('decideUpsertUser (SPEC §3 POST /users, §4 assignment, §5.4 conversi
             granted_at: T0.toISOString(),
             expires_at: null,
             cause: { type: 'conversion', code: 'REF123' },
-            balance_after: 5,
+            clawback: 'none', balance_after: 5,
           }),
         ]);
       expect(creditBalance(state, 'coins', T0)).to.equal(5);
@@ -385,7 +385,7 @@ describe('decideUpsertUser (SPEC §3 POST /users, §4 assignment, §5.4 conversi
         .when((state) => decideUpsertUser(state, upsert({ now: at(10 * SECOND), fields: { is_premium: true } })))
         .then([
           event('UserProfileUpdated', { changes: { is_premium: true } }),
-          event('UserConverted', { converted_at: iso(10 * SECOND), referred_by: fact }),
+          event('UserConverted', { converted_at: iso(10 * SECOND), referred_by: fact, source: 'client', purchase: null, program_id: 'prog' }),
         ]);
     });
 
@@ -405,7 +405,7 @@ describe('decideUpsertUser (SPEC §3 POST /users, §4 assignment, §5.4 conversi
             granted_at: T0.toISOString(),
             expires_at: '2026-04-10T12:00:00.000Z',
             cause: { type: 'conversion', code: 'REF123' },
-            balance_after: null,
+            clawback: 'none', balance_after: null,
           }),
         ]);
     });

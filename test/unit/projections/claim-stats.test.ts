@@ -9,7 +9,7 @@ function claimedBy(claimId: string, type: 'referral' | 'promo' | 'affiliate', co
 }
 
 function converted(referredBy: ReferredByFact) {
-  return event('UserConverted', { converted_at: T0.toISOString(), referred_by: referredBy });
+  return event('UserConverted', { converted_at: T0.toISOString(), referred_by: referredBy, source: 'client', purchase: null, program_id: null });
 }
 
 describe('claim_stats projection (promo code and affiliate stats)', () => {

@@ -57,7 +57,7 @@ describe('users projection', () => {
       'user-ann',
       event('UserProfileUpdated', { changes: { is_premium: true, payment_customer_id: 'cus_1' } }),
       codeClaimed({ claim_id: 'c1', code: 'BOB234', owner_id: 'bob', claimed_at: iso(DAY) }),
-      event('UserConverted', { converted_at: iso(DAY), referred_by: { claim_id: 'c1', code: 'BOB234', type: 'referral', owner_id: 'bob' } }),
+      event('UserConverted', { converted_at: iso(DAY), referred_by: { claim_id: 'c1', code: 'BOB234', type: 'referral', owner_id: 'bob' }, source: 'client', purchase: null, program_id: null }),
       rewardGranted({ grant_id: 'c1/0', reward_key: 'coins', credits: 10, balance_after: 10, expires_at: iso(30 * DAY), cause: { type: 'claim', code: 'BOB234', claim_id: 'c1' } }),
       withdrawn([{ grant_id: 'c1/0', credits: 4 }], iso(2 * DAY)),
     );

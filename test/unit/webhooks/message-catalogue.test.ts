@@ -52,6 +52,21 @@ describe('webhook message catalogue (v1)', () => {
       balance_after: null,
     });
     expect(toFulfilment(logged('user-ann', expired))!.action).to.equal('revoke');
+    const revoked = event('RewardRevoked', {
+      grant_id: 'g1',
+      entry_id: 'g1',
+      reward_key: 'pro',
+      kind: 'partner_entitlement',
+      revoked_at: T0.toISOString(),
+      credits_granted: null,
+      debits: [],
+      shortfall: null,
+      balance_after: null,
+      claimer: 'bob',
+      refund: { provider: 'stripe', notification_id: 'n1', transaction_id: 't1', original_transaction_id: null },
+    });
+    expect(toFulfilment(logged('user-ann', revoked))!.action).to.equal('revoke');
+    expect(toWebhookMessage(logged('user-ann', revoked))!.type).to.equal('reward.revoked');
     expect(toFulfilment(logged('user-ann', rewardGranted({ grant_id: 'g2', reward_key: 'gift', kind: 'basic' })))).to.equal(null);
   });
 

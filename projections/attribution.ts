@@ -1,0 +1,83 @@
+import type { LoggedEvent } from '../src/application/event-log.js';
+import type { Doc, DocumentRef, Projection } from './projection.js';
+
+/** Revenue attribution (SPEC §11): per group and UTC day, so a date range sums few documents. */
+export const ATTRIBUTION = 'attribution';
+export const ATTRIBUTION_GROUPS = ['code', 'program', 'affiliate'] as const;
+export type AttributionGroup = (typeof ATTRIBUTION_GROUPS)[number];
+
+interface Source {
+  code: string;
+  type: 'referral' | 'promo' | 'affiliate';
+  owner_id: string;
+  program_id: string | null;
+}
+
+export interface AttributionDay extends Doc {
+  dimension: AttributionGroup;
+  group: string;
+  day: string;
+  claims: number;
+  conversions: number;
+  refunds: number;
+  /** currency → minor units */
+  gross: Record<string, number>;
+  refunded: Record<string, number>;
+}
+
+/** The groups one event counts for: its code, its program (when any), its affiliate (affiliate codes). */
+function groupsOf(source: Source): [AttributionGroup, string][] {
+  const groups: [AttributionGroup, string][] = [['code', source.code]];
+  if (source.program_id) groups.push(['program', source.program_id]);
+  if (source.type === 'affiliate') groups.push(['affiliate', source.owner_id]);
+  return groups;
+}
+
+function sourceAndDay(event: LoggedEvent): { source: Source; at: string } | null {
+  switch (event.type) {
+    case 'CodeClaimed':
+      return { source: event.data, at: event.data.claimed_at };
+    case 'UserConverted':
+      return { source: { ...event.data.referred_by, program_id: event.data.program_id }, at: event.data.converted_at };
+    case 'PurchaseRecorded':
+    case 'RenewalRecorded':
+    case 'RefundRecorded':
+      return event.data.attribution === null ? null : { source: event.data.attribution, at: event.data.occurred_at };
+    default:
+      return null;
+  }
+}
+
+const docId = (dimension: AttributionGroup, group: string, day: string) => `${dimension}\u001f${group}\u001f${day}`;
+
+export const attributionProjection: Projection = {
+  name: 'attribution',
+  version: 1,
+  collections: [{ name: ATTRIBUTION, indexes: [['dimension', 'day']] }],
+  eventTypes: ['CodeClaimed', 'UserConverted', 'PurchaseRecorded', 'RenewalRecorded', 'RefundRecorded'],
+  targets: (event) => {
+    const found = sourceAndDay(event);
+    if (found === null) return [];
+    const day = found.at.slice(0, 10);
+    return groupsOf(found.source).map(([dimension, group]) => ({ collection: ATTRIBUTION, id: docId(dimension, group, day) }));
+  },
+  evolve: (ref: DocumentRef, doc: Doc | null, event: LoggedEvent): Doc | null => {
+    const [dimension, group, day] = ref.id.split('\u001f') as [AttributionGroup, string, string];
+    const current: AttributionDay = (doc as AttributionDay | null) ?? { dimension, group, day, claims: 0, conversions: 0, refunds: 0, gross: {}, refunded: {} };
+    const add = (into: Record<string, number>, currency: string | null, amount: number | null) =>
+      currency === null || amount === null ? into : { ...into, [currency]: (into[currency] ?? 0) + amount };
+    switch (event.type) {
+      case 'CodeClaimed':
+        return { ...current, claims: current.claims + 1 };
+      case 'UserConverted':
+        return { ...current, conversions: current.conversions + 1 };
+      case 'PurchaseRecorded':
+      case 'RenewalRecorded':
+        return { ...current, gross: add(current.gross, event.data.currency, event.data.price_minor) };
+      case 'RefundRecorded':
+        return { ...current, refunds: current.refunds + 1, refunded: add(current.refunded, event.data.currency, event.data.price_minor) };
+      default:
+        return doc;
+    }
+  },
+};

@@ -1,0 +1,180 @@
+import type { LoggedEvent } from '../src/application/event-log.js';
+import { DEFAULT_ACCOUNT_TOKEN_NAMESPACE } from '../src/config.js';
+import { appUserIdOf } from '../src/domain/events/index.js';
+import { accountToken, accountTokenNamespace } from '../src/domain/revenue/account-token.js';
+import { type MatchKeys, notificationKey, type RevenueProvider } from '../src/domain/revenue/revenue-notification.js';
+import type { Doc, DocumentRef, Projection } from './projection.js';
+
+/** What the revenue notifications need to look up, in one read model (SPEC §11). */
+export const INBOUND = 'inbound_notifications';
+/** Match keys → app_user_id: account tokens, Stripe customers, linked transactions. */
+export const REVENUE_LINKS = 'revenue_links';
+/** Unmatched notifications by each key that could match them later. */
+export const REVENUE_PENDING = 'revenue_pending';
+/** Grants with clawback `on_refund` made because of a conversion, by the converted user. */
+export const CLAWBACK_GRANTS = 'clawback_grants';
+
+export const links = {
+  token: (token: string) => `token:${token.toLowerCase()}`,
+  customer: (customerId: string) => `customer:${customerId}`,
+  transaction: (provider: RevenueProvider, id: string) => `txn:${provider}:${id}`,
+  user: (appUserId: string) => `user:${appUserId}`,
+  /** A recorded refund, by the transaction it names (or, without one, its original transaction). */
+  refund: (provider: RevenueProvider, transactionId: string | null, originalId: string | null) =>
+    transactionId !== null ? `refund:${provider}:t:${transactionId}` : `refund:${provider}:o:${originalId}`,
+};
+
+/** Every key an unmatched notification could be matched by later (as REVENUE_LINKS ids, plus users). */
+export function pendingKeys(provider: RevenueProvider, match: MatchKeys): string[] {
+  const keys = match.app_user_ids.map(links.user);
+  if (match.account_token) keys.push(links.token(match.account_token));
+  if (match.customer_id) keys.push(links.customer(match.customer_id));
+  if (match.linked_transaction) keys.push(links.transaction(provider, match.linked_transaction));
+  return [...new Set(keys)];
+}
+
+const pendingId = (key: string, notification: string) => `${key}\u001f${notification}`;
+const grantId = (holder: string, grant: string) => `${holder}\u001f${grant}`;
+
+/**
+ * The inbox is listed oldest first and paged by position: documents carry `neg_seq` (minus the
+ * position of the event that received them), so "after position P" is `neg_seq <= -(P+1)`
+ * ordered descending, which every read store answers with an index.
+ */
+function inboundDoc(event: LoggedEvent, fields: Doc): Doc {
+  return {
+    received_at: event.recordedAt.toISOString(),
+    neg_seq: -Number(event.position),
+    seq: event.position.toString(),
+    event_ids: [],
+    reason: null,
+    ...fields,
+  };
+}
+
+const REVENUE_TYPES = ['PurchaseRecorded', 'RenewalRecorded', 'RefundRecorded', 'SubscriptionExpired'] as const;
+
+export const revenueIndexProjection: Projection = {
+  name: 'revenue-index',
+  version: 1,
+  collections: [
+    { name: INBOUND, indexes: [['provider', 'neg_seq'], ['status', 'neg_seq'], 'neg_seq'] },
+    { name: REVENUE_LINKS, indexes: [] },
+    { name: REVENUE_PENDING, indexes: ['match_key'] },
+    { name: CLAWBACK_GRANTS, indexes: ['claimer'] },
+  ],
+  eventTypes: ['NotificationReceived', 'NotificationRejected', ...REVENUE_TYPES, 'UserRegistered', 'UserProfileUpdated', 'RewardGranted', 'RewardRevoked'],
+  targets: (event) => {
+    const user = appUserIdOf(event.stream);
+    switch (event.type) {
+      case 'NotificationReceived': {
+        const { notification, app_user_id } = event.data;
+        const key = notificationKey(notification.provider, notification.notification_id);
+        const refs: DocumentRef[] = [{ collection: INBOUND, id: key }];
+        if (app_user_id === null && notification.kind !== 'other') {
+          for (const match of pendingKeys(notification.provider, notification.match)) refs.push({ collection: REVENUE_PENDING, id: pendingId(match, key) });
+        }
+        return refs;
+      }
+      case 'NotificationRejected':
+        return [{ collection: INBOUND, id: `rejected:${event.id}` }];
+      case 'PurchaseRecorded':
+      case 'RenewalRecorded':
+      case 'RefundRecorded':
+      case 'SubscriptionExpired': {
+        const refs: DocumentRef[] = [{ collection: INBOUND, id: notificationKey(event.data.provider, event.data.notification_id) }];
+        const { provider, transaction_id, original_transaction_id } = event.data;
+        if (original_transaction_id) refs.push({ collection: REVENUE_LINKS, id: links.transaction(provider, original_transaction_id) });
+        if (event.type === 'RefundRecorded' && (transaction_id ?? original_transaction_id) !== null) {
+          refs.push({ collection: REVENUE_LINKS, id: links.refund(provider, transaction_id, original_transaction_id) });
+        }
+        return refs;
+      }
+      case 'UserRegistered': {
+        if (user === null) return [];
+        const refs: DocumentRef[] = [
+          { collection: REVENUE_LINKS, id: links.token(accountToken(user, accountTokenNamespace(DEFAULT_ACCOUNT_TOKEN_NAMESPACE))) },
+        ];
+        if (event.data.payment_customer_id) refs.push({ collection: REVENUE_LINKS, id: links.customer(event.data.payment_customer_id) });
+        return refs;
+      }
+      case 'UserProfileUpdated': {
+        const customer = event.data.changes.payment_customer_id;
+        return user !== null && customer ? [{ collection: REVENUE_LINKS, id: links.customer(customer) }] : [];
+      }
+      case 'RewardGranted': {
+        const claimer = clawbackClaimer(event, user);
+        return claimer === null || user === null ? [] : [{ collection: CLAWBACK_GRANTS, id: grantId(user, event.data.grant_id) }];
+      }
+      case 'RewardRevoked':
+        return user === null ? [] : [{ collection: CLAWBACK_GRANTS, id: grantId(user, event.data.grant_id) }];
+      default:
+        return [];
+    }
+  },
+  evolve: (ref: DocumentRef, doc: Doc | null, event: LoggedEvent): Doc | null => {
+    const user = appUserIdOf(event.stream);
+    if (ref.collection === REVENUE_LINKS) return user === null ? doc : { app_user_id: user };
+    if (ref.collection === REVENUE_PENDING && event.type === 'NotificationReceived') {
+      const key = notificationKey(event.data.notification.provider, event.data.notification.notification_id);
+      const { provider, notification_id } = event.data.notification;
+      return { match_key: ref.id.slice(0, ref.id.indexOf('\u001f')), notification_key: key, provider, notification_id };
+    }
+    if (ref.collection === CLAWBACK_GRANTS) {
+      if (event.type === 'RewardGranted') {
+        const { grant_id, entry_id, reward_key, kind, credits } = event.data;
+        return { holder: user, claimer: clawbackClaimer(event, user), grant_id, entry_id, reward_key, kind, credits, revoked: false };
+      }
+      if (event.type === 'RewardRevoked') return doc === null ? null : { ...doc, revoked: true };
+      return doc;
+    }
+    if (ref.collection !== INBOUND) return doc;
+    switch (event.type) {
+      case 'NotificationReceived': {
+        const { notification, app_user_id } = event.data;
+        const ignored = notification.kind === 'other';
+        const base = inboundDoc(event, {
+          id: notification.notification_id,
+          provider: notification.provider,
+          received_at: event.data.received_at,
+          kind: notification.kind,
+          provider_type: notification.provider_type,
+          status: ignored ? 'applied' : app_user_id === null ? 'unmatched' : 'received',
+          reason: ignored ? `nothing to record for ${notification.provider_type}` : null,
+          app_user_id,
+        });
+        // A revenue event can only follow its notification; keep what it set if replayed out of order.
+        return doc === null ? base : { ...base, ...pick(doc, ['status', 'app_user_id', 'event_ids']) };
+      }
+      case 'NotificationRejected':
+        return inboundDoc(event, {
+          id: null,
+          provider: event.data.provider,
+          received_at: event.data.received_at,
+          kind: null,
+          provider_type: null,
+          status: 'rejected',
+          reason: event.data.reason,
+          app_user_id: null,
+        });
+      default: {
+        if (doc === null) return null;
+        const eventIds = (doc.event_ids as string[]).includes(event.id) ? doc.event_ids : [...(doc.event_ids as string[]), event.id];
+        return { ...doc, status: 'applied', app_user_id: user, event_ids: eventIds };
+      }
+    }
+  },
+};
+
+function pick(doc: Doc, keys: string[]): Doc {
+  return Object.fromEntries(keys.map((key) => [key, doc[key]]));
+}
+
+/** The converted user a clawback-able grant belongs to: the holder (conversion reward) or its claimer (sender reward). */
+function clawbackClaimer(event: LoggedEvent, holder: string | null): string | null {
+  if (event.type !== 'RewardGranted' || event.data.clawback !== 'on_refund') return null;
+  const { cause } = event.data;
+  if (cause.type === 'conversion') return holder;
+  if (cause.type === 'referrals' && cause.variant === 'conversion') return cause.claimer;
+  return null;
+}

@@ -1,0 +1,122 @@
+import { readFileSync } from 'node:fs';
+import { type Environment, SignedDataVerifier, VerificationException, VerificationStatus } from '@apple/app-store-server-library';
+import {
+  currencyDigits,
+  type InboundRequest,
+  isoFromMillis,
+  type NotificationVerifier,
+  parseJsonBody,
+  WebhookMalformedError,
+  WebhookUnauthorizedError,
+} from '../../application/revenue/inbound-request.js';
+import type { RevenueKind, RevenueNotification } from '../../domain/revenue/revenue-notification.js';
+
+export interface AppStoreSettings {
+  rootCertificatePaths: string[];
+  bundleId: string;
+  appAppleId: number | null;
+  environment: 'Production' | 'Sandbox' | 'Xcode' | 'LocalTesting';
+  onlineChecks: boolean;
+}
+
+/** A certificate file as DER: PEM files (one certificate) are decoded, DER files taken as they are. */
+function derCertificate(path: string): Buffer {
+  const bytes = readFileSync(path);
+  const text = bytes.toString('latin1');
+  const pem = /-----BEGIN CERTIFICATE-----([\s\S]+?)-----END CERTIFICATE-----/.exec(text);
+  return pem ? Buffer.from(pem[1]!.replace(/\s+/g, ''), 'base64') : bytes;
+}
+
+/** App Store Server Notifications V2 → what they mean for revenue. */
+function kindOf(type: string): RevenueKind {
+  switch (type) {
+    case 'SUBSCRIBED':
+    case 'ONE_TIME_CHARGE':
+      return 'purchase';
+    case 'DID_RENEW':
+      return 'renewal';
+    case 'REFUND':
+    case 'REVOKE':
+      return 'refund';
+    case 'EXPIRED':
+    case 'GRACE_PERIOD_EXPIRED':
+      return 'expiry';
+    default:
+      return 'other';
+  }
+}
+
+const REJECTED_IDENTITY = new Set<number>([VerificationStatus.INVALID_APP_IDENTIFIER, VerificationStatus.INVALID_ENVIRONMENT]);
+
+/**
+ * App Store Server Notifications V2: the `signedPayload` JWS and its signedTransactionInfo are
+ * verified by Apple's app-store-server-library (SignedDataVerifier) against the configured root
+ * certificates, with the bundle id, environment (and app Apple id in Production) checked.
+ */
+export class AppStoreVerifier implements NotificationVerifier {
+  readonly provider = 'app-store' as const;
+  private readonly verifier: SignedDataVerifier;
+
+  constructor(settings: AppStoreSettings) {
+    this.verifier = new SignedDataVerifier(
+      settings.rootCertificatePaths.map(derCertificate),
+      settings.onlineChecks,
+      settings.environment as Environment,
+      settings.bundleId,
+      settings.appAppleId ?? undefined,
+    );
+  }
+
+  async verify(request: InboundRequest): Promise<RevenueNotification> {
+    const body = parseJsonBody(request.body) as { signedPayload?: unknown } | null;
+    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new WebhookMalformedError('BODY_INVALID', 'The body must be a JSON object');
+    if (typeof body.signedPayload !== 'string' || body.signedPayload.length === 0) throw new WebhookUnauthorizedError('missing signedPayload');
+    const payload = await this.verified(() => this.verifier.verifyAndDecodeNotification(body.signedPayload as string));
+    if (typeof payload.notificationUUID !== 'string' || typeof payload.notificationType !== 'string') {
+      throw new WebhookMalformedError('BAD_REQUEST', 'The notification has no notificationUUID or notificationType', '/signedPayload');
+    }
+    const signed = payload.data?.signedTransactionInfo;
+    const transaction = signed ? await this.verified(() => this.verifier.verifyAndDecodeTransaction(signed)) : null;
+    const kind = kindOf(payload.notificationType);
+    if (kind !== 'other' && transaction === null) {
+      throw new WebhookMalformedError('BAD_REQUEST', `${payload.notificationType} without signedTransactionInfo`, '/signedPayload');
+    }
+    const currency = transaction?.currency ?? null;
+    const price = transaction?.price;
+    return {
+      provider: 'app-store',
+      notification_id: payload.notificationUUID,
+      provider_type: payload.subtype ? `${payload.notificationType}/${payload.subtype}` : payload.notificationType,
+      kind,
+      occurred_at: isoFromMillis(payload.signedDate) ?? new Date().toISOString(),
+      transaction_id: transaction?.transactionId ?? null,
+      original_transaction_id: transaction?.originalTransactionId ?? null,
+      product_id: transaction?.productId ?? null,
+      // Apple's price is in milliunits (9990 = 9.99).
+      price_minor: currency !== null && typeof price === 'number' ? Math.round((price * 10 ** currencyDigits(currency)) / 1000) : null,
+      currency,
+      period_start: isoFromMillis(transaction?.purchaseDate),
+      period_end: isoFromMillis(transaction?.expiresDate),
+      is_trial: transaction?.offerDiscountType === 'FREE_TRIAL',
+      match: {
+        app_user_ids: [],
+        account_token: transaction?.appAccountToken || null,
+        customer_id: null,
+        linked_transaction: transaction?.originalTransactionId ?? null,
+      },
+    };
+  }
+
+  /** Apple's verification failures → 401 (a signature or identity that does not hold). */
+  private async verified<T>(step: () => Promise<T>): Promise<T> {
+    try {
+      return await step();
+    } catch (error) {
+      if (error instanceof VerificationException) {
+        const reason = REJECTED_IDENTITY.has(error.status) ? 'signed for another app or environment' : 'signature or certificate chain does not verify';
+        throw new WebhookUnauthorizedError(`${reason} (status ${VerificationStatus[error.status] ?? error.status})`);
+      }
+      throw error;
+    }
+  }
+}

@@ -1,0 +1,92 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { z } from 'zod';
+import {
+  type InboundRequest,
+  isoFromMillis,
+  minorUnits,
+  type NotificationVerifier,
+  parseJsonBody,
+  WebhookMalformedError,
+  WebhookUnauthorizedError,
+} from '../../application/revenue/inbound-request.js';
+import type { RevenueKind, RevenueNotification } from '../../domain/revenue/revenue-notification.js';
+
+const eventSchema = z.object({
+  event: z.object({
+    id: z.string().min(1),
+    type: z.string(),
+    app_user_id: z.string().nullish(),
+    original_app_user_id: z.string().nullish(),
+    aliases: z.array(z.string()).nullish(),
+    product_id: z.string().nullish(),
+    period_type: z.string().nullish(),
+    purchased_at_ms: z.number().nullish(),
+    expiration_at_ms: z.number().nullish(),
+    event_timestamp_ms: z.number().nullish(),
+    price_in_purchased_currency: z.number().nullish(),
+    currency: z.string().nullish(),
+    transaction_id: z.string().nullish(),
+    original_transaction_id: z.string().nullish(),
+    cancel_reason: z.string().nullish(),
+  }),
+});
+
+/** RevenueCat event types → what they mean for revenue (a refund is a CANCELLATION for CUSTOMER_SUPPORT). */
+function kindOf(type: string, cancelReason: string | null | undefined): RevenueKind {
+  switch (type) {
+    case 'INITIAL_PURCHASE':
+    case 'NON_RENEWING_PURCHASE':
+      return 'purchase';
+    case 'RENEWAL':
+      return 'renewal';
+    case 'EXPIRATION':
+      return 'expiry';
+    case 'CANCELLATION':
+      return cancelReason === 'CUSTOMER_SUPPORT' ? 'refund' : 'other';
+    default:
+      return 'other';
+  }
+}
+
+/** RevenueCat webhooks: the Authorization header must equal REVENUECAT_WEBHOOK_AUTH (compared in constant time). */
+export class RevenueCatVerifier implements NotificationVerifier {
+  readonly provider = 'revenuecat' as const;
+
+  constructor(private readonly expectedAuthorization: string) {}
+
+  async verify(request: InboundRequest): Promise<RevenueNotification> {
+    const given = request.header('authorization') ?? '';
+    // Digests of equal length, so the comparison takes the same time whatever was sent.
+    const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
+    if (!timingSafeEqual(digest(given), digest(this.expectedAuthorization))) {
+      throw new WebhookUnauthorizedError(given.length === 0 ? 'missing Authorization header' : 'wrong Authorization header');
+    }
+    const parsed = eventSchema.safeParse(parseJsonBody(request.body));
+    if (!parsed.success) {
+      const issue = parsed.error.issues[0]!;
+      throw new WebhookMalformedError('BAD_REQUEST', `Not a RevenueCat event: ${issue.message}`, `/${issue.path.join('/')}`);
+    }
+    const { event } = parsed.data;
+    const currency = event.currency ?? null;
+    const price = event.price_in_purchased_currency;
+    const appUserIds = [event.app_user_id, event.original_app_user_id, ...(event.aliases ?? [])].filter(
+      (id): id is string => typeof id === 'string' && id.length > 0,
+    );
+    return {
+      provider: 'revenuecat',
+      notification_id: event.id,
+      provider_type: event.type,
+      kind: kindOf(event.type, event.cancel_reason),
+      occurred_at: isoFromMillis(event.event_timestamp_ms) ?? isoFromMillis(event.purchased_at_ms) ?? new Date().toISOString(),
+      transaction_id: event.transaction_id ?? null,
+      original_transaction_id: event.original_transaction_id ?? null,
+      product_id: event.product_id ?? null,
+      price_minor: currency !== null && typeof price === 'number' ? Math.abs(minorUnits(currency, price)) : null,
+      currency,
+      period_start: isoFromMillis(event.purchased_at_ms),
+      period_end: isoFromMillis(event.expiration_at_ms),
+      is_trial: event.period_type === 'TRIAL',
+      match: { app_user_ids: [...new Set(appUserIds)], account_token: null, customer_id: null, linked_transaction: null },
+    };
+  }
+}

@@ -1,0 +1,156 @@
+import Stripe from 'stripe';
+import { z } from 'zod';
+import { type InboundRequest, type NotificationVerifier, WebhookMalformedError, WebhookUnauthorizedError } from '../../application/revenue/inbound-request.js';
+import type { RevenueKind, RevenueNotification } from '../../domain/revenue/revenue-notification.js';
+
+/** SPEC §11: Stripe-Signature timestamps older than this are refused (replays). */
+const TOLERANCE_S = 300;
+
+const id = z.string().min(1);
+const idOrObject = z
+  .union([id, z.object({ id })])
+  .nullish()
+  .transform((value) => (value == null ? null : typeof value === 'string' ? value : value.id));
+const seconds = z.number().int().nullish();
+
+const invoiceSchema = z.object({
+  id,
+  customer: idOrObject,
+  subscription: idOrObject,
+  parent: z.object({ subscription_details: z.object({ subscription: idOrObject }).nullish() }).nullish(),
+  billing_reason: z.string().nullish(),
+  amount_paid: z.number().int(),
+  currency: z.string(),
+  lines: z
+    .object({
+      data: z.array(
+        z.object({
+          period: z.object({ start: seconds, end: seconds }).nullish(),
+          price: z.object({ id, product: idOrObject }).nullish(),
+          pricing: z.object({ price_details: z.object({ price: idOrObject, product: z.string().nullish() }).nullish() }).nullish(),
+        }),
+      ),
+    })
+    .nullish(),
+});
+const subscriptionSchema = z.object({
+  id,
+  customer: idOrObject,
+  ended_at: seconds,
+  current_period_end: seconds,
+  items: z.object({ data: z.array(z.object({ price: z.object({ id }).nullish() })) }).nullish(),
+});
+const chargeSchema = z.object({ id, customer: idOrObject, invoice: idOrObject, amount_refunded: z.number().int(), currency: z.string() });
+const disputeSchema = z.object({ id, charge: idOrObject, amount: z.number().int(), currency: z.string(), customer: idOrObject.optional() });
+
+const iso = (value: number | null | undefined) => (value == null ? null : new Date(value * 1000).toISOString());
+
+function shape<S extends z.ZodTypeAny>(schema: S, value: unknown, what: string): z.infer<S> {
+  const parsed = schema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0]!;
+    throw new WebhookMalformedError('BAD_REQUEST', `Not a Stripe ${what}: ${issue.message}`, `/data/object/${issue.path.join('/')}`);
+  }
+  return parsed.data;
+}
+
+/** Stripe: `Stripe-Signature` verified by the stripe library over the raw body (SPEC §11). */
+export class StripeVerifier implements NotificationVerifier {
+  readonly provider = 'stripe' as const;
+
+  constructor(private readonly secret: string) {}
+
+  async verify(request: InboundRequest): Promise<RevenueNotification> {
+    const header = request.header('stripe-signature');
+    if (!header) throw new WebhookUnauthorizedError('missing Stripe-Signature header');
+    let event: { id: string; type: string; created: number; data: { object: unknown } };
+    try {
+      event = Stripe.webhooks.constructEvent(request.body, header, this.secret, TOLERANCE_S) as unknown as typeof event;
+    } catch (error) {
+      if (error instanceof Stripe.errors.StripeSignatureVerificationError) throw new WebhookUnauthorizedError(`bad Stripe-Signature: ${error.message}`);
+      // The signature verified but the body is not JSON.
+      throw new WebhookMalformedError('BODY_INVALID', 'The body is not valid JSON');
+    }
+    if (typeof event?.id !== 'string' || typeof event.type !== 'string' || typeof event.data !== 'object' || event.data === null) {
+      throw new WebhookMalformedError('BAD_REQUEST', 'Not a Stripe event (id, type, data.object)', null);
+    }
+    const base = {
+      provider: 'stripe' as const,
+      notification_id: event.id,
+      provider_type: event.type,
+      occurred_at: iso(event.created) ?? new Date().toISOString(),
+    };
+    const none = {
+      transaction_id: null,
+      original_transaction_id: null,
+      product_id: null,
+      price_minor: null,
+      currency: null,
+      period_start: null,
+      period_end: null,
+      is_trial: false,
+    };
+    const match = (customer: string | null) => ({ app_user_ids: [], account_token: null, customer_id: customer, linked_transaction: null });
+    switch (event.type) {
+      case 'invoice.paid': {
+        const invoice = shape(invoiceSchema, event.data.object, 'invoice');
+        const line = invoice.lines?.data[0];
+        const kind: RevenueKind = invoice.billing_reason === 'subscription_cycle' ? 'renewal' : 'purchase';
+        return {
+          ...base,
+          kind,
+          transaction_id: invoice.id,
+          original_transaction_id: invoice.subscription ?? invoice.parent?.subscription_details?.subscription ?? null,
+          product_id: line?.price?.id ?? line?.pricing?.price_details?.price ?? null,
+          price_minor: invoice.amount_paid,
+          currency: invoice.currency.toUpperCase(),
+          period_start: iso(line?.period?.start),
+          period_end: iso(line?.period?.end),
+          // A subscription's first invoice of 0 is its trial.
+          is_trial: invoice.amount_paid === 0,
+          match: match(invoice.customer),
+        };
+      }
+      case 'customer.subscription.deleted': {
+        const subscription = shape(subscriptionSchema, event.data.object, 'subscription');
+        return {
+          ...base,
+          ...none,
+          kind: 'expiry',
+          original_transaction_id: subscription.id,
+          product_id: subscription.items?.data[0]?.price?.id ?? null,
+          period_end: iso(subscription.ended_at),
+          match: match(subscription.customer),
+        };
+      }
+      case 'charge.refunded': {
+        const charge = shape(chargeSchema, event.data.object, 'charge');
+        return {
+          ...base,
+          ...none,
+          kind: 'refund',
+          transaction_id: charge.invoice ?? charge.id,
+          price_minor: charge.amount_refunded,
+          currency: charge.currency.toUpperCase(),
+          match: match(charge.customer),
+        };
+      }
+      case 'charge.dispute.created': {
+        const dispute = shape(disputeSchema, event.data.object, 'dispute');
+        return {
+          ...base,
+          ...none,
+          kind: 'refund',
+          transaction_id: dispute.charge,
+          price_minor: dispute.amount,
+          currency: dispute.currency.toUpperCase(),
+          match: match(dispute.customer ?? null),
+        };
+      }
+      default: {
+        const object = event.data.object as { customer?: unknown };
+        return { ...base, ...none, kind: 'other', match: match(typeof object?.customer === 'string' ? object.customer : null) };
+      }
+    }
+  }
+}

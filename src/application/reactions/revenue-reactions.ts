@@ -1,0 +1,136 @@
+import { inject, injectable } from 'tsyringe';
+import { CLAWBACK_GRANTS, INBOUND, links, REVENUE_PENDING } from '../../../projections/revenue-index.js';
+import type { Config } from '../../config.js';
+import { appUserIdOf, streams } from '../../domain/events/index.js';
+import type { PurchaseRef } from '../../domain/events/revenue-events.js';
+import { accountToken } from '../../domain/revenue/account-token.js';
+import type { RevenueProvider } from '../../domain/revenue/revenue-notification.js';
+import { decideRevokeGrants, type GrantToRevoke } from '../../domain/revenue/revoke-grants.js';
+import { userEvolver } from '../../domain/users/user-state.js';
+import type { Clock } from '../../ports/clock.js';
+import { StoreUnavailableError } from '../../ports/event-store.js';
+import type { Ids } from '../../ports/ids.js';
+import type { ReadStore } from '../../ports/read-store.js';
+import { TOKENS } from '../../ports/tokens.js';
+import { type CommandContext, EventLog, type LoggedEvent } from '../event-log.js';
+import { RevenueApplier } from '../revenue/revenue-applier.js';
+import { RevenueMatcher } from '../revenue/revenue-matcher.js';
+import { StreamExecutor } from '../stream-executor.js';
+import type { Reaction } from './reaction-runner.js';
+
+interface ClawbackGrant extends GrantToRevoke {
+  holder: string;
+  claimer: string;
+  revoked: boolean;
+}
+
+/**
+ * The revenue process manager (SPEC §11):
+ * - every received notification is applied to its user (again: a crash between keeping it and
+ *   applying it is repaired; an unmatched one is matched again at its own position);
+ * - a user that appears (registration, a new payment_customer_id) gets the unmatched
+ *   notifications that name it;
+ * - a refund of the purchase that converted a referee revokes the grants with clawback
+ *   `on_refund` made because of that conversion, on both sides.
+ * Everything it appends has ids derived from the causing event, and what is already done is
+ * read from the revenue index, so handling an event twice changes nothing.
+ */
+@injectable()
+export class RevenueReactions implements Reaction {
+  readonly name = 'revenue';
+  readonly eventTypes = ['NotificationReceived', 'UserRegistered', 'UserProfileUpdated', 'RefundRecorded'] as const;
+  /** Resolves once the referral reactions (sender grants of a conversion) have passed a position. */
+  referralsPassed: (position: bigint) => Promise<void> = async () => {};
+
+  constructor(
+    @inject(StreamExecutor) private readonly executor: StreamExecutor,
+    @inject(EventLog) private readonly log: EventLog,
+    @inject(RevenueMatcher) private readonly matcher: RevenueMatcher,
+    @inject(RevenueApplier) private readonly applier: RevenueApplier,
+    @inject(TOKENS.ReadStore) private readonly readStore: ReadStore,
+    @inject(TOKENS.Clock) private readonly clock: Clock,
+    @inject(TOKENS.Ids) private readonly ids: Ids,
+    @inject(TOKENS.Config) private readonly config: Config,
+  ) {}
+
+  async handle(event: LoggedEvent): Promise<void> {
+    const context: CommandContext = { correlation_id: String(event.metadata.correlation_id), causation_id: event.id, actor: 'process:revenue' };
+    switch (event.type) {
+      case 'NotificationReceived': {
+        const { notification } = event.data;
+        if (notification.kind === 'other') return;
+        const user = event.data.app_user_id ?? (await this.matcher.match(notification, event.position));
+        if (user !== null) await this.applier.apply(notification, event.id, user, context);
+        return;
+      }
+      case 'UserRegistered':
+      case 'UserProfileUpdated':
+        return this.applyPending(event, context);
+      case 'RefundRecorded':
+        if (event.data.reverses_conversion) {
+          const { provider, notification_id, transaction_id, original_transaction_id } = event.data;
+          await this.clawBack(appUserIdOf(event.stream)!, { provider, notification_id, transaction_id, original_transaction_id }, event, context);
+        }
+        return;
+      default:
+        return;
+    }
+  }
+
+  private async applyPending(event: LoggedEvent, context: CommandContext): Promise<void> {
+    const user = appUserIdOf(event.stream);
+    if (user === null) return;
+    const keys: string[] = [];
+    if (event.type === 'UserRegistered') {
+      keys.push(links.user(user), links.token(accountToken(user, this.config.ACCOUNT_TOKEN_NAMESPACE)));
+      if (event.data.payment_customer_id) keys.push(links.customer(event.data.payment_customer_id));
+    } else if (event.type === 'UserProfileUpdated' && event.data.changes.payment_customer_id) {
+      keys.push(links.customer(event.data.changes.payment_customer_id));
+    }
+    if (keys.length === 0) return;
+    if (!(await this.matcher.indexPassed(event.position))) throw new StoreUnavailableError('The revenue index is behind');
+    for (const key of keys) {
+      const pending = await this.readStore.find<{ notification_key: string; provider: RevenueProvider; notification_id: string }>(REVENUE_PENDING, {
+        where: { match_key: key },
+      });
+      for (const item of pending) {
+        const inbound = await this.readStore.get<{ status: string }>(INBOUND, item.notification_key);
+        if (inbound?.status !== 'unmatched') continue;
+        const received = await this.log.first(streams.inbound(item.provider, item.notification_id));
+        if (received?.type !== 'NotificationReceived') continue;
+        await this.applier.apply(received.data.notification, received.id, user, context);
+      }
+    }
+  }
+
+  private async clawBack(claimer: string, refund: PurchaseRef, event: LoggedEvent, context: CommandContext): Promise<void> {
+    // Sender grants of the conversion come from the referral reactions: wait until they are past
+    // this refund, then until the index has them.
+    await this.referralsPassed(event.position);
+    if (!(await this.matcher.indexPassed())) throw new StoreUnavailableError('The revenue index is behind');
+    const grants = (await this.readStore.find(CLAWBACK_GRANTS, { where: { claimer } })) as unknown as ClawbackGrant[];
+    const holders = [...new Set(grants.filter((grant) => !grant.revoked).map((grant) => grant.holder))];
+    for (const holder of holders) {
+      await this.executor.execute(
+        streams.user(holder),
+        userEvolver,
+        (state, open: GrantToRevoke[]) =>
+          decideRevokeGrants(state, {
+            grants: open,
+            claimer,
+            refund,
+            now: this.clock.now(),
+            eventId: (grantId) => this.ids.derived(event.id, 'clawback', holder, grantId),
+          }),
+        context,
+        {
+          prepare: async ({ position }) => {
+            if (!(await this.matcher.indexPassed(position))) throw new StoreUnavailableError('The revenue index is behind');
+            const current = (await this.readStore.find(CLAWBACK_GRANTS, { where: { claimer, holder } })) as unknown as ClawbackGrant[];
+            return current.filter((grant) => !grant.revoked);
+          },
+        },
+      );
+    }
+  }
+}

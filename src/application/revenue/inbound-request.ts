@@ -1,0 +1,61 @@
+import type { RevenueNotification, RevenueProvider } from '../../domain/revenue/revenue-notification.js';
+
+/** An inbound notification as received: the exact bytes (signatures cover them), headers, query. */
+export interface InboundRequest {
+  body: Buffer;
+  header(name: string): string | undefined;
+  query: Record<string, unknown>;
+}
+
+/** One provider's authentication and reading of its notifications (src/adapters/revenue/). */
+export interface NotificationVerifier {
+  provider: RevenueProvider;
+  /** The notification, verified and normalised; throws the errors below. */
+  verify(request: InboundRequest): Promise<RevenueNotification>;
+}
+
+/** The signature or token is missing or wrong, or it verifies for another app: 401, recorded without payload. */
+export class WebhookUnauthorizedError extends Error {
+  constructor(readonly reason: string) {
+    super(reason);
+    this.name = 'WebhookUnauthorizedError';
+  }
+}
+
+/** Not JSON (`BODY_INVALID`) or verified but not the shape the provider documents (`BAD_REQUEST`): 400. */
+export class WebhookMalformedError extends Error {
+  constructor(
+    readonly code: 'BODY_INVALID' | 'BAD_REQUEST',
+    message: string,
+    readonly source: string | null = null,
+  ) {
+    super(message);
+    this.name = 'WebhookMalformedError';
+  }
+}
+
+export function parseJsonBody(body: Buffer): unknown {
+  try {
+    return JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new WebhookMalformedError('BODY_INVALID', 'The body is not valid JSON');
+  }
+}
+
+/** Money in integer minor units of `currency` (ISO 4217 digits: 2 for EUR, 0 for JPY). */
+export function minorUnits(currency: string, amountInMajor: number): number {
+  return Math.round(amountInMajor * 10 ** currencyDigits(currency));
+}
+
+export function currencyDigits(currency: string): number {
+  try {
+    return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
+  } catch {
+    return 2;
+  }
+}
+
+export function isoFromMillis(value: unknown): string | null {
+  const number = typeof value === 'string' ? Number(value) : value;
+  return typeof number === 'number' && Number.isFinite(number) && number > 0 ? new Date(number).toISOString() : null;
+}

@@ -1,0 +1,86 @@
+import { inject, injectable } from 'tsyringe';
+import type { Evolver } from '../../domain/decider.js';
+import { streams } from '../../domain/events/index.js';
+import { notificationKey, type RevenueNotification, type RevenueProvider } from '../../domain/revenue/revenue-notification.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Ids } from '../../ports/ids.js';
+import { TOKENS } from '../../ports/tokens.js';
+import { type CommandContext, EventLog } from '../event-log.js';
+import { ReadYourWrites } from '../read-your-writes.js';
+import { StreamExecutor } from '../stream-executor.js';
+import { RevenueApplier } from './revenue-applier.js';
+import { RevenueMatcher } from './revenue-matcher.js';
+
+export type InboundStatus = 'applied' | 'duplicate' | 'unmatched';
+
+const inboundEvolver: Evolver<{ received: boolean }> = {
+  name: 'inbound',
+  version: 1,
+  initialState: () => ({ received: false }),
+  evolve: (state, event) => (event.type === 'NotificationReceived' ? { received: true } : state),
+};
+
+/**
+ * Takes in a verified notification (SPEC §11): keeps it in its own stream, whose id derives from
+ * the provider's notification id (a repeat or a concurrent copy finds the stream there and
+ * changes nothing), then records it on its user's stream when the user is known. An unmatched
+ * notification stays kept; the revenue reaction applies it when its user appears.
+ */
+@injectable()
+export class RevenueInbox {
+  constructor(
+    @inject(StreamExecutor) private readonly executor: StreamExecutor,
+    @inject(EventLog) private readonly log: EventLog,
+    @inject(RevenueMatcher) private readonly matcher: RevenueMatcher,
+    @inject(RevenueApplier) private readonly applier: RevenueApplier,
+    @inject(ReadYourWrites) private readonly readYourWrites: ReadYourWrites,
+    @inject(TOKENS.Clock) private readonly clock: Clock,
+    @inject(TOKENS.Ids) private readonly ids: Ids,
+  ) {}
+
+  async receive(notification: RevenueNotification, context: CommandContext): Promise<InboundStatus> {
+    const key = notificationKey(notification.provider, notification.notification_id);
+    const receivedId = this.ids.derived('inbound', key);
+    const appUserId = notification.kind === 'other' ? null : await this.matcher.match(notification);
+    const received = await this.executor.execute(
+      streams.inbound(notification.provider, notification.notification_id),
+      inboundEvolver,
+      (state) =>
+        state.received
+          ? { events: [], result: false }
+          : {
+              events: [
+                {
+                  id: receivedId,
+                  type: 'NotificationReceived' as const,
+                  data: { received_at: this.clock.now().toISOString(), notification, app_user_id: appUserId },
+                },
+              ],
+              result: true,
+            },
+      { ...context, causation_id: context.causation_id },
+    );
+    if (!received.result) return 'duplicate';
+    let position = received.position;
+    let status: InboundStatus = notification.kind === 'other' ? 'applied' : 'unmatched';
+    if (appUserId !== null && notification.kind !== 'other') {
+      const applied = await this.applier.apply(notification, receivedId, appUserId, { ...context, causation_id: receivedId });
+      status = applied.status === 'unmatched' ? 'unmatched' : 'applied';
+      position = applied.position ?? position;
+    }
+    await this.readYourWrites.after(position);
+    return status;
+  }
+
+  /** A refused notification, kept without its payload (who sent what is not trusted). */
+  async reject(provider: RevenueProvider, reason: string, context: CommandContext): Promise<void> {
+    const id = this.ids.uuid();
+    const appended = await this.log.append(
+      streams.inboundRejected(id),
+      [{ id, type: 'NotificationRejected', data: { provider, received_at: this.clock.now().toISOString(), reason: reason.slice(0, 500) } }],
+      'no_stream',
+      context,
+    );
+    await this.readYourWrites.after(appended.position);
+  }
+}

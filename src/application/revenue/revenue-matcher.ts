@@ -1,0 +1,59 @@
+import { inject, injectable } from 'tsyringe';
+import { INBOUND, links, REVENUE_LINKS, revenueIndexProjection } from '../../../projections/revenue-index.js';
+import { streams } from '../../domain/events/index.js';
+import type { RevenueNotification } from '../../domain/revenue/revenue-notification.js';
+import type { EventStore } from '../../ports/event-store.js';
+import type { ReadConsistency } from '../../ports/read-consistency.js';
+import type { ReadStore } from '../../ports/read-store.js';
+import { TOKENS } from '../../ports/tokens.js';
+import { EventLog } from '../event-log.js';
+
+const WAIT_MS = 5_000;
+
+/**
+ * Finds a notification's user, first match wins (SPEC §11): an app_user_id it names (RevenueCat
+ * app_user_id, original_app_user_id, aliases; Play obfuscatedExternalAccountId), the user whose
+ * account token it carries (App Store appAccountToken), the user with its Stripe customer as
+ * payment_customer_id, then a transaction already linked to a user. The index is read once it
+ * has passed `position` (the log head on receipt; the notification's own position in the reaction).
+ */
+@injectable()
+export class RevenueMatcher {
+  constructor(
+    @inject(EventLog) private readonly log: EventLog,
+    @inject(TOKENS.EventStore) private readonly store: EventStore,
+    @inject(TOKENS.ReadStore) private readonly readStore: ReadStore,
+    @inject(TOKENS.ReadConsistency) private readonly consistency: ReadConsistency,
+  ) {}
+
+  /** Waits (bounded) until the revenue index has passed `position` (default: the log's head); false if it did not. */
+  async indexPassed(position?: bigint | null): Promise<boolean> {
+    const target = position === undefined ? await this.store.headPosition() : position;
+    return target === null || this.consistency.waitFor(target, WAIT_MS, revenueIndexProjection.name);
+  }
+
+  async match(notification: RevenueNotification, position?: bigint | null): Promise<string | null> {
+    const { match } = notification;
+    for (const candidate of match.app_user_ids) {
+      if ((await this.log.first(streams.user(candidate)))?.type === 'UserRegistered') return candidate;
+    }
+    const keys: string[] = [];
+    if (match.account_token) keys.push(links.token(match.account_token));
+    if (match.customer_id) keys.push(links.customer(match.customer_id));
+    if (match.linked_transaction) keys.push(links.transaction(notification.provider, match.linked_transaction));
+    if (keys.length === 0) return null;
+    // Behind: answer unmatched; the notification is kept and the reaction matches it again.
+    if (!(await this.indexPassed(position))) return null;
+    const found = await this.readStore.getMany<{ app_user_id: string }>(REVENUE_LINKS, keys);
+    for (const key of keys) {
+      const link = found.get(key);
+      if (link) return link.app_user_id;
+    }
+    return null;
+  }
+
+  /** The inbox document of a notification (status, app_user_id, event ids). */
+  async inbound(key: string): Promise<{ status: string; app_user_id: string | null } | null> {
+    return this.readStore.get(INBOUND, key);
+  }
+}

@@ -1,0 +1,64 @@
+import { z } from 'zod';
+import { REVENUE_PROVIDERS, revenueNotificationSchema } from '../revenue/revenue-notification.js';
+import { isoDateTime } from '../rewards/reward-schemas.js';
+import { REWARD_KINDS } from '../rewards/reward-kinds.js';
+
+/** A purchase that a revenue event or a conversion refers to. */
+export const purchaseRefSchema = z.object({
+  provider: z.enum(REVENUE_PROVIDERS),
+  notification_id: z.string(),
+  transaction_id: z.string().nullable(),
+  original_transaction_id: z.string().nullable(),
+});
+export type PurchaseRef = z.infer<typeof purchaseRefSchema>;
+
+/** Where the user came from when the revenue was recorded (for attribution), null when it claimed nothing. */
+export const attributionSchema = z
+  .object({ code: z.string(), type: z.enum(['referral', 'promo', 'affiliate']), owner_id: z.string(), program_id: z.string().nullable() })
+  .nullable();
+
+const revenueFact = revenueNotificationSchema.omit({ match: true }).extend({
+  recorded_at: isoDateTime,
+  attribution: attributionSchema,
+});
+
+/**
+ * Events of the inbound streams: `inbound-{provider}-{notification_id}` holds one verified
+ * notification (the stream's uniqueness is the deduplication); `inbound-rejected-{id}` one
+ * refused delivery.
+ */
+export const inboundEvents = {
+  /** A verified notification, normalised; `app_user_id` is its user when matched on receipt. */
+  NotificationReceived: z.object({ received_at: isoDateTime, notification: revenueNotificationSchema, app_user_id: z.string().nullable() }),
+  /** A notification refused before it was read (bad signature, wrong app): recorded without its payload. */
+  NotificationRejected: z.object({ provider: z.enum(REVENUE_PROVIDERS), received_at: isoDateTime, reason: z.string() }),
+};
+
+/** Events of the user stream about verified revenue: what a notification meant for that user, and clawbacks. */
+export const revenueUserEvents = {
+  /** `refunded_before`: a refund of it was recorded first (out of order): it neither makes the user premium nor converts it. */
+  PurchaseRecorded: revenueFact.extend({ refunded_before: z.boolean() }),
+  RenewalRecorded: revenueFact.extend({ refunded_before: z.boolean() }),
+  /** `reverses_conversion`: the refunded purchase is the one that converted this user (clawback due). */
+  RefundRecorded: revenueFact.extend({ reverses_conversion: z.boolean() }),
+  SubscriptionExpired: revenueFact,
+  /**
+   * A grant taken back because the purchase that earned it was refunded (SPEC §11 clawback).
+   * Credits: `debits` drained from entries of the key (unspent), `shortfall` the part already
+   * spent (the balance never goes below 0). Other kinds: the entry ends at once.
+   */
+  RewardRevoked: z.object({
+    grant_id: z.string(),
+    entry_id: z.string(),
+    reward_key: z.string(),
+    kind: z.enum(REWARD_KINDS),
+    revoked_at: isoDateTime,
+    credits_granted: z.number().int().nullable(),
+    debits: z.array(z.object({ grant_id: z.string(), credits: z.number().int() })),
+    shortfall: z.number().int().nullable(),
+    balance_after: z.number().int().nullable(),
+    /** The converted user whose refunded purchase caused it, and the refund notification. */
+    claimer: z.string(),
+    refund: purchaseRefSchema,
+  }),
+};

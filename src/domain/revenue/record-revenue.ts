@@ -1,0 +1,64 @@
+import type { Decision, NewDomainEvent } from '../decider.js';
+import type { PurchaseRef } from '../events/revenue-events.js';
+import { expireDueRewards, type GrantSpec } from '../rewards/grant-rewards.js';
+import { type ConversionsFrom, conversionEvents } from '../users/conversion.js';
+import { foldUserEvents, type UserState } from '../users/user-state.js';
+import { RECORDED_TYPE, type RevenueNotification } from './revenue-notification.js';
+
+export interface RecordRevenueCommand {
+  notification: RevenueNotification;
+  /** The event id the notification's record gets (derived from the notification id). */
+  event_id: string;
+  /** The revenue index already shows this notification applied to this user. */
+  already_recorded: boolean;
+  /** An earlier refund names this purchase (a refund delivered before its purchase). */
+  already_refunded: boolean;
+  conversions: ConversionsFrom;
+  /** Receiver rewards with activation "conversion" of the code the user claimed. */
+  conversionRewards: GrantSpec[];
+  now: Date;
+}
+
+/** Whether `refund` takes back `purchase`: the same transaction, or (without one) the same original transaction. */
+export function refundsPurchase(refund: RevenueNotification, purchase: PurchaseRef | null): boolean {
+  if (purchase === null || refund.provider !== purchase.provider) return false;
+  if (refund.transaction_id !== null) return refund.transaction_id === purchase.transaction_id;
+  return refund.original_transaction_id !== null && refund.original_transaction_id === purchase.original_transaction_id;
+}
+
+/**
+ * Records what a verified notification means for its user (SPEC §11): the purchase, renewal,
+ * refund or expiry, and — when CONVERSIONS_FROM lets verified revenue count — the conversion
+ * or churn it causes. A notification is recorded once: a repeat changes nothing.
+ */
+export function decideRecordRevenue(state: UserState, command: RecordRevenueCommand): Decision<{ status: 'applied' | 'duplicate' }> {
+  const { notification, now } = command;
+  if (command.already_recorded || notification.kind === 'other') return { events: [], result: { status: 'duplicate' } };
+  const events: NewDomainEvent[] = expireDueRewards(state, now);
+  const { match: _match, ...fact } = notification;
+  const referred = state.referred_by;
+  const attribution =
+    referred === null ? null : { code: referred.code, type: referred.type, owner_id: referred.owner_id, program_id: referred.program_id ?? null };
+  const data = { ...fact, recorded_at: now.toISOString(), attribution };
+  switch (notification.kind) {
+    case 'purchase':
+    case 'renewal':
+      // A purchase whose refund came first neither makes the user premium nor converts it.
+      events.push({ id: command.event_id, type: RECORDED_TYPE[notification.kind], data: { ...data, refunded_before: command.already_refunded } });
+      break;
+    case 'refund':
+      events.push({
+        id: command.event_id,
+        type: 'RefundRecorded',
+        data: { ...data, reverses_conversion: refundsPurchase(notification, state.converted_purchase) },
+      });
+      break;
+    case 'expiry':
+      events.push({ id: command.event_id, type: 'SubscriptionExpired', data });
+      break;
+  }
+  if (command.conversions !== 'client') {
+    events.push(...conversionEvents(foldUserEvents(state, events), command.conversionRewards, now, command.conversions));
+  }
+  return { events, result: { status: 'applied' } };
+}

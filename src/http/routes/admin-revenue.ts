@@ -1,0 +1,126 @@
+import { Router } from 'express';
+import type { DependencyContainer } from 'tsyringe';
+import { ATTRIBUTION_GROUPS } from '../../../projections/attribution.js';
+import { RevenueQueries } from '../../application/queries/revenue-queries.js';
+import { UserQueries } from '../../application/queries/user-queries.js';
+import type { Config } from '../../config.js';
+import { accountToken } from '../../domain/revenue/account-token.js';
+import { REVENUE_PROVIDERS } from '../../domain/revenue/revenue-notification.js';
+import { TOKENS } from '../../ports/tokens.js';
+import { requireSecretKey } from '../auth.js';
+import { ApiError, methodNotAllowed } from '../errors.js';
+import type { ApiDescription } from '../openapi.js';
+import { appUserId } from '../schemas/common.js';
+import { z } from '../schemas/zod-openapi.js';
+import { parsePathParam, parseQuery } from '../validation.js';
+
+const position = z
+  .string()
+  .regex(/^\d{1,20}$/, 'must be a log position (digits)')
+  .transform((value) => BigInt(value));
+const day = z.string().regex(/^\d{4}-\d{2}-\d{2}(T[0-9:.]+Z)?$/, 'must be a date (YYYY-MM-DD) or an ISO date-time');
+
+export const inboundQuery = z.object({
+  provider: z.enum(REVENUE_PROVIDERS).optional(),
+  status: z.enum(['applied', 'duplicate', 'unmatched', 'rejected']).optional(),
+  after: position.optional().openapi({ type: 'string', description: 'Exclusive: notifications received after this log position' }),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+export const attributionQuery = z.object({
+  group_by: z.enum(ATTRIBUTION_GROUPS),
+  from: day.optional().openapi({ description: 'First UTC day included' }),
+  to: day.optional().openapi({ description: 'Last UTC day included' }),
+});
+const inboundOut = z.object({
+  notifications: z.array(
+    z.object({
+      id: z.string().nullable(),
+      provider: z.enum(REVENUE_PROVIDERS),
+      received_at: z.string(),
+      status: z.enum(['applied', 'duplicate', 'unmatched', 'rejected']),
+      reason: z.string().nullable(),
+      app_user_id: z.string().nullable(),
+      event_ids: z.array(z.string()),
+    }),
+  ),
+  next_after: z.string().nullable(),
+});
+const attributionOut = z.object({
+  group_by: z.enum(ATTRIBUTION_GROUPS),
+  groups: z.array(
+    z.object({
+      group: z.string(),
+      claims: z.number().int(),
+      conversions: z.number().int(),
+      refunds: z.number().int(),
+      revenue: z.array(z.object({ currency: z.string(), gross_minor: z.number().int(), refunded_minor: z.number().int() })),
+    }),
+  ),
+});
+
+/** Revenue for operators (secret key): the inbox of notifications, attribution, account tokens (SPEC §11). */
+export function adminRevenueRouter(container: DependencyContainer, api: ApiDescription): Router {
+  const router = Router();
+  router.use(['/webhooks', '/attribution', '/users'], requireSecretKey);
+  const revenue = container.resolve(RevenueQueries);
+  const users = container.resolve(UserQueries);
+  const config = container.resolve<Config>(TOKENS.Config);
+
+  api.operation({
+    method: 'get',
+    operationId: 'listInboundNotifications',
+    path: '/admin/webhooks/inbound',
+    summary: 'Received revenue notifications, oldest first, paged by position',
+    tags: ['admin: revenue'],
+    query: inboundQuery,
+    responses: { 200: { description: 'A page of notifications', schema: z.object({ data: inboundOut }) } },
+    errors: ['BAD_REQUEST', 'UNAUTHORIZED', 'FORBIDDEN'],
+  });
+  router
+    .route('/webhooks/inbound')
+    .get(async (req, res) => {
+      const query = parseQuery(req, inboundQuery);
+      res.json({
+        data: await revenue.inbound({ provider: query.provider ?? null, status: query.status ?? null, after: query.after ?? null, limit: query.limit }),
+      });
+    })
+    .all(methodNotAllowed(['GET']));
+
+  api.operation({
+    method: 'get',
+    operationId: 'getAttribution',
+    path: '/admin/attribution',
+    summary: 'Claims, conversions, refunds and revenue per code, program or affiliate over a date range',
+    tags: ['admin: revenue'],
+    query: attributionQuery,
+    responses: { 200: { description: 'One row per group', schema: z.object({ data: attributionOut }) } },
+    errors: ['BAD_REQUEST', 'UNAUTHORIZED', 'FORBIDDEN'],
+  });
+  router
+    .route('/attribution')
+    .get(async (req, res) => {
+      const query = parseQuery(req, attributionQuery);
+      res.json({ data: { group_by: query.group_by, groups: await revenue.attribution(query.group_by, query.from ?? null, query.to ?? null) } });
+    })
+    .all(methodNotAllowed(['GET']));
+
+  api.operation({
+    method: 'get',
+    operationId: 'getAccountToken',
+    path: '/admin/users/{app_user_id}/account-token',
+    summary: "The user's account token (App Store appAccountToken): UUIDv5 of app_user_id in ACCOUNT_TOKEN_NAMESPACE",
+    tags: ['admin: revenue'],
+    params: z.object({ app_user_id: appUserId }),
+    responses: { 200: { description: 'The token', schema: z.object({ data: z.object({ app_user_id: z.string(), account_token: z.string() }) }) } },
+    errors: ['BAD_REQUEST', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND.USER'],
+  });
+  router
+    .route('/users/:app_user_id/account-token')
+    .get(async (req, res) => {
+      const id = parsePathParam(req, 'app_user_id', appUserId);
+      if (!(await users.exists(id))) throw new ApiError(404, 'NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
+      res.json({ data: { app_user_id: id, account_token: accountToken(id, config.ACCOUNT_TOKEN_NAMESPACE) } });
+    })
+    .all(methodNotAllowed(['GET']));
+  return router;
+}

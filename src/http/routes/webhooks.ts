@@ -1,0 +1,102 @@
+import express, { type Request, type RequestHandler, Router } from 'express';
+import type { DependencyContainer } from 'tsyringe';
+import { AppStoreVerifier } from '../../adapters/revenue/app-store-verifier.js';
+import { GooglePlayVerifier } from '../../adapters/revenue/google-play-verifier.js';
+import { RevenueCatVerifier } from '../../adapters/revenue/revenuecat-verifier.js';
+import { StripeVerifier } from '../../adapters/revenue/stripe-verifier.js';
+import { type NotificationVerifier, WebhookMalformedError, WebhookUnauthorizedError } from '../../application/revenue/inbound-request.js';
+import { RevenueInbox } from '../../application/revenue/revenue-inbox.js';
+import type { Config } from '../../config.js';
+import { REVENUE_PROVIDERS, type RevenueNotification, type RevenueProvider } from '../../domain/revenue/revenue-notification.js';
+import { TOKENS } from '../../ports/tokens.js';
+import { ApiError, methodNotAllowed } from '../errors.js';
+import type { ApiDescription } from '../openapi.js';
+import { z } from '../schemas/zod-openapi.js';
+
+/** SPEC §11: notifications are read as raw bytes (signatures cover them), up to 1 MiB. */
+const RAW_LIMIT = 1024 * 1024;
+
+/** The verifiers of the providers whose settings are all present (config.ts checked them at start). */
+export function configuredVerifiers(config: Config): Map<RevenueProvider, NotificationVerifier> {
+  const verifiers = new Map<RevenueProvider, NotificationVerifier>();
+  if (config.APPLE_BUNDLE_ID !== null && config.APPLE_ENVIRONMENT) {
+    verifiers.set(
+      'app-store',
+      new AppStoreVerifier({
+        rootCertificatePaths: config.APPLE_ROOT_CERTS,
+        bundleId: config.APPLE_BUNDLE_ID,
+        appAppleId: config.APPLE_APP_APPLE_ID === null ? null : Number(config.APPLE_APP_APPLE_ID),
+        environment: config.APPLE_ENVIRONMENT,
+        onlineChecks: config.APPLE_ONLINE_CHECKS,
+      }),
+    );
+  }
+  if (config.GOOGLE_PLAY_PACKAGE_NAME !== null) {
+    const oidc =
+      config.GOOGLE_PLAY_PUSH_AUDIENCE !== null && config.GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT !== null
+        ? { audience: config.GOOGLE_PLAY_PUSH_AUDIENCE, serviceAccount: config.GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT, certsUrl: config.GOOGLE_OIDC_CERTS_URL }
+        : null;
+    verifiers.set('google-play', new GooglePlayVerifier({ packageName: config.GOOGLE_PLAY_PACKAGE_NAME, oidc, token: config.GOOGLE_PLAY_PUSH_TOKEN }));
+  }
+  if (config.REVENUECAT_WEBHOOK_AUTH !== null) verifiers.set('revenuecat', new RevenueCatVerifier(config.REVENUECAT_WEBHOOK_AUTH));
+  if (config.STRIPE_WEBHOOK_SECRET !== null) verifiers.set('stripe', new StripeVerifier(config.STRIPE_WEBHOOK_SECRET));
+  return verifiers;
+}
+
+/** Any content type, up to 1 MiB, kept as the exact bytes. */
+const rawBody: RequestHandler = (req, res, next) => {
+  express.raw({ type: () => true, limit: RAW_LIMIT })(req, res, (error?: unknown) => {
+    if ((error as { type?: string } | undefined)?.type === 'entity.too.large') {
+      next(new ApiError(413, 'BODY_TOO_LARGE', 'The body is larger than 1 MiB'));
+      return;
+    }
+    next(error);
+  });
+};
+
+/** Inbound revenue notifications (SPEC §11): no API key; each provider authenticates itself. */
+export function webhooksRouter(container: DependencyContainer, api: ApiDescription): Router {
+  const router = Router();
+  const config = container.resolve<Config>(TOKENS.Config);
+  const verifiers = configuredVerifiers(config);
+  const inbox = container.resolve(RevenueInbox);
+  const answer = z.object({ data: z.object({ status: z.enum(['applied', 'duplicate', 'unmatched']) }) });
+
+  for (const provider of REVENUE_PROVIDERS) {
+    api.operation({
+      method: 'post',
+      operationId: `receive${provider
+        .split('-')
+        .map((part) => part[0]!.toUpperCase() + part.slice(1))
+        .join('')}Notification`,
+      path: `/webhooks/${provider}`,
+      summary: `Inbound ${provider} notification (verified by the provider's signature or token)`,
+      tags: ['webhooks in'],
+      responses: { 200: { description: 'Kept: applied to its user, a duplicate, or unmatched (applied when the user appears)', schema: answer } },
+      errors: ['BODY_INVALID', 'BAD_REQUEST', 'WEBHOOK.UNAUTHORIZED', 'WEBHOOK.NOT_CONFIGURED', 'BODY_TOO_LARGE'],
+      auth: 'none',
+    });
+    router
+      .route(`/${provider}`)
+      .post(rawBody, async (req: Request, res) => {
+        const context = { correlation_id: String(res.locals.requestId), causation_id: String(res.locals.requestId), actor: `webhook:${provider}` };
+        const verifier = verifiers.get(provider);
+        if (!verifier) throw new ApiError(404, 'WEBHOOK.NOT_CONFIGURED', `Notifications from ${provider} are not configured`, null);
+        const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
+        let notification: RevenueNotification;
+        try {
+          notification = await verifier.verify({ body, header: (name) => req.header(name), query: req.query as Record<string, unknown> });
+        } catch (error) {
+          if (error instanceof WebhookUnauthorizedError) {
+            await inbox.reject(provider, error.reason, context);
+            throw new ApiError(401, 'WEBHOOK.UNAUTHORIZED', 'The notification signature or token is missing or wrong', null);
+          }
+          if (error instanceof WebhookMalformedError) throw new ApiError(400, error.code, error.message, error.source);
+          throw error;
+        }
+        res.json({ data: { status: await inbox.receive(notification, context) } });
+      })
+      .all(methodNotAllowed(['POST']));
+  }
+  return router;
+}

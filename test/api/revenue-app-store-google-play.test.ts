@@ -1,0 +1,229 @@
+import { randomUUID } from 'node:crypto';
+import { expect } from 'chai';
+import { DEFAULT_ACCOUNT_TOKEN_NAMESPACE } from '../../src/config.js';
+import { accountToken } from '../../src/domain/revenue/account-token.js';
+import { appleNotification, appleTransaction, BUNDLE_ID, makeAppleTestChain, type AppleTestChain } from '../support/apple-signing.js';
+import { createUser, eventually, events } from '../support/fixtures.js';
+import { type GoogleOidcStub, pubSubPush, startGoogleOidcStub } from '../support/google-oidc.js';
+import { post } from '../support/revenue-senders.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+const inbox = async (svc: TestService, query = '') => (await svc.admin('GET', `/admin/webhooks/inbound?limit=1000${query}`)).body.data.notifications as any[];
+const recorded = async (svc: TestService, user: string) =>
+  (await events(svc, `stream=user-${user}`)).filter((event) =>
+    ['PurchaseRecorded', 'RenewalRecorded', 'RefundRecorded', 'SubscriptionExpired'].includes(event.type),
+  );
+const token = (user: string) => accountToken(user, DEFAULT_ACCOUNT_TOKEN_NAMESPACE);
+
+describe('API: revenue notifications in (SPEC §11) — App Store and Google Play', () => {
+  describe('App Store Server Notifications V2 (SignedDataVerifier, a test root configured)', () => {
+    let svc: TestService;
+    let chain: AppleTestChain;
+    let forger: AppleTestChain;
+    const send = (body: unknown) => post(svc, '/webhooks/app-store', JSON.stringify(body));
+
+    before(async () => {
+      chain = makeAppleTestChain();
+      forger = makeAppleTestChain();
+      svc = await startTestService({ env: { APPLE_ROOT_CERTS: chain.rootPath, APPLE_BUNDLE_ID: BUNDLE_ID, APPLE_ENVIRONMENT: 'Sandbox' } });
+    });
+    after(async () => svc.stop());
+
+    it('records a purchase matched by appAccountToken; the same notificationUUID again is a duplicate', async () => {
+      await createUser(svc, 'apple-ann');
+      expect((await svc.admin('GET', '/admin/users/apple-ann/account-token')).body.data.account_token).to.equal(token('apple-ann'));
+      const uuid = randomUUID();
+      const body = await appleNotification(
+        chain,
+        'SUBSCRIBED',
+        appleTransaction({ transactionId: 't-ann-1', originalTransactionId: 'o-ann', appAccountToken: token('apple-ann') }),
+        { uuid, subtype: 'INITIAL_BUY' },
+      );
+      expect(await send(body)).to.deep.equal({ status: 200, body: { data: { status: 'applied' } } });
+      expect((await send(body)).body.data.status).to.equal('duplicate');
+      const [purchase, ...rest] = await recorded(svc, 'apple-ann');
+      expect(rest).to.have.length(0);
+      expect(purchase!.data).to.include({
+        provider: 'app-store',
+        notification_id: uuid,
+        kind: 'purchase',
+        transaction_id: 't-ann-1',
+        original_transaction_id: 'o-ann',
+        price_minor: 999,
+        currency: 'USD',
+      });
+      // A renewal without a token is matched by its original transaction, already linked.
+      const renewal = await appleNotification(chain, 'DID_RENEW', appleTransaction({ transactionId: 't-ann-2', originalTransactionId: 'o-ann' }));
+      expect((await send(renewal)).body.data.status).to.equal('applied');
+      expect((await recorded(svc, 'apple-ann')).map((event) => event.type)).to.deep.equal(['PurchaseRecorded', 'RenewalRecorded']);
+    });
+
+    it('refuses a chain to another root, and a payload signed for another bundle id, with 401 (kept as rejected, no payload)', async () => {
+      const forged = await appleNotification(forger, 'SUBSCRIBED', appleTransaction({ transactionId: 't-x', originalTransactionId: 'o-x' }));
+      const answer = await send(forged);
+      expect(answer.status).to.equal(401);
+      expect(answer.body.errors[0].code).to.equal('WEBHOOK.UNAUTHORIZED');
+      const otherApp = await appleNotification(chain, 'SUBSCRIBED', appleTransaction({ transactionId: 't-y', originalTransactionId: 'o-y' }, 'com.other.app'), {
+        bundleId: 'com.other.app',
+      });
+      expect((await send(otherApp)).status).to.equal(401);
+      expect((await send({})).status).to.equal(401);
+      const rejected = await inbox(svc, '&provider=app-store&status=rejected');
+      expect(rejected.length).to.be.at.least(3);
+      expect(rejected.every((row) => row.id === null)).to.equal(true);
+    });
+
+    it('answers 400 for a body that is not JSON and for a verified payload without its transaction', async () => {
+      const notJson = await post(svc, '/webhooks/app-store', 'signedPayload=abc');
+      expect(notJson.status).to.equal(400);
+      expect(notJson.body.errors[0].code).to.equal('BODY_INVALID');
+      const payload = await chain.sign({
+        notificationType: 'DID_RENEW',
+        notificationUUID: randomUUID(),
+        version: '2.0',
+        signedDate: Date.now(),
+        data: { bundleId: BUNDLE_ID, environment: 'Sandbox' },
+      });
+      const malformed = await send({ signedPayload: payload });
+      expect(malformed.status).to.equal(400);
+      expect(malformed.body.errors[0].code).to.equal('BAD_REQUEST');
+    });
+
+    it('keeps a notification for an unknown account token and applies it when the user is created', async () => {
+      const body = await appleNotification(
+        chain,
+        'SUBSCRIBED',
+        appleTransaction({ transactionId: 't-late', originalTransactionId: 'o-late', appAccountToken: token('apple-late') }),
+      );
+      expect((await send(body)).body.data.status).to.equal('unmatched');
+      await createUser(svc, 'apple-late');
+      await eventually(async () => expect(await recorded(svc, 'apple-late')).to.have.length(1));
+      expect((await send(body)).body.data.status).to.equal('duplicate');
+      expect(await recorded(svc, 'apple-late')).to.have.length(1);
+    });
+
+    it('records a refund delivered before its purchase, once, in either order', async () => {
+      await createUser(svc, 'apple-ooo');
+      const tx = appleTransaction({ transactionId: 't-ooo', originalTransactionId: 'o-ooo', appAccountToken: token('apple-ooo') });
+      const refund = await appleNotification(chain, 'REFUND', tx);
+      const purchase = await appleNotification(chain, 'SUBSCRIBED', tx);
+      expect((await send(refund)).body.data.status).to.equal('applied');
+      expect((await send(purchase)).body.data.status).to.equal('applied');
+      expect((await send(refund)).body.data.status).to.equal('duplicate');
+      const types = await recorded(svc, 'apple-ooo');
+      expect(types.map((event) => event.type)).to.deep.equal(['RefundRecorded', 'PurchaseRecorded']);
+      expect(types[1]!.data.refunded_before).to.equal(true);
+    });
+  });
+
+  describe('Google Play RTDN (Pub/Sub push with an OIDC token verified by google-auth-library)', () => {
+    const AUDIENCE = 'https://referrals.example.com/webhooks/google-play';
+    const ACCOUNT = 'play-push@test-project.iam.gserviceaccount.com';
+    let svc: TestService;
+    let oidc: GoogleOidcStub;
+    const notification = (fields: Record<string, unknown>) => ({
+      version: '1.0',
+      packageName: 'com.example.referrals',
+      eventTimeMillis: String(Date.now()),
+      ...fields,
+    });
+    const send = async (messageId: string, body: Record<string, unknown>, bearer?: string) =>
+      post(svc, '/webhooks/google-play', pubSubPush(messageId, body), {
+        authorization: `Bearer ${bearer ?? (await oidc.token({ aud: AUDIENCE, email: ACCOUNT }))}`,
+      });
+
+    before(async () => {
+      oidc = await startGoogleOidcStub();
+      svc = await startTestService({
+        env: {
+          GOOGLE_PLAY_PACKAGE_NAME: 'com.example.referrals',
+          GOOGLE_PLAY_PUSH_AUDIENCE: AUDIENCE,
+          GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT: ACCOUNT,
+          GOOGLE_OIDC_CERTS_URL: oidc.certsUrl,
+        },
+      });
+    });
+    after(async () => {
+      await svc.stop();
+      await oidc.close();
+    });
+
+    it('records a purchase matched by obfuscatedExternalAccountId, a renewal by the linked purchase token; a repeat is a duplicate', async () => {
+      await createUser(svc, 'play-ann');
+      const purchase = notification({
+        obfuscatedExternalAccountId: 'play-ann',
+        subscriptionNotification: { version: '1.0', notificationType: 4, purchaseToken: 'pt-ann', subscriptionId: 'premium' },
+      });
+      expect((await send('m-1', purchase)).body.data.status).to.equal('applied');
+      expect((await send('m-1', purchase)).body.data.status).to.equal('duplicate');
+      const renewal = notification({ subscriptionNotification: { version: '1.0', notificationType: 2, purchaseToken: 'pt-ann', subscriptionId: 'premium' } });
+      expect((await send('m-2', renewal)).body.data.status).to.equal('applied');
+      const types = await recorded(svc, 'play-ann');
+      expect(types.map((event) => event.type)).to.deep.equal(['PurchaseRecorded', 'RenewalRecorded']);
+      expect(types[0]!.data).to.include({ provider: 'google-play', notification_id: 'm-1', original_transaction_id: 'pt-ann', product_id: 'premium' });
+    });
+
+    it('refuses a missing token, a token for another audience or account, and another package (401)', async () => {
+      const body = notification({ subscriptionNotification: { version: '1.0', notificationType: 4, purchaseToken: 'pt-x' } });
+      expect((await post(svc, '/webhooks/google-play', pubSubPush('m-x', body))).status).to.equal(401);
+      expect((await send('m-x', body, await oidc.token({ aud: 'https://elsewhere.example', email: ACCOUNT }))).status).to.equal(401);
+      expect((await send('m-x', body, await oidc.token({ aud: AUDIENCE, email: 'someone@else.iam.gserviceaccount.com' }))).status).to.equal(401);
+      expect((await send('m-x', body, 'not.a.jwt')).status).to.equal(401);
+      const other = await send('m-y', { ...body, packageName: 'com.other.app' });
+      expect(other.status).to.equal(401);
+      expect(other.body.errors[0].code).to.equal('WEBHOOK.UNAUTHORIZED');
+    });
+
+    it('answers 400 for a push that is not JSON or not a Pub/Sub message', async () => {
+      const bearer = await oidc.token({ aud: AUDIENCE, email: ACCOUNT });
+      const notJson = await post(svc, '/webhooks/google-play', '{', { authorization: `Bearer ${bearer}` });
+      expect(notJson.body.errors[0].code).to.equal('BODY_INVALID');
+      const malformed = await post(svc, '/webhooks/google-play', JSON.stringify({ message: { data: 'bm90IGpzb24=', messageId: 'm-bad' } }), {
+        authorization: `Bearer ${bearer}`,
+      });
+      expect(malformed.status).to.equal(400);
+      expect(malformed.body.errors[0].code).to.equal('BAD_REQUEST');
+    });
+
+    it('keeps an unknown user, applies it on creation; a voided purchase before its purchase is recorded once', async () => {
+      const purchase = notification({
+        obfuscatedExternalAccountId: 'play-late',
+        subscriptionNotification: { version: '1.0', notificationType: 4, purchaseToken: 'pt-late' },
+      });
+      expect((await send('m-late', purchase)).body.data.status).to.equal('unmatched');
+      await createUser(svc, 'play-late');
+      await eventually(async () => expect(await recorded(svc, 'play-late')).to.have.length(1));
+      const voided = notification({ obfuscatedExternalAccountId: 'play-late', voidedPurchaseNotification: { purchaseToken: 'pt-late-2', orderId: 'GPA.1' } });
+      const second = notification({
+        obfuscatedExternalAccountId: 'play-late',
+        subscriptionNotification: { version: '1.0', notificationType: 4, purchaseToken: 'pt-late-2' },
+      });
+      expect((await send('m-void', voided)).body.data.status).to.equal('applied');
+      expect((await send('m-second', second)).body.data.status).to.equal('applied');
+      expect((await send('m-void', voided)).body.data.status).to.equal('duplicate');
+      const types = await recorded(svc, 'play-late');
+      expect(types.map((event) => event.type)).to.deep.equal(['PurchaseRecorded', 'RefundRecorded', 'PurchaseRecorded']);
+      expect(types[2]!.data.refunded_before).to.equal(true);
+    });
+  });
+
+  describe('Google Play with the shared ?token= (no OIDC)', () => {
+    let svc: TestService;
+    before(async () => {
+      svc = await startTestService({ env: { GOOGLE_PLAY_PACKAGE_NAME: 'com.example.referrals', GOOGLE_PLAY_PUSH_TOKEN: 'shared-secret-token' } });
+    });
+    after(async () => svc.stop());
+
+    it('takes the right token and refuses a wrong or missing one', async () => {
+      await createUser(svc, 'play-shared');
+      const body = pubSubPush('s-1', {
+        packageName: 'com.example.referrals',
+        obfuscatedExternalAccountId: 'play-shared',
+        subscriptionNotification: { notificationType: 4, purchaseToken: 'pt-s' },
+      });
+      expect((await post(svc, '/webhooks/google-play?token=wrong', body)).status).to.equal(401);
+      expect((await post(svc, '/webhooks/google-play', body)).status).to.equal(401);
+      expect((await post(svc, '/webhooks/google-play?token=shared-secret-token', body)).body.data.status).to.equal('applied');
+    });
+  });
+});

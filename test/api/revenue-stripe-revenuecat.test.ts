@@ -1,0 +1,255 @@
+import { expect } from 'chai';
+import { auditCredits } from '../../src/application/audit/credit-audit.js';
+import { EventLog } from '../../src/application/event-log.js';
+import { allProjections } from '../../projections/index.js';
+import { replayProjections } from '../../src/application/projections/projection-replay.js';
+import type { EventStore } from '../../src/ports/event-store.js';
+import type { ReadConsistency } from '../../src/ports/read-consistency.js';
+import type { ReadStore } from '../../src/ports/read-store.js';
+import { TOKENS } from '../../src/ports/tokens.js';
+import { createUser, eventually, events, getUser, never, putProgram, putReward } from '../support/fixtures.js';
+import { chargeRefunded, invoicePaid, post, REVENUECAT_AUTH, rcEvent, revenueCat, STRIPE_SECRET, stripeEvent } from '../support/revenue-senders.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+async function readModels(svc: TestService) {
+  const readStore = svc.service.container.resolve<ReadStore>(TOKENS.ReadStore);
+  const all: Record<string, unknown[]> = {};
+  for (const projection of allProjections) for (const collection of projection.collections) all[collection.name] = await readStore.find(collection.name);
+  return all;
+}
+
+/** Waits until reactions and projections have settled (no new events for a moment). */
+async function settled(svc: TestService) {
+  const store = svc.service.container.resolve<EventStore>(TOKENS.EventStore);
+  const consistency = svc.service.container.resolve<ReadConsistency>(TOKENS.ReadConsistency);
+  for (;;) {
+    const head = (await store.headPosition())!;
+    await consistency.waitFor(head, 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    if ((await store.headPosition()) === head) return;
+  }
+}
+
+const inbox = async (svc: TestService, query = '') => (await svc.admin('GET', `/admin/webhooks/inbound?limit=1000${query}`)).body.data.notifications as any[];
+const revenueEvents = async (svc: TestService, user: string) =>
+  (await events(svc, `stream=user-${user}`)).filter((event) =>
+    ['PurchaseRecorded', 'RenewalRecorded', 'RefundRecorded', 'SubscriptionExpired'].includes(event.type),
+  );
+
+describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', () => {
+  describe('Stripe (stripe library signatures)', () => {
+    let svc: TestService;
+    before(async () => {
+      svc = await startTestService({ env: { STRIPE_WEBHOOK_SECRET: STRIPE_SECRET } });
+    });
+    after(async () => svc.stop());
+
+    it('records a paid invoice on the user with that payment_customer_id; a repeat is a duplicate', async () => {
+      await createUser(svc, 'stripe-ann', { payment_customer_id: 'cus_ann' });
+      const first = await stripeEvent(svc, invoicePaid('ann1', 'cus_ann'));
+      expect(first).to.deep.equal({ status: 200, body: { data: { status: 'applied' } } });
+      const again = await stripeEvent(svc, invoicePaid('ann1', 'cus_ann'));
+      expect(again.body.data.status).to.equal('duplicate');
+      const recorded = await revenueEvents(svc, 'stripe-ann');
+      expect(recorded).to.have.length(1);
+      expect(recorded[0]!.data).to.include({
+        provider: 'stripe',
+        notification_id: 'evt_ann1',
+        kind: 'purchase',
+        price_minor: 999,
+        currency: 'EUR',
+        transaction_id: 'in_ann1',
+        product_id: 'price_monthly',
+      });
+      const row = (await inbox(svc, '&provider=stripe')).find((item) => item.id === 'evt_ann1');
+      expect(row).to.include({ status: 'applied', app_user_id: 'stripe-ann' });
+      expect(row.event_ids).to.deep.equal([recorded[0]!.id]);
+    });
+
+    it('refuses a bad signature with 401 and records it without its payload', async () => {
+      const payload = JSON.stringify({ id: 'evt_forged', type: 'invoice.paid', data: { object: {} } });
+      const forged = await post(svc, '/webhooks/stripe', payload, { 'stripe-signature': `t=${Math.floor(Date.now() / 1000)},v1=${'0'.repeat(64)}` });
+      expect(forged.status).to.equal(401);
+      expect(forged.body.errors[0].code).to.equal('WEBHOOK.UNAUTHORIZED');
+      const missing = await post(svc, '/webhooks/stripe', payload);
+      expect(missing.status).to.equal(401);
+      const rejected = await inbox(svc, '&status=rejected');
+      expect(rejected.length).to.be.at.least(2);
+      expect(rejected[0]).to.include({ id: null, provider: 'stripe', status: 'rejected', app_user_id: null });
+      expect(JSON.stringify(await events(svc, 'type=NotificationRejected'))).not.to.include('evt_forged');
+    });
+
+    it('answers 400 for a verified payload of the wrong shape', async () => {
+      const malformed = await stripeEvent(svc, { id: 'evt_bad', type: 'invoice.paid', object: { id: 'in_x' } });
+      expect(malformed.status).to.equal(400);
+      expect(malformed.body.errors[0].code).to.equal('BAD_REQUEST');
+    });
+
+    it('keeps a notification of an unknown customer as unmatched and applies it when the user appears', async () => {
+      expect((await stripeEvent(svc, invoicePaid('late1', 'cus_late'))).body.data.status).to.equal('unmatched');
+      expect((await inbox(svc, '&status=unmatched')).map((row) => row.id)).to.include('evt_late1');
+      await createUser(svc, 'stripe-late', { payment_customer_id: 'cus_late' });
+      await eventually(async () => expect(await revenueEvents(svc, 'stripe-late')).to.have.length(1));
+      await eventually(async () =>
+        expect((await inbox(svc, '&provider=stripe')).find((row) => row.id === 'evt_late1')).to.include({ status: 'applied', app_user_id: 'stripe-late' }),
+      );
+      // Retried by the provider afterwards: still one record.
+      expect((await stripeEvent(svc, invoicePaid('late1', 'cus_late'))).body.data.status).to.equal('duplicate');
+      expect(await revenueEvents(svc, 'stripe-late')).to.have.length(1);
+    });
+
+    it('records a refund delivered before its purchase; the purchase then does not make the user premium', async () => {
+      await createUser(svc, 'stripe-ooo', { payment_customer_id: 'cus_ooo' });
+      expect((await stripeEvent(svc, chargeRefunded('ooo-r', 'cus_ooo', 'in_ooo1'))).body.data.status).to.equal('applied');
+      expect((await stripeEvent(svc, invoicePaid('ooo1', 'cus_ooo'))).body.data.status).to.equal('applied');
+      const recorded = await revenueEvents(svc, 'stripe-ooo');
+      expect(recorded.map((event) => event.type)).to.deep.equal(['RefundRecorded', 'PurchaseRecorded']);
+      expect(recorded[1]!.data.refunded_before).to.equal(true);
+    });
+
+    it('lists the inbox oldest first, filtered, paged by position', async () => {
+      const all = await inbox(svc, '&provider=stripe');
+      expect(all.length).to.be.at.least(5);
+      const seen: string[] = [];
+      let after: string | null = null;
+      for (;;) {
+        const page: any = (await svc.admin('GET', `/admin/webhooks/inbound?provider=stripe&limit=2${after ? `&after=${after}` : ''}`)).body.data;
+        seen.push(...page.notifications.map((row: any) => `${row.id}/${row.status}`));
+        if (page.next_after === null) break;
+        after = page.next_after;
+      }
+      expect(seen).to.deep.equal(all.map((row) => `${row.id}/${row.status}`));
+      expect(all.map((row) => row.received_at)).to.deep.equal([...all.map((row) => row.received_at)].sort());
+      expect((await svc.admin('GET', '/admin/webhooks/inbound?status=nonsense')).status).to.equal(400);
+      expect((await svc.call('GET', '/admin/webhooks/inbound')).status).to.equal(403);
+    });
+
+    it('refuses a body over 1 MiB (413) and other methods (405)', async () => {
+      const big = await post(svc, '/webhooks/stripe', JSON.stringify({ pad: 'x'.repeat(1024 * 1024) }), { 'stripe-signature': 't=1,v1=00' });
+      expect(big.status).to.equal(413);
+      expect(big.body.errors[0].code).to.equal('BODY_TOO_LARGE');
+      const get = await fetch(`${svc.url}/webhooks/stripe`);
+      expect(get.status).to.equal(405);
+    });
+
+    it('answers 404 WEBHOOK.NOT_CONFIGURED for a provider that is off', async () => {
+      const off = await post(svc, '/webhooks/revenuecat', '{}', { authorization: 'x' });
+      expect(off.status).to.equal(404);
+      expect(off.body.errors[0].code).to.equal('WEBHOOK.NOT_CONFIGURED');
+    });
+  });
+
+  describe('RevenueCat, CONVERSIONS_FROM=verified and clawback', () => {
+    let svc: TestService;
+    before(async () => {
+      svc = await startTestService({ env: { REVENUECAT_WEBHOOK_AUTH: REVENUECAT_AUTH, CONVERSIONS_FROM: 'verified' } });
+      await putReward(svc, 'coins', { kind: 'credit', name: 'Coins', credits: 100 });
+      await putReward(svc, 'vip', { kind: 'basic', name: 'VIP' });
+      await putProgram(svc, 'friends', {
+        rewards: {
+          sender: [{ reward_key: 'coins', activation: { variant: 'conversion', amount: 1, limit: 0 }, deactivation: never, clawback: 'on_refund' }],
+          receiver: [
+            { reward_key: 'coins', activation: { variant: 'conversion' }, deactivation: never, clawback: 'on_refund' },
+            { reward_key: 'vip', activation: { variant: 'conversion' }, deactivation: never, clawback: 'on_refund' },
+          ],
+        },
+      });
+    });
+    after(async () => svc.stop());
+
+    it('refuses a wrong Authorization header (401) and a body that is not JSON (400)', async () => {
+      expect((await revenueCat(svc, rcEvent('rc-x', 'INITIAL_PURCHASE', 'nobody'), 'Bearer wrong')).status).to.equal(401);
+      const notJson = await post(svc, '/webhooks/revenuecat', '{not json', { authorization: REVENUECAT_AUTH });
+      expect(notJson.status).to.equal(400);
+      expect(notJson.body.errors[0].code).to.equal('BODY_INVALID');
+      const malformed = await post(svc, '/webhooks/revenuecat', JSON.stringify({ event: { type: 'RENEWAL' } }), { authorization: REVENUECAT_AUTH });
+      expect(malformed.status).to.equal(400);
+      expect(malformed.body.errors[0].code).to.equal('BAD_REQUEST');
+    });
+
+    it('a burst of 50 concurrent deliveries of one notification records one event', async () => {
+      await createUser(svc, 'burst');
+      const answers = await Promise.all(Array.from({ length: 50 }, () => revenueCat(svc, rcEvent('rc-burst', 'INITIAL_PURCHASE', 'burst'))));
+      expect(answers.every((answer) => answer.status === 200)).to.equal(true);
+      expect(answers.filter((answer) => answer.body.data.status === 'applied')).to.have.length(1);
+      expect(await revenueEvents(svc, 'burst')).to.have.length(1);
+      expect(await events(svc, 'stream=inbound-revenuecat-rc-burst')).to.have.length(1);
+    });
+
+    it("under verified, the client's is_premium converts nothing; the verified purchase does; its refund claws back both sides", async () => {
+      const referrer = await createUser(svc, 'rc-referrer');
+      await createUser(svc, 'rc-claimer');
+      expect((await svc.call('POST', '/users/rc-claimer/claim-code', { code: referrer.referral_code })).status).to.equal(200);
+      await createUser(svc, 'rc-claimer', { is_premium: true, is_trial: false });
+      expect(await events(svc, 'stream=user-rc-claimer&type=UserConverted')).to.have.length(0);
+      expect((await getUser(svc, 'rc-claimer')).rewards.active.credit).to.have.length(0);
+
+      expect((await revenueCat(svc, rcEvent('rc-buy', 'INITIAL_PURCHASE', 'rc-claimer'))).body.data.status).to.equal('applied');
+      const converted = await events(svc, 'stream=user-rc-claimer&type=UserConverted');
+      expect(converted).to.have.length(1);
+      expect(converted[0]!.data).to.include({ source: 'verified' });
+      expect(converted[0]!.data.purchase).to.include({ provider: 'revenuecat', notification_id: 'rc-buy', transaction_id: 'tx-rc-buy' });
+      await eventually(async () => expect((await getUser(svc, 'rc-referrer')).stats.conversions).to.equal(1));
+      await eventually(async () => expect((await getUser(svc, 'rc-referrer')).rewards.active.credit.map((entry: any) => entry.credits)).to.deep.equal([100]));
+
+      // The claimer spends 30 of its 100 coins; the referrer spends all of its 100.
+      expect((await svc.call('POST', '/users/rc-claimer/rewards/withdraw-credits', { key: 'coins', amount: 30 })).status).to.equal(200);
+      expect((await svc.call('POST', '/users/rc-referrer/rewards/withdraw-credits', { key: 'coins', amount: 100 })).status).to.equal(200);
+
+      const refund = rcEvent('rc-refund', 'CANCELLATION', 'rc-claimer', { cancel_reason: 'CUSTOMER_SUPPORT', transaction_id: 'tx-rc-buy' });
+      expect((await revenueCat(svc, refund)).body.data.status).to.equal('applied');
+      const refunded = await events(svc, 'stream=user-rc-claimer&type=RefundRecorded');
+      expect(refunded[0]!.data.reverses_conversion).to.equal(true);
+
+      await eventually(async () => expect(await events(svc, 'type=RewardRevoked')).to.have.length(3));
+      const revoked = await events(svc, 'type=RewardRevoked');
+      const claimerCoins = revoked.find((event) => event.stream === 'user-rc-claimer' && event.data.kind === 'credit')!;
+      expect(claimerCoins.data).to.include({ shortfall: 30, balance_after: 0, claimer: 'rc-claimer' });
+      expect(claimerCoins.data.refund).to.include({ notification_id: 'rc-refund' });
+      const referrerCoins = revoked.find((event) => event.stream === 'user-rc-referrer')!;
+      expect(referrerCoins.data).to.include({ shortfall: 100, balance_after: 0 });
+      await eventually(async () => {
+        const claimer = await getUser(svc, 'rc-claimer');
+        expect(claimer.rewards.active.basic).to.have.length(0);
+        expect(claimer.rewards.expired.basic).to.have.length(1);
+        expect(claimer.rewards.active.credit.reduce((sum: number, entry: any) => sum + entry.credits, 0)).to.equal(0);
+      });
+
+      // Auditors: the clawback and the shortfall in the ledger, linked to the refund notification.
+      const rows = await eventually(async () => {
+        const entries = (await svc.admin('GET', '/admin/users/rc-claimer/credit-ledger')).body.data.entries as any[];
+        expect(entries.map((row) => row.kind)).to.include('shortfall');
+        return entries;
+      });
+      const clawback = rows.find((row) => row.kind === 'clawback')!;
+      expect(clawback).to.include({ delta: -70, balance_after: 0 });
+      expect(clawback.cause.refund).to.include({ provider: 'revenuecat', notification_id: 'rc-refund' });
+      expect(rows.find((row) => row.kind === 'shortfall')).to.include({ delta: 0, shortfall: 30, balance_after: 0 });
+      const report = await auditCredits(svc.service.container.resolve(EventLog), svc.service.container.resolve(TOKENS.ReadStore));
+      expect(report.mismatches).to.deep.equal([]);
+
+      // Delivered again: nothing more is revoked.
+      expect((await revenueCat(svc, refund)).body.data.status).to.equal('duplicate');
+      expect(await events(svc, 'type=RewardRevoked')).to.have.length(3);
+
+      const attribution = (await svc.admin('GET', '/admin/attribution?group_by=code')).body.data.groups;
+      const row = attribution.find((group: any) => group.group === referrer.referral_code);
+      expect(row).to.deep.include({ claims: 1, conversions: 1, refunds: 1 });
+      expect(row.revenue).to.deep.equal([{ currency: 'USD', gross_minor: 499, refunded_minor: 499 }]);
+      expect(
+        (await svc.admin('GET', '/admin/attribution?group_by=program&from=2026-01-01&to=2099-12-31')).body.data.groups.find(
+          (group: any) => group.group === 'friends',
+        ),
+      ).to.deep.include({ claims: 1, conversions: 1, refunds: 1 });
+      expect((await svc.admin('GET', '/admin/attribution?group_by=code&to=2000-01-01')).body.data.groups).to.deep.equal([]);
+
+      // Replay reproduces every read model, the clawback, ledger and inbox included.
+      await settled(svc);
+      const before = await readModels(svc);
+      expect(
+        await replayProjections(svc.service.container.resolve(EventLog), svc.service.container.resolve<ReadStore>(TOKENS.ReadStore), allProjections),
+      ).to.equal('switched');
+      expect(await readModels(svc)).to.deep.equal(before);
+    });
+  });
+});

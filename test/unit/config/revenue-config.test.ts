@@ -1,0 +1,49 @@
+import { expect } from 'chai';
+import { ConfigError, configuredRevenueProviders, loadConfig } from '../../../src/config.js';
+
+function problemsOf(env: Record<string, string>): string[] {
+  try {
+    loadConfig(env);
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('Configuration of revenue notifications (SPEC §11)', () => {
+  it('every provider is off by default, CONVERSIONS_FROM is client', () => {
+    const config = loadConfig({});
+    expect(configuredRevenueProviders(config)).to.deep.equal([]);
+    expect(config.CONVERSIONS_FROM).to.equal('client');
+  });
+
+  it("a provider's settings come all together, or start-up stops naming what is missing", () => {
+    expect(problemsOf({ APPLE_BUNDLE_ID: 'com.example' }).join('\n')).to.contain(
+      'APPLE_ROOT_CERTS, APPLE_BUNDLE_ID and APPLE_ENVIRONMENT must be set together',
+    );
+    expect(problemsOf({ APPLE_ROOT_CERTS: '/nonexistent/root.cer', APPLE_BUNDLE_ID: 'com.example', APPLE_ENVIRONMENT: 'Sandbox' }).join('\n')).to.contain(
+      'no such file: /nonexistent/root.cer',
+    );
+    expect(problemsOf({ APPLE_ROOT_CERTS: import.meta.filename, APPLE_BUNDLE_ID: 'com.example', APPLE_ENVIRONMENT: 'Production' }).join('\n')).to.contain(
+      'APPLE_APP_APPLE_ID is required',
+    );
+    expect(problemsOf({ GOOGLE_PLAY_PACKAGE_NAME: 'com.example' }).join('\n')).to.contain('GOOGLE_PLAY_PACKAGE_NAME needs');
+    expect(problemsOf({ GOOGLE_PLAY_PUSH_AUDIENCE: 'https://x' }).join('\n')).to.contain('must be set together');
+    expect(problemsOf({ STRIPE_WEBHOOK_SECRET: 'sk_live_oops' })).to.deep.equal([
+      'STRIPE_WEBHOOK_SECRET=sk_live_oops: expected a Stripe endpoint secret, whsec_…',
+    ]);
+    expect(problemsOf({ CONVERSIONS_FROM: 'server' })).to.deep.equal(['CONVERSIONS_FROM=server: expected one of client, verified, both (default client)']);
+    expect(problemsOf({ ACCOUNT_TOKEN_NAMESPACE: 'nope' })[0]).to.match(/^ACCOUNT_TOKEN_NAMESPACE=nope: expected a UUID/);
+  });
+
+  it('names the providers that are configured', () => {
+    const config = loadConfig({
+      REVENUECAT_WEBHOOK_AUTH: 'Bearer x',
+      STRIPE_WEBHOOK_SECRET: 'whsec_1',
+      GOOGLE_PLAY_PACKAGE_NAME: 'com.example',
+      GOOGLE_PLAY_PUSH_TOKEN: 't',
+    });
+    expect(configuredRevenueProviders(config)).to.deep.equal(['google-play', 'revenuecat', 'stripe']);
+  });
+});

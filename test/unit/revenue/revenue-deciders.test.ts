@@ -1,0 +1,254 @@
+import { expect } from 'chai';
+import { describe, it } from 'mocha';
+import type { DomainEvent } from '../../../src/domain/events/index.js';
+import { decideRecordRevenue, type RecordRevenueCommand } from '../../../src/domain/revenue/record-revenue.js';
+import type { RevenueNotification } from '../../../src/domain/revenue/revenue-notification.js';
+import { decideRevokeGrants } from '../../../src/domain/revenue/revoke-grants.js';
+import { isChurning, isConverting } from '../../../src/domain/users/conversion.js';
+import { userEvolver } from '../../../src/domain/users/user-state.js';
+import { deciderSpec } from '../../support/decider-spec.js';
+import { codeClaimed, event, registered, rewardGranted, spec, T0 } from '../../support/events.js';
+
+const user = deciderSpec(userEvolver);
+
+function notification(overrides: Partial<RevenueNotification> = {}): RevenueNotification {
+  return {
+    provider: 'stripe',
+    notification_id: 'evt_1',
+    provider_type: 'invoice.paid',
+    kind: 'purchase',
+    occurred_at: T0.toISOString(),
+    transaction_id: 'in_1',
+    original_transaction_id: 'sub_1',
+    product_id: 'price_1',
+    price_minor: 999,
+    currency: 'EUR',
+    period_start: null,
+    period_end: null,
+    is_trial: false,
+    match: { app_user_ids: [], account_token: null, customer_id: 'cus_1', linked_transaction: null },
+    ...overrides,
+  };
+}
+
+function record(overrides: Partial<RecordRevenueCommand> = {}): RecordRevenueCommand {
+  return {
+    notification: notification(),
+    event_id: 'record-1',
+    already_recorded: false,
+    already_refunded: false,
+    conversions: 'verified',
+    conversionRewards: [spec('coins', 'credit', { credits: 100 })],
+    now: T0,
+    ...overrides,
+  };
+}
+
+const claimedHistory: DomainEvent[] = [registered('ann'), codeClaimed({ claim_id: 'c1', code: 'BOB234', owner_id: 'bob', program_id: 'prog' })];
+
+describe('verified revenue (SPEC §11)', () => {
+  describe('decideRecordRevenue', () => {
+    it('records the purchase under its notification-derived id and, under verified, converts the claimer once', () => {
+      const { events, state } = user
+        .given(claimedHistory)
+        .when((state) => decideRecordRevenue(state, record()))
+        .decision();
+      expect(events.map((e) => e.type)).to.deep.equal(['PurchaseRecorded', 'UserConverted', 'RewardGranted']);
+      expect(events[0]!.id).to.equal('record-1');
+      expect(events[0]!.data).to.include({ refunded_before: false });
+      expect((events[0]!.data as any).attribution).to.deep.equal({ code: 'BOB234', type: 'referral', owner_id: 'bob', program_id: 'prog' });
+      expect(events[1]!.data).to.deep.include({
+        source: 'verified',
+        program_id: 'prog',
+        purchase: { provider: 'stripe', notification_id: 'evt_1', transaction_id: 'in_1', original_transaction_id: 'sub_1' },
+      });
+      expect(state.converted_purchase).to.deep.equal({
+        provider: 'stripe',
+        notification_id: 'evt_1',
+        transaction_id: 'in_1',
+        original_transaction_id: 'sub_1',
+      });
+    });
+
+    it('under client, a verified purchase converts nothing; a trial converts nothing under verified', () => {
+      expect(
+        user
+          .given(claimedHistory)
+          .when((state) => decideRecordRevenue(state, record({ conversions: 'client' })))
+          .decision()
+          .events.map((e) => e.type),
+      ).to.deep.equal(['PurchaseRecorded']);
+      const trial = record({ notification: notification({ is_trial: true, price_minor: 0 }) });
+      expect(
+        user
+          .given(claimedHistory)
+          .when((state) => decideRecordRevenue(state, trial))
+          .decision()
+          .events.map((e) => e.type),
+      ).to.deep.equal(['PurchaseRecorded']);
+    });
+
+    it('a purchase whose refund was recorded first neither makes the user premium nor converts it', () => {
+      const { events, state } = user
+        .given(claimedHistory)
+        .when((state) => decideRecordRevenue(state, record({ already_refunded: true })))
+        .decision();
+      expect(events.map((e) => e.type)).to.deep.equal(['PurchaseRecorded']);
+      expect(events[0]!.data).to.include({ refunded_before: true });
+      expect(state.verified_premium).to.equal(null);
+    });
+
+    it('a repeat, or a notification with no revenue meaning, records nothing', () => {
+      user
+        .given(claimedHistory)
+        .when((state) => decideRecordRevenue(state, record({ already_recorded: true })))
+        .thenNothing();
+      user
+        .given(claimedHistory)
+        .when((state) => decideRecordRevenue(state, record({ notification: notification({ kind: 'other' }) })))
+        .thenNothing();
+    });
+
+    it('a refund of the converting transaction says so; a refund of another one does not', () => {
+      const converted = user
+        .given(claimedHistory)
+        .when((state) => decideRecordRevenue(state, record()))
+        .decision();
+      const history = [...claimedHistory, ...(converted.events as DomainEvent[])];
+      const refundOf = (transaction: string) =>
+        record({ event_id: 'r', notification: notification({ notification_id: `evt_r_${transaction}`, kind: 'refund', transaction_id: transaction }) });
+      expect(
+        user
+          .given(history)
+          .when((state) => decideRecordRevenue(state, refundOf('in_1')))
+          .decision().events[0]!.data,
+      ).to.include({ reverses_conversion: true });
+      expect(
+        user
+          .given(history)
+          .when((state) => decideRecordRevenue(state, refundOf('in_2')))
+          .decision().events[0]!.data,
+      ).to.include({ reverses_conversion: false });
+    });
+
+    it('expiry churns a verified conversion under verified and both, not under client', () => {
+      const converted = user
+        .given(claimedHistory)
+        .when((state) => decideRecordRevenue(state, record()))
+        .decision();
+      const history = [...claimedHistory, ...(converted.events as DomainEvent[])];
+      const expiry = (conversions: 'client' | 'verified' | 'both') =>
+        record({ conversions, notification: notification({ notification_id: 'evt_x', kind: 'expiry' }) });
+      expect(
+        user
+          .given(history)
+          .when((state) => decideRecordRevenue(state, expiry('verified')))
+          .decision()
+          .events.map((e) => e.type),
+      ).to.deep.equal(['SubscriptionExpired', 'UserChurned']);
+      expect(
+        user
+          .given(history)
+          .when((state) => decideRecordRevenue(state, expiry('both')))
+          .decision()
+          .events.map((e) => e.type),
+      ).to.deep.equal(['SubscriptionExpired', 'UserChurned']);
+      expect(
+        user
+          .given(history)
+          .when((state) => decideRecordRevenue(state, expiry('client')))
+          .decision()
+          .events.map((e) => e.type),
+      ).to.deep.equal(['SubscriptionExpired']);
+    });
+  });
+
+  describe('CONVERSIONS_FROM', () => {
+    it('under both, a conversion the app reported first is not counted again by the verified purchase', () => {
+      const clientConverted = user.given([
+        ...claimedHistory,
+        event('UserProfileUpdated', { changes: { is_premium: true, is_trial: false } }),
+        event('UserConverted', {
+          converted_at: T0.toISOString(),
+          referred_by: { claim_id: 'c1', code: 'BOB234', type: 'referral', owner_id: 'bob' },
+          source: 'client',
+          purchase: null,
+          program_id: 'prog',
+        }),
+      ]);
+      expect(
+        clientConverted
+          .when((state) => decideRecordRevenue(state, record({ conversions: 'both' })))
+          .decision()
+          .events.map((e) => e.type),
+      ).to.deep.equal(['PurchaseRecorded']);
+    });
+
+    const premiumClient = [...claimedHistory, event('UserProfileUpdated', { changes: { is_premium: true, is_trial: false } })];
+    it("client counts the app's is_premium; verified ignores it; both takes either", () => {
+      const state = user.given(premiumClient).state;
+      expect(isConverting(state, 'client')).to.equal(true);
+      expect(isConverting(state, 'verified')).to.equal(false);
+      expect(isConverting(state, 'both')).to.equal(true);
+      const lapsed = user.given([
+        ...premiumClient,
+        event('UserConverted', {
+          converted_at: T0.toISOString(),
+          referred_by: { claim_id: 'c1', code: 'BOB234', type: 'referral', owner_id: 'bob' },
+          source: 'client',
+          purchase: null,
+          program_id: 'prog',
+        }),
+        event('UserProfileUpdated', { changes: { is_premium: false } }),
+      ]).state;
+      expect(isChurning(lapsed, 'client')).to.equal(true);
+      expect(isChurning(lapsed, 'verified')).to.equal(false);
+    });
+  });
+
+  describe('decideRevokeGrants', () => {
+    const refund = { provider: 'stripe' as const, notification_id: 'evt_r', transaction_id: 'in_1', original_transaction_id: null };
+    const granted = [
+      registered('bob'),
+      rewardGranted({ grant_id: 'g1', reward_key: 'coins', credits: 100, balance_after: 100, cause: { type: 'conversion', code: 'X' }, clawback: 'on_refund' }),
+      rewardGranted({
+        grant_id: 'g2',
+        reward_key: 'vip',
+        kind: 'basic',
+        credits: null,
+        balance_after: null,
+        cause: { type: 'conversion', code: 'X' },
+        clawback: 'on_refund',
+      }),
+    ];
+
+    it('debits unspent credits, records the spent part as a shortfall (balance never below 0), ends other kinds', () => {
+      const spent = [
+        ...granted,
+        event('CreditsWithdrawn', {
+          operation_id: null,
+          key: 'coins',
+          withdrawn_at: T0.toISOString(),
+          credits_requested_to_withdraw: 40,
+          credits_withdrawn: 40,
+          credits_available_at_start: 100,
+          credits_available_at_end: 60,
+          debits: [{ grant_id: 'g1', credits: 40 }],
+        }),
+      ];
+      const grants = [
+        { grant_id: 'g1', entry_id: 'g1', reward_key: 'coins', kind: 'credit' as const, credits: 100 },
+        { grant_id: 'g2', entry_id: 'g2', reward_key: 'vip', kind: 'basic' as const, credits: null },
+      ];
+      const { events, state } = user
+        .given(spent)
+        .when((state) => decideRevokeGrants(state, { grants, claimer: 'ann', refund, now: T0, eventId: (id) => `revoke-${id}` }))
+        .decision();
+      expect(events.map((e) => e.id)).to.deep.equal(['revoke-g1', 'revoke-g2']);
+      expect(events[0]!.data).to.deep.include({ debits: [{ grant_id: 'g1', credits: 60 }], shortfall: 40, balance_after: 0 });
+      expect(events[1]!.data).to.deep.include({ debits: [], shortfall: null, balance_after: null });
+      expect(state.entries.filter((entry) => entry.kind === 'basic')).to.deep.equal([]);
+      expect(state.entries.find((entry) => entry.entry_id === 'g1')!.credits).to.equal(0);
+    });
+  });
+});
