@@ -542,6 +542,57 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/webhooks/inbound": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Received revenue notifications, oldest first, paged by position */
+        get: operations["listInboundNotifications"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/attribution": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Claims, conversions, refunds and revenue per code, program or affiliate over a date range */
+        get: operations["getAttribution"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users/{app_user_id}/account-token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The user's account token (App Store appAccountToken): UUIDv5 of app_user_id in ACCOUNT_TOKEN_NAMESPACE */
+        get: operations["getAccountToken"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/webhooks/{id}": {
         parameters: {
             query?: never;
@@ -684,57 +735,6 @@ export interface paths {
          * @description Needs a secret key.
          */
         post: operations["replayWebhook"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/webhooks/inbound": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Received revenue notifications, oldest first, paged by position */
-        get: operations["listInboundNotifications"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/attribution": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** Claims, conversions, refunds and revenue per code, program or affiliate over a date range */
-        get: operations["getAttribution"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/admin/users/{app_user_id}/account-token": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** The user's account token (App Store appAccountToken): UUIDv5 of app_user_id in ACCOUNT_TOKEN_NAMESPACE */
-        get: operations["getAccountToken"];
-        put?: never;
-        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -8632,6 +8632,648 @@ export interface operations {
             };
         };
     };
+    listInboundNotifications: {
+        parameters: {
+            query?: {
+                provider?: "app-store" | "google-play" | "revenuecat" | "stripe";
+                status?: "applied" | "duplicate" | "unmatched" | "rejected";
+                /** @description Exclusive: notifications received after this log position */
+                after?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of notifications */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            notifications: {
+                                id: string | null;
+                                /** @enum {string} */
+                                provider: "app-store" | "google-play" | "revenuecat" | "stripe";
+                                received_at: string;
+                                /** @enum {string} */
+                                status: "applied" | "duplicate" | "unmatched" | "rejected";
+                                reason: string | null;
+                                app_user_id: string | null;
+                                event_ids: string[];
+                            }[];
+                            next_after: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BAD_REQUEST",
+                     *           "status": 400,
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BAD_REQUEST";
+                            /** @enum {number} */
+                            status: 400;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "UNAUTHORIZED",
+                     *           "status": 401,
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            /** @enum {number} */
+                            status: 401;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "FORBIDDEN",
+                     *           "status": 403,
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
+                            /** @enum {number} */
+                            status: 403;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "INTERNAL_SERVER_ERROR",
+                     *           "status": 500,
+                     *           "message": "A bug. Nothing was written; the log has the details under the request id the message gives.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "INTERNAL_SERVER_ERROR";
+                            /** @enum {number} */
+                            status: 500;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "SERVICE_UNAVAILABLE",
+                     *           "status": 503,
+                     *           "message": "A backing store is unavailable; retry later",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @enum {number} */
+                            status: 503;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    getAttribution: {
+        parameters: {
+            query: {
+                group_by: "code" | "program" | "affiliate";
+                /** @description First UTC day included */
+                from?: string;
+                /** @description Last UTC day included */
+                to?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description One row per group */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            /** @enum {string} */
+                            group_by: "code" | "program" | "affiliate";
+                            groups: {
+                                group: string;
+                                claims: number;
+                                conversions: number;
+                                refunds: number;
+                                revenue: {
+                                    currency: string;
+                                    gross_minor: number;
+                                    refunded_minor: number;
+                                }[];
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BAD_REQUEST",
+                     *           "status": 400,
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BAD_REQUEST";
+                            /** @enum {number} */
+                            status: 400;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "UNAUTHORIZED",
+                     *           "status": 401,
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            /** @enum {number} */
+                            status: 401;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "FORBIDDEN",
+                     *           "status": 403,
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
+                            /** @enum {number} */
+                            status: 403;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "INTERNAL_SERVER_ERROR",
+                     *           "status": 500,
+                     *           "message": "A bug. Nothing was written; the log has the details under the request id the message gives.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "INTERNAL_SERVER_ERROR";
+                            /** @enum {number} */
+                            status: 500;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "SERVICE_UNAVAILABLE",
+                     *           "status": 503,
+                     *           "message": "A backing store is unavailable; retry later",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @enum {number} */
+                            status: 503;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    getAccountToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description 1–128 characters, no control characters */
+                app_user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The token */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            app_user_id: string;
+                            account_token: string;
+                        };
+                    };
+                };
+            };
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BAD_REQUEST",
+                     *           "status": 400,
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BAD_REQUEST";
+                            /** @enum {number} */
+                            status: 400;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "UNAUTHORIZED",
+                     *           "status": 401,
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            /** @enum {number} */
+                            status: 401;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "FORBIDDEN",
+                     *           "status": 403,
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
+                            /** @enum {number} */
+                            status: 403;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "NOT_FOUND.USER",
+                     *           "status": 404,
+                     *           "message": "User not found",
+                     *           "source": "path:/app_user_id"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND.USER";
+                            /** @enum {number} */
+                            status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "INTERNAL_SERVER_ERROR",
+                     *           "status": 500,
+                     *           "message": "A bug. Nothing was written; the log has the details under the request id the message gives.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "INTERNAL_SERVER_ERROR";
+                            /** @enum {number} */
+                            status: 500;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "SERVICE_UNAVAILABLE",
+                     *           "status": 503,
+                     *           "message": "A backing store is unavailable; retry later",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @enum {number} */
+                            status: 503;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
     getWebhook: {
         parameters: {
             query?: never;
@@ -10797,648 +11439,6 @@ export interface operations {
                             code: "UNSUPPORTED_MEDIA_TYPE";
                             /** @enum {number} */
                             status: 415;
-                            /** @description For humans; may change. Branch on `code`. */
-                            message: string;
-                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
-                            source: string | null;
-                        }[];
-                    };
-                };
-            };
-            /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
-            500: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "errors": [
-                     *         {
-                     *           "code": "INTERNAL_SERVER_ERROR",
-                     *           "status": 500,
-                     *           "message": "A bug. Nothing was written; the log has the details under the request id the message gives.",
-                     *           "source": null
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        errors: {
-                            /** @enum {string} */
-                            code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
-                            status: 500;
-                            /** @description For humans; may change. Branch on `code`. */
-                            message: string;
-                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
-                            source: string | null;
-                        }[];
-                    };
-                };
-            };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
-            503: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "errors": [
-                     *         {
-                     *           "code": "SERVICE_UNAVAILABLE",
-                     *           "status": 503,
-                     *           "message": "A backing store is unavailable; retry later",
-                     *           "source": null
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        errors: {
-                            /** @enum {string} */
-                            code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
-                            status: 503;
-                            /** @description For humans; may change. Branch on `code`. */
-                            message: string;
-                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
-                            source: string | null;
-                        }[];
-                    };
-                };
-            };
-        };
-    };
-    listInboundNotifications: {
-        parameters: {
-            query?: {
-                provider?: "app-store" | "google-play" | "revenuecat" | "stripe";
-                status?: "applied" | "duplicate" | "unmatched" | "rejected";
-                /** @description Exclusive: notifications received after this log position */
-                after?: string;
-                limit?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description A page of notifications */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: {
-                            notifications: {
-                                id: string | null;
-                                /** @enum {string} */
-                                provider: "app-store" | "google-play" | "revenuecat" | "stripe";
-                                received_at: string;
-                                /** @enum {string} */
-                                status: "applied" | "duplicate" | "unmatched" | "rejected";
-                                reason: string | null;
-                                app_user_id: string | null;
-                                event_ids: string[];
-                            }[];
-                            next_after: string | null;
-                        };
-                    };
-                };
-            };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
-            400: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "errors": [
-                     *         {
-                     *           "code": "BAD_REQUEST",
-                     *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
-                     *           "source": null
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        errors: {
-                            /** @enum {string} */
-                            code: "BAD_REQUEST";
-                            /** @enum {number} */
-                            status: 400;
-                            /** @description For humans; may change. Branch on `code`. */
-                            message: string;
-                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
-                            source: string | null;
-                        }[];
-                    };
-                };
-            };
-            /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
-            401: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "errors": [
-                     *         {
-                     *           "code": "UNAUTHORIZED",
-                     *           "status": 401,
-                     *           "message": "The x-api-key header is required",
-                     *           "source": "header:x-api-key"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        errors: {
-                            /** @enum {string} */
-                            code: "UNAUTHORIZED";
-                            /** @enum {number} */
-                            status: 401;
-                            /** @description For humans; may change. Branch on `code`. */
-                            message: string;
-                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
-                            source: string | null;
-                        }[];
-                    };
-                };
-            };
-            /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
-            403: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "errors": [
-                     *         {
-                     *           "code": "FORBIDDEN",
-                     *           "status": 403,
-                     *           "message": "This operation needs a secret key",
-                     *           "source": "header:x-api-key"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        errors: {
-                            /** @enum {string} */
-                            code: "FORBIDDEN";
-                            /** @enum {number} */
-                            status: 403;
-                            /** @description For humans; may change. Branch on `code`. */
-                            message: string;
-                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
-                            source: string | null;
-                        }[];
-                    };
-                };
-            };
-            /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
-            500: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "errors": [
-                     *         {
-                     *           "code": "INTERNAL_SERVER_ERROR",
-                     *           "status": 500,
-                     *           "message": "A bug. Nothing was written; the log has the details under the request id the message gives.",
-                     *           "source": null
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        errors: {
-                            /** @enum {string} */
-                            code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
-                            status: 500;
-                            /** @description For humans; may change. Branch on `code`. */
-                            message: string;
-                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
-                            source: string | null;
-                        }[];
-                    };
-                };
-            };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
-            503: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "errors": [
-                     *         {
-                     *           "code": "SERVICE_UNAVAILABLE",
-                     *           "status": 503,
-                     *           "message": "A backing store is unavailable; retry later",
-                     *           "source": null
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        errors: {
-                            /** @enum {string} */
-                            code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
-                            status: 503;
-                            /** @description For humans; may change. Branch on `code`. */
-                            message: string;
-                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
-                            source: string | null;
-                        }[];
-                    };
-                };
-            };
-        };
-    };
-    getAttribution: {
-        parameters: {
-            query: {
-                group_by: "code" | "program" | "affiliate";
-                /** @description First UTC day included */
-                from?: string;
-                /** @description Last UTC day included */
-                to?: string;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description One row per group */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: {
-                            /** @enum {string} */
-                            group_by: "code" | "program" | "affiliate";
-                            groups: {
-                                group: string;
-                                claims: number;
-                                conversions: number;
-                                refunds: number;
-                                revenue: {
-                                    currency: string;
-                                    gross_minor: number;
-                                    refunded_minor: number;
-                                }[];
-                            }[];
-                        };
-                    };
-                };
-            };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
-            400: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "errors": [
-                     *         {
-                     *           "code": "BAD_REQUEST",
-                     *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
-                     *           "source": null
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        errors: {
-                            /** @enum {string} */
-                            code: "BAD_REQUEST";
-                            /** @enum {number} */
-                            status: 400;
-                            /** @description For humans; may change. Branch on `code`. */
-                            message: string;
-                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
-                            source: string | null;
-                        }[];
-                    };
-                };
-            };
-            /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
-            401: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "errors": [
-                     *         {
-                     *           "code": "UNAUTHORIZED",
-                     *           "status": 401,
-                     *           "message": "The x-api-key header is required",
-                     *           "source": "header:x-api-key"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        errors: {
-                            /** @enum {string} */
-                            code: "UNAUTHORIZED";
-                            /** @enum {number} */
-                            status: 401;
-                            /** @description For humans; may change. Branch on `code`. */
-                            message: string;
-                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
-                            source: string | null;
-                        }[];
-                    };
-                };
-            };
-            /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
-            403: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "errors": [
-                     *         {
-                     *           "code": "FORBIDDEN",
-                     *           "status": 403,
-                     *           "message": "This operation needs a secret key",
-                     *           "source": "header:x-api-key"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        errors: {
-                            /** @enum {string} */
-                            code: "FORBIDDEN";
-                            /** @enum {number} */
-                            status: 403;
-                            /** @description For humans; may change. Branch on `code`. */
-                            message: string;
-                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
-                            source: string | null;
-                        }[];
-                    };
-                };
-            };
-            /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
-            500: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "errors": [
-                     *         {
-                     *           "code": "INTERNAL_SERVER_ERROR",
-                     *           "status": 500,
-                     *           "message": "A bug. Nothing was written; the log has the details under the request id the message gives.",
-                     *           "source": null
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        errors: {
-                            /** @enum {string} */
-                            code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
-                            status: 500;
-                            /** @description For humans; may change. Branch on `code`. */
-                            message: string;
-                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
-                            source: string | null;
-                        }[];
-                    };
-                };
-            };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
-            503: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "errors": [
-                     *         {
-                     *           "code": "SERVICE_UNAVAILABLE",
-                     *           "status": 503,
-                     *           "message": "A backing store is unavailable; retry later",
-                     *           "source": null
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        errors: {
-                            /** @enum {string} */
-                            code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
-                            status: 503;
-                            /** @description For humans; may change. Branch on `code`. */
-                            message: string;
-                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
-                            source: string | null;
-                        }[];
-                    };
-                };
-            };
-        };
-    };
-    getAccountToken: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                /** @description 1–128 characters, no control characters */
-                app_user_id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description The token */
-            200: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": {
-                        data: {
-                            app_user_id: string;
-                            account_token: string;
-                        };
-                    };
-                };
-            };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
-            400: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "errors": [
-                     *         {
-                     *           "code": "BAD_REQUEST",
-                     *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
-                     *           "source": null
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        errors: {
-                            /** @enum {string} */
-                            code: "BAD_REQUEST";
-                            /** @enum {number} */
-                            status: 400;
-                            /** @description For humans; may change. Branch on `code`. */
-                            message: string;
-                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
-                            source: string | null;
-                        }[];
-                    };
-                };
-            };
-            /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
-            401: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "errors": [
-                     *         {
-                     *           "code": "UNAUTHORIZED",
-                     *           "status": 401,
-                     *           "message": "The x-api-key header is required",
-                     *           "source": "header:x-api-key"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        errors: {
-                            /** @enum {string} */
-                            code: "UNAUTHORIZED";
-                            /** @enum {number} */
-                            status: 401;
-                            /** @description For humans; may change. Branch on `code`. */
-                            message: string;
-                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
-                            source: string | null;
-                        }[];
-                    };
-                };
-            };
-            /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
-            403: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "errors": [
-                     *         {
-                     *           "code": "FORBIDDEN",
-                     *           "status": 403,
-                     *           "message": "This operation needs a secret key",
-                     *           "source": "header:x-api-key"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        errors: {
-                            /** @enum {string} */
-                            code: "FORBIDDEN";
-                            /** @enum {number} */
-                            status: 403;
-                            /** @description For humans; may change. Branch on `code`. */
-                            message: string;
-                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
-                            source: string | null;
-                        }[];
-                    };
-                };
-            };
-            /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
-            404: {
-                headers: {
-                    "x-request-id": components["headers"]["RequestId"];
-                    [name: string]: unknown;
-                };
-                content: {
-                    /**
-                     * @example {
-                     *       "errors": [
-                     *         {
-                     *           "code": "NOT_FOUND.USER",
-                     *           "status": 404,
-                     *           "message": "User not found",
-                     *           "source": "path:/app_user_id"
-                     *         }
-                     *       ]
-                     *     }
-                     */
-                    "application/json": {
-                        errors: {
-                            /** @enum {string} */
-                            code: "NOT_FOUND.USER";
-                            /** @enum {number} */
-                            status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */

@@ -16,6 +16,7 @@ import { ApiDescription } from './openapi.js';
 
 import { adminRouter } from './routes/admin.js';
 import { adminRevenueRouter } from './routes/admin-revenue.js';
+import { adminWebhooksRouter } from './routes/admin-webhooks.js';
 import { webhooksRouter } from './routes/webhooks.js';
 import { codesRouter } from './routes/codes.js';
 import { operatorRouter } from './routes/operator.js';
@@ -114,6 +115,8 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
     app.use('/admin', rememberMountPath, adminStoreRouter(container, api));
     app.use('/admin', rememberMountPath, adminRouter(container, api));
     app.use('/admin', rememberMountPath, adminRevenueRouter(container, api));
+    // After the revenue router: its GET /admin/webhooks/inbound is not an endpoint id.
+    app.use('/admin', rememberMountPath, adminWebhooksRouter(container, api));
   }
 
   app.use(pathNotFound);

@@ -2,6 +2,7 @@ import { Router } from 'express';
 import type { DependencyContainer } from 'tsyringe';
 import type { WebhookDoc } from '../../../projections/webhooks.js';
 import { WebhookAdmin } from '../../application/webhooks/webhook-admin.js';
+import { requireSecretKey } from '../auth.js';
 import { commandContext } from '../context.js';
 import { ApiError, methodNotAllowed } from '../errors.js';
 import type { ApiDescription } from '../openapi.js';
@@ -31,6 +32,7 @@ function webhookView(endpoint: Omit<WebhookDoc, 'secrets'> & { secrets?: unknown
 /** SPEC §12: outgoing webhook endpoints, their deliveries, redelivery and replay (secret key). */
 export function adminWebhooksRouter(container: DependencyContainer, api: ApiDescription): Router {
   const router = Router();
+  router.use('/webhooks', requireSecretKey);
   const webhooks = container.resolve(WebhookAdmin);
   const params = z.object({ id: webhookId });
   const one = z.object({ data: z.object({ webhook: webhookOut }) });

@@ -36,7 +36,6 @@ import { z } from '../schemas/zod-openapi.js';
 import { parseBody, parsePathParam } from '../validation.js';
 import { adminAuditRouter } from './admin-audit.js';
 import { mountAdminResource } from './admin-resource.js';
-import { adminWebhooksRouter } from './admin-webhooks.js';
 
 /** The admin API (secret key): rewards, programs, promo codes, affiliates, code pools. */
 export function adminRouter(container: DependencyContainer, api: ApiDescription): Router {
@@ -187,6 +186,5 @@ export function adminRouter(container: DependencyContainer, api: ApiDescription)
     .all(methodNotAllowed(['POST']));
 
   router.use(adminAuditRouter(container, api));
-  router.use(adminWebhooksRouter(container, api));
   return router;
 }
