@@ -12,5 +12,13 @@ function fresh<S extends { close(): Promise<void> }>(make: () => S) {
   };
 }
 
-eventStoreContract('in memory', fresh(() => new MemoryEventStore()), { freshStorePerTest: true });
-readStoreContract('in memory', fresh(() => new MemoryReadStore()), { freshStorePerTest: true });
+eventStoreContract(
+  'in memory',
+  fresh(() => new MemoryEventStore()),
+  { freshStorePerTest: true },
+);
+readStoreContract(
+  'in memory',
+  fresh(() => new MemoryReadStore()),
+  { freshStorePerTest: true },
+);

@@ -57,15 +57,17 @@ export class MemoryEventStore implements EventStore {
     }
     // Serialise every event before storing any, so an event JSON cannot hold writes nothing.
     const recordedAtIso = new Date().toISOString();
-    const stored = events.map((event, index): StoredEvent => ({
-      id: event.id,
-      stream,
-      revision: current + 1 + index,
-      type: event.type,
-      dataJson: JSON.stringify(event.data),
-      metadataJson: JSON.stringify(event.metadata),
-      recordedAtIso,
-    }));
+    const stored = events.map(
+      (event, index): StoredEvent => ({
+        id: event.id,
+        stream,
+        revision: current + 1 + index,
+        type: event.type,
+        dataJson: JSON.stringify(event.data),
+        metadataJson: JSON.stringify(event.metadata),
+        recordedAtIso,
+      }),
+    );
     const positions = this.streams.get(stream) ?? [];
     for (const event of stored) {
       this.log.push(event);

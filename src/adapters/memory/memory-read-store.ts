@@ -1,4 +1,12 @@
-import { type Checkpoint, CheckpointMovedError, type FindQuery, type IndexSpec, type ProjectorBatch, type ReadStore, type Scalar } from '../../ports/read-store.js';
+import {
+  type Checkpoint,
+  CheckpointMovedError,
+  type FindQuery,
+  type IndexSpec,
+  type ProjectorBatch,
+  type ReadStore,
+  type Scalar,
+} from '../../ports/read-store.js';
 
 type Doc = Record<string, unknown>;
 
