@@ -1,4 +1,5 @@
 import type { Projection } from './projection.js';
+import { streams } from '../src/domain/events/index.js';
 
 export const CLAIM_SLOTS = 'claim_slots';
 
@@ -21,7 +22,7 @@ export const claimSlotsProjection: Projection = {
     if (event.type !== 'ClaimSlotTaken') return null;
     return {
       claim_id: event.data.claim_id,
-      code: event.stream.slice('code-'.length),
+      code: streams.idOf('code', event.stream)!,
       claimer: event.data.claimer,
       taken_at: event.recordedAt.toISOString(),
     };

@@ -1,4 +1,5 @@
 import type { Projection } from './projection.js';
+import { streams } from '../src/domain/events/index.js';
 
 export const CODES = 'codes';
 
@@ -17,7 +18,10 @@ export const codesProjection: Projection = {
   version: 1,
   collections: [{ name: CODES, indexes: ['owner_id'] }],
   eventTypes: ['CodeReserved', 'ClaimSlotTaken', 'ClaimSlotReleased'],
-  targets: (event) => (event.stream.startsWith('code-') ? [{ collection: CODES, id: event.stream.slice('code-'.length) }] : []),
+  targets: (event) => {
+    const code = streams.idOf('code', event.stream);
+    return code === null ? [] : [{ collection: CODES, id: code }];
+  },
   evolve: (_ref, doc, event) => {
     switch (event.type) {
       case 'CodeReserved':

@@ -1,6 +1,7 @@
 import type { LoggedEvent } from '../src/application/event-log.js';
 import type { GrantCause } from '../src/domain/events/user-events.js';
 import type { Doc, Projection } from './projection.js';
+import { appUserIdOf } from '../src/domain/events/index.js';
 
 export const CREDIT_LEDGER = 'credit_ledger';
 
@@ -48,7 +49,7 @@ export const creditLedgerProjection: Projection = {
 };
 
 function ledgerRow(event: LoggedEvent): Doc | null {
-  const appUserId = event.stream.slice('user-'.length);
+  const appUserId = appUserIdOf(event.stream)!;
   const base = {
     app_user_id: appUserId,
     seq: ledgerSequence(event.position),

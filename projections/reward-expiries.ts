@@ -1,4 +1,5 @@
 import type { Projection } from './projection.js';
+import { appUserIdOf } from '../src/domain/events/index.js';
 
 export const REWARD_EXPIRIES = 'reward_expiries';
 
@@ -17,6 +18,6 @@ export const rewardExpiriesProjection: Projection = {
   },
   evolve: (_ref, _doc, event) => {
     if (event.type !== 'RewardGranted') return null;
-    return { app_user_id: event.stream.slice('user-'.length), grant_id: event.data.entry_id, expires_at: event.data.expires_at };
+    return { app_user_id: appUserIdOf(event.stream)!, grant_id: event.data.entry_id, expires_at: event.data.expires_at };
   },
 };

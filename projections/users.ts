@@ -4,6 +4,7 @@ import type { PooledValue } from '../src/domain/events/user-events.js';
 import type { RewardKind } from '../src/domain/rewards/reward-kinds.js';
 import { ledgerSequence } from './credit-ledger.js';
 import type { Doc, DocumentRef, Projection } from './projection.js';
+import { appUserIdOf } from '../src/domain/events/index.js';
 
 export const USERS = 'users';
 export const USER_REWARDS = 'user_rewards';
@@ -97,14 +98,14 @@ const USER_EVENTS: readonly EventType[] = [
 
 const ENTRY_EVENTS: readonly EventType[] = ['RewardGranted', 'RewardValueAssigned', 'RewardExpired', 'CreditsWithdrawn'];
 
-function appUserIdOf(event: LoggedEvent): string {
-  return event.stream.slice('user-'.length);
+function userOf(event: LoggedEvent): string {
+  return appUserIdOf(event.stream)!;
 }
 
 /** The documents one event changes: never more than the event itself names. */
 function targets(event: LoggedEvent): DocumentRef[] {
-  if (!event.stream.startsWith('user-')) return [];
-  const appUserId = appUserIdOf(event);
+  const appUserId = appUserIdOf(event.stream);
+  if (appUserId === null) return [];
   const entry = (entryId: string): DocumentRef => ({ collection: USER_REWARDS, id: rewardEntryId(appUserId, entryId) });
   switch (event.type) {
     case 'RewardGranted':
@@ -122,7 +123,7 @@ function targets(event: LoggedEvent): DocumentRef[] {
 
 function evolveUserDoc(current: UserDoc | null, event: LoggedEvent): UserDoc {
   // One private copy per event, changed in place: the input document is never modified.
-  const doc: UserDoc = current === null ? initialUserDoc(appUserIdOf(event)) : { ...current };
+  const doc: UserDoc = current === null ? initialUserDoc(userOf(event)) : { ...current };
   switch (event.type) {
     case 'UserRegistered': {
       const data = event.data;
@@ -179,7 +180,7 @@ function evolveEntry(current: RewardEntryDoc | null, event: LoggedEvent, id: str
         return { ...current, credits: (current.credits ?? 0) + (data.credits ?? 0), updated_at: data.granted_at };
       }
       return {
-        app_user_id: appUserIdOf(event),
+        app_user_id: userOf(event),
         entry_id: data.entry_id,
         reward_key: data.reward_key,
         kind: data.kind,

@@ -1,5 +1,5 @@
 /**
- * npm run generate-events -- --events 1000000 [--users N] [--days D] [--seed S]
+ * npm run generate-events -- --events 1000000 [--users N] [--days D] [--seed S]   (--help)
  *
  * Appends a realistic synthetic history to the configured store (DATA_DIR, or
  * EVENTSTORE_URL + MONGODB_URL), to benchmark replay and export on a large log:
@@ -30,54 +30,60 @@
 import { randomBytes } from 'node:crypto';
 import cliProgress from 'cli-progress';
 import { openSqlite } from '../src/adapters/sqlite/sqlite-database.js';
-import { SqliteEventStore } from '../src/adapters/sqlite/sqlite-event-store.js';
 import { RandomIds } from '../src/adapters/system/random-ids.js';
 import { EventLog } from '../src/application/event-log.js';
-import { openScriptContext, parseArgs } from './script-context.js';
+import { defineCommand, runScript, UsageError } from './cli/command-line.js';
+import { openScriptContext } from './script-context.js';
+import { BulkAppender } from './generate/bulk-appender.js';
 import { CommitGroups } from './generate/commit-groups.js';
-import { UsageError } from './generate/generated-catalog.js';
+import { UsageError as StoreUsageError } from './generate/generated-catalog.js';
 import { Generator, type GeneratorOptions } from './generate/generator.js';
 
-const USAGE = 'Usage: npm run generate-events -- --events N [--users N] [--days D] [--seed S]';
+const command = defineCommand({
+  name: 'generate-events',
+  summary:
+    'Appends a realistic synthetic history of about --events events to the configured store (DATA_DIR, or EVENTSTORE_URL + MONGODB_URL). ' +
+    'Build the read models afterwards with npm start or npm run replay.',
+  options: {
+    events: { type: 'string', value: 'N', description: 'Events to write (required; the last action may add a few more)' },
+    users: { type: 'string', value: 'N', description: 'Users registering over the period (default: events / 9)' },
+    days: { type: 'string', value: 'D', description: 'Length of the simulated period, ending now', default: '180' },
+    seed: { type: 'string', value: 'S', description: 'Seed of the simulation, to repeat a history (default: random)' },
+  },
+  notes: ['Exit codes: 0 done, 1 failure, 2 bad options or a store generated for another configuration, 78 bad configuration, 130 interrupted.'],
+  examples: ['DATA_DIR=./data-1m npm run generate-events -- --events 1000000', 'DATA_DIR=./data npm run generate-events -- --events 50000 --days 30 --seed 7'],
+});
 
-function positiveInt(args: Map<string, string | true>, name: string, fallback: number | null): number {
-  const value = args.get(name);
+function positiveInt(value: string | undefined, name: string, fallback: number | null): number {
   if (value === undefined) {
     if (fallback === null) throw new UsageError(`--${name} is required`);
     return fallback;
   }
-  if (value === true || !/^\d+$/.test(value) || Number(value) < 1) throw new UsageError(`--${name} must be a positive integer`);
+  if (!/^\d+$/.test(value) || Number(value) < 1) throw new UsageError(`--${name} must be a positive integer`);
   return Number(value);
 }
 
 function parseOptions(argv: string[]): GeneratorOptions {
-  const args = parseArgs(argv);
-  for (const name of args.keys()) {
-    if (!['events', 'users', 'days', 'seed'].includes(name)) throw new UsageError(`Unknown option --${name}`);
-  }
-  const events = positiveInt(args, 'events', null);
+  const values = command.parse(argv);
+  const events = positiveInt(values.events, 'events', null);
   return {
     events,
-    users: positiveInt(args, 'users', Math.max(10, Math.round(events / 9))),
-    days: positiveInt(args, 'days', 180),
-    seed: positiveInt(args, 'seed', randomBytes(4).readUInt32BE(0) || 1),
+    users: positiveInt(values.users, 'users', Math.max(10, Math.round(events / 9))),
+    days: positiveInt(values.days, 'days', 180),
+    seed: positiveInt(values.seed, 'seed', randomBytes(4).readUInt32BE(0) || 1),
   };
 }
 
-
 async function main(): Promise<number> {
-  let options: GeneratorOptions;
-  try {
-    options = parseOptions(process.argv.slice(2));
-  } catch (error) {
-    if (!(error instanceof UsageError)) throw error;
-    process.stderr.write(`${error.message}\n${USAGE}\n`);
-    return 64;
-  }
+  const options = parseOptions(process.argv.slice(2));
   const context = await openScriptContext();
-  // Embedded: own connection, so appends can share commits (see CommitGroups).
+  // Embedded: its own connection, the only writer while it runs: appends share commits (see
+  // CommitGroups) and go straight into the table (see BulkAppender). A large page cache keeps
+  // the indexes of a long log in memory.
   const db = context.backend.name === 'embedded' ? openSqlite(context.config.DATA_DIR) : null;
-  const log = db === null ? context.log : new EventLog(new SqliteEventStore(db), new RandomIds());
+  db?.pragma('cache_size = -65536');
+  db?.pragma('synchronous = NORMAL');
+  const log = db === null ? context.log : new EventLog(new BulkAppender(db), new RandomIds());
   const started = Date.now();
   const bar = new cliProgress.SingleBar(
     {
@@ -89,7 +95,7 @@ async function main(): Promise<number> {
     cliProgress.Presets.shades_classic,
   );
   const rate = (written: number) => Math.round(written / Math.max(0.001, (Date.now() - started) / 1000));
-  const generator = new Generator(log, new RandomIds(), options, context.config.CLAIM_WINDOW_DAYS, new CommitGroups(db), (summary) =>
+  const generator = new Generator(log, new RandomIds(), options, context.config.CLAIM_WINDOW_DAYS, new CommitGroups(db, 1_000), (summary) =>
     bar.update(Math.min(summary.written, options.events), { users: summary.users, rate: rate(summary.written) }),
   );
   process.once('SIGINT', () => {
@@ -113,7 +119,7 @@ async function main(): Promise<number> {
     return generator.stopRequested ? 130 : 0;
   } catch (error) {
     bar.stop();
-    if (!(error instanceof UsageError)) throw error;
+    if (!(error instanceof StoreUsageError)) throw error;
     process.stderr.write(`${error.message}\n`);
     return 2;
   } finally {
@@ -122,10 +128,4 @@ async function main(): Promise<number> {
   }
 }
 
-main().then(
-  (code) => process.exit(code),
-  (error: unknown) => {
-    process.stderr.write(`generate-events failed: ${error instanceof Error ? error.stack : String(error)}\n`);
-    process.exit(1);
-  },
-);
+runScript(command, main);

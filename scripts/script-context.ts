@@ -68,22 +68,3 @@ export async function openScriptContext(options: ScriptContextOptions = {}): Pro
   return { config, backend, log: new EventLog(backend.eventStore, new RandomIds()) };
 }
 
-/**
- * @deprecated Use `defineCommand` from `./cli/command-line.js` (strict `node:util` parseArgs,
- * `--help`, exit 2 on unknown flags). Kept until bench and generate-events move to it.
- */
-export function parseArgs(argv: string[]): Map<string, string | true> {
-  const args = new Map<string, string | true>();
-  for (let index = 0; index < argv.length; index += 1) {
-    const arg = argv[index]!;
-    if (!arg.startsWith('--')) continue;
-    const next = argv[index + 1];
-    if (next !== undefined && !next.startsWith('--')) {
-      args.set(arg.slice(2), next);
-      index += 1;
-    } else {
-      args.set(arg.slice(2), true);
-    }
-  }
-  return args;
-}

@@ -56,7 +56,12 @@ export async function ensureGeneratedCatalog(
   await refuseForeignPrograms(log);
   const codes = new Map<string, CodeStream>();
 
-  async function ensureConfig<S>(stream: string, evolver: Evolver<S | null>, decide: (existing: S | null) => Decision<unknown>, before?: () => Promise<void>): Promise<S> {
+  async function ensureConfig<S>(
+    stream: string,
+    evolver: Evolver<S | null>,
+    decide: (existing: S | null) => Decision<unknown>,
+    before?: () => Promise<void>,
+  ): Promise<S> {
     const existing = (await log.readStream(stream)).reduce<S | null>((state, event) => evolver.evolve(state, event), evolver.initialState());
     if (existing !== null) return existing;
     await before?.();

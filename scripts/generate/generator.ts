@@ -8,7 +8,6 @@ import { decideTakeSlot } from '../../src/domain/codes/claim-slots.js';
 import type { Decision, NewDomainEvent } from '../../src/domain/decider.js';
 import { DomainError } from '../../src/domain/domain-error.js';
 import type { CodeType } from '../../src/domain/events/code-events.js';
-import type { Program } from '../../src/domain/events/config-events.js';
 import { streams } from '../../src/domain/events/index.js';
 import type { ReferredByFact } from '../../src/domain/events/user-events.js';
 import { assignProgram } from '../../src/domain/programs/program-assignment.js';
@@ -22,11 +21,25 @@ import { evolveUser, initialUserState, type UserState } from '../../src/domain/u
 import { decideWithdrawCredits } from '../../src/domain/users/withdraw-credits.js';
 import { type AppendResult, type ExpectedRevision, WrongExpectedRevisionError } from '../../src/ports/event-store.js';
 import type { Ids } from '../../src/ports/ids.js';
-import { type CommandContext, EventLog } from '../../src/application/event-log.js';
-import { DAY, HOUR, MINUTE, LIFETIME, RETIRE_AFTER, REFERRER_RECENCY, BASELINE_EVENTS_PER_USER, GOODWILL_CREDITS, WELCOME_PROMO, LAUNCH_PROMO, CLIENT_ACTOR, SECRET_ACTOR, days } from './generation-config.js';
+import type { CommandContext, EventLog } from '../../src/application/event-log.js';
+import {
+  DAY,
+  HOUR,
+  MINUTE,
+  LIFETIME,
+  RETIRE_AFTER,
+  REFERRER_RECENCY,
+  BASELINE_EVENTS_PER_USER,
+  GOODWILL_CREDITS,
+  WELCOME_PROMO,
+  LAUNCH_PROMO,
+  CLIENT_ACTOR,
+  SECRET_ACTOR,
+  days,
+} from './generation-config.js';
 import { Random } from './random.js';
 import { type Action, type ProfileChange, type Scheduled, Timeline } from './timeline.js';
-import { CommitGroups } from './commit-groups.js';
+import type { CommitGroups } from './commit-groups.js';
 import { type Catalog, type CodeStream, ensureGeneratedCatalog, receiverEntries, resolveEntries } from './generated-catalog.js';
 
 export interface SimUser {
@@ -119,7 +132,8 @@ export class Generator {
     for (const event of events) {
       if (event.type !== 'RewardGranted') continue;
       // The expiry sweep records expiries within its interval (30 s) of the due time.
-      if (event.data.expires_at !== null) this.schedule(user, Date.parse(event.data.expires_at) + this.random.between(1_000, 30_000), { kind: 'sweep', user: user.id }, true);
+      if (event.data.expires_at !== null)
+        this.schedule(user, Date.parse(event.data.expires_at) + this.random.between(1_000, 30_000), { kind: 'sweep', user: user.id }, true);
       // Credits tend to be spent.
       if (event.data.kind === 'credit' && this.random.chance(0.5)) {
         const amount = this.random.pick([10, 20, 25, 50, 100]);
@@ -173,7 +187,13 @@ export class Generator {
   // --- the referral reaction ------------------------------------------------------------------
 
   /** What the referral reaction appends to the referrer's stream for a claimer's event. */
-  private async countReferral(figure: ReferralFigure, claimer: SimUser, referredBy: ReferredByFact, cause: { id: string; position: bigint; correlationId: string }, at: number): Promise<void> {
+  private async countReferral(
+    figure: ReferralFigure,
+    claimer: SimUser,
+    referredBy: ReferredByFact,
+    cause: { id: string; position: bigint; correlationId: string },
+    at: number,
+  ): Promise<void> {
     if (referredBy.type !== 'referral') return;
     // A referrer no longer in memory is counted by the service's reaction runner later.
     const referrer = this.users.get(referredBy.owner_id);
@@ -252,7 +272,12 @@ export class Generator {
     const fields: Partial<ProfileFields> = {
       is_trial: isTrial,
       is_premium: isPremium,
-      metadata: { platform: this.random.pick(['ios', 'ios', 'android']), app_version: '4.2.0', locale: this.random.pick(['en-US', 'en-GB', 'de-DE', 'fr-FR', 'ja-JP']), sessions: 1 },
+      metadata: {
+        platform: this.random.pick(['ios', 'ios', 'android']),
+        app_version: '4.2.0',
+        locale: this.random.pick(['en-US', 'en-GB', 'de-DE', 'fr-FR', 'ja-JP']),
+        sessions: 1,
+      },
       ...(this.random.chance(0.6) ? { first_seen_at: new Date(at - this.random.between(0, 3 * HOUR)).toISOString() } : {}),
     };
     const decision = decideUpsertUser(user.state, { app_user_id: id, fields, now: new Date(at), assignment, conversionRewards: [] });
@@ -284,7 +309,8 @@ export class Generator {
   }
 
   private pickReferrer(claimer: SimUser, at: number): SimUser | null {
-    while (this.referrersFrom < this.byRegistration.length && this.byRegistration[this.referrersFrom]!.registeredAt < at - REFERRER_RECENCY) this.referrersFrom += 1;
+    while (this.referrersFrom < this.byRegistration.length && this.byRegistration[this.referrersFrom]!.registeredAt < at - REFERRER_RECENCY)
+      this.referrersFrom += 1;
     while (this.recentInfluencers.length > 0 && this.recentInfluencers[0]!.registeredAt < at - REFERRER_RECENCY) this.recentInfluencers.shift();
     for (let attempt = 0; attempt < 6; attempt += 1) {
       const candidate =
@@ -395,7 +421,13 @@ export class Generator {
       fields = { metadata: { ...state.metadata, app_version: version ?? '4.2.0', sessions: user.sessions } };
     }
     const context = this.request();
-    const decision = decideUpsertUser(state, { app_user_id: user.id, fields, now: new Date(at), assignment: null, conversionRewards: this.conversionRewards(user) });
+    const decision = decideUpsertUser(state, {
+      app_user_id: user.id,
+      fields,
+      now: new Date(at),
+      assignment: null,
+      conversionRewards: this.conversionRewards(user),
+    });
     const events = this.withCauseIds(decision.events);
     const result = await this.appendToUser(user, events, context, at);
     if (events.some((event) => event.type === 'UserConverted')) this.summary.conversions += 1;
@@ -403,14 +435,17 @@ export class Generator {
   }
 
   private async withdraw(user: SimUser, key: string, amount: number, at: number): Promise<void> {
-    const operationId = this.random.chance(0.8) ? `order-${(this.operations += 1)}` : null;
+    const numbered = this.random.chance(0.8);
+    if (numbered) this.operations += 1;
+    const operationId = numbered ? `order-${this.operations}` : null;
     const decision = decideWithdrawCredits(user.state, { key, amount, operation_id: operationId, earlier: null, isCreditReward: true, now: new Date(at) });
     await this.appendToUser(user, decision.events, this.request(CLIENT_ACTOR, operationId ?? undefined), at);
     this.summary.withdrawals += 1;
   }
 
   private async grant(user: SimUser, at: number): Promise<void> {
-    const operationId = `support-ticket-${(this.operations += 1)}`;
+    this.operations += 1;
+    const operationId = `support-ticket-${this.operations}`;
     const reward = this.catalog.rewards.get(GOODWILL_CREDITS)!;
     const decision = decideGrantReward(user.state, {
       key: reward.key,
@@ -513,7 +548,8 @@ export class Generator {
     // still in memory until the count is reached (or more users, if none is left).
     this.lastAt = Math.min(this.end, this.lastAt + this.random.between(MINUTE, 10 * MINUTE));
     this.summary.topUps += 1;
-    const resident = this.byRegistration.length > this.retiredUpTo ? this.byRegistration[this.random.int(this.retiredUpTo, this.byRegistration.length - 1)] : undefined;
+    const resident =
+      this.byRegistration.length > this.retiredUpTo ? this.byRegistration[this.random.int(this.retiredUpTo, this.byRegistration.length - 1)] : undefined;
     if (resident && this.users.has(resident.id)) await this.profile(resident, 'activity', this.lastAt);
     else await this.register(this.lastAt);
   }

@@ -30,7 +30,8 @@ export class Timeline {
   }
 
   push(at: number, action: Action): void {
-    const item = { at, seq: (this.seq += 1), action };
+    this.seq += 1;
+    const item = { at, seq: this.seq, action };
     const heap = this.heap;
     heap.push(item);
     let index = heap.length - 1;

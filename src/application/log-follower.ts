@@ -60,7 +60,12 @@ export abstract class LogFollower {
       }
       if (!this.running) break;
       const holding = this.holding();
-      if (processed === this.pageSize && !holding && this.backoffMs === 0) continue;
+      if (processed === this.pageSize && !holding && this.backoffMs === 0) {
+        // More is waiting; but the embedded store answers synchronously, so without a turn of
+        // the event loop here a long catch-up would starve HTTP requests and timers.
+        await new Promise((resolve) => setImmediate(resolve));
+        continue;
+      }
       await this.sleep(this.backoffMs || (holding ? 1_000 : IDLE_POLL_MS));
     }
   }

@@ -24,6 +24,8 @@ const SCRIPTS: ScriptCase[] = [
   { file: 'scripts/export-events.ts', npm: 'npm run export-events', reads: ['--type', 'UserRegistered'] },
   { file: 'scripts/migrate-events.ts', npm: 'npm run migrate-events', reads: ['--to', path.join(os.tmpdir(), 'unused-target')] },
   { file: 'scripts/demo.ts', npm: 'npm run demo', reads: null },
+  { file: 'scripts/generate-events.ts', npm: 'npm run generate-events', reads: null },
+  { file: 'scripts/bench.ts', npm: 'npm run bench', reads: null },
 ];
 
 function run(file: string, args: string[], env: Record<string, string> = {}) {

@@ -1,12 +1,17 @@
 import { execFile } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
-import { openSqlite } from '../../src/adapters/sqlite/sqlite-database.js';
+import { openSqlite, type SqliteConnection } from '../../src/adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../../src/adapters/sqlite/sqlite-event-store.js';
-import { toLogged } from '../../src/application/event-log.js';
-import type { RecordedEvent } from '../../src/ports/event-store.js';
+import { RandomIds } from '../../src/adapters/system/random-ids.js';
+import { EventLog, toLogged } from '../../src/application/event-log.js';
+import type { NewDomainEvent } from '../../src/domain/decider.js';
+import { streams } from '../../src/domain/events/index.js';
+import { type ExpectedRevision, type RecordedEvent, WrongExpectedRevisionError } from '../../src/ports/event-store.js';
+import { BulkAppender } from '../../scripts/generate/bulk-appender.js';
 import { eventually, putProgram } from '../support/fixtures.js';
 import { startTestService, tempDataDir } from '../support/test-service.js';
 
@@ -139,5 +144,68 @@ describe('npm run generate-events (child process)', function () {
     );
     expect(failure?.code).to.equal(2);
     expect(failure?.stderr).to.contain('someone-elses');
+  });
+});
+
+describe('npm run generate-events: options', () => {
+  it('--help prints the usage with examples and exits 0', async () => {
+    const { stdout } = await script('generate-events', tempDataDir(), ['--help']);
+    expect(stdout).to.contain('Usage: npm run generate-events').and.to.contain('Examples:');
+  });
+
+  for (const args of [['--events', '10', '--bogus'], ['--events', 'ten'], [], ['--events', '10', 'extra']]) {
+    it(`exits 2 on ${args.join(' ') || 'no options'}, writing nothing`, async () => {
+      const dataDir = tempDataDir();
+      const failure = await script('generate-events', dataDir, args).then(
+        () => null,
+        (error: { code: number; stderr: string }) => error,
+      );
+      expect(failure?.code).to.equal(2);
+      expect(failure?.stderr).to.contain('Usage: npm run generate-events');
+      expect(fs.existsSync(path.join(dataDir, 'referrals.db'))).to.equal(false);
+    });
+  }
+});
+
+describe('generate-events: BulkAppender', () => {
+  const context = { correlation_id: 'c', causation_id: 'c', actor: 'process:test' };
+  const rows = (db: SqliteConnection) => db.prepare('SELECT position, id, stream, revision, type, data, metadata FROM events ORDER BY position').all();
+
+  it('writes the rows SqliteEventStore writes, and refuses a wrong expected revision as it does', async () => {
+    const [storeDb, bulkDb] = [openSqlite(tempDataDir()), openSqlite(tempDataDir())];
+    try {
+      const ids = new RandomIds();
+      const appends: [string, NewDomainEvent[], ExpectedRevision][] = [
+        [streams.code('ABC'), [{ id: ids.uuid(), type: 'CodeReserved', data: { code: 'ABC', type: 'referral', owner_id: 'u1' } }], 'no_stream'],
+        [
+          streams.code('ABC'),
+          [
+            { id: ids.uuid(), type: 'ClaimSlotTaken', data: { claim_id: 'k1', claimer: 'u2', taken: 1 } },
+            { id: ids.uuid(), type: 'ClaimSlotReleased', data: { claim_id: 'k1', claimer: 'u2', taken: 0 } },
+          ],
+          0,
+        ],
+        [streams.code('XYZ'), [{ id: ids.uuid(), type: 'CodeReserved', data: { code: 'XYZ', type: 'referral', owner_id: 'u3' } }], 'any'],
+      ];
+      const store = new EventLog(new SqliteEventStore(storeDb), ids);
+      const bulk = new EventLog(new BulkAppender(bulkDb), ids);
+      bulkDb.exec('BEGIN IMMEDIATE');
+      for (const [stream, events, expected] of appends) {
+        expect(await bulk.append(stream, events, expected, context)).to.deep.equal(await store.append(stream, events, expected, context));
+      }
+      for (const expected of ['no_stream', 1, 5] as const) {
+        const append = (log: EventLog) =>
+          log.append(streams.code('ABC'), [{ type: 'ClaimSlotTaken', data: { claim_id: 'k2', claimer: 'u4', taken: 1 } }], expected, context);
+        const [fromStore, fromBulk] = await Promise.all([append(store).catch((error: unknown) => error), append(bulk).catch((error: unknown) => error)]);
+        expect(fromBulk)
+          .to.be.instanceOf(WrongExpectedRevisionError)
+          .and.to.deep.include({ actual: (fromStore as WrongExpectedRevisionError).actual });
+      }
+      bulkDb.exec('COMMIT');
+      expect(rows(bulkDb)).to.deep.equal(rows(storeDb));
+    } finally {
+      storeDb.close();
+      bulkDb.close();
+    }
   });
 });

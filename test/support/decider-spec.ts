@@ -55,6 +55,7 @@ export function deciderSpec<S>(evolver: Evolver<S>): DeciderSpec<S> {
             }
           };
           return {
+            // biome-ignore lint/suspicious/noThenProperty: given/when/then reads best as .then(events); the spec is never awaited.
             then(expected) {
               const outcome = decided();
               expect(outcome.events.map((event, index) => comparable(event, expected[index]))).to.deep.equal(

@@ -20,7 +20,7 @@ export async function openAppStoreConnect(config: Config, clock: Clock): Promise
   } catch (error) {
     throw new ConfigError([`ASC_PRIVATE_KEY_PATH: cannot read ${keyPath} (${(error as NodeJS.ErrnoException).code ?? String(error)})`]);
   }
-  let privateKey;
+  let privateKey: Awaited<ReturnType<typeof importAscPrivateKey>>;
   try {
     privateKey = await importAscPrivateKey(pem);
   } catch {

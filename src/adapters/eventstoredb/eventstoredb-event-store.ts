@@ -68,7 +68,7 @@ export class EventStoreDbEventStore implements EventStore {
   async append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (events.length === 0) throw new Error('append needs at least one event');
     const expectedRevision = toClientExpectedRevision(expected);
-    let appended;
+    let appended: Awaited<ReturnType<EventStoreDBClient['appendToStream']>>;
     try {
       appended = await this.client.appendToStream(stream, events.map(toEventData), { expectedRevision });
     } catch (error) {

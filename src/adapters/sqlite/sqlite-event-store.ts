@@ -100,7 +100,10 @@ export class SqliteEventStore implements EventStore {
       for (const append of group) append.reject(error);
       return;
     }
-    outcomes.forEach((outcome, index) => (outcome.ok ? group[index]!.resolve(outcome.result) : group[index]!.reject(outcome.error)));
+    for (const [index, outcome] of outcomes.entries()) {
+      if (outcome.ok) group[index]!.resolve(outcome.result);
+      else group[index]!.reject(outcome.error);
+    }
     if (outcomes.some((outcome) => outcome.ok && outcome.wrote)) this.appended.emit('appended');
   }
 

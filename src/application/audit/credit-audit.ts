@@ -2,6 +2,7 @@ import { CREDIT_LEDGER } from '../../../projections/credit-ledger.js';
 import { type RewardEntryDoc, USER_REWARDS } from '../../../projections/users.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import type { EventLog, LoggedEvent } from '../event-log.js';
+import { appUserIdOf, streams } from '../../domain/events/index.js';
 
 export interface AuditRow {
   app_user_id: string;
@@ -103,12 +104,15 @@ export async function auditCredits(log: EventLog, readStore: ReadStore, onProgre
   let after: bigint | null = null;
   let count = 0;
   while (head !== null) {
-    const page = await log.readAll(after, PAGE, { streamPrefixes: ['user-'] });
+    const page = await log.readAll(after, PAGE, { streamPrefixes: [streams.prefix('user')] });
     for (const event of page) {
       if (event.position > head) break;
-      const appUserId = event.stream.slice('user-'.length);
+      const appUserId = appUserIdOf(event.stream)!;
       let book = books.get(appUserId);
-      if (!book) books.set(appUserId, (book = new CreditBook()));
+      if (!book) {
+        book = new CreditBook();
+        books.set(appUserId, book);
+      }
       book.apply(event);
       const recorded = recordedBalance(event);
       if (recorded) {

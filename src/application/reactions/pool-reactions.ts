@@ -3,6 +3,7 @@ import { POOLED_KINDS } from '../../domain/rewards/reward-kinds.js';
 import { PoolAssignments } from '../commands/pool-assignments.js';
 import type { CommandContext, LoggedEvent } from '../event-log.js';
 import type { Reaction } from './reaction-runner.js';
+import { appUserIdOf } from '../../domain/events/index.js';
 
 /**
  * Keeps pooled reward entries supplied: a pooled grant asks its pool for a code, and every
@@ -18,7 +19,7 @@ export class PoolReactions implements Reaction {
   async handle(event: LoggedEvent): Promise<void> {
     const context: CommandContext = { correlation_id: String(event.metadata.correlation_id), causation_id: event.id, actor: 'process:pools' };
     if (event.type === 'RewardGranted' && POOLED_KINDS.includes(event.data.kind)) {
-      await this.pools.request(event.data.reward_key, event.data.grant_id, event.stream.slice('user-'.length), context);
+      await this.pools.request(event.data.reward_key, event.data.grant_id, appUserIdOf(event.stream)!, context);
     }
     if (event.type === 'PoolCodeAssigned') {
       await this.pools.deliver(event.data.app_user_id, event.data.grant_id, event.data.code, context);

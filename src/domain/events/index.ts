@@ -37,18 +37,37 @@ export function parseEvent(type: string, data: unknown): DomainEvent {
   return { type, data: result.data } as DomainEvent;
 }
 
+/** One prefix per stream type, so a prefix filter selects a type on every backend. */
+const STREAM_PREFIXES = {
+  user: 'user-',
+  code: 'code-',
+  reward: 'reward-',
+  program: 'program-',
+  promo: 'promo-',
+  affiliate: 'affiliate-',
+  pool: 'pool-',
+  offerCode: 'offer-code-',
+} as const;
+
+export type StreamType = keyof typeof STREAM_PREFIXES;
+
+/** Stream names: built here and parsed here, nowhere else. */
 export const streams = {
-  user: (appUserId: string) => `user-${appUserId}`,
-  code: (code: string) => `code-${code}`,
-  reward: (key: string) => `reward-${key}`,
-  program: (id: string) => `program-${id}`,
-  promo: (code: string) => `promo-${code}`,
-  affiliate: (id: string) => `affiliate-${id}`,
-  pool: (rewardKey: string) => `pool-${rewardKey}`,
-  offerCode: (id: string) => `offer-code-${id}`,
+  user: (appUserId: string) => `${STREAM_PREFIXES.user}${appUserId}`,
+  code: (code: string) => `${STREAM_PREFIXES.code}${code}`,
+  reward: (key: string) => `${STREAM_PREFIXES.reward}${key}`,
+  program: (id: string) => `${STREAM_PREFIXES.program}${id}`,
+  promo: (code: string) => `${STREAM_PREFIXES.promo}${code}`,
+  affiliate: (id: string) => `${STREAM_PREFIXES.affiliate}${id}`,
+  pool: (rewardKey: string) => `${STREAM_PREFIXES.pool}${rewardKey}`,
+  offerCode: (id: string) => `${STREAM_PREFIXES.offerCode}${id}`,
+  prefix: (type: StreamType) => STREAM_PREFIXES[type],
+  /** The id in a stream name of `type` (`user-ann` → `ann`); null for a stream of another type. */
+  idOf: (type: StreamType, stream: string): string | null =>
+    stream.startsWith(STREAM_PREFIXES[type]) ? stream.slice(STREAM_PREFIXES[type].length) : null,
 } as const;
 
 /** The app_user_id of a `user-{app_user_id}` stream; null for every other stream. */
 export function appUserIdOf(stream: string): string | null {
-  return stream.startsWith('user-') ? stream.slice('user-'.length) : null;
+  return streams.idOf('user', stream);
 }

@@ -114,7 +114,7 @@ export class FakeEventStoreDbClient {
     const written = events.map((event) =>
       this.record(streamId, event.type, event.data as Record<string, unknown>, event.id),
     );
-    written.forEach((record) => (record.metadata = (events.find((event) => event.id === record.id)?.metadata ?? {}) as Record<string, unknown>));
+    for (const record of written) record.metadata = (events.find((event) => event.id === record.id)?.metadata ?? {}) as Record<string, unknown>;
     const first = written[0]!;
     // Like the server for a multi-event write: the position of the write, not of its last event.
     return { success: true, nextExpectedRevision: written[written.length - 1]!.revision, position: { commit: first.position, prepare: first.position } };

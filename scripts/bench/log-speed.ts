@@ -1,0 +1,117 @@
+/**
+ * Reading the whole log: replay (`npm run replay`) and export (`npm run export-events`) of a
+ * generated log, each in its own process as an operator runs them, against a raw scan of the
+ * same log in the same run (`SELECT … ORDER BY position` and JSON.parse of data and metadata).
+ * A script's start-up (loading, compiling) is measured on an empty log and taken out.
+ */
+import { spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { openSqlite } from '../../src/adapters/sqlite/sqlite-database.js';
+import { peakRss, ROOT } from './processes.js';
+
+export interface LogSpeed {
+  events: number;
+  generate_events_per_s: number;
+  raw_scan_events_per_s: number;
+  replay_events_per_s: number;
+  replay_peak_rss_mb: number | null;
+  export_events_per_s: number;
+  export_peak_rss_mb: number | null;
+}
+
+interface ScriptRun {
+  seconds: number;
+  peakRss: number | null;
+  stdout: string;
+}
+
+/** Runs `scripts/NAME.ts` on a data directory; wall time and peak memory of its process. */
+function runScript(name: string, dataDir: string, args: string[] = []): Promise<ScriptRun> {
+  const started = performance.now();
+  const child = spawn(process.execPath, ['--import', 'tsx', `scripts/${name}.ts`, ...args], {
+    cwd: ROOT,
+    env: { ...process.env, DATA_DIR: dataDir, NODE_ENV: 'development', LOG_LEVEL: 'silent' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
+  child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  let peak: number | null = null;
+  const sample = () => {
+    const rss = peakRss(child.pid!);
+    if (rss !== null) peak = Math.max(peak ?? 0, rss);
+  };
+  const timer = setInterval(sample, 50);
+  return new Promise((resolve, reject) => {
+    child.once('exit', (code) => {
+      clearInterval(timer);
+      const seconds = (performance.now() - started) / 1000;
+      if (code !== 0) reject(new Error(`${name} exited with ${code}: ${stderr.slice(-2000)}`));
+      else resolve({ seconds, peakRss: peak, stdout });
+    });
+  });
+}
+
+/** The quickest of three runs of a script on an empty log: its start-up and shut-down. */
+async function startUp(name: string, emptyDir: string, args: string[] = []): Promise<number> {
+  let fastest = Infinity;
+  for (let run = 0; run < 3; run += 1) fastest = Math.min(fastest, (await runScript(name, emptyDir, args)).seconds);
+  return fastest;
+}
+
+function rawScan(dataDir: string): { events: number; seconds: number } {
+  const db = new Database(path.join(dataDir, 'referrals.db'), { readonly: true });
+  try {
+    const started = performance.now();
+    let events = 0;
+    const rows = db.prepare<[], { data: string; metadata: string }>(
+      'SELECT position, id, stream, revision, type, data, metadata, recorded_at FROM events ORDER BY position',
+    );
+    for (const row of rows.iterate()) {
+      JSON.parse(row.data);
+      JSON.parse(row.metadata);
+      events += 1;
+    }
+    return { events, seconds: (performance.now() - started) / 1000 };
+  } finally {
+    db.close();
+  }
+}
+
+const mb = (bytes: number | null) => (bytes === null ? null : Math.round(bytes / 1024 / 1024));
+const rate = (events: number, seconds: number) => Math.round(events / Math.max(seconds, 0.001));
+
+export async function measureLogSpeed(events: number, progress: (message: string) => void): Promise<LogSpeed> {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-bench-log-'));
+  const empty = fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-bench-empty-'));
+  openSqlite(empty).close(); // an empty log (the scripts refuse a directory without a database)
+  try {
+    progress(`generating ${events} events (npm run generate-events)…`);
+    const generated = await runScript('generate-events', dataDir, ['--events', String(events), '--seed', '1']);
+    const scan = rawScan(dataDir);
+    progress(`  ${scan.events} events; raw scan ${rate(scan.events, scan.seconds)} events/s; replaying (npm run replay)…`);
+    const replayStartUp = await startUp('replay', empty);
+    const replay = await runScript('replay', dataDir);
+    progress('  exporting (npm run export-events, NDJSON)…');
+    const exportStartUp = await startUp('export-events', empty, ['--out', path.join(empty, 'export.ndjson')]);
+    const exported = await runScript('export-events', dataDir, ['--out', path.join(dataDir, 'export.ndjson')]);
+    const scanAgain = rawScan(dataDir);
+    const scanSeconds = Math.min(scan.seconds, scanAgain.seconds);
+    return {
+      events: scan.events,
+      generate_events_per_s: rate(scan.events, generated.seconds),
+      raw_scan_events_per_s: rate(scan.events, scanSeconds),
+      replay_events_per_s: rate(scan.events, replay.seconds - replayStartUp),
+      replay_peak_rss_mb: mb(replay.peakRss),
+      export_events_per_s: rate(scan.events, exported.seconds - exportStartUp),
+      export_peak_rss_mb: mb(exported.peakRss),
+    };
+  } finally {
+    fs.rmSync(dataDir, { recursive: true, force: true });
+    fs.rmSync(empty, { recursive: true, force: true });
+  }
+}

@@ -1,0 +1,129 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import { RandomIds } from '../../src/adapters/system/random-ids.js';
+import { EventLog } from '../../src/application/event-log.js';
+import { openEmbeddedBackend } from '../../src/backends/embedded.js';
+import { streams } from '../../src/domain/events/index.js';
+import { StoreCounter } from '../../scripts/bench/counting-stores.js';
+import { parseBenchOptions, SECTIONS } from '../../scripts/bench/options.js';
+import { UsageError } from '../../scripts/cli/command-line.js';
+import type { BenchReport } from '../../scripts/bench/report.js';
+import { tempDataDir } from '../support/test-service.js';
+
+const run = promisify(execFile);
+
+function bench(args: string[]) {
+  return run(process.execPath, ['--import', 'tsx', 'scripts/bench.ts', ...args], { maxBuffer: 16 * 1024 * 1024 }).then(
+    ({ stdout, stderr }) => ({ code: 0, stdout, stderr }),
+    (error: { code: number; stdout: string; stderr: string }) => ({ code: error.code, stdout: error.stdout, stderr: error.stderr }),
+  );
+}
+
+describe('npm run bench', function () {
+  this.timeout(240_000);
+
+  describe('options', () => {
+    it('defaults to every section and the sizes of issue #10', () => {
+      const options = parseBenchOptions([])!;
+      expect([...options.only]).to.deep.equal([...SECTIONS]);
+      expect(options).to.include({ duration: 5, connections: 32, history: 100_000, events: 200_000, json: false });
+    });
+
+    it('takes a subset and sizes', () => {
+      const options = parseBenchOptions(['--only', 'claims,replay', '--history', '5000', '--duration', '2.5', '--json'])!;
+      expect([...options.only]).to.deep.equal(['claims', 'replay']);
+      expect(options).to.include({ history: 5000, duration: 2.5, json: true });
+    });
+
+    it('--help is not an error', () => {
+      expect(parseBenchOptions(['--help'])).to.equal(null);
+    });
+
+    for (const args of [['--bogus'], ['--only', 'everything'], ['--history', '-1'], ['--connections', '1.5'], ['positional']]) {
+      it(`refuses ${args.join(' ')}`, () => {
+        expect(() => parseBenchOptions(args)).to.throw(UsageError);
+      });
+    }
+  });
+
+  it('--help prints the usage with examples and exits 0', async () => {
+    const { code, stdout } = await bench(['--help']);
+    expect(code).to.equal(0);
+    expect(stdout).to.contain('Usage: npm run bench').and.to.contain('Examples:').and.to.contain('--only');
+  });
+
+  it('an unknown flag exits 2 with the usage on stderr', async () => {
+    const { code, stdout, stderr } = await bench(['--frobnicate']);
+    expect(code).to.equal(2);
+    expect(stdout).to.equal('');
+    expect(stderr).to.contain("Unknown option '--frobnicate'").and.to.contain('Usage: npm run bench --');
+  });
+
+  it('runs a small history section end to end and reports it as JSON', async () => {
+    const { code, stdout, stderr } = await bench([
+      '--only',
+      'history',
+      '--history',
+      '300',
+      '--cost-commands',
+      '5',
+      '--duration',
+      '1',
+      '--connections',
+      '4',
+      '--max-requests',
+      '100',
+      '--json',
+    ]);
+    expect(code, stderr).to.equal(0);
+    const report = JSON.parse(stdout) as BenchReport;
+    expect(report.version).to.equal(1);
+    expect(report.figures.map((figure) => figure.key)).to.deep.equal(['history.catch_up', 'history.claims', 'history.withdrawals']);
+    expect(report.figures[0]!.value).to.be.a('number');
+    for (const figure of report.figures.slice(1)) expect(figure.load!.ok, figure.key).to.be.greaterThan(0);
+    expect(report.cost.map((cost) => cost.commands)).to.deep.equal([
+      { fresh: 5, veteran: 5 },
+      { fresh: 5, veteran: 5 },
+    ]);
+    for (const cost of report.cost) {
+      expect(cost.fresh.rows_written, cost.what).to.be.greaterThan(0);
+      expect(cost.veteran.rows_read, cost.what).to.be.greaterThan(0);
+      expect(cost.ratio.rows_written, cost.what).to.be.a('number');
+      expect(cost.by_store.event_store.fresh.rows_written + cost.by_store.read_store.fresh.rows_written, cost.what).to.be.closeTo(cost.fresh.rows_written, 0.2);
+    }
+  });
+});
+
+describe('bench: counting stores', () => {
+  it('counts rows and bytes the application reads and writes, and not reads that find nothing', async () => {
+    const dataDir = tempDataDir();
+    const counter = new StoreCounter();
+    const backend = counter.wrap(openEmbeddedBackend(dataDir));
+    try {
+      const log = new EventLog(backend.eventStore, new RandomIds());
+      const context = { correlation_id: 'c', causation_id: 'c', actor: 'process:test' };
+      counter.start();
+      await log.append(streams.code('ABC'), [{ type: 'CodeReserved', data: { code: 'ABC', type: 'referral', owner_id: 'u' } }], 'no_stream', context);
+      const written = { ...counter.counts };
+      expect(written).to.include({ calls: 1, rows_written: 1, rows_read: 0, bytes_read: 0 });
+      expect(written.bytes_written).to.be.greaterThan(40);
+
+      await backend.eventStore.readStream(streams.code('ABC'));
+      await backend.eventStore.readStream(streams.code('NONE'));
+      await backend.readStore.get('users', 'nobody');
+      const { total, event_store: events, read_store: readModels } = counter.stop();
+      expect(total).to.include({ calls: 2, rows_read: 1, rows_written: 1 });
+      expect(total.bytes_read).to.be.greaterThan(40);
+      expect(events).to.deep.equal(total);
+      expect(readModels).to.deep.equal({ calls: 0, rows_read: 0, bytes_read: 0, rows_written: 0, bytes_written: 0 });
+
+      await backend.eventStore.readStream(streams.code('ABC'));
+      expect(counter.counts.rows_read, 'stopped').to.equal(1);
+    } finally {
+      await backend.close();
+      fs.rmSync(dataDir, { recursive: true, force: true });
+    }
+  });
+});
