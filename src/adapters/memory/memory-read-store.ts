@@ -70,7 +70,7 @@ export class MemoryReadStore implements ReadStore {
   }
 
   async get<T extends Doc>(collection: string, id: string): Promise<T | null> {
-    const json = this.collections.get(collection)?.get(id);
+    const json = this.collections.get(checkName(COLLECTION, 'collection', collection))?.get(id);
     return json === undefined ? null : (JSON.parse(json) as T);
   }
 
@@ -105,7 +105,7 @@ export class MemoryReadStore implements ReadStore {
 
   /** Every document of a collection, parsed, in id order. */
   private all(collection: string): [string, Doc][] {
-    const documents = this.collections.get(collection) ?? new Map<string, string>();
+    const documents = this.collections.get(checkName(COLLECTION, 'collection', collection)) ?? new Map<string, string>();
     return [...documents.keys()].sort().map((id) => [id, JSON.parse(documents.get(id)!) as Doc]);
   }
 
