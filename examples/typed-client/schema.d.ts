@@ -1274,7 +1274,7 @@ export interface components {
             };
             deactivation: components["schemas"]["Deactivation"];
             /**
-             * @description SPEC §11: `on_refund` revokes what this entry granted when the purchase that converted the referee is refunded (default none)
+             * @description `on_refund` revokes what this entry granted when the purchase that converted the referee is refunded (default none)
              * @enum {string}
              */
             clawback?: "none" | "on_refund";
@@ -1836,7 +1836,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `WEBHOOK.UNAUTHORIZED`: An inbound notification's signature or token is missing or wrong, or it is for another app (SPEC §11). */
+            /** @description `WEBHOOK.UNAUTHORIZED`: An inbound notification's signature or token is missing or wrong, or it is for another app. */
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -1849,7 +1849,7 @@ export interface operations {
                      *         {
                      *           "code": "WEBHOOK.UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "An inbound notification's signature or token is missing or wrong, or it is for another app (SPEC §11).",
+                     *           "message": "An inbound notification's signature or token is missing or wrong, or it is for another app.",
                      *           "source": null
                      *         }
                      *       ]
@@ -1869,7 +1869,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `WEBHOOK.NOT_CONFIGURED`: A notification for a provider that is not configured (SPEC §11). */
+            /** @description `WEBHOOK.NOT_CONFIGURED`: A notification for a provider that is not configured. */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -1882,7 +1882,7 @@ export interface operations {
                      *         {
                      *           "code": "WEBHOOK.NOT_CONFIGURED",
                      *           "status": 404,
-                     *           "message": "A notification for a provider that is not configured (SPEC §11).",
+                     *           "message": "A notification for a provider that is not configured.",
                      *           "source": null
                      *         }
                      *       ]
@@ -2031,7 +2031,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `WEBHOOK.UNAUTHORIZED`: An inbound notification's signature or token is missing or wrong, or it is for another app (SPEC §11). */
+            /** @description `WEBHOOK.UNAUTHORIZED`: An inbound notification's signature or token is missing or wrong, or it is for another app. */
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2044,7 +2044,7 @@ export interface operations {
                      *         {
                      *           "code": "WEBHOOK.UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "An inbound notification's signature or token is missing or wrong, or it is for another app (SPEC §11).",
+                     *           "message": "An inbound notification's signature or token is missing or wrong, or it is for another app.",
                      *           "source": null
                      *         }
                      *       ]
@@ -2064,7 +2064,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `WEBHOOK.NOT_CONFIGURED`: A notification for a provider that is not configured (SPEC §11). */
+            /** @description `WEBHOOK.NOT_CONFIGURED`: A notification for a provider that is not configured. */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2077,7 +2077,7 @@ export interface operations {
                      *         {
                      *           "code": "WEBHOOK.NOT_CONFIGURED",
                      *           "status": 404,
-                     *           "message": "A notification for a provider that is not configured (SPEC §11).",
+                     *           "message": "A notification for a provider that is not configured.",
                      *           "source": null
                      *         }
                      *       ]
@@ -2226,7 +2226,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `WEBHOOK.UNAUTHORIZED`: An inbound notification's signature or token is missing or wrong, or it is for another app (SPEC §11). */
+            /** @description `WEBHOOK.UNAUTHORIZED`: An inbound notification's signature or token is missing or wrong, or it is for another app. */
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2239,7 +2239,7 @@ export interface operations {
                      *         {
                      *           "code": "WEBHOOK.UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "An inbound notification's signature or token is missing or wrong, or it is for another app (SPEC §11).",
+                     *           "message": "An inbound notification's signature or token is missing or wrong, or it is for another app.",
                      *           "source": null
                      *         }
                      *       ]
@@ -2259,7 +2259,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `WEBHOOK.NOT_CONFIGURED`: A notification for a provider that is not configured (SPEC §11). */
+            /** @description `WEBHOOK.NOT_CONFIGURED`: A notification for a provider that is not configured. */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2272,7 +2272,7 @@ export interface operations {
                      *         {
                      *           "code": "WEBHOOK.NOT_CONFIGURED",
                      *           "status": 404,
-                     *           "message": "A notification for a provider that is not configured (SPEC §11).",
+                     *           "message": "A notification for a provider that is not configured.",
                      *           "source": null
                      *         }
                      *       ]
@@ -2421,7 +2421,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `WEBHOOK.UNAUTHORIZED`: An inbound notification's signature or token is missing or wrong, or it is for another app (SPEC §11). */
+            /** @description `WEBHOOK.UNAUTHORIZED`: An inbound notification's signature or token is missing or wrong, or it is for another app. */
             401: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2434,7 +2434,7 @@ export interface operations {
                      *         {
                      *           "code": "WEBHOOK.UNAUTHORIZED",
                      *           "status": 401,
-                     *           "message": "An inbound notification's signature or token is missing or wrong, or it is for another app (SPEC §11).",
+                     *           "message": "An inbound notification's signature or token is missing or wrong, or it is for another app.",
                      *           "source": null
                      *         }
                      *       ]
@@ -2454,7 +2454,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `WEBHOOK.NOT_CONFIGURED`: A notification for a provider that is not configured (SPEC §11). */
+            /** @description `WEBHOOK.NOT_CONFIGURED`: A notification for a provider that is not configured. */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2467,7 +2467,7 @@ export interface operations {
                      *         {
                      *           "code": "WEBHOOK.NOT_CONFIGURED",
                      *           "status": 404,
-                     *           "message": "A notification for a provider that is not configured (SPEC §11).",
+                     *           "message": "A notification for a provider that is not configured.",
                      *           "source": null
                      *         }
                      *       ]

@@ -27,8 +27,8 @@ export const ERROR_CODES = {
     example: { message: 'The x-api-key header is required', source: 'header:x-api-key' },
   },
   'APP_STORE_CONNECT.UNAUTHORIZED': { status: 401, meaning: 'App Store Connect rejected the configured credentials.' },
-  'WEBHOOK.UNAUTHORIZED': { status: 401, meaning: "An inbound notification's signature or token is missing or wrong, or it is for another app (SPEC §11)." },
-  'WEBHOOK.NOT_CONFIGURED': { status: 404, meaning: 'A notification for a provider that is not configured (SPEC §11).' },
+  'WEBHOOK.UNAUTHORIZED': { status: 401, meaning: "An inbound notification's signature or token is missing or wrong, or it is for another app." },
+  'WEBHOOK.NOT_CONFIGURED': { status: 404, meaning: 'A notification for a provider that is not configured.' },
   FORBIDDEN: {
     status: 403,
     meaning: 'A client key was used on an operation that needs a secret key.',
