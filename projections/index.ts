@@ -10,6 +10,7 @@ import { revenueIndexProjection } from './revenue-index.js';
 import { rewardExpiriesProjection } from './reward-expiries.js';
 import { storeOfferCodesProjection } from './store-offer-codes.js';
 import { usersProjection } from './users.js';
+import { webhooksProjection } from './webhooks.js';
 
 /** Every read model the service keeps. */
 export const allProjections: Projection[] = [
@@ -22,6 +23,7 @@ export const allProjections: Projection[] = [
   creditLedgerProjection,
   storeOfferCodesProjection,
   operationsProjection,
+  webhooksProjection,
   revenueIndexProjection,
   attributionProjection,
 ];

@@ -28,6 +28,7 @@ import { SCHEMA_VERSION } from '../src/domain/events/index.js';
 import { poolEvents } from '../src/domain/events/pool-events.js';
 import { storeEvents } from '../src/domain/events/store-events.js';
 import { userEvents } from '../src/domain/events/user-events.js';
+import { webhookEvents } from '../src/domain/events/webhook-events.js';
 import { ERROR_CODES, type ErrorCode } from '../src/http/error-codes.js';
 import { startService } from '../src/service.js';
 
@@ -191,6 +192,11 @@ const EVENT_MEANINGS: Record<string, string> = {
   PoolCodeAssigned: 'The pool gave a code to a grant (each code to one grant, ever).',
   StoreOfferCodeCreated: 'A store offer code entered the catalog.',
   StoreOfferCodeUpdated: 'A catalog entry changed (the whole new entry).',
+  WebhookEndpointCreated: 'An outgoing webhook endpoint was configured, with its first signing secret.',
+  WebhookEndpointUpdated: 'An endpoint changed (the whole new endpoint).',
+  WebhookSecretRotated: 'A new signing secret; the previous ones sign until `previous_expires_at`.',
+  WebhookEndpointDisabled: 'The delivery engine disabled the endpoint (410 Gone, or failing continuously).',
+  WebhookEndpointDeleted: 'The endpoint was deleted.',
 };
 
 /** The stream each event type is appended to. */
@@ -203,6 +209,7 @@ function streamOf(type: string): string {
   if (type.startsWith('Program')) return '`program-{id}`';
   if (type.startsWith('PromoCode')) return '`promo-{CODE}`';
   if (type.startsWith('Affiliate')) return '`affiliate-{id}`';
+  if (type in webhookEvents) return '`webhook-{id}`';
   return '(see source)';
 }
 
@@ -213,6 +220,7 @@ export function eventsMarkdown(): string {
     ['Configuration: rewards, programs, promo codes, affiliates', configEvents],
     ['Code pools of offer_code / store_promo_code rewards', poolEvents],
     ['Store offer-code catalog', storeEvents],
+    ['Outgoing webhook endpoints', webhookEvents],
   ];
   const sections = groups.map(([title, events]) => {
     const rows = Object.entries(events).map(([type, schema]) => {

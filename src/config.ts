@@ -115,6 +115,16 @@ export const configSchema = z
       .default('false')
       .transform((value) => value === 'true'),
     TRUST_PROXY: trustProxy,
+    /** Outgoing webhooks (SPEC §12): per-request timeout, retry window, auto-disable, URL rules. */
+    WEBHOOK_TIMEOUT_MS: positiveInt(10_000),
+    WEBHOOK_RETRY_HOURS: z.coerce.number().positive().default(72),
+    /** An endpoint failing without a single success for this long is disabled (and reported). */
+    WEBHOOK_DISABLE_AFTER_HOURS: z.coerce.number().positive().default(120),
+    WEBHOOKS_ALLOW_HTTP: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+    WEBHOOKS_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+    /** RevenueCat fulfilment of partner_entitlement rewards: on when the secret key is set. */
+    REVENUECAT_SECRET_API_KEY: optionalString,
+    REVENUECAT_BASE_URL: z.string().url().default('https://api.revenuecat.com'),
     // Revenue notifications in (SPEC §11): each provider is off until all its settings are set.
     CONVERSIONS_FROM: z.enum(['client', 'verified', 'both']).default('client'),
     ACCOUNT_TOKEN_NAMESPACE: z
@@ -223,6 +233,12 @@ const EXPECTED: Record<string, string> = {
   RATE_LIMIT_COMMANDS: 'requests per window, written <points>/<seconds>s, e.g. 120/60s (the default)',
   RATE_LIMIT_SECRET: 'true or false (default false: secret keys are not rate limited)',
   TRUST_PROXY: 'false (default), a hop count such as 1, or a comma-separated list of proxy addresses/CIDRs such as 10.0.0.0/8,loopback',
+  WEBHOOK_TIMEOUT_MS: 'a whole number of milliseconds, 1 or more (default 10000)',
+  WEBHOOK_RETRY_HOURS: 'a number of hours greater than 0 (default 72)',
+  WEBHOOK_DISABLE_AFTER_HOURS: 'a number of hours greater than 0 (default 120)',
+  WEBHOOKS_ALLOW_HTTP: 'true or false (default false: https only)',
+  WEBHOOKS_ALLOW_PRIVATE: 'true or false (default false: private and loopback hosts refused)',
+  REVENUECAT_BASE_URL: 'an absolute URL (default https://api.revenuecat.com)',
   CONVERSIONS_FROM: 'one of client, verified, both (default client)',
   ACCOUNT_TOKEN_NAMESPACE: `a UUID (default ${DEFAULT_ACCOUNT_TOKEN_NAMESPACE})`,
   APPLE_APP_APPLE_ID: "a number: the app's Apple ID from App Store Connect",

@@ -4,6 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { container as rootContainer, type DependencyContainer } from 'tsyringe';
 import { allProjections } from '../projections/index.js';
 import { openAppStoreConnect } from './adapters/appstore/open-app-store-connect.js';
+import { RevenueCatEntitlements } from './adapters/revenuecat/revenuecat-entitlements.js';
 import { RandomIds } from './adapters/system/random-ids.js';
 import { SystemClock } from './adapters/system/system-clock.js';
 import { EventLog } from './application/event-log.js';
@@ -20,6 +21,10 @@ import { RevenueReactions } from './application/reactions/revenue-reactions.js';
 import { useAccountTokenNamespace } from './domain/revenue/account-token.js';
 import { OfferCodeLookup } from './application/store/offer-code-lookup.js';
 import { StreamExecutor } from './application/stream-executor.js';
+import { DeliveryEngine } from './application/webhooks/delivery-engine.js';
+import { WebhookAdmin } from './application/webhooks/webhook-admin.js';
+import { WebhookFeeder } from './application/webhooks/webhook-feeder.js';
+import { webhookHealth } from './application/webhooks/webhook-health.js';
 import type { Backend } from './backends/backend.js';
 import { type Config, configuredRevenueProviders } from './config.js';
 import { createApp } from './http/app.js';
@@ -98,6 +103,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   container.register(TOKENS.RateLimitStore, { useValue: backend.rateLimits });
   container.register(TOKENS.Clock, { useValue: options.clock ?? new SystemClock() });
   container.register(TOKENS.Ids, { useValue: ids });
+  container.register(TOKENS.WebhookOutbox, { useValue: backend.webhookOutbox });
   container.register(EventLog, { useValue: log });
   container.register(StreamExecutor, { useValue: new StreamExecutor(log, backend.readStore) });
   container.register(CatalogQueries, { useValue: new CatalogQueries(backend.readStore) });
@@ -131,6 +137,24 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     },
   });
   if (runsProjector) metrics.watchReactions(() => reactions.health().failure !== null);
+  // Outgoing webhooks and RevenueCat fulfilment: fed from the log and delivered by the projector only.
+  const clock = container.resolve<Clock>(TOKENS.Clock);
+  const fulfilment = config.REVENUECAT_SECRET_API_KEY !== null;
+  const partner = fulfilment ? new RevenueCatEntitlements(config.REVENUECAT_SECRET_API_KEY!, config.REVENUECAT_BASE_URL, config.WEBHOOK_TIMEOUT_MS) : null;
+  const webhookAdmin = container.resolve(WebhookAdmin);
+  const delivery = new DeliveryEngine({
+    outbox: backend.webhookOutbox,
+    readStore: backend.readStore,
+    clock,
+    settings: config,
+    metrics,
+    logger,
+    partner,
+    disable: (endpointId, reason) => webhookAdmin.disable(endpointId, reason),
+  });
+  const feeder = new WebhookFeeder(log, backend.webhookOutbox, ids, clock, fulfilment, () => delivery.wake(), logger);
+  metrics.watchWebhooks(() => backend.webhookOutbox.stats(), () => clock.now());
+  container.register(TOKENS.WebhookHealth, { useValue: () => webhookHealth(backend.readStore, backend.webhookOutbox, fulfilment) });
   const jobs = new BackgroundJobs(
     [
       { name: 'expiry-sweep', run: () => container.resolve(ExpirySweep).run() },
@@ -146,13 +170,18 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
         await runner.init();
         await reactions.init();
         await revenueRunner.init();
+        await feeder.init();
         runner.start();
         reactions.start();
         revenueRunner.start();
+        feeder.start();
+        delivery.start();
         jobs.start();
       },
       async stop() {
         await jobs.stop();
+        await delivery.stop();
+        await feeder.stop();
         await revenueRunner.stop();
         await reactions.stop();
         await runner.stop();

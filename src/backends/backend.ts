@@ -2,6 +2,7 @@ import type { EventStore } from '../ports/event-store.js';
 import type { Logger } from '../ports/logger.js';
 import type { RateLimitStore } from '../ports/rate-limit-store.js';
 import type { ReadStore } from '../ports/read-store.js';
+import type { WebhookOutbox } from '../ports/webhook-outbox.js';
 
 /** Work only one process may do at a time: the projector (read models, reactions, sweeps). */
 export interface ExclusiveWork {
@@ -16,6 +17,8 @@ export interface Backend {
   readStore: ReadStore;
   /** Rate-limit counters shared by every instance on this backend (SPEC §13). */
   rateLimits: RateLimitStore;
+  /** Outgoing deliveries (webhooks, partner fulfilment) and their feed checkpoint. */
+  webhookOutbox: WebhookOutbox;
   /**
    * Runs `work` while this process may: at once on the embedded backend (one file, and the
    * checkpoint compare-and-set keeps a second process harmless), while holding the projector

@@ -4,6 +4,7 @@ import { openSqlite } from '../adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../adapters/sqlite/sqlite-event-store.js';
 import { SqliteRateLimitStore } from '../adapters/sqlite/sqlite-rate-limit-store.js';
 import { SqliteReadStore } from '../adapters/sqlite/sqlite-read-store.js';
+import { SqliteWebhookOutbox } from '../adapters/sqlite/sqlite-webhook-outbox.js';
 import type { Backend } from './backend.js';
 
 /** The embedded rate-limit counters' file, beside the events' file in DATA_DIR. */
@@ -31,17 +32,24 @@ export function openEmbeddedBackend(dataDir: string): Backend {
   const eventStore = new SqliteEventStore(db);
   const readStore = new SqliteReadStore(db);
   const rateLimits = new SqliteRateLimitStore(limitsDb);
+  // The outbox has its own connection without an fsync per commit (synchronous=NORMAL, WAL): a
+  // crash may forget the last attempts or feed pages, which are then sent or fed again — what
+  // at-least-once allows — and never the events themselves.
+  const outboxDb = openSqlite(dataDir);
+  outboxDb.pragma('synchronous = NORMAL');
   return {
     name: 'embedded',
     eventStore,
     readStore,
     rateLimits,
+    webhookOutbox: new SqliteWebhookOutbox(outboxDb),
     exclusively: (work) => work,
     async close() {
       await eventStore.close();
       await readStore.close();
       await rateLimits.close();
       limitsDb.close();
+      outboxDb.close();
       db.close();
     },
   };

@@ -4,6 +4,7 @@ import { EventStoreDbEventStore } from '../adapters/eventstoredb/eventstoredb-ev
 import { LeaseKeeper, MongoLease } from '../adapters/mongodb/mongo-lease.js';
 import { MongoRateLimitStore } from '../adapters/mongodb/mongo-rate-limit-store.js';
 import { MongoReadStore } from '../adapters/mongodb/mongo-read-store.js';
+import { MongoWebhookOutbox } from '../adapters/mongodb/mongo-webhook-outbox.js';
 import type { Logger } from '../ports/logger.js';
 import type { Backend, ExclusiveWork } from './backend.js';
 
@@ -46,8 +47,10 @@ export async function openExternalBackend(eventStoreUrl: string, mongoUrl: strin
       logger?.warn({ err: error, retryInMs }, 'EventStoreDB live subscription dropped; re-subscribing'),
   });
   let readStore: MongoReadStore;
+  let webhookOutbox: MongoWebhookOutbox;
   try {
     readStore = await MongoReadStore.connect(mongoUrl, database);
+    webhookOutbox = await MongoWebhookOutbox.open(readStore.database);
   } catch (error) {
     await eventStore.close();
     throw error;
@@ -63,6 +66,7 @@ export async function openExternalBackend(eventStoreUrl: string, mongoUrl: strin
     eventStore,
     readStore,
     rateLimits: new MongoRateLimitStore(readStore.database),
+    webhookOutbox,
     projectorLease,
     exclusively: (work, workLogger) => whileHoldingLease(projectorLease(), work, workLogger),
     async close() {

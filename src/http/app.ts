@@ -19,6 +19,7 @@ import { RateLimits } from './rate-limits/rate-limits.js';
 
 import { adminRouter } from './routes/admin.js';
 import { adminRevenueRouter } from './routes/admin-revenue.js';
+import { adminWebhooksRouter } from './routes/admin-webhooks.js';
 import { webhooksRouter } from './routes/webhooks.js';
 import { codesRouter } from './routes/codes.js';
 import { operatorRouter } from './routes/operator.js';
@@ -105,6 +106,7 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
       metrics,
       api,
       reactions: container.resolve<() => ReactionHealth | null>(TOKENS.ReactionHealth),
+      webhooks: container.resolve(TOKENS.WebhookHealth),
     }),
   );
   if (surface === 'full') {
@@ -123,6 +125,8 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
     app.use('/admin', rememberMountPath, adminStoreRouter(container, api));
     app.use('/admin', rememberMountPath, adminRouter(container, api));
     app.use('/admin', rememberMountPath, adminRevenueRouter(container, api));
+    // After the revenue router: its GET /admin/webhooks/inbound is not an endpoint id.
+    app.use('/admin', rememberMountPath, adminWebhooksRouter(container, api));
     if (rateLimits) app.use(rateLimits.failedClaimPenalty());
   }
 

@@ -27,8 +27,8 @@ export const ERROR_CODES = {
     example: { message: 'The x-api-key header is required', source: 'header:x-api-key' },
   },
   'APP_STORE_CONNECT.UNAUTHORIZED': { status: 401, meaning: 'App Store Connect rejected the configured credentials.' },
-  'WEBHOOK.UNAUTHORIZED': { status: 401, meaning: "An inbound notification's signature or token is missing or wrong, or it is for another app (SPEC §11)." },
-  'WEBHOOK.NOT_CONFIGURED': { status: 404, meaning: 'A notification for a provider that is not configured (SPEC §11).' },
+  'WEBHOOK.UNAUTHORIZED': { status: 401, meaning: "An inbound notification's signature or token is missing or wrong, or it is for another app." },
+  'WEBHOOK.NOT_CONFIGURED': { status: 404, meaning: 'A notification for a provider that is not configured.' },
   FORBIDDEN: {
     status: 403,
     meaning: 'A client key was used on an operation that needs a secret key.',
@@ -45,6 +45,8 @@ export const ERROR_CODES = {
   'NOT_FOUND.PROGRAM': { status: 404, meaning: 'No referral program has this id.' },
   'NOT_FOUND.PROMO_CODE': { status: 404, meaning: 'No promo code is defined with this code.' },
   'NOT_FOUND.AFFILIATE': { status: 404, meaning: 'No affiliate has this id.' },
+  'NOT_FOUND.WEBHOOK': { status: 404, meaning: 'No webhook endpoint has this id.' },
+  'NOT_FOUND.DELIVERY': { status: 404, meaning: 'The webhook endpoint has no delivery with this `message_id`.' },
   PATH_ERROR: { status: 404, meaning: 'No such path.' },
   METHOD_NOT_ALLOWED: { status: 405, meaning: 'The path exists but not with this method; the `allow` header lists the methods it has.' },
   BODY_TOO_LARGE: { status: 413, meaning: 'The body is larger than 64 KiB.', example: { message: 'The body is larger than 64 KiB', source: null } },
@@ -102,6 +104,11 @@ export const ERROR_CODES = {
     meaning: 'An affiliate entry has `amount` < 1 or `limit` < 0, or is an offer_code, store_promo_code or partner_offering reward not on `claim`.',
   },
   'AFFILIATE.BANNED': { status: 422, meaning: 'A banned affiliate is final and cannot be changed.' },
+  'WEBHOOK.URL_NOT_ALLOWED': {
+    status: 422,
+    meaning:
+      'The webhook URL is not `https` (`http` needs WEBHOOKS_ALLOW_HTTP=true), carries credentials, or its host is or resolves to a loopback, private, link-local or unspecified address (allowed with WEBHOOKS_ALLOW_PRIVATE=true).',
+  },
   'APP_STORE_CONNECT.REQUEST_FAILED': { status: 424, meaning: 'App Store Connect failed, timed out or answered with something unexpected.' },
   RATE_LIMITED: {
     status: 429,

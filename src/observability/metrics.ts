@@ -1,5 +1,6 @@
 import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
 import type { ProjectionStatus } from '../ports/read-consistency.js';
+import type { EndpointQueueStats } from '../ports/webhook-outbox.js';
 
 /** Prometheus metrics of the service: requests, latencies, appends, projection lag and health. */
 export class Metrics {
@@ -26,6 +27,13 @@ export class Metrics {
   readonly appendConflicts = new Counter({
     name: 'append_conflicts_total',
     help: 'Appends rejected for a wrong expected revision (then retried)',
+    registers: [this.registry],
+  });
+
+  readonly webhookDeliveries = new Counter({
+    name: 'webhook_deliveries_total',
+    help: 'Outgoing delivery attempts by endpoint (_revenuecat: partner fulfilment) and outcome: delivered, failed (will retry), dead, refused (permanent partner refusal)',
+    labelNames: ['endpoint', 'outcome'] as const,
     registers: [this.registry],
   });
 
@@ -64,6 +72,35 @@ export class Metrics {
       registers: [this.registry],
       async collect() {
         for (const status of await statuses()) failing.set({ projection: status.name }, status.failure ? 1 : 0);
+      },
+    });
+  }
+
+  /** Outbox gauges read at scrape time: messages waiting per endpoint and the age of the oldest. */
+  watchWebhooks(stats: () => Promise<EndpointQueueStats[]>, now: () => Date): void {
+    let last: Promise<EndpointQueueStats[]> | null = null;
+    const read = () => (last ??= stats().finally(() => setImmediate(() => (last = null))));
+    const depth = new Gauge({
+      name: 'webhook_queue_depth',
+      help: 'Outgoing messages not yet delivered nor dead, by endpoint',
+      labelNames: ['endpoint'] as const,
+      registers: [this.registry],
+      async collect() {
+        depth.reset();
+        for (const row of await read()) depth.set({ endpoint: row.endpoint_id }, row.depth);
+      },
+    });
+    const age = new Gauge({
+      name: 'webhook_oldest_undelivered_age_seconds',
+      help: 'Age of the oldest undelivered outgoing message, by endpoint',
+      labelNames: ['endpoint'] as const,
+      registers: [this.registry],
+      async collect() {
+        age.reset();
+        const at = now().getTime();
+        for (const row of await read()) {
+          if (row.oldest_enqueued_at !== null) age.set({ endpoint: row.endpoint_id }, Math.max(0, (at - Date.parse(row.oldest_enqueued_at)) / 1000));
+        }
       },
     });
   }

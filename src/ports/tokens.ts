@@ -12,4 +12,8 @@ export const TOKENS = {
   Metrics: Symbol('Metrics'),
   /** () => ReactionHealth | null: the process managers' state, when this process runs them. */
   ReactionHealth: Symbol('ReactionHealth'),
+  /** The outbox of outgoing deliveries (webhooks, partner fulfilment). */
+  WebhookOutbox: Symbol('WebhookOutbox'),
+  /** () => Promise<report>: disabled endpoints and partner refusals, for /readyz. */
+  WebhookHealth: Symbol('WebhookHealth'),
 } as const;

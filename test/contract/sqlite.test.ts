@@ -5,10 +5,12 @@ import { openSqlite } from '../../src/adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../../src/adapters/sqlite/sqlite-event-store.js';
 import { SqliteRateLimitStore } from '../../src/adapters/sqlite/sqlite-rate-limit-store.js';
 import { SqliteReadStore } from '../../src/adapters/sqlite/sqlite-read-store.js';
+import { SqliteWebhookOutbox } from '../../src/adapters/sqlite/sqlite-webhook-outbox.js';
 import type { ContractSubject } from './contract-subject.js';
 import { eventStoreContract } from './event-store.contract.js';
 import { rateLimitStoreContract } from './rate-limit-store.contract.js';
 import { readStoreContract } from './read-store.contract.js';
+import { webhookOutboxContract } from './webhook-outbox.contract.js';
 
 /** A fresh database file in its own temp dir, removed when the test is done. */
 function openTempDatabase() {
@@ -41,3 +43,4 @@ function onTempDatabase<S extends { close(): Promise<void> }>(make: (db: ReturnT
 eventStoreContract('SQLite', onTempDatabase((db) => new SqliteEventStore(db)), { freshStorePerTest: true });
 readStoreContract('SQLite', onTempDatabase((db) => new SqliteReadStore(db)), { freshStorePerTest: true });
 rateLimitStoreContract('SQLite', onTempDatabase((db) => new SqliteRateLimitStore(db)), { freshStorePerTest: true });
+webhookOutboxContract('SQLite', onTempDatabase((db) => new SqliteWebhookOutbox(db)), { freshStorePerTest: true });

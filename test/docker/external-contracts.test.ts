@@ -1,9 +1,11 @@
 import { EventStoreDbEventStore } from '../../src/adapters/eventstoredb/eventstoredb-event-store.js';
 import { MongoRateLimitStore } from '../../src/adapters/mongodb/mongo-rate-limit-store.js';
 import { MongoReadStore } from '../../src/adapters/mongodb/mongo-read-store.js';
+import { MongoWebhookOutbox } from '../../src/adapters/mongodb/mongo-webhook-outbox.js';
 import { eventStoreContract } from '../contract/event-store.contract.js';
 import { rateLimitStoreContract } from '../contract/rate-limit-store.contract.js';
 import { readStoreContract } from '../contract/read-store.contract.js';
+import { webhookOutboxContract } from '../contract/webhook-outbox.contract.js';
 import { backendContainers } from './containers.setup.js';
 
 // The same suites the SQLite adapters pass (test/contract), unchanged, on the real servers.
@@ -32,6 +34,16 @@ rateLimitStoreContract(
   async () => {
     const readStore = await MongoReadStore.connect(backendContainers().mongoUrl, 'contract_tests');
     return { store: new MongoRateLimitStore(readStore.database), dispose: () => readStore.close() };
+  },
+  { freshStorePerTest: false },
+);
+
+webhookOutboxContract(
+  'MongoDB 7 replica set (testcontainers)',
+  async () => {
+    const readStore = await MongoReadStore.connect(backendContainers().mongoUrl, 'contract_tests');
+    const store = await MongoWebhookOutbox.open(readStore.database);
+    return { store, dispose: () => readStore.close() };
   },
   { freshStorePerTest: false },
 );

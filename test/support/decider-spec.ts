@@ -90,7 +90,7 @@ export function deciderSpec<S>(evolver: Evolver<S>): DeciderSpec<S> {
 }
 
 /** type + data, plus id when the expected event names one. */
-function comparable(event: NewDomainEvent, expected: NewDomainEvent | undefined): Record<string, unknown> {
+export function comparable(event: NewDomainEvent, expected: NewDomainEvent | undefined): Record<string, unknown> {
   const shape: Record<string, unknown> = { type: event.type, data: event.data };
   if (expected?.id !== undefined) shape.id = event.id;
   return shape;

@@ -1,11 +1,15 @@
 import { inject, injectable } from 'tsyringe';
+import { CLAIM_SLOTS, claimSlotsProjection } from '../../../projections/claim-slots.js';
 import { decideSlotRequests, type SlotRequest, slotsTaken } from '../../domain/codes/claim-slots.js';
 import { streams } from '../../domain/events/index.js';
 import { decideAbandonClaim } from '../../domain/users/maintenance.js';
 import { userEvolver } from '../../domain/users/user-state.js';
+import { StoreUnavailableError } from '../../ports/event-store.js';
 import type { Ids } from '../../ports/ids.js';
+import type { ReadConsistency } from '../../ports/read-consistency.js';
+import type { ReadStore } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
-import type { CommandContext } from '../event-log.js';
+import { type CommandContext, EventLog } from '../event-log.js';
 import { StreamExecutor } from '../stream-executor.js';
 
 interface Queued {
@@ -26,9 +30,14 @@ interface Queued {
 @injectable()
 export class ClaimSlots {
   private readonly queues = new Map<string, Queued[]>();
+  /** Releases in flight in this process, by claim: a second abandon joins the first. */
+  private readonly releasing = new Map<string, Promise<void>>();
 
   constructor(
     @inject(StreamExecutor) private readonly executor: StreamExecutor,
+    @inject(EventLog) private readonly log: EventLog,
+    @inject(TOKENS.ReadStore) private readonly readStore: ReadStore,
+    @inject(TOKENS.ReadConsistency) private readonly consistency: ReadConsistency,
     @inject(TOKENS.Ids) private readonly ids: Ids,
   ) {}
 
@@ -39,12 +48,30 @@ export class ClaimSlots {
   /**
    * Gives up a claim whose slot is taken. The claimer's stream arbitrates: `ClaimAbandoned` is
    * appended there only if the claim was not recorded, and only then is the slot released —
-   * so a late claim and a release can never both happen.
+   * so a late claim and a release can never both happen. The slot is released once: a claim
+   * abandoned again (the repair and a stalled request, or the repair twice) finds its slot no
+   * longer held in the claim-slots index, read once it has passed the code stream's last event.
    */
   async abandon(code: string, claimId: string, claimer: string, context: CommandContext): Promise<'claimed' | 'abandoned'> {
     const { result } = await this.executor.execute(streams.user(claimer), userEvolver, (state) => decideAbandonClaim(state, claimId, code), context);
-    if (result === 'abandoned') await this.submit(code, { kind: 'release', claim_id: claimId, claimer }, context);
+    if (result === 'abandoned') {
+      let release = this.releasing.get(claimId);
+      if (!release) {
+        release = this.releaseIfHeld(code, claimId, claimer, context).finally(() => this.releasing.delete(claimId));
+        this.releasing.set(claimId, release);
+      }
+      await release;
+    }
     return result;
+  }
+
+  private async releaseIfHeld(code: string, claimId: string, claimer: string, context: CommandContext): Promise<void> {
+    const head = (await this.log.last(streams.code(code)))?.position;
+    if (head !== undefined && !(await this.consistency.waitFor(head, 5_000, claimSlotsProjection.name))) {
+      throw new StoreUnavailableError('The claim-slots index is behind; the claim repair will try again');
+    }
+    if ((await this.readStore.get(CLAIM_SLOTS, claimId)) === null) return;
+    await this.submit(code, { kind: 'release', claim_id: claimId, claimer }, context);
   }
 
   private submit(code: string, request: SlotRequest, context: CommandContext): Promise<void> {

@@ -5,9 +5,10 @@ import { poolEvents } from './pool-events.js';
 import { inboundEvents } from './revenue-events.js';
 import { storeEvents } from './store-events.js';
 import { userEvents } from './user-events.js';
+import { webhookEvents } from './webhook-events.js';
 
 /** Every event type of the service with the zod schema of its data. */
-export const eventSchemas = { ...userEvents, ...codeEvents, ...configEvents, ...poolEvents, ...storeEvents, ...inboundEvents };
+export const eventSchemas = { ...userEvents, ...codeEvents, ...configEvents, ...poolEvents, ...storeEvents, ...inboundEvents, ...webhookEvents };
 
 export type EventType = keyof typeof eventSchemas;
 export type EventDataOf<T extends EventType> = z.infer<(typeof eventSchemas)[T]>;
@@ -48,6 +49,7 @@ const STREAM_PREFIXES = {
   affiliate: 'affiliate-',
   pool: 'pool-',
   offerCode: 'offer-code-',
+  webhook: 'webhook-',
   inbound: 'inbound-',
 } as const;
 
@@ -63,6 +65,7 @@ export const streams = {
   affiliate: (id: string) => `${STREAM_PREFIXES.affiliate}${id}`,
   pool: (rewardKey: string) => `${STREAM_PREFIXES.pool}${rewardKey}`,
   offerCode: (id: string) => `${STREAM_PREFIXES.offerCode}${id}`,
+  webhook: (id: string) => `${STREAM_PREFIXES.webhook}${id}`,
   /** One verified inbound notification: its uniqueness is the deduplication (SPEC §11). */
   inbound: (provider: string, notificationId: string) => `${STREAM_PREFIXES.inbound}${provider}-${notificationId}`,
   /** One refused inbound notification (recorded without its payload). */

@@ -9,6 +9,7 @@ import type { Metrics } from '../../observability/metrics.js';
 import { methodNotAllowed } from '../errors.js';
 import { ERROR_CODES } from '../error-codes.js';
 import type { ApiDescription } from '../openapi.js';
+import type { webhookHealthOut } from '../schemas/webhooks.js';
 import { healthResponse, metricsText, openApiDocument, readinessReport, readinessResponse } from '../schemas/operator.js';
 import { z } from '../schemas/zod-openapi.js';
 
@@ -21,6 +22,8 @@ export interface OperatorDeps {
   api: ApiDescription;
   /** The process managers' state when this process runs them, else null. */
   reactions: () => ReactionHealth | null;
+  /** Outgoing deliveries: disabled endpoints, partner refusals (reported; readiness does not depend on them). */
+  webhooks?: () => Promise<z.infer<typeof webhookHealthOut>>;
 }
 
 /** Readiness: stores reachable, no projection held at a poison event, all within READY_MAX_LAG. */
@@ -43,7 +46,8 @@ async function readiness(deps: OperatorDeps) {
   );
   const reactions = deps.reactions();
   const ready = projections.every((projection) => projection.caught_up && projection.failure === null) && !reactions?.failure;
-  return { ready, head: head?.toString() ?? null, projections, reactions };
+  const webhooks = deps.webhooks ? await deps.webhooks() : null;
+  return { ready, head: head?.toString() ?? null, projections, reactions, webhooks };
 }
 
 function describe(api: ApiDescription): void {

@@ -1,3 +1,4 @@
+import { webhookHealthOut } from './webhooks.js';
 import { z } from './zod-openapi.js';
 
 export const healthResponse = z
@@ -28,6 +29,7 @@ export const readinessReport = z
         .strict(),
     ),
     reactions: z.object({ checkpoint: z.string().nullable(), failure }).strict().nullable(),
+    webhooks: webhookHealthOut.nullable(),
   })
   .strict()
   .openapi('Readiness');

@@ -64,7 +64,7 @@ const alwaysCaughtUp: ReadConsistency = { waitFor: async () => true, projections
 const context = { correlation_id: 'test', causation_id: 'test', actor: 'process:test' };
 const HISTORY = 3_000;
 
-describe('StreamExecutor: snapshots, memory and cost per command', () => {
+describe('StreamExecutor on SQLite: cost per command (behaviour: stream-executor-behaviour.test.ts)', () => {
   let dir: string;
   let db: SqliteConnection;
   let store: SqliteEventStore;
@@ -130,45 +130,11 @@ describe('StreamExecutor: snapshots, memory and cost per command', () => {
     return counted.touched;
   }
 
-  it('writes a small snapshot after long folds, loads from it, and ignores it after a version change', async () => {
-    const stream = await walletUser('snap', 250);
-    const executor = new StreamExecutor(log, readStore);
-    const first = await executor.execute(stream, userEvolver, (state) => decideWithdrawCredits(state, { key: 'coins', amount: 1, operation_id: null, earlier: null, isCreditReward: true, now: T0 }), context);
-    const snapshot = await readStore.get<{ version: number; revision: number; position: string; state: { entries: unknown[] } }>('snapshots', stream);
-    expect(snapshot).to.include({ version: userEvolver.version, revision: first.revision, position: first.position!.toString() });
-    expect(snapshot!.state.entries).to.have.length(1);
-    expect(size(snapshot)).to.be.below(1_000);
-
-    const counted = counting(store, readStore);
-    const cold = new StreamExecutor(new EventLog(counted.store, new RandomIds()), counted.readStore);
-    const loaded = await cold.load(stream, userEvolver);
-    expect(loaded.state).to.deep.equal(first.state);
-    expect(counted.touched.rowsRead).to.equal(1, 'the snapshot and no event after it');
-
-    const changed = counting(store, readStore);
-    const newer = new StreamExecutor(new EventLog(changed.store, new RandomIds()), changed.readStore);
-    const refolded = await newer.load(stream, { ...userEvolver, version: userEvolver.version + 1 });
-    expect(refolded.state).to.deep.equal(first.state);
-    expect(changed.touched.rowsRead).to.equal(1 + 253, 'a snapshot of another version is ignored: the whole stream is folded');
-  });
-
   it('takes only a synchronous decide: an async one does not compile (npm run typecheck)', () => {
     const executor = new StreamExecutor(log, readStore);
     // @ts-expect-error I/O belongs in `prepare`; a decide that returns a promise is refused.
     const asyncDecide = () => executor.execute('user-typed', userEvolver, async () => ({ events: [], result: null }), context);
     expect(asyncDecide).to.be.a('function');
-  });
-
-  it('keeps the last state in memory: a second command reads no event of the stream again', async () => {
-    const stream = await walletUser('warm', 10);
-    const counted = counting(store, readStore);
-    const executor = new StreamExecutor(new EventLog(counted.store, new RandomIds()), counted.readStore);
-    const decide = (state: Parameters<typeof decideWithdrawCredits>[0]) =>
-      decideWithdrawCredits(state, { key: 'coins', amount: 1, operation_id: null, earlier: null, isCreditReward: true, now: T0 });
-    await executor.execute(stream, userEvolver, decide, context);
-    const afterFirst = counted.touched.rowsRead;
-    await executor.execute(stream, userEvolver, decide, context);
-    expect(counted.touched.rowsRead - afterFirst).to.equal(0);
   });
 
   it(`a withdrawal for a user with ${HISTORY} past withdrawals reads and writes no more than for a new user`, async () => {

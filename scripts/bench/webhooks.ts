@@ -1,0 +1,224 @@
+/**
+ * npx tsx scripts/bench/webhooks.ts [--events 10000] [--endpoints 3] [--duration 5] [--connections 16] [--split]
+ *
+ * Webhook fan-out benchmark. Writes `--events` catalogue events (user.created + reward.granted
+ * on 100 users) and `--endpoints` endpoints straight into a fresh embedded log, starts the real
+ * service (child process, 127.0.0.1), and measures:
+ *   - deliveries/s: every message received by the local receivers (their own process; signatures
+ *     checked on a sample);
+ *   - the API while it delivers: GET /users/{id} req/s and p99 with autocannon, against the same
+ *     service once the outbox is empty (the baseline).
+ */
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { parseArgs } from 'node:util';
+import autocannon from 'autocannon';
+import { RandomIds } from '../../src/adapters/system/random-ids.js';
+import { EventLog } from '../../src/application/event-log.js';
+import { WEBHOOK_FEED } from '../../src/application/webhooks/webhook-feeder.js';
+import { generateWebhookSecret } from '../../src/application/webhooks/webhook-signing.js';
+import { openEmbeddedBackend } from '../../src/backends/embedded.js';
+import type { NewDomainEvent } from '../../src/domain/decider.js';
+import { streams } from '../../src/domain/events/index.js';
+
+const { values: args } = parseArgs({
+  options: {
+    events: { type: 'string', default: '10000' },
+    endpoints: { type: 'string', default: '3' },
+    duration: { type: 'string', default: '5' },
+    connections: { type: 'string', default: '16' },
+    split: { type: 'boolean', default: false },
+  },
+  strict: true,
+});
+const EVENTS = Number(args.events);
+const ENDPOINTS = Number(args.endpoints);
+const DURATION = Number(args.duration);
+const CONNECTIONS = Number(args.connections);
+/** --split: the API (RUN_PROJECTOR=false) and the projector, which delivers, as two processes. */
+const SPLIT = args.split;
+const USERS = 100;
+const CLIENT = 'bench-client';
+const SECRET = 'bench-secret';
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+interface Counts {
+  received: number;
+  verified: number;
+  firstAt: number;
+  lastAt: number;
+}
+
+/** The receivers run in their own process, so they do not take the load generator's CPU. */
+async function startReceivers(secrets: string[]) {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/bench/webhook-receivers.ts', ...secrets], {
+    cwd: ROOT,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  const urls = await new Promise<string[]>((resolve, reject) => {
+    child.once('message', (message) => resolve((message as { urls: string[] }).urls));
+    child.once('exit', (code) => reject(new Error(`receivers exited with ${code}`)));
+  });
+  const counts = () =>
+    new Promise<Counts[]>((resolve) => {
+      child.once('message', (message) => resolve((message as { counts: Counts[] }).counts));
+      child.send('counts');
+    });
+  return { urls, counts, stop: () => child.kill() };
+}
+
+/** The log the service will start on: endpoints first, then the events to fan out. */
+async function seed(dataDir: string, urls: string[], secrets: string[]): Promise<void> {
+  const backend = openEmbeddedBackend(dataDir);
+  const log = new EventLog(backend.eventStore, new RandomIds());
+  const context = { correlation_id: 'bench-seed', causation_id: 'bench-seed', actor: 'process:bench-seed' };
+  const now = new Date().toISOString();
+  for (const [index, url] of urls.entries()) {
+    const webhook = { id: `bench-${index}`, url, events: null, description: null, enabled: true, created_at: now, updated_at: null };
+    await log.append(streams.webhook(webhook.id), [{ type: 'WebhookEndpointCreated', data: { webhook, secret: secrets[index]! } }], 'no_stream', context);
+  }
+  // Deliveries start from here (a first start would otherwise begin at the head of the log).
+  const endpointsAt = (await backend.eventStore.headPosition())!;
+  await backend.webhookOutbox.feed(WEBHOOK_FEED, [], null, endpointsAt);
+  const perUser = Math.ceil(EVENTS / USERS);
+  let written = 0;
+  for (let user = 0; user < USERS && written < EVENTS; user += 1) {
+    const appUserId = `bench-user-${user}`;
+    const events: NewDomainEvent[] = [
+      {
+        type: 'UserRegistered',
+        data: { app_user_id: appUserId, registered_at: now, is_trial: null, is_premium: null, first_seen_at: null, metadata: null, payment_customer_id: null },
+      },
+    ];
+    for (let grant = 1; grant < perUser && written + events.length < EVENTS; grant += 1) {
+      const grantId = `${appUserId}-g${grant}`;
+      events.push({
+        type: 'RewardGranted',
+        data: {
+          grant_id: grantId,
+          entry_id: grantId,
+          reward_key: 'bench-gift',
+          kind: 'basic',
+          credits: null,
+          granted_at: now,
+          expires_at: null,
+          cause: { type: 'manual', operation_id: null },
+          balance_after: null,
+          clawback: 'none',
+        },
+      });
+    }
+    await log.append(streams.user(appUserId), events, 'no_stream', context);
+    written += events.length;
+  }
+  await backend.close();
+}
+
+function startService(dataDir: string, role: 'all' | 'api' | 'projector' = 'all'): Promise<{ url: string; child: ChildProcess }> {
+  const env = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    PORT: '0',
+    HOST: '127.0.0.1',
+    CLIENT_API_KEYS: CLIENT,
+    SECRET_API_KEYS: SECRET,
+    LOG_LEVEL: 'info',
+    NODE_ENV: 'production',
+    WEBHOOKS_ALLOW_HTTP: 'true',
+    WEBHOOKS_ALLOW_PRIVATE: 'true',
+    RUN_PROJECTOR: role === 'api' ? 'false' : 'true',
+  };
+  const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts', role], { cwd: ROOT, env, stdio: ['ignore', 'pipe', 'inherit'] });
+  return new Promise((resolve, reject) => {
+    let buffer = '';
+    child.stdout!.on('data', (chunk: Buffer) => {
+      if (buffer.length < 100_000) buffer += chunk.toString();
+      const match = /"url":"(http:\/\/[^"]+)"/.exec(buffer);
+      if (match) resolve({ url: match[1]!, child });
+    });
+    child.once('exit', (code) => reject(new Error(`service exited with ${code}`)));
+  });
+}
+
+async function apiLoad(url: string) {
+  let reads = 0;
+  const result = await autocannon({
+    url,
+    connections: CONNECTIONS,
+    duration: DURATION,
+    headers: { 'x-api-key': CLIENT },
+    requests: [{ setupRequest: (request) => ({ ...request, method: 'GET', path: `/users/bench-user-${reads++ % USERS}` }) }],
+  });
+  return { 'req/s': Math.round(result.requests.average), 'p50 ms': result.latency.p50, 'p99 ms': result.latency.p99, 'non-2xx': result.non2xx };
+}
+
+async function main() {
+  const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-bench-webhooks-'));
+  const secrets = Array.from({ length: ENDPOINTS }, () => generateWebhookSecret());
+  const receivers = await startReceivers(secrets);
+  process.stderr.write(`seeding ${EVENTS} events and ${ENDPOINTS} endpoints…\n`);
+  await seed(dataDir, receivers.urls, secrets);
+  const expected = EVENTS * ENDPOINTS;
+  const started = performance.now();
+  const projector = SPLIT ? await startService(dataDir, 'projector') : null;
+  const service = await startService(dataDir, SPLIT ? 'api' : 'all');
+  try {
+    // The read models catch up with the seeded log first (deliveries start meanwhile).
+    for (;;) {
+      const ready = await fetch(`${service.url}/readyz`);
+      const body = (await ready.json()) as { data?: { projections: { lag: number | string }[] } };
+      if (ready.status === 200 && body.data?.projections.every((projection) => projection.lag === 0)) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    process.stderr.write(`delivering ${expected} messages; loading GET /users/{id} meanwhile (${DURATION} s, ${CONNECTIONS} connections)…\n`);
+    const received = async () => (await receivers.counts()).reduce((sum, target) => sum + target.received, 0);
+    const atStart = await received();
+    const during = await apiLoad(service.url);
+    const midway = (await received()) - atStart;
+    while ((await received()) < expected) {
+      if (performance.now() - started > 600_000) throw new Error('deliveries did not finish within 10 minutes');
+      await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    const final = await receivers.counts();
+    const first = Math.min(...final.map((target) => target.firstAt));
+    const last = Math.max(...final.map((target) => target.lastAt));
+    const seconds = (last - first) / 1000;
+    process.stderr.write('outbox empty; measuring the same API without deliveries…\n');
+    const idle = await apiLoad(service.url);
+    const summary = {
+      topology: SPLIT ? 'api + projector processes' : 'one all process',
+      events: EVENTS,
+      endpoints: ENDPOINTS,
+      messages: expected,
+      'delivery seconds (first to last)': Number(seconds.toFixed(2)),
+      'deliveries/s': Math.round(expected / seconds),
+      'delivered while the API was loaded': midway,
+      'still undelivered when the API load ended': expected - atStart - midway,
+      'signatures verified (sample)': final.reduce((sum, target) => sum + target.verified, 0),
+    };
+    console.log(JSON.stringify(summary, null, 2));
+    console.table([
+      { phase: 'API while delivering', ...during },
+      { phase: 'API with an empty outbox', ...idle },
+    ]);
+    const drop = 1 - during['req/s'] / idle['req/s'];
+    console.log(
+      `API throughput while delivering: ${(drop * 100).toFixed(1)}% ${drop >= 0 ? 'lower' : 'higher'}; p99 ${during['p99 ms']} ms vs ${idle['p99 ms']} ms`,
+    );
+  } finally {
+    for (const running of [service, projector]) {
+      if (!running) continue;
+      running.child.kill('SIGTERM');
+      await new Promise((resolve) => running.child.once('exit', resolve));
+    }
+    receivers.stop();
+    fs.rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+main().catch((error: unknown) => {
+  console.error(error);
+  process.exit(1);
+});

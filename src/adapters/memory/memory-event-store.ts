@@ -1,0 +1,185 @@
+import {
+  type AppendResult,
+  type EventStore,
+  type ExpectedRevision,
+  type NewEvent,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type RecordedEvent,
+  type RecordedEventJson,
+  WrongExpectedRevisionError,
+} from '../../ports/event-store.js';
+
+/**
+ * One stored event. Data and metadata are kept as JSON text, as the SQLite store keeps them:
+ * every read parses a fresh copy, so no caller can change what was stored, and values that
+ * JSON cannot hold are dropped or refused exactly as on the real backends.
+ */
+interface StoredEvent {
+  id: string;
+  stream: string;
+  revision: number;
+  type: string;
+  dataJson: string;
+  metadataJson: string;
+  recordedAtIso: string;
+}
+
+function revisionMatches(expected: ExpectedRevision, current: number): boolean {
+  if (expected === 'any') return true;
+  if (expected === 'no_stream') return current === -1;
+  if (expected === 'stream_exists') return current >= 0;
+  return current === expected;
+}
+
+/**
+ * The event log in memory, for fast application tests: the EventStore contract
+ * (test/contract/event-store.contract.ts) holds as on SQLite. Global position n is the n-th
+ * event ever appended (1-based), so `log[position - 1]` is that event.
+ */
+export class MemoryEventStore implements EventStore {
+  private readonly log: StoredEvent[] = [];
+  /** stream → positions of its events, in revision order. */
+  private readonly streams = new Map<string, bigint[]>();
+  /** event id → its position. */
+  private readonly positions = new Map<string, bigint>();
+  private readonly listeners = new Set<() => void>();
+
+  async append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    if (events.length === 0) throw new Error('append needs at least one event');
+    const current = this.currentRevision(stream);
+    const repeated = this.findRepeat(stream, events, expected);
+    if (repeated) return repeated;
+    if (!revisionMatches(expected, current)) throw new WrongExpectedRevisionError(stream, expected, current);
+    const ids = new Set(events.map((event) => event.id));
+    if (ids.size < events.length || events.some((event) => this.positions.has(event.id))) {
+      throw new Error(`append to ${stream}: an event id is already in the log`);
+    }
+    // Serialise every event before storing any, so an event JSON cannot hold writes nothing.
+    const recordedAtIso = new Date().toISOString();
+    const stored = events.map(
+      (event, index): StoredEvent => ({
+        id: event.id,
+        stream,
+        revision: current + 1 + index,
+        type: event.type,
+        dataJson: JSON.stringify(event.data),
+        metadataJson: JSON.stringify(event.metadata),
+        recordedAtIso,
+      }),
+    );
+    const positions = this.streams.get(stream) ?? [];
+    for (const event of stored) {
+      this.log.push(event);
+      const position = BigInt(this.log.length);
+      positions.push(position);
+      this.positions.set(event.id, position);
+    }
+    this.streams.set(stream, positions);
+    this.notify();
+    return { nextExpectedRevision: current + events.length, position: BigInt(this.log.length) };
+  }
+
+  private currentRevision(stream: string): number {
+    return (this.streams.get(stream)?.length ?? 0) - 1;
+  }
+
+  /**
+   * Idempotent re-append (as SqliteEventStore): when the same event ids were already written to
+   * this stream right after the expected revision, answer with the original result.
+   */
+  private findRepeat(stream: string, events: NewEvent[], expected: ExpectedRevision): AppendResult | null {
+    const firstPosition = this.positions.get(events[0]!.id);
+    if (firstPosition === undefined) return null;
+    const first = this.at(firstPosition);
+    const positions = events.map((event) => this.positions.get(event.id));
+    const consecutive = positions.every((position, index) => {
+      const event = position === undefined ? undefined : this.at(position);
+      return event !== undefined && event.stream === stream && event.revision === first.revision + index;
+    });
+    const startsWhereExpected =
+      expected === 'any' ||
+      (expected === 'no_stream' && first.revision === 0) ||
+      (expected === 'stream_exists' && first.revision > 0) ||
+      (typeof expected === 'number' && first.revision === expected + 1);
+    if (!consecutive || !startsWhereExpected) throw new WrongExpectedRevisionError(stream, expected, this.currentRevision(stream));
+    const last = positions[positions.length - 1]!;
+    return { nextExpectedRevision: this.at(last).revision, position: last };
+  }
+
+  private at(position: bigint): StoredEvent {
+    return this.log[Number(position) - 1]!;
+  }
+
+  async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
+    const positions = this.streams.get(stream) ?? [];
+    const count = options.maxCount ?? Number.POSITIVE_INFINITY;
+    let selected: bigint[];
+    if (options.direction === 'backwards') {
+      const from = Math.min(options.fromRevision ?? positions.length - 1, positions.length - 1);
+      selected = positions.slice(Math.max(0, from + 1 - count), from + 1).reverse();
+    } else {
+      const from = Math.max(0, options.fromRevision ?? 0);
+      selected = positions.slice(from, from + count);
+    }
+    return selected.map((position) => this.recorded(position));
+  }
+
+  async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
+    return this.page(options).map((position) => this.recorded(position));
+  }
+
+  async readAllJson(options: ReadAllOptions): Promise<RecordedEventJson[]> {
+    return this.page(options).map((position) => {
+      const { stream, revision, id, type, dataJson, metadataJson, recordedAtIso } = this.at(position);
+      return { position, id, stream, revision, type, dataJson, metadataJson, recordedAtIso };
+    });
+  }
+
+  /** Positions of the events of one readAll page. */
+  private page({ after, limit, filter }: ReadAllOptions): bigint[] {
+    const prefixes = filter?.streamPrefixes ?? [];
+    const types = filter?.types ?? [];
+    const positions: bigint[] = [];
+    for (let index = after === null ? 0 : Number(after); index < this.log.length && positions.length < limit; index += 1) {
+      const event = this.log[index]!;
+      if (prefixes.length > 0 && !prefixes.some((prefix) => event.stream.startsWith(prefix))) continue;
+      if (types.length > 0 && !types.includes(event.type)) continue;
+      positions.push(BigInt(index + 1));
+    }
+    return positions;
+  }
+
+  private recorded(position: bigint): RecordedEvent {
+    const { id, stream, revision, type, dataJson, metadataJson, recordedAtIso } = this.at(position);
+    return {
+      id,
+      stream,
+      revision,
+      position,
+      type,
+      data: JSON.parse(dataJson) as RecordedEvent['data'],
+      metadata: JSON.parse(metadataJson) as RecordedEvent['metadata'],
+      recordedAt: new Date(recordedAtIso),
+    };
+  }
+
+  async headPosition(): Promise<bigint | null> {
+    return this.log.length === 0 ? null : BigInt(this.log.length);
+  }
+
+  /** Listeners are called in a microtask after the append has stored its events, never inside it. */
+  watch(listener: () => void): () => void {
+    const subscription = () => listener();
+    this.listeners.add(subscription);
+    return () => this.listeners.delete(subscription);
+  }
+
+  private notify(): void {
+    for (const listener of this.listeners) queueMicrotask(listener);
+  }
+
+  async close(): Promise<void> {
+    this.listeners.clear();
+  }
+}

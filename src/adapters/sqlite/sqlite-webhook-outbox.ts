@@ -1,0 +1,226 @@
+import type { AttemptRecord, EndpointQueueStats, NewOutboxMessage, OutboxListQuery, OutboxMessage, WebhookOutbox } from '../../ports/webhook-outbox.js';
+import { FeedCheckpointMovedError } from '../../ports/webhook-outbox.js';
+import { guardSqlite, type SqliteConnection, writeTransaction } from './sqlite-database.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS webhook_messages (
+  endpoint_id      TEXT    NOT NULL,
+  message_id       TEXT    NOT NULL,
+  event_id         TEXT    NOT NULL,
+  event_type       TEXT    NOT NULL,
+  position         INTEGER NOT NULL,
+  payload          TEXT    NOT NULL,
+  enqueued_at      TEXT    NOT NULL,
+  status           TEXT    NOT NULL,
+  open             INTEGER NOT NULL,
+  attempts         INTEGER NOT NULL DEFAULT 0,
+  first_attempt_at TEXT,
+  next_attempt_at  TEXT    NOT NULL,
+  last_status_code INTEGER,
+  last_error       TEXT,
+  last_latency_ms  INTEGER,
+  delivered_at     TEXT,
+  PRIMARY KEY (endpoint_id, message_id)
+) WITHOUT ROWID;
+CREATE INDEX IF NOT EXISTS webhook_messages_open ON webhook_messages (open, endpoint_id, position);
+CREATE INDEX IF NOT EXISTS webhook_messages_by_position ON webhook_messages (endpoint_id, position);
+CREATE TABLE IF NOT EXISTS webhook_feeds (name TEXT PRIMARY KEY, position INTEGER);
+CREATE TABLE IF NOT EXISTS webhook_endpoint_health (endpoint_id TEXT PRIMARY KEY, failing_since TEXT);
+`;
+
+interface Row {
+  endpoint_id: string;
+  message_id: string;
+  event_id: string;
+  event_type: string;
+  position: bigint;
+  payload: string;
+  enqueued_at: string;
+  status: OutboxMessage['status'];
+  attempts: bigint;
+  first_attempt_at: string | null;
+  next_attempt_at: string;
+  last_status_code: bigint | null;
+  last_error: string | null;
+  last_latency_ms: bigint | null;
+  delivered_at: string | null;
+}
+
+function toMessage(row: Row): OutboxMessage {
+  return {
+    endpoint_id: row.endpoint_id,
+    message_id: row.message_id,
+    event_id: row.event_id,
+    event_type: row.event_type,
+    position: BigInt(row.position),
+    payload: row.payload,
+    enqueued_at: row.enqueued_at,
+    status: row.status,
+    attempts: Number(row.attempts),
+    first_attempt_at: row.first_attempt_at,
+    next_attempt_at: row.next_attempt_at,
+    last_status_code: row.last_status_code === null ? null : Number(row.last_status_code),
+    last_error: row.last_error,
+    last_latency_ms: row.last_latency_ms === null ? null : Number(row.last_latency_ms),
+    delivered_at: row.delivered_at,
+  };
+}
+
+const COLUMNS = 'endpoint_id, message_id, event_id, event_type, position, payload, enqueued_at, status, open, attempts, next_attempt_at';
+
+/** The outbox in the embedded database: messages and the feed checkpoint move in one transaction. */
+export class SqliteWebhookOutbox implements WebhookOutbox {
+  private readonly statements;
+
+  constructor(private readonly db: SqliteConnection) {
+    db.exec(SCHEMA);
+    const read = <P extends unknown[], R>(sql: string) => db.prepare<P, R>(sql).safeIntegers(true);
+    this.statements = {
+      insert: db.prepare(`INSERT INTO webhook_messages (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, 0, ?) ON CONFLICT DO NOTHING`),
+      requeue: db.prepare(
+        `INSERT INTO webhook_messages (${COLUMNS}) VALUES (?, ?, ?, ?, ?, ?, ?, 'pending', 1, 0, ?) ` +
+          `ON CONFLICT (endpoint_id, message_id) DO UPDATE SET status = 'pending', open = 1, attempts = 0, first_attempt_at = NULL, ` +
+          'next_attempt_at = excluded.next_attempt_at, delivered_at = NULL, payload = excluded.payload',
+      ),
+      feedPosition: read<[string], { position: bigint | null }>('SELECT position FROM webhook_feeds WHERE name = ?'),
+      saveFeed: db.prepare('INSERT INTO webhook_feeds (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position'),
+      heads: read<[], { endpoint_id: string; position: bigint }>(
+        'SELECT endpoint_id, MIN(position) AS position FROM webhook_messages WHERE open = 1 GROUP BY endpoint_id',
+      ),
+      head: read<[string], Row>('SELECT * FROM webhook_messages WHERE open = 1 AND endpoint_id = ? ORDER BY position LIMIT 1'),
+      atPosition: read<[string, bigint], Row>('SELECT * FROM webhook_messages WHERE endpoint_id = ? AND position = ? AND open = 1 LIMIT 1'),
+      record: db.prepare(
+        'UPDATE webhook_messages SET status = ?, open = ?, attempts = attempts + 1, first_attempt_at = COALESCE(first_attempt_at, ?), next_attempt_at = ?, ' +
+          'last_status_code = ?, last_error = ?, last_latency_ms = ?, delivered_at = ? WHERE endpoint_id = ? AND message_id = ?',
+      ),
+      get: read<[string, string], Row>('SELECT * FROM webhook_messages WHERE endpoint_id = ? AND message_id = ?'),
+      redeliver: db.prepare(
+        "UPDATE webhook_messages SET status = 'pending', open = 1, attempts = 0, first_attempt_at = NULL, next_attempt_at = ?, delivered_at = NULL WHERE endpoint_id = ? AND message_id = ?",
+      ),
+      stats: read<[], { endpoint_id: string; depth: bigint; oldest: string | null }>(
+        'SELECT endpoint_id, COUNT(*) AS depth, MIN(enqueued_at) AS oldest FROM webhook_messages WHERE open = 1 GROUP BY endpoint_id',
+      ),
+      failingSince: db.prepare<[string], { failing_since: string | null }>('SELECT failing_since FROM webhook_endpoint_health WHERE endpoint_id = ?'),
+      setFailingSince: db.prepare(
+        'INSERT INTO webhook_endpoint_health (endpoint_id, failing_since) VALUES (?, ?) ON CONFLICT (endpoint_id) DO UPDATE SET failing_since = excluded.failing_since',
+      ),
+      removeMessages: db.prepare('DELETE FROM webhook_messages WHERE endpoint_id = ?'),
+      removeHealth: db.prepare('DELETE FROM webhook_endpoint_health WHERE endpoint_id = ?'),
+    };
+  }
+
+  private values(message: NewOutboxMessage, due: string) {
+    return [message.endpoint_id, message.message_id, message.event_id, message.event_type, message.position, message.payload, message.enqueued_at, due];
+  }
+
+  async feed(name: string, messages: NewOutboxMessage[], after: bigint | null, position: bigint): Promise<void> {
+    writeTransaction(this.db, () => {
+      const stored = this.statements.feedPosition.get(name)?.position ?? null;
+      if (stored !== after) throw new FeedCheckpointMovedError(name);
+      for (const message of messages) this.statements.insert.run(...this.values(message, message.enqueued_at));
+      this.statements.saveFeed.run(name, position);
+    });
+  }
+
+  async feedCheckpoint(name: string): Promise<bigint | null> {
+    return guardSqlite(() => this.statements.feedPosition.get(name)?.position ?? null);
+  }
+
+  async requeue(messages: NewOutboxMessage[], now: string): Promise<number> {
+    writeTransaction(this.db, () => {
+      for (const message of messages) this.statements.requeue.run(...this.values(message, now));
+    });
+    return messages.length;
+  }
+
+  async dueEndpoints(now: string): Promise<string[]> {
+    return guardSqlite(() =>
+      this.statements.heads
+        .all()
+        .filter((head) => {
+          const row = this.statements.atPosition.get(head.endpoint_id, head.position);
+          return row !== undefined && row.next_attempt_at <= now;
+        })
+        .map((head) => head.endpoint_id),
+    );
+  }
+
+  async head(endpointId: string): Promise<OutboxMessage | null> {
+    const row = guardSqlite(() => this.statements.head.get(endpointId));
+    return row ? toMessage(row) : null;
+  }
+
+  async recordAttempt(endpointId: string, messageId: string, attempt: AttemptRecord): Promise<void> {
+    const open = attempt.status === 'failed' ? 1 : 0;
+    const deliveredAt = attempt.status === 'delivered' ? attempt.attempted_at : null;
+    writeTransaction(this.db, () =>
+      this.statements.record.run(
+        attempt.status,
+        open,
+        attempt.attempted_at,
+        attempt.next_attempt_at,
+        attempt.status_code,
+        attempt.error,
+        attempt.latency_ms,
+        deliveredAt,
+        endpointId,
+        messageId,
+      ),
+    );
+  }
+
+  async get(endpointId: string, messageId: string): Promise<OutboxMessage | null> {
+    const row = guardSqlite(() => this.statements.get.get(endpointId, messageId));
+    return row ? toMessage(row) : null;
+  }
+
+  async list(endpointId: string, query: OutboxListQuery): Promise<OutboxMessage[]> {
+    const clauses = ['endpoint_id = ?'];
+    const params: unknown[] = [endpointId];
+    if (query.status) {
+      clauses.push('status = ?');
+      params.push(query.status);
+    }
+    if (query.after !== undefined && query.after !== null) {
+      clauses.push('position > ?');
+      params.push(query.after);
+    }
+    params.push(query.limit);
+    const rows = guardSqlite(() =>
+      this.db
+        .prepare(`SELECT * FROM webhook_messages WHERE ${clauses.join(' AND ')} ORDER BY position LIMIT ?`)
+        .safeIntegers(true)
+        .all(...params),
+    ) as Row[];
+    return rows.map(toMessage);
+  }
+
+  async redeliver(endpointId: string, messageId: string, now: string): Promise<boolean> {
+    return writeTransaction(this.db, () => this.statements.redeliver.run(now, endpointId, messageId).changes > 0);
+  }
+
+  async stats(): Promise<EndpointQueueStats[]> {
+    return guardSqlite(() => this.statements.stats.all()).map((row) => ({
+      endpoint_id: row.endpoint_id,
+      depth: Number(row.depth),
+      oldest_enqueued_at: row.oldest,
+    }));
+  }
+
+  async failingSince(endpointId: string): Promise<string | null> {
+    return guardSqlite(() => this.statements.failingSince.get(endpointId)?.failing_since ?? null);
+  }
+
+  async setFailingSince(endpointId: string, since: string | null): Promise<void> {
+    writeTransaction(this.db, () => this.statements.setFailingSince.run(endpointId, since));
+  }
+
+  async removeEndpoint(endpointId: string): Promise<void> {
+    writeTransaction(this.db, () => {
+      this.statements.removeMessages.run(endpointId);
+      this.statements.removeHealth.run(endpointId);
+    });
+  }
+
+  async close(): Promise<void> {}
+}

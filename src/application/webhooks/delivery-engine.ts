@@ -1,0 +1,218 @@
+import { type WebhookDoc, WEBHOOKS } from '../../../projections/webhooks.js';
+import type { RewardDefinition } from '../../domain/rewards/reward-schemas.js';
+import type { FulfilmentAction } from '../../domain/webhooks/message-catalogue.js';
+import { afterFailure, parseRetryAfter } from '../../domain/webhooks/retry-schedule.js';
+import { signingSecrets } from '../../domain/webhooks/webhook-endpoint.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Logger } from '../../ports/logger.js';
+import type { PartnerEntitlements } from '../../ports/partner-entitlements.js';
+import type { ReadStore } from '../../ports/read-store.js';
+import type { OutboxMessage, WebhookOutbox } from '../../ports/webhook-outbox.js';
+import type { Metrics } from '../../observability/metrics.js';
+import { type PostOutcome, postWithTimeout } from './http-post.js';
+import { REVENUECAT_ENDPOINT } from './webhook-feeder.js';
+import { checkWebhookUrl, type UrlPolicySettings } from './webhook-url-policy.js';
+import { signWebhook } from './webhook-signing.js';
+
+export interface DeliverySettings extends UrlPolicySettings {
+  WEBHOOK_TIMEOUT_MS: number;
+  WEBHOOK_RETRY_HOURS: number;
+  WEBHOOK_DISABLE_AFTER_HOURS: number;
+}
+
+export interface DeliveryEngineDeps {
+  outbox: WebhookOutbox;
+  readStore: ReadStore;
+  clock: Clock;
+  settings: DeliverySettings;
+  metrics: Metrics;
+  logger: Logger;
+  /** Disables an endpoint with an event (410 Gone, failing continuously). */
+  disable(endpointId: string, reason: string): Promise<void>;
+  /** RevenueCat when configured. */
+  partner: PartnerEntitlements | null;
+  /** A random number in [0, 1) for the backoff jitter (injectable). */
+  random?: () => number;
+}
+
+/** How often due messages are looked for when nothing wakes the engine (retries come due on the clock). */
+const POLL_MS = 100;
+/** Endpoints delivered to at once; each endpoint has one message in flight (its log order). */
+const MAX_ENDPOINTS_IN_FLIGHT = 64;
+
+type Attempt = PostOutcome & { permanent: boolean; gone: boolean };
+
+/**
+ * Delivers the outbox: each endpoint in its own lane, one message at a time in log order
+ * (at-least-once: an attempt is recorded after the receiver answered, so a crash repeats it).
+ * A failing endpoint's lane waits for its next attempt time; the other lanes go on.
+ */
+export class DeliveryEngine {
+  private readonly lanes = new Map<string, Promise<void>>();
+  private timer: NodeJS.Timeout | null = null;
+  private running = false;
+  private ticking = false;
+  private readonly random: () => number;
+
+  constructor(private readonly deps: DeliveryEngineDeps) {
+    this.random = deps.random ?? Math.random;
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    this.schedule(0);
+  }
+
+  /** Stops looking for work and waits for the attempts in flight to be recorded. */
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = null;
+    await Promise.allSettled([...this.lanes.values()]);
+  }
+
+  /** New messages were fed: look now rather than at the next poll. */
+  wake(): void {
+    if (this.running && !this.ticking) this.schedule(0);
+  }
+
+  private schedule(ms: number): void {
+    if (this.timer) clearTimeout(this.timer);
+    this.timer = setTimeout(() => void this.tick(), ms);
+  }
+
+  private async tick(): Promise<void> {
+    if (!this.running) return;
+    this.ticking = true;
+    try {
+      const due = await this.deps.outbox.dueEndpoints(this.now());
+      for (const endpointId of due) {
+        if (this.lanes.size >= MAX_ENDPOINTS_IN_FLIGHT) break;
+        if (this.lanes.has(endpointId)) continue;
+        const lane = this.drain(endpointId)
+          .catch((error: unknown) => this.deps.logger.error({ err: error, endpoint: endpointId }, 'webhook delivery lane failed; it will be retried'))
+          .finally(() => this.lanes.delete(endpointId));
+        this.lanes.set(endpointId, lane);
+      }
+    } catch (error) {
+      this.deps.logger.error({ err: error }, 'looking for due webhook deliveries failed; retrying');
+    } finally {
+      this.ticking = false;
+      if (this.running) this.schedule(POLL_MS);
+    }
+  }
+
+  private now(): string {
+    return this.deps.clock.now().toISOString();
+  }
+
+  /** Delivers the endpoint's due messages in order until none is due (or the endpoint is off). */
+  private async drain(endpointId: string): Promise<void> {
+    while (this.running) {
+      const message = await this.deps.outbox.head(endpointId);
+      if (!message || message.next_attempt_at > this.now()) return;
+      if (endpointId === REVENUECAT_ENDPOINT) {
+        if (!this.deps.partner) return;
+        await this.record(message, await this.fulfil(message), null);
+        continue;
+      }
+      const endpoint = await this.deps.readStore.get<WebhookDoc>(WEBHOOKS, endpointId);
+      if (!endpoint) {
+        await this.deps.outbox.removeEndpoint(endpointId);
+        return;
+      }
+      if (!endpoint.enabled) return;
+      const attempt = await this.send(endpoint, message);
+      await this.record(message, attempt, endpoint);
+      if (attempt.statusCode === null || attempt.statusCode < 200 || attempt.statusCode >= 300) return;
+    }
+  }
+
+  private async send(endpoint: WebhookDoc, message: OutboxMessage): Promise<Attempt> {
+    try {
+      await checkWebhookUrl(endpoint.url, this.deps.settings);
+    } catch (error) {
+      return { statusCode: null, latencyMs: 0, retryAfter: null, error: (error as Error).message, permanent: false, gone: false };
+    }
+    const secrets = signingSecrets(endpoint.secrets, this.deps.clock.now());
+    // The signature's timestamp is the wall-clock send time: receivers check it against their clocks.
+    const headers = { ...signWebhook(message.message_id, new Date(), message.payload, secrets), 'content-type': 'application/json' };
+    const outcome = await postWithTimeout(endpoint.url, headers, message.payload, this.deps.settings.WEBHOOK_TIMEOUT_MS);
+    return { ...outcome, permanent: false, gone: outcome.statusCode === 410 };
+  }
+
+  private async fulfil(message: OutboxMessage): Promise<Attempt> {
+    const partner = this.deps.partner!;
+    const action = JSON.parse(message.payload) as FulfilmentAction;
+    const reward = await this.deps.readStore.get<RewardDefinition>('rewards', action.reward_key);
+    if (!reward?.entitlement_id) {
+      return {
+        statusCode: null,
+        latencyMs: 0,
+        retryAfter: null,
+        error: `reward ${action.reward_key} has no entitlement_id (yet)`,
+        permanent: false,
+        gone: false,
+      };
+    }
+    const outcome =
+      action.action === 'grant'
+        ? await partner.grant(action.app_user_id, reward.entitlement_id, action.expires_at)
+        : await partner.revoke(action.app_user_id, reward.entitlement_id);
+    // A refusal (4xx other than 408/429) will not change by retrying: record it and move on.
+    const code = outcome.statusCode;
+    const permanent = code !== null && code >= 400 && code < 500 && code !== 408 && code !== 429;
+    return { ...outcome, permanent, gone: false };
+  }
+
+  private async record(message: OutboxMessage, attempt: Attempt, endpoint: WebhookDoc | null): Promise<void> {
+    const { outbox, metrics, settings, logger } = this.deps;
+    const now = this.deps.clock.now();
+    const endpointId = message.endpoint_id;
+    const delivered = attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300;
+    const base = { attempted_at: now.toISOString(), status_code: attempt.statusCode, error: attempt.error, latency_ms: attempt.latencyMs };
+    if (delivered) {
+      await outbox.recordAttempt(endpointId, message.message_id, { ...base, status: 'delivered', next_attempt_at: message.next_attempt_at });
+      metrics.webhookDeliveries.inc({ endpoint: endpointId, outcome: 'delivered' });
+      if ((await outbox.failingSince(endpointId)) !== null) await outbox.setFailingSince(endpointId, null);
+      return;
+    }
+    const firstAttemptAt = new Date(message.first_attempt_at ?? now.toISOString());
+    const verdict = attempt.permanent
+      ? ({ status: 'dead' } as const)
+      : afterFailure({
+          firstAttemptAt,
+          now,
+          attempts: message.attempts + 1,
+          retryAfterMs: parseRetryAfter(attempt.retryAfter, now),
+          retryWindowMs: settings.WEBHOOK_RETRY_HOURS * 3_600_000,
+          random: this.random(),
+        });
+    const next = verdict.status === 'failed' ? verdict.nextAttemptAt.toISOString() : message.next_attempt_at;
+    await outbox.recordAttempt(endpointId, message.message_id, { ...base, status: verdict.status, next_attempt_at: next });
+    metrics.webhookDeliveries.inc({ endpoint: endpointId, outcome: attempt.permanent ? 'refused' : verdict.status });
+    if (attempt.permanent) {
+      logger.error(
+        { endpoint: endpointId, message: message.message_id, status: attempt.statusCode, error: attempt.error },
+        'partner refused a fulfilment; recorded as dead',
+      );
+      return;
+    }
+    logger.warn(
+      { endpoint: endpointId, message: message.message_id, status: attempt.statusCode, error: attempt.error, next_attempt_at: next, verdict: verdict.status },
+      'webhook delivery failed',
+    );
+    if (!endpoint) return;
+    if (attempt.gone) {
+      await this.deps.disable(endpointId, 'the endpoint answered 410 Gone');
+      return;
+    }
+    const failingSince = await outbox.failingSince(endpointId);
+    if (failingSince === null) await outbox.setFailingSince(endpointId, now.toISOString());
+    else if (now.getTime() - Date.parse(failingSince) >= settings.WEBHOOK_DISABLE_AFTER_HOURS * 3_600_000) {
+      await this.deps.disable(endpointId, `failing continuously since ${failingSince} (WEBHOOK_DISABLE_AFTER_HOURS=${settings.WEBHOOK_DISABLE_AFTER_HOURS})`);
+      await outbox.setFailingSince(endpointId, null);
+    }
+  }
+}

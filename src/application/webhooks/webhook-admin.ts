@@ -1,0 +1,172 @@
+import { inject, injectable } from 'tsyringe';
+import { type WebhookDoc, WEBHOOKS } from '../../../projections/webhooks.js';
+import type { Config } from '../../config.js';
+import { DomainError } from '../../domain/domain-error.js';
+import { streams } from '../../domain/events/index.js';
+import type { WebhookEndpoint } from '../../domain/events/webhook-events.js';
+import {
+  decideDefineWebhook,
+  decideDeleteWebhook,
+  decideDisableWebhook,
+  decideRotateSecret,
+  signingSecrets,
+  webhookEndpointEvolver,
+  type WebhookEndpointInput,
+} from '../../domain/webhooks/webhook-endpoint.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Ids } from '../../ports/ids.js';
+import type { ReadStore } from '../../ports/read-store.js';
+import { TOKENS } from '../../ports/tokens.js';
+import type { DeliveryStatus, OutboxMessage, WebhookOutbox } from '../../ports/webhook-outbox.js';
+import { EventLog, type CommandContext } from '../event-log.js';
+import { ReadYourWrites } from '../read-your-writes.js';
+import { StreamExecutor } from '../stream-executor.js';
+import { postWithTimeout } from './http-post.js';
+import { outboxMessagesFor, REVENUECAT_ENDPOINT, WEBHOOK_FEED } from './webhook-feeder.js';
+import { checkWebhookUrl } from './webhook-url-policy.js';
+import { generateWebhookSecret, signWebhook } from './webhook-signing.js';
+
+const REPLAY_PAGE = 1_000;
+
+/** A delivery as the admin API lists it (SPEC §12). */
+export function deliveryView(message: OutboxMessage) {
+  return {
+    message_id: message.message_id,
+    event_type: message.event_type,
+    position: message.position.toString(),
+    status: message.status,
+    attempts: message.attempts,
+    last_status_code: message.last_status_code,
+    last_error: message.last_error,
+    last_latency_ms: message.last_latency_ms,
+    next_attempt_at: message.status === 'pending' || message.status === 'failed' ? message.next_attempt_at : null,
+    delivered_at: message.delivered_at,
+  };
+}
+
+/** The admin API of outgoing webhooks: endpoint configuration (event-sourced), deliveries, replay. */
+@injectable()
+export class WebhookAdmin {
+  constructor(
+    @inject(StreamExecutor) private readonly executor: StreamExecutor,
+    @inject(ReadYourWrites) private readonly readYourWrites: ReadYourWrites,
+    @inject(EventLog) private readonly log: EventLog,
+    @inject(TOKENS.ReadStore) private readonly readStore: ReadStore,
+    @inject(TOKENS.WebhookOutbox) private readonly outbox: WebhookOutbox,
+    @inject(TOKENS.Config) private readonly config: Config,
+    @inject(TOKENS.Clock) private readonly clock: Clock,
+    @inject(TOKENS.Ids) private readonly ids: Ids,
+  ) {}
+
+  async define(input: WebhookEndpointInput, given: { events: boolean; description: boolean; enabled: boolean }, context: CommandContext) {
+    await checkWebhookUrl(input.url, this.config);
+    const executed = await this.executor.execute(
+      streams.webhook(input.id),
+      webhookEndpointEvolver,
+      (state) => decideDefineWebhook(state, input, given, generateWebhookSecret(), this.clock.now()),
+      context,
+    );
+    await this.readYourWrites.after(executed.position);
+    return executed.result;
+  }
+
+  async rotateSecret(id: string, overlapSeconds: number, context: CommandContext): Promise<{ webhook: WebhookEndpoint; secret: string }> {
+    const executed = await this.executor.execute(
+      streams.webhook(id),
+      webhookEndpointEvolver,
+      (state) => decideRotateSecret(state, id, generateWebhookSecret(), overlapSeconds, this.clock.now()),
+      context,
+    );
+    await this.readYourWrites.after(executed.position);
+    return executed.result;
+  }
+
+  async delete(id: string, context: CommandContext): Promise<void> {
+    const executed = await this.executor.execute(
+      streams.webhook(id),
+      webhookEndpointEvolver,
+      (state) => decideDeleteWebhook(state, id, this.clock.now()),
+      context,
+    );
+    await this.outbox.removeEndpoint(id);
+    await this.readYourWrites.after(executed.position);
+  }
+
+  /** The delivery engine's disabling (410, failing continuously): an event like any other change. */
+  async disable(id: string, reason: string): Promise<void> {
+    const context = { correlation_id: this.ids.uuid(), causation_id: `webhook-delivery:${id}`, actor: 'process:webhook-delivery' };
+    await this.executor.execute(streams.webhook(id), webhookEndpointEvolver, (state) => decideDisableWebhook(state, id, reason, this.clock.now()), context);
+  }
+
+  get(id: string): Promise<WebhookDoc | null> {
+    return this.readStore.get<WebhookDoc>(WEBHOOKS, id);
+  }
+
+  list(): Promise<WebhookDoc[]> {
+    return this.readStore.find<WebhookDoc>(WEBHOOKS, { orderBy: { field: 'created_at', direction: 'asc' } });
+  }
+
+  private async existing(id: string): Promise<WebhookDoc> {
+    const endpoint = await this.get(id);
+    if (!endpoint) throw new DomainError('NOT_FOUND.WEBHOOK', `No webhook endpoint ${id}`, 'path:/id');
+    return endpoint;
+  }
+
+  /** Sends a signed `webhook.ping` now (not through the outbox) and says how the receiver answered. */
+  async ping(id: string) {
+    const endpoint = await this.existing(id);
+    await checkWebhookUrl(endpoint.url, this.config);
+    const messageId = this.ids.uuid();
+    const body = JSON.stringify({ type: 'webhook.ping', timestamp: this.clock.now().toISOString(), data: { webhook_id: id } });
+    const headers = { ...signWebhook(messageId, new Date(), body, signingSecrets(endpoint.secrets, this.clock.now())), 'content-type': 'application/json' };
+    const outcome = await postWithTimeout(endpoint.url, headers, body, this.config.WEBHOOK_TIMEOUT_MS);
+    const delivered = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
+    return { message_id: messageId, delivered, status_code: outcome.statusCode, latency_ms: outcome.latencyMs, error: outcome.error };
+  }
+
+  async deliveries(id: string, query: { status?: DeliveryStatus; after?: bigint | null; limit: number }) {
+    if (id !== REVENUECAT_ENDPOINT) await this.existing(id);
+    const page = await this.outbox.list(id, query);
+    return { deliveries: page.map(deliveryView), next_after: page.length === query.limit ? page[page.length - 1]!.position.toString() : null };
+  }
+
+  async redeliver(id: string, messageId: string) {
+    if (id !== REVENUECAT_ENDPOINT) await this.existing(id);
+    if (!(await this.outbox.redeliver(id, messageId, this.clock.now().toISOString()))) {
+      throw new DomainError('NOT_FOUND.DELIVERY', `No delivery ${messageId} for webhook endpoint ${id}`, 'path:/message_id');
+    }
+    return deliveryView((await this.outbox.get(id, messageId))!);
+  }
+
+  /**
+   * Re-enqueues the endpoint's messages from the log after `after_position` and/or recorded at
+   * or after `since` (both bounds apply when both are given) up to where the outbox feed stands (later events are fed
+   * anyway), with the endpoint's current event filter. Delivered and dead ones go again.
+   */
+  async replay(id: string, from: { after_position?: bigint; since?: string }) {
+    const endpoint = await this.existing(id);
+    const until = await this.outbox.feedCheckpoint(WEBHOOK_FEED);
+    let after = from.after_position ?? null;
+    const sinceMs = from.since === undefined ? null : Date.parse(from.since);
+    const subscribed: [string, Pick<WebhookEndpoint, 'enabled' | 'events'>][] = [[id, { enabled: true, events: endpoint.events }]];
+    let requeued = 0;
+    let first: string | null = null;
+    let last: string | null = null;
+    const now = this.clock.now().toISOString();
+    while (until !== null && (after === null || after < until)) {
+      const page = (await this.log.readAll(after, REPLAY_PAGE)).filter((event) => event.position <= until);
+      if (page.length === 0) break;
+      const rows = page
+        .filter((event) => sinceMs === null || event.recordedAt.getTime() >= sinceMs)
+        .flatMap((event) => outboxMessagesFor(event, subscribed, this.ids, false, now));
+      requeued += await this.outbox.requeue(rows, now);
+      if (rows.length > 0) {
+        first ??= rows[0]!.position.toString();
+        last = rows[rows.length - 1]!.position.toString();
+      }
+      after = page[page.length - 1]!.position;
+      if (page.length < REPLAY_PAGE) break;
+    }
+    return { requeued, first_position: first, last_position: last };
+  }
+}

@@ -1,0 +1,163 @@
+import { streams } from '../../domain/events/index.js';
+import type { WebhookEndpoint } from '../../domain/events/webhook-events.js';
+import { toFulfilment, toWebhookMessage, type FulfilmentAction } from '../../domain/webhooks/message-catalogue.js';
+import type { Clock } from '../../ports/clock.js';
+import type { Ids } from '../../ports/ids.js';
+import type { Logger } from '../../ports/logger.js';
+import { FeedCheckpointMovedError, type NewOutboxMessage, type WebhookOutbox } from '../../ports/webhook-outbox.js';
+import type { EventLog, LoggedEvent } from '../event-log.js';
+import { LogFollower } from '../log-follower.js';
+
+const PAGE_SIZE = 500;
+/** The outbox feed's checkpoint name. */
+export const WEBHOOK_FEED = 'webhooks';
+/** The outbox "endpoint" of RevenueCat fulfilments (webhook ids cannot start with `_`). */
+export const REVENUECAT_ENDPOINT = '_revenuecat';
+
+/** Which endpoints get which messages at this point of the log: folded from `webhook-*` events in log order. */
+type Subscriptions = Map<string, Pick<WebhookEndpoint, 'enabled' | 'events'>>;
+
+function subscribe(subscriptions: Subscriptions, event: LoggedEvent): void {
+  switch (event.type) {
+    case 'WebhookEndpointCreated':
+    case 'WebhookEndpointUpdated':
+      subscriptions.set(event.data.webhook.id, { enabled: event.data.webhook.enabled, events: event.data.webhook.events });
+      break;
+    case 'WebhookEndpointDisabled': {
+      const current = subscriptions.get(event.data.id);
+      if (current) subscriptions.set(event.data.id, { ...current, enabled: false });
+      break;
+    }
+    case 'WebhookEndpointDeleted':
+      subscriptions.delete(event.data.id);
+      break;
+    default:
+      break;
+  }
+}
+
+/** The outbox rows one logged event becomes, for the endpoints subscribed at its position. */
+export function outboxMessagesFor(
+  event: LoggedEvent,
+  endpoints: Iterable<[string, Pick<WebhookEndpoint, 'enabled' | 'events'>]>,
+  ids: Ids,
+  fulfilment: boolean,
+  enqueuedAt: string,
+): NewOutboxMessage[] {
+  const rows: NewOutboxMessage[] = [];
+  const message = toWebhookMessage(event);
+  if (message) {
+    const payload = JSON.stringify(message);
+    for (const [endpointId, endpoint] of endpoints) {
+      if (!endpoint.enabled || (endpoint.events !== null && !endpoint.events.includes(message.type))) continue;
+      rows.push({
+        endpoint_id: endpointId,
+        message_id: webhookMessageId(ids, endpointId, event.id),
+        event_id: event.id,
+        event_type: message.type,
+        position: event.position,
+        payload,
+        enqueued_at: enqueuedAt,
+      });
+    }
+  }
+  const action: FulfilmentAction | null = fulfilment ? toFulfilment(event) : null;
+  if (action) {
+    rows.push({
+      endpoint_id: REVENUECAT_ENDPOINT,
+      message_id: webhookMessageId(ids, REVENUECAT_ENDPOINT, event.id),
+      event_id: event.id,
+      event_type: `entitlement.${action.action}`,
+      position: event.position,
+      payload: JSON.stringify(action),
+      enqueued_at: enqueuedAt,
+    });
+  }
+  return rows;
+}
+
+/** The `webhook-id`: UUIDv5 of endpoint id + event id, the same on every attempt and replay. */
+export function webhookMessageId(ids: Ids, endpointId: string, eventId: string): string {
+  return ids.derived('webhook', endpointId, eventId);
+}
+
+/**
+ * Feeds the outbox from the event log, in order, a page at a time: the page's messages and the
+ * feed checkpoint land together, so nothing written is missed and nothing is fed twice. The
+ * endpoints subscribed at each position come from the `webhook-*` events folded in the same
+ * pass, so an endpoint receives exactly the events after its creation.
+ */
+export class WebhookFeeder extends LogFollower {
+  private checkpoint: bigint | null = null;
+  private readonly subscriptions: Subscriptions = new Map();
+
+  constructor(
+    private readonly log: EventLog,
+    private readonly outbox: WebhookOutbox,
+    private readonly ids: Ids,
+    private readonly clock: Clock,
+    private readonly fulfilment: boolean,
+    private readonly onFed: () => void,
+    logger: Logger,
+  ) {
+    super(log.store, logger, PAGE_SIZE);
+  }
+
+  /**
+   * Loads the checkpoint and the endpoint subscriptions as they stood there. The first start
+   * begins at the head of the log: history written before outgoing deliveries existed is not
+   * sent (or fulfilled at RevenueCat) by surprise; `replay` sends it on purpose.
+   */
+  async init(): Promise<void> {
+    this.checkpoint = await this.outbox.feedCheckpoint(WEBHOOK_FEED);
+    if (this.checkpoint === null) {
+      const head = await this.log.store.headPosition();
+      if (head !== null) {
+        try {
+          await this.outbox.feed(WEBHOOK_FEED, [], null, head);
+        } catch (error) {
+          if (!(error instanceof FeedCheckpointMovedError)) throw error;
+        }
+        this.checkpoint = await this.outbox.feedCheckpoint(WEBHOOK_FEED);
+      }
+    }
+    this.subscriptions.clear();
+    if (this.checkpoint === null) return;
+    let after: bigint | null = null;
+    for (;;) {
+      const page = await this.log.readAll(after, 1_000, { streamPrefixes: [streams.prefix('webhook')] });
+      for (const event of page) if (event.position <= this.checkpoint) subscribe(this.subscriptions, event);
+      if (page.length < 1_000 || page[page.length - 1]!.position >= this.checkpoint) break;
+      after = page[page.length - 1]!.position;
+    }
+  }
+
+  async processPage(): Promise<number> {
+    const events = await this.log.readAll(this.checkpoint, PAGE_SIZE);
+    if (events.length === 0) return 0;
+    const rows: NewOutboxMessage[] = [];
+    // Due at once, on the service clock (which drives every later attempt time).
+    const now = this.clock.now().toISOString();
+    for (const event of events) {
+      subscribe(this.subscriptions, event);
+      rows.push(...outboxMessagesFor(event, this.subscriptions, this.ids, this.fulfilment, now));
+    }
+    const position = events[events.length - 1]!.position;
+    try {
+      await this.outbox.feed(WEBHOOK_FEED, rows, this.checkpoint, position);
+      this.checkpoint = position;
+    } catch (error) {
+      // The subscriptions already moved through this page: fold them again up to the checkpoint.
+      await this.init();
+      if (!(error instanceof FeedCheckpointMovedError)) throw error;
+      return 0;
+    }
+    if (rows.length > 0) this.onFed();
+    return events.length;
+  }
+
+  /** Where the feed stands (the last log position turned into outbox rows). */
+  position(): bigint | null {
+    return this.checkpoint;
+  }
+}

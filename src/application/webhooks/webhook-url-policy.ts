@@ -1,0 +1,58 @@
+import { lookup } from 'node:dns/promises';
+import ipaddr from 'ipaddr.js';
+import { DomainError } from '../../domain/domain-error.js';
+
+export interface UrlPolicySettings {
+  WEBHOOKS_ALLOW_HTTP: boolean;
+  WEBHOOKS_ALLOW_PRIVATE: boolean;
+}
+
+/** Resolves a host name to its addresses (injectable for tests of the policy). */
+export type Resolve = (host: string) => Promise<string[]>;
+
+const systemResolve: Resolve = async (host) => (await lookup(host, { all: true, verbatim: true })).map((entry) => entry.address);
+
+/** Only public unicast addresses: loopback, private, link-local, unspecified and every special range are refused. */
+export function isPublicAddress(address: string): boolean {
+  if (!ipaddr.isValid(address)) return false;
+  return ipaddr.process(address).range() === 'unicast';
+}
+
+function refused(message: string): DomainError {
+  return new DomainError('WEBHOOK.URL_NOT_ALLOWED', message, '/url');
+}
+
+/**
+ * SPEC §12: `https` (or `http` with WEBHOOKS_ALLOW_HTTP=true) to a host that neither is nor
+ * resolves to a loopback, private, link-local or unspecified address (unless
+ * WEBHOOKS_ALLOW_PRIVATE=true). Checked when an endpoint is configured and before each delivery.
+ */
+export async function checkWebhookUrl(url: string, settings: UrlPolicySettings, resolve: Resolve = systemResolve): Promise<void> {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    throw refused('The webhook URL is not an absolute URL');
+  }
+  if (parsed.protocol !== 'https:' && !(parsed.protocol === 'http:' && settings.WEBHOOKS_ALLOW_HTTP)) {
+    throw refused(settings.WEBHOOKS_ALLOW_HTTP ? 'A webhook URL must use http or https' : 'A webhook URL must use https (http needs WEBHOOKS_ALLOW_HTTP=true)');
+  }
+  if (parsed.username !== '' || parsed.password !== '') throw refused('A webhook URL may not carry credentials');
+  if (settings.WEBHOOKS_ALLOW_PRIVATE) return;
+  const host = parsed.hostname.replace(/^\[(.*)\]$/, '$1');
+  let addresses: string[];
+  if (ipaddr.isValid(host)) addresses = [host];
+  else {
+    try {
+      addresses = await resolve(host);
+    } catch {
+      throw refused(`The webhook host ${host} does not resolve`);
+    }
+  }
+  const blocked = addresses.find((address) => !isPublicAddress(address));
+  if (addresses.length === 0 || blocked !== undefined) {
+    throw refused(
+      `The webhook host ${host} is or resolves to a non-public address${blocked ? ` (${blocked})` : ''}; set WEBHOOKS_ALLOW_PRIVATE=true for receivers on a private network`,
+    );
+  }
+}

@@ -1,0 +1,123 @@
+import { MESSAGE_TYPES } from '../../domain/webhooks/message-catalogue.js';
+import { MAX_OVERLAP_SECONDS } from '../../domain/webhooks/webhook-endpoint.js';
+import { dateTime, outDateTime } from './common.js';
+import { z } from './zod-openapi.js';
+
+/** Endpoint ids: like program ids, but starting with a letter or digit (`_…` ids are the service's own). */
+export const webhookId = z
+  .string()
+  .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'must match [A-Za-z0-9][A-Za-z0-9_-]{0,63}')
+  .openapi({ example: 'backend' });
+
+/** Whose deliveries: an endpoint, or `_revenuecat` (the RevenueCat fulfilments). */
+export const deliveriesOwner = z
+  .union([webhookId, z.literal('_revenuecat')])
+  .openapi({
+    type: 'string',
+    pattern: '^(?:[A-Za-z0-9][A-Za-z0-9_-]{0,63}|_revenuecat)$',
+    example: 'backend',
+    description: 'A webhook endpoint id, or _revenuecat for RevenueCat fulfilments',
+  });
+
+/** The largest position a store can hold; a cursor past it simply has nothing after it. */
+const LAST_POSITION = 2n ** 63n - 1n;
+const position = z
+  .string()
+  .regex(/^\d{1,20}$/, 'must be a log position (digits)')
+  .transform((value) => (BigInt(value) > LAST_POSITION ? LAST_POSITION : BigInt(value)));
+const positionDoc = { type: 'string', pattern: '^\\d{1,20}$', example: '1200' } as const;
+
+export const webhookBody = z
+  .object({
+    url: z.string().url().max(2000).openapi({ example: 'https://api.example.com/hooks/referrals' }),
+    events: z
+      .array(z.enum(MESSAGE_TYPES))
+      .min(1)
+      .max(MESSAGE_TYPES.length)
+      .nullable()
+      .optional()
+      .openapi({ description: 'Message types delivered; null or absent = all' }),
+    description: z.string().max(2000).nullable().optional(),
+    enabled: z.boolean().optional(),
+  })
+  .openapi('WebhookRequest');
+
+export const webhookOut = z
+  .object({
+    id: z.string(),
+    url: z.string(),
+    events: z.array(z.string()).nullable(),
+    description: z.string().nullable(),
+    enabled: z.boolean(),
+    created_at: outDateTime,
+    updated_at: outDateTime.nullable(),
+    secret: z.string().optional().openapi({ description: 'Only when created or rotated: `whsec_` + base64 of 32 bytes; store it, it is not shown again' }),
+  })
+  .openapi('Webhook');
+
+export const rotateSecretBody = z.object({ overlap_seconds: z.number().int().min(0).max(MAX_OVERLAP_SECONDS).default(86_400) }).openapi('RotateSecretRequest');
+
+export const deliveriesQuery = z.object({
+  status: z.enum(['pending', 'delivered', 'failed', 'dead']).optional(),
+  after: position.optional().openapi({ ...positionDoc, description: 'Exclusive: deliveries of events after this log position (`next_after` of the previous page)' }),
+  limit: z.coerce.number().int().min(1).max(1000).default(100),
+});
+
+export const deliveryOut = z
+  .object({
+    message_id: z.string().openapi({ description: 'The message`s webhook-id' }),
+    event_type: z.string(),
+    position: z.string(),
+    status: z.enum(['pending', 'delivered', 'failed', 'dead']),
+    attempts: z.number().int(),
+    last_status_code: z.number().int().nullable(),
+    last_error: z.string().nullable(),
+    last_latency_ms: z.number().int().nullable(),
+    next_attempt_at: outDateTime.nullable(),
+    delivered_at: outDateTime.nullable(),
+  })
+  .openapi('WebhookDelivery');
+
+const afterPosition = position.openapi({ ...positionDoc, description: 'Exclusive log position to replay from' });
+const since = dateTime.openapi({ description: 'Replay the events recorded at or after this time' });
+
+/** One of the two bounds, or both (then both apply). */
+export const replayBody = z
+  .union([z.object({ after_position: afterPosition, since: since.optional() }), z.object({ after_position: afterPosition.optional(), since })])
+  .openapi('WebhookReplayRequest');
+
+export const replayOut = z.object({ requeued: z.number().int(), first_position: z.string().nullable(), last_position: z.string().nullable() });
+
+export const pingOut = z.object({
+  message_id: z.string(),
+  delivered: z.boolean(),
+  status_code: z.number().int().nullable(),
+  latency_ms: z.number().int(),
+  error: z.string().nullable(),
+});
+
+/** What /readyz reports about outgoing deliveries (it does not make the service unready). */
+export const webhookHealthOut = z
+  .object({
+    disabled_endpoints: z.array(z.object({ id: z.string(), url: z.string(), since: outDateTime.nullable() }).strict()),
+    revenuecat: z
+      .object({
+        refused: z.number().int().min(0).openapi({ description: 'Fulfilments RevenueCat refused for good (counted up to 1000)' }),
+        recent_refusals: z.array(
+          z
+            .object({
+              message_id: z.string(),
+              action: z.string(),
+              position: z.string(),
+              status_code: z.number().int().nullable(),
+              error: z.string().nullable(),
+            })
+            .strict(),
+        ),
+      })
+      .strict()
+      .nullable()
+      .openapi({ description: 'null when REVENUECAT_SECRET_API_KEY is not set' }),
+  })
+  .strict()
+  .openapi({ description: 'Disabled webhook endpoints and refused RevenueCat fulfilments; null where not reported' });

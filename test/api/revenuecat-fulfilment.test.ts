@@ -1,0 +1,210 @@
+import { expect } from 'chai';
+import { RandomIds } from '../../src/adapters/system/random-ids.js';
+import { EventLog } from '../../src/application/event-log.js';
+import { openEmbeddedBackend } from '../../src/backends/embedded.js';
+import { SECRET_KEY, startTestService, type TestService, tempDataDir } from '../support/test-service.js';
+import { eventually, Receiver } from '../support/webhook-receiver.js';
+
+const API_KEY = 'sk_test_revenuecat_secret';
+
+/** A fake RevenueCat API on 127.0.0.1: records requests and answers as the test says. */
+async function fakeRevenueCat(): Promise<Receiver> {
+  const receiver = await new Receiver().start();
+  receiver.url = receiver.url.replace(/\/hook$/, '');
+  return receiver;
+}
+
+async function deliveries(service: TestService): Promise<any[]> {
+  const response = await fetch(`${service.url}/admin/webhooks/_revenuecat/deliveries`, { headers: { 'x-api-key': SECRET_KEY } });
+  return response.status === 200 ? ((await response.json()) as any).data.deliveries : [];
+}
+
+describe('API: RevenueCat fulfilment of partner_entitlement rewards (fake RevenueCat on 127.0.0.1)', function () {
+  let service: TestService;
+  let revenuecat: Receiver;
+
+  beforeEach(async () => {
+    revenuecat = await fakeRevenueCat();
+    service = await startTestService({ env: { REVENUECAT_SECRET_API_KEY: API_KEY, REVENUECAT_BASE_URL: revenuecat.url, WEBHOOK_TIMEOUT_MS: '2000' } });
+    expect(
+      (await service.admin('PUT', '/admin/rewards/pro', { kind: 'partner_entitlement', name: 'Pro', entitlement_id: 'premium access', entitlement_key: 'pro' }))
+        .status,
+    ).to.equal(201);
+    expect(
+      (
+        await service.admin('PUT', '/admin/rewards/forever', {
+          kind: 'partner_entitlement',
+          name: 'Forever',
+          entitlement_id: 'lifetime',
+          entitlement_key: 'forever',
+        })
+      ).status,
+    ).to.equal(201);
+    expect((await service.admin('PUT', '/admin/rewards/gift', { kind: 'basic', name: 'Gift' })).status).to.equal(201);
+    expect((await service.call('POST', '/users', { app_user_id: 'user/1' })).status).to.equal(201);
+  });
+  afterEach(async () => {
+    await service.stop();
+    await revenuecat.stop();
+  });
+
+  it('grants the promotional entitlement until the entry ends, and revokes it when the reward expires', async () => {
+    const granted = await service.admin('POST', `/users/${encodeURIComponent('user/1')}/rewards/grant`, {
+      key: 'pro',
+      deactivation: { variant: 'interval', duration: 30, period: 'days' },
+    });
+    expect(granted.status).to.equal(201);
+    const expiresAt = new Date(service.clock.now().getTime() + 30 * 86_400_000).toISOString();
+    await revenuecat.waitFor((requests) => requests.length >= 1);
+    const grant = revenuecat.requests[0]!;
+    expect(grant.method).to.equal('POST');
+    expect(grant.path).to.equal('/v1/subscribers/user%2F1/entitlements/premium%20access/promotional');
+    expect(grant.headers.authorization).to.equal(`Bearer ${API_KEY}`);
+    expect(grant.json).to.deep.equal({ end_time_ms: Date.parse(expiresAt) });
+
+    // A basic reward goes nowhere.
+    expect((await service.admin('POST', `/users/${encodeURIComponent('user/1')}/rewards/grant`, { key: 'gift' })).status).to.equal(201);
+
+    service.clock.advance(31 * 86_400_000);
+    await service.service.runMaintenance();
+    await revenuecat.waitFor((requests) => requests.length >= 2);
+    const revoke = revenuecat.requests[1]!;
+    expect(revoke.path).to.equal('/v1/subscribers/user%2F1/entitlements/premium%20access/revoke_promotionals');
+    expect(revoke.headers.authorization).to.equal(`Bearer ${API_KEY}`);
+    expect(revenuecat.requests).to.have.length(2);
+  });
+
+  it('grants a reward that never ends for a lifetime', async () => {
+    expect((await service.admin('POST', `/users/${encodeURIComponent('user/1')}/rewards/grant`, { key: 'forever' })).status).to.equal(201);
+    await revenuecat.waitFor((requests) => requests.length >= 1);
+    expect(revenuecat.requests[0]!.path).to.equal('/v1/subscribers/user%2F1/entitlements/lifetime/promotional');
+    expect(revenuecat.requests[0]!.json).to.deep.equal({ duration: 'lifetime' });
+  });
+
+  it('retries RevenueCat 5xx errors; records a permanent refusal (404) without blocking the next fulfilment, in /readyz and metrics', async () => {
+    revenuecat.respond = (request, index) => {
+      if (request.path.includes('/lifetime/')) return { status: 404, body: '{"code":7259,"message":"Entitlement not found"}' };
+      return { status: index === 0 ? 503 : 201 };
+    };
+    expect((await service.admin('POST', `/users/${encodeURIComponent('user/1')}/rewards/grant`, { key: 'pro' })).status).to.equal(201);
+    const first = (
+      await eventually(
+        () => deliveries(service),
+        (rows) => rows[0]?.attempts >= 1,
+      )
+    )[0];
+    expect(first).to.include({ status: 'failed', last_status_code: 503, event_type: 'entitlement.grant' });
+    service.clock.advance(Date.parse(first.next_attempt_at) - service.clock.now().getTime());
+    await eventually(
+      () => deliveries(service),
+      (rows) => rows[0]?.status === 'delivered',
+    );
+
+    expect((await service.admin('POST', `/users/${encodeURIComponent('user/1')}/rewards/grant`, { key: 'forever' })).status).to.equal(201);
+    expect((await service.call('POST', '/users', { app_user_id: 'user/2' })).status).to.equal(201);
+    expect(
+      (await service.admin('POST', '/users/user%2F2/rewards/grant', { key: 'pro', deactivation: { variant: 'interval', duration: 1, period: 'days' } })).status,
+    ).to.equal(201);
+    const rows = await eventually(
+      () => deliveries(service),
+      (found) => found.length === 3 && found[2].status === 'delivered',
+    );
+    expect(rows[1]).to.include({ status: 'dead', attempts: 1, last_status_code: 404 });
+    expect(rows[1].last_error).to.match(/Entitlement not found/);
+
+    const ready = await service.call('GET', '/readyz');
+    expect(ready.status).to.equal(200);
+    expect(ready.body.data.webhooks.revenuecat.refused).to.equal(1);
+    expect(ready.body.data.webhooks.revenuecat.recent_refusals[0]).to.include({ action: 'entitlement.grant', status_code: 404 });
+    const metrics = await (await fetch(`${service.url}/metrics`)).text();
+    expect(metrics).to.match(/webhook_deliveries_total\{endpoint="_revenuecat",outcome="refused"\} 1/);
+    expect(metrics).to.match(/webhook_deliveries_total\{endpoint="_revenuecat",outcome="delivered"\} 2/);
+    expect(metrics).to.match(/webhook_queue_depth/);
+  });
+
+  it('is off without REVENUECAT_SECRET_API_KEY', async () => {
+    await service.stop();
+    service = await startTestService({ env: { REVENUECAT_BASE_URL: revenuecat.url } });
+    expect(
+      (await service.admin('PUT', '/admin/rewards/pro', { kind: 'partner_entitlement', name: 'Pro', entitlement_id: 'premium', entitlement_key: 'pro' }))
+        .status,
+    ).to.equal(201);
+    expect((await service.call('POST', '/users', { app_user_id: 'u' })).status).to.equal(201);
+    expect((await service.admin('POST', '/users/u/rewards/grant', { key: 'pro' })).status).to.equal(201);
+    expect((await service.call('GET', '/readyz')).body.data.webhooks.revenuecat).to.equal(null);
+    expect(await deliveries(service)).to.deep.equal([]);
+    expect(revenuecat.requests).to.have.length(0);
+  });
+
+  it('does not fulfil grants written before its first start (history is not sent by surprise)', async () => {
+    await service.stop();
+    const dataDir = tempDataDir();
+    const backend = openEmbeddedBackend(dataDir);
+    const log = new EventLog(backend.eventStore, new RandomIds());
+    const context = { correlation_id: 'seed', causation_id: 'seed', actor: 'process:test' };
+    const at = new Date().toISOString();
+    await log.append(
+      'reward-pro',
+      [
+        {
+          type: 'RewardCreated',
+          data: {
+            reward: {
+              key: 'pro',
+              kind: 'partner_entitlement',
+              name: 'Pro',
+              description: null,
+              metadata: null,
+              entitlement_id: 'premium',
+              entitlement_key: 'pro',
+              created_at: at,
+              updated_at: null,
+            },
+          },
+        },
+      ],
+      'no_stream',
+      context,
+    );
+    await log.append(
+      'user-old',
+      [
+        {
+          type: 'UserRegistered',
+          data: { app_user_id: 'old', registered_at: at, is_trial: null, is_premium: null, first_seen_at: null, metadata: null, payment_customer_id: null },
+        },
+        {
+          type: 'RewardGranted',
+          data: {
+            grant_id: 'g-old',
+            entry_id: 'g-old',
+            reward_key: 'pro',
+            kind: 'partner_entitlement',
+            credits: null,
+            granted_at: at,
+            expires_at: null,
+            cause: { type: 'manual', operation_id: null },
+            balance_after: null,
+            clawback: 'none',
+          },
+        },
+      ],
+      'no_stream',
+      context,
+    );
+    await backend.close();
+    service = await startTestService({ dataDir, env: { REVENUECAT_SECRET_API_KEY: API_KEY, REVENUECAT_BASE_URL: revenuecat.url } });
+    const plus = { kind: 'partner_entitlement', name: 'Plus', entitlement_id: 'plus', entitlement_key: 'plus' };
+    expect((await service.admin('PUT', '/admin/rewards/plus', plus)).status).to.equal(201);
+    const grant = { key: 'plus', deactivation: { variant: 'interval', duration: 7, period: 'days' } };
+    expect((await service.admin('POST', '/users/old/rewards/grant', grant)).status).to.equal(201);
+    await revenuecat.waitFor((requests) => requests.length >= 1);
+    const rows = await eventually(
+      () => deliveries(service),
+      (found) => found.length === 1 && found[0].status === 'delivered',
+    );
+    expect(rows).to.have.length(1);
+    expect(revenuecat.requests).to.have.length(1);
+    expect(revenuecat.requests[0]!.path).to.equal('/v1/subscribers/old/entitlements/plus/promotional');
+  });
+});

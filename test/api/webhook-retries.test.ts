@@ -1,0 +1,238 @@
+import { createServer } from 'node:net';
+import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import { startTestService, type TestService } from '../support/test-service.js';
+import { eventually, Receiver, verifyWebhook } from '../support/webhook-receiver.js';
+
+const LOCAL = { WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true', WEBHOOK_TIMEOUT_MS: '300' };
+
+async function createEndpoint(service: TestService, id: string, url: string): Promise<string> {
+  const response = await service.admin('PUT', `/admin/webhooks/${id}`, { url });
+  expect(response.status, JSON.stringify(response.body)).to.equal(201);
+  return response.body.data.webhook.secret as string;
+}
+
+async function createUser(service: TestService, id: string): Promise<void> {
+  expect((await service.call('POST', '/users', { app_user_id: id })).status).to.equal(201);
+}
+
+async function deliveries(service: TestService, id: string): Promise<any[]> {
+  return (await service.admin('GET', `/admin/webhooks/${id}/deliveries`)).body.data.deliveries;
+}
+
+/** Waits until the endpoint's first delivery has recorded `attempts` attempts. */
+async function afterAttempts(service: TestService, id: string, attempts: number, index = 0): Promise<any> {
+  return (
+    await eventually(
+      () => deliveries(service, id),
+      (rows) => (rows[index]?.attempts ?? 0) >= attempts,
+    )
+  )[index];
+}
+
+/** A port nothing listens on (bound, then released). */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  return port;
+}
+
+describe('API: webhook delivery failures, retries and backoff (injected clock, no sleeps)', function () {
+  let service: TestService;
+  let receiver: Receiver;
+
+  beforeEach(async () => {
+    service = await startTestService({ env: LOCAL });
+    receiver = await new Receiver().start();
+  });
+  afterEach(async () => {
+    await service.stop();
+    await receiver.stop();
+  });
+
+  it('retries 500s with growing, jittered backoff (first retry within 30 s) until a 2xx, with the same webhook-id', async () => {
+    const secret = await createEndpoint(service, 'flaky', receiver.url);
+    receiver.respond = (_request, index) => ({ status: index < 3 ? 500 : 200 });
+    await createUser(service, 'alice');
+
+    const delays: number[] = [];
+    for (let attempt = 1; attempt <= 3; attempt += 1) {
+      const row = await afterAttempts(service, 'flaky', attempt);
+      expect(row).to.include({ status: 'failed', last_status_code: 500 });
+      expect(row.last_error).to.match(/^HTTP 500/);
+      const delay = Date.parse(row.next_attempt_at) - service.clock.now().getTime();
+      delays.push(delay);
+      // Nothing more is sent until the injected clock reaches the next attempt time.
+      expect(receiver.requests).to.have.length(attempt);
+      service.clock.advance(delay);
+    }
+    expect(delays[0]).to.be.greaterThan(0).and.at.most(30_000);
+    expect(delays[1]).to.be.greaterThan(delays[0]!);
+    expect(delays[2]).to.be.greaterThan(delays[1]!);
+
+    await receiver.waitFor((requests) => requests.length >= 4);
+    const row = await eventually(
+      () => deliveries(service, 'flaky'),
+      (rows) => rows[0].status === 'delivered',
+    );
+    expect(row[0]).to.include({ attempts: 4, last_status_code: 200, next_attempt_at: null });
+    expect(new Set(receiver.requests.map((request) => request.headers['webhook-id'])).size).to.equal(1);
+    for (const request of receiver.requests) expect(verifyWebhook(secret, request).data.app_user_id).to.equal('alice');
+  });
+
+  it('honours Retry-After (seconds) on a 429', async () => {
+    await createEndpoint(service, 'limited', receiver.url);
+    receiver.respond = (_request, index) => (index === 0 ? { status: 429, headers: { 'retry-after': '120' } } : { status: 200 });
+    await createUser(service, 'bob');
+    const row = await afterAttempts(service, 'limited', 1);
+    expect(row.last_status_code).to.equal(429);
+    expect(Date.parse(row.next_attempt_at) - service.clock.now().getTime()).to.equal(120_000);
+    service.clock.advance(120_000);
+    await receiver.waitFor((requests) => requests.length >= 2);
+  });
+
+  it('treats a response slower than WEBHOOK_TIMEOUT_MS as a failed attempt, and a slow one within it as delivered', async () => {
+    await createEndpoint(service, 'slow', receiver.url);
+    receiver.respond = (_request, index) => ({ status: 200, delayMs: index === 0 ? 1_000 : 100 });
+    await createUser(service, 'carol');
+    const row = await afterAttempts(service, 'slow', 1);
+    expect(row).to.include({ status: 'failed', last_status_code: null });
+    expect(row.last_error).to.match(/timed out after 300 ms/);
+    service.clock.advance(Date.parse(row.next_attempt_at) - service.clock.now().getTime());
+    const done = await eventually(
+      () => deliveries(service, 'slow'),
+      (rows) => rows[0].status === 'delivered',
+    );
+    expect(done[0]).to.include({ attempts: 2, last_status_code: 200 });
+    expect(done[0].last_latency_ms).to.be.at.least(100);
+  });
+
+  it('records a refused connection as a failed attempt and delivers once the receiver is up', async () => {
+    const port = await closedPort();
+    await createEndpoint(service, 'down', `http://127.0.0.1:${port}/hook`);
+    await createUser(service, 'dave');
+    const row = await afterAttempts(service, 'down', 1);
+    expect(row).to.include({ status: 'failed', last_status_code: null });
+    expect(row.last_error).to.match(/ECONNREFUSED/);
+    expect((await service.admin('PUT', '/admin/webhooks/down', { url: receiver.url })).status).to.equal(200);
+    service.clock.advance(Date.parse(row.next_attempt_at) - service.clock.now().getTime());
+    await receiver.waitFor((requests) => requests.length >= 1);
+    expect(receiver.requests[0]!.json.data.app_user_id).to.equal('dave');
+  });
+
+  it('disables the endpoint on 410 Gone, records it as an event and reports it in /readyz', async () => {
+    await createEndpoint(service, 'gone', receiver.url);
+    receiver.respond = () => ({ status: 410 });
+    await createUser(service, 'erin');
+    await afterAttempts(service, 'gone', 1);
+    const endpoint = await eventually(
+      () => service.admin('GET', '/admin/webhooks/gone'),
+      (response) => response.body.data.webhook.enabled === false,
+    );
+    expect(endpoint.body.data.webhook.enabled).to.equal(false);
+    const history = await service.admin('GET', '/admin/events?stream=webhook-gone');
+    const disabled = history.body.data.events.find((event: { type: string }) => event.type === 'WebhookEndpointDisabled');
+    expect(disabled.data.reason).to.match(/410/);
+    expect(disabled.metadata.actor).to.equal('process:webhook-delivery');
+    const ready = await service.call('GET', '/readyz');
+    expect(ready.status).to.equal(200);
+    expect(ready.body.data.webhooks.disabled_endpoints.map((item: { id: string }) => item.id)).to.deep.equal(['gone']);
+
+    // Nothing is sent while disabled, even when due; enabling resumes where it stopped.
+    receiver.respond = () => ({ status: 200 });
+    service.clock.advance(3_600_000);
+    await createUser(service, 'frank');
+    expect(receiver.requests).to.have.length(1);
+    expect((await service.admin('PUT', '/admin/webhooks/gone', { url: receiver.url, enabled: true })).status).to.equal(200);
+    await receiver.waitFor((requests) => requests.length >= 2);
+    expect(receiver.requests[1]!.json.data.app_user_id).to.equal('erin');
+  });
+
+  it('dead-letters a message after WEBHOOK_RETRY_HOURS and goes on with the next one', async () => {
+    await createEndpoint(service, 'dl', receiver.url);
+    receiver.respond = (request) => ({ status: request.json.data.app_user_id === 'poison' ? 500 : 200 });
+    await createUser(service, 'poison');
+    await createUser(service, 'fine');
+    let row = await afterAttempts(service, 'dl', 1);
+    for (let guard = 0; row.status === 'failed' && guard < 50; guard += 1) {
+      const attempts = row.attempts;
+      service.clock.advance(Date.parse(row.next_attempt_at) - service.clock.now().getTime());
+      row = await eventually(
+        () => deliveries(service, 'dl'),
+        (rows) => rows[0].attempts > attempts,
+      );
+      row = (await deliveries(service, 'dl'))[0];
+    }
+    expect(row.status).to.equal('dead');
+    expect((await service.admin('GET', '/admin/webhooks/dl/deliveries?status=dead')).body.data.deliveries).to.have.length(1);
+    await receiver.waitFor((requests) => requests.some((request) => request.json.data.app_user_id === 'fine'));
+    // 72 h with backoff growing to 6 h between attempts.
+    expect(row.attempts).to.be.within(10, 25);
+  });
+
+  it('an endpoint down for a day does not delay another endpoint; it catches up in order when back', async () => {
+    const other = await new Receiver().start();
+    try {
+      await createEndpoint(service, 'down', receiver.url);
+      await createEndpoint(service, 'up', other.url);
+      let downIsUp = false;
+      receiver.respond = () => ({ status: downIsUp ? 200 : 503 });
+      for (const id of ['d1', 'd2', 'd3']) await createUser(service, id);
+      await other.waitFor((requests) => requests.length >= 3);
+
+      // A day of failures on "down", retried on the injected clock, while "up" keeps receiving.
+      const dayEnd = service.clock.now().getTime() + 86_400_000;
+      let row = await afterAttempts(service, 'down', 1);
+      let made = 3;
+      while (Date.parse(row.next_attempt_at) < dayEnd) {
+        const attempts = row.attempts;
+        service.clock.advance(Date.parse(row.next_attempt_at) - service.clock.now().getTime());
+        made += 1;
+        await createUser(service, `d${made}`);
+        await other.waitFor((requests) => requests.length >= made);
+        row = await afterAttempts(service, 'down', attempts + 1);
+      }
+      // Still in order: every attempt on "down" was its first message.
+      expect(new Set(receiver.requests.map((request) => request.json.data.app_user_id))).to.deep.equal(new Set(['d1']));
+      expect(other.requests.map((request) => request.json.data.app_user_id)).to.deep.equal(Array.from({ length: made }, (_, index) => `d${index + 1}`));
+      expect((await service.admin('GET', '/admin/webhooks/down')).body.data.webhook.enabled).to.equal(true);
+
+      downIsUp = true;
+      service.clock.advance(Date.parse(row.next_attempt_at) - service.clock.now().getTime());
+      await receiver.waitFor(
+        (requests) => requests.filter((request) => request.json.data.app_user_id !== 'd1' || false).length >= made - 1,
+        10_000,
+        'catch-up',
+      );
+      const firstSeen: string[] = [];
+      for (const request of receiver.requests) if (!firstSeen.includes(request.json.data.app_user_id)) firstSeen.push(request.json.data.app_user_id);
+      expect(firstSeen).to.deep.equal(Array.from({ length: made }, (_, index) => `d${index + 1}`));
+    } finally {
+      await other.stop();
+    }
+  });
+
+  it('disables an endpoint failing continuously for WEBHOOK_DISABLE_AFTER_HOURS', async () => {
+    await service.stop();
+    service = await startTestService({ env: { ...LOCAL, WEBHOOK_DISABLE_AFTER_HOURS: '1' } });
+    await createEndpoint(service, 'broken', receiver.url);
+    receiver.respond = () => ({ status: 500 });
+    await createUser(service, 'gina');
+    let row = await afterAttempts(service, 'broken', 1);
+    while (row.status === 'failed') {
+      const attempts = row.attempts;
+      service.clock.advance(Date.parse(row.next_attempt_at) - service.clock.now().getTime());
+      row = await afterAttempts(service, 'broken', attempts + 1);
+      if ((await service.admin('GET', '/admin/webhooks/broken')).body.data.webhook.enabled === false) break;
+    }
+    const endpoint = await eventually(
+      () => service.admin('GET', '/admin/webhooks/broken'),
+      (response) => response.body.data.webhook.enabled === false,
+    );
+    expect(endpoint.body.data.webhook.enabled).to.equal(false);
+    const events = (await service.admin('GET', '/admin/events?stream=webhook-broken')).body.data.events;
+    expect(events.at(-1).data.reason).to.match(/failing continuously/);
+  });
+});

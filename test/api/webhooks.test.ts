@@ -1,0 +1,233 @@
+import { expect } from 'chai';
+import { v5 as uuidv5 } from 'uuid';
+import { startTestService, type TestService } from '../support/test-service.js';
+import { eventually, Receiver, verifyWebhook } from '../support/webhook-receiver.js';
+
+const LOCAL = { WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true' };
+
+async function createEndpoint(service: TestService, id: string, url: string, extra: Record<string, unknown> = {}): Promise<string> {
+  const response = await service.admin('PUT', `/admin/webhooks/${id}`, { url, ...extra });
+  expect(response.status, JSON.stringify(response.body)).to.equal(201);
+  return response.body.data.webhook.secret as string;
+}
+
+async function createUsers(service: TestService, ids: string[]): Promise<void> {
+  for (const id of ids) expect((await service.call('POST', '/users', { app_user_id: id })).status).to.equal(201);
+}
+
+describe('API: outgoing webhook endpoints (SPEC §12)', function () {
+  let service: TestService;
+  let receiver: Receiver;
+
+  beforeEach(async () => {
+    service = await startTestService({ env: LOCAL });
+    receiver = await new Receiver().start();
+  });
+  afterEach(async () => {
+    await service.stop();
+    await receiver.stop();
+  });
+
+  it('creates an endpoint with a secret shown once, updates, lists, gets and deletes it — each change an event', async () => {
+    const created = await service.admin('PUT', '/admin/webhooks/backend', { url: receiver.url, description: 'our backend', events: ['reward.granted'] });
+    expect(created.status).to.equal(201);
+    const webhook = created.body.data.webhook;
+    expect(webhook).to.include({ id: 'backend', url: receiver.url, description: 'our backend', enabled: true, updated_at: null });
+    expect(webhook.events).to.deep.equal(['reward.granted']);
+    expect(webhook.secret).to.match(/^whsec_[A-Za-z0-9+/]+=*$/);
+    expect(Buffer.from(webhook.secret.slice('whsec_'.length), 'base64')).to.have.length(32);
+
+    const got = await service.admin('GET', '/admin/webhooks/backend');
+    expect(got.status).to.equal(200);
+    expect(got.body.data.webhook).to.not.have.property('secret');
+    expect(got.body.data.webhook).to.not.have.property('secrets');
+
+    const updated = await service.admin('PUT', '/admin/webhooks/backend', { url: receiver.url, enabled: false });
+    expect(updated.status).to.equal(200);
+    expect(updated.body.data.webhook).to.include({ enabled: false, description: 'our backend' });
+    expect(updated.body.data.webhook.events).to.deep.equal(['reward.granted']);
+    expect(updated.body.data.webhook).to.not.have.property('secret');
+    expect(updated.body.data.webhook.updated_at).to.be.a('string');
+
+    const list = await service.admin('GET', '/admin/webhooks');
+    expect(list.body.data.webhooks.map((item: { id: string }) => item.id)).to.deep.equal(['backend']);
+
+    expect((await service.admin('DELETE', '/admin/webhooks/backend')).status).to.equal(204);
+    const gone = await service.admin('GET', '/admin/webhooks/backend');
+    expect(gone.status).to.equal(404);
+    expect(gone.body.errors[0].code).to.equal('NOT_FOUND.WEBHOOK');
+    expect((await service.admin('DELETE', '/admin/webhooks/backend')).status).to.equal(404);
+
+    const history = await service.admin('GET', '/admin/events?stream=webhook-backend');
+    expect(history.body.data.events.map((event: { type: string }) => event.type)).to.deep.equal([
+      'WebhookEndpointCreated',
+      'WebhookEndpointUpdated',
+      'WebhookEndpointDeleted',
+    ]);
+  });
+
+  it('answers bad input with 400 and unknown endpoints with 404', async () => {
+    expect((await service.admin('PUT', '/admin/webhooks/x', { url: 'not a url' })).body.errors[0]).to.include({
+      status: 400,
+      code: 'BAD_REQUEST',
+      source: '/url',
+    });
+    expect((await service.admin('PUT', '/admin/webhooks/x', { url: receiver.url, events: ['user.deleted'] })).body.errors[0]).to.include({
+      status: 400,
+      source: '/events/0',
+    });
+    expect((await service.admin('PUT', '/admin/webhooks/_x', { url: receiver.url })).body.errors[0]).to.include({ status: 400, source: 'path:/id' });
+    expect((await service.admin('POST', '/admin/webhooks/none/rotate-secret', {})).status).to.equal(404);
+    expect((await service.admin('POST', '/admin/webhooks/none/ping')).status).to.equal(404);
+    expect((await service.admin('GET', '/admin/webhooks/none/deliveries')).status).to.equal(404);
+    await createEndpoint(service, 'x', receiver.url);
+    expect((await service.admin('POST', '/admin/webhooks/x/rotate-secret', { overlap_seconds: 604_801 })).body.errors[0]).to.include({
+      status: 400,
+      source: '/overlap_seconds',
+    });
+    expect((await service.admin('POST', '/admin/webhooks/x/replay', {})).body.errors[0]).to.include({ status: 400 });
+    expect((await service.admin('GET', '/admin/webhooks/x/deliveries?limit=0')).body.errors[0]).to.include({ status: 400, source: 'query:/limit' });
+    const unknown = await service.admin('POST', `/admin/webhooks/x/deliveries/${uuidv5('a', uuidv5.URL)}/redeliver`);
+    expect(unknown.status).to.equal(404);
+    expect(unknown.body.errors[0].code).to.equal('NOT_FOUND.DELIVERY');
+    expect((await service.call('GET', '/admin/webhooks')).status).to.equal(403);
+  });
+
+  it('delivers catalogue messages signed per Standard Webhooks, with a stable webhook-id, honouring the event filter', async () => {
+    const secret = await createEndpoint(service, 'all', receiver.url);
+    const filtered = await new Receiver().start();
+    try {
+      await createEndpoint(service, 'grants', filtered.url, { events: ['reward.granted'] });
+      expect((await service.admin('PUT', '/admin/rewards/gift', { kind: 'basic', name: 'Gift' })).status).to.equal(201);
+      await createUsers(service, ['alice', 'bob']);
+      expect((await service.admin('POST', '/users/alice/rewards/grant', { key: 'gift' })).status).to.equal(201);
+      await receiver.waitFor((requests) => requests.length >= 2);
+      const [first, second] = receiver.requests;
+      for (const request of [first!, second!]) {
+        expect(request.headers['content-type']).to.equal('application/json');
+        const payload = verifyWebhook(secret, request);
+        expect(payload.type).to.equal('user.created');
+      }
+      expect(first!.json.data).to.include({ app_user_id: 'alice' });
+      expect(first!.json.data.event_id).to.be.a('string');
+      expect(first!.json.data.position).to.match(/^\d+$/);
+      expect(first!.json.timestamp).to.match(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/);
+      expect(second!.json.data.app_user_id).to.equal('bob');
+      expect(BigInt(second!.json.data.position) > BigInt(first!.json.data.position)).to.equal(true);
+
+      const deliveries = await eventually(
+        () => service.admin('GET', '/admin/webhooks/all/deliveries'),
+        (response) => response.body.data.deliveries.length >= 2 && response.body.data.deliveries[1].status === 'delivered',
+      );
+      const row = deliveries.body.data.deliveries[0];
+      expect(row).to.include({
+        message_id: first!.headers['webhook-id'],
+        event_type: 'user.created',
+        status: 'delivered',
+        attempts: 1,
+        last_status_code: 200,
+        next_attempt_at: null,
+      });
+      expect(row.position).to.equal(first!.json.data.position);
+      expect(row.delivered_at).to.be.a('string');
+
+      // The grant goes to both; user.created only to the unfiltered endpoint.
+      await filtered.waitFor((requests) => requests.length >= 1);
+      expect(filtered.requests[0]!.json.type).to.equal('reward.granted');
+      expect(filtered.requests[0]!.json.data).to.include({ app_user_id: 'alice', reward_key: 'gift', kind: 'basic' });
+      await receiver.waitFor((requests) => requests.some((request) => request.json.type === 'reward.granted'));
+      expect(filtered.requests.every((request) => request.json.type === 'reward.granted')).to.equal(true);
+      // The same event gives each endpoint its own webhook-id.
+      const grantId = receiver.requests.find((request) => request.json.type === 'reward.granted')!.headers['webhook-id'];
+      expect(filtered.requests[0]!.headers['webhook-id']).to.not.equal(grantId);
+    } finally {
+      await filtered.stop();
+    }
+  });
+
+  it('pings an endpoint with a signed webhook.ping', async () => {
+    const secret = await createEndpoint(service, 'p', receiver.url);
+    const ping = await service.admin('POST', '/admin/webhooks/p/ping');
+    expect(ping.status).to.equal(200);
+    expect(ping.body.data.ping).to.include({ delivered: true, status_code: 200, error: null });
+    expect(verifyWebhook(secret, receiver.requests[0]!).type).to.equal('webhook.ping');
+  });
+
+  it('signs with both secrets during a rotation overlap, then only with the new one', async () => {
+    const oldSecret = await createEndpoint(service, 'r', receiver.url);
+    const rotated = await service.admin('POST', '/admin/webhooks/r/rotate-secret', { overlap_seconds: 3600 });
+    expect(rotated.status).to.equal(200);
+    const newSecret = rotated.body.data.webhook.secret as string;
+    expect(newSecret)
+      .to.match(/^whsec_/)
+      .and.not.equal(oldSecret);
+    expect((await service.admin('GET', '/admin/webhooks/r')).body.data.webhook).to.not.have.property('secret');
+
+    await createUsers(service, ['during']);
+    await receiver.waitFor((requests) => requests.length >= 1);
+    const during = receiver.requests[0]!;
+    expect(String(during.headers['webhook-signature']).split(' ')).to.have.length(2);
+    expect(verifyWebhook(oldSecret, during).data.app_user_id).to.equal('during');
+    expect(verifyWebhook(newSecret, during).data.app_user_id).to.equal('during');
+
+    service.clock.advance(3601_000);
+    await createUsers(service, ['after']);
+    await receiver.waitFor((requests) => requests.length >= 2);
+    const after = receiver.requests[1]!;
+    expect(String(after.headers['webhook-signature']).split(' ')).to.have.length(1);
+    expect(verifyWebhook(newSecret, after).data.app_user_id).to.equal('after');
+    expect(() => verifyWebhook(oldSecret, after)).to.throw(/No matching signature/);
+  });
+
+  it('redelivers one message and replays from a log position with the same webhook-ids', async () => {
+    const secret = await createEndpoint(service, 'rp', receiver.url);
+    await createUsers(service, ['u1', 'u2', 'u3']);
+    await receiver.waitFor((requests) => requests.length >= 3);
+    const ids = receiver.requests.map((request) => request.headers['webhook-id']);
+    const positions = receiver.requests.map((request) => request.json.data.position as string);
+
+    const redelivered = await service.admin('POST', `/admin/webhooks/rp/deliveries/${ids[1]}/redeliver`);
+    expect(redelivered.status).to.equal(200);
+    expect(redelivered.body.data.delivery).to.include({ message_id: ids[1], status: 'pending', attempts: 0 });
+    await receiver.waitFor((requests) => requests.length >= 4);
+    expect(receiver.requests[3]!.headers['webhook-id']).to.equal(ids[1]);
+    expect(verifyWebhook(secret, receiver.requests[3]!).data.app_user_id).to.equal('u2');
+
+    const replay = await service.admin('POST', '/admin/webhooks/rp/replay', { after_position: positions[0] });
+    expect(replay.status).to.equal(200);
+    expect(replay.body.data).to.include({ requeued: 2, first_position: positions[1], last_position: positions[2] });
+    await receiver.waitFor((requests) => requests.length >= 6);
+    expect(receiver.requests.slice(4).map((request) => request.headers['webhook-id'])).to.deep.equal([ids[1], ids[2]]);
+
+    const since = await service.admin('POST', '/admin/webhooks/rp/replay', { since: new Date(Date.now() - 60_000).toISOString() });
+    expect(since.body.data.requeued).to.equal(3);
+    await receiver.waitFor((requests) => requests.length >= 9);
+    expect(receiver.requests.slice(6).map((request) => request.headers['webhook-id'])).to.deep.equal(ids);
+  });
+});
+
+describe('API: webhook URL rules (SPEC §12)', function () {
+  let service: TestService;
+  before(async () => {
+    service = await startTestService();
+  });
+  after(async () => service.stop());
+
+  for (const [url, why] of [
+    ['http://example.com/hook', 'http without WEBHOOKS_ALLOW_HTTP'],
+    ['https://127.0.0.1/hook', 'loopback'],
+    ['https://10.1.2.3/hook', 'private'],
+    ['https://169.254.169.254/latest', 'link-local (cloud metadata)'],
+    ['https://0.0.0.0/hook', 'unspecified'],
+    ['https://[::1]/hook', 'IPv6 loopback'],
+    ['https://[::ffff:192.168.0.1]/hook', 'IPv4-mapped private'],
+    ['https://localhost/hook', 'a name that resolves to loopback'],
+    ['ftp://example.com/hook', 'not http(s)'],
+  ]) {
+    it(`refuses ${why} with 422 WEBHOOK.URL_NOT_ALLOWED`, async () => {
+      const response = await service.admin('PUT', '/admin/webhooks/x', { url });
+      expect(response.status, JSON.stringify(response.body)).to.equal(422);
+      expect(response.body.errors[0]).to.include({ code: 'WEBHOOK.URL_NOT_ALLOWED', source: '/url' });
+    });
+  }
+});

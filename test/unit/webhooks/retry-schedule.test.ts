@@ -1,0 +1,36 @@
+import { expect } from 'chai';
+import { afterFailure, backoffDelayMs, parseRetryAfter } from '../../../src/domain/webhooks/retry-schedule.js';
+
+const T0 = new Date('2026-03-10T12:00:00.000Z');
+const HOUR = 3_600_000;
+
+describe('webhook retry schedule (pure)', () => {
+  it('retries first within 30 s, then grows about fourfold per attempt, jittered, capped at 6 h', () => {
+    for (const random of [0, 0.5, 0.999]) {
+      expect(backoffDelayMs(1, random)).to.be.within(5_000, 10_000);
+      expect(backoffDelayMs(2, random)).to.be.within(20_000, 40_000);
+      expect(backoffDelayMs(3, random)).to.be.within(80_000, 160_000);
+      expect(backoffDelayMs(20, random)).to.be.within(3 * HOUR, 6 * HOUR);
+    }
+    expect(backoffDelayMs(1, 0)).to.be.lessThan(backoffDelayMs(1, 0.9));
+  });
+
+  it('schedules the next attempt, honours Retry-After, never past the retry window, then dead', () => {
+    const base = { firstAttemptAt: T0, retryAfterMs: null, retryWindowMs: 72 * HOUR, random: 0 };
+    expect(afterFailure({ ...base, now: T0, attempts: 1 })).to.deep.equal({ status: 'failed', nextAttemptAt: new Date(T0.getTime() + 5_000) });
+    expect(afterFailure({ ...base, now: T0, attempts: 1, retryAfterMs: 120_000 })).to.deep.equal({
+      status: 'failed',
+      nextAttemptAt: new Date(T0.getTime() + 120_000),
+    });
+    const late = new Date(T0.getTime() + 71 * HOUR);
+    expect(afterFailure({ ...base, now: late, attempts: 15 })).to.deep.equal({ status: 'failed', nextAttemptAt: new Date(T0.getTime() + 72 * HOUR) });
+    expect(afterFailure({ ...base, now: new Date(T0.getTime() + 72 * HOUR), attempts: 16 })).to.deep.equal({ status: 'dead' });
+  });
+
+  it('reads Retry-After as seconds or an HTTP date', () => {
+    expect(parseRetryAfter('30', T0)).to.equal(30_000);
+    expect(parseRetryAfter(new Date(T0.getTime() + 90_000).toUTCString(), T0)).to.equal(90_000);
+    expect(parseRetryAfter(null, T0)).to.equal(null);
+    expect(parseRetryAfter('soon', T0)).to.equal(null);
+  });
+});
