@@ -47,7 +47,7 @@ export const benchCommand = defineCommand({
     'rate-limits': {
       type: 'string',
       value: 'on|off',
-      description: 'on: count every request in the rate-limit store with budgets too large to reject anything (the limiter\'s cost); off: the service alone',
+      description: "on: count every request in the rate-limit store with budgets too large to reject anything (the limiter's cost); off: the service alone",
       default: 'off',
     },
   },
