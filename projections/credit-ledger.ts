@@ -47,9 +47,7 @@ export const creditLedgerProjection: Projection = {
       if ((event.data.shortfall ?? 0) > 0) refs.push({ collection: CREDIT_LEDGER, id: `${event.id}:shortfall` });
       return refs;
     }
-    const credit =
-      event.type === 'CreditsWithdrawn' ||
-      ((event.type === 'RewardGranted' || event.type === 'RewardExpired') && event.data.kind === 'credit');
+    const credit = event.type === 'CreditsWithdrawn' || ((event.type === 'RewardGranted' || event.type === 'RewardExpired') && event.data.kind === 'credit');
     return credit ? [{ collection: CREDIT_LEDGER, id: event.id }] : [];
   },
   evolve: (ref, _doc, event) => (event.type === 'RewardRevoked' ? revocationRow(ref.id.endsWith(':shortfall'), event) : ledgerRow(event)),

@@ -11,7 +11,8 @@ export const rewardExpiriesProjection: Projection = {
   eventTypes: ['RewardGranted', 'RewardExpired', 'RewardRevoked'],
   targets: (event) => {
     // A non-credit entry revoked by a clawback (SPEC §11) ended: nothing left to sweep.
-    if (event.type === 'RewardRevoked') return event.data.kind === 'credit' ? [] : [{ collection: REWARD_EXPIRIES, id: `${event.stream}/${event.data.entry_id}` }];
+    if (event.type === 'RewardRevoked')
+      return event.data.kind === 'credit' ? [] : [{ collection: REWARD_EXPIRIES, id: `${event.stream}/${event.data.entry_id}` }];
     if (event.type !== 'RewardGranted' && event.type !== 'RewardExpired') return [];
     if (event.type === 'RewardGranted' && event.data.expires_at === null) return [];
     // One document per entry: a grant added to an entry shares its expiry (SPEC §5.3).

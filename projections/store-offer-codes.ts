@@ -9,9 +9,7 @@ export const storeOfferCodesProjection: Projection = {
   collections: [{ name: STORE_OFFER_CODES, indexes: [] }],
   eventTypes: ['StoreOfferCodeCreated', 'StoreOfferCodeUpdated'],
   targets: (event) =>
-    event.type === 'StoreOfferCodeCreated' || event.type === 'StoreOfferCodeUpdated'
-      ? [{ collection: STORE_OFFER_CODES, id: event.data.offer_code.id }]
-      : [],
+    event.type === 'StoreOfferCodeCreated' || event.type === 'StoreOfferCodeUpdated' ? [{ collection: STORE_OFFER_CODES, id: event.data.offer_code.id }] : [],
   evolve: (_ref, doc, event) => {
     if (event.type === 'StoreOfferCodeCreated' || event.type === 'StoreOfferCodeUpdated') {
       return { offer_code: event.data.offer_code, subscription: event.data.subscription };

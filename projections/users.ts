@@ -245,5 +245,5 @@ export const usersProjection: Projection = {
   eventTypes: [...USER_EVENTS, ...ENTRY_EVENTS],
   targets,
   evolve: (ref, doc, event) =>
-    ref.collection === USERS ? evolveUserDoc(doc as UserDoc | null, event) : evolveEntry(doc as RewardEntryDoc | null, event, ref.id) as Doc | null,
+    ref.collection === USERS ? evolveUserDoc(doc as UserDoc | null, event) : (evolveEntry(doc as RewardEntryDoc | null, event, ref.id) as Doc | null),
 };

@@ -35,7 +35,7 @@ const command = defineCommand({
   summary:
     'Streams the event log, in commit order, to stdout or a file: NDJSON (one event per line) or CSV (RFC 4180 with a header; ' +
     'data and metadata as JSON text). Each event has the fields of GET /admin/events. Progress goes to stderr; the last line ' +
-    'names the last position read, to continue later with --after. Reads the service\'s store (DATA_DIR, or EVENTSTORE_URL + MONGODB_URL).',
+    "names the last position read, to continue later with --after. Reads the service's store (DATA_DIR, or EVENTSTORE_URL + MONGODB_URL).",
   options: {
     after: { type: 'string', value: 'POS', description: 'Only events after this log position (exclusive)' },
     'stream-prefix': { type: 'string', value: 'PREFIX', description: 'Only streams starting with PREFIX (e.g. user-)' },

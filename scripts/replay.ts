@@ -18,7 +18,7 @@ const command = defineCommand({
   summary:
     'Rebuilds read models from the event log: folds the log from position 0 into fresh collections while the service keeps serving ' +
     'the old ones, then switches them in atomically (the running service continues from there). Interrupted? Run it again: it resumes. ' +
-    'Reads the service\'s store (DATA_DIR, or EVENTSTORE_URL + MONGODB_URL).',
+    "Reads the service's store (DATA_DIR, or EVENTSTORE_URL + MONGODB_URL).",
   options: {
     projection: { type: 'string', value: 'NAME', description: `Rebuild only this read model: ${NAMES.join(', ')} (default: all)` },
   },

@@ -67,4 +67,3 @@ export async function openScriptContext(options: ScriptContextOptions = {}): Pro
   const backend = await openBackend(config);
   return { config, backend, log: new EventLog(backend.eventStore, new RandomIds()) };
 }
-

@@ -101,7 +101,10 @@ export const configSchema = z
     /** Seconds between background sweeps (reward expiry, claim repair). */
     SWEEP_INTERVAL_S: positiveInt(30),
     /** Set to "false" to run the API without the in-process projector (scale-out topology). */
-    RUN_PROJECTOR: z.enum(['true', 'false']).default('true').transform((value) => value === 'true'),
+    RUN_PROJECTOR: z
+      .enum(['true', 'false'])
+      .default('true')
+      .transform((value) => value === 'true'),
     /** Seconds a shutdown may take (draining requests, stopping the projector) before the process exits anyway. */
     SHUTDOWN_TIMEOUT_S: z.coerce.number().positive().default(10),
     /** SPEC §13: rate limits on (default) or off. */
@@ -120,8 +123,14 @@ export const configSchema = z
     WEBHOOK_RETRY_HOURS: z.coerce.number().positive().default(72),
     /** An endpoint failing without a single success for this long is disabled (and reported). */
     WEBHOOK_DISABLE_AFTER_HOURS: z.coerce.number().positive().default(120),
-    WEBHOOKS_ALLOW_HTTP: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
-    WEBHOOKS_ALLOW_PRIVATE: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+    WEBHOOKS_ALLOW_HTTP: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((value) => value === 'true'),
+    WEBHOOKS_ALLOW_PRIVATE: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((value) => value === 'true'),
     /** RevenueCat fulfilment of partner_entitlement rewards: on when the secret key is set. */
     REVENUECAT_SECRET_API_KEY: optionalString,
     REVENUECAT_BASE_URL: z.string().url().default('https://api.revenuecat.com'),
@@ -136,7 +145,10 @@ export const configSchema = z
     APPLE_BUNDLE_ID: optionalString,
     APPLE_APP_APPLE_ID: optionalString.refine((value) => value === null || /^[0-9]{1,15}$/.test(value), { message: 'must be a number' }),
     APPLE_ENVIRONMENT: z.enum(['Production', 'Sandbox', 'Xcode', 'LocalTesting']).optional(),
-    APPLE_ONLINE_CHECKS: z.enum(['true', 'false']).default('false').transform((value) => value === 'true'),
+    APPLE_ONLINE_CHECKS: z
+      .enum(['true', 'false'])
+      .default('false')
+      .transform((value) => value === 'true'),
     GOOGLE_PLAY_PACKAGE_NAME: optionalString,
     GOOGLE_PLAY_PUSH_AUDIENCE: optionalString,
     GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT: optionalString,
@@ -157,7 +169,11 @@ export const configSchema = z
     }
     const apple = [config.APPLE_ROOT_CERTS.length > 0 ? 'set' : null, config.APPLE_BUNDLE_ID, config.APPLE_ENVIRONMENT ?? null];
     if (apple.some((value) => value !== null) && apple.some((value) => value === null)) {
-      ctx.addIssue({ code: 'custom', path: ['APPLE_ROOT_CERTS'], message: 'APPLE_ROOT_CERTS, APPLE_BUNDLE_ID and APPLE_ENVIRONMENT must be set together (App Store notifications)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['APPLE_ROOT_CERTS'],
+        message: 'APPLE_ROOT_CERTS, APPLE_BUNDLE_ID and APPLE_ENVIRONMENT must be set together (App Store notifications)',
+      });
     }
     if (config.APPLE_ENVIRONMENT === 'Production' && config.APPLE_APP_APPLE_ID === null) {
       ctx.addIssue({ code: 'custom', path: ['APPLE_APP_APPLE_ID'], message: 'APPLE_APP_APPLE_ID is required when APPLE_ENVIRONMENT is Production' });
@@ -167,14 +183,19 @@ export const configSchema = z
     }
     const oidc = [config.GOOGLE_PLAY_PUSH_AUDIENCE, config.GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT];
     if (oidc.some((value) => value !== null) && oidc.some((value) => value === null)) {
-      ctx.addIssue({ code: 'custom', path: ['GOOGLE_PLAY_PUSH_AUDIENCE'], message: 'GOOGLE_PLAY_PUSH_AUDIENCE and GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT must be set together (Play push OIDC)' });
+      ctx.addIssue({
+        code: 'custom',
+        path: ['GOOGLE_PLAY_PUSH_AUDIENCE'],
+        message: 'GOOGLE_PLAY_PUSH_AUDIENCE and GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT must be set together (Play push OIDC)',
+      });
     }
     const playAuth = config.GOOGLE_PLAY_PUSH_AUDIENCE !== null || config.GOOGLE_PLAY_PUSH_TOKEN !== null;
     if ((config.GOOGLE_PLAY_PACKAGE_NAME !== null) !== playAuth) {
       ctx.addIssue({
         code: 'custom',
         path: ['GOOGLE_PLAY_PACKAGE_NAME'],
-        message: 'GOOGLE_PLAY_PACKAGE_NAME needs GOOGLE_PLAY_PUSH_AUDIENCE + GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT or GOOGLE_PLAY_PUSH_TOKEN, and they need it (Play notifications)',
+        message:
+          'GOOGLE_PLAY_PACKAGE_NAME needs GOOGLE_PLAY_PUSH_AUDIENCE + GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT or GOOGLE_PLAY_PUSH_TOKEN, and they need it (Play notifications)',
       });
     }
     if ((config.EVENTSTORE_URL === null) !== (config.MONGODB_URL === null)) {
@@ -294,7 +315,9 @@ function configProblems(env: NodeJS.ProcessEnv, issues: readonly ConfigIssue[]):
 
 export class ConfigError extends Error {
   constructor(readonly problems: string[]) {
-    super(`Invalid configuration (${problems.length} ${problems.length === 1 ? 'problem' : 'problems'}; nothing was started):\n${problems.map((problem) => `  - ${problem}`).join('\n')}`);
+    super(
+      `Invalid configuration (${problems.length} ${problems.length === 1 ? 'problem' : 'problems'}; nothing was started):\n${problems.map((problem) => `  - ${problem}`).join('\n')}`,
+    );
     this.name = 'ConfigError';
   }
 }

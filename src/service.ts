@@ -116,7 +116,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   // external backend it may be a standby, so follow the checkpoints in the read store.
   const consistency = runsProjector && backend.name === 'embedded' ? runner : new CheckpointPoller(backend.readStore, allProjections);
   container.register(TOKENS.ReadConsistency, { useValue: consistency });
-  metrics.watchProjections(() => consistency.projections(), () => eventStore.headPosition());
+  metrics.watchProjections(
+    () => consistency.projections(),
+    () => eventStore.headPosition(),
+  );
 
   useAccountTokenNamespace(config.ACCOUNT_TOKEN_NAMESPACE);
   const reactions = new ReactionRunner(log, backend.readStore, [container.resolve(ReferralReactions), container.resolve(PoolReactions)], logger);
@@ -153,7 +156,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     disable: (endpointId, reason) => webhookAdmin.disable(endpointId, reason),
   });
   const feeder = new WebhookFeeder(log, backend.webhookOutbox, ids, clock, fulfilment, () => delivery.wake(), logger);
-  metrics.watchWebhooks(() => backend.webhookOutbox.stats(), () => clock.now());
+  metrics.watchWebhooks(
+    () => backend.webhookOutbox.stats(),
+    () => clock.now(),
+  );
   container.register(TOKENS.WebhookHealth, { useValue: () => webhookHealth(backend.readStore, backend.webhookOutbox, fulfilment) });
   const jobs = new BackgroundJobs(
     [
@@ -204,7 +210,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     throw error;
   }
   logger.info({ providers: configuredRevenueProviders(config), conversionsFrom: config.CONVERSIONS_FROM }, 'revenue notifications');
-  logger.info({ url, role, backend: backend.name, pid: process.pid }, `service started on ${url} (pid ${process.pid}; stop with Ctrl-C or kill -TERM ${process.pid})`);
+  logger.info(
+    { url, role, backend: backend.name, pid: process.pid },
+    `service started on ${url} (pid ${process.pid}; stop with Ctrl-C or kill -TERM ${process.pid})`,
+  );
 
   let stage: StopStage = 'running';
   let stopping: Promise<void> | null = null;

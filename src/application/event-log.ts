@@ -32,13 +32,16 @@ export class EventLog {
   ) {}
 
   /** `context` is one for all events, or one per event (requests batched into one append). */
-  async append(stream: string, events: NewDomainEvent[], expected: ExpectedRevision, contexts: CommandContext | readonly CommandContext[]): Promise<AppendResult> {
+  async append(
+    stream: string,
+    events: NewDomainEvent[],
+    expected: ExpectedRevision,
+    contexts: CommandContext | readonly CommandContext[],
+  ): Promise<AppendResult> {
     const prepared = events.map((event, index) => {
       const context = Array.isArray(contexts) ? (contexts as readonly CommandContext[])[index]! : (contexts as CommandContext);
       const { data } = parseEvent(event.type, event.data);
-      const id =
-        event.id ??
-        (context.operation_id ? this.ids.derived(stream, 'operation', context.operation_id, String(index)) : this.ids.uuid());
+      const id = event.id ?? (context.operation_id ? this.ids.derived(stream, 'operation', context.operation_id, String(index)) : this.ids.uuid());
       return {
         id,
         type: event.type,

@@ -43,8 +43,7 @@ function whileHoldingLease(lease: MongoLease, work: ExclusiveWork, logger: Logge
 /** Events in EventStoreDB, read models (and the projector lease) in MongoDB. */
 export async function openExternalBackend(eventStoreUrl: string, mongoUrl: string, database: string, logger?: Logger): Promise<ExternalBackend> {
   const eventStore = EventStoreDbEventStore.connect(eventStoreUrl, {
-    onDropped: (error, retryInMs) =>
-      logger?.warn({ err: error, retryInMs }, 'EventStoreDB live subscription dropped; re-subscribing'),
+    onDropped: (error, retryInMs) => logger?.warn({ err: error, retryInMs }, 'EventStoreDB live subscription dropped; re-subscribing'),
   });
   let readStore: MongoReadStore;
   let webhookOutbox: MongoWebhookOutbox;

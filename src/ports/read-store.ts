@@ -19,9 +19,7 @@ export interface StoredDocument {
   doc: Record<string, unknown>;
 }
 
-export type DocumentChange =
-  | { op: 'put'; collection: string; id: string; doc: Record<string, unknown> }
-  | { op: 'delete'; collection: string; id: string };
+export type DocumentChange = { op: 'put'; collection: string; id: string; doc: Record<string, unknown> } | { op: 'delete'; collection: string; id: string };
 
 export interface FindQuery {
   /** Equality on top-level fields. */

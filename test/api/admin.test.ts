@@ -22,7 +22,15 @@ describe('API: admin configuration (SPEC §7.1–§7.5)', () => {
     it('creates (201), updates (200), reads one and the collection', async () => {
       const created = await svc.admin('PUT', '/admin/rewards/bonus', { kind: 'credit', name: 'Bonus', credits: 10, metadata: { tier: 1 } });
       expect(created.status).to.equal(201);
-      expect(created.body.data.reward).to.deep.include({ kind: 'credit', key: 'bonus', name: 'Bonus', credits: 10, description: null, metadata: { tier: 1 }, updated_at: null });
+      expect(created.body.data.reward).to.deep.include({
+        kind: 'credit',
+        key: 'bonus',
+        name: 'Bonus',
+        credits: 10,
+        description: null,
+        metadata: { tier: 1 },
+        updated_at: null,
+      });
       const updated = await svc.admin('PUT', '/admin/rewards/bonus', { kind: 'credit', name: 'Bigger name', credits: 10 });
       expect(updated.status).to.equal(200);
       expect(updated.body.data.reward.updated_at).to.be.a('string');
@@ -32,7 +40,13 @@ describe('API: admin configuration (SPEC §7.1–§7.5)', () => {
     });
 
     it('422 REWARD.IMMUTABLE_FIELD when kind, credits or offer_code_id change', async () => {
-      await svc.admin('PUT', '/admin/rewards/offer', { kind: 'offer_code', name: 'Offer', offer_code_id: 'oc1', offer_code_ref_name: 'ref', subscription_product_id: 'p1' });
+      await svc.admin('PUT', '/admin/rewards/offer', {
+        kind: 'offer_code',
+        name: 'Offer',
+        offer_code_id: 'oc1',
+        offer_code_ref_name: 'ref',
+        subscription_product_id: 'p1',
+      });
       const changes: [string, object][] = [
         ['/credits', { kind: 'credit', name: 'Bonus', credits: 11 }],
         ['/kind', { kind: 'basic', name: 'Bonus' }],
@@ -42,14 +56,29 @@ describe('API: admin configuration (SPEC §7.1–§7.5)', () => {
         expect(response.status).to.equal(422);
         expect(response.body.errors[0]).to.include({ code: 'REWARD.IMMUTABLE_FIELD', source });
       }
-      const offer = await svc.admin('PUT', '/admin/rewards/offer', { kind: 'offer_code', name: 'Offer', offer_code_id: 'oc2', offer_code_ref_name: 'ref', subscription_product_id: 'p1' });
+      const offer = await svc.admin('PUT', '/admin/rewards/offer', {
+        kind: 'offer_code',
+        name: 'Offer',
+        offer_code_id: 'oc2',
+        offer_code_ref_name: 'ref',
+        subscription_product_id: 'p1',
+      });
       expect(offer.body.errors[0]).to.include({ code: 'REWARD.IMMUTABLE_FIELD', source: '/offer_code_id' });
     });
 
     it('400 for a bad key or a kind without its fields; 404 NOT_FOUND.REWARD', async () => {
-      expect((await svc.admin('PUT', '/admin/rewards/Bad Key', { kind: 'basic', name: 'x' })).body.errors[0]).to.include({ code: 'BAD_REQUEST', source: 'path:/key' });
-      expect((await svc.admin('PUT', '/admin/rewards/c0', { kind: 'credit', name: 'x' })).body.errors[0]).to.include({ code: 'BAD_REQUEST', source: '/credits' });
-      expect((await svc.admin('PUT', '/admin/rewards/c0', { kind: 'credit', name: 'x', credits: 0 })).body.errors[0]).to.include({ code: 'BAD_REQUEST', source: '/credits' });
+      expect((await svc.admin('PUT', '/admin/rewards/Bad Key', { kind: 'basic', name: 'x' })).body.errors[0]).to.include({
+        code: 'BAD_REQUEST',
+        source: 'path:/key',
+      });
+      expect((await svc.admin('PUT', '/admin/rewards/c0', { kind: 'credit', name: 'x' })).body.errors[0]).to.include({
+        code: 'BAD_REQUEST',
+        source: '/credits',
+      });
+      expect((await svc.admin('PUT', '/admin/rewards/c0', { kind: 'credit', name: 'x', credits: 0 })).body.errors[0]).to.include({
+        code: 'BAD_REQUEST',
+        source: '/credits',
+      });
       expect((await svc.admin('PUT', '/admin/rewards/c0', { kind: 'gift', name: 'x' })).body.errors[0]).to.include({ code: 'BAD_REQUEST', source: '/kind' });
       const missing = await svc.admin('GET', '/admin/rewards/missing');
       expect(missing.status).to.equal(404);
@@ -82,12 +111,21 @@ describe('API: admin configuration (SPEC §7.1–§7.5)', () => {
       expect(program.rewards.sender.basic[0].activation).to.deep.equal({ variant: 'claim', amount: 1 });
       expect(program.rewards.sender.basic[0].deactivation).to.deep.equal({ variant: 'interval', duration: 1, period: 'months' });
       expect(program.rewards.receiver.basic[0].activation).to.deep.equal({ variant: 'claim' });
-      expect(Object.keys(program.rewards.receiver)).to.deep.equal(['basic', 'credit', 'offer_code', 'store_promo_code', 'partner_entitlement', 'partner_offering']);
+      expect(Object.keys(program.rewards.receiver)).to.deep.equal([
+        'basic',
+        'credit',
+        'offer_code',
+        'store_promo_code',
+        'partner_entitlement',
+        'partner_offering',
+      ]);
     });
 
     it('422 PROGRAM.REWARD_NOT_FOUND, PROGRAM.INVALID_ACTIVATION and PROGRAM.DISTRIBUTION_EXCEEDED', async () => {
       const unknown = await svc.admin('PUT', '/admin/programs/p2', {
-        name: 'P2', distribution_percentage: 10, limit: 0,
+        name: 'P2',
+        distribution_percentage: 10,
+        limit: 0,
         rewards: { sender: [], receiver: [{ reward_key: 'nope', activation: { variant: 'claim' }, deactivation: never }] },
       });
       expect(unknown.body.errors[0]).to.include({ code: 'PROGRAM.REWARD_NOT_FOUND', source: '/rewards/receiver/0/reward_key' });
@@ -101,9 +139,16 @@ describe('API: admin configuration (SPEC §7.1–§7.5)', () => {
         expect(response.status).to.equal(422);
         expect(response.body.errors[0].code).to.equal('PROGRAM.INVALID_ACTIVATION');
       }
-      const exceeded = await svc.admin('PUT', '/admin/programs/p2', { name: 'P2', distribution_percentage: 61, limit: 0, rewards: { sender: [], receiver: [] } });
+      const exceeded = await svc.admin('PUT', '/admin/programs/p2', {
+        name: 'P2',
+        distribution_percentage: 61,
+        limit: 0,
+        rewards: { sender: [], receiver: [] },
+      });
       expect(exceeded.body.errors[0]).to.include({ code: 'PROGRAM.DISTRIBUTION_EXCEEDED', source: '/distribution_percentage' });
-      expect((await svc.admin('PUT', '/admin/programs/p2', { name: 'P2', distribution_percentage: 60, limit: 0, rewards: { sender: [], receiver: [] } })).status).to.equal(201);
+      expect(
+        (await svc.admin('PUT', '/admin/programs/p2', { name: 'P2', distribution_percentage: 60, limit: 0, rewards: { sender: [], receiver: [] } })).status,
+      ).to.equal(201);
       expect((await svc.admin('GET', '/admin/programs/p3')).body.errors[0].code).to.equal('NOT_FOUND.PROGRAM');
     });
 
@@ -122,7 +167,10 @@ describe('API: admin configuration (SPEC §7.1–§7.5)', () => {
       const taken = await svc.admin('PUT', '/admin/affiliates/acme', { status: 'approved', name: 'Acme', platforms: [], codes: ['summer24'], rewards: [] });
       expect(taken.status).to.equal(422);
       expect(taken.body.errors[0]).to.include({ code: 'CODE.TAKEN', source: '/codes/0' });
-      expect((await svc.admin('PUT', '/admin/promo-codes/x', { is_active: true, limit: 0, rewards: [] })).body.errors[0]).to.include({ code: 'BAD_REQUEST', source: 'path:/code' });
+      expect((await svc.admin('PUT', '/admin/promo-codes/x', { is_active: true, limit: 0, rewards: [] })).body.errors[0]).to.include({
+        code: 'BAD_REQUEST',
+        source: 'path:/code',
+      });
     });
 
     it("a promo cannot take a user's referral code", async () => {
@@ -150,7 +198,9 @@ describe('API: admin configuration (SPEC §7.1–§7.5)', () => {
       const response = await svc.admin('PUT', '/admin/affiliates/influencer', { status: 'approved', name: 'x', platforms: [], codes: [], rewards: [] });
       expect(response.status).to.equal(422);
       expect(response.body.errors[0].code).to.equal('AFFILIATE.BANNED');
-      expect((await svc.admin('PUT', '/admin/affiliates/x', { status: 'famous', name: 'x', platforms: [], codes: [], rewards: [] })).body.errors[0]).to.include({ code: 'BAD_REQUEST', source: '/status' });
+      expect((await svc.admin('PUT', '/admin/affiliates/x', { status: 'famous', name: 'x', platforms: [], codes: [], rewards: [] })).body.errors[0]).to.include(
+        { code: 'BAD_REQUEST', source: '/status' },
+      );
       expect((await svc.admin('GET', '/admin/affiliates/nobody')).body.errors[0].code).to.equal('NOT_FOUND.AFFILIATE');
     });
   });
@@ -172,7 +222,9 @@ describe('API: admin configuration (SPEC §7.1–§7.5)', () => {
     it('needs a link for offer_code pools (400), a pooled kind (422) and a known reward (404)', async () => {
       const noLink = await svc.admin('POST', '/admin/rewards/offer/codes', { codes: [{ value: 'X', expires_at: '2099-01-01T00:00:00Z' }] });
       expect(noLink.body.errors[0]).to.include({ code: 'BAD_REQUEST', source: '/codes/0/link' });
-      expect((await svc.admin('POST', '/admin/rewards/bonus/codes', { codes: [{ value: 'X', expires_at: '2099-01-01T00:00:00Z' }] })).body.errors[0].code).to.equal('REWARD.NOT_POOLED');
+      expect(
+        (await svc.admin('POST', '/admin/rewards/bonus/codes', { codes: [{ value: 'X', expires_at: '2099-01-01T00:00:00Z' }] })).body.errors[0].code,
+      ).to.equal('REWARD.NOT_POOLED');
       expect((await svc.admin('POST', '/admin/rewards/none/codes', { codes: [{ value: 'X', expires_at: '2099-01-01T00:00:00Z' }] })).status).to.equal(404);
     });
   });
@@ -191,7 +243,13 @@ describe('API: admin configuration (SPEC §7.1–§7.5)', () => {
           number_of_periods: 3,
           prices: [{ territory: 'USA', price: '4.99', currency: 'USD' }],
         },
-        subscription: { id: 's1', product_id: 'com.example.yearly', name: 'Yearly', subscription_period: 'ONE_YEAR', prices: [{ territory: 'USA', price: '39.99', currency: 'USD' }] },
+        subscription: {
+          id: 's1',
+          product_id: 'com.example.yearly',
+          name: 'Yearly',
+          subscription_period: 'ONE_YEAR',
+          prices: [{ territory: 'USA', price: '39.99', currency: 'USD' }],
+        },
       };
       expect((await svc.admin('PUT', '/admin/store/offer-codes/known-offer', catalogEntry)).status).to.equal(201);
       const unknown = await svc.admin('PUT', '/admin/rewards/typo', offer('knwon-offer'));

@@ -72,7 +72,9 @@ describe('Crash safety of claims and reactions', () => {
     const clock = new ManualClock();
     let svc = await startTestService({ dataDir, clock, backend: faultyBackend(faults) });
     await putReward(svc, 'per-claim', { kind: 'credit', name: 'Per claim', credits: 2 });
-    await putProgram(svc, 'pm', { rewards: { sender: [{ reward_key: 'per-claim', activation: { variant: 'claim', amount: 1, limit: 0 }, deactivation: never }] } });
+    await putProgram(svc, 'pm', {
+      rewards: { sender: [{ reward_key: 'per-claim', activation: { variant: 'claim', amount: 1, limit: 0 }, deactivation: never }] },
+    });
     const referrer = await createUser(svc, 'pm-referrer');
     // The reaction's writes to the referrer fail for a while: it must retry, not skip.
     faults.mode = 'unavailable';

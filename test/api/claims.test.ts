@@ -1,18 +1,7 @@
 import { expect } from 'chai';
 import { claimResponse, getUserResponse } from '../../src/http/schemas/users.js';
 import { codeResponse } from '../../src/http/schemas/codes.js';
-import {
-  createUser,
-  days,
-  eventually,
-  events,
-  getUser,
-  never,
-  putAffiliate,
-  putProgram,
-  putPromo,
-  putReward,
-} from '../support/fixtures.js';
+import { createUser, days, eventually, events, getUser, never, putAffiliate, putProgram, putPromo, putReward } from '../support/fixtures.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 const mainRewards = {
@@ -57,7 +46,7 @@ describe('API: claiming codes and the rewards engine', () => {
       expect(fetched.referred_by?.claimed_at).to.be.a('string');
     });
 
-    it("counts the claim for the referrer and grants its sender reward (eventually)", async () => {
+    it('counts the claim for the referrer and grants its sender reward (eventually)', async () => {
       const referrer = await eventually(async () => {
         const user = await getUser(svc, 'ref-a');
         expect(user.stats.claims).to.equal(1);
@@ -189,7 +178,7 @@ describe('API: claiming codes and the rewards engine', () => {
       expect(open.filter((active) => active === false)).to.have.length(1);
     });
 
-    it("program limit, stats.claims and a limited sender reward hold with many parallel claimers", async () => {
+    it('program limit, stats.claims and a limited sender reward hold with many parallel claimers', async () => {
       await putReward(svc, 'credits-1', { kind: 'credit', name: 'One credit', credits: 1 });
       // Route the next new user into "busy": main 0%, busy 100% (assignment is sticky for others).
       await putProgram(svc, 'main', { distribution_percentage: 0, rewards: mainRewards });
@@ -205,7 +194,9 @@ describe('API: claiming codes and the rewards engine', () => {
       const responses = await Promise.all(claimers.map((user) => svc.call('POST', `/users/${user}/claim-code`, { code: referrer.referral_code })));
       const successes = responses.filter((response) => response.status === 200).length;
       expect(successes).to.equal(30);
-      expect(responses.filter((response) => response.status === 422).every((response) => response.body.errors[0].code === 'CLAIM.LIMIT_REACHED')).to.equal(true);
+      expect(responses.filter((response) => response.status === 422).every((response) => response.body.errors[0].code === 'CLAIM.LIMIT_REACHED')).to.equal(
+        true,
+      );
       const user = await eventually(async () => {
         const current = await getUser(svc, 'popular');
         expect(current.stats.claims).to.equal(30);

@@ -29,7 +29,10 @@ describe('API: GET /codes/{code} and affiliates of users', () => {
   });
 
   it('resolves a promo code: description (or the code) as entity name, is_active from the promo', async () => {
-    await putPromo(svc, 'SPRING', { description: 'Spring sale', rewards: [{ reward_key: 'trial-month', activation: { variant: 'claim' }, deactivation: never }] });
+    await putPromo(svc, 'SPRING', {
+      description: 'Spring sale',
+      rewards: [{ reward_key: 'trial-month', activation: { variant: 'claim' }, deactivation: never }],
+    });
     await putPromo(svc, 'PLAIN', { is_active: false });
     const spring = codeResponse.parse((await svc.call('GET', '/codes/spring')).body).data;
     expect(spring).to.deep.include({ type: 'promo', code: 'SPRING', is_active: true, entity: { name: 'Spring sale', logo_url: null, platforms: [] } });
@@ -48,7 +51,11 @@ describe('API: GET /codes/{code} and affiliates of users', () => {
     });
     const code = codeResponse.parse((await svc.call('GET', '/codes/creator')).body).data;
     expect(code).to.deep.include({ type: 'affiliate', is_active: true });
-    expect(code.entity).to.deep.equal({ name: 'Creator', logo_url: 'https://cdn.example/c.png', platforms: [{ type: 'tiktok', handle: '@creator', verified: false }] });
+    expect(code.entity).to.deep.equal({
+      name: 'Creator',
+      logo_url: 'https://cdn.example/c.png',
+      platforms: [{ type: 'tiktok', handle: '@creator', verified: false }],
+    });
     expect(code.rewards.basic[0]!.deactivation).to.deep.equal({ variant: 'interval', duration: 14, period: 'days' });
   });
 

@@ -79,7 +79,10 @@ describe('API: credits — withdrawals, manual grants, ledger and event log', ()
         credits_requested_to_withdraw: 15,
         credits_withdrawn: 15,
       });
-      const byExpiry = user.rewards.active.credit.map((entry) => [entry.expires_at === null ? 'never' : Math.round((Date.parse(entry.expires_at) - svc.clock.now().getTime()) / DAY), entry.credits]);
+      const byExpiry = user.rewards.active.credit.map((entry) => [
+        entry.expires_at === null ? 'never' : Math.round((Date.parse(entry.expires_at) - svc.clock.now().getTime()) / DAY),
+        entry.credits,
+      ]);
       expect(byExpiry).to.deep.equal([
         ['never', 10],
         [30, 5],

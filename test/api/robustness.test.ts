@@ -72,14 +72,29 @@ describe('API: hostile and unusual input never breaks the service', () => {
       name: 'Far',
       distribution_percentage: 0,
       limit: 0,
-      rewards: { sender: [{ reward_key: 'coins', activation: { variant: 'claim', amount: 1, limit: 0 }, deactivation: { variant: 'interval', duration: 10_000, period: 'years' } }], receiver: [] },
+      rewards: {
+        sender: [
+          {
+            reward_key: 'coins',
+            activation: { variant: 'claim', amount: 1, limit: 0 },
+            deactivation: { variant: 'interval', duration: 10_000, period: 'years' },
+          },
+        ],
+        receiver: [],
+      },
     });
     expect(program.status).to.equal(400);
     expect(program.body.errors[0]).to.include({ code: 'BAD_REQUEST', source: '/rewards/sender/0/deactivation/duration' });
     await createUser(svc, 'far-grant');
-    const grant = await svc.admin('POST', '/users/far-grant/rewards/grant', { key: 'coins', deactivation: { variant: 'interval', duration: 101, period: 'years' } });
+    const grant = await svc.admin('POST', '/users/far-grant/rewards/grant', {
+      key: 'coins',
+      deactivation: { variant: 'interval', duration: 101, period: 'years' },
+    });
     expect(grant.body.errors[0]).to.include({ code: 'BAD_REQUEST', source: '/deactivation/duration' });
-    const longest = await svc.admin('POST', '/users/far-grant/rewards/grant', { key: 'coins', deactivation: { variant: 'interval', duration: 100, period: 'years' } });
+    const longest = await svc.admin('POST', '/users/far-grant/rewards/grant', {
+      key: 'coins',
+      deactivation: { variant: 'interval', duration: 100, period: 'years' },
+    });
     expect(longest.status).to.equal(201);
     expect(Date.parse(longest.body.data.rewards_granted.credit[0].expires_at) - svc.clock.now().getTime()).to.be.greaterThan(99 * YEAR);
   });
@@ -107,7 +122,11 @@ describe('API: hostile and unusual input never breaks the service', () => {
   });
 
   it('ignores bodies on GET, and names the header on every 415', async () => {
-    const withBody = await fetch(`${svc.url}/users/proto`, { method: 'GET', headers: { 'x-api-key': CLIENT_KEY, 'content-type': 'text/plain', 'content-length': '5' }, body: undefined });
+    const withBody = await fetch(`${svc.url}/users/proto`, {
+      method: 'GET',
+      headers: { 'x-api-key': CLIENT_KEY, 'content-type': 'text/plain', 'content-length': '5' },
+      body: undefined,
+    });
     expect(withBody.status).to.equal(200);
     const charset = await svc.call('POST', '/users', { app_user_id: 'cs' }, { 'content-type': 'application/json; charset=bogus' });
     expect(charset.status).to.equal(415);
@@ -121,7 +140,9 @@ describe('API: hostile and unusual input never breaks the service', () => {
     expect(again.status).to.equal(200);
     expect(again.body.data.rewards_granted.offer_code).to.deep.equal([]);
     const first = await svc.admin('POST', '/users/offer-holder/rewards/grant', { key: 'coins', operation_id: 'g-1' });
-    const repeats = await Promise.all(Array.from({ length: 20 }, () => svc.admin('POST', '/users/offer-holder/rewards/grant', { key: 'coins', operation_id: 'g-1' })));
+    const repeats = await Promise.all(
+      Array.from({ length: 20 }, () => svc.admin('POST', '/users/offer-holder/rewards/grant', { key: 'coins', operation_id: 'g-1' })),
+    );
     expect(first.status).to.equal(201);
     expect(repeats.every((repeat) => repeat.status === 200)).to.equal(true);
     expect(repeats[0]!.body.data.rewards_granted).to.deep.equal(first.body.data.rewards_granted);

@@ -5,13 +5,7 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { EventLog } from '../../src/application/event-log.js';
 import { OfferCodeLookup } from '../../src/application/store/offer-code-lookup.js';
-import {
-  CUSTOMER_ELIGIBILITIES,
-  OFFER_DURATIONS,
-  OFFER_ELIGIBILITIES,
-  OFFER_MODES,
-  SUBSCRIPTION_PERIODS,
-} from '../../src/domain/events/store-events.js';
+import { CUSTOMER_ELIGIBILITIES, OFFER_DURATIONS, OFFER_ELIGIBILITIES, OFFER_MODES, SUBSCRIPTION_PERIODS } from '../../src/domain/events/store-events.js';
 import { storeOfferCodeResponse, storeOfferCodesResponse } from '../../src/http/schemas/store.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { ascKeyPair, FakeAppStoreConnect, ISSUER_ID, KEY_ID, sampleOfferCode } from '../unit/appstore/fake-app-store-connect.js';
@@ -153,7 +147,14 @@ describe('API: store offer codes (GET /store/offer-codes/{id}, /admin/store/offe
         ['a bad territory', body({ offer_code: { prices: [{ territory: 'United States', price: '1', currency: 'USD' }] } }), '/offer_code/prices/0/territory'],
         [
           'a territory twice',
-          body({ offer_code: { prices: [{ territory: 'USA', price: '1', currency: 'USD' }, { territory: 'USA', price: '2', currency: 'USD' }] } }),
+          body({
+            offer_code: {
+              prices: [
+                { territory: 'USA', price: '1', currency: 'USD' },
+                { territory: 'USA', price: '2', currency: 'USD' },
+              ],
+            },
+          }),
           '/offer_code/prices/1/territory',
         ],
         ['missing name', body({ offer_code: { name: undefined } }), '/offer_code/name'],

@@ -193,9 +193,7 @@ describe('API: users (POST /users, GET /users/{id})', () => {
   });
 
   it('50 concurrent creates of one new user: exactly one 201, the rest 200, one UserRegistered event', async () => {
-    const responses = await Promise.all(
-      Array.from({ length: 50 }, () => svc.call('POST', '/users', { app_user_id: 'u-race', is_trial: false })),
-    );
+    const responses = await Promise.all(Array.from({ length: 50 }, () => svc.call('POST', '/users', { app_user_id: 'u-race', is_trial: false })));
     const statuses = responses.map((response) => response.status);
     expect(statuses.filter((status) => status === 201)).to.have.length(1);
     expect(statuses.filter((status) => status === 200)).to.have.length(49);

@@ -1,12 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
-import {
-  type EventStore,
-  type ExpectedRevision,
-  type NewEvent,
-  type RecordedEvent,
-  WrongExpectedRevisionError,
-} from '../../src/ports/event-store.js';
+import { type EventStore, type ExpectedRevision, type NewEvent, type RecordedEvent, WrongExpectedRevisionError } from '../../src/ports/event-store.js';
 import type { ContractOptions, OpenContractSubject } from './contract-subject.js';
 
 /** A short random tag: streams, types and prefixes of one test never collide with another's. */
@@ -320,13 +314,22 @@ export function eventStoreContract(name: string, open: OpenContractSubject<Event
         if (!store.readAllJson) this.skip();
         const head = await store.headPosition();
         const prefixHere = `${prefix}json-${tag()}-`;
-        await store.append(`${prefixHere}a`, [newEvent('JsonThing', { text: 'é "quoted"\n', n: 1.5, nested: { list: [1, null, true] }, ['__proto__']: 1 }), newEvent('Other')], 'no_stream');
+        await store.append(
+          `${prefixHere}a`,
+          [newEvent('JsonThing', { text: 'é "quoted"\n', n: 1.5, nested: { list: [1, null, true] }, ['__proto__']: 1 }), newEvent('Other')],
+          'no_stream',
+        );
         await store.append(`${prefixHere}b`, events(2), 'no_stream');
         for (const filter of [undefined, { streamPrefixes: [prefixHere] }, { types: ['JsonThing'] }]) {
           const parsed = await store.readAll({ after: head, limit: 3, filter });
           const json = await store.readAllJson!({ after: head, limit: 3, filter });
           expect(
-            json.map(({ dataJson, metadataJson, recordedAtIso, ...rest }) => ({ ...rest, data: JSON.parse(dataJson), metadata: JSON.parse(metadataJson), recordedAt: new Date(recordedAtIso) })),
+            json.map(({ dataJson, metadataJson, recordedAtIso, ...rest }) => ({
+              ...rest,
+              data: JSON.parse(dataJson),
+              metadata: JSON.parse(metadataJson),
+              recordedAt: new Date(recordedAtIso),
+            })),
           ).to.deep.equal(parsed);
           expect(json.map((event) => event.recordedAtIso)).to.deep.equal(parsed.map((event) => event.recordedAt.toISOString()));
           expect(json.map((event) => event.dataJson)).to.deep.equal(parsed.map((event) => JSON.stringify(event.data)));

@@ -64,7 +64,14 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
 
     async function seedPeople(): Promise<void> {
       await store.ensureIndexes(people, ['team', 'age', 'active', 'joined_at']);
-      await store.commitBatches([batch(projector, null, 10n, PEOPLE.map(([id, doc]) => put(people, id, doc)))]);
+      await store.commitBatches([
+        batch(
+          projector,
+          null,
+          10n,
+          PEOPLE.map(([id, doc]) => put(people, id, doc)),
+        ),
+      ]);
     }
 
     const ids = (docs: Doc[]) => docs.map((doc) => doc.name);
@@ -192,10 +199,7 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
       it('applies the batches of several projectors in one call', async function () {
         const other = `projector_${tag()}`;
         const things = `things_${tag()}`;
-        await store.commitBatches([
-          batch(projector, null, 4n, [put(people, 'a', { n: 1 })]),
-          batch(other, null, 6n, [put(things, 't', { kind: 'thing' })], 2),
-        ]);
+        await store.commitBatches([batch(projector, null, 4n, [put(people, 'a', { n: 1 })]), batch(other, null, 6n, [put(things, 't', { kind: 'thing' })], 2)]);
         expect(await store.checkpoint(projector)).to.deep.equal({ projector, position: 4n, version: 1 });
         expect(await store.checkpoint(other)).to.deep.equal({ projector: other, position: 6n, version: 2 });
         expect(await store.get(things, 't')).to.deep.equal({ kind: 'thing' });
@@ -344,7 +348,14 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
         const rebuilder = `${projector}_next`;
         await store.ensureIndexes(people, [['team', 'age']]);
         await store.commitBatches([batch(projector, null, 5n, [put(people, 'old', { team: 'red', age: 1 })])]);
-        await store.commitBatches([batch(rebuilder, null, 9n, PEOPLE.map(([id, doc]) => put(rebuilt, id, doc)))]);
+        await store.commitBatches([
+          batch(
+            rebuilder,
+            null,
+            9n,
+            PEOPLE.map(([id, doc]) => put(rebuilt, id, doc)),
+          ),
+        ]);
         await store.swapIn(projector, rebuilder, 2, [[people, rebuilt]]);
         const reds = await store.find(people, { where: { team: 'red' }, orderBy: { field: 'age', direction: 'desc' }, limit: 2 });
         expect(ids(reds)).to.deep.equal(['Cy', 'Ada']);

@@ -40,7 +40,23 @@ function onTempDatabase<S extends { close(): Promise<void> }>(make: (db: ReturnT
   };
 }
 
-eventStoreContract('SQLite', onTempDatabase((db) => new SqliteEventStore(db)), { freshStorePerTest: true });
-readStoreContract('SQLite', onTempDatabase((db) => new SqliteReadStore(db)), { freshStorePerTest: true });
-rateLimitStoreContract('SQLite', onTempDatabase((db) => new SqliteRateLimitStore(db)), { freshStorePerTest: true });
-webhookOutboxContract('SQLite', onTempDatabase((db) => new SqliteWebhookOutbox(db)), { freshStorePerTest: true });
+eventStoreContract(
+  'SQLite',
+  onTempDatabase((db) => new SqliteEventStore(db)),
+  { freshStorePerTest: true },
+);
+readStoreContract(
+  'SQLite',
+  onTempDatabase((db) => new SqliteReadStore(db)),
+  { freshStorePerTest: true },
+);
+rateLimitStoreContract(
+  'SQLite',
+  onTempDatabase((db) => new SqliteRateLimitStore(db)),
+  { freshStorePerTest: true },
+);
+webhookOutboxContract(
+  'SQLite',
+  onTempDatabase((db) => new SqliteWebhookOutbox(db)),
+  { freshStorePerTest: true },
+);

@@ -153,7 +153,9 @@ describe('End-to-end API flow on EventStoreDB + MongoDB (api and projector as se
       object: 'event',
       type: 'invoice.paid',
       created: Math.floor(Date.now() / 1000),
-      data: { object: { id: 'in_e2e_1', customer: 'cus_e2e', subscription: 'sub_e2e', billing_reason: 'subscription_create', amount_paid: 1299, currency: 'eur' } },
+      data: {
+        object: { id: 'in_e2e_1', customer: 'cus_e2e', subscription: 'sub_e2e', billing_reason: 'subscription_create', amount_paid: 1299, currency: 'eur' },
+      },
     });
     const deliver = () =>
       fetch(`${api.url}/webhooks/stripe`, {

@@ -52,7 +52,11 @@ describe('E2E: start-up configuration and graceful shutdown', function () {
               output,
               errors,
               url: match[1]!,
-              stop: () => new Promise((done) => { child.once('exit', () => done()); child.kill('SIGTERM'); }),
+              stop: () =>
+                new Promise((done) => {
+                  child.once('exit', () => done());
+                  child.kill('SIGTERM');
+                }),
             });
           }
         });
@@ -63,7 +67,10 @@ describe('E2E: start-up configuration and graceful shutdown', function () {
     const keys = JSON.parse(fs.readFileSync(path.join(dataDir, 'api-keys.json'), 'utf8')) as { client: string; secret: string };
     // On stderr, framed, away from the JSON log lines on stdout.
     expect(first.output).to.not.contain(keys.secret);
-    expect(first.errors).to.contain(keys.client).and.to.contain(keys.secret).and.to.match(/^\+-+\+$/m);
+    expect(first.errors)
+      .to.contain(keys.client)
+      .and.to.contain(keys.secret)
+      .and.to.match(/^\+-+\+$/m);
     expect(first.errors).to.contain(path.join(dataDir, 'api-keys.json'));
     const second = await start();
     try {

@@ -6,7 +6,10 @@ import { createUser, putReward } from '../support/fixtures.js';
 import { startTestService } from '../support/test-service.js';
 
 function runAudit(dataDir: string) {
-  return spawnSync(process.execPath, ['--import', 'tsx', 'scripts/audit-credits.ts'], { env: { ...process.env, DATA_DIR: dataDir, NODE_ENV: 'test' }, encoding: 'utf8' });
+  return spawnSync(process.execPath, ['--import', 'tsx', 'scripts/audit-credits.ts'], {
+    env: { ...process.env, DATA_DIR: dataDir, NODE_ENV: 'test' },
+    encoding: 'utf8',
+  });
 }
 
 describe('npm run audit-credits', function () {
@@ -38,7 +41,7 @@ describe('npm run audit-credits', function () {
     const row = db.prepare("SELECT id, doc FROM rm_user_rewards WHERE json_extract(doc, '$.app_user_id') = 'tampered'").get() as { id: string; doc: string };
     const doc = JSON.parse(row.doc) as { credits: number };
     doc.credits += 100;
-    db.prepare("UPDATE rm_user_rewards SET doc = ? WHERE id = ?").run(JSON.stringify(doc), row.id);
+    db.prepare('UPDATE rm_user_rewards SET doc = ? WHERE id = ?').run(JSON.stringify(doc), row.id);
     db.close();
 
     const dirty = runAudit(svc.dataDir);

@@ -74,7 +74,19 @@ describe('npm run demo (child process)', function () {
 
   it('runs twice, both times successfully, and says what it created and how to try it', () => {
     for (const output of [afterFirstRun, afterSecondRun]) {
-      for (const name of ['referral-credits', 'premium-week', 'friends', 'WELCOME10', 'acme-studio', 'ACME', 'demo-premium-3m', 'demo-ana', 'demo-ben', 'demo-cleo', 'demo-dan']) {
+      for (const name of [
+        'referral-credits',
+        'premium-week',
+        'friends',
+        'WELCOME10',
+        'acme-studio',
+        'ACME',
+        'demo-premium-3m',
+        'demo-ana',
+        'demo-ben',
+        'demo-cleo',
+        'demo-dan',
+      ]) {
         expect(output).to.contain(name);
       }
       expect(output).to.contain('curl');
@@ -165,6 +177,10 @@ describe('npm run demo (child process)', function () {
     expect(ledger.body.data.entries.map((entry: { delta: number }) => entry.delta)).to.deep.equal([50, -20]);
     const log = await svc.admin('GET', '/admin/events?stream=user-alice');
     expect(log.status).to.equal(200);
-    expect(log.body.data.events.map((event: { type: string }) => event.type)).to.include.members(['UserRegistered', 'ReferralClaimCounted', 'CreditsWithdrawn']);
+    expect(log.body.data.events.map((event: { type: string }) => event.type)).to.include.members([
+      'UserRegistered',
+      'ReferralClaimCounted',
+      'CreditsWithdrawn',
+    ]);
   });
 });

@@ -63,7 +63,10 @@ describe('npm run replay', function () {
       await settled(svc);
       const readStore = svc.service.container.resolve<ReadStore>(TOKENS.ReadStore);
       const before = await liveDocuments(readStore);
-      const replay = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/replay.ts'], { env: { ...process.env, DATA_DIR: svc.dataDir, NODE_ENV: 'test' }, encoding: 'utf8' });
+      const replay = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/replay.ts'], {
+        env: { ...process.env, DATA_DIR: svc.dataDir, NODE_ENV: 'test' },
+        encoding: 'utf8',
+      });
       expect(replay.status, replay.stderr).to.equal(0);
       for (const projection of allProjections) expect(replay.stdout).to.contain(`${projection.name}: rebuilt and switched in`);
       expect(await liveDocuments(readStore)).to.deep.equal(before);

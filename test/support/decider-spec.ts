@@ -58,14 +58,15 @@ export function deciderSpec<S>(evolver: Evolver<S>): DeciderSpec<S> {
             // biome-ignore lint/suspicious/noThenProperty: given/when/then reads best as .then(events); the spec is never awaited.
             then(expected) {
               const outcome = decided();
-              expect(outcome.events.map((event, index) => comparable(event, expected[index]))).to.deep.equal(
-                expected.map((event) => comparable(event, event)),
-              );
+              expect(outcome.events.map((event, index) => comparable(event, expected[index]))).to.deep.equal(expected.map((event) => comparable(event, event)));
               return outcome;
             },
             thenNothing() {
               const outcome = decided();
-              expect(outcome.events.map((event) => event.type), 'events').to.deep.equal([]);
+              expect(
+                outcome.events.map((event) => event.type),
+                'events',
+              ).to.deep.equal([]);
               return outcome;
             },
             thenError(code, source) {

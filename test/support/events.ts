@@ -31,10 +31,7 @@ export function event<T extends EventType>(type: T, data: EventDataOf<T>): Event
   return { type, data } as EventOf<T>;
 }
 
-export function registered(
-  appUserId: string,
-  overrides: Partial<EventDataOf<'UserRegistered'>> = {},
-): EventOf<'UserRegistered'> {
+export function registered(appUserId: string, overrides: Partial<EventDataOf<'UserRegistered'>> = {}): EventOf<'UserRegistered'> {
   return event('UserRegistered', {
     app_user_id: appUserId,
     registered_at: T0.toISOString(),
@@ -73,7 +70,8 @@ export function rewardGranted(overrides: Partial<EventDataOf<'RewardGranted'>> &
     granted_at: T0.toISOString(),
     expires_at: null,
     cause: { type: 'manual', operation_id: null },
-    clawback: 'none', balance_after: kind === 'credit' ? 10 : null,
+    clawback: 'none',
+    balance_after: kind === 'credit' ? 10 : null,
     ...overrides,
   });
 }

@@ -16,7 +16,13 @@ export async function putReward(svc: TestService, key: string, body: Json) {
 
 export async function putProgram(svc: TestService, id: string, body: Partial<Json> & { rewards?: { sender?: Json[]; receiver?: Json[] } }) {
   return expectOk(
-    await svc.admin('PUT', `/admin/programs/${id}`, { name: id, distribution_percentage: 100, limit: 0, ...body, rewards: { sender: [], receiver: [], ...body.rewards } }),
+    await svc.admin('PUT', `/admin/programs/${id}`, {
+      name: id,
+      distribution_percentage: 100,
+      limit: 0,
+      ...body,
+      rewards: { sender: [], receiver: [], ...body.rewards },
+    }),
     `program ${id}`,
   );
 }

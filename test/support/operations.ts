@@ -11,7 +11,15 @@ export function earlierOf(events: readonly DomainEvent[], operationId: string, a
   const id = operationDocumentId(appUserId, operationId);
   let doc: Record<string, unknown> | null = null;
   events.forEach((event, index) => {
-    const logged = { ...event, id: `e${index}`, stream: `user-${appUserId}`, revision: index, position: BigInt(index + 1), metadata: {}, recordedAt: new Date(0) } as unknown as LoggedEvent;
+    const logged = {
+      ...event,
+      id: `e${index}`,
+      stream: `user-${appUserId}`,
+      revision: index,
+      position: BigInt(index + 1),
+      metadata: {},
+      recordedAt: new Date(0),
+    } as unknown as LoggedEvent;
     for (const ref of operationsProjection.targets(logged)) if (ref.id === id) doc = operationsProjection.evolve(ref, doc, logged);
   });
   return doc as OperationRecord | null;

@@ -131,7 +131,9 @@ describe('docker-compose.yml', function () {
 
   it('uses EventStoreDB 24.x (or KurrentDB) without the removed external-TCP options', function () {
     const eventstore = services.eventstore!;
-    expect(eventstore.image).to.match(/^(eventstore\/eventstore:2[4-9]|docker\.kurrent\.io\/kurrent-latest\/kurrentdb:2[5-9]|kurrentplatform\/kurrentdb:2[5-9])/);
+    expect(eventstore.image).to.match(
+      /^(eventstore\/eventstore:2[4-9]|docker\.kurrent\.io\/kurrent-latest\/kurrentdb:2[5-9]|kurrentplatform\/kurrentdb:2[5-9])/,
+    );
     for (const variable of Object.keys(environment(eventstore))) {
       expect(variable).to.not.match(/EXT(ERNAL)?_TCP|ENABLE_EXTERNAL_TCP|TCP_PORT/);
     }
@@ -207,7 +209,10 @@ describe('Dockerfile', function () {
     expect(bases).to.have.length.greaterThan(1);
     for (const base of bases) expect(base).to.match(/^node:24(\.\d+)*-(\w+-)?slim$/);
     expect(dockerfile).to.not.match(/python3|\bmake\b|g\+\+|build-essential|node-gyp/);
-    expect(dockerfile).to.match(/npm ci/).and.to.match(/npm run build/).and.to.match(/npm prune --omit=dev/);
+    expect(dockerfile)
+      .to.match(/npm ci/)
+      .and.to.match(/npm run build/)
+      .and.to.match(/npm prune --omit=dev/);
     expect(dockerfile).to.contain('dist/src/main.js');
   });
 
@@ -218,6 +223,8 @@ describe('Dockerfile', function () {
   it('ships the compiled scripts: the build compiles scripts/ into dist/scripts', function () {
     const build = JSON.parse(fs.readFileSync(path.join(ROOT, 'tsconfig.build.json'), 'utf8')) as { include: string[] };
     expect(build.include).to.include.members(['src', 'projections', 'scripts']);
-    expect(dockerfile).to.match(/COPY scripts \.\/scripts/).and.to.match(/COPY --from=build \/app\/dist \.\/dist/);
+    expect(dockerfile)
+      .to.match(/COPY scripts \.\/scripts/)
+      .and.to.match(/COPY --from=build \/app\/dist \.\/dist/);
   });
 });

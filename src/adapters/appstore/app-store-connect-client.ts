@@ -114,9 +114,7 @@ export class AppStoreConnectClient implements AppStoreConnect {
       const timedOut = error instanceof Error && (error.name === 'TimeoutError' || error.name === 'AbortError');
       throw new AppStoreConnectError(
         'request_failed',
-        timedOut
-          ? `App Store Connect did not answer within ${this.options.timeoutMs} ms (${what})`
-          : `App Store Connect could not be reached (${what})`,
+        timedOut ? `App Store Connect did not answer within ${this.options.timeoutMs} ms (${what})` : `App Store Connect could not be reached (${what})`,
         { cause: error },
       );
     }

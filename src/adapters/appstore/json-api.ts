@@ -9,7 +9,17 @@ const resourceSchema = z.object({
   type: z.string(),
   id: z.string(),
   attributes: z.record(z.string(), z.unknown()).optional(),
-  relationships: z.record(z.string(), z.object({ data: z.union([identifierSchema, z.array(identifierSchema)]).nullable().optional() })).optional(),
+  relationships: z
+    .record(
+      z.string(),
+      z.object({
+        data: z
+          .union([identifierSchema, z.array(identifierSchema)])
+          .nullable()
+          .optional(),
+      }),
+    )
+    .optional(),
 });
 export type Resource = z.infer<typeof resourceSchema>;
 

@@ -10,15 +10,7 @@ import {
   type StoreSubscription,
   SUBSCRIPTION_PERIODS,
 } from '../../domain/events/store-events.js';
-import {
-  attributesOf,
-  IncludedResources,
-  listDocumentSchema,
-  MalformedDocumentError,
-  parseDocument,
-  relatedId,
-  singleDocumentSchema,
-} from './json-api.js';
+import { attributesOf, IncludedResources, listDocumentSchema, MalformedDocumentError, parseDocument, relatedId, singleDocumentSchema } from './json-api.js';
 
 /** App Store Connect documents → our offer code shape. Pure: no I/O. */
 
@@ -34,7 +26,13 @@ const subscriptionAttributes = z.object({ name: z.string(), productId: z.string(
 const territoryAttributes = z.object({ currency: z.string() });
 const pricePointAttributes = z.object({ customerPrice: z.string().regex(DECIMAL_PRICE, 'must be a decimal string') });
 /** `startDate` (YYYY-MM-DD) of a subscription price; null or absent: in effect from the start. */
-const scheduledPriceAttributes = z.object({ startDate: z.string().regex(/^\d{4}-\d{2}-\d{2}$/).nullable().optional() });
+const scheduledPriceAttributes = z.object({
+  startDate: z
+    .string()
+    .regex(/^\d{4}-\d{2}-\d{2}$/)
+    .nullable()
+    .optional(),
+});
 
 export interface OfferCodeHead {
   offerCode: Omit<StoreOfferCode, 'prices'>;

@@ -1,22 +1,5 @@
-import {
-  BACKWARDS,
-  END,
-  EventStoreDBClient,
-  FORWARDS,
-  jsonEvent,
-  type ReadPosition,
-  START,
-  type StreamingRead,
-} from '@eventstore/db-client';
-import type {
-  AppendResult,
-  EventStore,
-  ExpectedRevision,
-  NewEvent,
-  ReadAllOptions,
-  ReadStreamOptions,
-  RecordedEvent,
-} from '../../ports/event-store.js';
+import { BACKWARDS, END, EventStoreDBClient, FORWARDS, jsonEvent, type ReadPosition, START, type StreamingRead } from '@eventstore/db-client';
+import type { AppendResult, EventStore, ExpectedRevision, NewEvent, ReadAllOptions, ReadStreamOptions, RecordedEvent } from '../../ports/event-store.js';
 import { readFilteredPage } from './eventstoredb-filtered-read.js';
 import { EventStoreDbLogWatcher, type LogWatcherOptions } from './eventstoredb-log-watcher.js';
 import {

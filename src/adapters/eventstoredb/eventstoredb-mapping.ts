@@ -82,7 +82,8 @@ const TRANSIENT_ERROR_TYPES = new Set<string>([
 /** gRPC status codes of the same kind, for errors the client did not convert. */
 const TRANSIENT_GRPC_CODES = new Set([1 /* CANCELLED */, 4 /* DEADLINE_EXCEEDED */, 14 /* UNAVAILABLE */]);
 
-const CONNECTION_MESSAGE = /failed to discover|econnrefused|econnreset|ehostunreach|enotfound|etimedout|no connection established|connection (dropped|closed)|channel has been shut down|client (was|has been) (closed|disposed)/i;
+const CONNECTION_MESSAGE =
+  /failed to discover|econnrefused|econnreset|ehostunreach|enotfound|etimedout|no connection established|connection (dropped|closed)|channel has been shut down|client (was|has been) (closed|disposed)/i;
 
 export interface AppendContext {
   stream: string;

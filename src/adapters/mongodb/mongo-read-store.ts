@@ -1,6 +1,16 @@
 import { type AnyBulkWriteOperation, type ClientSession, type Collection, type Db, MongoClient } from 'mongodb';
 import { StoreUnavailableError } from '../../ports/event-store.js';
-import { type Checkpoint, CheckpointMovedError, type DocumentChange, type FindQuery, type IndexSpec, indexFields, type ProjectorBatch, type ReadStore, type Scalar } from '../../ports/read-store.js';
+import {
+  type Checkpoint,
+  CheckpointMovedError,
+  type DocumentChange,
+  type FindQuery,
+  type IndexSpec,
+  indexFields,
+  type ProjectorBatch,
+  type ReadStore,
+  type Scalar,
+} from '../../ports/read-store.js';
 import {
   checkpointWrite,
   classifyWriteErrors,
@@ -108,7 +118,11 @@ export class MongoReadStore implements ReadStore {
     const unique = [...new Set(ids)];
     const result = new Map<string, T>();
     if (unique.length === 0) return result;
-    const found = await guardMongo(() => this.documents(collection).find({ _id: { $in: unique } }, { projection: { doc: 1 } }).toArray());
+    const found = await guardMongo(() =>
+      this.documents(collection)
+        .find({ _id: { $in: unique } }, { projection: { doc: 1 } })
+        .toArray(),
+    );
     for (const stored of found) result.set(stored._id, stored.doc as T);
     return result;
   }
@@ -118,7 +132,9 @@ export class MongoReadStore implements ReadStore {
     const filter = findFilter(query);
     const sort = findSort(query);
     const found = await guardMongo(() => {
-      const cursor = this.documents(collection).find(filter, { projection: { doc: 1 } }).sort(sort);
+      const cursor = this.documents(collection)
+        .find(filter, { projection: { doc: 1 } })
+        .sort(sort);
       if (query.limit !== undefined) cursor.limit(query.limit);
       return cursor.toArray();
     });

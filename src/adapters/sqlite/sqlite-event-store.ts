@@ -63,9 +63,7 @@ export class SqliteEventStore implements EventStore {
     this.statements = {
       currentRevision: db.prepare<[string], { revision: number | null }>('SELECT MAX(revision) AS revision FROM events WHERE stream = ?'),
       byId: db.prepare<[string], EventRow>('SELECT * FROM events WHERE id = ?'),
-      insert: db.prepare(
-        'INSERT INTO events (id, stream, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)',
-      ),
+      insert: db.prepare('INSERT INTO events (id, stream, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)'),
       head: db.prepare<[], { position: number | null }>('SELECT MAX(position) AS position FROM events'),
     };
   }
@@ -119,15 +117,7 @@ export class SqliteEventStore implements EventStore {
       let position = 0n;
       for (const event of events) {
         revision += 1;
-        const info = this.statements.insert.run(
-          event.id,
-          stream,
-          revision,
-          event.type,
-          JSON.stringify(event.data),
-          JSON.stringify(event.metadata),
-          recordedAt,
-        );
+        const info = this.statements.insert.run(event.id, stream, revision, event.type, JSON.stringify(event.data), JSON.stringify(event.metadata), recordedAt);
         position = BigInt(info.lastInsertRowid);
       }
       return { result: { nextExpectedRevision: revision, position }, wrote: true };
@@ -141,9 +131,7 @@ export class SqliteEventStore implements EventStore {
     const first = this.statements.byId.get(events[0]!.id);
     if (!first) return null;
     const rows = events.map((event) => this.statements.byId.get(event.id));
-    const consecutive = rows.every(
-      (row, index) => row !== undefined && row.stream === stream && row.revision === first.revision + index,
-    );
+    const consecutive = rows.every((row, index) => row !== undefined && row.stream === stream && row.revision === first.revision + index);
     const startsWhereExpected =
       expected === 'any' ||
       (expected === 'no_stream' && first.revision === 0) ||

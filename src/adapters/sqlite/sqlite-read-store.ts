@@ -1,4 +1,13 @@
-import { type Checkpoint, CheckpointMovedError, type FindQuery, type IndexSpec, indexFields, type ProjectorBatch, type ReadStore, type Scalar } from '../../ports/read-store.js';
+import {
+  type Checkpoint,
+  CheckpointMovedError,
+  type FindQuery,
+  type IndexSpec,
+  indexFields,
+  type ProjectorBatch,
+  type ReadStore,
+  type Scalar,
+} from '../../ports/read-store.js';
 import type { Statement } from 'better-sqlite3';
 import { guardSqlite, type SqliteConnection, StatementCache, writeTransaction } from './sqlite-database.js';
 
@@ -39,7 +48,10 @@ export class SqliteReadStore implements ReadStore {
   /** Tables created by the write transaction under way: forgotten again if it rolls back. */
   private created: string[] = [];
   /** The statements every collection uses, prepared once per table. */
-  private readonly perTable = new Map<string, { get: Statement<[string], { doc: string }>; put: Statement<[string, bigint | number, string]>; delete: Statement<[string]> }>();
+  private readonly perTable = new Map<
+    string,
+    { get: Statement<[string], { doc: string }>; put: Statement<[string, bigint | number, string]>; delete: Statement<[string]> }
+  >();
 
   constructor(private readonly db: SqliteConnection) {
     this.cache = new StatementCache(db);
@@ -67,7 +79,9 @@ export class SqliteReadStore implements ReadStore {
       for (const { collection } of collections) {
         this.createTable(collection);
         this.db
-          .prepare(`INSERT OR REPLACE INTO ${tableName(collection)} (id, position, doc) SELECT id, position, doc FROM ${LEGACY_TABLE} WHERE collection = ? ORDER BY id`)
+          .prepare(
+            `INSERT OR REPLACE INTO ${tableName(collection)} (id, position, doc) SELECT id, position, doc FROM ${LEGACY_TABLE} WHERE collection = ? ORDER BY id`,
+          )
           .run(collection);
       }
       this.db.exec(`DROP TABLE ${LEGACY_TABLE}`);
@@ -168,15 +182,16 @@ export class SqliteReadStore implements ReadStore {
       clauses.push('id > ?');
       params.push(query.afterId);
     }
-    const order = query.orderBy
-      ? `${fieldPath(query.orderBy.field)} ${query.orderBy.direction === 'desc' ? 'DESC' : 'ASC'}, id ASC`
-      : 'id ASC';
+    const order = query.orderBy ? `${fieldPath(query.orderBy.field)} ${query.orderBy.direction === 'desc' ? 'DESC' : 'ASC'}, id ASC` : 'id ASC';
     params.push(query.limit ?? -1);
     return guardSqlite(() => {
       const table = this.readable(collection);
       if (table === null) return [];
       const sql = `SELECT doc FROM ${table} WHERE ${clauses.join(' AND ')} ORDER BY ${order} LIMIT ?`;
-      return this.cache.get<Scalar[], { doc: string }>(sql).all(...params).map((row) => JSON.parse(row.doc) as T);
+      return this.cache
+        .get<Scalar[], { doc: string }>(sql)
+        .all(...params)
+        .map((row) => JSON.parse(row.doc) as T);
     });
   }
 
@@ -246,7 +261,9 @@ export class SqliteReadStore implements ReadStore {
         const rebuiltTable = this.writable(rebuilt);
         const liveIndexes = this.statements.indexesOf.all(liveTable).map((index) => index.sql);
         // The rebuilt table's own indexes (if any) would clash with the live ones' names.
-        for (const { name } of this.db.prepare<[string], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL").all(rebuiltTable)) {
+        for (const { name } of this.db
+          .prepare<[string], { name: string }>("SELECT name FROM sqlite_master WHERE type = 'index' AND tbl_name = ? AND sql IS NOT NULL")
+          .all(rebuiltTable)) {
           this.db.exec(`DROP INDEX ${name}`);
         }
         this.db.exec(`DROP TABLE ${liveTable}`);

@@ -121,7 +121,14 @@ export async function auditCredits(log: EventLog, readStore: ReadStore, onProgre
         lastEvent.set(`${appUserId}\u0000${recorded.key}`, event.id);
         const computed = book.balance(recorded.key);
         if (computed !== recorded.balance) {
-          mismatches.push({ app_user_id: appUserId, key: recorded.key, check: 'event_balance_after', expected: computed, actual: recorded.balance, event_ids: [event.id] });
+          mismatches.push({
+            app_user_id: appUserId,
+            key: recorded.key,
+            check: 'event_balance_after',
+            expected: computed,
+            actual: recorded.balance,
+            event_ids: [event.id],
+          });
         }
       }
       count += 1;
@@ -153,9 +160,26 @@ export async function auditCredits(log: EventLog, readStore: ReadStore, onProgre
       rows.push(row);
       const eventIds = [lastEvent.get(`${appUserId}\u0000${key}`) ?? ''].filter(Boolean);
       const ledgerIds = rowsOfKey.slice(-1).map((entry) => entry.event_id);
-      if (row.read_model !== row.events) mismatches.push({ app_user_id: appUserId, key, check: 'read_model', expected: row.events, actual: row.read_model, event_ids: eventIds });
-      if (row.ledger_last !== row.events) mismatches.push({ app_user_id: appUserId, key, check: 'ledger_last', expected: row.events, actual: row.ledger_last, event_ids: [...eventIds, ...ledgerIds] });
-      if (row.ledger_sum !== row.events) mismatches.push({ app_user_id: appUserId, key, check: 'ledger_sum', expected: row.events, actual: row.ledger_sum, event_ids: [...eventIds, ...ledgerIds] });
+      if (row.read_model !== row.events)
+        mismatches.push({ app_user_id: appUserId, key, check: 'read_model', expected: row.events, actual: row.read_model, event_ids: eventIds });
+      if (row.ledger_last !== row.events)
+        mismatches.push({
+          app_user_id: appUserId,
+          key,
+          check: 'ledger_last',
+          expected: row.events,
+          actual: row.ledger_last,
+          event_ids: [...eventIds, ...ledgerIds],
+        });
+      if (row.ledger_sum !== row.events)
+        mismatches.push({
+          app_user_id: appUserId,
+          key,
+          check: 'ledger_sum',
+          expected: row.events,
+          actual: row.ledger_sum,
+          event_ids: [...eventIds, ...ledgerIds],
+        });
     }
   }
   return { head: head?.toString() ?? null, events: count, rows, mismatches };

@@ -44,7 +44,14 @@ export class ClaimCodeHandler {
     const target = await this.resolver.claimTarget(resolved);
     const stream = streams.user(appUserId);
     for (let attempt = 1; ; attempt += 1) {
-      const command = { claim_id: this.ids.uuid(), code, target, now: this.clock.now(), windowDays: this.config.CLAIM_WINDOW_DAYS, conversions: this.config.CONVERSIONS_FROM };
+      const command = {
+        claim_id: this.ids.uuid(),
+        code,
+        target,
+        now: this.clock.now(),
+        windowDays: this.config.CLAIM_WINDOW_DAYS,
+        conversions: this.config.CONVERSIONS_FROM,
+      };
       const { state } = await this.executor.load(stream, userEvolver);
       checkClaim(state, command);
       await this.slots.take(code, command.claim_id, appUserId, resolved!.limit, context);

@@ -42,12 +42,7 @@ export class CodeRegistry {
     for (let attempt = 0; attempt < REFERRAL_CODE_ATTEMPTS; attempt += 1) {
       const code = this.ids.referralCode();
       try {
-        await this.log.append(
-          streams.code(code),
-          [{ type: 'CodeReserved', data: { code, type: 'referral', owner_id: appUserId } }],
-          'no_stream',
-          context,
-        );
+        await this.log.append(streams.code(code), [{ type: 'CodeReserved', data: { code, type: 'referral', owner_id: appUserId } }], 'no_stream', context);
         return code;
       } catch (error) {
         if (!(error instanceof WrongExpectedRevisionError)) throw error;

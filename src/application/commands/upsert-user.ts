@@ -34,11 +34,19 @@ export class UpsertUserHandler {
 
   async handle(appUserId: string, fields: Partial<ProfileFields>, context: CommandContext): Promise<{ created: boolean }> {
     let reservedCode: string | null = null;
-    const command = (now: Date) => ({ app_user_id: appUserId, fields, now, assignment: null, conversionRewards: [], conversions: this.config.CONVERSIONS_FROM });
+    const command = (now: Date) => ({
+      app_user_id: appUserId,
+      fields,
+      now,
+      assignment: null,
+      conversionRewards: [],
+      conversions: this.config.CONVERSIONS_FROM,
+    });
     const executed = await this.executor.execute(
       streams.user(appUserId),
       userEvolver,
-      (state, prepared: Prepared) => decideUpsertUser(state, { ...command(prepared.now), assignment: prepared.assignment, conversionRewards: prepared.conversionRewards }),
+      (state, prepared: Prepared) =>
+        decideUpsertUser(state, { ...command(prepared.now), assignment: prepared.assignment, conversionRewards: prepared.conversionRewards }),
       context,
       {
         prepare: async ({ state }) => {

@@ -33,7 +33,8 @@ export class WithdrawCreditsHandler {
     const executed = await this.executor.execute(
       streams.user(appUserId),
       userEvolver,
-      (state, earlier: OperationRecord | null) => decideWithdrawCredits(state, { ...input, earlier, isCreditReward: reward?.kind === 'credit', now: this.clock.now() }),
+      (state, earlier: OperationRecord | null) =>
+        decideWithdrawCredits(state, { ...input, earlier, isCreditReward: reward?.kind === 'credit', now: this.clock.now() }),
       { ...context, ...(input.operation_id ? { operation_id: input.operation_id } : {}) },
       { prepare: (loaded) => this.operations.lookup(appUserId, input.operation_id, loaded.position) },
     );

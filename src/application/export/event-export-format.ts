@@ -176,7 +176,13 @@ export function parseExportOptions(args: Map<string, string | true>): ExportOpti
   return {
     after: afterText === null ? null : BigInt(afterText),
     streamPrefix: stringFlag(args, 'stream-prefix'),
-    types: typeText === null ? [] : typeText.split(',').map((type) => type.trim()).filter((type) => type.length > 0),
+    types:
+      typeText === null
+        ? []
+        : typeText
+            .split(',')
+            .map((type) => type.trim())
+            .filter((type) => type.length > 0),
     since,
     format: formatText,
     out,

@@ -186,7 +186,13 @@ class ReplayFold {
           }
         }
       }
-      batches.push({ projector: replayCheckpoint(rebuild.projection.name), version: rebuild.projection.version, changes, position: rebuild.position, after: rebuild.checkpoint });
+      batches.push({
+        projector: replayCheckpoint(rebuild.projection.name),
+        version: rebuild.projection.version,
+        changes,
+        position: rebuild.position,
+        after: rebuild.checkpoint,
+      });
     }
     if (batches.length > 0) await this.readStore.commitBatches(batches);
     for (const rebuild of this.rebuilds) {
@@ -225,7 +231,11 @@ export async function replayProjections(
     // rebuild itself reads documents by id only, so it writes without index upkeep).
     for (const collection of projection.collections) await readStore.ensureIndexes(collection.name, collection.indexes);
     const checkpoint = (await readStore.checkpoint(replayCheckpoint(projection.name))).position;
-    if (checkpoint === null) await readStore.reset(replayCheckpoint(projection.name), projection.collections.map((collection) => rebuiltCollection(collection.name)));
+    if (checkpoint === null)
+      await readStore.reset(
+        replayCheckpoint(projection.name),
+        projection.collections.map((collection) => rebuiltCollection(collection.name)),
+      );
     rebuilds.push(new Rebuild(projection, checkpoint));
   }
   const fold = new ReplayFold(readStore, rebuilds, options.flushDocuments ?? FLUSH_DOCUMENTS);

@@ -173,9 +173,13 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
     const status = this.statuses.get(batch.projector)!;
     this.logger.error(
       { projection: batch.projector, after: batch.after?.toString() ?? null, upTo: batch.position.toString(), err: error },
-      'POISON BATCH: the read store refuses this projection\'s documents; it is held here until fixed',
+      "POISON BATCH: the read store refuses this projection's documents; it is held here until fixed",
     );
-    status.failure = { position: batch.position.toString(), eventId: `batch after ${batch.after?.toString() ?? 'start'}`, error: error instanceof Error ? error.message : String(error) };
+    status.failure = {
+      position: batch.position.toString(),
+      eventId: `batch after ${batch.after?.toString() ?? 'start'}`,
+      error: error instanceof Error ? error.message : String(error),
+    };
   }
 
   private lowest(group: Projection[]): bigint | null {

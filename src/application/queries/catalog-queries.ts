@@ -58,10 +58,12 @@ export class CatalogQueries {
   }
 
   async claimStats(type: 'promo' | 'affiliate', ownerId: string): Promise<{ claims: number; conversions: number }> {
-    return (await this.readStore.get<{ claims: number; conversions: number }>(CLAIM_STATS, claimStatsId(type, ownerId))) ?? {
-      claims: 0,
-      conversions: 0,
-    };
+    return (
+      (await this.readStore.get<{ claims: number; conversions: number }>(CLAIM_STATS, claimStatsId(type, ownerId))) ?? {
+        claims: 0,
+        conversions: 0,
+      }
+    );
   }
 
   code(code: string): Promise<CodeDoc | null> {

@@ -39,17 +39,11 @@ export function activationView(activation: Activation, kind: RewardKind, role: '
 }
 
 export function deactivationView(deactivation: Deactivation): Record<string, unknown> {
-  return deactivation.variant === 'never'
-    ? { variant: 'never' }
-    : { variant: 'interval', duration: deactivation.duration, period: deactivation.period };
+  return deactivation.variant === 'never' ? { variant: 'never' } : { variant: 'interval', duration: deactivation.duration, period: deactivation.period };
 }
 
 /** Entries grouped into the six kind arrays of `{reward, activation, deactivation}`. */
-export function entriesByKind(
-  entries: RewardEntry[],
-  rewards: Map<string, RewardDefinition>,
-  role: 'sender' | 'receiver',
-): ByKind<Record<string, unknown>> {
+export function entriesByKind(entries: RewardEntry[], rewards: Map<string, RewardDefinition>, role: 'sender' | 'receiver'): ByKind<Record<string, unknown>> {
   const grouped = emptyByKind<Record<string, unknown>>();
   for (const entry of entries) {
     const reward = rewards.get(entry.reward_key);

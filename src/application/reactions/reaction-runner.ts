@@ -69,7 +69,10 @@ export class ReactionRunner extends LogFollower {
         const first = mine[0]!;
         this.failing = true;
         this.lastFailure = { position: first.position.toString(), eventId: first.id, error: error instanceof Error ? error.message : String(error) };
-        this.logger.error({ err: error, runner: this.checkpointName, reaction: reaction.name, fromEventId: first.id }, 'reaction failed; it will be retried from this page');
+        this.logger.error(
+          { err: error, runner: this.checkpointName, reaction: reaction.name, fromEventId: first.id },
+          'reaction failed; it will be retried from this page',
+        );
         return 0;
       }
     }

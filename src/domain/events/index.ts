@@ -72,8 +72,7 @@ export const streams = {
   inboundRejected: (id: string) => `${STREAM_PREFIXES.inbound}rejected-${id}`,
   prefix: (type: StreamType) => STREAM_PREFIXES[type],
   /** The id in a stream name of `type` (`user-ann` → `ann`); null for a stream of another type. */
-  idOf: (type: StreamType, stream: string): string | null =>
-    stream.startsWith(STREAM_PREFIXES[type]) ? stream.slice(STREAM_PREFIXES[type].length) : null,
+  idOf: (type: StreamType, stream: string): string | null => (stream.startsWith(STREAM_PREFIXES[type]) ? stream.slice(STREAM_PREFIXES[type].length) : null),
 } as const;
 
 /** The app_user_id of a `user-{app_user_id}` stream; null for every other stream. */

@@ -7,16 +7,7 @@ import { z } from 'zod';
 
 export const CUSTOMER_ELIGIBILITIES = ['NEW', 'EXISTING', 'EXPIRED'] as const;
 export const OFFER_ELIGIBILITIES = ['STACK_WITH_INTRO_OFFERS', 'REPLACE_INTRO_OFFERS'] as const;
-export const OFFER_DURATIONS = [
-  'THREE_DAYS',
-  'ONE_WEEK',
-  'TWO_WEEKS',
-  'ONE_MONTH',
-  'TWO_MONTHS',
-  'THREE_MONTHS',
-  'SIX_MONTHS',
-  'ONE_YEAR',
-] as const;
+export const OFFER_DURATIONS = ['THREE_DAYS', 'ONE_WEEK', 'TWO_WEEKS', 'ONE_MONTH', 'TWO_MONTHS', 'THREE_MONTHS', 'SIX_MONTHS', 'ONE_YEAR'] as const;
 export const OFFER_MODES = ['PAY_AS_YOU_GO', 'PAY_UP_FRONT', 'FREE_TRIAL'] as const;
 export const SUBSCRIPTION_PERIODS = ['ONE_WEEK', 'ONE_MONTH', 'TWO_MONTHS', 'THREE_MONTHS', 'SIX_MONTHS', 'ONE_YEAR'] as const;
 

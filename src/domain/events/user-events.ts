@@ -48,7 +48,6 @@ export const pooledValueSchema = z.object({
 });
 export type PooledValue = z.infer<typeof pooledValueSchema>;
 
-
 export const userEvents = {
   UserRegistered: z.object({ app_user_id: z.string(), registered_at: isoDateTime, ...profileFields }),
   /** Only the fields that changed. */

@@ -9,10 +9,7 @@ export function bucketOf(appUserId: string): number {
  * The program covering the user's bucket: programs, oldest first, cover consecutive bucket
  * ranges of their distribution_percentage; past the sum there is no program.
  */
-export function assignProgram<P extends { id: string; distribution_percentage: number; created_at: string }>(
-  appUserId: string,
-  programs: P[],
-): P | null {
+export function assignProgram<P extends { id: string; distribution_percentage: number; created_at: string }>(appUserId: string, programs: P[]): P | null {
   const bucket = bucketOf(appUserId);
   const ordered = [...programs].sort((a, b) => a.created_at.localeCompare(b.created_at) || a.id.localeCompare(b.id));
   let upper = 0;

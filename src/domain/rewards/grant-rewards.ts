@@ -20,13 +20,7 @@ export interface GrantSpec {
  * adds to the active entry of that reward with the same `expires_at`, or opens a new one
  * (SPEC §5.3); every other grant opens its own entry.
  */
-export function grantRewards(
-  state: UserState,
-  specs: GrantSpec[],
-  cause: GrantCause,
-  grantIdPrefix: string,
-  now: Date,
-): NewDomainEvent[] {
+export function grantRewards(state: UserState, specs: GrantSpec[], cause: GrantCause, grantIdPrefix: string, now: Date): NewDomainEvent[] {
   const events: NewDomainEvent[] = [];
   let current = state;
   specs.forEach((spec, index) => {

@@ -1,11 +1,4 @@
-export const REWARD_KINDS = [
-  'basic',
-  'credit',
-  'offer_code',
-  'store_promo_code',
-  'partner_entitlement',
-  'partner_offering',
-] as const;
+export const REWARD_KINDS = ['basic', 'credit', 'offer_code', 'store_promo_code', 'partner_entitlement', 'partner_offering'] as const;
 
 export type RewardKind = (typeof REWARD_KINDS)[number];
 

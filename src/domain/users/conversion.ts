@@ -48,13 +48,7 @@ export function conversionEvents(state: UserState, conversionRewards: GrantSpec[
         program_id: program_id ?? null,
       },
     };
-    const grants = grantRewards(
-      evolveUser(state, converted),
-      conversionRewards,
-      { type: 'conversion', code: fact.code },
-      `${fact.claim_id}/conversion`,
-      now,
-    );
+    const grants = grantRewards(evolveUser(state, converted), conversionRewards, { type: 'conversion', code: fact.code }, `${fact.claim_id}/conversion`, now);
     return [converted, ...grants];
   }
   if (isChurning(state, policy)) {

@@ -53,9 +53,7 @@ export function decideCountReferral(state: UserState, command: CountReferralComm
     events.push({ type: 'ReferralChurnCounted', data: { claimer: command.claimer, churns: count, cause_position } });
     return { events, result: null };
   }
-  const due = command.senderRewards.filter(
-    (reward) => reward.activation.variant === command.figure && senderRewardDue(reward, count),
-  );
+  const due = command.senderRewards.filter((reward) => reward.activation.variant === command.figure && senderRewardDue(reward, count));
   if (due.length > 0 && command.program_id !== null) {
     const current = events.reduce(evolveUser, state);
     events.push(

@@ -26,8 +26,7 @@ export function decideGrantReward(state: UserState, command: GrantRewardCommand)
   const expiries = expireDueRewards(state, command.now);
   const current = expiries.reduce(evolveUser, state);
   // SPEC §6: by hand, any non-credit reward already active is not granted again (credits stack).
-  const alreadyActive =
-    command.spec.reward.kind !== 'credit' && activeEntries(current, command.now).some((entry) => entry.reward_key === command.key);
+  const alreadyActive = command.spec.reward.kind !== 'credit' && activeEntries(current, command.now).some((entry) => entry.reward_key === command.key);
   const grants = alreadyActive
     ? []
     : grantRewards(current, [command.spec], { type: 'manual', operation_id: operationId }, command.grant_id_prefix, command.now);

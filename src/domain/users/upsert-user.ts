@@ -41,11 +41,7 @@ function keptFirstSeen(current: string | null, createdAt: string, received: stri
 export function decideUpsertUser(state: UserState, command: UpsertUserCommand): Decision<{ created: boolean }> {
   const { fields, now } = command;
   if (fields.first_seen_at != null && Date.parse(fields.first_seen_at) > now.getTime() + FUTURE_TOLERANCE_MS) {
-    throw new DomainError(
-      'USER.FIRST_SEEN_AT_IN_FUTURE',
-      'first_seen_at is more than 5 minutes in the future',
-      '/first_seen_at',
-    );
+    throw new DomainError('USER.FIRST_SEEN_AT_IN_FUTURE', 'first_seen_at is more than 5 minutes in the future', '/first_seen_at');
   }
   const events: NewDomainEvent[] = state.exists ? expireDueRewards(state, now) : [];
   const firstSeenAt = keptFirstSeen(state.first_seen_at, state.created_at ?? now.toISOString(), fields.first_seen_at);

@@ -268,9 +268,7 @@ export function activeEntries(state: UserState, now: Date): RewardEntry[] {
  * credit ledger. Deciders record due expiries first, so it equals the active balance.
  */
 export function ledgerBalance(state: UserState, key: string): number {
-  return state.entries
-    .filter((entry) => entry.reward_key === key && entry.kind === 'credit')
-    .reduce((sum, entry) => sum + (entry.credits ?? 0), 0);
+  return state.entries.filter((entry) => entry.reward_key === key && entry.kind === 'credit').reduce((sum, entry) => sum + (entry.credits ?? 0), 0);
 }
 
 /** The moment the claim window closes: CLAIM_WINDOW_DAYS after first_seen_at (or creation). */

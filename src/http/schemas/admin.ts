@@ -54,7 +54,10 @@ export const entryBody = z
     }),
     deactivation: deactivationBody,
     /** SPEC §11: revoke what this entry granted when the purchase that converted the referee is refunded. */
-    clawback: z.enum(['none', 'on_refund']).optional().openapi({ description: '`on_refund` revokes what this entry granted when the purchase that converted the referee is refunded (default none)' }),
+    clawback: z
+      .enum(['none', 'on_refund'])
+      .optional()
+      .openapi({ description: '`on_refund` revokes what this entry granted when the purchase that converted the referee is refunded (default none)' }),
   })
   .openapi('RewardEntryRequest');
 

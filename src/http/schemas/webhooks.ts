@@ -10,14 +10,12 @@ export const webhookId = z
   .openapi({ example: 'backend' });
 
 /** Whose deliveries: an endpoint, or `_revenuecat` (the RevenueCat fulfilments). */
-export const deliveriesOwner = z
-  .union([webhookId, z.literal('_revenuecat')])
-  .openapi({
-    type: 'string',
-    pattern: '^(?:[A-Za-z0-9][A-Za-z0-9_-]{0,63}|_revenuecat)$',
-    example: 'backend',
-    description: 'A webhook endpoint id, or _revenuecat for RevenueCat fulfilments',
-  });
+export const deliveriesOwner = z.union([webhookId, z.literal('_revenuecat')]).openapi({
+  type: 'string',
+  pattern: '^(?:[A-Za-z0-9][A-Za-z0-9_-]{0,63}|_revenuecat)$',
+  example: 'backend',
+  description: 'A webhook endpoint id, or _revenuecat for RevenueCat fulfilments',
+});
 
 /** The largest position a store can hold; a cursor past it simply has nothing after it. */
 const LAST_POSITION = 2n ** 63n - 1n;
@@ -59,7 +57,9 @@ export const rotateSecretBody = z.object({ overlap_seconds: z.number().int().min
 
 export const deliveriesQuery = z.object({
   status: z.enum(['pending', 'delivered', 'failed', 'dead']).optional(),
-  after: position.optional().openapi({ ...positionDoc, description: 'Exclusive: deliveries of events after this log position (`next_after` of the previous page)' }),
+  after: position
+    .optional()
+    .openapi({ ...positionDoc, description: 'Exclusive: deliveries of events after this log position (`next_after` of the previous page)' }),
   limit: z.coerce.number().int().min(1).max(1000).default(100),
 });
 

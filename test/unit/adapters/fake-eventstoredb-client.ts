@@ -111,9 +111,7 @@ export class FakeEventStoreDbClient {
       (expected === 'stream_exists' && current !== 'no_stream') ||
       (typeof expected === 'bigint' && current === expected);
     if (!ok) throw new WrongExpectedVersionError(undefined, { streamName: streamId, expected, current });
-    const written = events.map((event) =>
-      this.record(streamId, event.type, event.data as Record<string, unknown>, event.id),
-    );
+    const written = events.map((event) => this.record(streamId, event.type, event.data as Record<string, unknown>, event.id));
     for (const record of written) record.metadata = (events.find((event) => event.id === record.id)?.metadata ?? {}) as Record<string, unknown>;
     const first = written[0]!;
     // Like the server for a multi-event write: the position of the write, not of its last event.

@@ -141,8 +141,18 @@ describe('StreamExecutor on SQLite: cost per command (behaviour: stream-executor
     const fresh = await walletUser('fresh-wallet', 0);
     const long = await walletUser('long-wallet', HISTORY);
     // The service writes a snapshot every 100 folded events; one command here does the same.
-    await new StreamExecutor(log, readStore).execute(long, userEvolver, (state) => decideWithdrawCredits(state, { key: 'coins', amount: 1, operation_id: null, earlier: null, isCreditReward: true, now: T0 }), context);
-    await new StreamExecutor(log, readStore).execute(fresh, userEvolver, (state) => decideWithdrawCredits(state, { key: 'coins', amount: 1, operation_id: null, earlier: null, isCreditReward: true, now: T0 }), context);
+    await new StreamExecutor(log, readStore).execute(
+      long,
+      userEvolver,
+      (state) => decideWithdrawCredits(state, { key: 'coins', amount: 1, operation_id: null, earlier: null, isCreditReward: true, now: T0 }),
+      context,
+    );
+    await new StreamExecutor(log, readStore).execute(
+      fresh,
+      userEvolver,
+      (state) => decideWithdrawCredits(state, { key: 'coins', amount: 1, operation_id: null, earlier: null, isCreditReward: true, now: T0 }),
+      context,
+    );
 
     const freshCost = await coldWithdrawal(fresh, 'fresh-wallet', 'op-new');
     const longCost = await coldWithdrawal(long, 'long-wallet', 'op-new');
@@ -158,7 +168,15 @@ describe('StreamExecutor on SQLite: cost per command (behaviour: stream-executor
       const history: NewDomainEvent[] = [registered(name), programAssigned('prog', name.toUpperCase().slice(0, 6))];
       for (let count = 1; count <= pastClaims; count += 1) {
         history.push(event('ReferralClaimCounted', { claimer: `c${count}`, code: 'CODE', claims: count, cause_position: String(count) }));
-        history.push(rewardGranted({ grant_id: `g${count}`, entry_id: 'g1', credits: 1, balance_after: count, cause: { type: 'referrals', variant: 'claim', count, claimer: `c${count}`, program_id: 'prog' } }));
+        history.push(
+          rewardGranted({
+            grant_id: `g${count}`,
+            entry_id: 'g1',
+            credits: 1,
+            balance_after: count,
+            cause: { type: 'referrals', variant: 'claim', count, claimer: `c${count}`, program_id: 'prog' },
+          }),
+        );
       }
       await write(stream, history);
       await new StreamExecutor(log, readStore).load(stream, userEvolver);
@@ -173,7 +191,16 @@ describe('StreamExecutor on SQLite: cost per command (behaviour: stream-executor
         stream,
         userEvolver,
         (state) =>
-          decideCountReferral(state, { figure: 'claim', claimer: 'newcomer', code: 'CODE', program_id: 'prog', senderRewards, cause_id: `cause-${causePosition}`, cause_position: causePosition, now: T0 }),
+          decideCountReferral(state, {
+            figure: 'claim',
+            claimer: 'newcomer',
+            code: 'CODE',
+            program_id: 'prog',
+            senderRewards,
+            cause_id: `cause-${causePosition}`,
+            cause_position: causePosition,
+            now: T0,
+          }),
         context,
       );
       return counted.touched;

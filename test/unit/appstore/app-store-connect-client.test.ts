@@ -108,7 +108,9 @@ describe('App Store Connect client', () => {
       expect(header).to.include({ alg: 'ES256', kid: KEY_ID, typ: 'JWT' });
       expect(payload.iss).to.equal(ISSUER_ID);
       expect(payload.aud).to.equal('appstoreconnect-v1');
-      expect(payload.exp! - payload.iat!).to.be.greaterThan(0).and.at.most(20 * 60);
+      expect(payload.exp! - payload.iat!)
+        .to.be.greaterThan(0)
+        .and.at.most(20 * 60);
     }
   });
 

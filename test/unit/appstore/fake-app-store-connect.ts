@@ -62,7 +62,14 @@ export function sampleOfferCode(id = '6501234567'): FakeOfferCode {
     },
     subscription: {
       id: '6470878936',
-      attributes: { name: 'Premium yearly', productId: 'com.example.premium.yearly', subscriptionPeriod: 'ONE_YEAR', familySharable: false, state: 'APPROVED', groupLevel: 1 },
+      attributes: {
+        name: 'Premium yearly',
+        productId: 'com.example.premium.yearly',
+        subscriptionPeriod: 'ONE_YEAR',
+        familySharable: false,
+        state: 'APPROVED',
+        groupLevel: 1,
+      },
     },
     prices: [
       { territory: 'USA', currency: 'USD', customerPrice: '4.99' },

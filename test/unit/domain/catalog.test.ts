@@ -1,12 +1,7 @@
 import { expect } from 'chai';
 import { describe, it } from 'mocha';
 import { type AffiliateInput, decideDefineAffiliate } from '../../../src/domain/catalog/affiliate-config.js';
-import {
-  affiliateConfigEvolver,
-  programConfigEvolver,
-  promoConfigEvolver,
-  rewardConfigEvolver,
-} from '../../../src/domain/catalog/config-state.js';
+import { affiliateConfigEvolver, programConfigEvolver, promoConfigEvolver, rewardConfigEvolver } from '../../../src/domain/catalog/config-state.js';
 import { decideDefineProgram, type DefineProgramCommand, type ProgramInput } from '../../../src/domain/catalog/program-config.js';
 import { decideDefinePromoCode, type PromoCodeInput } from '../../../src/domain/catalog/promo-config.js';
 import { decideDefineReward, type RewardInput } from '../../../src/domain/catalog/reward-config.js';
@@ -33,11 +28,22 @@ describe('configuration deciders (SPEC §7)', () => {
   describe('rewards (§7.1)', () => {
     const reward = deciderSpec(rewardConfigEvolver);
     const coins: RewardInput = { key: 'coins', kind: 'credit', name: 'Coins', description: null, metadata: null, credits: 10 };
-    const offer: RewardInput = { key: 'offer', kind: 'offer_code', name: 'Offer', description: null, metadata: null, offer_code_id: 'oc-1', offer_code_ref_name: 'ref' };
+    const offer: RewardInput = {
+      key: 'offer',
+      kind: 'offer_code',
+      name: 'Offer',
+      description: null,
+      metadata: null,
+      offer_code_id: 'oc-1',
+      offer_code_ref_name: 'ref',
+    };
     const created = (input: RewardInput) => event('RewardCreated', { reward: { ...input, created_at: T0.toISOString(), updated_at: null } });
 
     it('creates a reward (created, updated_at null)', () => {
-      const { result } = reward.given([]).when((state) => decideDefineReward(state, coins, T0)).then([created(coins)]);
+      const { result } = reward
+        .given([])
+        .when((state) => decideDefineReward(state, coins, T0))
+        .then([created(coins)]);
       expect(result.created).to.equal(true);
     });
 
@@ -55,15 +61,24 @@ describe('configuration deciders (SPEC §7)', () => {
     });
 
     it('REWARD.IMMUTABLE_FIELD when kind changes', () => {
-      reward.given([created(coins)]).when((state) => decideDefineReward(state, { ...coins, kind: 'basic', credits: undefined }, T0)).thenError('REWARD.IMMUTABLE_FIELD', '/kind');
+      reward
+        .given([created(coins)])
+        .when((state) => decideDefineReward(state, { ...coins, kind: 'basic', credits: undefined }, T0))
+        .thenError('REWARD.IMMUTABLE_FIELD', '/kind');
     });
 
     it('REWARD.IMMUTABLE_FIELD when credits change', () => {
-      reward.given([created(coins)]).when((state) => decideDefineReward(state, { ...coins, credits: 11 }, T0)).thenError('REWARD.IMMUTABLE_FIELD', '/credits');
+      reward
+        .given([created(coins)])
+        .when((state) => decideDefineReward(state, { ...coins, credits: 11 }, T0))
+        .thenError('REWARD.IMMUTABLE_FIELD', '/credits');
     });
 
     it('REWARD.IMMUTABLE_FIELD when offer_code_id changes', () => {
-      reward.given([created(offer)]).when((state) => decideDefineReward(state, { ...offer, offer_code_id: 'oc-2' }, T0)).thenError('REWARD.IMMUTABLE_FIELD', '/offer_code_id');
+      reward
+        .given([created(offer)])
+        .when((state) => decideDefineReward(state, { ...offer, offer_code_id: 'oc-2' }, T0))
+        .thenError('REWARD.IMMUTABLE_FIELD', '/offer_code_id');
     });
 
     it('allows other kind-specific fields to change (offer_code_ref_name)', () => {
@@ -98,7 +113,10 @@ describe('configuration deciders (SPEC §7)', () => {
     const createdEvent = event('ProgramCreated', { program: { ...input, created_at: T0.toISOString(), updated_at: null } });
 
     it('creates a program', () => {
-      const { result } = program.given([]).when((state) => decideDefineProgram(state, command())).then([createdEvent]);
+      const { result } = program
+        .given([])
+        .when((state) => decideDefineProgram(state, command()))
+        .then([createdEvent]);
       expect(result.created).to.equal(true);
     });
 
@@ -116,7 +134,12 @@ describe('configuration deciders (SPEC §7)', () => {
         .thenError('PROGRAM.REWARD_NOT_FOUND', '/rewards/sender/0/reward_key');
       program
         .given([])
-        .when((state) => decideDefineProgram(state, command({ rewards: { sender: [], receiver: [entry('vip', { variant: 'claim' }), entry('ghost', { variant: 'claim' })] } })))
+        .when((state) =>
+          decideDefineProgram(
+            state,
+            command({ rewards: { sender: [], receiver: [entry('vip', { variant: 'claim' }), entry('ghost', { variant: 'claim' })] } }),
+          ),
+        )
         .thenError('PROGRAM.REWARD_NOT_FOUND', '/rewards/receiver/1/reward_key');
     });
 
@@ -145,7 +168,10 @@ describe('configuration deciders (SPEC §7)', () => {
     ] as const) {
       it(`PROGRAM.INVALID_ACTIVATION for a basic ${role} entry with ${JSON.stringify(activation)}`, () => {
         const rewards = role === 'sender' ? { sender: [entry('vip', activation)], receiver: [] } : { sender: [], receiver: [entry('vip', activation)] };
-        program.given([]).when((state) => decideDefineProgram(state, command({ rewards }))).thenError('PROGRAM.INVALID_ACTIVATION', `/rewards/${role}/0/activation`);
+        program
+          .given([])
+          .when((state) => decideDefineProgram(state, command({ rewards })))
+          .thenError('PROGRAM.INVALID_ACTIVATION', `/rewards/${role}/0/activation`);
       });
     }
 
@@ -185,7 +211,12 @@ describe('configuration deciders (SPEC §7)', () => {
         .when((state) =>
           decideDefineProgram(
             state,
-            command({ rewards: { sender: [], receiver: [entry('vip', { variant: 'conversion' }), entry('coins', { variant: 'conversion' }), entry('ent', { variant: 'conversion' })] } }),
+            command({
+              rewards: {
+                sender: [],
+                receiver: [entry('vip', { variant: 'conversion' }), entry('coins', { variant: 'conversion' }), entry('ent', { variant: 'conversion' })],
+              },
+            }),
           ),
         )
         .decision();
@@ -212,7 +243,10 @@ describe('configuration deciders (SPEC §7)', () => {
     const createdEvent = event('PromoCodeCreated', { promo_code: { ...input, created_at: T0.toISOString(), updated_at: null } });
 
     it('creates and updates a promo code', () => {
-      promo.given([]).when((state) => decideDefinePromoCode(state, input, rewardKinds, T0)).then([createdEvent]);
+      promo
+        .given([])
+        .when((state) => decideDefinePromoCode(state, input, rewardKinds, T0))
+        .then([createdEvent]);
       const { result } = promo
         .given([createdEvent])
         .when((state) => decideDefinePromoCode(state, { ...input, is_active: false }, rewardKinds, at(DAY)))
@@ -221,8 +255,14 @@ describe('configuration deciders (SPEC §7)', () => {
     });
 
     it('refuses unknown rewards and conversion-only pooled receiver rewards', () => {
-      promo.given([]).when((state) => decideDefinePromoCode(state, { ...input, rewards: [entry('ghost', { variant: 'claim' })] }, rewardKinds, T0)).thenError('CODE.REWARD_NOT_FOUND', '/rewards/0/reward_key');
-      promo.given([]).when((state) => decideDefinePromoCode(state, { ...input, rewards: [entry('offer', { variant: 'conversion' })] }, rewardKinds, T0)).thenError('CODE.INVALID_ACTIVATION', '/rewards/0/activation');
+      promo
+        .given([])
+        .when((state) => decideDefinePromoCode(state, { ...input, rewards: [entry('ghost', { variant: 'claim' })] }, rewardKinds, T0))
+        .thenError('CODE.REWARD_NOT_FOUND', '/rewards/0/reward_key');
+      promo
+        .given([])
+        .when((state) => decideDefinePromoCode(state, { ...input, rewards: [entry('offer', { variant: 'conversion' })] }, rewardKinds, T0))
+        .thenError('CODE.INVALID_ACTIVATION', '/rewards/0/activation');
     });
   });
 
@@ -238,10 +278,14 @@ describe('configuration deciders (SPEC §7)', () => {
       codes: ['STREAM'],
       rewards: [entry('coins', { variant: 'claim' })],
     };
-    const as = (status: AffiliateInput['status']) => event('AffiliateCreated', { affiliate: { ...input, status, created_at: T0.toISOString(), updated_at: null } });
+    const as = (status: AffiliateInput['status']) =>
+      event('AffiliateCreated', { affiliate: { ...input, status, created_at: T0.toISOString(), updated_at: null } });
 
     it('creates and updates an affiliate', () => {
-      const { result } = affiliate.given([]).when((state) => decideDefineAffiliate(state, input, rewardKinds, T0)).then([as('approved')]);
+      const { result } = affiliate
+        .given([])
+        .when((state) => decideDefineAffiliate(state, input, rewardKinds, T0))
+        .then([as('approved')]);
       expect(result.created).to.equal(true);
       affiliate
         .given([as('pending')])
@@ -260,12 +304,18 @@ describe('configuration deciders (SPEC §7)', () => {
 
     it('AFFILIATE.BANNED: a banned affiliate is final (any change, even an unchanged PUT)', () => {
       for (const status of AFFILIATE_STATUSES) {
-        affiliate.given([as('banned')]).when((state) => decideDefineAffiliate(state, { ...input, status }, rewardKinds, at(DAY))).thenError('AFFILIATE.BANNED', '/status');
+        affiliate
+          .given([as('banned')])
+          .when((state) => decideDefineAffiliate(state, { ...input, status }, rewardKinds, at(DAY)))
+          .thenError('AFFILIATE.BANNED', '/status');
       }
     });
 
     it('refuses unknown rewards (AFFILIATE.REWARD_NOT_FOUND)', () => {
-      affiliate.given([]).when((state) => decideDefineAffiliate(state, { ...input, rewards: [entry('ghost', { variant: 'claim' })] }, rewardKinds, T0)).thenError('AFFILIATE.REWARD_NOT_FOUND');
+      affiliate
+        .given([])
+        .when((state) => decideDefineAffiliate(state, { ...input, rewards: [entry('ghost', { variant: 'claim' })] }, rewardKinds, T0))
+        .thenError('AFFILIATE.REWARD_NOT_FOUND');
     });
   });
 });

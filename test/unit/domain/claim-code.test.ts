@@ -41,11 +41,17 @@ const earlierClaim = event('CodeClaimed', {
 describe('decideClaimCode (SPEC §5.1)', () => {
   describe('checks, in order, first failure wins', () => {
     it('2. NOT_FOUND.USER for an unknown user, before the code is looked at', () => {
-      user.given([]).when((state) => decideClaimCode(state, claim({ target: null }))).thenError('NOT_FOUND.USER', 'path:/app_user_id');
+      user
+        .given([])
+        .when((state) => decideClaimCode(state, claim({ target: null })))
+        .thenError('NOT_FOUND.USER', 'path:/app_user_id');
     });
 
     it('3. CLAIM.CODE_NOT_FOUND for an unknown code, even when the user has already claimed', () => {
-      user.given([...ann, earlierClaim]).when((state) => decideClaimCode(state, claim({ target: null }))).thenError('CLAIM.CODE_NOT_FOUND', '/code');
+      user
+        .given([...ann, earlierClaim])
+        .when((state) => decideClaimCode(state, claim({ target: null })))
+        .thenError('CLAIM.CODE_NOT_FOUND', '/code');
     });
 
     it('4. CLAIM.ALREADY_CLAIMED before own code, window and activity', () => {
@@ -60,11 +66,13 @@ describe('decideClaimCode (SPEC §5.1)', () => {
     it('4. CLAIM.ALREADY_CLAIMED even for the very code the user claimed', () => {
       user
         .given([...ann, earlierClaim])
-        .when((state) => decideClaimCode(state, claim({ code: 'PROMO1', target: target({ code: 'PROMO1', type: 'promo', owner_id: 'PROMO1', owner_app_user_id: null }) })))
+        .when((state) =>
+          decideClaimCode(state, claim({ code: 'PROMO1', target: target({ code: 'PROMO1', type: 'promo', owner_id: 'PROMO1', owner_app_user_id: null }) })),
+        )
         .thenError('CLAIM.ALREADY_CLAIMED');
     });
 
-    it('5. CLAIM.OWN_CODE for the user\'s own referral code, before window and activity', () => {
+    it("5. CLAIM.OWN_CODE for the user's own referral code, before window and activity", () => {
       user
         .given([registered('ann', { first_seen_at: iso(-30 * DAY) }), programAssigned('prog', 'ANN234')])
         .when((state) =>
@@ -85,7 +93,7 @@ describe('decideClaimCode (SPEC §5.1)', () => {
         .thenError('CLAIM.OWN_CODE', '/code');
     });
 
-    it('5. an affiliate linked to another user is not the user\'s own code', () => {
+    it("5. an affiliate linked to another user is not the user's own code", () => {
       user
         .given(ann)
         .when((state) =>
@@ -102,8 +110,15 @@ describe('decideClaimCode (SPEC §5.1)', () => {
     it('5. a user without a referral code can claim an affiliate code that has no linked user', () => {
       user
         .given([registered('ann')])
-        .when((state) => decideClaimCode(state, claim({ code: 'SHOW', target: target({ code: 'SHOW', type: 'affiliate', owner_id: 'aff-3', program_id: null, owner_app_user_id: null }) })))
-        .then([event('CodeClaimed', { claim_id: 'claim-9', code: 'SHOW', type: 'affiliate', owner_id: 'aff-3', program_id: null, claimed_at: T0.toISOString() })]);
+        .when((state) =>
+          decideClaimCode(
+            state,
+            claim({ code: 'SHOW', target: target({ code: 'SHOW', type: 'affiliate', owner_id: 'aff-3', program_id: null, owner_app_user_id: null }) }),
+          ),
+        )
+        .then([
+          event('CodeClaimed', { claim_id: 'claim-9', code: 'SHOW', type: 'affiliate', owner_id: 'aff-3', program_id: null, claimed_at: T0.toISOString() }),
+        ]);
     });
 
     it('6. CLAIM.NOT_ELIGIBLE exactly at the window end (first_seen_at + window days)', () => {
@@ -124,11 +139,16 @@ describe('decideClaimCode (SPEC §5.1)', () => {
       user
         .given([registered('ann', { first_seen_at: new Date(T0.getTime() - 7 * DAY + 1).toISOString() })])
         .when((state) => decideClaimCode(state, claim()))
-        .then([event('CodeClaimed', { claim_id: 'claim-9', code: 'BOB234', type: 'referral', owner_id: 'bob', program_id: 'prog', claimed_at: T0.toISOString() })]);
+        .then([
+          event('CodeClaimed', { claim_id: 'claim-9', code: 'BOB234', type: 'referral', owner_id: 'bob', program_id: 'prog', claimed_at: T0.toISOString() }),
+        ]);
     });
 
     it('6. the window runs from the creation time when first_seen_at was never sent', () => {
-      user.given([registered('ann', { registered_at: iso(-7 * DAY) })]).when((state) => decideClaimCode(state, claim())).thenError('CLAIM.NOT_ELIGIBLE');
+      user
+        .given([registered('ann', { registered_at: iso(-7 * DAY) })])
+        .when((state) => decideClaimCode(state, claim()))
+        .thenError('CLAIM.NOT_ELIGIBLE');
       user
         .given([registered('ann', { registered_at: iso(-7 * DAY + MINUTE) })])
         .when((state) => decideClaimCode(state, claim()))
@@ -147,7 +167,10 @@ describe('decideClaimCode (SPEC §5.1)', () => {
     });
 
     it('7. CLAIM.CODE_INACTIVE for an inactive code', () => {
-      user.given(ann).when((state) => decideClaimCode(state, claim({ target: target({ is_active: false }) }))).thenError('CLAIM.CODE_INACTIVE', '/code');
+      user
+        .given(ann)
+        .when((state) => decideClaimCode(state, claim({ target: target({ is_active: false }) })))
+        .thenError('CLAIM.CODE_INACTIVE', '/code');
     });
 
     it('refuses a claim whose slot was released by the repair (CLAIM.SLOT_LOST)', () => {
@@ -183,7 +206,8 @@ describe('decideClaimCode (SPEC §5.1)', () => {
             granted_at: T0.toISOString(),
             expires_at: null,
             cause: { type: 'claim', code: 'BOB234', claim_id: 'claim-9' },
-            clawback: 'none', balance_after: 3,
+            clawback: 'none',
+            balance_after: 3,
           }),
           event('RewardGranted', {
             grant_id: 'claim-9/1',
@@ -194,16 +218,32 @@ describe('decideClaimCode (SPEC §5.1)', () => {
             granted_at: T0.toISOString(),
             expires_at: iso(14 * DAY),
             cause: { type: 'claim', code: 'BOB234', claim_id: 'claim-9' },
-            clawback: 'none', balance_after: null,
+            clawback: 'none',
+            balance_after: null,
           }),
         ]);
       expect(result.granted.map((grant) => grant.grant_id)).to.deep.equal(['claim-9/0', 'claim-9/1']);
-      expect(state.referred_by).to.deep.equal({ claim_id: 'claim-9', code: 'BOB234', type: 'referral', owner_id: 'bob', program_id: 'prog', claimed_at: T0.toISOString() });
+      expect(state.referred_by).to.deep.equal({
+        claim_id: 'claim-9',
+        code: 'BOB234',
+        type: 'referral',
+        owner_id: 'bob',
+        program_id: 'prog',
+        claimed_at: T0.toISOString(),
+      });
     });
 
     it('closes eligibility: a second claim is ALREADY_CLAIMED', () => {
-      const { state } = user.given(ann).when((state) => decideClaimCode(state, claim())).decision();
-      expect(() => decideClaimCode(state, claim({ claim_id: 'claim-10', code: 'OTHER1', target: target({ code: 'OTHER1', owner_id: 'carl', owner_app_user_id: 'carl' }) })))
+      const { state } = user
+        .given(ann)
+        .when((state) => decideClaimCode(state, claim()))
+        .decision();
+      expect(() =>
+        decideClaimCode(
+          state,
+          claim({ claim_id: 'claim-10', code: 'OTHER1', target: target({ code: 'OTHER1', owner_id: 'carl', owner_app_user_id: 'carl' }) }),
+        ),
+      )
         .to.throw()
         .with.property('code', 'CLAIM.ALREADY_CLAIMED');
     });
@@ -212,15 +252,25 @@ describe('decideClaimCode (SPEC §5.1)', () => {
       user
         .given(ann)
         .when((state) =>
-          decideClaimCode(state, claim({ code: 'SPRING', target: target({ code: 'SPRING', type: 'promo', owner_id: 'SPRING', program_id: null, owner_app_user_id: null }) })),
+          decideClaimCode(
+            state,
+            claim({ code: 'SPRING', target: target({ code: 'SPRING', type: 'promo', owner_id: 'SPRING', program_id: null, owner_app_user_id: null }) }),
+          ),
         )
-        .then([event('CodeClaimed', { claim_id: 'claim-9', code: 'SPRING', type: 'promo', owner_id: 'SPRING', program_id: null, claimed_at: T0.toISOString() })]);
+        .then([
+          event('CodeClaimed', { claim_id: 'claim-9', code: 'SPRING', type: 'promo', owner_id: 'SPRING', program_id: null, claimed_at: T0.toISOString() }),
+        ]);
     });
 
     it('converts a claimer who is already premium without trial, with conversion rewards', () => {
       const { result } = user
         .given([registered('ann', { is_premium: true, is_trial: false })])
-        .when((state) => decideClaimCode(state, claim({ target: target({ claimRewards: [spec('trial', 'basic')], conversionRewards: [spec('coins', 'credit', { credits: 4 })] }) })))
+        .when((state) =>
+          decideClaimCode(
+            state,
+            claim({ target: target({ claimRewards: [spec('trial', 'basic')], conversionRewards: [spec('coins', 'credit', { credits: 4 })] }) }),
+          ),
+        )
         .then([
           event('CodeClaimed', { claim_id: 'claim-9', code: 'BOB234', type: 'referral', owner_id: 'bob', program_id: 'prog', claimed_at: T0.toISOString() }),
           event('RewardGranted', {
@@ -232,7 +282,8 @@ describe('decideClaimCode (SPEC §5.1)', () => {
             granted_at: T0.toISOString(),
             expires_at: null,
             cause: { type: 'claim', code: 'BOB234', claim_id: 'claim-9' },
-            clawback: 'none', balance_after: null,
+            clawback: 'none',
+            balance_after: null,
           }),
           event('UserConverted', {
             converted_at: T0.toISOString(),
@@ -250,7 +301,8 @@ describe('decideClaimCode (SPEC §5.1)', () => {
             granted_at: T0.toISOString(),
             expires_at: null,
             cause: { type: 'conversion', code: 'BOB234' },
-            clawback: 'none', balance_after: 4,
+            clawback: 'none',
+            balance_after: 4,
           }),
         ]);
       // rewards_granted lists the claim's rewards; the conversion's are in the user's rewards.
@@ -261,18 +313,22 @@ describe('decideClaimCode (SPEC §5.1)', () => {
       user
         .given([registered('ann', { is_premium: true, is_trial: true })])
         .when((state) => decideClaimCode(state, claim({ target: target({ conversionRewards: [spec('coins', 'credit')] }) })))
-        .then([event('CodeClaimed', { claim_id: 'claim-9', code: 'BOB234', type: 'referral', owner_id: 'bob', program_id: 'prog', claimed_at: T0.toISOString() })]);
+        .then([
+          event('CodeClaimed', { claim_id: 'claim-9', code: 'BOB234', type: 'referral', owner_id: 'bob', program_id: 'prog', claimed_at: T0.toISOString() }),
+        ]);
     });
 
     it('does not re-grant a basic claim reward the user already holds actively', () => {
       const { result } = user
         .given([registered('ann'), rewardGranted({ grant_id: 'm/0', reward_key: 'trial', kind: 'basic' })])
         .when((state) => decideClaimCode(state, claim({ target: target({ claimRewards: [spec('trial', 'basic')] }) })))
-        .then([event('CodeClaimed', { claim_id: 'claim-9', code: 'BOB234', type: 'referral', owner_id: 'bob', program_id: 'prog', claimed_at: T0.toISOString() })]);
+        .then([
+          event('CodeClaimed', { claim_id: 'claim-9', code: 'BOB234', type: 'referral', owner_id: 'bob', program_id: 'prog', claimed_at: T0.toISOString() }),
+        ]);
       expect(result.granted).to.deep.equal([]);
     });
 
-    it('records due expiries first, so a claim credit reward\'s balance_after counts only active credits', () => {
+    it("records due expiries first, so a claim credit reward's balance_after counts only active credits", () => {
       // SPEC §7.7: the ledger's balance_after must equal the user's active credits of the key.
       const { state } = user
         .given([
@@ -292,7 +348,8 @@ describe('decideClaimCode (SPEC §5.1)', () => {
             granted_at: T0.toISOString(),
             expires_at: null,
             cause: { type: 'claim', code: 'BOB234', claim_id: 'claim-9' },
-            clawback: 'none', balance_after: 3,
+            clawback: 'none',
+            balance_after: 3,
           }),
         ]);
       expect(creditBalance(state, 'coins', T0)).to.equal(3);

@@ -10,7 +10,9 @@ describe('decideSlotRequests (claims queued on one code, appended together)', ()
       { kind: 'release', claim_id: 'a', claimer: 'ann' },
       { kind: 'take', claim_id: 'd', claimer: 'dan', limit: 3 },
     ]);
-    expect(events.map((event) => [event.type, (event.data as { claim_id: string; taken: number }).claim_id, (event.data as { taken: number }).taken])).to.deep.equal([
+    expect(
+      events.map((event) => [event.type, (event.data as { claim_id: string; taken: number }).claim_id, (event.data as { taken: number }).taken]),
+    ).to.deep.equal([
       ['ClaimSlotTaken', 'a', 2],
       ['ClaimSlotTaken', 'b', 3],
       ['ClaimSlotReleased', 'a', 2],

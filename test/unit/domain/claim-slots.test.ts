@@ -38,14 +38,14 @@ describe('claim slots of a code stream (SPEC §5.1 step 8)', () => {
 
     it('a limit of 1 admits exactly one claimer', () => {
       expect(decideTakeSlot(0, 1, 'c1', 'ann').result).to.equal(1);
-      expect(() => decideTakeSlot(1, 1, 'c2', 'bob')).to.throw().with.property('code', 'CLAIM.LIMIT_REACHED');
+      expect(() => decideTakeSlot(1, 1, 'c2', 'bob'))
+        .to.throw()
+        .with.property('code', 'CLAIM.LIMIT_REACHED');
     });
 
     it('limit 0 is unlimited', () => {
       expect(decideTakeSlot(0, 0, 'c1', 'ann').result).to.equal(1);
-      expect(decideTakeSlot(1_000_000, 0, 'c2', 'ann').events).to.deep.equal([
-        event('ClaimSlotTaken', { claim_id: 'c2', claimer: 'ann', taken: 1_000_001 }),
-      ]);
+      expect(decideTakeSlot(1_000_000, 0, 'c2', 'ann').events).to.deep.equal([event('ClaimSlotTaken', { claim_id: 'c2', claimer: 'ann', taken: 1_000_001 })]);
     });
   });
 

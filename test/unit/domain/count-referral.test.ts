@@ -3,12 +3,7 @@ import { describe, it } from 'mocha';
 import type { DomainEvent } from '../../../src/domain/events/index.js';
 import type { RewardKind } from '../../../src/domain/rewards/reward-kinds.js';
 import type { Activation } from '../../../src/domain/rewards/reward-schemas.js';
-import {
-  type CountReferralCommand,
-  decideCountReferral,
-  type SenderReward,
-  senderRewardDue,
-} from '../../../src/domain/users/count-referral.js';
+import { type CountReferralCommand, decideCountReferral, type SenderReward, senderRewardDue } from '../../../src/domain/users/count-referral.js';
 import { userEvolver } from '../../../src/domain/users/user-state.js';
 import { deciderSpec } from '../../support/decider-spec.js';
 import { DAY, event, iso, programAssigned, registered, rewardGranted, spec, T0 } from '../../support/events.js';
@@ -97,7 +92,8 @@ describe('sender rewards (SPEC §5.2)', () => {
             granted_at: T0.toISOString(),
             expires_at: null,
             cause: { type: 'referrals', variant: 'claim', count: 2, claimer: 'ann', program_id: 'prog' },
-            clawback: 'none', balance_after: 20,
+            clawback: 'none',
+            balance_after: 20,
           }),
         ]);
       expect(state.stats).to.deep.equal({ claims: 2, conversions: 0, churns: 0 });
@@ -130,7 +126,8 @@ describe('sender rewards (SPEC §5.2)', () => {
             granted_at: T0.toISOString(),
             expires_at: null,
             cause: { type: 'referrals', variant: 'conversion', count: 1, claimer: 'ann', program_id: 'prog' },
-            clawback: 'none', balance_after: null,
+            clawback: 'none',
+            balance_after: null,
           }),
         ]);
       expect(state.stats).to.deep.equal({ claims: 1, conversions: 1, churns: 0 });
@@ -189,7 +186,8 @@ describe('sender rewards (SPEC §5.2)', () => {
             granted_at: T0.toISOString(),
             expires_at: null,
             cause: { type: 'referrals', variant: 'claim', count: 2, claimer: 'ann', program_id: 'prog' },
-            clawback: 'none', balance_after: 20,
+            clawback: 'none',
+            balance_after: 20,
           }),
         ]);
     });
@@ -213,14 +211,18 @@ describe('sender rewards (SPEC §5.2)', () => {
             granted_at: T0.toISOString(),
             expires_at: null,
             cause: { type: 'referrals', variant: 'claim', count: 1, claimer: 'ann', program_id: 'prog' },
-            clawback: 'none', balance_after: 5,
+            clawback: 'none',
+            balance_after: 5,
           }),
         ]);
     });
 
     describe('idempotency by cause_position', () => {
       it('ignores a cause at the last counted position', () => {
-        user.given([...bob, claimCounted(1, 100)]).when((state) => decideCountReferral(state, count({ cause_position: 100n }))).thenNothing();
+        user
+          .given([...bob, claimCounted(1, 100)])
+          .when((state) => decideCountReferral(state, count({ cause_position: 100n })))
+          .thenNothing();
       });
 
       it('ignores a cause below the last counted position, whatever the figure', () => {
@@ -251,13 +253,18 @@ describe('sender rewards (SPEC §5.2)', () => {
     });
 
     it('does nothing for an unknown referrer', () => {
-      user.given([]).when((state) => decideCountReferral(state, count())).thenNothing();
+      user
+        .given([])
+        .when((state) => decideCountReferral(state, count()))
+        .thenNothing();
     });
 
     it('counts but grants nothing without a program', () => {
       user
         .given(bob)
-        .when((state) => decideCountReferral(state, count({ program_id: null, senderRewards: [sender('coins', 'credit', { variant: 'claim', amount: 1, limit: 0 })] })))
+        .when((state) =>
+          decideCountReferral(state, count({ program_id: null, senderRewards: [sender('coins', 'credit', { variant: 'claim', amount: 1, limit: 0 })] })),
+        )
         .then([event('ReferralClaimCounted', { claimer: 'ann', code: 'BOB234', claims: 1, cause_position: '100' })]);
     });
 

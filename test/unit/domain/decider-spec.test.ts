@@ -19,20 +19,41 @@ describe('deciderSpec helper', () => {
   });
 
   it('then: passes on equal type + data, returns result and the state after', () => {
-    const { result, state } = user.given().when(decides).then([registered('ann')]);
+    const { result, state } = user
+      .given()
+      .when(decides)
+      .then([registered('ann')]);
     expect(result).to.equal(1);
     expect(state.exists).to.equal(true);
   });
 
   it('then: fails on other data, on missing and on extra events', () => {
-    expect(() => user.given().when(decides).then([registered('bob')])).to.throw();
-    expect(() => user.given().when(decides).then([registered('ann'), registered('ann')])).to.throw();
+    expect(() =>
+      user
+        .given()
+        .when(decides)
+        .then([registered('bob')]),
+    ).to.throw();
+    expect(() =>
+      user
+        .given()
+        .when(decides)
+        .then([registered('ann'), registered('ann')]),
+    ).to.throw();
     expect(() => user.given().when(decides).then([])).to.throw();
   });
 
   it('then: compares ids only where the expected event sets one', () => {
-    user.given().when(decides).then([{ ...registered('ann'), id: 'id-1' }]);
-    expect(() => user.given().when(decides).then([{ ...registered('ann'), id: 'id-2' }])).to.throw();
+    user
+      .given()
+      .when(decides)
+      .then([{ ...registered('ann'), id: 'id-1' }]);
+    expect(() =>
+      user
+        .given()
+        .when(decides)
+        .then([{ ...registered('ann'), id: 'id-2' }]),
+    ).to.throw();
   });
 
   it('then / thenNothing: fail when decide throws, naming the error code', () => {

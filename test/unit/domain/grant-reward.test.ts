@@ -14,7 +14,12 @@ function grant(specOrNull: GrantSpec | null, overrides: Partial<GrantRewardComma
   return { key: specOrNull?.reward.key ?? 'nope', spec: specOrNull, operation_id: null, earlier: null, grant_id_prefix: 'req-1', now: T0, ...overrides };
 }
 
-function granted(grantId: string, key: string, kind: 'credit' | 'basic', extra: { credits?: number; balance_after?: number; expires_at?: string | null; operation_id?: string | null; at?: string; entry_id?: string } = {}) {
+function granted(
+  grantId: string,
+  key: string,
+  kind: 'credit' | 'basic',
+  extra: { credits?: number; balance_after?: number; expires_at?: string | null; operation_id?: string | null; at?: string; entry_id?: string } = {},
+) {
   return event('RewardGranted', {
     grant_id: grantId,
     entry_id: extra.entry_id ?? grantId,
@@ -24,17 +29,24 @@ function granted(grantId: string, key: string, kind: 'credit' | 'basic', extra: 
     granted_at: extra.at ?? T0.toISOString(),
     expires_at: extra.expires_at ?? null,
     cause: { type: 'manual', operation_id: extra.operation_id ?? null },
-    clawback: 'none', balance_after: kind === 'credit' ? (extra.balance_after ?? extra.credits ?? 10) : null,
+    clawback: 'none',
+    balance_after: kind === 'credit' ? (extra.balance_after ?? extra.credits ?? 10) : null,
   });
 }
 
 describe('decideGrantReward — manual grants (SPEC §6 POST /rewards/grant)', () => {
   it('NOT_FOUND.USER for an unknown user', () => {
-    user.given([]).when((state) => decideGrantReward(state, grant(spec('vip', 'basic')))).thenError('NOT_FOUND.USER', 'path:/app_user_id');
+    user
+      .given([])
+      .when((state) => decideGrantReward(state, grant(spec('vip', 'basic'))))
+      .thenError('NOT_FOUND.USER', 'path:/app_user_id');
   });
 
   it('GRANT.REWARD_NOT_FOUND for an unknown key', () => {
-    user.given([registered('ann')]).when((state) => decideGrantReward(state, grant(null, { key: 'ghost' }))).thenError('GRANT.REWARD_NOT_FOUND', '/key');
+    user
+      .given([registered('ann')])
+      .when((state) => decideGrantReward(state, grant(null, { key: 'ghost' })))
+      .thenError('GRANT.REWARD_NOT_FOUND', '/key');
   });
 
   it('grants a reward (created) with a manual cause', () => {
@@ -85,14 +97,29 @@ describe('decideGrantReward — manual grants (SPEC §6 POST /rewards/grant)', (
     it('is recorded in the grant cause', () => {
       user
         .given([registered('ann')])
-        .when((state) => decideGrantReward(state, grant(spec('coins', 'credit'), { operation_id: 'op-1', earlier: earlierOf([registered('ann')], 'op-1'), grant_id_prefix: 'op-derived' })))
+        .when((state) =>
+          decideGrantReward(
+            state,
+            grant(spec('coins', 'credit'), { operation_id: 'op-1', earlier: earlierOf([registered('ann')], 'op-1'), grant_id_prefix: 'op-derived' }),
+          ),
+        )
         .then([granted('op-derived/0', 'coins', 'credit', { operation_id: 'op-1' })]);
     });
 
     it('a repeat with the same key adds nothing (created = false, so 200) and names the original grant', () => {
       const { result } = user
         .given([registered('ann'), granted('op-derived/0', 'coins', 'credit', { operation_id: 'op-1' })])
-        .when((state) => decideGrantReward(state, grant(spec('coins', 'credit'), { operation_id: 'op-1', earlier: earlierOf([registered('ann'), granted('op-derived/0', 'coins', 'credit', { operation_id: 'op-1' })], 'op-1'), grant_id_prefix: 'other', now: at(DAY) })))
+        .when((state) =>
+          decideGrantReward(
+            state,
+            grant(spec('coins', 'credit'), {
+              operation_id: 'op-1',
+              earlier: earlierOf([registered('ann'), granted('op-derived/0', 'coins', 'credit', { operation_id: 'op-1' })], 'op-1'),
+              grant_id_prefix: 'other',
+              now: at(DAY),
+            }),
+          ),
+        )
         .thenNothing();
       expect({ ...result, granted: result.granted.map((grant) => grant.grant_id) }).to.deep.equal({ created: false, granted: ['op-derived/0'] });
     });
@@ -100,7 +127,15 @@ describe('decideGrantReward — manual grants (SPEC §6 POST /rewards/grant)', (
     it('GRANT.OPERATION_ID_REUSED for another key', () => {
       user
         .given([registered('ann'), granted('op-derived/0', 'coins', 'credit', { operation_id: 'op-1' })])
-        .when((state) => decideGrantReward(state, grant(spec('gems', 'credit'), { operation_id: 'op-1', earlier: earlierOf([registered('ann'), granted('op-derived/0', 'coins', 'credit', { operation_id: 'op-1' })], 'op-1') })))
+        .when((state) =>
+          decideGrantReward(
+            state,
+            grant(spec('gems', 'credit'), {
+              operation_id: 'op-1',
+              earlier: earlierOf([registered('ann'), granted('op-derived/0', 'coins', 'credit', { operation_id: 'op-1' })], 'op-1'),
+            }),
+          ),
+        )
         .thenError('GRANT.OPERATION_ID_REUSED', '/operation_id');
     });
 
@@ -120,7 +155,18 @@ describe('decideGrantReward — manual grants (SPEC §6 POST /rewards/grant)', (
           }),
         ])
         .when((state) =>
-          decideGrantReward(state, grant(spec('coins', 'credit'), { operation_id: 'op-1', earlier: { kind: 'withdraw', key: 'coins', amount: 1, result: { credits_available_at_start: 0, credits_available_at_end: 0, credits_requested_to_withdraw: 1, credits_withdrawn: 0 } } })),
+          decideGrantReward(
+            state,
+            grant(spec('coins', 'credit'), {
+              operation_id: 'op-1',
+              earlier: {
+                kind: 'withdraw',
+                key: 'coins',
+                amount: 1,
+                result: { credits_available_at_start: 0, credits_available_at_end: 0, credits_requested_to_withdraw: 1, credits_withdrawn: 0 },
+              },
+            }),
+          ),
         )
         .thenError('GRANT.OPERATION_ID_REUSED', '/operation_id');
     });
@@ -165,7 +211,7 @@ describe('maintenance deciders', () => {
       expect(state.entries[0]).to.deep.include({ value, updated_at: iso(DAY) });
     });
 
-    it('never replaces an entry\'s code', () => {
+    it("never replaces an entry's code", () => {
       const { result } = user
         .given([registered('ann'), pooled, event('RewardValueAssigned', { grant_id: 'g1', value, assigned_at: T0.toISOString() })])
         .when((state) => decideAssignRewardValue(state, 'g1', { ...value, value: 'OFFER-2' }, at(DAY)))
@@ -174,7 +220,10 @@ describe('maintenance deciders', () => {
     });
 
     it('ignores an unknown grant', () => {
-      user.given([registered('ann'), pooled]).when((state) => decideAssignRewardValue(state, 'g9', value, T0)).thenNothing();
+      user
+        .given([registered('ann'), pooled])
+        .when((state) => decideAssignRewardValue(state, 'g9', value, T0))
+        .thenNothing();
     });
   });
 
@@ -211,10 +260,11 @@ describe('decideGrantReward — any non-credit reward already active is not gran
     const active = rewardGranted({ grant_id: 'g-offer', reward_key: 'offer', kind: 'offer_code', credits: null });
     const skipped = user
       .given([registered('ann'), active])
-      .when((state) => decideGrantReward(state, grant(spec('offer', 'offer_code'), { operation_id: 'op-9', earlier: earlierOf([registered('ann'), active], 'op-9') })))
+      .when((state) =>
+        decideGrantReward(state, grant(spec('offer', 'offer_code'), { operation_id: 'op-9', earlier: earlierOf([registered('ann'), active], 'op-9') })),
+      )
       .decision();
     expect(skipped.result).to.deep.equal({ created: false, granted: [] });
     expect(skipped.events.map((event) => event.type)).to.deep.equal(['RewardGrantSkipped']);
   });
 });
-

@@ -94,7 +94,8 @@ describe('grants, expiry and values (SPEC §5.3)', () => {
           granted_at: T0.toISOString(),
           expires_at: '2026-04-10T12:00:00.000Z',
           cause: manual,
-          clawback: 'none', balance_after: 3,
+          clawback: 'none',
+          balance_after: 3,
         }),
         event('RewardGranted', {
           grant_id: 'op/1',
@@ -105,7 +106,8 @@ describe('grants, expiry and values (SPEC §5.3)', () => {
           granted_at: T0.toISOString(),
           expires_at: iso(10 * DAY),
           cause: manual,
-          clawback: 'none', balance_after: null,
+          clawback: 'none',
+          balance_after: null,
         }),
       ]);
     });
@@ -147,19 +149,33 @@ describe('grants, expiry and values (SPEC §5.3)', () => {
     it('accumulates credits of one reward and expiry in one entry, with a running balance (SPEC §5.3)', () => {
       const state = stateOf([registered('ann'), rewardGranted({ grant_id: 'g', reward_key: 'coins', credits: 10, balance_after: 10 })]);
       const events = grantRewards(state, [spec('coins', 'credit', { credits: 5 }), spec('coins', 'credit', { credits: 5 })], manual, 'p', T0);
-      expect(events.map((candidate) => (candidate.type === 'RewardGranted' ? [candidate.data.grant_id, candidate.data.entry_id, candidate.data.balance_after] : null))).to.deep.equal([
+      expect(
+        events.map((candidate) =>
+          candidate.type === 'RewardGranted' ? [candidate.data.grant_id, candidate.data.entry_id, candidate.data.balance_after] : null,
+        ),
+      ).to.deep.equal([
         ['p/0', 'g', 15],
         ['p/1', 'g', 20],
       ]);
       const after = events.reduce(userEvolver.evolve, state);
-      expect(after.entries.map((entry) => [entry.entry_id, entry.credits, entry.created_at, entry.updated_at])).to.deep.equal([['g', 20, T0.toISOString(), T0.toISOString()]]);
+      expect(after.entries.map((entry) => [entry.entry_id, entry.credits, entry.created_at, entry.updated_at])).to.deep.equal([
+        ['g', 20, T0.toISOString(), T0.toISOString()],
+      ]);
       expect(creditBalance(after, 'coins', T0)).to.equal(20);
     });
 
     it('opens a new credit entry for another expiry of the same reward', () => {
       const state = stateOf([registered('ann'), rewardGranted({ grant_id: 'g', reward_key: 'coins', credits: 10, balance_after: 10 })]);
-      const events = grantRewards(state, [{ ...spec('coins', 'credit', { credits: 5 }), deactivation: { variant: 'interval', duration: 3, period: 'days' } }], manual, 'p', T0);
-      expect(events.map((candidate) => (candidate.type === 'RewardGranted' ? [candidate.data.entry_id, candidate.data.balance_after] : null))).to.deep.equal([['p/0', 15]]);
+      const events = grantRewards(
+        state,
+        [{ ...spec('coins', 'credit', { credits: 5 }), deactivation: { variant: 'interval', duration: 3, period: 'days' } }],
+        manual,
+        'p',
+        T0,
+      );
+      expect(events.map((candidate) => (candidate.type === 'RewardGranted' ? [candidate.data.entry_id, candidate.data.balance_after] : null))).to.deep.equal([
+        ['p/0', 15],
+      ]);
       expect(events.reduce(userEvolver.evolve, state).entries.map((entry) => [entry.entry_id, entry.credits])).to.deep.equal([
         ['g', 10],
         ['p/0', 5],
@@ -182,7 +198,9 @@ describe('grants, expiry and values (SPEC §5.3)', () => {
         }),
       ]);
       const events = grantRewards(state, [spec('coins', 'credit', { credits: 5 })], manual, 'p', T0);
-      expect(events.map((candidate) => (candidate.type === 'RewardGranted' ? [candidate.data.entry_id, candidate.data.balance_after] : null))).to.deep.equal([['g', 5]]);
+      expect(events.map((candidate) => (candidate.type === 'RewardGranted' ? [candidate.data.entry_id, candidate.data.balance_after] : null))).to.deep.equal([
+        ['g', 5],
+      ]);
     });
 
     it('stacks pooled kinds (each grant waits for its own code)', () => {
@@ -191,7 +209,10 @@ describe('grants, expiry and values (SPEC §5.3)', () => {
     });
 
     it('a new entry starts without a value', () => {
-      const after = grantRewards(stateOf([registered('ann')]), [spec('code', 'offer_code')], manual, 'p', T0).reduce(userEvolver.evolve, stateOf([registered('ann')]));
+      const after = grantRewards(stateOf([registered('ann')]), [spec('code', 'offer_code')], manual, 'p', T0).reduce(
+        userEvolver.evolve,
+        stateOf([registered('ann')]),
+      );
       expect(after.entries[0]).to.include({ entry_id: 'p/0', value: null, expires_at: null, created_at: T0.toISOString(), updated_at: null });
     });
   });
@@ -225,7 +246,9 @@ describe('grants, expiry and values (SPEC §5.3)', () => {
       user
         .given([registered('ann'), rewardGranted({ grant_id: 'a', reward_key: 'vip', kind: 'basic', expires_at: iso(DAY) })])
         .when((state) => decideExpireRewards(state, at(DAY)))
-        .then([event('RewardExpired', { grant_id: 'a', reward_key: 'vip', kind: 'basic', expired_at: iso(DAY), credits_forfeited: null, balance_after: null })]);
+        .then([
+          event('RewardExpired', { grant_id: 'a', reward_key: 'vip', kind: 'basic', expired_at: iso(DAY), credits_forfeited: null, balance_after: null }),
+        ]);
       user
         .given([registered('ann'), rewardGranted({ grant_id: 'a', reward_key: 'vip', kind: 'basic', expires_at: iso(DAY) })])
         .when((state) => decideExpireRewards(state, at(DAY - 1)))
@@ -253,7 +276,10 @@ describe('grants, expiry and values (SPEC §5.3)', () => {
     });
 
     it('does not record an expiry twice', () => {
-      const { state } = user.given(history).when((state) => decideExpireRewards(state, T0)).decision();
+      const { state } = user
+        .given(history)
+        .when((state) => decideExpireRewards(state, T0))
+        .decision();
       expect(expireDueRewards(state, T0)).to.deep.equal([]);
       expect(decideExpireRewards(state, T0).result).to.equal(0);
     });

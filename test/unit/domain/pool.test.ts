@@ -55,8 +55,14 @@ describe('code pools (SPEC §5.3, §7.5)', () => {
     });
 
     it('is idempotent per grant: assigned or waiting grants ask for nothing new', () => {
-      pool.given([added(code('A'), code('B')), assigned('g1', code('A'))]).when((state) => decideRequestPoolCode(state, 'g1', 'ann', T0)).thenNothing();
-      pool.given([requested('g1')]).when((state) => decideRequestPoolCode(state, 'g1', 'ann', T0)).thenNothing();
+      pool
+        .given([added(code('A'), code('B')), assigned('g1', code('A'))])
+        .when((state) => decideRequestPoolCode(state, 'g1', 'ann', T0))
+        .thenNothing();
+      pool
+        .given([requested('g1')])
+        .when((state) => decideRequestPoolCode(state, 'g1', 'ann', T0))
+        .thenNothing();
     });
   });
 
@@ -78,7 +84,10 @@ describe('code pools (SPEC §5.3, §7.5)', () => {
     });
 
     it('records nothing when every code is known', () => {
-      const { result } = pool.given([added(code('A'))]).when((state) => decideAddPoolCodes(state, [code('A')], T0)).thenNothing();
+      const { result } = pool
+        .given([added(code('A'))])
+        .when((state) => decideAddPoolCodes(state, [code('A')], T0))
+        .thenNothing();
       expect(result).to.deep.equal({ added: 0, skipped: 1 });
     });
 

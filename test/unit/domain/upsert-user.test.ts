@@ -3,21 +3,7 @@ import { describe, it } from 'mocha';
 import { decideUpsertUser, type UpsertUserCommand } from '../../../src/domain/users/upsert-user.js';
 import { creditBalance, userEvolver } from '../../../src/domain/users/user-state.js';
 import { deciderSpec } from '../../support/decider-spec.js';
-import {
-  at,
-  codeClaimed,
-  DAY,
-  event,
-  interval,
-  iso,
-  MINUTE,
-  programAssigned,
-  registered,
-  rewardGranted,
-  spec,
-  T0,
-  SECOND,
-} from '../../support/events.js';
+import { at, codeClaimed, DAY, event, interval, iso, MINUTE, programAssigned, registered, rewardGranted, spec, T0, SECOND } from '../../support/events.js';
 
 const user = deciderSpec(userEvolver);
 
@@ -30,12 +16,8 @@ describe('decideUpsertUser (SPEC §3 POST /users, §4 assignment, §5.4 conversi
     it('registers an unknown user with the sent fields and null for the rest (created)', () => {
       const { result } = user
         .given([])
-        .when((state) =>
-          decideUpsertUser(state, upsert({ fields: { is_premium: false, metadata: { plan: 'a' }, payment_customer_id: 'cus_1' } })),
-        )
-        .then([
-          registered('ann', { is_premium: false, metadata: { plan: 'a' }, payment_customer_id: 'cus_1', registered_at: T0.toISOString() }),
-        ]);
+        .when((state) => decideUpsertUser(state, upsert({ fields: { is_premium: false, metadata: { plan: 'a' }, payment_customer_id: 'cus_1' } })))
+        .then([registered('ann', { is_premium: false, metadata: { plan: 'a' }, payment_customer_id: 'cus_1', registered_at: T0.toISOString() })]);
       expect(result).to.deep.equal({ created: true });
     });
 
@@ -76,9 +58,7 @@ describe('decideUpsertUser (SPEC §3 POST /users, §4 assignment, §5.4 conversi
     it('clears a field sent as explicit null', () => {
       const { state } = user
         .given([registered('ann', { is_premium: true, is_trial: false, metadata: { a: 1 }, payment_customer_id: 'cus_1' })])
-        .when((state) =>
-          decideUpsertUser(state, upsert({ fields: { is_premium: null, is_trial: null, metadata: null, payment_customer_id: null } })),
-        )
+        .when((state) => decideUpsertUser(state, upsert({ fields: { is_premium: null, is_trial: null, metadata: null, payment_customer_id: null } })))
         .then([event('UserProfileUpdated', { changes: { is_premium: null, is_trial: null, metadata: null, payment_customer_id: null } })]);
       expect(state).to.include({ is_premium: null, is_trial: null, metadata: null, payment_customer_id: null });
     });
@@ -247,7 +227,8 @@ describe('decideUpsertUser (SPEC §3 POST /users, §4 assignment, §5.4 conversi
             granted_at: T0.toISOString(),
             expires_at: null,
             cause: { type: 'conversion', code: 'REF123' },
-            clawback: 'none', balance_after: 5,
+            clawback: 'none',
+            balance_after: 5,
           }),
           event('RewardGranted', {
             grant_id: 'c1/conversion/1',
@@ -258,7 +239,8 @@ describe('decideUpsertUser (SPEC §3 POST /users, §4 assignment, §5.4 conversi
             granted_at: T0.toISOString(),
             expires_at: null,
             cause: { type: 'conversion', code: 'REF123' },
-            clawback: 'none', balance_after: null,
+            clawback: 'none',
+            balance_after: null,
           }),
         ]);
       expect(state.converted_at).to.equal(T0.toISOString());
@@ -316,10 +298,7 @@ describe('decideUpsertUser (SPEC §3 POST /users, §4 assignment, §5.4 conversi
       const { state } = user
         .given([registered('ann', { is_premium: true }), claimed, converted])
         .when((state) => decideUpsertUser(state, upsert({ now: at(DAY), fields: { is_premium: false } })))
-        .then([
-          event('UserProfileUpdated', { changes: { is_premium: false } }),
-          event('UserChurned', { churned_at: iso(DAY), referred_by: fact }),
-        ]);
+        .then([event('UserProfileUpdated', { changes: { is_premium: false } }), event('UserChurned', { churned_at: iso(DAY), referred_by: fact })]);
       expect(state.churned_at).to.equal(iso(DAY));
     });
 
@@ -351,7 +330,7 @@ describe('decideUpsertUser (SPEC §3 POST /users, §4 assignment, §5.4 conversi
         .then([event('UserProfileUpdated', { changes: { is_premium: null } })]);
     });
 
-    it('records due expiries first, so a conversion credit reward\'s balance_after counts only active credits', () => {
+    it("records due expiries first, so a conversion credit reward's balance_after counts only active credits", () => {
       // SPEC §7.7: "Balances in the ledger always equal the user's reward entries."
       const { state } = user
         .given([
@@ -373,7 +352,8 @@ describe('decideUpsertUser (SPEC §3 POST /users, §4 assignment, §5.4 conversi
             granted_at: T0.toISOString(),
             expires_at: null,
             cause: { type: 'conversion', code: 'REF123' },
-            clawback: 'none', balance_after: 5,
+            clawback: 'none',
+            balance_after: 5,
           }),
         ]);
       expect(creditBalance(state, 'coins', T0)).to.equal(5);
@@ -392,7 +372,9 @@ describe('decideUpsertUser (SPEC §3 POST /users, §4 assignment, §5.4 conversi
     it('grants conversion rewards with their deactivation interval', () => {
       user
         .given([registered('ann'), claimed])
-        .when((state) => decideUpsertUser(state, upsert({ fields: { is_premium: true }, conversionRewards: [spec('vip', 'basic', { deactivation: interval(1, 'months') })] })))
+        .when((state) =>
+          decideUpsertUser(state, upsert({ fields: { is_premium: true }, conversionRewards: [spec('vip', 'basic', { deactivation: interval(1, 'months') })] })),
+        )
         .then([
           event('UserProfileUpdated', { changes: { is_premium: true } }),
           converted,
@@ -405,7 +387,8 @@ describe('decideUpsertUser (SPEC §3 POST /users, §4 assignment, §5.4 conversi
             granted_at: T0.toISOString(),
             expires_at: '2026-04-10T12:00:00.000Z',
             cause: { type: 'conversion', code: 'REF123' },
-            clawback: 'none', balance_after: null,
+            clawback: 'none',
+            balance_after: null,
           }),
         ]);
     });

@@ -47,11 +47,17 @@ const wallet: DomainEvent[] = [
 describe('decideWithdrawCredits (SPEC §6)', () => {
   describe('errors', () => {
     it('NOT_FOUND.USER for an unknown user', () => {
-      user.given([]).when((state) => decideWithdrawCredits(state, withdraw())).thenError('NOT_FOUND.USER', 'path:/app_user_id');
+      user
+        .given([])
+        .when((state) => decideWithdrawCredits(state, withdraw()))
+        .thenError('NOT_FOUND.USER', 'path:/app_user_id');
     });
 
     it('WITHDRAW.REWARD_NOT_FOUND when the key is not a credit reward (unknown or another kind)', () => {
-      user.given(wallet).when((state) => decideWithdrawCredits(state, withdraw({ key: 'vip', isCreditReward: false }))).thenError('WITHDRAW.REWARD_NOT_FOUND', '/key');
+      user
+        .given(wallet)
+        .when((state) => decideWithdrawCredits(state, withdraw({ key: 'vip', isCreditReward: false })))
+        .thenError('WITHDRAW.REWARD_NOT_FOUND', '/key');
     });
   });
 
@@ -81,7 +87,17 @@ describe('decideWithdrawCredits (SPEC §6)', () => {
       const { state } = user
         .given(wallet)
         .when((state) => decideWithdrawCredits(state, withdraw({ amount: 7 })))
-        .then([withdrawn({ amount: 7, withdrawn: 7, start: 20, debits: [{ grant_id: 'c', credits: 5 }, { grant_id: 'd', credits: 2 }] })]);
+        .then([
+          withdrawn({
+            amount: 7,
+            withdrawn: 7,
+            start: 20,
+            debits: [
+              { grant_id: 'c', credits: 5 },
+              { grant_id: 'd', credits: 2 },
+            ],
+          }),
+        ]);
       expect(state.entries.filter((entry) => entry.reward_key === 'coins').map((entry) => [entry.entry_id, entry.credits])).to.deep.equal([
         ['a', 5],
         ['b', 5],
@@ -92,7 +108,10 @@ describe('decideWithdrawCredits (SPEC §6)', () => {
     });
 
     it('keeps drained entries listed with 0 credits until they expire', () => {
-      const { state } = user.given(wallet).when((state) => decideWithdrawCredits(state, withdraw({ amount: 5 }))).decision();
+      const { state } = user
+        .given(wallet)
+        .when((state) => decideWithdrawCredits(state, withdraw({ amount: 5 })))
+        .decision();
       const drained = state.entries.find((entry) => entry.entry_id === 'c');
       expect(drained).to.include({ credits: 0, updated_at: T0.toISOString() });
     });
@@ -130,7 +149,17 @@ describe('decideWithdrawCredits (SPEC §6)', () => {
           rewardGranted({ grant_id: 'second', credits: 2, balance_after: 4 }),
         ])
         .when((state) => decideWithdrawCredits(state, withdraw({ amount: 3 })))
-        .then([withdrawn({ amount: 3, withdrawn: 3, start: 4, debits: [{ grant_id: 'first', credits: 2 }, { grant_id: 'second', credits: 1 }] })]);
+        .then([
+          withdrawn({
+            amount: 3,
+            withdrawn: 3,
+            start: 4,
+            debits: [
+              { grant_id: 'first', credits: 2 },
+              { grant_id: 'second', credits: 1 },
+            ],
+          }),
+        ]);
     });
 
     it('skips empty entries', () => {
@@ -187,7 +216,16 @@ describe('decideWithdrawCredits (SPEC §6)', () => {
         .then([
           event('RewardExpired', { grant_id: 'c', reward_key: 'coins', kind: 'credit', expired_at: iso(10 * DAY), credits_forfeited: 5, balance_after: 15 }),
           event('RewardExpired', { grant_id: 'd', reward_key: 'coins', kind: 'credit', expired_at: iso(10 * DAY), credits_forfeited: 5, balance_after: 10 }),
-          withdrawn({ amount: 20, withdrawn: 10, start: 10, at: iso(10 * DAY), debits: [{ grant_id: 'b', credits: 5 }, { grant_id: 'a', credits: 5 }] }),
+          withdrawn({
+            amount: 20,
+            withdrawn: 10,
+            start: 10,
+            at: iso(10 * DAY),
+            debits: [
+              { grant_id: 'b', credits: 5 },
+              { grant_id: 'a', credits: 5 },
+            ],
+          }),
         ]);
       expect(result.credits_available_at_end).to.equal(0);
     });
@@ -205,16 +243,30 @@ describe('decideWithdrawCredits (SPEC §6)', () => {
   });
 
   describe('operation_id', () => {
-    const first = withdrawn({ amount: 7, withdrawn: 7, start: 20, operation_id: 'op-1', debits: [{ grant_id: 'c', credits: 5 }, { grant_id: 'd', credits: 2 }] });
+    const first = withdrawn({
+      amount: 7,
+      withdrawn: 7,
+      start: 20,
+      operation_id: 'op-1',
+      debits: [
+        { grant_id: 'c', credits: 5 },
+        { grant_id: 'd', credits: 2 },
+      ],
+    });
 
     it('is recorded with the withdrawal', () => {
-      user.given(wallet).when((state) => decideWithdrawCredits(state, withdraw({ amount: 7, operation_id: 'op-1', earlier: earlierOf(wallet, 'op-1') }))).then([first]);
+      user
+        .given(wallet)
+        .when((state) => decideWithdrawCredits(state, withdraw({ amount: 7, operation_id: 'op-1', earlier: earlierOf(wallet, 'op-1') })))
+        .then([first]);
     });
 
     it('a repeat with the same key and amount debits nothing and returns the stored result', () => {
       const { result, state } = user
         .given([...wallet, first])
-        .when((state) => decideWithdrawCredits(state, withdraw({ amount: 7, operation_id: 'op-1', earlier: earlierOf([...wallet, first], 'op-1'), now: at(DAY) })))
+        .when((state) =>
+          decideWithdrawCredits(state, withdraw({ amount: 7, operation_id: 'op-1', earlier: earlierOf([...wallet, first], 'op-1'), now: at(DAY) })),
+        )
         .thenNothing();
       expect(result).to.deep.equal({ credits_available_at_start: 20, credits_available_at_end: 13, credits_requested_to_withdraw: 7, credits_withdrawn: 7 });
       expect(creditBalance(state, 'coins', at(DAY))).to.equal(13);
@@ -222,8 +274,28 @@ describe('decideWithdrawCredits (SPEC §6)', () => {
 
     it('a repeat returns the stored result even when it withdrew 0', () => {
       const { result } = user
-        .given([registered('ann'), withdrawn({ amount: 4, withdrawn: 0, start: 0, operation_id: 'op-0', debits: [] }), rewardGranted({ grant_id: 'g', credits: 9, balance_after: 9 })])
-        .when((state) => decideWithdrawCredits(state, withdraw({ amount: 4, operation_id: 'op-0', earlier: earlierOf([registered('ann'), withdrawn({ amount: 4, withdrawn: 0, start: 0, operation_id: 'op-0', debits: [] }), rewardGranted({ grant_id: 'g', credits: 9, balance_after: 9 })], 'op-0') })))
+        .given([
+          registered('ann'),
+          withdrawn({ amount: 4, withdrawn: 0, start: 0, operation_id: 'op-0', debits: [] }),
+          rewardGranted({ grant_id: 'g', credits: 9, balance_after: 9 }),
+        ])
+        .when((state) =>
+          decideWithdrawCredits(
+            state,
+            withdraw({
+              amount: 4,
+              operation_id: 'op-0',
+              earlier: earlierOf(
+                [
+                  registered('ann'),
+                  withdrawn({ amount: 4, withdrawn: 0, start: 0, operation_id: 'op-0', debits: [] }),
+                  rewardGranted({ grant_id: 'g', credits: 9, balance_after: 9 }),
+                ],
+                'op-0',
+              ),
+            }),
+          ),
+        )
         .thenNothing();
       expect(result.credits_withdrawn).to.equal(0);
     });
@@ -238,14 +310,27 @@ describe('decideWithdrawCredits (SPEC §6)', () => {
     it('WITHDRAW.OPERATION_ID_REUSED for another key', () => {
       user
         .given([...wallet, first])
-        .when((state) => decideWithdrawCredits(state, withdraw({ key: 'gems', amount: 7, operation_id: 'op-1', earlier: earlierOf([...wallet, first], 'op-1') })))
+        .when((state) =>
+          decideWithdrawCredits(state, withdraw({ key: 'gems', amount: 7, operation_id: 'op-1', earlier: earlierOf([...wallet, first], 'op-1') })),
+        )
         .thenError('WITHDRAW.OPERATION_ID_REUSED', '/operation_id');
     });
 
     it('WITHDRAW.OPERATION_ID_REUSED for an operation_id used by a manual grant', () => {
       user
         .given([...wallet, rewardGranted({ grant_id: 'm/0', credits: 1, balance_after: 21, cause: { type: 'manual', operation_id: 'op-2' } })])
-        .when((state) => decideWithdrawCredits(state, withdraw({ operation_id: 'op-2', earlier: earlierOf([...wallet, rewardGranted({ grant_id: 'm/0', credits: 1, balance_after: 21, cause: { type: 'manual', operation_id: 'op-2' } })], 'op-2') })))
+        .when((state) =>
+          decideWithdrawCredits(
+            state,
+            withdraw({
+              operation_id: 'op-2',
+              earlier: earlierOf(
+                [...wallet, rewardGranted({ grant_id: 'm/0', credits: 1, balance_after: 21, cause: { type: 'manual', operation_id: 'op-2' } })],
+                'op-2',
+              ),
+            }),
+          ),
+        )
         .thenError('WITHDRAW.OPERATION_ID_REUSED');
     });
 
@@ -253,7 +338,18 @@ describe('decideWithdrawCredits (SPEC §6)', () => {
       user
         .given([...wallet, first])
         .when((state) => decideWithdrawCredits(state, withdraw({ amount: 7, operation_id: 'op-9', earlier: earlierOf([...wallet, first], 'op-9') })))
-        .then([withdrawn({ amount: 7, withdrawn: 7, start: 13, operation_id: 'op-9', debits: [{ grant_id: 'd', credits: 3 }, { grant_id: 'b', credits: 4 }] })]);
+        .then([
+          withdrawn({
+            amount: 7,
+            withdrawn: 7,
+            start: 13,
+            operation_id: 'op-9',
+            debits: [
+              { grant_id: 'd', credits: 3 },
+              { grant_id: 'b', credits: 4 },
+            ],
+          }),
+        ]);
     });
   });
 });

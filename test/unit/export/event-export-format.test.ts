@@ -62,7 +62,16 @@ describe('export: event formats', () => {
   });
 
   it('CSV: a header, then one record per event whose fields parse back (data and metadata as JSON)', () => {
-    const events = [recorded(), recorded({ position: 7n, stream: 'code-ABC', revision: 0, data: {}, metadata: { correlation_id: 'x', causation_id: 'y', actor: 'z', schema_version: 1 } })];
+    const events = [
+      recorded(),
+      recorded({
+        position: 7n,
+        stream: 'code-ABC',
+        revision: 0,
+        data: {},
+        metadata: { correlation_id: 'x', causation_id: 'y', actor: 'z', schema_version: 1 },
+      }),
+    ];
     const text = preamble('csv') + events.map((event) => formatEvent(event, 'csv')).join('');
     const [header, ...rows] = parseCsv(text);
     expect(header).to.deep.equal([...EXPORT_COLUMNS]);
@@ -98,7 +107,15 @@ describe('export: event formats', () => {
     });
 
     it('rejects unknown flags, missing values and bad values', () => {
-      const bad: Record<string, string | true>[] = [{ nope: '1' }, { after: '-1' }, { after: 'abc' }, { after: true }, { format: 'xml' }, { type: true }, { since: 'yesterday' }];
+      const bad: Record<string, string | true>[] = [
+        { nope: '1' },
+        { after: '-1' },
+        { after: 'abc' },
+        { after: true },
+        { format: 'xml' },
+        { type: true },
+        { since: 'yesterday' },
+      ];
       for (const flags of bad) {
         expect(() => parseExportOptions(args(flags)), JSON.stringify(flags)).to.throw(ExportUsageError);
       }

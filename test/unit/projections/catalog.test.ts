@@ -6,8 +6,25 @@ import type { RewardDefinition } from '../../../src/domain/rewards/reward-schema
 import { DAY, event, iso, logged, NEVER, projected, registered, T0, TestLog } from '../../support/events.js';
 
 const created = T0.toISOString();
-const coins: RewardDefinition = { key: 'coins', kind: 'credit', name: 'Coins', description: null, metadata: null, credits: 10, created_at: created, updated_at: null };
-const vip: RewardDefinition = { key: 'vip', kind: 'basic', name: 'VIP', description: 'VIP access', metadata: { tier: 1 }, created_at: created, updated_at: null };
+const coins: RewardDefinition = {
+  key: 'coins',
+  kind: 'credit',
+  name: 'Coins',
+  description: null,
+  metadata: null,
+  credits: 10,
+  created_at: created,
+  updated_at: null,
+};
+const vip: RewardDefinition = {
+  key: 'vip',
+  kind: 'basic',
+  name: 'VIP',
+  description: 'VIP access',
+  metadata: { tier: 1 },
+  created_at: created,
+  updated_at: null,
+};
 const program: Program = {
   id: 'prog',
   name: 'Friends',
@@ -53,10 +70,26 @@ describe('catalog projection (admin configuration)', () => {
   it('replaces a document with the latest definition on update', () => {
     const log = new TestLog();
     const updatedAt = iso(DAY);
-    log.append('reward-coins', event('RewardCreated', { reward: coins }), event('RewardUpdated', { reward: { ...coins, name: 'Gold', updated_at: updatedAt } }));
-    log.append('program-prog', event('ProgramCreated', { program }), event('ProgramUpdated', { program: { ...program, distribution_percentage: 20, updated_at: updatedAt } }));
-    log.append('promo-SPRING', event('PromoCodeCreated', { promo_code: promo }), event('PromoCodeUpdated', { promo_code: { ...promo, is_active: false, updated_at: updatedAt } }));
-    log.append('affiliate-aff-1', event('AffiliateCreated', { affiliate }), event('AffiliateUpdated', { affiliate: { ...affiliate, status: 'approved', updated_at: updatedAt } }));
+    log.append(
+      'reward-coins',
+      event('RewardCreated', { reward: coins }),
+      event('RewardUpdated', { reward: { ...coins, name: 'Gold', updated_at: updatedAt } }),
+    );
+    log.append(
+      'program-prog',
+      event('ProgramCreated', { program }),
+      event('ProgramUpdated', { program: { ...program, distribution_percentage: 20, updated_at: updatedAt } }),
+    );
+    log.append(
+      'promo-SPRING',
+      event('PromoCodeCreated', { promo_code: promo }),
+      event('PromoCodeUpdated', { promo_code: { ...promo, is_active: false, updated_at: updatedAt } }),
+    );
+    log.append(
+      'affiliate-aff-1',
+      event('AffiliateCreated', { affiliate }),
+      event('AffiliateUpdated', { affiliate: { ...affiliate, status: 'approved', updated_at: updatedAt } }),
+    );
     expect(projected(catalogProjection, log.events)).to.deep.equal({
       [`${REWARDS}/coins`]: { ...coins, name: 'Gold', updated_at: updatedAt },
       [`${PROGRAMS}/prog`]: { ...program, distribution_percentage: 20, updated_at: updatedAt },
@@ -67,8 +100,15 @@ describe('catalog projection (admin configuration)', () => {
 
   it('handles only configuration events', () => {
     expect(catalogProjection.targets(logged('user-ann', registered('ann')))).to.deep.equal([]);
-    expect([...catalogProjection.eventTypes].sort()).to.deep.equal(
-      ['AffiliateCreated', 'AffiliateUpdated', 'ProgramCreated', 'ProgramUpdated', 'PromoCodeCreated', 'PromoCodeUpdated', 'RewardCreated', 'RewardUpdated'],
-    );
+    expect([...catalogProjection.eventTypes].sort()).to.deep.equal([
+      'AffiliateCreated',
+      'AffiliateUpdated',
+      'ProgramCreated',
+      'ProgramUpdated',
+      'PromoCodeCreated',
+      'PromoCodeUpdated',
+      'RewardCreated',
+      'RewardUpdated',
+    ]);
   });
 });

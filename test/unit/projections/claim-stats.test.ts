@@ -24,7 +24,11 @@ describe('claim_stats projection (promo code and affiliate stats)', () => {
     log.append('user-bob', claimedBy('c2', 'promo', 'SPRING', 'SPRING'));
     log.append('user-cid', claimedBy('c3', 'affiliate', 'STREAM', 'aff-1'));
     // A second code of the same affiliate counts for the affiliate.
-    log.append('user-dan', claimedBy('c4', 'affiliate', 'STREAM2', 'aff-1'), converted({ claim_id: 'c4', code: 'STREAM2', type: 'affiliate', owner_id: 'aff-1' }));
+    log.append(
+      'user-dan',
+      claimedBy('c4', 'affiliate', 'STREAM2', 'aff-1'),
+      converted({ claim_id: 'c4', code: 'STREAM2', type: 'affiliate', owner_id: 'aff-1' }),
+    );
     expect(projected(claimStatsProjection, log.events)).to.deep.equal({
       [`${CLAIM_STATS}/promo:SPRING`]: { claims: 2, conversions: 1 },
       [`${CLAIM_STATS}/affiliate:aff-1`]: { claims: 2, conversions: 1 },
@@ -46,7 +50,12 @@ describe('claim_stats projection (promo code and affiliate stats)', () => {
   it('does not count churns as anything', () => {
     const log = new TestLog();
     const fact: ReferredByFact = { claim_id: 'c1', code: 'SPRING', type: 'promo', owner_id: 'SPRING' };
-    log.append('user-ann', claimedBy('c1', 'promo', 'SPRING', 'SPRING'), converted(fact), event('UserChurned', { churned_at: T0.toISOString(), referred_by: fact }));
+    log.append(
+      'user-ann',
+      claimedBy('c1', 'promo', 'SPRING', 'SPRING'),
+      converted(fact),
+      event('UserChurned', { churned_at: T0.toISOString(), referred_by: fact }),
+    );
     expect(projected(claimStatsProjection, log.events)).to.deep.equal({ [`${CLAIM_STATS}/promo:SPRING`]: { claims: 1, conversions: 1 } });
   });
 });

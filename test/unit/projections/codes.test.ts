@@ -22,7 +22,14 @@ describe('codes projection (the shared code namespace)', () => {
 
   it('tracks the slots held from the latest slot event', () => {
     const log = new TestLog();
-    log.append('code-BOB234', reserved('BOB234', 'referral', 'bob'), taken('c1', 'ann', 1), taken('c2', 'cid', 2), released('c2', 'cid', 1), taken('c3', 'dan', 2));
+    log.append(
+      'code-BOB234',
+      reserved('BOB234', 'referral', 'bob'),
+      taken('c1', 'ann', 1),
+      taken('c2', 'cid', 2),
+      released('c2', 'cid', 1),
+      taken('c3', 'dan', 2),
+    );
     expect(projected(codesProjection, log.events)).to.deep.equal({ [`${CODES}/BOB234`]: { code: 'BOB234', type: 'referral', owner_id: 'bob', taken: 2 } });
   });
 

@@ -71,7 +71,14 @@ describe('credit_ledger projection (SPEC §7.7)', () => {
       event('RewardExpired', { grant_id: 'g2', reward_key: 'coins', kind: 'credit', expired_at: iso(DAY), credits_forfeited: 3, balance_after: 1 }),
     );
     const [withdrawal, expiry] = rows(projected(creditLedgerProjection, log.events));
-    expect(withdrawal).to.deep.include({ kind: 'withdraw', key: 'coins', delta: -4, balance_after: 0, operation_id: 'op-1', debits: [{ grant_id: 'g1', credits: 4 }] });
+    expect(withdrawal).to.deep.include({
+      kind: 'withdraw',
+      key: 'coins',
+      delta: -4,
+      balance_after: 0,
+      operation_id: 'op-1',
+      debits: [{ grant_id: 'g1', credits: 4 }],
+    });
     expect(withdrawal?.cause).to.deep.include({ type: 'withdrawal', requested: 9 });
     expect(expiry).to.deep.include({ kind: 'expire', key: 'coins', delta: -3, balance_after: 1, operation_id: null, grant_id: 'g2' });
   });
@@ -87,7 +94,7 @@ describe('credit_ledger projection (SPEC §7.7)', () => {
     expect(projected(creditLedgerProjection, log.events)).to.deep.equal({});
   });
 
-  it('chains: every row\'s balance_after = previous balance_after + delta, ending at the user\'s active credits', () => {
+  it("chains: every row's balance_after = previous balance_after + delta, ending at the user's active credits", () => {
     // Drive the real deciders through grants, withdrawals and expiries of two keys.
     const log = new TestLog();
     let state: UserState = initialUserState();

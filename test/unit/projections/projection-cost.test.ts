@@ -152,7 +152,10 @@ describe('projection cost does not grow with history (instrumented read store)',
     for (const spender of ['busy-spender', 'new-spender']) {
       await append(`user-${spender}`, [registered(spender), rewardGranted({ grant_id: 'bank', credits: 1_000_000, balance_after: 1_000_000 })]);
     }
-    await append('user-busy-spender', Array.from({ length: HISTORY }, (_, index) => withdrawal(index, 1_000_000 - index)));
+    await append(
+      'user-busy-spender',
+      Array.from({ length: HISTORY }, (_, index) => withdrawal(index, 1_000_000 - index)),
+    );
     await catchUp();
   });
 
@@ -188,7 +191,14 @@ describe('projection cost does not grow with history (instrumented read store)',
     for (let index = 0; index < EXPIRED_PER_KIND + 50; index += 1) {
       expired.push(
         rewardGranted({ grant_id: `old-${index}`, reward_key: 'pass', kind: 'basic', expires_at: iso(index * DAY + DAY), granted_at: iso(index * DAY) }),
-        event('RewardExpired', { grant_id: `old-${index}`, reward_key: 'pass', kind: 'basic', expired_at: iso(index * DAY + DAY), credits_forfeited: null, balance_after: null }),
+        event('RewardExpired', {
+          grant_id: `old-${index}`,
+          reward_key: 'pass',
+          kind: 'basic',
+          expired_at: iso(index * DAY + DAY),
+          credits_forfeited: null,
+          balance_after: null,
+        }),
       );
     }
     expired.push(rewardGranted({ grant_id: 'live', credits: 3, balance_after: 3 }));

@@ -6,7 +6,11 @@ import { DAY, event, iso, projected, rewardGranted, TestLog } from '../../suppor
 describe('reward_expiries projection (what the expiry sweep looks at)', () => {
   it('lists every granted entry that will expire, per user and grant', () => {
     const log = new TestLog();
-    log.append('user-ann', rewardGranted({ grant_id: 'g1', expires_at: iso(DAY) }), rewardGranted({ grant_id: 'g2', reward_key: 'vip', kind: 'basic', expires_at: iso(2 * DAY) }));
+    log.append(
+      'user-ann',
+      rewardGranted({ grant_id: 'g1', expires_at: iso(DAY) }),
+      rewardGranted({ grant_id: 'g2', reward_key: 'vip', kind: 'basic', expires_at: iso(2 * DAY) }),
+    );
     log.append('user-bob', rewardGranted({ grant_id: 'g1', expires_at: iso(3 * DAY) }));
     expect(projected(rewardExpiriesProjection, log.events)).to.deep.equal({
       [`${REWARD_EXPIRIES}/user-ann/g1`]: { app_user_id: 'ann', grant_id: 'g1', expires_at: iso(DAY) },
@@ -40,7 +44,17 @@ describe('reward_expiries projection (what the expiry sweep looks at)', () => {
       'user-ann',
       rewardGranted({ grant_id: 'g1', credits: 5, balance_after: 5, expires_at: iso(DAY) }),
       rewardGranted({ grant_id: 'g2', reward_key: 'vip', kind: 'basic', credits: null, balance_after: null, expires_at: iso(DAY) }),
-      event('RewardRevoked', { ...revoked, grant_id: 'g1', entry_id: 'g1', reward_key: 'coins', kind: 'credit', credits_granted: 5, debits: [{ grant_id: 'g1', credits: 5 }], shortfall: 0, balance_after: 0 }),
+      event('RewardRevoked', {
+        ...revoked,
+        grant_id: 'g1',
+        entry_id: 'g1',
+        reward_key: 'coins',
+        kind: 'credit',
+        credits_granted: 5,
+        debits: [{ grant_id: 'g1', credits: 5 }],
+        shortfall: 0,
+        balance_after: 0,
+      }),
       event('RewardRevoked', { ...revoked, grant_id: 'g2', entry_id: 'g2', reward_key: 'vip', kind: 'basic' }),
     );
     expect(Object.keys(projected(rewardExpiriesProjection, log.events))).to.deep.equal([`${REWARD_EXPIRIES}/user-ann/g1`]);
@@ -56,7 +70,10 @@ describe('reward_expiries projection (what the expiry sweep looks at)', () => {
     expect(projected(rewardExpiriesProjection, log.events)).to.deep.equal({
       [`${REWARD_EXPIRIES}/user-ann/g1`]: { app_user_id: 'ann', grant_id: 'g1', expires_at: iso(DAY) },
     });
-    log.append('user-ann', event('RewardExpired', { grant_id: 'g1', reward_key: 'coins', kind: 'credit', expired_at: iso(DAY), credits_forfeited: 10, balance_after: 0 }));
+    log.append(
+      'user-ann',
+      event('RewardExpired', { grant_id: 'g1', reward_key: 'coins', kind: 'credit', expired_at: iso(DAY), credits_forfeited: 10, balance_after: 0 }),
+    );
     expect(projected(rewardExpiriesProjection, log.events)).to.deep.equal({});
   });
 });

@@ -30,14 +30,27 @@ describe('users projection', () => {
   it('targets only what an event changes: the user document, or the entries it names', () => {
     expect(usersProjection.targets(logged('user-ann', registered('ann')))).to.deep.equal([{ collection: USERS, id: 'ann' }]);
     expect(usersProjection.targets(logged('user-a-b:c', registered('a-b:c')))).to.deep.equal([{ collection: USERS, id: 'a-b:c' }]);
-    expect(usersProjection.targets(logged('user-bob', event('ReferralClaimCounted', { claimer: 'ann', code: 'BOB234', claims: 100_000, cause_position: '9' })))).to.deep.equal([
-      { collection: USERS, id: 'bob' },
-    ]);
+    expect(
+      usersProjection.targets(logged('user-bob', event('ReferralClaimCounted', { claimer: 'ann', code: 'BOB234', claims: 100_000, cause_position: '9' }))),
+    ).to.deep.equal([{ collection: USERS, id: 'bob' }]);
     // A grant added to an existing entry targets that entry, not a new one.
     expect(usersProjection.targets(logged('user-bob', rewardGranted({ grant_id: 'g9', entry_id: 'g1' })))).to.deep.equal([
       { collection: USER_REWARDS, id: rewardEntryId('bob', 'g1') },
     ]);
-    expect(usersProjection.targets(logged('user-bob', withdrawn([{ grant_id: 'g1', credits: 2 }, { grant_id: 'g2', credits: 1 }], iso(DAY))))).to.deep.equal([
+    expect(
+      usersProjection.targets(
+        logged(
+          'user-bob',
+          withdrawn(
+            [
+              { grant_id: 'g1', credits: 2 },
+              { grant_id: 'g2', credits: 1 },
+            ],
+            iso(DAY),
+          ),
+        ),
+      ),
+    ).to.deep.equal([
       { collection: USER_REWARDS, id: rewardEntryId('bob', 'g1') },
       { collection: USER_REWARDS, id: rewardEntryId('bob', 'g2') },
     ]);
@@ -57,8 +70,21 @@ describe('users projection', () => {
       'user-ann',
       event('UserProfileUpdated', { changes: { is_premium: true, payment_customer_id: 'cus_1' } }),
       codeClaimed({ claim_id: 'c1', code: 'BOB234', owner_id: 'bob', claimed_at: iso(DAY) }),
-      event('UserConverted', { converted_at: iso(DAY), referred_by: { claim_id: 'c1', code: 'BOB234', type: 'referral', owner_id: 'bob' }, source: 'client', purchase: null, program_id: null }),
-      rewardGranted({ grant_id: 'c1/0', reward_key: 'coins', credits: 10, balance_after: 10, expires_at: iso(30 * DAY), cause: { type: 'claim', code: 'BOB234', claim_id: 'c1' } }),
+      event('UserConverted', {
+        converted_at: iso(DAY),
+        referred_by: { claim_id: 'c1', code: 'BOB234', type: 'referral', owner_id: 'bob' },
+        source: 'client',
+        purchase: null,
+        program_id: null,
+      }),
+      rewardGranted({
+        grant_id: 'c1/0',
+        reward_key: 'coins',
+        credits: 10,
+        balance_after: 10,
+        expires_at: iso(30 * DAY),
+        cause: { type: 'claim', code: 'BOB234', claim_id: 'c1' },
+      }),
       withdrawn([{ grant_id: 'c1/0', credits: 4 }], iso(2 * DAY)),
     );
     log.append('user-bob', event('ReferralClaimCounted', { claimer: 'ann', code: 'BOB234', claims: 1, cause_position: '5' }));
@@ -126,7 +152,14 @@ describe('users projection', () => {
       event('RewardExpired', { grant_id: 'g1', reward_key: 'offer', kind: 'offer_code', expired_at: iso(DAY), credits_forfeited: null, balance_after: null }),
     );
     const docs = projected(usersProjection, log.events);
-    expect(docs[entryKey('ann', 'g1')]).to.deep.include({ kind: 'offer_code', credits: null, value, expires_at: iso(DAY), updated_at: iso(1000), expired: true });
+    expect(docs[entryKey('ann', 'g1')]).to.deep.include({
+      kind: 'offer_code',
+      credits: null,
+      value,
+      expires_at: iso(DAY),
+      updated_at: iso(1000),
+      expired: true,
+    });
     expect(docs['users/ann']).to.deep.include({ expired_kinds: ['offer_code'] });
   });
 
