@@ -124,9 +124,6 @@ export class ExportUsageError extends Error {
   override name = 'ExportUsageError';
 }
 
-export const EXPORT_USAGE =
-  'Usage: npm run export-events -- [--after POS] [--stream-prefix P] [--type T[,T…]] [--since DATE] [--format ndjson|csv] [--out FILE]';
-
 const KNOWN_FLAGS = new Set(['after', 'stream-prefix', 'type', 'since', 'format', 'out']);
 
 function stringFlag(args: Map<string, string | true>, name: string): string | null {
@@ -170,7 +167,7 @@ export function parseExportOptions(args: Map<string, string | true>): ExportOpti
   const sinceText = stringFlag(args, 'since');
   const since = sinceText === null ? null : parseSince(sinceText);
   const out = stringFlag(args, 'out');
-  const formatText = stringFlag(args, 'format') ?? (out !== null && out.toLowerCase().endsWith('.csv') ? 'csv' : 'ndjson');
+  const formatText = stringFlag(args, 'format') ?? (out?.toLowerCase().endsWith('.csv') ? 'csv' : 'ndjson');
   if (formatText !== 'ndjson' && formatText !== 'csv') throw new ExportUsageError('--format must be ndjson or csv');
   const typeText = stringFlag(args, 'type');
   return {

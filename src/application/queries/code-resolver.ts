@@ -62,7 +62,7 @@ export class CodeResolver {
       }
       case 'affiliate': {
         const affiliate = await this.catalog.affiliate(doc.owner_id);
-        if (!affiliate || !affiliate.codes.includes(code)) return null;
+        if (!affiliate?.codes.includes(code)) return null;
         return {
           ...base,
           program_id: null,
