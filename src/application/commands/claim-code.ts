@@ -4,35 +4,32 @@ import { normalizeCode } from '../../domain/codes/referral-code.js';
 import { DomainError } from '../../domain/domain-error.js';
 import { streams } from '../../domain/events/index.js';
 import type { GrantedFact } from '../../domain/events/user-events.js';
-import { POOLED_KINDS } from '../../domain/rewards/reward-kinds.js';
 import { checkClaim, decideClaimCode } from '../../domain/users/claim-code.js';
-import { type UserState, userEvolver } from '../../domain/users/user-state.js';
+import { userEvolver } from '../../domain/users/user-state.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Ids } from '../../ports/ids.js';
 import { TOKENS } from '../../ports/tokens.js';
+import { CommandExecutor } from '../command-executor.js';
 import type { CommandContext } from '../event-log.js';
 import { CodeResolver } from '../queries/code-resolver.js';
-import { ReadYourWrites } from '../read-your-writes.js';
-import { StreamExecutor } from '../stream-executor.js';
 import { ClaimSlots } from '../shared-resources/claim-slots.js';
-import { PoolAssignments } from '../shared-resources/pool-assignments.js';
+import { withWriteRetries } from '../write-retries.js';
 
-const ATTEMPTS = 3;
+const slotLost = (error: unknown) => error instanceof DomainError && error.code === 'CLAIM.SLOT_LOST';
 
 /**
  * POST /users/{id}/claim-code. Two streams, no transaction: the code's claim slot is taken
  * first (limit guard), then the claim is recorded in the claimer's stream (single-claim
  * guard). If the second step fails the slot is given back; if the process dies in between,
- * the claim repair gives it back later.
+ * the claim repair gives it back later. A claim whose slot the repair released while the
+ * request stalled (CLAIM.SLOT_LOST) starts again with a new claim id (write-retries.ts).
  */
 @injectable()
 export class ClaimCodeHandler {
   constructor(
-    @inject(StreamExecutor) private readonly executor: StreamExecutor,
+    @inject(CommandExecutor) private readonly commands: CommandExecutor,
     @inject(CodeResolver) private readonly resolver: CodeResolver,
     @inject(ClaimSlots) private readonly slots: ClaimSlots,
-    @inject(PoolAssignments) private readonly pools: PoolAssignments,
-    @inject(ReadYourWrites) private readonly readYourWrites: ReadYourWrites,
     @inject(TOKENS.Clock) private readonly clock: Clock,
     @inject(TOKENS.Ids) private readonly ids: Ids,
     @inject(TOKENS.Config) private readonly config: Config,
@@ -43,7 +40,7 @@ export class ClaimCodeHandler {
     const resolved = await this.resolver.resolve(code);
     const target = await this.resolver.claimTarget(resolved);
     const stream = streams.user(appUserId);
-    for (let attempt = 1; ; attempt += 1) {
+    return withWriteRetries(slotLost, async () => {
       const command = {
         claim_id: this.ids.uuid(),
         code,
@@ -52,23 +49,24 @@ export class ClaimCodeHandler {
         windowDays: this.config.CLAIM_WINDOW_DAYS,
         conversions: this.config.CONVERSIONS_FROM,
       };
-      const { state } = await this.executor.load(stream, userEvolver);
+      const { state } = await this.commands.load(stream, userEvolver);
       checkClaim(state, command);
       await this.slots.take(code, command.claim_id, appUserId, resolved!.limit, context);
-      let executed: Awaited<ReturnType<typeof this.executor.execute<UserState, { granted: GrantedFact[] }>>>;
       try {
-        executed = await this.executor.execute(stream, userEvolver, (current) => decideClaimCode(current, { ...command, now: this.clock.now() }), context);
+        const executed = await this.commands.execute(
+          stream,
+          userEvolver,
+          (current) => decideClaimCode(current, { ...command, now: this.clock.now() }),
+          context,
+          {
+            granted: (result) => result.granted,
+          },
+        );
+        return { granted: executed.result.granted };
       } catch (error) {
         await this.slots.abandon(code, command.claim_id, appUserId, context);
-        const slotLost = error instanceof DomainError && error.code === 'CLAIM.SLOT_LOST';
-        if (!slotLost || attempt >= ATTEMPTS) throw error;
-        continue;
+        throw error;
       }
-      const pooled = executed.result.granted.filter((grant) => POOLED_KINDS.includes(grant.kind));
-      for (const grant of pooled) await this.pools.request(grant.reward_key, grant.grant_id, appUserId, context);
-      // A reaction may hand out the pooled codes concurrently: then wait for everything so far.
-      await this.readYourWrites.after(pooled.length > 0 ? null : executed.position);
-      return { granted: executed.result.granted };
-    }
+    });
   }
 }
