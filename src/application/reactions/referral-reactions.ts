@@ -1,39 +1,21 @@
 import { inject, injectable } from 'tsyringe';
-import type { NewDomainEvent } from '../../domain/decider.js';
-import { appUserIdOf, streams } from '../../domain/events/index.js';
-import type { ReferredByFact } from '../../domain/events/user-events.js';
-import { decideCountReferral, type ReferralFigure, type SenderReward } from '../../domain/users/count-referral.js';
-import { foldUserEvents, userEvolver } from '../../domain/users/user-state.js';
+import { streams } from '../../domain/events/index.js';
+import { decideReferralCounts, type ReferralCount, referralCountOf, type SenderReward } from '../../domain/users/count-referral.js';
+import { userEvolver } from '../../domain/users/user-state.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Ids } from '../../ports/ids.js';
 import { TOKENS } from '../../ports/tokens.js';
 import type { LoggedEvent } from '../event-log.js';
 import { CatalogQueries } from '../queries/catalog-queries.js';
 import { StreamExecutor } from '../stream-executor.js';
-import type { Reaction } from './reaction-runner.js';
+import { type Reaction, reactionContext } from './reaction-runner.js';
 
 /**
  * The referrer's side of a referral: counts each claim, conversion and churn of its claimers
- * in the referrer's stream and grants the sender rewards that become due. Event ids derive
- * from the causing event and the referrer remembers the last cause it counted, so handling
- * an event twice changes nothing.
+ * in the referrer's stream and grants the sender rewards that become due
+ * (`decideReferralCounts`). Event ids derive from the causing event and the referrer remembers
+ * the last cause it counted, so handling an event twice changes nothing.
  */
-interface Counted {
-  event: LoggedEvent;
-  figure: ReferralFigure;
-  referredBy: ReferredByFact;
-}
-
-/** What a claimer's event counts for its referrer; null when it counts nothing. */
-function countedOf(event: LoggedEvent): Counted | null {
-  let counted: Counted;
-  if (event.type === 'CodeClaimed') counted = { event, figure: 'claim', referredBy: event.data };
-  else if (event.type === 'UserConverted') counted = { event, figure: 'conversion', referredBy: event.data.referred_by };
-  else if (event.type === 'UserChurned') counted = { event, figure: 'churn', referredBy: event.data.referred_by };
-  else return null;
-  return counted.referredBy.type === 'referral' ? counted : null;
-}
-
 @injectable()
 export class ReferralReactions implements Reaction {
   readonly name = 'referrals';
@@ -56,43 +38,25 @@ export class ReferralReactions implements Reaction {
    * claims on one code costs a few appends, not one per claim.
    */
   async handleBatch(events: LoggedEvent[]): Promise<void> {
-    const byReferrer = new Map<string, Counted[]>();
+    const byReferrer = new Map<string, ReferralCount[]>();
     for (const event of events) {
-      const counted = countedOf(event);
-      if (counted === null) continue;
-      const list = byReferrer.get(counted.referredBy.owner_id) ?? [];
-      list.push(counted);
-      byReferrer.set(counted.referredBy.owner_id, list);
+      const count = referralCountOf(event);
+      if (count === null) continue;
+      const list = byReferrer.get(count.referredBy.owner_id) ?? [];
+      list.push(count);
+      byReferrer.set(count.referredBy.owner_id, list);
     }
     for (const [referrer, counts] of byReferrer) await this.count(referrer, counts);
   }
 
-  private async count(referrer: string, counts: Counted[]): Promise<void> {
+  private async count(referrer: string, counts: ReferralCount[]): Promise<void> {
     const senderRewards = await this.senderRewards(referrer);
-    const last = counts[counts.length - 1]!.event;
+    const last = counts[counts.length - 1]!.cause as LoggedEvent;
     await this.executor.execute(
       streams.user(referrer),
       userEvolver,
-      (state) => {
-        const events: NewDomainEvent[] = [];
-        let current = state;
-        for (const { event, figure, referredBy } of counts) {
-          const decision = decideCountReferral(current, {
-            figure,
-            claimer: appUserIdOf(event.stream)!,
-            code: referredBy.code,
-            program_id: current.program_id,
-            senderRewards,
-            cause_id: event.id,
-            cause_position: event.position,
-            now: this.clock.now(),
-          });
-          for (const [index, next] of decision.events.entries()) events.push({ ...next, id: this.ids.derived(event.id, 'referral', String(index)) });
-          current = foldUserEvents(current, decision.events);
-        }
-        return { events, result: null };
-      },
-      { correlation_id: String(last.metadata.correlation_id), causation_id: last.id, actor: 'process:referrals' },
+      (state) => decideReferralCounts(state, counts, senderRewards, this.clock.now(), (...parts) => this.ids.derived(...parts)),
+      reactionContext(last, this.name),
     );
   }
 
