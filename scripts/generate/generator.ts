@@ -31,7 +31,7 @@ import { Random } from './random.js';
 import { type Action, type ProfileChange, type Scheduled, Timeline } from './timeline.js';
 import type { CommitGroups } from './commit-groups.js';
 import { type Catalog, type CodeStream, ensureGeneratedCatalog, receiverEntries, resolveEntries } from './generated-catalog.js';
-import { SimulatedService, type SimUser } from './simulated-service.js';
+import { SimulatedService, type SimulatedServiceHooks, type SimUser } from './simulated-service.js';
 
 export type { SimUser } from './simulated-service.js';
 
@@ -81,6 +81,7 @@ export class Generator {
     claimWindowDays: number,
     private readonly groups: CommitGroups,
     private readonly onProgress: (summary: GenerationSummary) => void,
+    journal?: SimulatedServiceHooks['journal'],
   ) {
     this.random = new Random(options.seed);
     this.end = Date.now();
@@ -91,6 +92,7 @@ export class Generator {
       appended: (user, events, at) => this.followUps(user, events, at),
       reactionDelay: () => this.random.between(5, 200),
       senderRewards: (referrer) => this.senderRewards(referrer),
+      ...(journal ? { journal } : {}),
     });
   }
 

@@ -10,7 +10,7 @@
 import { randomUUID } from 'node:crypto';
 import { MemoryReadStore } from '../../src/adapters/memory/memory-read-store.js';
 import { runClaim } from '../../src/application/commands/claim-code.js';
-import { type CommandContext, EventLog } from '../../src/application/event-log.js';
+import { type CommandContext, EventLog, type LoggedEvent } from '../../src/application/event-log.js';
 import { sweepContext } from '../../src/application/maintenance/expiry-sweep.js';
 import { reactionContext } from '../../src/application/reactions/reaction-runner.js';
 import { ClaimSlots } from '../../src/application/shared-resources/claim-slots.js';
@@ -19,7 +19,7 @@ import { StreamExecutor } from '../../src/application/stream-executor.js';
 import type { NewDomainEvent } from '../../src/domain/decider.js';
 import { DomainError } from '../../src/domain/domain-error.js';
 import type { Program } from '../../src/domain/events/config-events.js';
-import { streams } from '../../src/domain/events/index.js';
+import { SCHEMA_VERSION, streams } from '../../src/domain/events/index.js';
 import { manualGrantIdPrefix } from '../../src/domain/idempotency.js';
 import type { GrantSpec } from '../../src/domain/rewards/grant-and-expire.js';
 import type { RewardDefinition } from '../../src/domain/rewards/reward-schemas.js';
@@ -51,21 +51,56 @@ export interface SimUser {
   sessions: number;
 }
 
-/** An EventLog that counts the events it appends. */
-class CountingLog extends EventLog {
+/**
+ * The generator's EventLog: counts the events it appends and, being the only writer, remembers
+ * the last event it appended to each code stream, so the claim slots' and the registry's
+ * look-ups of a code's latest event do not read the store back.
+ */
+class GeneratorLog extends EventLog {
   written = 0;
+  private readonly lastOfCode = new Map<string, LoggedEvent>();
 
   override async append(...args: Parameters<EventLog['append']>): Promise<AppendResult> {
+    const [stream, events, , contexts] = args;
     const result = await super.append(...args);
-    this.written += args[1].length;
+    this.written += events.length;
+    if (streams.idOf('code', stream) !== null) {
+      const last = events[events.length - 1]!;
+      const { correlation_id, causation_id, actor } = Array.isArray(contexts) ? contexts[contexts.length - 1]! : (contexts as CommandContext);
+      const metadata = { correlation_id, causation_id, actor, schema_version: SCHEMA_VERSION };
+      const position = result.position;
+      this.lastOfCode.set(stream, { ...last, id: last.id ?? '', stream, revision: result.nextExpectedRevision, position, metadata, recordedAt: new Date() });
+    }
     return result;
+  }
+
+  override async last(stream: string): Promise<LoggedEvent | undefined> {
+    return this.lastOfCode.get(stream) ?? super.last(stream);
   }
 }
 
 /** The claim-slots index is only read when a claim is abandoned, which never happens here. */
 const neverBehind: ReadConsistency = { waitFor: async () => true, projections: async () => [] };
 
+/**
+ * The requests (and reaction steps) the simulation made, in order, with what the service
+ * would need to repeat them: test/scripts/generated-history.test.ts replays them through the
+ * service's own handlers and compares the events.
+ */
+export type JournalEntry =
+  | { kind: 'register'; user: string; fields: Partial<ProfileFields>; referralCode: string | null; at: number }
+  /** recordAt: when the claim was recorded; refused: the error code when the service refuses it. */
+  | { kind: 'claim'; user: string; code: string; at: number; recordAt: number | null; refused: string | null }
+  | { kind: 'profile'; user: string; fields: Partial<ProfileFields>; at: number }
+  | { kind: 'withdraw'; user: string; key: string; amount: number; operationId: string | null; at: number }
+  | { kind: 'grant'; user: string; key: string; operationId: string; at: number }
+  | { kind: 'sweep'; user: string; at: number }
+  /** The referral reaction handling the next cause (skipped: its referrer is no longer simulated). */
+  | { kind: 'reaction'; at: number; skipped: boolean };
+
 export interface SimulatedServiceHooks {
+  /** Each request and reaction step, as it happens (tests). */
+  journal?(entry: JournalEntry): void;
   /** Users still in memory (a referrer no longer there is counted by the service's reaction later). */
   user(id: string): SimUser | undefined;
   /** After each append to a user's stream: what the events lead to. */
@@ -77,7 +112,7 @@ export interface SimulatedServiceHooks {
 }
 
 export class SimulatedService {
-  readonly log: CountingLog;
+  readonly log: GeneratorLog;
   readonly registry: CodeRegistry;
   private readonly slots: ClaimSlots;
 
@@ -87,7 +122,7 @@ export class SimulatedService {
     private readonly claimWindowDays: number,
     private readonly hooks: SimulatedServiceHooks,
   ) {
-    this.log = new CountingLog(store, ids);
+    this.log = new GeneratorLog(store, ids);
     const executor = new StreamExecutor(this.log, new MemoryReadStore());
     this.registry = new CodeRegistry(executor, this.log, ids);
     this.slots = new ClaimSlots(executor, this.log, new MemoryReadStore(), neverBehind, ids);
@@ -135,6 +170,7 @@ export class SimulatedService {
   private async countReferral(cause: ReferralCause, request: CommandContext, at: number): Promise<void> {
     const count = referralCountOf(cause);
     const referrer = count && this.hooks.user(count.referredBy.owner_id);
+    this.hooks.journal?.({ kind: 'reaction', at, skipped: !referrer });
     if (!count || !referrer) return;
     const decision = decideReferralCounts(referrer.state, [count], this.hooks.senderRewards(referrer), new Date(at), (...parts) => this.ids.derived(...parts));
     await this.appendToUser(referrer, decision.events, reactionContext({ id: cause.id, metadata: { ...request } }, 'referrals'), at);
@@ -143,6 +179,7 @@ export class SimulatedService {
   async register(user: SimUser, fields: Partial<ProfileFields>, program: Program | null, at: number): Promise<void> {
     const context = this.request();
     const assignment = program && { program_id: program.id, referral_code: await this.registry.reserveReferralCode(user.id, context) };
+    this.hooks.journal?.({ kind: 'register', user: user.id, fields, referralCode: assignment?.referral_code ?? null, at });
     const decision = decideUpsertUser(user.state, { app_user_id: user.id, fields, now: new Date(at), assignment, conversionRewards: [] });
     await this.appendToUser(user, decision.events, context, at);
   }
@@ -153,6 +190,8 @@ export class SimulatedService {
    */
   async claim(user: SimUser, target: ClaimTarget, limit: number, at: number, recordDelay: () => number): Promise<{ converted: boolean } | null> {
     const context = this.request();
+    const entry: JournalEntry = { kind: 'claim', user: user.id, code: target.code, at, recordAt: null, refused: null };
+    this.hooks.journal?.(entry);
     let now = at;
     let events: NewDomainEvent[] = [];
     try {
@@ -163,6 +202,7 @@ export class SimulatedService {
           takeSlot: async (claimId) => {
             await this.slots.take(target.code, claimId, user.id, limit, context);
             now += recordDelay();
+            entry.recordAt = now;
           },
           record: async (decide) => {
             events = decide(user.state).events;
@@ -175,26 +215,30 @@ export class SimulatedService {
         { claim_id: randomUUID(), code: target.code, target, windowDays: this.claimWindowDays },
       );
     } catch (error) {
-      if (error instanceof DomainError) return null;
-      throw error;
+      if (!(error instanceof DomainError)) throw error;
+      entry.refused = error.code;
+      return null;
     }
     return { converted: events.some((event) => event.type === 'UserConverted') };
   }
 
   /** A profile update (POST /users of an existing user); true when it converted the user. */
   async profile(user: SimUser, fields: Partial<ProfileFields>, conversionRewards: GrantSpec[], at: number): Promise<boolean> {
+    this.hooks.journal?.({ kind: 'profile', user: user.id, fields, at });
     const decision = decideUpsertUser(user.state, { app_user_id: user.id, fields, now: new Date(at), assignment: null, conversionRewards });
     await this.appendToUser(user, decision.events, this.request(), at);
     return decision.events.some((event) => event.type === 'UserConverted');
   }
 
   async withdraw(user: SimUser, key: string, amount: number, operationId: string | null, at: number): Promise<void> {
+    this.hooks.journal?.({ kind: 'withdraw', user: user.id, key, amount, operationId, at });
     const decision = decideWithdrawCredits(user.state, { key, amount, operation_id: operationId, earlier: null, isCreditReward: true, now: new Date(at) });
     await this.appendToUser(user, decision.events, this.request(CLIENT_ACTOR, operationId), at);
   }
 
   /** A goodwill grant by hand (secret key), lasting 30 days. */
   async grant(user: SimUser, reward: RewardDefinition, operationId: string, at: number): Promise<void> {
+    this.hooks.journal?.({ kind: 'grant', user: user.id, key: reward.key, operationId, at });
     const decision = decideGrantReward(user.state, {
       key: reward.key,
       spec: { reward, deactivation: days(30) },
@@ -207,6 +251,7 @@ export class SimulatedService {
   }
 
   async sweep(user: SimUser, at: number): Promise<void> {
+    this.hooks.journal?.({ kind: 'sweep', user: user.id, at });
     await this.appendToUser(user, decideExpireRewards(user.state, new Date(at)).events, sweepContext(new Date(at)), at);
   }
 }

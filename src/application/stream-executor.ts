@@ -115,10 +115,10 @@ export class StreamExecutor {
    * Under the stream's lock: one attempt, then its append with the attempt's expected revision;
    * a conflict (another writer moved the stream) starts a new attempt, which reads again.
    */
-  private write<T>(stream: string, attempt: () => Promise<Attempt<T>>): Promise<T> {
+  private write<T>(stream: string, attempt: (number: number) => Promise<Attempt<T>>): Promise<T> {
     return this.locks.run(stream, () =>
-      withWriteRetries(isConflict, async () => {
-        const next = await attempt();
+      withWriteRetries(isConflict, async (number) => {
+        const next = await attempt(number);
         if (next.events.length === 0) return next.unchanged();
         return next.committed(await this.log.append(stream, next.events, next.expected, next.contexts));
       }),
@@ -129,15 +129,18 @@ export class StreamExecutor {
    * Like `execute`, but decides on the stream's latest event alone — for streams whose last
    * event carries the whole state that matters (claim slot counts, a code's reservation), so
    * cost stays flat however long the stream grows. `context` may give each event its own
-   * (requests decided together in one append).
+   * (requests decided together in one append). `expectNew`: the stream almost certainly does
+   * not exist yet (a fresh random code), so the first attempt decides on "no event" without
+   * reading it; if it does exist, the append's conflict says so and the next attempt reads.
    */
   async executeOnLatest<R>(
     stream: string,
     decide: DecideOnLatest<R>,
     context: CommandContext | ((decision: Decision<R>) => readonly CommandContext[]),
+    options: { expectNew?: boolean } = {},
   ): Promise<{ result: R; position: bigint | null }> {
-    return this.write<{ result: R; position: bigint | null }>(stream, async () => {
-      const latest = await this.log.last(stream);
+    return this.write<{ result: R; position: bigint | null }>(stream, async (attempt) => {
+      const latest = options.expectNew && attempt === 1 ? undefined : await this.log.last(stream);
       const decision = decide(latest);
       const { result } = decision;
       return {

@@ -54,6 +54,8 @@ export class CodeRegistry {
           ? { events: [{ type: 'CodeReserved', data: { code, type, owner_id: ownerId }, ...(id ? { id } : {}) }], result: true }
           : { events: [], result: false },
       context,
+      // Nearly every code asked for is free: the first attempt appends without reading.
+      { expectNew: true },
     );
     return result;
   }
