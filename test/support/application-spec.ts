@@ -1,3 +1,4 @@
+import 'reflect-metadata';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import type { Projection } from '../../projections/projection.js';
