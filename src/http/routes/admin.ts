@@ -4,7 +4,7 @@ import { DefineAffiliateHandler } from '../../application/admin/define-affiliate
 import { DefineProgramHandler } from '../../application/admin/define-program.js';
 import { DefinePromoCodeHandler } from '../../application/admin/define-promo-code.js';
 import { DefineRewardHandler } from '../../application/admin/define-reward.js';
-import { PoolAssignments } from '../../application/commands/pool-assignments.js';
+import { PoolAssignments } from '../../application/shared-resources/pool-assignments.js';
 import { CatalogQueries } from '../../application/queries/catalog-queries.js';
 import { adminRewardView, programRewardKeys, programView } from '../../application/queries/reward-views.js';
 import { referralLink } from '../../domain/codes/referral-code.js';

@@ -1,6 +1,6 @@
 import type { DependencyContainer } from 'tsyringe';
 import { ClaimCodeHandler } from '../../application/commands/claim-code.js';
-import { GrantRewardHandler } from '../../application/commands/grant-reward.js';
+import { GrantRewardHandler } from '../../application/commands/grant-reward-by-hand.js';
 import { UpsertUserHandler } from '../../application/commands/upsert-user.js';
 import { WithdrawCreditsHandler } from '../../application/commands/withdraw-credits.js';
 import { UserQueries } from '../../application/queries/user-queries.js';
