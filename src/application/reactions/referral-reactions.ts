@@ -1,13 +1,17 @@
 import { inject, injectable } from 'tsyringe';
 import type { NewDomainEvent } from '../../domain/decider.js';
 import { appUserIdOf, streams } from '../../domain/events/index.js';
+import type { ClaimHold, RuleRef } from '../../domain/events/fraud-events.js';
 import type { ReferredByFact } from '../../domain/events/user-events.js';
+import { judgeConversion } from '../../domain/fraud/claim-rules.js';
+import { decideOpenReview, reviewEvolver } from '../../domain/fraud/review.js';
 import { decideCountReferral, type ReferralFigure, type SenderReward } from '../../domain/users/count-referral.js';
 import { foldUserEvents, userEvolver } from '../../domain/users/user-state.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Ids } from '../../ports/ids.js';
 import { TOKENS } from '../../ports/tokens.js';
 import type { LoggedEvent } from '../event-log.js';
+import { FraudRuleQueries } from '../fraud/fraud-rule-queries.js';
 import { CatalogQueries } from '../queries/catalog-queries.js';
 import { StreamExecutor } from '../stream-executor.js';
 import type { Reaction } from './reaction-runner.js';
@@ -22,12 +26,16 @@ interface Counted {
   event: LoggedEvent;
   figure: ReferralFigure;
   referredBy: ReferredByFact;
+  /** A fraud rule put this claim or conversion on hold (SPEC §13). */
+  hold?: ClaimHold | null;
+  /** A `reject` rule refused this conversion's sender rewards. */
+  refused?: RuleRef | null;
 }
 
 /** What a claimer's event counts for its referrer; null when it counts nothing. */
 function countedOf(event: LoggedEvent): Counted | null {
   let counted: Counted;
-  if (event.type === 'CodeClaimed') counted = { event, figure: 'claim', referredBy: event.data };
+  if (event.type === 'CodeClaimed') counted = { event, figure: 'claim', referredBy: event.data, hold: event.data.hold ?? null };
   else if (event.type === 'UserConverted') counted = { event, figure: 'conversion', referredBy: event.data.referred_by };
   else if (event.type === 'UserChurned') counted = { event, figure: 'churn', referredBy: event.data.referred_by };
   else return null;
@@ -42,6 +50,7 @@ export class ReferralReactions implements Reaction {
   constructor(
     @inject(StreamExecutor) private readonly executor: StreamExecutor,
     @inject(CatalogQueries) private readonly catalog: CatalogQueries,
+    @inject(FraudRuleQueries) private readonly rules: FraudRuleQueries,
     @inject(TOKENS.Clock) private readonly clock: Clock,
     @inject(TOKENS.Ids) private readonly ids: Ids,
   ) {}
@@ -64,7 +73,30 @@ export class ReferralReactions implements Reaction {
       list.push(counted);
       byReferrer.set(counted.referredBy.owner_id, list);
     }
+    if (byReferrer.size === 0) return;
+    await this.judgeConversions([...byReferrer.values()].flat());
     for (const [referrer, counts] of byReferrer) await this.count(referrer, counts);
+  }
+
+  /**
+   * The rule `min_seconds_claim_to_conversion` (SPEC §13): a conversion sooner than `seconds`
+   * after its claim has its sender rewards held for review or refused. Judged by the rules in
+   * force when the conversion is counted; the claim time comes from the claimer's state.
+   */
+  private async judgeConversions(counts: Counted[]): Promise<void> {
+    const conversions = counts.filter((counted) => counted.figure === 'conversion');
+    if (conversions.length === 0) return;
+    const rules = (await this.rules.enabled()).filter((rule) => rule.kind === 'min_seconds_claim_to_conversion');
+    if (rules.length === 0) return;
+    for (const counted of conversions) {
+      if (counted.event.type !== 'UserConverted') continue;
+      const claimer = (await this.executor.load(counted.event.stream, userEvolver)).state;
+      const claimedAt = claimer.referred_by?.claimed_at;
+      if (claimedAt === undefined) continue;
+      const verdict = judgeConversion(rules, claimedAt, counted.event.data.converted_at);
+      if (verdict.reject) counted.refused = { rule_id: verdict.reject.rule_id, kind: verdict.reject.kind };
+      else if (verdict.hold) counted.hold = { rule_id: verdict.hold.rule_id, kind: verdict.hold.kind, review_id: this.ids.derived('review', counted.event.id) };
+    }
   }
 
   private async count(referrer: string, counts: Counted[]): Promise<void> {
@@ -76,7 +108,7 @@ export class ReferralReactions implements Reaction {
       (state) => {
         const events: NewDomainEvent[] = [];
         let current = state;
-        for (const { event, figure, referredBy } of counts) {
+        for (const { event, figure, referredBy, hold, refused } of counts) {
           const decision = decideCountReferral(current, {
             figure,
             claimer: appUserIdOf(event.stream)!,
@@ -86,6 +118,8 @@ export class ReferralReactions implements Reaction {
             cause_id: event.id,
             cause_position: event.position,
             now: this.clock.now(),
+            hold,
+            refused,
           });
           for (const [index, next] of decision.events.entries()) events.push({ ...next, id: this.ids.derived(event.id, 'referral', String(index)) });
           current = foldUserEvents(current, decision.events);
@@ -94,6 +128,24 @@ export class ReferralReactions implements Reaction {
       },
       { correlation_id: String(last.metadata.correlation_id), causation_id: last.id, actor: 'process:referrals' },
     );
+    // After the held rewards are in the referrer's stream, so an approval always finds them. Opening
+    // is idempotent: after a crash the page is handled again and an open review stays as it is.
+    for (const { event, figure, referredBy, hold } of counts) {
+      if (!hold || figure === 'churn') continue;
+      const opened = {
+        ...hold,
+        referrer,
+        claimer: appUserIdOf(event.stream)!,
+        code: referredBy.code,
+        variant: figure,
+        opened_at: this.clock.now().toISOString(),
+      };
+      await this.executor.execute(streams.review(hold.review_id), reviewEvolver, (state) => decideOpenReview(state, opened), {
+        correlation_id: String(event.metadata.correlation_id),
+        causation_id: event.id,
+        actor: 'process:referrals',
+      });
+    }
   }
 
   private async senderRewards(referrer: string): Promise<SenderReward[]> {

@@ -107,6 +107,7 @@ export function usersRouter(container: DependencyContainer, api: ApiDescription)
       'CLAIM.CODE_INACTIVE',
       'CLAIM.LIMIT_REACHED',
       'CLAIM.SLOT_LOST',
+      'CLAIM.REJECTED_BY_RULE',
     ],
   });
   router
