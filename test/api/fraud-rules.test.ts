@@ -258,7 +258,7 @@ describe('API: fraud rules and reviews', () => {
     it('reject: of 24 concurrent claimers sharing one payment customer, exactly `max` get through', async () => {
       await rule('shared-card', 'payment_customer_claimers', { max: 3 }, 'reject');
       const claimers = Array.from({ length: 24 }, () => fresh('card-sharer'));
-      const refs = [];
+      const refs: { id: string; code: string }[] = [];
       for (const claimer of claimers) {
         await createUser(svc, claimer, { payment_customer_id: 'cus_shared_card' });
         refs.push(await referrer());
