@@ -18,7 +18,6 @@ import { PoolReactions } from './application/reactions/pool-reactions.js';
 import { ReactionRunner } from './application/reactions/reaction-runner.js';
 import { ReferralReactions } from './application/reactions/referral-reactions.js';
 import { RevenueReactions } from './application/reactions/revenue-reactions.js';
-import { ReviewReactions } from './application/reactions/review-reactions.js';
 import { useAccountTokenNamespace } from './domain/revenue/account-token.js';
 import { OfferCodeLookup } from './application/store/offer-code-lookup.js';
 import { StreamExecutor } from './application/stream-executor.js';
@@ -123,12 +122,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   );
 
   useAccountTokenNamespace(config.ACCOUNT_TOKEN_NAMESPACE);
-  const reactions = new ReactionRunner(
-    log,
-    backend.readStore,
-    [container.resolve(ReferralReactions), container.resolve(PoolReactions), container.resolve(ReviewReactions)],
-    logger,
-  );
+  const reactions = new ReactionRunner(log, backend.readStore, [container.resolve(ReferralReactions), container.resolve(PoolReactions)], logger);
   // Revenue notifications (SPEC §11) follow the log on their own checkpoint; a clawback waits
   // for the referral reactions to pass its refund, so the conversion's sender grants exist.
   const revenueReactions = container.resolve(RevenueReactions);

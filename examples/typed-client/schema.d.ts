@@ -3480,10 +3480,10 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "CLAIM.REJECTED_BY_RULE",
+                     *           "code": "CLAIM.CODE_NOT_FOUND",
                      *           "status": 422,
-                     *           "message": "The claim was refused by fraud rule referrer-hourly (referrer_claims_per_hour)",
-                     *           "source": "rule:referrer-hourly"
+                     *           "message": "The claimed code is not a referral, promo or affiliate code.",
+                     *           "source": null
                      *         }
                      *       ]
                      *     }

@@ -70,7 +70,6 @@ export const ERROR_CODES = {
   'CLAIM.REJECTED_BY_RULE': {
     status: 422,
     meaning: 'A fraud rule with action `reject` refused the claim; `source` names the rule (`rule:{id}`).',
-    example: { message: 'The claim was refused by fraud rule referrer-hourly (referrer_claims_per_hour)', source: 'rule:referrer-hourly' },
   },
   'RULE.IMMUTABLE_FIELD': { status: 422, meaning: 'The `kind` of a fraud rule cannot change (decisions in the log name the rule by id).' },
   'REVIEW.ALREADY_DECIDED': {

@@ -12,13 +12,15 @@ import type { Ids } from '../../ports/ids.js';
 import { TOKENS } from '../../ports/tokens.js';
 import type { LoggedEvent } from '../event-log.js';
 import { FraudRuleQueries } from '../fraud/fraud-rule-queries.js';
+import { ReviewDecisions } from '../fraud/review-decisions.js';
 import { CatalogQueries } from '../queries/catalog-queries.js';
 import { StreamExecutor } from '../stream-executor.js';
 import type { Reaction } from './reaction-runner.js';
 
 /**
  * The referrer's side of a referral: counts each claim, conversion and churn of its claimers
- * in the referrer's stream and grants the sender rewards that become due. Event ids derive
+ * in the referrer's stream and grants the sender rewards that become due (or holds them for a
+ * review, fraud rules), and finishes decided reviews there. Event ids derive
  * from the causing event and the referrer remembers the last cause it counted, so handling
  * an event twice changes nothing.
  */
@@ -45,7 +47,7 @@ function countedOf(event: LoggedEvent): Counted | null {
 @injectable()
 export class ReferralReactions implements Reaction {
   readonly name = 'referrals';
-  readonly eventTypes = ['CodeClaimed', 'UserConverted', 'UserChurned'] as const;
+  readonly eventTypes = ['CodeClaimed', 'UserConverted', 'UserChurned', 'ReviewApproved', 'ReviewRejected'] as const;
 
   constructor(
     @inject(StreamExecutor) private readonly executor: StreamExecutor,
@@ -53,6 +55,7 @@ export class ReferralReactions implements Reaction {
     @inject(FraudRuleQueries) private readonly rules: FraudRuleQueries,
     @inject(TOKENS.Clock) private readonly clock: Clock,
     @inject(TOKENS.Ids) private readonly ids: Ids,
+    @inject(ReviewDecisions) private readonly reviews: ReviewDecisions,
   ) {}
 
   async handle(event: LoggedEvent): Promise<void> {
@@ -73,9 +76,25 @@ export class ReferralReactions implements Reaction {
       list.push(counted);
       byReferrer.set(counted.referredBy.owner_id, list);
     }
-    if (byReferrer.size === 0) return;
-    await this.judgeConversions([...byReferrer.values()].flat());
-    for (const [referrer, counts] of byReferrer) await this.count(referrer, counts);
+    if (byReferrer.size > 0) {
+      await this.judgeConversions([...byReferrer.values()].flat());
+      for (const [referrer, counts] of byReferrer) await this.count(referrer, counts);
+    }
+    for (const event of events) await this.finishReview(event);
+  }
+
+  /**
+   * A decided review's release in the referrer's stream (grant or drop the held rewards), when
+   * the request that decided it did not get there (a crash between its two appends).
+   * Idempotent: after the request did it, this changes nothing.
+   */
+  private async finishReview(event: LoggedEvent): Promise<void> {
+    if (event.type !== 'ReviewApproved' && event.type !== 'ReviewRejected') return;
+    await this.reviews.release(event.data.referrer, event.data.review_id, event.type === 'ReviewApproved' ? 'approved' : 'rejected', {
+      correlation_id: String(event.metadata.correlation_id),
+      causation_id: event.id,
+      actor: 'process:referrals',
+    });
   }
 
   /**

@@ -3,26 +3,29 @@ import { expect } from 'chai';
 import { pino } from 'pino';
 import { RandomIds } from '../../../src/adapters/system/random-ids.js';
 import { ReviewDecisions } from '../../../src/application/fraud/review-decisions.js';
-import { ReviewReactions } from '../../../src/application/reactions/review-reactions.js';
+import { FraudRuleQueries } from '../../../src/application/fraud/fraud-rule-queries.js';
+import { CatalogQueries } from '../../../src/application/queries/catalog-queries.js';
+import { ReferralReactions } from '../../../src/application/reactions/referral-reactions.js';
 import { ReadYourWrites } from '../../../src/application/read-your-writes.js';
 import { type ApplicationSpec, applicationSpec } from '../../support/application-spec.js';
 import { event, programAssigned, registered, T0 } from '../../support/events.js';
 
-describe('review reaction: finishing an approval after a crash between its two appends', () => {
+describe('referral reaction: finishing a review approval after a crash between its two appends', () => {
   let app: ApplicationSpec;
-  let reaction: ReviewReactions;
+  let reaction: ReferralReactions;
   const hold = { rule_id: 'blocked', kind: 'blocked_users' as const, review_id: 'review-1' };
 
   beforeEach(async () => {
     app = await applicationSpec();
+    const ids = new RandomIds();
     const decisions = new ReviewDecisions(
       app.executor,
       new ReadYourWrites(app.consistency, app.store, pino({ level: 'silent' })),
       app.readStore,
       app.clock,
-      new RandomIds(),
+      ids,
     );
-    reaction = new ReviewReactions(decisions);
+    reaction = new ReferralReactions(app.executor, new CatalogQueries(app.readStore), new FraudRuleQueries(app.readStore), app.clock, ids, decisions);
     await app.given({
       'user-bob': [
         registered('bob'),
