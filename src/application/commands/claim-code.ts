@@ -16,8 +16,8 @@ import { CodeResolver } from '../queries/code-resolver.js';
 import { ReadYourWrites } from '../read-your-writes.js';
 import { StreamExecutor } from '../stream-executor.js';
 import { ClaimFraudChecks } from '../fraud/claim-fraud-checks.js';
-import { ClaimSlots } from './claim-slots.js';
-import { PoolAssignments } from './pool-assignments.js';
+import { ClaimSlots } from '../shared-resources/claim-slots.js';
+import { PoolAssignments } from '../shared-resources/pool-assignments.js';
 
 const ATTEMPTS = 3;
 

@@ -1,7 +1,7 @@
 import type { Decision, NewDomainEvent } from '../decider.js';
 import type { HeldGrant } from '../events/fraud-events.js';
 import type { ReviewDecision } from '../fraud/review.js';
-import { expireDueRewards, type GrantSpec, grantRewards } from '../rewards/grant-rewards.js';
+import { expireDueRewards, type GrantSpec, grantRewards } from '../rewards/grant-and-expire.js';
 import { evolveUser, type UserState } from './user-state.js';
 
 function grantSpecOf(held: HeldGrant): GrantSpec {

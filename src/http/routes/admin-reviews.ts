@@ -1,70 +1,55 @@
-import { Router } from 'express';
 import type { DependencyContainer } from 'tsyringe';
 import { ReviewDecisions } from '../../application/fraud/review-decisions.js';
 import type { ReviewDecision } from '../../domain/fraud/review.js';
-import { requireSecretKey } from '../auth.js';
 import { commandContext } from '../context.js';
-import { methodNotAllowed } from '../errors.js';
-import type { ApiDescription } from '../openapi.js';
+import { type AnyRoute, route } from '../route.js';
 import { reviewId, reviewOut, reviewsQuery } from '../schemas/fraud.js';
 import { z } from '../schemas/zod-openapi.js';
-import { parsePathParam, parseQuery } from '../validation.js';
 
 const TAG = 'admin: reviews';
 
-/** SPEC §13: claims held by a fraud rule, and the reviewer's decision on each. */
-export function adminReviewsRouter(container: DependencyContainer, api: ApiDescription): Router {
-  const router = Router();
-  router.use('/reviews', requireSecretKey);
+/** SPEC §13: claims held by a fraud rule, and the reviewer's decision on each (secret key). */
+export function adminReviewRoutes(container: DependencyContainer): AnyRoute[] {
   const reviews = container.resolve(ReviewDecisions);
   const one = z.object({ data: z.object({ review: reviewOut }) });
   const params = z.object({ id: reviewId });
+  const common = { tags: [TAG], auth: 'secret' as const };
 
-  api.operation({
-    method: 'get',
-    path: '/admin/reviews',
-    operationId: 'listReviews',
-    summary: 'List reviews of held claims, in the order they were opened (paged by `after` = `next_after`)',
-    tags: [TAG],
-    query: reviewsQuery,
-    responses: {
-      200: {
-        description: 'A page of reviews',
-        schema: z.object({ data: z.object({ reviews: z.array(reviewOut), next_after: z.string().nullable() }) }),
-      },
-    },
-    errors: [],
-    auth: 'secret',
-  });
-  router
-    .route('/reviews')
-    .get(async (req, res) => {
-      const query = parseQuery(req, reviewsQuery);
-      res.json({ data: await reviews.list(query) });
-    })
-    .all(methodNotAllowed(['GET']));
-
-  const decision = (verb: 'approve' | 'reject', outcome: ReviewDecision, summary: string) => {
-    api.operation({
+  const decision = (verb: 'approve' | 'reject', outcome: ReviewDecision, summary: string) =>
+    route({
+      ...common,
       method: 'post',
       path: `/admin/reviews/{id}/${verb}`,
       operationId: `${verb}Review`,
       summary,
-      tags: [TAG],
       params,
       responses: { 200: { description: `The review, ${outcome}`, schema: one } },
       errors: ['NOT_FOUND.REVIEW', 'REVIEW.ALREADY_DECIDED'],
-      auth: 'secret',
+      async handle({ params: { id }, res }) {
+        return { status: 200, body: { data: { review: await reviews.decide(id, outcome, commandContext(res)) } } };
+      },
     });
-    router
-      .route(`/reviews/:id/${verb}`)
-      .post(async (req, res) => {
-        const id = parsePathParam(req, 'id', reviewId) as string;
-        res.json({ data: { review: await reviews.decide(id, outcome, commandContext(res)) } });
-      })
-      .all(methodNotAllowed(['POST']));
-  };
-  decision('approve', 'approved', 'Approve a held claim: its held referrer rewards are granted, once (repeating it answers the same review)');
-  decision('reject', 'rejected', 'Reject a held claim: its held referrer rewards are dropped (repeating it answers the same review)');
-  return router;
+
+  return [
+    route({
+      ...common,
+      method: 'get',
+      path: '/admin/reviews',
+      operationId: 'listReviews',
+      summary: 'List reviews of held claims, in the order they were opened (paged by `after` = `next_after`)',
+      query: reviewsQuery,
+      responses: {
+        200: {
+          description: 'A page of reviews',
+          schema: z.object({ data: z.object({ reviews: z.array(reviewOut), next_after: z.string().nullable() }) }),
+        },
+      },
+      errors: [],
+      async handle({ query }) {
+        return { status: 200, body: { data: await reviews.list(query) } };
+      },
+    }),
+    decision('approve', 'approved', 'Approve a held claim: its held referrer rewards are granted, once (repeating it answers the same review)'),
+    decision('reject', 'rejected', 'Reject a held claim: its held referrer rewards are dropped (repeating it answers the same review)'),
+  ];
 }

@@ -1,21 +1,17 @@
-import { Router } from 'express';
 import type { DependencyContainer } from 'tsyringe';
 import { DefineFraudRuleHandler } from '../../application/admin/define-fraud-rule.js';
 import { FraudRuleQueries } from '../../application/fraud/fraud-rule-queries.js';
 import type { FraudRule } from '../../domain/events/fraud-events.js';
-import { requireSecretKey } from '../auth.js';
 import { commandContext } from '../context.js';
-import type { ApiDescription } from '../openapi.js';
+import type { AnyRoute } from '../route.js';
 import { ruleBody, ruleId, ruleOut } from '../schemas/fraud.js';
-import { mountAdminResource } from './admin-resource.js';
+import { adminResourceRoutes } from './admin-resource.js';
 
 /** SPEC §13: fraud rules, a configuration resource like rewards and programs (each change an event). */
-export function adminRulesRouter(container: DependencyContainer, api: ApiDescription): Router {
-  const router = Router();
-  router.use('/rules', requireSecretKey);
+export function adminRuleRoutes(container: DependencyContainer): AnyRoute[] {
   const rules = container.resolve(FraudRuleQueries);
   const define = container.resolve(DefineFraudRuleHandler);
-  mountAdminResource<FraudRule, typeof ruleBody>(router, api, {
+  return adminResourceRoutes<FraudRule, typeof ruleBody>({
     tag: 'admin: fraud rules',
     path: '/rules',
     param: 'id',
@@ -38,5 +34,4 @@ export function adminRulesRouter(container: DependencyContainer, api: ApiDescrip
       return { created, value: rule };
     },
   });
-  return router;
 }

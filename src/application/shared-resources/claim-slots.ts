@@ -3,7 +3,7 @@ import { CLAIM_SLOTS, claimSlotsProjection } from '../../../projections/claim-sl
 import { decideSlotRequests, type SlotRequest, slotCounts, type TakeSlot } from '../../domain/codes/claim-slots.js';
 import { streams } from '../../domain/events/index.js';
 import type { RuleHit } from '../../domain/fraud/claim-rules.js';
-import { decideAbandonClaim } from '../../domain/users/maintenance.js';
+import { decideAbandonClaim } from '../../domain/users/abandon-claim.js';
 import { userEvolver } from '../../domain/users/user-state.js';
 import { StoreUnavailableError } from '../../ports/event-store.js';
 import type { Ids } from '../../ports/ids.js';
