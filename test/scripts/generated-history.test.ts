@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { expect } from 'chai';
+import { pino } from 'pino';
 import { allProjections } from '../../projections/index.js';
 import { MemoryEventStore } from '../../src/adapters/memory/memory-event-store.js';
 import { RandomIds } from '../../src/adapters/system/random-ids.js';
@@ -9,9 +10,14 @@ import { UpsertUserHandler } from '../../src/application/commands/upsert-user.js
 import { WithdrawCreditsHandler } from '../../src/application/commands/withdraw-credits.js';
 import { EventLog, type LoggedEvent } from '../../src/application/event-log.js';
 import { sweepContext } from '../../src/application/maintenance/expiry-sweep.js';
+import { ClaimFraudChecks } from '../../src/application/fraud/claim-fraud-checks.js';
+import { FraudRuleQueries } from '../../src/application/fraud/fraud-rule-queries.js';
+import { PaymentCustomerClaimers } from '../../src/application/fraud/payment-customer-claimers.js';
+import { ReviewDecisions } from '../../src/application/fraud/review-decisions.js';
 import { CatalogQueries } from '../../src/application/queries/catalog-queries.js';
 import { CodeResolver } from '../../src/application/queries/code-resolver.js';
 import { ReferralReactions } from '../../src/application/reactions/referral-reactions.js';
+import { ReadYourWrites } from '../../src/application/read-your-writes.js';
 import { ClaimSlots } from '../../src/application/shared-resources/claim-slots.js';
 import { CodeRegistry } from '../../src/application/shared-resources/code-registry.js';
 import type { Config } from '../../src/config.js';
@@ -69,14 +75,17 @@ function serviceOn(app: ApplicationSpec, referralCodes: string[]) {
   };
   const config = { CLAIM_WINDOW_DAYS, CONVERSIONS_FROM: 'client' } as Config;
   const catalog = new CatalogQueries(app.readStore);
+  const rules = new FraudRuleQueries(app.readStore);
+  const readYourWrites = new ReadYourWrites(app.consistency, app.store, pino({ level: 'silent' }));
   const resolver = new CodeResolver(catalog);
   const slots = new ClaimSlots(app.executor, app.log, app.readStore, app.consistency, ids);
   let recordAt = 0;
   // The generator records a claim a few ms after its slot is taken: so does the replay.
   const take = slots.take.bind(slots);
   slots.take = async (...args) => {
-    await take(...args);
+    const hold = await take(...args);
     now = recordAt;
+    return hold;
   };
   return {
     setNow: (at: number) => {
@@ -86,10 +95,19 @@ function serviceOn(app: ApplicationSpec, referralCodes: string[]) {
       recordAt = at;
     },
     upsert: new UpsertUserHandler(app.commands, catalog, resolver, new CodeRegistry(app.executor, app.log, ids), clock, config),
-    claim: new ClaimCodeHandler(app.commands, resolver, slots, clock, ids, config),
+    claim: new ClaimCodeHandler(
+      app.executor,
+      resolver,
+      slots,
+      new ClaimFraudChecks(rules, new PaymentCustomerClaimers(app.executor, app.readStore), app.executor, ids),
+      app.commands,
+      clock,
+      ids,
+      config,
+    ),
     withdraw: new WithdrawCreditsHandler(app.commands, catalog, clock),
     grant: new GrantRewardHandler(app.commands, catalog, clock, ids),
-    referrals: new ReferralReactions(app.executor, catalog, clock, ids),
+    referrals: new ReferralReactions(app.executor, catalog, rules, clock, ids, new ReviewDecisions(app.executor, readYourWrites, app.readStore, clock, ids)),
   };
 }
 

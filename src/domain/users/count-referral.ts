@@ -1,4 +1,5 @@
 import type { Decision, NewDomainEvent } from '../decider.js';
+import type { ClaimHold, HeldGrant, RuleRef } from '../events/fraud-events.js';
 import { type DomainEvent, streams } from '../events/index.js';
 import type { ReferredByFact } from '../events/user-events.js';
 import { expireDueRewards, type GrantSpec, grantRewards } from '../rewards/grant-and-expire.js';
@@ -22,6 +23,16 @@ export interface CountReferralCommand {
   cause_id: string;
   cause_position: bigint;
   now: Date;
+  /** A fraud rule put the claim (or conversion) on hold: the rewards now due wait for its review. */
+  hold?: ClaimHold | null;
+  /** A fraud rule with action `reject` refused the sender rewards of this conversion (it still counts). */
+  refused?: RuleRef | null;
+}
+
+/** The grant a held reward becomes when its review is approved. */
+export function heldGrantOf(reward: SenderReward): HeldGrant {
+  const { key, kind, credits } = reward.reward;
+  return { reward: { key, kind, credits: credits ?? null }, deactivation: reward.deactivation, ...(reward.clawback ? { clawback: reward.clawback } : {}) };
 }
 
 /**
@@ -56,7 +67,16 @@ export function decideCountReferral(state: UserState, command: CountReferralComm
     return { events, result: null };
   }
   const due = command.senderRewards.filter((reward) => reward.activation.variant === command.figure && senderRewardDue(reward, count));
-  if (due.length > 0 && command.program_id !== null) {
+  const variant = command.figure;
+  if (command.hold) {
+    const rewards = command.program_id === null ? [] : due.map(heldGrantOf);
+    events.push({
+      type: 'SenderRewardsHeld',
+      data: { ...command.hold, claimer: command.claimer, code: command.code, variant, count, program_id: command.program_id, rewards },
+    });
+  } else if (command.refused) {
+    events.push({ type: 'SenderRewardsRefused', data: { ...command.refused, claimer: command.claimer, code: command.code, variant, count } });
+  } else if (due.length > 0 && command.program_id !== null) {
     const current = events.reduce(evolveUser, state);
     events.push(
       ...grantRewards(
@@ -79,11 +99,15 @@ export interface ReferralCount {
   cause: ReferralCause;
   figure: ReferralFigure;
   referredBy: ReferredByFact;
+  /** A fraud rule put this claim or conversion on hold. */
+  hold?: ClaimHold | null;
+  /** A `reject` rule refused this conversion's sender rewards. */
+  refused?: RuleRef | null;
 }
 
 export function referralCountOf(cause: ReferralCause): ReferralCount | null {
   let count: ReferralCount;
-  if (cause.type === 'CodeClaimed') count = { cause, figure: 'claim', referredBy: cause.data };
+  if (cause.type === 'CodeClaimed') count = { cause, figure: 'claim', referredBy: cause.data, hold: cause.data.hold ?? null };
   else if (cause.type === 'UserConverted') count = { cause, figure: 'conversion', referredBy: cause.data.referred_by };
   else if (cause.type === 'UserChurned') count = { cause, figure: 'churn', referredBy: cause.data.referred_by };
   else return null;
@@ -104,7 +128,7 @@ export function decideReferralCounts(
 ): Decision<null> {
   const events: NewDomainEvent[] = [];
   let current = referrer;
-  for (const { cause, figure, referredBy } of counts) {
+  for (const { cause, figure, referredBy, hold, refused } of counts) {
     const decision = decideCountReferral(current, {
       figure,
       claimer: streams.idOf('user', cause.stream)!,
@@ -114,6 +138,8 @@ export function decideReferralCounts(
       cause_id: cause.id,
       cause_position: cause.position,
       now,
+      hold,
+      refused,
     });
     for (const [index, next] of decision.events.entries()) events.push({ ...next, id: deriveId(cause.id, 'referral', String(index)) });
     current = foldUserEvents(current, decision.events);
