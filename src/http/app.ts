@@ -20,6 +20,7 @@ import { RateLimits } from './rate-limits/rate-limits.js';
 import { adminRouter } from './routes/admin.js';
 import { adminRevenueRouter } from './routes/admin-revenue.js';
 import { adminWebhooksRouter } from './routes/admin-webhooks.js';
+import { adminUsersRouter } from './routes/admin-users.js';
 import { webhooksRouter } from './routes/webhooks.js';
 import { codesRouter } from './routes/codes.js';
 import { operatorRouter } from './routes/operator.js';
@@ -127,6 +128,7 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
     app.use('/admin', rememberMountPath, adminRevenueRouter(container, api));
     // After the revenue router: its GET /admin/webhooks/inbound is not an endpoint id.
     app.use('/admin', rememberMountPath, adminWebhooksRouter(container, api));
+    app.use('/admin', rememberMountPath, adminUsersRouter(container, api));
     if (rateLimits) app.use(rateLimits.failedClaimPenalty());
   }
 
