@@ -36,7 +36,7 @@ export const KEYS_FILE = 'data-keys.db';
  * Data keys in their own file, so an operator can back it up (and expire its backups) apart
  * from the log: a restored old copy of this file would bring erased keys back.
  */
-function openKeyConnection(dataDir: string): Database.Database {
+export function openKeyConnection(dataDir: string): Database.Database {
   const db = new Database(path.join(dataDir, KEYS_FILE));
   db.pragma('journal_mode = WAL');
   db.pragma('busy_timeout = 5000');

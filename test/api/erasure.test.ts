@@ -1,3 +1,4 @@
+import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
@@ -120,6 +121,18 @@ describe('API: erasure and access (DELETE /admin/users/{id}, GET /admin/users/{i
     await settled(svc);
     expect(filesHolding(svc.dataDir, EMAIL)).to.deep.equal([]);
     expect(filesHolding(svc.dataDir, CUSTOMER)).to.deep.equal([]);
+
+    // The export script (stored JSON text passed through) shows the same marker.
+    const exported = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/export-events.ts', '--stream-prefix', 'user-ann', '--type', 'UserRegistered'], {
+      env: { ...process.env, DATA_DIR: svc.dataDir, NODE_ENV: 'test' },
+      encoding: 'utf8',
+    });
+    expect(exported.status, exported.stderr).to.equal(0);
+    const [line] = exported.stdout
+      .trim()
+      .split('\n')
+      .map((text) => JSON.parse(text) as { data: Record<string, unknown> });
+    expect(line!.data).to.deep.include({ metadata: { erased: true }, payment_customer_id: { erased: true } });
   });
 
   it('a second DELETE is a no-op (204, no new event); an unknown user is 404 NOT_FOUND.USER', async () => {

@@ -1,8 +1,10 @@
 import { EventStoreDbEventStore } from '../../src/adapters/eventstoredb/eventstoredb-event-store.js';
+import { MongoKeyStore } from '../../src/adapters/mongodb/mongo-key-store.js';
 import { MongoRateLimitStore } from '../../src/adapters/mongodb/mongo-rate-limit-store.js';
 import { MongoReadStore } from '../../src/adapters/mongodb/mongo-read-store.js';
 import { MongoWebhookOutbox } from '../../src/adapters/mongodb/mongo-webhook-outbox.js';
 import { eventStoreContract } from '../contract/event-store.contract.js';
+import { keyStoreContract } from '../contract/key-store.contract.js';
 import { rateLimitStoreContract } from '../contract/rate-limit-store.contract.js';
 import { readStoreContract } from '../contract/read-store.contract.js';
 import { webhookOutboxContract } from '../contract/webhook-outbox.contract.js';
@@ -44,6 +46,15 @@ webhookOutboxContract(
     const readStore = await MongoReadStore.connect(backendContainers().mongoUrl, 'contract_tests');
     const store = await MongoWebhookOutbox.open(readStore.database);
     return { store, dispose: () => readStore.close() };
+  },
+  { freshStorePerTest: false },
+);
+
+keyStoreContract(
+  'MongoDB 7 replica set (testcontainers)',
+  async () => {
+    const readStore = await MongoReadStore.connect(backendContainers().mongoUrl, 'contract_tests');
+    return { store: new MongoKeyStore(readStore.database), dispose: () => readStore.close() };
   },
   { freshStorePerTest: false },
 );

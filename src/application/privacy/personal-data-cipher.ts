@@ -121,7 +121,8 @@ export class PersonalDataCipher {
     return ids.length === 0 ? null : this.keys.keysById(ids);
   }
 
-  revealData(type: string, data: Record<string, unknown>, keys: ReadonlyMap<string, DataKey>, erasedAs: ErasedAs) {
+  /** `erasedAs: 'keep'` leaves a value whose key is gone as it is stored (re-encryption). */
+  revealData(type: string, data: Record<string, unknown>, keys: ReadonlyMap<string, DataKey>, erasedAs: ErasedAs | 'keep') {
     let result = data;
     const erased: string[] = [];
     for (const field of personalFieldsOf(type)) {
@@ -129,9 +130,27 @@ export class PersonalDataCipher {
       if (!isEnvelope(value)) continue;
       const plain = decryptValue(keys, labelOf(field.path), value);
       if (plain === undefined) erased.push(field.path.join('.'));
+      if (plain === undefined && erasedAs === 'keep') continue;
       result = withValueAt(result, field.path, plain === undefined ? erasedAs : plain);
     }
     return { data: result, erased };
+  }
+
+  /**
+   * The events' data for another store whose keys are `target`'s (`npm run migrate-events`):
+   * values decrypted with these keys and encrypted again with the target's, plain ones (written
+   * before encryption) encrypted, erased ones left as they are (unreadable there too).
+   */
+  async reencrypt<E extends { stream: string; type: string; data: Record<string, unknown> }>(events: E[], target: PersonalDataCipher): Promise<E[]> {
+    const keys = (await this.keysFor(events)) ?? new Map<string, DataKey>();
+    return Promise.all(
+      events.map(async (event) => {
+        if (personalFieldsOf(event.type).length === 0) return event;
+        const { data } = this.revealData(event.type, event.data, keys, 'keep');
+        const protectedData = await target.protect(event.stream, event.type, data);
+        return protectedData === event.data ? event : { ...event, data: protectedData };
+      }),
+    );
   }
 
   /** `value` sealed under the subject's current key; null when the subject has no key (erased) and `create` is false. */
