@@ -1,66 +1,49 @@
-import { Router } from 'express';
 import type { DependencyContainer } from 'tsyringe';
 import { UserErasure } from '../../application/privacy/user-erasure.js';
 import { UserExport } from '../../application/privacy/user-export.js';
-import { requireSecretKey } from '../auth.js';
 import { commandContext } from '../context.js';
-import { ApiError, methodNotAllowed } from '../errors.js';
-import type { ApiDescription } from '../openapi.js';
+import { ApiError } from '../errors.js';
+import { type AnyRoute, route } from '../route.js';
 import { appUserId } from '../schemas/common.js';
 import { userDataExportResponse } from '../schemas/privacy.js';
 import { z } from '../schemas/zod-openapi.js';
-import { parsePathParam } from '../validation.js';
 
-const TAG = 'admin: privacy';
-const params = z.object({ app_user_id: appUserId });
-
-/** SPEC §13: erasure (crypto-shredding) and access (export) of one user's data (secret key). */
-export function adminUsersRouter(container: DependencyContainer, api: ApiDescription): Router {
-  const router = Router();
-  router.use('/users', requireSecretKey);
+/** SPEC §13: erasure (crypto-shredding) and access (export) of one user's personal data (secret key). */
+export function adminUserRoutes(container: DependencyContainer): AnyRoute[] {
   const erasure = container.resolve(UserErasure);
   const exports = container.resolve(UserExport);
-  const idOf = (req: Parameters<typeof parsePathParam>[0]) => parsePathParam(req, 'app_user_id', appUserId) as string;
+  const params = z.object({ app_user_id: appUserId });
+  const common = { tags: ['admin: privacy'], auth: 'secret' as const, params };
 
-  api.operation({
-    method: 'delete',
-    path: '/admin/users/{app_user_id}',
-    operationId: 'eraseUser',
-    summary:
-      "Erase a user's personal fields (metadata, payment_customer_id) by destroying their data key; the user, its rewards and ledger stay. " +
-      'A second erasure is a no-op (204).',
-    tags: [TAG],
-    params,
-    responses: { 204: { description: 'Erased (or already erased)' } },
-    errors: ['NOT_FOUND.USER'],
-    auth: 'secret',
-  });
-  router
-    .route('/users/:app_user_id')
-    .delete(async (req, res) => {
-      await erasure.erase(idOf(req), commandContext(res));
-      res.status(204).end();
-    })
-    .all(methodNotAllowed(['DELETE']));
-
-  api.operation({
-    method: 'get',
-    path: '/admin/users/{app_user_id}/export',
-    operationId: 'exportUserData',
-    summary: 'Everything held about a user, personal fields decrypted, as one JSON document (access request)',
-    tags: [TAG],
-    params,
-    responses: { 200: { description: 'The export', schema: userDataExportResponse } },
-    errors: ['NOT_FOUND.USER'],
-    auth: 'secret',
-  });
-  router
-    .route('/users/:app_user_id/export')
-    .get(async (req, res) => {
-      const found = await exports.export(idOf(req));
-      if (found === null) throw new ApiError(404, 'NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
-      res.json({ data: { export: found } });
-    })
-    .all(methodNotAllowed(['GET']));
-  return router;
+  return [
+    route({
+      ...common,
+      method: 'delete',
+      path: '/admin/users/{app_user_id}',
+      operationId: 'eraseUser',
+      summary:
+        "Erase a user's personal fields (metadata, payment_customer_id) by destroying their data key; the user, its rewards and ledger stay. " +
+        'A second erasure is a no-op (204).',
+      responses: { 204: { description: 'Erased (or already erased)' } },
+      errors: ['NOT_FOUND.USER'],
+      async handle({ params: { app_user_id }, res }) {
+        await erasure.erase(app_user_id, commandContext(res));
+        return { status: 204 };
+      },
+    }),
+    route({
+      ...common,
+      method: 'get',
+      path: '/admin/users/{app_user_id}/export',
+      operationId: 'exportUserData',
+      summary: 'Everything held about a user, personal fields decrypted, as one JSON document (access request)',
+      responses: { 200: { description: 'The export', schema: userDataExportResponse } },
+      errors: ['NOT_FOUND.USER'],
+      async handle({ params: { app_user_id } }) {
+        const found = await exports.export(app_user_id);
+        if (found === null) throw new ApiError(404, 'NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
+        return { status: 200, body: { data: { export: found } } };
+      },
+    }),
+  ];
 }
