@@ -20,7 +20,9 @@ const registered: DomainEvent = {
 
 describe('decideEraseUser and the user state (SPEC §13)', () => {
   it('refuses an unknown user with NOT_FOUND.USER', () => {
-    expect(() => decideEraseUser(initialUserState(), NOW, [])).to.throw(DomainError).with.property('code', 'NOT_FOUND.USER');
+    expect(() => decideEraseUser(initialUserState(), NOW, []))
+      .to.throw(DomainError)
+      .with.property('code', 'NOT_FOUND.USER');
   });
 
   it('records UserErased with the erased events; the state then has the fields null and nothing more to erase', () => {
