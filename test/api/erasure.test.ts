@@ -86,9 +86,16 @@ describe('API: erasure and access (DELETE /admin/users/{id}, GET /admin/users/{i
     expect(user.payment_customer_id).to.equal(CUSTOMER);
     const db = new Database(path.join(svc.dataDir, 'referrals.db'), { readonly: true });
     const stored = db.prepare<[], { data: string }>("SELECT data FROM events WHERE stream = 'user-ann' ORDER BY revision").all();
+    const outbox = db.prepare<[], { payload: string }>("SELECT payload FROM webhook_messages WHERE event_type = 'user.created'").all();
     db.close();
     expect(JSON.stringify(stored)).to.not.contain(EMAIL).and.not.contain(CUSTOMER);
     expect(JSON.parse(stored[0]!.data).metadata).to.have.property('$encrypted');
+    // The queued user.created message and the executor's snapshot of ann's state are sealed too.
+    expect(outbox.map((row) => JSON.parse(row.payload).data.app_user_id)).to.include('ann');
+    expect(JSON.stringify(outbox)).to.not.contain(EMAIL).and.not.contain(CUSTOMER);
+    const snapshot = await svc.service.container.resolve<ReadStore>(TOKENS.ReadStore).get<{ state: Record<string, unknown> }>('snapshots', 'user-ann');
+    expect(snapshot!.state.metadata).to.have.property('$encrypted');
+    expect(JSON.stringify(snapshot)).to.not.contain(EMAIL).and.not.contain(CUSTOMER);
     // The read model holds them in the clear (it is rebuilt from the log): the grep below can fail.
     expect(filesHolding(svc.dataDir, EMAIL)).to.not.deep.equal([]);
     const exported = await svc.admin('GET', '/admin/users/ann/export');
