@@ -19,6 +19,8 @@ import { RateLimits } from './rate-limits/rate-limits.js';
 
 import { adminRoutes } from './routes/admin.js';
 import { adminRevenueRoutes } from './routes/admin-revenue.js';
+import { adminReviewRoutes } from './routes/admin-reviews.js';
+import { adminRuleRoutes } from './routes/admin-rules.js';
 import { adminWebhookRoutes } from './routes/admin-webhooks.js';
 import { adminUserRoutes } from './routes/admin-users.js';
 import { inboundWebhookRoutes } from './routes/webhooks.js';
@@ -128,6 +130,8 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
       ...adminRevenueRoutes(container),
       // After the revenue routes: GET /admin/webhooks/inbound is not an endpoint id.
       ...adminWebhookRoutes(container),
+      ...adminRuleRoutes(container),
+      ...adminReviewRoutes(container),
       ...adminUserRoutes(container),
     ]);
     if (rateLimits) app.use(rateLimits.failedClaimPenalty());
