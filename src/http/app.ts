@@ -18,6 +18,7 @@ import { ApiDescription } from './openapi.js';
 import { RateLimits } from './rate-limits/rate-limits.js';
 
 import { adminRouter } from './routes/admin.js';
+import { adminAnalyticsRouter } from './routes/admin-analytics.js';
 import { adminRevenueRouter } from './routes/admin-revenue.js';
 import { adminWebhooksRouter } from './routes/admin-webhooks.js';
 import { webhooksRouter } from './routes/webhooks.js';
@@ -125,6 +126,7 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
     app.use('/admin', rememberMountPath, adminStoreRouter(container, api));
     app.use('/admin', rememberMountPath, adminRouter(container, api));
     app.use('/admin', rememberMountPath, adminRevenueRouter(container, api));
+    app.use('/admin', rememberMountPath, adminAnalyticsRouter(container, api));
     // After the revenue router: its GET /admin/webhooks/inbound is not an endpoint id.
     app.use('/admin', rememberMountPath, adminWebhooksRouter(container, api));
     if (rateLimits) app.use(rateLimits.failedClaimPenalty());
