@@ -155,7 +155,14 @@ export const analyticsProjection: Projection = {
   collections: [
     { name: ANALYTICS_DAILY, indexes: [] },
     // The three rankings: by claims, by conversions, by revenue, each within one list.
-    { name: ANALYTICS_CODE_PERIODS, indexes: [['list', 'claims'], ['list', 'conversions'], ['list', 'net_best']] },
+    {
+      name: ANALYTICS_CODE_PERIODS,
+      indexes: [
+        ['list', 'claims'],
+        ['list', 'conversions'],
+        ['list', 'net_best'],
+      ],
+    },
     { name: ANALYTICS_CODES, indexes: [] },
   ],
   eventTypes: ['CodeClaimed', 'UserConverted', 'UserChurned', 'PurchaseRecorded', 'RenewalRecorded', 'RefundRecorded'],

@@ -23,7 +23,13 @@ export const churnAt = (source: CodeSource, claimer: string, at: string): Domain
 
 let notifications = 0;
 /** A purchase, renewal or refund recorded at `at` (the provider says it occurred a week earlier). */
-export function moneyAt(type: 'PurchaseRecorded' | 'RenewalRecorded' | 'RefundRecorded', source: CodeSource | null, at: string, price: number, currency = 'EUR'): DomainEvent {
+export function moneyAt(
+  type: 'PurchaseRecorded' | 'RenewalRecorded' | 'RefundRecorded',
+  source: CodeSource | null,
+  at: string,
+  price: number,
+  currency = 'EUR',
+): DomainEvent {
   notifications += 1;
   const fact = {
     provider: 'stripe' as const,
@@ -98,9 +104,21 @@ function counted(event: { type: string; data: any }): Counted | null {
     case 'CodeClaimed':
       return { source: data, date: day(data.claimed_at), figure: 'claims', currency: null, amount: null };
     case 'UserConverted':
-      return { source: { ...data.referred_by, program_id: data.program_id }, date: day(data.converted_at), figure: 'conversions', currency: null, amount: null };
+      return {
+        source: { ...data.referred_by, program_id: data.program_id },
+        date: day(data.converted_at),
+        figure: 'conversions',
+        currency: null,
+        amount: null,
+      };
     case 'UserChurned':
-      return { source: { ...data.referred_by, program_id: data.program_id ?? null }, date: day(data.churned_at), figure: 'churns', currency: null, amount: null };
+      return {
+        source: { ...data.referred_by, program_id: data.program_id ?? null },
+        date: day(data.churned_at),
+        figure: 'churns',
+        currency: null,
+        amount: null,
+      };
     case 'PurchaseRecorded':
     case 'RenewalRecorded':
     case 'RefundRecorded':
@@ -127,7 +145,10 @@ function moneyOf(gross: Map<string, number>, refunded: Map<string, number>): Mon
 
 /** The daily series counted over the events, zeros included. */
 export function countDaily(events: { type: string; data: any }[], from: string, to: string, filter: { programId?: string | null; code?: string | null } = {}) {
-  const days = new Map<string, { claims: number; conversions: number; churns: number; refunds: number; gross: Map<string, number>; refunded: Map<string, number> }>();
+  const days = new Map<
+    string,
+    { claims: number; conversions: number; churns: number; refunds: number; gross: Map<string, number>; refunded: Map<string, number> }
+  >();
   for (let time = Date.parse(`${from}T00:00:00Z`); time <= Date.parse(`${to}T00:00:00Z`); time += 86_400_000) {
     days.set(new Date(time).toISOString().slice(0, 10), { claims: 0, conversions: 0, churns: 0, refunds: 0, gross: new Map(), refunded: new Map() });
   }
@@ -141,7 +162,8 @@ export function countDaily(events: { type: string; data: any }[], from: string, 
       if (fact.currency !== null && fact.amount !== null) day.gross.set(fact.currency, (day.gross.get(fact.currency) ?? 0) + fact.amount);
     } else {
       day[fact.figure] += 1;
-      if (fact.figure === 'refunds' && fact.currency !== null && fact.amount !== null) day.refunded.set(fact.currency, (day.refunded.get(fact.currency) ?? 0) + fact.amount);
+      if (fact.figure === 'refunds' && fact.currency !== null && fact.amount !== null)
+        day.refunded.set(fact.currency, (day.refunded.get(fact.currency) ?? 0) + fact.amount);
     }
   }
   return [...days].map(([date, { claims, conversions, churns, refunds, gross, refunded }]) => ({

@@ -61,4 +61,3 @@ export class CountingReadStore implements ReadStore {
     return this.inner.close();
   }
 }
-

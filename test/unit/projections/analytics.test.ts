@@ -17,47 +17,21 @@ import { MemoryReadStore } from '../../../src/adapters/memory/memory-read-store.
 import { openSqlite } from '../../../src/adapters/sqlite/sqlite-database.js';
 import { SqliteReadStore } from '../../../src/adapters/sqlite/sqlite-read-store.js';
 import type { ReadStore } from '../../../src/ports/read-store.js';
-import type { LoggedEvent } from '../../../src/application/event-log.js';
+import { type LoggedEvent, toLogged } from '../../../src/application/event-log.js';
 import { AnalyticsQueries, daysBetween, periodsOf } from '../../../src/application/queries/analytics-queries.js';
 import type { DomainEvent } from '../../../src/domain/events/index.js';
-import { countTopCodes, randomHistory, seeded } from '../../support/analytics-history.js';
-import { codeClaimed, DAY, event, logged, project, T0 } from '../../support/events.js';
+import { type CodeSource, churnAt, claimAt, conversionAt, countTopCodes, moneyAt, randomHistory, seeded } from '../../support/analytics-history.js';
+import { DAY, logged, project, T0 } from '../../support/events.js';
 
-type Source = { code: string; type: 'referral' | 'promo' | 'affiliate'; owner_id: string; program_id: string | null };
-const REF: Source = { code: 'BOB234', type: 'referral', owner_id: 'bob', program_id: 'prog' };
-const PROMO: Source = { code: 'WELCOME', type: 'promo', owner_id: 'WELCOME', program_id: null };
+const REF: CodeSource = { code: 'BOB234', type: 'referral', owner_id: 'bob', program_id: 'prog' };
+const PROMO: CodeSource = { code: 'WELCOME', type: 'promo', owner_id: 'WELCOME', program_id: null };
 
 const isoAt = (day: number, hour = 12) => new Date(T0.getTime() + day * DAY + (hour - 12) * 3_600_000).toISOString();
-const referredBy = (source: Source, claimer: string) => ({ claim_id: `claim-${claimer}`, code: source.code, type: source.type, owner_id: source.owner_id });
-
-const claim = (source: Source, claimer: string, day: number, hour = 12) =>
-  codeClaimed({ ...referredBy(source, claimer), program_id: source.program_id, claimed_at: isoAt(day, hour) });
-const conversion = (source: Source, claimer: string, day: number) =>
-  event('UserConverted', { converted_at: isoAt(day), referred_by: referredBy(source, claimer), source: 'client', purchase: null, program_id: source.program_id });
-const churn = (source: Source, claimer: string, day: number) =>
-  event('UserChurned', { churned_at: isoAt(day), referred_by: referredBy(source, claimer), program_id: source.program_id });
-/** A purchase (or refund) recorded on `day`; the provider says it occurred a week earlier. */
-function money(type: 'PurchaseRecorded' | 'RenewalRecorded' | 'RefundRecorded', source: Source | null, day: number, price: number, currency = 'EUR'): DomainEvent {
-  const fact = {
-    provider: 'stripe',
-    notification_id: `n-${type}-${day}-${price}`,
-    provider_type: 'invoice.paid',
-    kind: type === 'RefundRecorded' ? 'refund' : 'purchase',
-    occurred_at: isoAt(day - 7),
-    transaction_id: null,
-    original_transaction_id: null,
-    product_id: null,
-    price_minor: price,
-    currency,
-    period_start: null,
-    period_end: null,
-    is_trial: false,
-    recorded_at: isoAt(day),
-    attribution: source === null ? null : { code: source.code, type: source.type, owner_id: source.owner_id, program_id: source.program_id },
-    ...(type === 'RefundRecorded' ? { reverses_conversion: false } : { refunded_before: false }),
-  };
-  return { type, data: fact } as unknown as DomainEvent;
-}
+const claim = (source: CodeSource, claimer: string, day: number, hour = 12) => claimAt(source, claimer, isoAt(day, hour));
+const conversion = (source: CodeSource, claimer: string, day: number) => conversionAt(source, claimer, isoAt(day));
+const churn = (source: CodeSource, claimer: string, day: number) => churnAt(source, claimer, isoAt(day));
+const money = (type: 'PurchaseRecorded' | 'RenewalRecorded' | 'RefundRecorded', source: CodeSource | null, day: number, price: number, currency = 'EUR') =>
+  moneyAt(type, source, isoAt(day), price, currency);
 
 function loggedAll(domainEvents: DomainEvent[]): LoggedEvent[] {
   // The log's own timestamp is deliberately another day: analytics go by the recorded data times.
@@ -133,6 +107,27 @@ describe('analytics projection (SPEC §14)', () => {
     });
   });
 
+  it('a churn recorded before schema v4 (no program_id) is read as null: counted for all and its code, in no program', () => {
+    const { program_id: _program, ...v3 } = churn(REF, 'ann', 0).data as Record<string, unknown>;
+    const old = toLogged({
+      id: 'old-churn',
+      type: 'UserChurned',
+      stream: 'user-ann',
+      revision: 3,
+      position: 9n,
+      recordedAt: T0,
+      data: v3,
+      metadata: { correlation_id: 'r', causation_id: 'r', actor: 'process:test', schema_version: 3 },
+    });
+    expect(old.data).to.deep.include({ program_id: null });
+    expect(analyticsProjection.targets(old).map((ref) => ref.id)).to.deep.equal([
+      dailyId(null, day(0)),
+      codePeriodId(null, day(0), 'BOB234'),
+      codePeriodId(null, day(0).slice(0, 7), 'BOB234'),
+      'BOB234',
+    ]);
+  });
+
   it('ignores revenue of users who claimed nothing', () => {
     const [unattributed] = loggedAll([money('PurchaseRecorded', null, 0, 999)]);
     expect(analyticsProjection.targets(unattributed!)).to.deep.equal([]);
@@ -158,7 +153,9 @@ describe('analytics queries', () => {
       const periods = periodsOf(from, to);
       longest = Math.max(longest, periods.length);
       // The periods tile the range exactly.
-      expect(periods.flatMap((period) => (period.length === 7 ? daysBetween(`${period}-01`, lastDayOf(period)) : [period]))).to.deep.equal(daysBetween(from, to));
+      expect(periods.flatMap((period) => (period.length === 7 ? daysBetween(`${period}-01`, lastDayOf(period)) : [period]))).to.deep.equal(
+        daysBetween(from, to),
+      );
     }
     expect(longest).to.be.at.most(72);
   });
@@ -204,7 +201,7 @@ describe('analytics queries', () => {
   });
 
   it('top codes: owner, kind and program of each code; ties by code', async () => {
-    const ZED: Source = { code: 'ZED999', type: 'referral', owner_id: 'zed', program_id: 'prog' };
+    const ZED: CodeSource = { code: 'ZED999', type: 'referral', owner_id: 'zed', program_id: 'prog' };
     const store = await storeOf([claim(ZED, 'a', 0), claim(REF, 'b', 0), claim(PROMO, 'c', 1), claim(PROMO, 'd', 1), conversion(ZED, 'a', 1)]);
     const queries = new AnalyticsQueries(store);
     const top = await queries.topCodes({ from: day(0), to: day(1), programId: null, by: 'claims', limit: 10 });
