@@ -1,3 +1,6 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { allProjections } from '../../projections/index.js';
 import { EventLog } from '../../src/application/event-log.js';
@@ -7,7 +10,7 @@ import { TOKENS } from '../../src/ports/tokens.js';
 import { countDaily, countTopCodes } from '../support/analytics-history.js';
 import { createUser, eventually, never, putAffiliate, putProgram, putPromo, putReward } from '../support/fixtures.js';
 import { chargeRefunded, invoicePaid, STRIPE_SECRET, stripeEvent } from '../support/revenue-senders.js';
-import { CLIENT_KEY, ManualClock, startTestService, type TestService } from '../support/test-service.js';
+import { CLIENT_KEY, ManualClock, SECRET_KEY, startTestService, type TestService } from '../support/test-service.js';
 
 const DAY = 86_400_000;
 /** Day 0 of the scripted history: noon UTC, so hours added stay on the same day. */
@@ -247,6 +250,33 @@ describe('API: analytics (SPEC §14)', function () {
       expect(client.status).to.equal(403);
       const post = await svc.admin('POST', `${path}?from=${day(0)}&to=${day(1)}`, {});
       expect(post.status).to.equal(405);
+    }
+  });
+});
+
+describe("API: the README's analytics examples, verbatim", function () {
+  this.timeout(60_000);
+
+  it('every curl of the section answers 200 with the documented shape', async () => {
+    const readme = fs.readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const start = readme.indexOf('\n## For analysts: the analytics API');
+    const section = readme.slice(start, readme.indexOf('\n## ', start + 1));
+    const [block] = [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
+    expect(block).to.match(/^BASE=\$\{BASE:-http:\/\/localhost:8080\}\n/);
+    const svc = await startTestService({ env: { SECRET_API_KEYS: `${SECRET_KEY},sk_demo` } });
+    try {
+      await createUser(svc, 'alice');
+      // Asynchronously: the service answers from this process.
+      const run = await promisify(execFile)('bash', ['-e', '-o', 'pipefail', '-c', block!], { env: { ...process.env, BASE: svc.url }, timeout: 30_000 });
+      const answers = run.stdout
+        .trim()
+        .split('\n')
+        .map((line) => JSON.parse(line));
+      expect(answers).to.have.length(5);
+      for (const answer of answers.slice(0, 3)) expect(answer.data.days).to.have.length(30);
+      for (const answer of answers.slice(3)) expect(answer.data.codes).to.be.an('array');
+    } finally {
+      await svc.stop();
     }
   });
 });
