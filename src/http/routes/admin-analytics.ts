@@ -1,13 +1,10 @@
-import { Router } from 'express';
 import type { DependencyContainer } from 'tsyringe';
 import { AnalyticsQueries, TOP_CODES_ORDERS } from '../../application/queries/analytics-queries.js';
 import { normalizeCode } from '../../domain/codes/referral-code.js';
-import { requireSecretKey } from '../auth.js';
-import { ApiError, methodNotAllowed } from '../errors.js';
-import type { ApiDescription } from '../openapi.js';
+import { ApiError } from '../errors.js';
+import { type AnyRoute, route } from '../route.js';
 import { programId } from '../schemas/admin.js';
 import { z } from '../schemas/zod-openapi.js';
-import { parseQuery } from '../validation.js';
 
 const TAG = 'admin: analytics';
 /** The longest range one call covers, in days (both ends included). */
@@ -91,51 +88,40 @@ function checkRange(from: string, to: string): void {
 }
 
 /** SPEC §14: daily series and top codes from the analytics read model (secret key). */
-export function adminAnalyticsRouter(container: DependencyContainer, api: ApiDescription): Router {
-  const router = Router();
-  router.use('/analytics', requireSecretKey);
+export function adminAnalyticsRoutes(container: DependencyContainer): AnyRoute[] {
   const analytics = container.resolve(AnalyticsQueries);
-
-  api.operation({
-    method: 'get',
-    path: '/admin/analytics/daily',
-    operationId: 'getAnalyticsDaily',
-    summary: 'Claims, conversions, churns, refunds and revenue per UTC day, one entry per day of the range (zeros included), oldest first',
-    tags: [TAG],
-    query: dailyQuery,
-    responses: { 200: { description: 'The series', schema: dailyOut } },
-    errors: ['BAD_REQUEST'],
-    auth: 'secret',
-  });
-  router
-    .route('/analytics/daily')
-    .get(async (req, res) => {
-      const query = parseQuery(req, dailyQuery);
-      checkRange(query.from, query.to);
-      const days = await analytics.daily({ from: query.from, to: query.to, programId: query.program_id ?? null, code: query.code ?? null });
-      res.json({ data: { from: query.from, to: query.to, days } });
-    })
-    .all(methodNotAllowed(['GET']));
-
-  api.operation({
-    method: 'get',
-    path: '/admin/analytics/top-codes',
-    operationId: 'getAnalyticsTopCodes',
-    summary: 'The codes with the most claims, conversions or revenue over a range, highest first (ties: code ascending)',
-    tags: [TAG],
-    query: topCodesQuery,
-    responses: { 200: { description: 'At most `limit` codes whose figure is above zero', schema: topCodesOut } },
-    errors: ['BAD_REQUEST'],
-    auth: 'secret',
-  });
-  router
-    .route('/analytics/top-codes')
-    .get(async (req, res) => {
-      const query = parseQuery(req, topCodesQuery);
-      checkRange(query.from, query.to);
-      const codes = await analytics.topCodes({ from: query.from, to: query.to, programId: query.program_id ?? null, by: query.by, limit: query.limit });
-      res.json({ data: { codes } });
-    })
-    .all(methodNotAllowed(['GET']));
-  return router;
+  return [
+    route({
+      method: 'get',
+      path: '/admin/analytics/daily',
+      operationId: 'getAnalyticsDaily',
+      summary: 'Claims, conversions, churns, refunds and revenue per UTC day, one entry per day of the range (zeros included), oldest first',
+      tags: [TAG],
+      query: dailyQuery,
+      responses: { 200: { description: 'The series', schema: dailyOut } },
+      errors: [],
+      auth: 'secret',
+      async handle({ query }) {
+        checkRange(query.from, query.to);
+        const days = await analytics.daily({ from: query.from, to: query.to, programId: query.program_id ?? null, code: query.code ?? null });
+        return { status: 200, body: { data: { from: query.from, to: query.to, days } } };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/admin/analytics/top-codes',
+      operationId: 'getAnalyticsTopCodes',
+      summary: 'The codes with the most claims, conversions or revenue over a range, highest first (ties: code ascending)',
+      tags: [TAG],
+      query: topCodesQuery,
+      responses: { 200: { description: 'At most `limit` codes whose figure is above zero', schema: topCodesOut } },
+      errors: [],
+      auth: 'secret',
+      async handle({ query }) {
+        checkRange(query.from, query.to);
+        const codes = await analytics.topCodes({ from: query.from, to: query.to, programId: query.program_id ?? null, by: query.by, limit: query.limit });
+        return { status: 200, body: { data: { codes } } };
+      },
+    }),
+  ];
 }
