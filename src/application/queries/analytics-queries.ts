@@ -134,45 +134,60 @@ export class AnalyticsQueries {
   /**
    * The `limit` codes with the highest figure over the range (ties: code ascending), among codes
    * whose figure is above zero. The threshold algorithm over one sorted list per period
-   * (`periodsOf`): read each list's best `depth` documents, sum every candidate's periods
-   * exactly, and stop once the limit-th candidate beats what any unread code could still
-   * reach (the sum of the lists' last figures read); otherwise read four times deeper.
+   * (`periodsOf`): read each list's best `depth` documents; every code seen is a candidate whose
+   * figures are summed exactly (from the documents read, and point reads of its other periods
+   * where a list was not read to its end); stop once the limit-th candidate is beyond what an
+   * unread code could still reach, otherwise read four times deeper. Costs: docs/analytics.md.
    */
   async topCodes(query: { from: string; to: string; programId: string | null; by: TopCodesOrder; limit: number }): Promise<TopCode[]> {
     const ranking = RANKINGS[query.by];
     const periods = periodsOf(query.from, query.to);
-    const totals = new Map<string, AnalyticsCounters>();
-    let depth = query.limit;
-    for (;;) {
-      let bound = 0;
-      const fresh = new Set<string>();
+    /** Every period document known: read from a list or by id (null: it does not exist). */
+    const known = new Map<string, CodePeriodDoc | null>();
+    const idOf = (period: string, code: string) => codePeriodId(query.programId, period, code);
+    for (let depth = query.limit; ; depth *= 4) {
+      const codes = new Set<string>();
+      /** Lists not read to their end, with the last document read from each. */
+      const open: CodePeriodDoc[] = [];
       for (const period of periods) {
         const docs = await this.readStore.find<CodePeriodDoc>(ANALYTICS_CODE_PERIODS, {
           where: { list: listKey(query.programId, period) },
           orderBy: { field: ranking.field, direction: 'desc' },
           limit: depth,
         });
-        for (const doc of docs) if (!totals.has(doc.code)) fresh.add(doc.code);
-        // A list read to its end holds nothing unread; otherwise unread codes have at most its last figure.
-        if (docs.length === depth) bound += Math.max(docs[docs.length - 1]![ranking.field], 0);
+        for (const doc of docs) {
+          codes.add(doc.code);
+          known.set(idOf(period, doc.code), doc);
+        }
+        if (docs.length === depth) open.push(docs[docs.length - 1]!);
       }
-      await this.sumPeriods(query.programId, periods, [...fresh], totals);
-      const ranked = [...totals.entries()]
-        .map(([code, counters]) => ({ code, counters, score: ranking.score(counters) }))
+      // A code absent from a list read to its end has nothing in that period; elsewhere read it by id.
+      const openPeriods = new Set(open.map((doc) => doc.period));
+      const missing = [...codes].flatMap((code) => [...openPeriods].map((period) => idOf(period, code)).filter((id) => !known.has(id)));
+      const fetched = await this.getMany<CodePeriodDoc>(ANALYTICS_CODE_PERIODS, missing);
+      for (const id of missing) known.set(id, fetched.get(id) ?? null);
+
+      const ranked = [...codes]
+        .map((code) => {
+          const counters = zero();
+          for (const period of periods) {
+            const doc = known.get(idOf(period, code));
+            if (doc) sum(counters, doc);
+          }
+          return { code, counters, score: ranking.score(counters) };
+        })
         .filter((row) => row.score > 0)
         .sort((a, b) => b.score - a.score || (a.code < b.code ? -1 : a.code > b.code ? 1 : 0));
-      const decided = bound <= 0 || (ranked.length >= query.limit && ranked[query.limit - 1]!.score > bound);
+      // An unread code has at most each open list's last figure there, and nothing elsewhere.
+      const bound = open.reduce((total, doc) => total + Math.max(doc[ranking.field], 0), 0);
+      const last = ranked[query.limit - 1];
+      const decided =
+        bound <= 0 ||
+        (last !== undefined && last.score > bound) ||
+        // One open list: it orders equal figures by code, so an unread code tying `last` comes after it.
+        (last !== undefined && open.length === 1 && last.score === bound && last.code <= open[0]!.code);
       if (decided) return this.describe(ranked.slice(0, query.limit), query.programId);
-      depth *= 4;
     }
-  }
-
-  /** Each code's figures over the periods, summed from its period documents. */
-  private async sumPeriods(programId: string | null, periods: string[], codes: string[], totals: Map<string, AnalyticsCounters>): Promise<void> {
-    const ids = codes.flatMap((code) => periods.map((period) => codePeriodId(programId, period, code)));
-    const docs = await this.getMany<CodePeriodDoc>(ANALYTICS_CODE_PERIODS, ids);
-    for (const code of codes) totals.set(code, zero());
-    for (const doc of docs.values()) sum(totals.get(doc.code)!, doc);
   }
 
   /** Kind, program and owner of the ranked codes (an affiliate code's owner is the affiliate's linked user). */

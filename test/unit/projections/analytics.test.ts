@@ -216,6 +216,27 @@ describe('analytics queries', () => {
     expect(await queries.topCodes({ from: day(0), to: day(1), programId: 'nothing', by: 'claims', limit: 10 })).to.deep.equal([]);
   });
 
+  it('top codes among many tied codes: code ascending, in one list and across several', async () => {
+    const promo = (index: number): CodeSource => ({ code: `T${String(index).padStart(3, '0')}`, type: 'promo', owner_id: `T${index}`, program_id: null });
+    // 300 codes with one claim each on day 0, and 200 of them with one more on day 1 or 2.
+    const history = [
+      ...Array.from({ length: 300 }, (_, index) => claim(promo(299 - index), `a${index}`, 0)),
+      ...Array.from({ length: 200 }, (_, index) => claim(promo(index * 1.5), `b${index}`, 1 + (index % 2))),
+    ];
+    const queries = new AnalyticsQueries(await storeOf(history));
+    for (const [from, to, limit] of [
+      [day(0), day(0), 10],
+      [day(1), day(1), 7],
+      [day(0), day(2), 25],
+      [day(-5), day(5), 100],
+    ] as const) {
+      const query = { from, to, programId: null, by: 'claims' as const, limit };
+      const top = (await queries.topCodes(query)).map(({ code, claims, conversions, revenue }) => ({ code, claims, conversions, revenue }));
+      expect(top, JSON.stringify(query)).to.deep.equal(countTopCodes(history, query));
+      expect(top).to.have.length(limit);
+    }
+  });
+
   it('top codes equal a ranking counted over the events, on random skewed histories (any range, measure, program, limit)', async () => {
     const history = randomHistory({ seed: 42, count: 3_000, codes: 60, start: new Date(T0.getTime() - 60 * DAY), days: 420 });
     // On SQLite: the memory store's find scans and sorts the whole collection on every call.
