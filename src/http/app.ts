@@ -18,6 +18,7 @@ import { ApiDescription } from './openapi.js';
 import { RateLimits } from './rate-limits/rate-limits.js';
 
 import { adminRoutes } from './routes/admin.js';
+import { adminAnalyticsRoutes } from './routes/admin-analytics.js';
 import { adminRevenueRoutes } from './routes/admin-revenue.js';
 import { adminReviewRoutes } from './routes/admin-reviews.js';
 import { adminRuleRoutes } from './routes/admin-rules.js';
@@ -128,6 +129,7 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
       ...adminStoreRoutes(container),
       ...adminRoutes(container),
       ...adminRevenueRoutes(container),
+      ...adminAnalyticsRoutes(container),
       // After the revenue routes: GET /admin/webhooks/inbound is not an endpoint id.
       ...adminWebhookRoutes(container),
       ...adminRuleRoutes(container),

@@ -2,6 +2,7 @@ import { MemoryEventStore } from '../../src/adapters/memory/memory-event-store.j
 import { MemoryKeyStore } from '../../src/adapters/memory/memory-key-store.js';
 import { MemoryReadStore } from '../../src/adapters/memory/memory-read-store.js';
 import type { ContractSubject } from './contract-subject.js';
+import { analyticsReadModelContract } from './analytics-read-model.contract.js';
 import { eventStoreContract } from './event-store.contract.js';
 import { keyStoreContract } from './key-store.contract.js';
 import { readStoreContract } from './read-store.contract.js';
@@ -28,4 +29,8 @@ keyStoreContract(
   'in memory',
   fresh(() => new MemoryKeyStore()),
   { freshStorePerTest: true },
+);
+analyticsReadModelContract(
+  'in memory',
+  fresh(() => new MemoryReadStore()),
 );

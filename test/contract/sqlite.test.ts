@@ -8,6 +8,7 @@ import { SqliteRateLimitStore } from '../../src/adapters/sqlite/sqlite-rate-limi
 import { SqliteReadStore } from '../../src/adapters/sqlite/sqlite-read-store.js';
 import { SqliteWebhookOutbox } from '../../src/adapters/sqlite/sqlite-webhook-outbox.js';
 import type { ContractSubject } from './contract-subject.js';
+import { analyticsReadModelContract } from './analytics-read-model.contract.js';
 import { eventStoreContract } from './event-store.contract.js';
 import { keyStoreContract } from './key-store.contract.js';
 import { rateLimitStoreContract } from './rate-limit-store.contract.js';
@@ -66,4 +67,8 @@ keyStoreContract(
   'SQLite',
   onTempDatabase((db) => new SqliteKeyStore(db)),
   { freshStorePerTest: true },
+);
+analyticsReadModelContract(
+  'SQLite',
+  onTempDatabase((db) => new SqliteReadStore(db)),
 );
