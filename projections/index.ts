@@ -1,3 +1,4 @@
+import { analyticsProjection } from './analytics.js';
 import { attributionProjection } from './attribution.js';
 import { catalogProjection } from './catalog.js';
 import { claimSlotsProjection } from './claim-slots.js';
@@ -30,4 +31,5 @@ export const allProjections: Projection[] = [
   attributionProjection,
   fraudRulesProjection,
   reviewsProjection,
+  analyticsProjection,
 ];

@@ -29,6 +29,15 @@ interface Snapshot<S> {
 }
 
 const SNAPSHOT_COLLECTION = 'snapshots';
+
+/**
+ * Protects what a snapshot keeps of a state at rest (personal fields encrypted, SPEC §13):
+ * `seal` before it is stored, `open` after it is read.
+ */
+export interface SnapshotSealer {
+  seal(stream: string, state: unknown): Promise<unknown>;
+  open(stream: string, state: unknown): Promise<unknown>;
+}
 /** Write a snapshot once this many events were folded beyond the last one. */
 const SNAPSHOT_EVERY = 100;
 /** Streams whose latest state is kept in memory (least recently used are dropped). */
@@ -78,7 +87,17 @@ export class StreamExecutor {
   constructor(
     private readonly log: EventLog,
     private readonly readStore: ReadStore,
+    private readonly sealer: SnapshotSealer | null = null,
   ) {}
+
+  /**
+   * Overwrites the stream's snapshot with an empty one and forgets the cached state (after an
+   * erasure: a snapshot written before it may hold personal fields in a format without sealing).
+   */
+  async forgetSnapshot(stream: string): Promise<void> {
+    this.cache.delete(stream);
+    await this.readStore.putAux(SNAPSHOT_COLLECTION, stream, { version: -1, revision: -1, position: null, state: null });
+  }
 
   async load<S>(stream: string, evolver: Evolver<S>): Promise<Loaded<S> & { folded: number }> {
     const start = await this.startingPoint(stream, evolver);
@@ -99,7 +118,8 @@ export class StreamExecutor {
     if (cached && cached.version === evolver.version) return cached as Loaded<S> & { version: number; folded: number };
     const snapshot = await this.readStore.get<Snapshot<S> & Record<string, unknown>>(SNAPSHOT_COLLECTION, stream);
     if (snapshot !== null && snapshot.version === evolver.version) {
-      return { state: snapshot.state, revision: snapshot.revision, position: snapshot.position === null ? null : BigInt(snapshot.position), folded: 0 };
+      const state = (this.sealer ? await this.sealer.open(stream, snapshot.state) : snapshot.state) as S;
+      return { state, revision: snapshot.revision, position: snapshot.position === null ? null : BigInt(snapshot.position), folded: 0 };
     }
     return { state: evolver.initialState(), revision: -1, position: null, folded: 0 };
   }
@@ -174,7 +194,8 @@ export class StreamExecutor {
           const after = evolver.fold ? evolver.fold(state, events) : events.reduce(evolver.evolve, state);
           const written = { state: after, revision: appended.nextExpectedRevision, position: appended.position };
           if (folded + events.length >= SNAPSHOT_EVERY) {
-            const snapshot: Snapshot<S> = { version: evolver.version, revision: written.revision, position: written.position.toString(), state: after };
+            const state = (this.sealer ? await this.sealer.seal(stream, after) : after) as S;
+            const snapshot: Snapshot<S> = { version: evolver.version, revision: written.revision, position: written.position.toString(), state };
             await this.readStore.putAux(SNAPSHOT_COLLECTION, stream, snapshot as unknown as Record<string, unknown>);
             this.remember(stream, evolver, written, 0);
           } else {
