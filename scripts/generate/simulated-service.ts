@@ -198,11 +198,13 @@ export class SimulatedService {
       await runClaim(
         {
           now: () => new Date(now),
+          claimId: () => randomUUID(),
           claimer: async () => user.state,
-          takeSlot: async (claimId) => {
-            await this.slots.take(target.code, claimId, user.id, limit, context);
+          takeSlot: async (claimId, guard) => {
+            const hold = await this.slots.take(target.code, claimId, user.id, limit, context, guard);
             now += recordDelay();
             entry.recordAt = now;
+            return hold;
           },
           record: async (decide) => {
             events = decide(user.state).events;
@@ -211,8 +213,10 @@ export class SimulatedService {
           giveBack: async () => {
             throw new Error('the generator is the only writer: a claim it decided cannot fail to be recorded');
           },
+          // The generator defines no fraud rules.
+          fraud: null,
         },
-        { claim_id: randomUUID(), code: target.code, target, windowDays: this.claimWindowDays },
+        { code: target.code, target, windowDays: this.claimWindowDays },
       );
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;

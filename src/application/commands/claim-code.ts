@@ -3,6 +3,7 @@ import type { Config } from '../../config.js';
 import { normalizeCode } from '../../domain/codes/referral-code.js';
 import { DomainError } from '../../domain/domain-error.js';
 import { NO_VERDICT, RejectedByRule, type RuleHit } from '../../domain/fraud/claim-rules.js';
+import type { TakeSlot } from '../../domain/codes/claim-slots.js';
 import { streams } from '../../domain/events/index.js';
 import type { GrantedFact } from '../../domain/events/user-events.js';
 import type { Decision } from '../../domain/decider.js';
@@ -16,51 +17,87 @@ import type { CommandContext } from '../event-log.js';
 import { CodeResolver } from '../queries/code-resolver.js';
 import { StreamExecutor } from '../stream-executor.js';
 import { WRITE_ATTEMPTS } from '../write-retries.js';
-import { ClaimFraudChecks } from '../fraud/claim-fraud-checks.js';
+import { ClaimFraudChecks, type ClaimFraudSteps } from '../fraud/claim-fraud-checks.js';
 import { ClaimSlots } from '../shared-resources/claim-slots.js';
 
-/** The steps of a claim on the stores at hand (the event generator's; see runClaim). */
+/** The steps of a claim on the stores at hand (the service's or the event generator's). */
 export interface ClaimSteps<R> {
   now(): Date;
+  /** A new claim id (one per attempt). */
+  claimId(): string;
   /** The claimer's current state. */
   claimer(): Promise<UserState>;
-  /** Takes a claim slot on the code's stream (CLAIM.LIMIT_REACHED when none is left). */
-  takeSlot(claimId: string): Promise<void>;
+  /**
+   * Takes a claim slot on the code's stream (CLAIM.LIMIT_REACHED when none is left), with the
+   * fraud rules judged on the code's counts in `guard`; resolves to the `hold` rule it triggers.
+   */
+  takeSlot(claimId: string, guard: Pick<TakeSlot, 'now' | 'rules' | 'refused'>): Promise<RuleHit | null>;
   /** Records the claim in the claimer's stream, decided by `decide` on its latest state. */
   record(decide: (state: UserState) => Decision<{ granted: GrantedFact[] }>): Promise<R>;
-  /** Gives the slot back after a failed `record`. */
+  /** Gives the slot back after a failed `record` (or a claim refused after its slot). */
   giveBack(claimId: string): Promise<void>;
+  /** The fraud rules' steps (SPEC §13); null when no rule judges this claim. */
+  fraud: ClaimFraudSteps | null;
 }
 
 /**
- * A claim without fraud rules, whatever it runs on: the claimer's checks (`checkClaim`), then a
- * claim slot on the code's stream (the limit), then the claim and the receiver's rewards in the
- * claimer's stream (`decideClaimCode`); a claim that cannot be recorded gives its slot back.
- * The event generator runs it (it defines no fraud rules); the handler below runs the same
- * steps with the fraud rules' steps between them (to fold them in here: DEVELOPING.md).
+ * What happens on claim, whatever it runs on (the handler below, the event generator):
+ * 1. the claimer's checks (`checkClaim`) on its current state;
+ * 2. the fraud rules on the parties (`judgeParties`), when rules judge the claim;
+ * 3. a claim slot on the code's stream: the limit, then the referrer's rate rules, then a
+ *    party's `reject` (a refusal by a rule is recorded in the claimer's stream);
+ * 4. the payment customer's claimers counter, when a rule needs it (a refusal gives the slot back);
+ * 5. the claim and the receiver's rewards in the claimer's stream (`decideClaimCode`), with the
+ *    `hold` a rule put on it; a claim that cannot be recorded gives its slot and count back, and
+ *    a slot lost meanwhile (the claim repair released it) starts again with a new claim id.
+ * Two streams, no transaction: if the process dies between 3 and 5, the claim repair gives the
+ * slot back later.
  */
-export async function runClaim<R>(steps: ClaimSteps<R>, request: Omit<ClaimCodeCommand, 'now'>): Promise<R> {
-  const command = { ...request, now: steps.now() };
-  checkClaim(await steps.claimer(), command);
-  await steps.takeSlot(command.claim_id);
-  try {
-    return await steps.record((state) => decideClaimCode(state, { ...command, now: steps.now() }));
-  } catch (error) {
-    await steps.giveBack(command.claim_id);
-    throw error;
+export async function runClaim<R>(steps: ClaimSteps<R>, request: Omit<ClaimCodeCommand, 'now' | 'claim_id' | 'hold'>): Promise<R> {
+  const fraud = steps.fraud;
+  for (let attempt = 1; ; attempt += 1) {
+    const command = { ...request, claim_id: steps.claimId(), now: steps.now() };
+    const claimer = await steps.claimer();
+    checkClaim(claimer, command);
+    const parties = fraud ? await fraud.judgeParties(claimer, command.now) : NO_VERDICT;
+    let hold: RuleHit | null;
+    try {
+      const rateHold = await steps.takeSlot(command.claim_id, fraud ? { now: command.now, rules: fraud.rules, refused: parties.reject } : {});
+      hold = parties.hold ?? rateHold;
+    } catch (error) {
+      if (fraud && error instanceof RejectedByRule) await fraud.recordRejection(error.rule, command.now);
+      throw error;
+    }
+    let paymentCustomer: string | null = null;
+    if (fraud) {
+      try {
+        const counted = await fraud.countPaymentCustomer(claimer);
+        paymentCustomer = counted.stream;
+        hold ??= counted.hold;
+      } catch (error) {
+        await steps.giveBack(command.claim_id);
+        if (error instanceof RejectedByRule) await fraud.recordRejection(error.rule, command.now);
+        throw error;
+      }
+    }
+    const claimHold = fraud ? fraud.holdOf(hold, command.claim_id) : null;
+    try {
+      return await steps.record((state) => decideClaimCode(state, { ...command, now: steps.now(), hold: claimHold }));
+    } catch (error) {
+      await steps.giveBack(command.claim_id);
+      await fraud?.releasePaymentCustomer(paymentCustomer);
+      const slotLost = error instanceof DomainError && error.code === 'CLAIM.SLOT_LOST';
+      if (!slotLost || attempt >= WRITE_ATTEMPTS) throw error;
+    }
   }
 }
 
 /**
- * POST /users/{id}/claim-code. Two streams, no transaction: the code's claim slot is taken
- * first (limit guard), then the claim is recorded in the claimer's stream (single-claim
- * guard). If the second step fails the slot is given back; if the process dies in between,
- * the claim repair gives it back later.
+ * POST /users/{id}/claim-code: `runClaim` on the service's stores, then the after-commit work
+ * (read-your-writes, pooled-code requests) of every write.
  *
- * Fraud rules (SPEC §13) judge referral claims: the parties' rules before the slot (refused in
- * the slot's decision, after the limit), the referrer's hourly and daily counts in the slot's
- * decision, the payment customer's claimers in its own counter stream. A `reject` answers 422
- * and is recorded in the claimer's stream; a `hold` is recorded on the claim.
+ * Fraud rules (SPEC §13) judge referral claims (src/application/fraud/claim-fraud-checks.ts):
+ * a `reject` answers 422 and is recorded in the claimer's stream; a `hold` is recorded on the claim.
  */
 @injectable()
 export class ClaimCodeHandler {
@@ -79,57 +116,23 @@ export class ClaimCodeHandler {
     const code = normalizeCode(rawCode);
     const resolved = await this.resolver.resolve(code);
     const target = await this.resolver.claimTarget(resolved);
-    const rules = await this.fraud.rulesFor(target);
     const stream = streams.user(appUserId);
-    for (let attempt = 1; ; attempt += 1) {
-      const command = {
-        claim_id: this.ids.uuid(),
-        code,
-        target,
-        now: this.clock.now(),
-        windowDays: this.config.CLAIM_WINDOW_DAYS,
-        conversions: this.config.CONVERSIONS_FROM,
-      };
-      const { state } = await this.executor.load(stream, userEvolver);
-      checkClaim(state, command);
-      const parties = rules.length > 0 ? await this.fraud.judgeParties(rules, state, target!, command.now) : NO_VERDICT;
-      let hold: RuleHit | null;
-      try {
-        const guard = rules.length > 0 ? { now: command.now, rules, refused: parties.reject } : {};
-        const rateHold = await this.slots.take(code, command.claim_id, appUserId, resolved!.limit, context, guard);
-        hold = parties.hold ?? rateHold;
-      } catch (error) {
-        if (error instanceof RejectedByRule) await this.fraud.recordRejection(appUserId, error.rule, target!, command.now, context);
-        throw error;
-      }
-      let paymentCustomer: string | null = null;
-      try {
-        const counted = await this.fraud.countPaymentCustomer(rules, state, context);
-        paymentCustomer = counted.stream;
-        hold ??= counted.hold;
-      } catch (error) {
-        await this.slots.abandon(code, command.claim_id, appUserId, context);
-        if (error instanceof RejectedByRule) await this.fraud.recordRejection(appUserId, error.rule, target!, command.now, context);
-        throw error;
-      }
-      const claimHold = this.fraud.holdOf(hold, command.claim_id);
-      let executed: Awaited<ReturnType<typeof this.executor.execute<UserState, { granted: GrantedFact[] }>>>;
-      try {
-        executed = await this.executor.execute(
-          stream,
-          userEvolver,
-          (current) => decideClaimCode(current, { ...command, now: this.clock.now(), hold: claimHold }),
-          context,
-        );
-      } catch (error) {
-        await this.slots.abandon(code, command.claim_id, appUserId, context);
-        await this.fraud.releasePaymentCustomer(paymentCustomer, context);
-        const slotLost = error instanceof DomainError && error.code === 'CLAIM.SLOT_LOST';
-        if (!slotLost || attempt >= WRITE_ATTEMPTS) throw error;
-        continue;
-      }
-      await this.commands.afterCommit(executed.position, context, appUserId, executed.result.granted);
-      return { granted: executed.result.granted };
-    }
+    const executed = await runClaim(
+      {
+        now: () => this.clock.now(),
+        claimId: () => this.ids.uuid(),
+        claimer: async () => (await this.executor.load(stream, userEvolver)).state,
+        // checkClaim has refused an unknown code before a slot is taken.
+        takeSlot: (claimId, guard) => this.slots.take(code, claimId, appUserId, resolved!.limit, context, guard),
+        record: (decide) => this.executor.execute(stream, userEvolver, decide, context),
+        giveBack: async (claimId) => {
+          await this.slots.abandon(code, claimId, appUserId, context);
+        },
+        fraud: await this.fraud.stepsFor(target, appUserId, context),
+      },
+      { code, target, windowDays: this.config.CLAIM_WINDOW_DAYS, conversions: this.config.CONVERSIONS_FROM },
+    );
+    await this.commands.afterCommit(executed.position, context, appUserId, executed.result.granted);
+    return { granted: executed.result.granted };
   }
 }

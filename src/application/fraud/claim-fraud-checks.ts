@@ -12,6 +12,24 @@ import { FraudRuleQueries } from './fraud-rule-queries.js';
 import { PaymentCustomerClaimers } from './payment-customer-claimers.js';
 
 /**
+ * The fraud rules' steps of one claim, bound to its target, claimer and request: `runClaim`
+ * (src/application/commands/claim-code.ts) runs them between its own steps.
+ */
+export interface ClaimFraudSteps {
+  /** The enabled rules (never empty: a claim no rule judges has no fraud steps). */
+  rules: FraudRule[];
+  /** The rules judged on the claimer and the referrer alone (before the slot). */
+  judgeParties(claimer: UserState, now: Date): Promise<Verdict>;
+  /** Counts the claimer for its payment customer; the stream to release if the claim fails. */
+  countPaymentCustomer(claimer: UserState): Promise<{ hold: RuleHit | null; stream: string | null }>;
+  releasePaymentCustomer(stream: string | null): Promise<void>;
+  /** The hold recorded on the claim (same review id on every retry of the claim). */
+  holdOf(hit: RuleHit | null, claimId: string): ClaimHold | null;
+  /** Records a refusal by a `reject` rule in the claimer's stream. */
+  recordRejection(rule: RuleRef, now: Date): Promise<void>;
+}
+
+/**
  * The claim's side of the fraud rules (SPEC §13): loads what the pure judges need (the rules in
  * force, the referrer's payment customer) and records their decisions. Rules guard referral
  * claims only: they protect referrer rewards; promo and affiliate codes have their own limits
@@ -29,6 +47,20 @@ export class ClaimFraudChecks {
   /** The rules that judge a claim of `target` (none for promo and affiliate codes, or unknown codes). */
   async rulesFor(target: ClaimTarget | null): Promise<FraudRule[]> {
     return target?.type === 'referral' ? this.rules.enabled() : [];
+  }
+
+  /** The fraud steps of `claimer`'s claim of `target`; null when no rule judges it. */
+  async stepsFor(target: ClaimTarget | null, claimer: string, context: CommandContext): Promise<ClaimFraudSteps | null> {
+    const rules = await this.rulesFor(target);
+    if (rules.length === 0 || target === null) return null;
+    return {
+      rules,
+      judgeParties: (state, now) => this.judgeParties(rules, state, target, now),
+      countPaymentCustomer: (state) => this.countPaymentCustomer(rules, state, context),
+      releasePaymentCustomer: (stream) => this.releasePaymentCustomer(stream, context),
+      holdOf: (hit, claimId) => this.holdOf(hit, claimId),
+      recordRejection: (rule, now) => this.recordRejection(claimer, rule, target, now, context),
+    };
   }
 
   /** The rules judged on the claimer and the referrer alone. */

@@ -1,0 +1,127 @@
+import 'reflect-metadata';
+import { expect } from 'chai';
+import { type ClaimSteps, runClaim } from '../../../src/application/commands/claim-code.js';
+import type { ClaimFraudSteps } from '../../../src/application/fraud/claim-fraud-checks.js';
+import { DomainError } from '../../../src/domain/domain-error.js';
+import type { FraudRule } from '../../../src/domain/events/fraud-events.js';
+import { RejectedByRule, type RuleHit } from '../../../src/domain/fraud/claim-rules.js';
+import type { ClaimTarget } from '../../../src/domain/users/claim-code.js';
+import { foldUserEvents, initialUserState, type UserState } from '../../../src/domain/users/user-state.js';
+import { registered, T0 } from '../../support/events.js';
+
+const target: ClaimTarget = {
+  code: 'BOB1',
+  type: 'referral',
+  owner_id: 'bob',
+  program_id: 'p',
+  owner_app_user_id: 'bob',
+  is_active: true,
+  claimRewards: [],
+  conversionRewards: [],
+};
+const rule = { id: 'r1', kind: 'blocked_users' } as FraudRule;
+const hit = (action: 'reject' | 'hold'): RuleHit => ({ rule_id: 'r1', kind: 'blocked_users', action });
+
+/**
+ * The claim sequence with every step journaled: the handler (POST /users/{id}/claim-code) and
+ * the event generator both run `runClaim`, so what happens on claim is decided here once.
+ */
+function stepsOf(options: { fraud?: Partial<ClaimFraudSteps>; takeSlot?: () => Promise<RuleHit | null>; record?: (attempt: number) => void }) {
+  const journal: string[] = [];
+  let claims = 0;
+  let records = 0;
+  const ann: UserState = foldUserEvents(initialUserState(), [registered('ann')]);
+  const fraud: ClaimFraudSteps | null = options.fraud
+    ? {
+        rules: [rule],
+        judgeParties: async () => {
+          journal.push('judge parties');
+          return { reject: null, hold: null };
+        },
+        countPaymentCustomer: async () => {
+          journal.push('count payment customer');
+          return { hold: null, stream: 'payment-customer-x' };
+        },
+        releasePaymentCustomer: async (stream) => void journal.push(`release ${stream}`),
+        holdOf: (found, claimId) => (found ? { rule_id: found.rule_id, kind: found.kind, review_id: `review-of-${claimId}` } : null),
+        recordRejection: async (rejected) => void journal.push(`record rejection by ${rejected.rule_id}`),
+        ...options.fraud,
+      }
+    : null;
+  const steps: ClaimSteps<string[]> = {
+    now: () => T0,
+    claimId: () => `claim-${++claims}`,
+    claimer: async () => {
+      journal.push('load claimer');
+      return ann;
+    },
+    takeSlot: async (claimId, guard) => {
+      journal.push(`take slot ${claimId}${guard.rules ? ' with rules' : ''}`);
+      return options.takeSlot ? options.takeSlot() : null;
+    },
+    record: async (decide) => {
+      records += 1;
+      options.record?.(records);
+      const decision = decide(ann);
+      journal.push(`record ${decision.events.map((event) => event.type).join(',')}`);
+      return decision.events.map((event) => JSON.stringify(event.data));
+    },
+    giveBack: async (claimId) => void journal.push(`give back ${claimId}`),
+    fraud,
+  };
+  return { steps, journal };
+}
+
+const request = { code: 'BOB1', target, windowDays: 7 };
+
+describe('runClaim: what happens on claim, with and without fraud rules', () => {
+  it('without rules: load, take a slot, record the claim', async () => {
+    const { steps, journal } = stepsOf({});
+    await runClaim(steps, request);
+    expect(journal).to.deep.equal(['load claimer', 'take slot claim-1', 'record CodeClaimed']);
+  });
+
+  it('with rules: the parties are judged, the slot judges the rates, the payment customer is counted, a hold is recorded on the claim', async () => {
+    const { steps, journal } = stepsOf({ fraud: {}, takeSlot: async () => hit('hold') });
+    const recorded = await runClaim(steps, request);
+    expect(journal).to.deep.equal(['load claimer', 'judge parties', 'take slot claim-1 with rules', 'count payment customer', 'record CodeClaimed']);
+    expect(JSON.parse(recorded[0]!).hold).to.deep.equal({ rule_id: 'r1', kind: 'blocked_users', review_id: 'review-of-claim-1' });
+  });
+
+  it('a refusal by a rule at the slot is recorded in the claimer stream and nothing else is written', async () => {
+    const { steps, journal } = stepsOf({ fraud: {}, takeSlot: () => Promise.reject(new RejectedByRule(hit('reject'))) });
+    const refused = await runClaim(steps, request).catch((error: unknown) => error);
+    expect(refused).to.be.instanceOf(RejectedByRule);
+    expect(journal).to.deep.equal(['load claimer', 'judge parties', 'take slot claim-1 with rules', 'record rejection by r1']);
+  });
+
+  it('a refusal by the payment customer counter gives the slot back, then records the refusal', async () => {
+    const { steps, journal } = stepsOf({ fraud: { countPaymentCustomer: () => Promise.reject(new RejectedByRule(hit('reject'))) } });
+    const refused = await runClaim(steps, request).catch((error: unknown) => error);
+    expect(refused).to.be.instanceOf(RejectedByRule);
+    expect(journal).to.deep.equal(['load claimer', 'judge parties', 'take slot claim-1 with rules', 'give back claim-1', 'record rejection by r1']);
+  });
+
+  it('a slot lost before the claim is recorded gives back slot and count, then starts again with a new claim id', async () => {
+    const { steps, journal } = stepsOf({
+      fraud: {},
+      record: (attempt) => {
+        if (attempt === 1) throw new DomainError('CLAIM.SLOT_LOST', 'lost', '/code');
+      },
+    });
+    await runClaim(steps, request);
+    expect(journal).to.deep.equal([
+      'load claimer',
+      'judge parties',
+      'take slot claim-1 with rules',
+      'count payment customer',
+      'give back claim-1',
+      'release payment-customer-x',
+      'load claimer',
+      'judge parties',
+      'take slot claim-2 with rules',
+      'count payment customer',
+      'record CodeClaimed',
+    ]);
+  });
+});
