@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import { expect } from 'chai';
-import { pino } from 'pino';
 import { allProjections } from '../../projections/index.js';
 import { MemoryEventStore } from '../../src/adapters/memory/memory-event-store.js';
 import { RandomIds } from '../../src/adapters/system/random-ids.js';
@@ -17,7 +16,6 @@ import { ReviewDecisions } from '../../src/application/fraud/review-decisions.js
 import { CatalogQueries } from '../../src/application/queries/catalog-queries.js';
 import { CodeResolver } from '../../src/application/queries/code-resolver.js';
 import { ReferralReactions } from '../../src/application/reactions/referral-reactions.js';
-import { ReadYourWrites } from '../../src/application/read-your-writes.js';
 import { ClaimSlots } from '../../src/application/shared-resources/claim-slots.js';
 import { CodeRegistry } from '../../src/application/shared-resources/code-registry.js';
 import type { Config } from '../../src/config.js';
@@ -76,7 +74,6 @@ function serviceOn(app: ApplicationSpec, referralCodes: string[]) {
   const config = { CLAIM_WINDOW_DAYS, CONVERSIONS_FROM: 'client' } as Config;
   const catalog = new CatalogQueries(app.readStore);
   const rules = new FraudRuleQueries(app.readStore);
-  const readYourWrites = new ReadYourWrites(app.consistency, app.store, pino({ level: 'silent' }));
   const resolver = new CodeResolver(catalog);
   const slots = new ClaimSlots(app.executor, app.log, app.readStore, app.consistency, ids);
   let recordAt = 0;
@@ -107,7 +104,7 @@ function serviceOn(app: ApplicationSpec, referralCodes: string[]) {
     ),
     withdraw: new WithdrawCreditsHandler(app.commands, catalog, clock),
     grant: new GrantRewardHandler(app.commands, catalog, clock, ids),
-    referrals: new ReferralReactions(app.executor, catalog, rules, clock, ids, new ReviewDecisions(app.executor, readYourWrites, app.readStore, clock, ids)),
+    referrals: new ReferralReactions(app.executor, catalog, rules, clock, ids, new ReviewDecisions(app.executor, app.commands, app.readStore, clock, ids)),
   };
 }
 

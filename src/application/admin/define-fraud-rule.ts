@@ -4,27 +4,24 @@ import { decideDefineRule, fraudRuleEvolver, type RuleInput } from '../../domain
 import type { Clock } from '../../ports/clock.js';
 import { TOKENS } from '../../ports/tokens.js';
 import type { CommandContext } from '../event-log.js';
-import { ReadYourWrites } from '../read-your-writes.js';
-import { StreamExecutor } from '../stream-executor.js';
+import { CommandExecutor } from '../command-executor.js';
 
 /** PUT /admin/rules/{id}: each change is an event of `rule-{id}`, so the rules have history. */
 @injectable()
 export class DefineFraudRuleHandler {
   constructor(
-    @inject(StreamExecutor) private readonly executor: StreamExecutor,
-    @inject(ReadYourWrites) private readonly readYourWrites: ReadYourWrites,
+    @inject(CommandExecutor) private readonly commands: CommandExecutor,
     @inject(TOKENS.Clock) private readonly clock: Clock,
   ) {}
 
   async handle(input: RuleInput, context: CommandContext) {
-    const executed = await this.executor.execute(
+    // Read-your-writes after the commit: the next claim (from any client) is judged by the rule as written.
+    const executed = await this.commands.execute(
       streams.rule(input.id),
       fraudRuleEvolver,
       (existing) => decideDefineRule(existing, input, this.clock.now()),
       context,
     );
-    // The next claim (from any client) is judged by the rule as written.
-    await this.readYourWrites.after(executed.position);
     return executed.result;
   }
 }

@@ -10,7 +10,7 @@ import type { Ids } from '../../ports/ids.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
 import type { CommandContext } from '../event-log.js';
-import { ReadYourWrites } from '../read-your-writes.js';
+import { CommandExecutor } from '../command-executor.js';
 import { StreamExecutor } from '../stream-executor.js';
 
 export interface ReviewPage {
@@ -29,7 +29,7 @@ export interface ReviewPage {
 export class ReviewDecisions {
   constructor(
     @inject(StreamExecutor) private readonly executor: StreamExecutor,
-    @inject(ReadYourWrites) private readonly readYourWrites: ReadYourWrites,
+    @inject(CommandExecutor) private readonly commands: CommandExecutor,
     @inject(TOKENS.ReadStore) private readonly readStore: ReadStore,
     @inject(TOKENS.Clock) private readonly clock: Clock,
     @inject(TOKENS.Ids) private readonly ids: Ids,
@@ -45,7 +45,8 @@ export class ReviewDecisions {
     );
     const review = executed.state!;
     await this.release(review.referrer, reviewId, review.status as ReviewDecision, context);
-    await this.readYourWrites.after(null);
+    // Two streams written: the after-commit work waits for everything committed so far.
+    await this.commands.afterCommit(null, context);
     const doc = await this.get(reviewId);
     if (doc === null) throw new DomainError('NOT_FOUND.REVIEW', 'No such review', 'path:/id');
     return doc;

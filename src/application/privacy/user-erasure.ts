@@ -8,7 +8,7 @@ import type { KeyStore } from '../../ports/key-store.js';
 import type { Logger } from '../../ports/logger.js';
 import { TOKENS } from '../../ports/tokens.js';
 import { type CommandContext, EventLog } from '../event-log.js';
-import { ReadYourWrites } from '../read-your-writes.js';
+import { CommandExecutor } from '../command-executor.js';
 import { StreamExecutor } from '../stream-executor.js';
 import { customerSubject, userSubject } from './personal-data-cipher.js';
 
@@ -25,7 +25,7 @@ export class UserErasure {
     @inject(EventLog) private readonly log: EventLog,
     @inject(TOKENS.KeyStore) private readonly keys: KeyStore,
     @inject(TOKENS.PurgeOverwritten) private readonly purgeOverwritten: () => Promise<void>,
-    @inject(ReadYourWrites) private readonly readYourWrites: ReadYourWrites,
+    @inject(CommandExecutor) private readonly commands: CommandExecutor,
     @inject(TOKENS.Clock) private readonly clock: Clock,
     @inject(TOKENS.Logger) private readonly logger: Logger,
   ) {}
@@ -42,8 +42,9 @@ export class UserErasure {
     const subjects = [userSubject(appUserId), ...held.customerIds.map(customerSubject)];
     for (const subject of subjects) await this.keys.destroy(subject);
     const executed = await this.executor.execute(stream, userEvolver, (current) => decideEraseUser(current, this.clock.now(), held.eventIds), context);
+    // The snapshot (it holds the personal values) goes before the request's after-commit work.
     await this.executor.forgetSnapshot(stream);
-    await this.readYourWrites.after(executed.position);
+    await this.commands.afterCommit(executed.position, context, appUserId);
     try {
       await this.purgeOverwritten();
     } catch (error) {

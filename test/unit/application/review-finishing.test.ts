@@ -1,12 +1,10 @@
 import 'reflect-metadata';
 import { expect } from 'chai';
-import { pino } from 'pino';
 import { RandomIds } from '../../../src/adapters/system/random-ids.js';
 import { ReviewDecisions } from '../../../src/application/fraud/review-decisions.js';
 import { FraudRuleQueries } from '../../../src/application/fraud/fraud-rule-queries.js';
 import { CatalogQueries } from '../../../src/application/queries/catalog-queries.js';
 import { ReferralReactions } from '../../../src/application/reactions/referral-reactions.js';
-import { ReadYourWrites } from '../../../src/application/read-your-writes.js';
 import { type ApplicationSpec, applicationSpec } from '../../support/application-spec.js';
 import { event, programAssigned, registered, T0 } from '../../support/events.js';
 
@@ -18,13 +16,7 @@ describe('referral reaction: finishing a review approval after a crash between i
   beforeEach(async () => {
     app = await applicationSpec();
     const ids = new RandomIds();
-    const decisions = new ReviewDecisions(
-      app.executor,
-      new ReadYourWrites(app.consistency, app.store, pino({ level: 'silent' })),
-      app.readStore,
-      app.clock,
-      ids,
-    );
+    const decisions = new ReviewDecisions(app.executor, app.commands, app.readStore, app.clock, ids);
     reaction = new ReferralReactions(app.executor, new CatalogQueries(app.readStore), new FraudRuleQueries(app.readStore), app.clock, ids, decisions);
     await app.given({
       'user-bob': [
