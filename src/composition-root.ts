@@ -1,0 +1,258 @@
+import { type DependencyContainer, type InjectionToken, instanceCachingFactory, container as rootContainer } from 'tsyringe';
+import { allProjections } from '../projections/index.js';
+import type { Projection } from '../projections/projection.js';
+import { openAppStoreConnect } from './adapters/appstore/open-app-store-connect.js';
+import { RevenueCatEntitlements } from './adapters/revenuecat/revenuecat-entitlements.js';
+import { RandomIds } from './adapters/system/random-ids.js';
+import { SystemClock } from './adapters/system/system-clock.js';
+import { EventLog } from './application/event-log.js';
+import { BackgroundJobs } from './application/maintenance/background-jobs.js';
+import { ClaimRepair } from './application/maintenance/claim-repair.js';
+import { ExpirySweep } from './application/maintenance/expiry-sweep.js';
+import { PersonalDataCipher } from './application/privacy/personal-data-cipher.js';
+import { PersonalDataSnapshots } from './application/privacy/personal-data-snapshots.js';
+import { CheckpointPoller } from './application/projections/checkpoint-poller.js';
+import { ProjectionRunner } from './application/projections/projection-runner.js';
+import { CatalogQueries } from './application/queries/catalog-queries.js';
+import { PoolReactions } from './application/reactions/pool-reactions.js';
+import { ReactionRunner } from './application/reactions/reaction-runner.js';
+import { ReferralReactions } from './application/reactions/referral-reactions.js';
+import { RevenueReactions } from './application/reactions/revenue-reactions.js';
+import { OfferCodeLookup } from './application/store/offer-code-lookup.js';
+import { StreamExecutor } from './application/stream-executor.js';
+import { DeliveryEngine } from './application/webhooks/delivery-engine.js';
+import { WebhookAdmin } from './application/webhooks/webhook-admin.js';
+import { WebhookFeeder } from './application/webhooks/webhook-feeder.js';
+import { webhookHealth } from './application/webhooks/webhook-health.js';
+import type { Backend } from './backends/backend.js';
+import type { Config } from './config.js';
+import { useAccountTokenNamespace } from './domain/revenue/account-token.js';
+import { MeteredEventStore } from './observability/metered-event-store.js';
+import { Metrics } from './observability/metrics.js';
+import { APP_STORE_CONNECT } from './ports/app-store.js';
+import type { Clock } from './ports/clock.js';
+import type { EventStore } from './ports/event-store.js';
+import type { Ids } from './ports/ids.js';
+import type { KeyStore } from './ports/key-store.js';
+import type { Logger } from './ports/logger.js';
+import type { PartnerEntitlements } from './ports/partner-entitlements.js';
+import type { ReadConsistency } from './ports/read-consistency.js';
+import type { ReadStore } from './ports/read-store.js';
+import { TOKENS } from './ports/tokens.js';
+import type { WebhookOutbox } from './ports/webhook-outbox.js';
+
+/**
+ * What a process runs: `all` (embedded default: API + projector), `api` (HTTP only; the
+ * projector is another process), `projector` (read models, reactions and sweeps; only the
+ * operator endpoints over HTTP).
+ */
+export type Role = 'all' | 'api' | 'projector';
+
+export interface CompositionOptions {
+  config: Config;
+  backend: Backend;
+  logger: Logger;
+  role: Role;
+  clock?: Clock;
+  ids?: Ids;
+}
+
+/** What the projector process starts and stops, in order (src/service.ts runs it exclusively). */
+export interface Projector {
+  start(): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Tokens of the process's parts that share a class or are not classes of their own. */
+export const PROCESS = {
+  /** The reactions that follow the log on the main checkpoint (referrals, pooled codes). */
+  ReactionRunner: Symbol('ReactionRunner'),
+  /** Revenue notifications (SPEC §11): their own checkpoint. */
+  RevenueReactionRunner: Symbol('RevenueReactionRunner'),
+  /** RevenueCat fulfilment (PartnerEntitlements | null: null when not configured). */
+  PartnerEntitlements: Symbol('PartnerEntitlements'),
+  Projector: Symbol('Projector'),
+} as const;
+
+/** A singleton built by `build` on first resolve. */
+function singleton<T>(container: DependencyContainer, token: InjectionToken<T>, build: (c: DependencyContainer) => T): void {
+  container.register(token, { useFactory: instanceCachingFactory(build) });
+}
+
+/**
+ * The composition root: every part of the service is registered here, in one tsyringe container
+ * per service. Ports are values (the backend's adapters); classes that need only ports and other
+ * classes are `@injectable()` and resolved by tsyringe; classes that also need values (the
+ * projections, the jobs, callbacks between parts) are registered with factories below. The
+ * process (src/service.ts) only resolves what it starts: the HTTP app, the projector, the jobs.
+ */
+export async function composeService(options: CompositionOptions): Promise<DependencyContainer> {
+  const { config, backend, logger, role } = options;
+  const container = rootContainer.createChildContainer();
+  const runsProjector = role !== 'api';
+
+  // Ports and settings: values.
+  container.register(TOKENS.Config, { useValue: config });
+  container.register(TOKENS.Logger, { useValue: logger });
+  container.register(TOKENS.ReadStore, { useValue: backend.readStore });
+  container.register(TOKENS.RateLimitStore, { useValue: backend.rateLimits });
+  container.register(TOKENS.WebhookOutbox, { useValue: backend.webhookOutbox });
+  container.register(TOKENS.KeyStore, { useValue: backend.keyStore });
+  container.register(TOKENS.PurgeOverwritten, { useValue: () => backend.purgeOverwritten() });
+  container.register(TOKENS.Clock, { useValue: options.clock ?? new SystemClock() });
+  container.register(TOKENS.Ids, { useValue: options.ids ?? new RandomIds() });
+  container.register(TOKENS.Projections, { useValue: allProjections });
+  container.register(TOKENS.Metrics, { useValue: new Metrics() });
+  singleton(container, TOKENS.EventStore, (c) => new MeteredEventStore(backend.eventStore, c.resolve<Metrics>(TOKENS.Metrics)));
+  container.register(APP_STORE_CONNECT, { useValue: await openAppStoreConnect(config, container.resolve<Clock>(TOKENS.Clock)) });
+  useAccountTokenNamespace(config.ACCOUNT_TOKEN_NAMESPACE);
+
+  // The write path and the read models.
+  singleton(container, EventLog, (c) => new EventLog(c.resolve<EventStore>(TOKENS.EventStore), c.resolve<Ids>(TOKENS.Ids)));
+  singleton(container, PersonalDataCipher, (c) => new PersonalDataCipher(c.resolve<KeyStore>(TOKENS.KeyStore)));
+  singleton(container, PersonalDataSnapshots, (c) => new PersonalDataSnapshots(c.resolve(PersonalDataCipher)));
+  singleton(
+    container,
+    StreamExecutor,
+    (c) => new StreamExecutor(c.resolve(EventLog), c.resolve<ReadStore>(TOKENS.ReadStore), c.resolve(PersonalDataSnapshots)),
+  );
+  singleton(container, CatalogQueries, (c) => new CatalogQueries(c.resolve<ReadStore>(TOKENS.ReadStore)));
+  container.registerSingleton(OfferCodeLookup);
+  const projections = (c: DependencyContainer) => c.resolve<Projection[]>(TOKENS.Projections);
+  singleton(
+    container,
+    ProjectionRunner,
+    (c) => new ProjectionRunner(c.resolve(EventLog), c.resolve<ReadStore>(TOKENS.ReadStore), projections(c), c.resolve<Logger>(TOKENS.Logger)),
+  );
+  singleton(container, CheckpointPoller, (c) => new CheckpointPoller(c.resolve<ReadStore>(TOKENS.ReadStore), projections(c)));
+  // The local runner tells progress only when it is the projector for sure (embedded); on the
+  // external backend it may be a standby, so follow the checkpoints in the read store.
+  const consistencyFrom: InjectionToken<ReadConsistency> = runsProjector && backend.name === 'embedded' ? ProjectionRunner : CheckpointPoller;
+  container.register(TOKENS.ReadConsistency, { useToken: consistencyFrom });
+
+  // Reactions (process managers).
+  const reactionRunner = (c: DependencyContainer) => c.resolve<ReactionRunner>(PROCESS.ReactionRunner);
+  singleton(
+    container,
+    PROCESS.ReactionRunner,
+    (c) =>
+      new ReactionRunner(
+        c.resolve(EventLog),
+        c.resolve<ReadStore>(TOKENS.ReadStore),
+        [c.resolve(ReferralReactions), c.resolve(PoolReactions)],
+        c.resolve<Logger>(TOKENS.Logger),
+      ),
+  );
+  singleton(container, PROCESS.RevenueReactionRunner, (c) => {
+    // A clawback waits for the referral reactions to pass its refund, so the conversion's sender grants exist.
+    const revenueReactions = c.resolve(RevenueReactions);
+    const reactions = reactionRunner(c);
+    revenueReactions.referralsPassed = async (position) => {
+      while (runsProjector && BigInt(reactions.health().checkpoint ?? '-1') < position && reactions.health().failure === null) {
+        await new Promise((resolve) => setTimeout(resolve, 20));
+      }
+    };
+    return new ReactionRunner(c.resolve(EventLog), c.resolve<ReadStore>(TOKENS.ReadStore), [revenueReactions], c.resolve<Logger>(TOKENS.Logger));
+  });
+  container.register(TOKENS.ReactionHealth, {
+    useFactory: instanceCachingFactory((c) => () => {
+      if (!runsProjector) return null;
+      const main = reactionRunner(c).health();
+      return main.failure === null ? { ...main, failure: c.resolve<ReactionRunner>(PROCESS.RevenueReactionRunner).health().failure } : main;
+    }),
+  });
+
+  // Outgoing webhooks and RevenueCat fulfilment: fed from the log and delivered by the projector only.
+  const fulfilment = config.REVENUECAT_SECRET_API_KEY !== null;
+  const partner = fulfilment ? new RevenueCatEntitlements(config.REVENUECAT_SECRET_API_KEY!, config.REVENUECAT_BASE_URL, config.WEBHOOK_TIMEOUT_MS) : null;
+  // A factory: tsyringe does not take null as a value.
+  container.register(PROCESS.PartnerEntitlements, { useFactory: () => partner });
+  singleton(container, DeliveryEngine, (c) => {
+    const webhookAdmin = c.resolve(WebhookAdmin);
+    return new DeliveryEngine({
+      outbox: c.resolve<WebhookOutbox>(TOKENS.WebhookOutbox),
+      readStore: c.resolve<ReadStore>(TOKENS.ReadStore),
+      clock: c.resolve<Clock>(TOKENS.Clock),
+      settings: config,
+      metrics: c.resolve<Metrics>(TOKENS.Metrics),
+      logger: c.resolve<Logger>(TOKENS.Logger),
+      partner: c.resolve<PartnerEntitlements | null>(PROCESS.PartnerEntitlements),
+      disable: (endpointId, reason) => webhookAdmin.disable(endpointId, reason),
+    });
+  });
+  singleton(container, WebhookFeeder, (c) => {
+    const delivery = c.resolve(DeliveryEngine);
+    return new WebhookFeeder(
+      c.resolve(EventLog),
+      c.resolve<WebhookOutbox>(TOKENS.WebhookOutbox),
+      c.resolve<Ids>(TOKENS.Ids),
+      c.resolve<Clock>(TOKENS.Clock),
+      fulfilment,
+      () => delivery.wake(),
+      c.resolve<Logger>(TOKENS.Logger),
+    );
+  });
+  container.register(TOKENS.WebhookHealth, { useValue: () => webhookHealth(backend.readStore, backend.webhookOutbox, fulfilment) });
+
+  // Background jobs and the projector process.
+  singleton(
+    container,
+    BackgroundJobs,
+    (c) =>
+      new BackgroundJobs(
+        [
+          { name: 'expiry-sweep', run: () => c.resolve(ExpirySweep).run() },
+          { name: 'claim-repair', run: () => c.resolve(ClaimRepair).run() },
+          { name: 'rate-limit-cleanup', run: () => backend.rateLimits.removeExpired(c.resolve<Clock>(TOKENS.Clock).now().getTime()) },
+        ],
+        config.SWEEP_INTERVAL_S * 1000,
+        c.resolve<Logger>(TOKENS.Logger),
+      ),
+  );
+  singleton(container, PROCESS.Projector, (c): Projector => {
+    const runner = c.resolve(ProjectionRunner);
+    const reactions = reactionRunner(c);
+    const revenueRunner = c.resolve<ReactionRunner>(PROCESS.RevenueReactionRunner);
+    const feeder = c.resolve(WebhookFeeder);
+    const delivery = c.resolve(DeliveryEngine);
+    const jobs = c.resolve(BackgroundJobs);
+    return {
+      async start() {
+        await runner.init();
+        await reactions.init();
+        await revenueRunner.init();
+        await feeder.init();
+        runner.start();
+        reactions.start();
+        revenueRunner.start();
+        feeder.start();
+        delivery.start();
+        jobs.start();
+      },
+      async stop() {
+        await jobs.stop();
+        await delivery.stop();
+        await feeder.stop();
+        await revenueRunner.stop();
+        await reactions.stop();
+        await runner.stop();
+      },
+    };
+  });
+
+  // Metrics watch the parts (scraped at /metrics).
+  const metrics = container.resolve<Metrics>(TOKENS.Metrics);
+  const consistency = container.resolve<ReadConsistency>(TOKENS.ReadConsistency);
+  const eventStore = container.resolve<EventStore>(TOKENS.EventStore);
+  metrics.watchProjections(
+    () => consistency.projections(),
+    () => eventStore.headPosition(),
+  );
+  if (runsProjector) metrics.watchReactions(() => reactionRunner(container).health().failure !== null);
+  const clock = container.resolve<Clock>(TOKENS.Clock);
+  metrics.watchWebhooks(
+    () => backend.webhookOutbox.stats(),
+    () => clock.now(),
+  );
+  return container;
+}
