@@ -106,3 +106,36 @@ export class StoreUnavailableError extends Error {
     this.name = 'StoreUnavailableError';
   }
 }
+
+/**
+ * An EventStore wrapped around another (metrics, encryption at rest): forwards every call, and a
+ * subclass overrides what it adds to. `readAllJson` is not forwarded: a wrapper that keeps the
+ * store's raw JSON reads must provide it itself.
+ */
+export class ForwardingEventStore implements EventStore {
+  constructor(readonly inner: EventStore) {}
+
+  append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    return this.inner.append(stream, events, expected);
+  }
+
+  readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
+    return this.inner.readStream(stream, options);
+  }
+
+  readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
+    return this.inner.readAll(options);
+  }
+
+  headPosition(): Promise<bigint | null> {
+    return this.inner.headPosition();
+  }
+
+  watch(listener: () => void): () => void {
+    return this.inner.watch(listener);
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}

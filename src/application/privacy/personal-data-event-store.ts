@@ -1,13 +1,14 @@
 import { ERASED } from '../../domain/privacy/personal-fields.js';
-import type {
-  AppendResult,
-  EventStore,
-  ExpectedRevision,
-  NewEvent,
-  ReadAllOptions,
-  ReadStreamOptions,
-  RecordedEvent,
-  RecordedEventJson,
+import {
+  type AppendResult,
+  type EventStore,
+  type ExpectedRevision,
+  ForwardingEventStore,
+  type NewEvent,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type RecordedEvent,
+  type RecordedEventJson,
 } from '../../ports/event-store.js';
 import type { PersonalDataCipher } from './personal-data-cipher.js';
 
@@ -19,15 +20,16 @@ import type { PersonalDataCipher } from './personal-data-cipher.js';
  * `readAllJson` (the export) writes that marker into the JSON itself. Events written before
  * encryption existed hold plain values and read as they are.
  */
-export class PersonalDataEventStore implements EventStore {
+export class PersonalDataEventStore extends ForwardingEventStore {
   constructor(
-    readonly inner: EventStore,
+    inner: EventStore,
     readonly cipher: PersonalDataCipher,
   ) {
+    super(inner);
     if (inner.readAllJson) this.readAllJson = (options) => this.readJsonPage(inner.readAllJson!.bind(inner), options);
   }
 
-  async append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+  override async append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     const protectedEvents = await Promise.all(
       events.map(async (event) => {
         const data = await this.cipher.protect(stream, event.type, event.data);
@@ -37,11 +39,11 @@ export class PersonalDataEventStore implements EventStore {
     return this.inner.append(stream, protectedEvents, expected);
   }
 
-  async readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
+  override async readStream(stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> {
     return this.cipher.reveal(await this.inner.readStream(stream, options));
   }
 
-  async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
+  override async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
     return this.cipher.reveal(await this.inner.readAll(options));
   }
 
@@ -60,17 +62,5 @@ export class PersonalDataEventStore implements EventStore {
       if (data === undefined) return row;
       return { ...row, dataJson: JSON.stringify(this.cipher.revealData(row.type, data, keys, ERASED).data) };
     });
-  }
-
-  headPosition(): Promise<bigint | null> {
-    return this.inner.headPosition();
-  }
-
-  watch(listener: () => void): () => void {
-    return this.inner.watch(listener);
-  }
-
-  close(): Promise<void> {
-    return this.inner.close();
   }
 }
