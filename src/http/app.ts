@@ -15,6 +15,7 @@ import { ApiKeys, requireKey } from './auth.js';
 import { storableBody } from './body-guard.js';
 import { ApiError, errorHandler, pathNotFound } from './errors.js';
 import { ApiDescription } from './openapi.js';
+import { consoleRouter } from './console.js';
 import { RateLimits } from './rate-limits/rate-limits.js';
 
 import { adminRouter } from './routes/admin.js';
@@ -110,6 +111,7 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
     }),
   );
   if (surface === 'full') {
+    app.use(consoleRouter(config));
     // Inbound notifications take no API key and read raw bytes (SPEC §11): before the JSON body.
     app.use('/webhooks', rememberMountPath, webhooksRouter(container, api));
     app.use(['/users', '/codes', '/store', '/admin'], requireKey(keys));
