@@ -3,6 +3,7 @@ const locale = navigator.language || undefined;
 const integer = new Intl.NumberFormat(locale, { maximumFractionDigits: 0 });
 const dateTime = new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeStyle: 'short' });
 const day = new Intl.DateTimeFormat(locale, { dateStyle: 'medium', timeZone: 'UTC' });
+const shortDay = new Intl.DateTimeFormat(locale, { month: 'short', day: 'numeric', timeZone: 'UTC' });
 
 export const formatNumber = (value: number): string => integer.format(value);
 
@@ -16,6 +17,9 @@ export function formatDateTime(iso: string | null | undefined): string {
 export function formatDay(isoDay: string): string {
   return day.format(new Date(`${isoDay}T00:00:00Z`));
 }
+
+/** A chart tick: seconds since the epoch at a UTC midnight. */
+export const formatShortDay = (seconds: number): string => shortDay.format(new Date(seconds * 1000));
 
 /** An amount in minor units (cents) of an ISO currency. */
 export function formatMoney(minor: number, currency: string): string {

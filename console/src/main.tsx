@@ -165,4 +165,6 @@ function App() {
   );
 }
 
-render(<App />, document.getElementById('app')!);
+const root = document.getElementById('app')!;
+root.replaceChildren(); // the "Loading the console…" placeholder
+render(<App />, root);

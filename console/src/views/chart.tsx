@@ -1,6 +1,9 @@
 import { useEffect, useRef } from 'preact/hooks';
 import uPlot from 'uplot';
 import type { AnalyticsDay } from '../api';
+import { formatShortDay } from '../format';
+
+const DAY_S = 86_400;
 
 const SERIES = [
   { label: 'Claims', key: 'claims', stroke: '#2563eb' },
@@ -24,7 +27,11 @@ export function DailyChart(props: { days: AnalyticsDay[]; tableId: string }) {
         ...size(),
         tzDate: (ts) => uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'),
         scales: { y: { range: (_u, _min, max) => [0, Math.max(1, max)] } },
-        axes: [{}, { values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? t.toLocaleString() : '')) }],
+        // Whole UTC days on the time axis, never hours.
+        axes: [
+          { incrs: [DAY_S, 2 * DAY_S, 7 * DAY_S, 14 * DAY_S, 28 * DAY_S], values: (_u, ticks) => ticks.map((t) => formatShortDay(t)) },
+          { values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? t.toLocaleString() : '')) },
+        ],
         series: [{ label: 'Day' }, ...SERIES.map((s) => ({ label: s.label, stroke: s.stroke, width: 2, points: { show: props.days.length <= 31 } }))],
         legend: { live: false },
         cursor: { drag: { x: false, y: false } },

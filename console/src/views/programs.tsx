@@ -1,7 +1,7 @@
 import { useState } from 'preact/hooks';
 import { type ApiErrorItem, api, outcome, type Schemas } from '../api';
 import { Empty, Field, Problem, Section, splitErrors, useLoad, usePages, ViewTitle } from '../components';
-import { formatDateTime, formatNumber } from '../format';
+import { formatNumber } from '../format';
 
 type Program = Schemas['ReferralProgram'];
 type Side = Program['rewards']['sender'];
@@ -121,7 +121,7 @@ export function ProgramsView() {
             value={form['rewards/sender']}
             onInput={set('rewards/sender')}
             error={byField['rewards/sender']}
-            hint='[{"reward_key": "five-credits", "activation": {"variant": "claim"}, "deactivation": {"variant": "never"}}]'
+            hint='e.g. [{"reward_key": "five-credits", "activation": {"variant": "claim", "amount": 1, "limit": 0}, "deactivation": {"variant": "never"}}]'
           />
           <Field
             id="program-receiver"
@@ -163,7 +163,6 @@ function ProgramTable(props: { programs: Program[]; onEdit: (p: Program) => void
               <th scope="col">Limit</th>
               <th scope="col">Sender rewards</th>
               <th scope="col">Receiver rewards</th>
-              <th scope="col">Updated</th>
               <th scope="col">
                 <span class="visually-hidden">Actions</span>
               </th>
@@ -178,7 +177,6 @@ function ProgramTable(props: { programs: Program[]; onEdit: (p: Program) => void
                 <td class="num">{p.limit === 0 ? 'none' : formatNumber(p.limit)}</td>
                 <td class="num">{count(p.rewards.sender)}</td>
                 <td class="num">{count(p.rewards.receiver)}</td>
-                <td>{formatDateTime((p as { updated_at?: string | null }).updated_at ?? null)}</td>
                 <td>
                   <button type="button" class="link" onClick={() => props.onEdit(p)} aria-label={`Edit program ${p.id}`}>
                     Edit
