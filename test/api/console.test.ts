@@ -60,7 +60,7 @@ describe('API: the console is served at /console (SPEC §14)', () => {
     for (const pathname of ['/console/assets/nope.js', '/console/settings', '/console/assets/../../package.json']) {
       const response = await fetch(`${svc.url}${pathname}`);
       expect(response.status, pathname).to.equal(404);
-      expect((await response.json()).errors[0].code).to.equal('PATH_ERROR');
+      expect(((await response.json()) as { errors: { code: string }[] }).errors[0]!.code).to.equal('PATH_ERROR');
     }
     expectConsoleHeaders((await fetch(`${svc.url}/console/nope`)).headers);
   });
@@ -71,7 +71,7 @@ describe('API: the console is served at /console (SPEC §14)', () => {
       for (const pathname of ['/console', '/console/assets/main.js']) {
         const response = await fetch(`${off.url}${pathname}`);
         expect(response.status, pathname).to.equal(404);
-        expect((await response.json()).errors[0].code).to.equal('PATH_ERROR');
+        expect(((await response.json()) as { errors: { code: string }[] }).errors[0]!.code).to.equal('PATH_ERROR');
       }
     } finally {
       await off.stop();

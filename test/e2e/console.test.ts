@@ -22,6 +22,13 @@ async function documents(svc: TestService, pathname: string): Promise<boolean> {
   return pathname in document.paths;
 }
 
+/** The page's document, in functions Playwright runs in the browser (this project type-checks without the DOM library). */
+declare const document: {
+  getElementById(id: string): { textContent: string | null } | null;
+  querySelectorAll(selector: string): { length: number };
+  documentElement: { scrollWidth: number; clientWidth: number };
+};
+
 const number = (text: string | null) => Number((text ?? '').replace(/[^\d-]/g, ''));
 
 describe('Console in the browser (SPEC §14)', function () {
@@ -200,7 +207,7 @@ describe('Console in the browser (SPEC §14)', function () {
     const description = await field.evaluate((input) =>
       (input.getAttribute('aria-describedby') ?? '')
         .split(' ')
-        .map((id) => document.getElementById(id)?.textContent ?? '')
+        .map((id: string) => document.getElementById(id)?.textContent ?? '')
         .join(' '),
     );
     expect(description).to.include(expected.message);
