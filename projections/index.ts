@@ -1,3 +1,4 @@
+import { analyticsProjection } from './analytics.js';
 import { attributionProjection } from './attribution.js';
 import { catalogProjection } from './catalog.js';
 import { claimSlotsProjection } from './claim-slots.js';
@@ -26,4 +27,5 @@ export const allProjections: Projection[] = [
   webhooksProjection,
   revenueIndexProjection,
   attributionProjection,
+  analyticsProjection,
 ];

@@ -1,6 +1,7 @@
 import { MemoryEventStore } from '../../src/adapters/memory/memory-event-store.js';
 import { MemoryReadStore } from '../../src/adapters/memory/memory-read-store.js';
 import type { ContractSubject } from './contract-subject.js';
+import { analyticsReadModelContract } from './analytics-read-model.contract.js';
 import { eventStoreContract } from './event-store.contract.js';
 import { readStoreContract } from './read-store.contract.js';
 
@@ -21,4 +22,8 @@ readStoreContract(
   'in memory',
   fresh(() => new MemoryReadStore()),
   { freshStorePerTest: true },
+);
+analyticsReadModelContract(
+  'in memory',
+  fresh(() => new MemoryReadStore()),
 );

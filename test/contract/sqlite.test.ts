@@ -7,6 +7,7 @@ import { SqliteRateLimitStore } from '../../src/adapters/sqlite/sqlite-rate-limi
 import { SqliteReadStore } from '../../src/adapters/sqlite/sqlite-read-store.js';
 import { SqliteWebhookOutbox } from '../../src/adapters/sqlite/sqlite-webhook-outbox.js';
 import type { ContractSubject } from './contract-subject.js';
+import { analyticsReadModelContract } from './analytics-read-model.contract.js';
 import { eventStoreContract } from './event-store.contract.js';
 import { rateLimitStoreContract } from './rate-limit-store.contract.js';
 import { readStoreContract } from './read-store.contract.js';
@@ -59,4 +60,8 @@ webhookOutboxContract(
   'SQLite',
   onTempDatabase((db) => new SqliteWebhookOutbox(db)),
   { freshStorePerTest: true },
+);
+analyticsReadModelContract(
+  'SQLite',
+  onTempDatabase((db) => new SqliteReadStore(db)),
 );

@@ -68,7 +68,8 @@ export const userEvents = {
     purchase: purchaseRefSchema.nullable(),
     program_id: z.string().nullable(),
   }),
-  UserChurned: z.object({ churned_at: isoDateTime, referred_by: referredBySchema }),
+  /** v4: `program_id` is the claim's program (analytics by program), null before v4. */
+  UserChurned: z.object({ churned_at: isoDateTime, referred_by: referredBySchema, program_id: z.string().nullable() }),
   /**
    * One grant. `entry_id` names the reward entry it opens or adds to (SPEC §5.3): credit grants
    * of one reward with the same `expires_at` accumulate in one entry, whose id is the grant_id of
