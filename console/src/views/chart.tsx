@@ -4,6 +4,8 @@ import type { AnalyticsDay } from '../api';
 import { formatShortDay } from '../format';
 
 const DAY_S = 86_400;
+/** Counts are whole: ticks at whole steps only. */
+const COUNTS = [1, 2, 5, 10, 20, 50, 100, 200, 500, 1_000, 2_000, 5_000, 10_000, 20_000, 50_000, 100_000, 1_000_000];
 
 const SERIES = [
   { label: 'Claims', key: 'claims', stroke: '#2563eb' },
@@ -30,7 +32,7 @@ export function DailyChart(props: { days: AnalyticsDay[]; tableId: string }) {
         // Whole UTC days on the time axis, never hours.
         axes: [
           { incrs: [DAY_S, 2 * DAY_S, 7 * DAY_S, 14 * DAY_S, 28 * DAY_S], values: (_u, ticks) => ticks.map((t) => formatShortDay(t)) },
-          { values: (_u, ticks) => ticks.map((t) => (Number.isInteger(t) ? t.toLocaleString() : '')) },
+          { incrs: COUNTS, values: (_u, ticks) => ticks.map((t) => t.toLocaleString()) },
         ],
         series: [{ label: 'Day' }, ...SERIES.map((s) => ({ label: s.label, stroke: s.stroke, width: 2, points: { show: props.days.length <= 31 } }))],
         legend: { live: false },
