@@ -29,6 +29,7 @@ import { poolEvents } from '../src/domain/events/pool-events.js';
 import { storeEvents } from '../src/domain/events/store-events.js';
 import { userEvents } from '../src/domain/events/user-events.js';
 import { webhookEvents } from '../src/domain/events/webhook-events.js';
+import { fraudEvents } from '../src/domain/events/fraud-events.js';
 import { ERROR_CODES, type ErrorCode } from '../src/http/error-codes.js';
 import { startService } from '../src/service.js';
 
@@ -197,6 +198,17 @@ const EVENT_MEANINGS: Record<string, string> = {
   WebhookSecretRotated: 'A new signing secret; the previous ones sign until `previous_expires_at`.',
   WebhookEndpointDisabled: 'The delivery engine disabled the endpoint (410 Gone, or failing continuously).',
   WebhookEndpointDeleted: 'The endpoint was deleted.',
+  FraudRuleCreated: 'A fraud rule was defined (the full rule).',
+  FraudRuleUpdated: 'A fraud rule changed (the full new rule).',
+  ClaimRejectedByRule: "In the claimer's stream: a fraud rule with action `reject` refused a claim (422 `CLAIM.REJECTED_BY_RULE`); nothing else changed.",
+  SenderRewardsHeld: "In the referrer's stream: a claim or conversion on hold; the sender rewards due at `count` wait for the review.",
+  SenderRewardsRefused: "In the referrer's stream: a conversion's sender rewards refused by a `reject` rule (the conversion still counts).",
+  HeldRewardsReleased: "In the referrer's stream: the review was decided; when approved, the held grants follow in the same append.",
+  ReviewOpened: 'A held claim (or conversion) waits for a reviewer.',
+  ReviewApproved: 'A reviewer approved: the held referrer rewards are granted.',
+  ReviewRejected: 'A reviewer rejected: the held referrer rewards are dropped.',
+  PaymentCustomerClaimCounted: 'A referral claimer of this payment customer was counted (`claimers`: the count after it).',
+  PaymentCustomerClaimReleased: 'A counted claim did not complete; the count went back.',
 };
 
 /** The stream each event type is appended to. */
@@ -210,6 +222,11 @@ function streamOf(type: string): string {
   if (type.startsWith('PromoCode')) return '`promo-{CODE}`';
   if (type.startsWith('Affiliate')) return '`affiliate-{id}`';
   if (type in webhookEvents) return '`webhook-{id}`';
+  if (type === 'ClaimRejectedByRule') return '`user-{app_user_id}` (claimer)';
+  if (type === 'SenderRewardsHeld' || type === 'SenderRewardsRefused' || type === 'HeldRewardsReleased') return '`user-{app_user_id}` (referrer)';
+  if (type.startsWith('FraudRule')) return '`rule-{id}`';
+  if (type.startsWith('Review')) return '`review-{id}`';
+  if (type.startsWith('PaymentCustomer')) return '`payment-customer-{digest}` (keyed digest, never the plaintext id)';
   return '(see source)';
 }
 
@@ -221,6 +238,7 @@ export function eventsMarkdown(): string {
     ['Code pools of offer_code / store_promo_code rewards', poolEvents],
     ['Store offer-code catalog', storeEvents],
     ['Outgoing webhook endpoints', webhookEvents],
+    ['Fraud rules, their decisions and reviews', fraudEvents],
   ];
   const sections = groups.map(([title, events]) => {
     const rows = Object.entries(events).map(([type, schema]) => {

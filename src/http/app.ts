@@ -21,6 +21,8 @@ import { RateLimits } from './rate-limits/rate-limits.js';
 import { adminRoutes } from './routes/admin.js';
 import { adminAnalyticsRoutes } from './routes/admin-analytics.js';
 import { adminRevenueRoutes } from './routes/admin-revenue.js';
+import { adminReviewRoutes } from './routes/admin-reviews.js';
+import { adminRuleRoutes } from './routes/admin-rules.js';
 import { adminWebhookRoutes } from './routes/admin-webhooks.js';
 import { inboundWebhookRoutes } from './routes/webhooks.js';
 import { codeRoutes } from './routes/codes.js';
@@ -131,6 +133,8 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
       ...adminAnalyticsRoutes(container),
       // After the revenue routes: GET /admin/webhooks/inbound is not an endpoint id.
       ...adminWebhookRoutes(container),
+      ...adminRuleRoutes(container),
+      ...adminReviewRoutes(container),
     ]);
     if (rateLimits) app.use(rateLimits.failedClaimPenalty());
   }

@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { codeEvents } from './code-events.js';
 import { configEvents } from './config-events.js';
+import { fraudEvents } from './fraud-events.js';
 import { poolEvents } from './pool-events.js';
 import { inboundEvents } from './revenue-events.js';
 import { storeEvents } from './store-events.js';
@@ -8,7 +9,16 @@ import { userEvents } from './user-events.js';
 import { webhookEvents } from './webhook-events.js';
 
 /** Every event type of the service with the zod schema of its data. */
-export const eventSchemas = { ...userEvents, ...codeEvents, ...configEvents, ...poolEvents, ...storeEvents, ...inboundEvents, ...webhookEvents };
+export const eventSchemas = {
+  ...userEvents,
+  ...codeEvents,
+  ...configEvents,
+  ...poolEvents,
+  ...storeEvents,
+  ...inboundEvents,
+  ...webhookEvents,
+  ...fraudEvents,
+};
 
 export type EventType = keyof typeof eventSchemas;
 export type EventDataOf<T extends EventType> = z.infer<(typeof eventSchemas)[T]>;
@@ -51,6 +61,9 @@ const STREAM_PREFIXES = {
   offerCode: 'offer-code-',
   webhook: 'webhook-',
   inbound: 'inbound-',
+  rule: 'rule-',
+  review: 'review-',
+  paymentCustomer: 'payment-customer-',
 } as const;
 
 export type StreamType = keyof typeof STREAM_PREFIXES;
@@ -70,6 +83,12 @@ export const streams = {
   inbound: (provider: string, notificationId: string) => `${STREAM_PREFIXES.inbound}${provider}-${notificationId}`,
   /** One refused inbound notification (recorded without its payload). */
   inboundRejected: (id: string) => `${STREAM_PREFIXES.inbound}rejected-${id}`,
+  /** A fraud rule's configuration (SPEC §13). */
+  rule: (id: string) => `${STREAM_PREFIXES.rule}${id}`,
+  /** One held claim or conversion and its review decision. */
+  review: (id: string) => `${STREAM_PREFIXES.review}${id}`,
+  /** Claims counted for one payment customer, named by its keyed digest (never the plaintext id). */
+  paymentCustomer: (digest: string) => `${STREAM_PREFIXES.paymentCustomer}${digest}`,
   prefix: (type: StreamType) => STREAM_PREFIXES[type],
   /** The id in a stream name of `type` (`user-ann` → `ann`); null for a stream of another type. */
   idOf: (type: StreamType, stream: string): string | null => (stream.startsWith(STREAM_PREFIXES[type]) ? stream.slice(STREAM_PREFIXES[type].length) : null),
