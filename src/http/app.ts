@@ -15,6 +15,7 @@ import { ApiKeys, requireKey, requireSecretKey } from './auth.js';
 import { storableBody } from './body-guard.js';
 import { ApiError, errorHandler, pathNotFound } from './errors.js';
 import { ApiDescription } from './openapi.js';
+import { consoleRouter } from './console.js';
 import { RateLimits } from './rate-limits/rate-limits.js';
 
 import { adminRoutes } from './routes/admin.js';
@@ -112,6 +113,7 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
   );
   app.use(apiReferenceRouter());
   if (surface === 'full') {
+    app.use(consoleRouter(config));
     // Inbound notifications take no API key and read raw bytes (SPEC §11): before the JSON body.
     mountRoutes(app, api, inboundWebhookRoutes(container));
     app.use(['/users', '/codes', '/store', '/admin'], requireKey(keys));
