@@ -9,6 +9,7 @@ import type { Projection } from './projection.js';
 import { revenueIndexProjection } from './revenue-index.js';
 import { rewardExpiriesProjection } from './reward-expiries.js';
 import { storeOfferCodesProjection } from './store-offer-codes.js';
+import { transactionLinksProjection } from './transaction-links.js';
 import { usersProjection } from './users.js';
 import { webhooksProjection } from './webhooks.js';
 
@@ -26,4 +27,5 @@ export const allProjections: Projection[] = [
   webhooksProjection,
   revenueIndexProjection,
   attributionProjection,
+  transactionLinksProjection,
 ];

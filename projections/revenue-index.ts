@@ -7,7 +7,7 @@ import type { Doc, DocumentRef, Projection } from './projection.js';
 
 /** What the revenue notifications need to look up, in one read model (SPEC §11). */
 export const INBOUND = 'inbound_notifications';
-/** Match keys → app_user_id: account tokens, Stripe customers, linked transactions. */
+/** Match keys → app_user_id: account tokens, Stripe customers, transactions (of recorded revenue, or linked by the app). */
 export const REVENUE_LINKS = 'revenue_links';
 /** Unmatched notifications by each key that could match them later. */
 export const REVENUE_PENDING = 'revenue_pending';
@@ -63,7 +63,16 @@ export const revenueIndexProjection: Projection = {
     { name: REVENUE_PENDING, indexes: ['match_key'] },
     { name: CLAWBACK_GRANTS, indexes: ['claimer'] },
   ],
-  eventTypes: ['NotificationReceived', 'NotificationRejected', ...REVENUE_TYPES, 'UserRegistered', 'UserProfileUpdated', 'RewardGranted', 'RewardRevoked'],
+  eventTypes: [
+    'NotificationReceived',
+    'NotificationRejected',
+    ...REVENUE_TYPES,
+    'UserRegistered',
+    'UserProfileUpdated',
+    'TransactionLinked',
+    'RewardGranted',
+    'RewardRevoked',
+  ],
   targets: (event) => {
     const user = appUserIdOf(event.stream);
     switch (event.type) {
@@ -102,6 +111,9 @@ export const revenueIndexProjection: Projection = {
         const customer = event.data.changes.payment_customer_id;
         return user !== null && customer ? [{ collection: REVENUE_LINKS, id: links.customer(customer) }] : [];
       }
+      case 'TransactionLinked':
+        // The app linked it (SPEC §15): the transaction stream's first link, so it never moves.
+        return [{ collection: REVENUE_LINKS, id: links.transaction(event.data.provider, event.data.transaction_id) }];
       case 'RewardGranted': {
         const claimer = clawbackClaimer(event, user);
         return claimer === null || user === null ? [] : [{ collection: CLAWBACK_GRANTS, id: grantId(user, event.data.grant_id) }];
@@ -114,7 +126,11 @@ export const revenueIndexProjection: Projection = {
   },
   evolve: (ref: DocumentRef, doc: Doc | null, event: LoggedEvent): Doc | null => {
     const user = appUserIdOf(event.stream);
-    if (ref.collection === REVENUE_LINKS) return user === null ? doc : { app_user_id: user };
+    if (ref.collection === REVENUE_LINKS) {
+      // A transaction a verified notification already recorded for a user keeps that user.
+      if (event.type === 'TransactionLinked') return doc ?? { app_user_id: event.data.app_user_id };
+      return user === null ? doc : { app_user_id: user };
+    }
     if (ref.collection === REVENUE_PENDING && event.type === 'NotificationReceived') {
       const key = notificationKey(event.data.notification.provider, event.data.notification.notification_id);
       const { provider, notification_id } = event.data.notification;

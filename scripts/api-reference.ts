@@ -27,6 +27,7 @@ import { configEvents } from '../src/domain/events/config-events.js';
 import { SCHEMA_VERSION } from '../src/domain/events/index.js';
 import { poolEvents } from '../src/domain/events/pool-events.js';
 import { storeEvents } from '../src/domain/events/store-events.js';
+import { transactionEvents } from '../src/domain/events/transaction-events.js';
 import { userEvents } from '../src/domain/events/user-events.js';
 import { webhookEvents } from '../src/domain/events/webhook-events.js';
 import { ERROR_CODES, type ErrorCode } from '../src/http/error-codes.js';
@@ -197,6 +198,9 @@ const EVENT_MEANINGS: Record<string, string> = {
   WebhookSecretRotated: 'A new signing secret; the previous ones sign until `previous_expires_at`.',
   WebhookEndpointDisabled: 'The delivery engine disabled the endpoint (410 Gone, or failing continuously).',
   WebhookEndpointDeleted: 'The endpoint was deleted.',
+  TransactionLinked:
+    'The app linked a store transaction to `app_user_id` (the first link; it never moves). Revenue notifications without an account id find their user through it.',
+  TransactionLinkRefused: 'Another user asked for a transaction already linked to `linked_app_user_id`: kept for review, once per user.',
 };
 
 /** The stream each event type is appended to. */
@@ -210,6 +214,7 @@ function streamOf(type: string): string {
   if (type.startsWith('PromoCode')) return '`promo-{CODE}`';
   if (type.startsWith('Affiliate')) return '`affiliate-{id}`';
   if (type in webhookEvents) return '`webhook-{id}`';
+  if (type in transactionEvents) return '`transaction-{provider}-{id}` (`id`: the originalTransactionId, or the SHA-256 hex of the purchase token)';
   return '(see source)';
 }
 
@@ -221,6 +226,7 @@ export function eventsMarkdown(): string {
     ['Code pools of offer_code / store_promo_code rewards', poolEvents],
     ['Store offer-code catalog', storeEvents],
     ['Outgoing webhook endpoints', webhookEvents],
+    ['Store transactions linked by the app', transactionEvents],
   ];
   const sections = groups.map(([title, events]) => {
     const rows = Object.entries(events).map(([type, schema]) => {

@@ -24,6 +24,7 @@ import { webhooksRouter } from './routes/webhooks.js';
 import { codesRouter } from './routes/codes.js';
 import { operatorRouter } from './routes/operator.js';
 import { adminStoreRouter, storeRouter } from './routes/store.js';
+import { adminTransactionsRouter, transactionsRouter } from './routes/transactions.js';
 import { usersRouter } from './routes/users.js';
 
 const BODY_LIMIT = '64kb';
@@ -120,6 +121,7 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
         : null;
     if (rateLimits) app.use(rateLimits.middleware());
     app.use(usersRouter(container, api));
+    app.use(transactionsRouter(container, api));
     app.use(codesRouter(container, api));
     app.use(storeRouter(container, api));
     app.use('/admin', rememberMountPath, adminStoreRouter(container, api));
@@ -127,6 +129,7 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
     app.use('/admin', rememberMountPath, adminRevenueRouter(container, api));
     // After the revenue router: its GET /admin/webhooks/inbound is not an endpoint id.
     app.use('/admin', rememberMountPath, adminWebhooksRouter(container, api));
+    app.use('/admin', rememberMountPath, adminTransactionsRouter(container, api));
     if (rateLimits) app.use(rateLimits.failedClaimPenalty());
   }
 

@@ -187,6 +187,7 @@ export class ApiDescription {
         { name: 'credits', description: 'Credit withdrawals and grants by hand' },
         { name: 'codes', description: 'Resolving referral, promo and affiliate codes' },
         { name: 'store', description: 'Store (App Store) offer codes' },
+        { name: 'transactions', description: 'Store transactions the app links to its user (revenue matching)' },
         { name: 'admin: rewards', description: 'Reward definitions and code pools' },
         { name: 'admin: programs', description: 'Referral programs' },
         { name: 'admin: promo codes', description: 'Promo codes' },

@@ -4,11 +4,21 @@ import { configEvents } from './config-events.js';
 import { poolEvents } from './pool-events.js';
 import { inboundEvents } from './revenue-events.js';
 import { storeEvents } from './store-events.js';
+import { transactionEvents } from './transaction-events.js';
 import { userEvents } from './user-events.js';
 import { webhookEvents } from './webhook-events.js';
 
 /** Every event type of the service with the zod schema of its data. */
-export const eventSchemas = { ...userEvents, ...codeEvents, ...configEvents, ...poolEvents, ...storeEvents, ...inboundEvents, ...webhookEvents };
+export const eventSchemas = {
+  ...userEvents,
+  ...codeEvents,
+  ...configEvents,
+  ...poolEvents,
+  ...storeEvents,
+  ...inboundEvents,
+  ...webhookEvents,
+  ...transactionEvents,
+};
 
 export type EventType = keyof typeof eventSchemas;
 export type EventDataOf<T extends EventType> = z.infer<(typeof eventSchemas)[T]>;
@@ -51,6 +61,7 @@ const STREAM_PREFIXES = {
   offerCode: 'offer-code-',
   webhook: 'webhook-',
   inbound: 'inbound-',
+  transaction: 'transaction-',
 } as const;
 
 export type StreamType = keyof typeof STREAM_PREFIXES;
@@ -70,6 +81,8 @@ export const streams = {
   inbound: (provider: string, notificationId: string) => `${STREAM_PREFIXES.inbound}${provider}-${notificationId}`,
   /** One refused inbound notification (recorded without its payload). */
   inboundRejected: (id: string) => `${STREAM_PREFIXES.inbound}rejected-${id}`,
+  /** One store transaction linked to its user (SPEC §15); `key` from `transactionKey` (domain/transactions). */
+  transaction: (provider: string, key: string) => `${STREAM_PREFIXES.transaction}${provider}-${key}`,
   prefix: (type: StreamType) => STREAM_PREFIXES[type],
   /** The id in a stream name of `type` (`user-ann` → `ann`); null for a stream of another type. */
   idOf: (type: StreamType, stream: string): string | null => (stream.startsWith(STREAM_PREFIXES[type]) ? stream.slice(STREAM_PREFIXES[type].length) : null),
