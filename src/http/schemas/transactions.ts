@@ -1,8 +1,8 @@
 import { z } from './zod-openapi.js';
-import { chars, outDateTime } from './common.js';
+import { chars, orNull, outDateTime } from './common.js';
 
 /** Optional string fields the SDKs send only when they have a value: absent or null both mean "none". */
-const optionalString = <T extends z.ZodTypeAny>(schema: T) => schema.nullable().optional();
+const optionalString = <T extends z.ZodTypeAny>(schema: T) => orNull(schema, 'string').optional();
 
 export const appStoreTransactionBody = z
   .object({
