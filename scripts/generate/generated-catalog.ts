@@ -13,7 +13,7 @@ import type { Decision, Evolver } from '../../src/domain/decider.js';
 import type { CodeType } from '../../src/domain/events/code-events.js';
 import type { Affiliate, Program, PromoCode } from '../../src/domain/events/config-events.js';
 import { streams } from '../../src/domain/events/index.js';
-import type { GrantSpec } from '../../src/domain/rewards/grant-rewards.js';
+import type { GrantSpec } from '../../src/domain/rewards/grant-and-expire.js';
 import type { RewardKind } from '../../src/domain/rewards/reward-kinds.js';
 import type { RewardDefinition, RewardEntry } from '../../src/domain/rewards/reward-schemas.js';
 import { WrongExpectedRevisionError } from '../../src/ports/event-store.js';

@@ -11,29 +11,27 @@ import type { RateLimitStore } from '../ports/rate-limit-store.js';
 import type { ReadStore } from '../ports/read-store.js';
 import { TOKENS } from '../ports/tokens.js';
 import type { Metrics } from '../observability/metrics.js';
-import { ApiKeys, requireKey } from './auth.js';
+import { ApiKeys, requireKey, requireSecretKey } from './auth.js';
 import { storableBody } from './body-guard.js';
 import { ApiError, errorHandler, pathNotFound } from './errors.js';
 import { ApiDescription } from './openapi.js';
 import { RateLimits } from './rate-limits/rate-limits.js';
 
-import { adminRouter } from './routes/admin.js';
-import { adminRevenueRouter } from './routes/admin-revenue.js';
-import { adminWebhooksRouter } from './routes/admin-webhooks.js';
-import { webhooksRouter } from './routes/webhooks.js';
-import { codesRouter } from './routes/codes.js';
-import { operatorRouter } from './routes/operator.js';
-import { adminStoreRouter, storeRouter } from './routes/store.js';
-import { adminTransactionsRouter, transactionsRouter } from './routes/transactions.js';
-import { usersRouter } from './routes/users.js';
+import { adminRoutes } from './routes/admin.js';
+import { adminRevenueRoutes } from './routes/admin-revenue.js';
+import { adminWebhookRoutes } from './routes/admin-webhooks.js';
+import { inboundWebhookRoutes } from './routes/webhooks.js';
+import { codeRoutes } from './routes/codes.js';
+import { apiReferenceRouter, operatorRoutes } from './routes/operator.js';
+import { adminStoreRoutes, storeRoutes } from './routes/store.js';
+import { adminTransactionRoutes, transactionRoutes } from './routes/transactions.js';
+import { userRoutes } from './routes/users.js';
+import { WINWINKIT_MOUNT } from './compat/winwinkit-wire.js';
+import { winwinkitRoutes } from './compat/winwinkit-routes.js';
+import { mountRoutes } from './route.js';
 
 const BODY_LIMIT = '64kb';
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
-
-const rememberMountPath: RequestHandler = (req, res, next) => {
-  res.locals.mountPath = req.baseUrl;
-  next();
-};
 
 /** Echo a sane x-request-id, else make one; every response carries it. */
 const requestId: RequestHandler = (req, res, next) => {
@@ -49,8 +47,7 @@ function observe(metrics: Metrics, logger: Logger): RequestHandler {
   return (req, res, next) => {
     const stop = metrics.httpDuration.startTimer();
     res.on('finish', () => {
-      // A nested router's mount path is remembered: express restores baseUrl before error handlers.
-      const route = req.route ? `${res.locals.mountPath ?? req.baseUrl}${String(req.route.path)}` : 'unmatched';
+      const route = req.route ? String(req.route.path) : 'unmatched';
       metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
       const seconds = stop({ method: req.method, route });
       logger.info(
@@ -98,8 +95,10 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
   // Which X-Forwarded-For hops name the client (req.ip): none unless TRUST_PROXY says so.
   app.set('trust proxy', config.TRUST_PROXY);
   app.use(requestId, observe(metrics, logger));
-  app.use(
-    operatorRouter({
+  mountRoutes(
+    app,
+    api,
+    operatorRoutes({
       config,
       eventStore: container.resolve<EventStore>(TOKENS.EventStore),
       readStore: container.resolve<ReadStore>(TOKENS.ReadStore),
@@ -110,26 +109,32 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
       webhooks: container.resolve(TOKENS.WebhookHealth),
     }),
   );
+  app.use(apiReferenceRouter());
   if (surface === 'full') {
     // Inbound notifications take no API key and read raw bytes (SPEC §11): before the JSON body.
-    app.use('/webhooks', rememberMountPath, webhooksRouter(container, api));
-    app.use(['/users', '/codes', '/store', '/admin'], requireKey(keys));
+    mountRoutes(app, api, inboundWebhookRoutes(container));
+    // SPEC §15: the WinWinKit-compatible mount (on by default); off, it is an unknown path.
+    const winwinkit = config.COMPAT_WINWINKIT === 'on';
+    app.use(['/users', '/codes', '/store', '/admin', ...(winwinkit ? [WINWINKIT_MOUNT] : [])], requireKey(keys));
+    app.use('/admin', requireSecretKey);
     app.use(jsonBody());
     const rateLimits =
       config.RATE_LIMITS === 'on'
         ? new RateLimits(config, container.resolve<RateLimitStore>(TOKENS.RateLimitStore), container.resolve<Clock>(TOKENS.Clock))
         : null;
     if (rateLimits) app.use(rateLimits.middleware());
-    app.use(usersRouter(container, api));
-    app.use(transactionsRouter(container, api));
-    app.use(codesRouter(container, api));
-    app.use(storeRouter(container, api));
-    app.use('/admin', rememberMountPath, adminStoreRouter(container, api));
-    app.use('/admin', rememberMountPath, adminRouter(container, api));
-    app.use('/admin', rememberMountPath, adminRevenueRouter(container, api));
-    // After the revenue router: its GET /admin/webhooks/inbound is not an endpoint id.
-    app.use('/admin', rememberMountPath, adminWebhooksRouter(container, api));
-    app.use('/admin', rememberMountPath, adminTransactionsRouter(container, api));
+    // The app's operations, mounted natively and (the same route objects) under the WinWinKit mount.
+    const appRoutes = [...userRoutes(container), ...transactionRoutes(container), ...codeRoutes(container), ...storeRoutes(container)];
+    mountRoutes(app, api, [
+      ...appRoutes,
+      ...adminStoreRoutes(container),
+      ...adminRoutes(container),
+      ...adminRevenueRoutes(container),
+      // After the revenue routes: GET /admin/webhooks/inbound is not an endpoint id.
+      ...adminWebhookRoutes(container),
+      ...adminTransactionRoutes(container),
+    ]);
+    if (winwinkit) mountRoutes(app, api, winwinkitRoutes(container, appRoutes));
     if (rateLimits) app.use(rateLimits.failedClaimPenalty());
   }
 

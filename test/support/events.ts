@@ -1,7 +1,7 @@
 import type { Doc, Projection } from '../../projections/projection.js';
 import type { LoggedEvent } from '../../src/application/event-log.js';
 import type { DomainEvent, EventDataOf, EventOf, EventType } from '../../src/domain/events/index.js';
-import type { GrantSpec } from '../../src/domain/rewards/grant-rewards.js';
+import type { GrantSpec } from '../../src/domain/rewards/grant-and-expire.js';
 import type { RewardKind } from '../../src/domain/rewards/reward-kinds.js';
 import type { Deactivation } from '../../src/domain/rewards/reward-schemas.js';
 

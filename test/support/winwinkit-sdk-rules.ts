@@ -36,7 +36,9 @@ export type Rule =
   | { t: 'enum'; values: readonly string[]; nullable?: boolean }
   | { t: 'array'; of: Rule; nullable?: boolean }
   | { t: 'model'; name: string; nullable?: boolean }
-  | { t: 'oneOf'; of: Rule[]; nullable?: boolean };
+  | { t: 'oneOf'; of: Rule[]; nullable?: boolean }
+  /** One shape per value of a discriminating key (the errors of the shape it names). */
+  | { t: 'byKey'; key: string; shapes: Record<string, Rule>; nullable?: boolean };
 
 type Fields = Record<string, Rule>;
 
@@ -195,7 +197,7 @@ const offerCodeModels: Record<string, Fields> = {
  * type, platform types closed), held to the same decoding discipline.
  */
 const codeModels: Record<string, Fields> = {
-  CodeResponse: { data: { t: 'oneOf', of: [m('ReferralCode'), m('PromoCode'), m('AffiliateCode')] } as Rule },
+  CodeResponse: { data: { t: 'byKey', key: 'type', shapes: { referral: m('ReferralCode'), promo: m('PromoCode'), affiliate: m('AffiliateCode') } } },
   ReferralCode: { type: en('referral'), code: str, is_active: bool, entity: m('ReferralEntity'), rewards: m('ReferralProgramReceiverRewards') },
   PromoCode: { type: en('promo'), code: str, is_active: bool, entity: m('PromoEntity'), rewards: m('ReferralProgramReceiverRewards') },
   AffiliateCode: { type: en('affiliate'), code: str, is_active: bool, entity: m('AffiliateEntity'), rewards: m('ReferralProgramReceiverRewards') },
@@ -274,6 +276,10 @@ function check(rules: SdkRules, rule: Rule, value: unknown, path: string): Decod
     case 'oneOf': {
       const attempts = rule.of.map((option) => check(rules, option, value, path));
       return attempts.some((problems) => problems.length === 0) ? [] : fail(`matches none of its shapes (${attempts.map((p) => p[0]?.problem).join(' | ')})`);
+    }
+    case 'byKey': {
+      const shape = typeof value === 'object' ? rule.shapes[String((value as Record<string, unknown>)[rule.key])] : undefined;
+      return shape ? check(rules, shape, value, path) : fail(`expected ${rule.key} one of ${Object.keys(rule.shapes).join(', ')}`);
     }
     case 'model': {
       const model = rules.models[rule.name];

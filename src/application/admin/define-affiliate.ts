@@ -4,7 +4,7 @@ import { type AffiliateInput, decideDefineAffiliate } from '../../domain/catalog
 import { streams } from '../../domain/events/index.js';
 import type { Clock } from '../../ports/clock.js';
 import { TOKENS } from '../../ports/tokens.js';
-import { CodeRegistry } from '../commands/code-registry.js';
+import { CodeRegistry } from '../shared-resources/code-registry.js';
 import type { CommandContext } from '../event-log.js';
 import { CatalogQueries } from '../queries/catalog-queries.js';
 import { ReadYourWrites } from '../read-your-writes.js';

@@ -14,8 +14,8 @@ import type { CommandContext } from '../event-log.js';
 import { CodeResolver } from '../queries/code-resolver.js';
 import { ReadYourWrites } from '../read-your-writes.js';
 import { StreamExecutor } from '../stream-executor.js';
-import { ClaimSlots } from './claim-slots.js';
-import { PoolAssignments } from './pool-assignments.js';
+import { ClaimSlots } from '../shared-resources/claim-slots.js';
+import { PoolAssignments } from '../shared-resources/pool-assignments.js';
 
 const ATTEMPTS = 3;
 

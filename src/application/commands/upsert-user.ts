@@ -11,7 +11,7 @@ import { CatalogQueries } from '../queries/catalog-queries.js';
 import { CodeResolver } from '../queries/code-resolver.js';
 import { ReadYourWrites } from '../read-your-writes.js';
 import { StreamExecutor } from '../stream-executor.js';
-import { CodeRegistry } from './code-registry.js';
+import { CodeRegistry } from '../shared-resources/code-registry.js';
 
 interface Prepared {
   now: Date;

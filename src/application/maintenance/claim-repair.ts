@@ -3,7 +3,7 @@ import { CLAIM_SLOTS } from '../../../projections/claim-slots.js';
 import type { Clock } from '../../ports/clock.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
-import { ClaimSlots } from '../commands/claim-slots.js';
+import { ClaimSlots } from '../shared-resources/claim-slots.js';
 
 /** A claim slot held this long without its claim is taken to be from a crashed request. */
 export const ABANDONED_AFTER_MS = 60_000;

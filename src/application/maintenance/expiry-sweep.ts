@@ -1,7 +1,7 @@
 import { inject, injectable } from 'tsyringe';
 import { REWARD_EXPIRIES } from '../../../projections/reward-expiries.js';
 import { streams } from '../../domain/events/index.js';
-import { decideExpireRewards } from '../../domain/users/maintenance.js';
+import { decideExpireRewards } from '../../domain/users/expire-rewards.js';
 import { userEvolver } from '../../domain/users/user-state.js';
 import type { Clock } from '../../ports/clock.js';
 import type { ReadStore } from '../../ports/read-store.js';

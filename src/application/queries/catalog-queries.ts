@@ -3,7 +3,7 @@ import { CLAIM_STATS, claimStatsId } from '../../../projections/claim-stats.js';
 import { CODES, type CodeDoc } from '../../../projections/codes.js';
 import { USERS, type UserDoc } from '../../../projections/users.js';
 import type { Affiliate, Program, PromoCode } from '../../domain/events/config-events.js';
-import type { GrantSpec } from '../../domain/rewards/grant-rewards.js';
+import type { GrantSpec } from '../../domain/rewards/grant-and-expire.js';
 import type { RewardDefinition, RewardEntry } from '../../domain/rewards/reward-schemas.js';
 import type { ReadStore } from '../../ports/read-store.js';
 

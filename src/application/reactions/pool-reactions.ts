@@ -1,6 +1,6 @@
 import { inject, injectable } from 'tsyringe';
 import { POOLED_KINDS } from '../../domain/rewards/reward-kinds.js';
-import { PoolAssignments } from '../commands/pool-assignments.js';
+import { PoolAssignments } from '../shared-resources/pool-assignments.js';
 import type { CommandContext, LoggedEvent } from '../event-log.js';
 import type { Reaction } from './reaction-runner.js';
 import { appUserIdOf } from '../../domain/events/index.js';

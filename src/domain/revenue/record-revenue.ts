@@ -1,6 +1,6 @@
 import type { Decision, NewDomainEvent } from '../decider.js';
 import type { PurchaseRef } from '../events/revenue-events.js';
-import { expireDueRewards, type GrantSpec } from '../rewards/grant-rewards.js';
+import { expireDueRewards, type GrantSpec } from '../rewards/grant-and-expire.js';
 import { type ConversionsFrom, conversionEvents } from '../users/conversion.js';
 import { foldUserEvents, type UserState } from '../users/user-state.js';
 import { RECORDED_TYPE, type RevenueNotification } from './revenue-notification.js';

@@ -1,6 +1,6 @@
 import type { Decision, NewDomainEvent } from '../decider.js';
 import type { PurchaseRef } from '../events/revenue-events.js';
-import { expireDueRewards } from '../rewards/grant-rewards.js';
+import { expireDueRewards } from '../rewards/grant-and-expire.js';
 import type { RewardKind } from '../rewards/reward-kinds.js';
 import { evolveUser, ledgerBalance, type UserState } from '../users/user-state.js';
 

@@ -2,7 +2,7 @@ import type { GrantedFact } from '../events/user-events.js';
 import type { Decision } from '../decider.js';
 import { DomainError } from '../domain-error.js';
 import type { CodeType } from '../events/code-events.js';
-import { expireDueRewards, type GrantSpec, grantRewards } from '../rewards/grant-rewards.js';
+import { expireDueRewards, type GrantSpec, grantRewards } from '../rewards/grant-and-expire.js';
 import { type ConversionsFrom, conversionEvents } from './conversion.js';
 import { claimWindowEnd, evolveUser, type UserState } from './user-state.js';
 

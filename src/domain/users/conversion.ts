@@ -1,5 +1,5 @@
 import type { NewDomainEvent } from '../decider.js';
-import { type GrantSpec, grantRewards } from '../rewards/grant-rewards.js';
+import { type GrantSpec, grantRewards } from '../rewards/grant-and-expire.js';
 import { evolveUser, type UserState } from './user-state.js';
 
 /**

@@ -1,5 +1,5 @@
 import type { Decision, NewDomainEvent } from '../decider.js';
-import { expireDueRewards, type GrantSpec, grantRewards } from '../rewards/grant-rewards.js';
+import { expireDueRewards, type GrantSpec, grantRewards } from '../rewards/grant-and-expire.js';
 import { REPEATABLE_SENDER_KINDS } from '../rewards/reward-kinds.js';
 import type { Activation } from '../rewards/reward-schemas.js';
 import { evolveUser, type UserState } from './user-state.js';

@@ -2,7 +2,7 @@ import type { Decision, NewDomainEvent } from '../decider.js';
 import { DomainError } from '../domain-error.js';
 import { evolveUser, type UserState } from './user-state.js';
 import { type ConversionsFrom, conversionEvents } from './conversion.js';
-import { expireDueRewards, type GrantSpec } from '../rewards/grant-rewards.js';
+import { expireDueRewards, type GrantSpec } from '../rewards/grant-and-expire.js';
 
 export interface ProfileFields {
   is_trial: boolean | null;

@@ -1,7 +1,7 @@
 import type { Decision } from '../decider.js';
 import { DomainError } from '../domain-error.js';
 import { type OperationRecord, repeatedWithdrawal, type WithdrawResult } from '../idempotency.js';
-import { expireDueRewards } from '../rewards/grant-rewards.js';
+import { expireDueRewards } from '../rewards/grant-and-expire.js';
 import { activeEntries, evolveUser, type RewardEntry, type UserState } from './user-state.js';
 
 export type { WithdrawResult } from '../idempotency.js';

@@ -1,68 +1,57 @@
-import { Router } from 'express';
 import type { DependencyContainer } from 'tsyringe';
 import { EventQueries } from '../../application/queries/event-queries.js';
 import { UserQueries } from '../../application/queries/user-queries.js';
-import { ApiError, methodNotAllowed } from '../errors.js';
-import type { ApiDescription } from '../openapi.js';
+import { ApiError } from '../errors.js';
+import { type AnyRoute, route } from '../route.js';
 import { appUserId } from '../schemas/common.js';
 import { creditLedgerOut, eventPageOut, eventsQuery, ledgerQuery } from '../schemas/audit.js';
 import { z } from '../schemas/zod-openapi.js';
-import { parsePathParam, parseQuery } from '../validation.js';
 
 /** For analysts and auditors (secret key): the event log and each user's credit ledger. */
-export function adminAuditRouter(container: DependencyContainer, api: ApiDescription): Router {
-  const router = Router();
+export function adminAuditRoutes(container: DependencyContainer): AnyRoute[] {
   const events = container.resolve(EventQueries);
   const users = container.resolve(UserQueries);
-
-  api.operation({
-    method: 'get',
-    path: '/admin/events',
-    operationId: 'listEvents',
-    summary: 'The event log in commit order, paged by position',
-    tags: ['admin: audit'],
-    query: eventsQuery,
-    responses: { 200: { description: 'A page of events', schema: z.object({ data: eventPageOut }) } },
-    errors: [],
-    auth: 'secret',
-  });
-  router
-    .route('/events')
-    .get(async (req, res) => {
-      const query = parseQuery(req, eventsQuery);
-      res.json({
-        data: await events.page({
+  return [
+    route({
+      method: 'get',
+      path: '/admin/events',
+      operationId: 'listEvents',
+      summary: 'The event log in commit order, paged by position',
+      tags: ['admin: audit'],
+      query: eventsQuery,
+      responses: { 200: { description: 'A page of events', schema: z.object({ data: eventPageOut }) } },
+      errors: [],
+      auth: 'secret',
+      async handle({ query }) {
+        const page = await events.page({
           after: query.after ?? null,
           limit: query.limit,
           stream: query.stream ?? null,
           streamPrefix: query.stream_prefix ?? null,
           type: query.type ?? null,
-        }),
-      });
-    })
-    .all(methodNotAllowed(['GET']));
-
-  api.operation({
-    method: 'get',
-    path: '/admin/users/{app_user_id}/credit-ledger',
-    operationId: 'getCreditLedger',
-    summary: 'Every credit movement of a user, oldest first, with running balances',
-    tags: ['admin: audit'],
-    params: z.object({ app_user_id: appUserId }),
-    query: ledgerQuery,
-    responses: { 200: { description: 'The ledger', schema: z.object({ data: creditLedgerOut }) } },
-    errors: ['NOT_FOUND.USER'],
-    auth: 'secret',
-  });
-  router
-    .route('/users/:app_user_id/credit-ledger')
-    .get(async (req, res) => {
-      const id = parsePathParam(req, 'app_user_id', appUserId);
-      const { key } = parseQuery(req, ledgerQuery);
-      if (!(await users.exists(id))) throw new ApiError(404, 'NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
-      const rows = await events.creditLedger(id, key ?? null);
-      res.json({ data: { app_user_id: id, entries: rows.map(({ seq: _seq, app_user_id: _user, request_id: _request, ...row }) => row) } });
-    })
-    .all(methodNotAllowed(['GET']));
-  return router;
+        });
+        return { status: 200, body: { data: page } };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/admin/users/{app_user_id}/credit-ledger',
+      operationId: 'getCreditLedger',
+      summary: 'Every credit movement of a user, oldest first, with running balances',
+      tags: ['admin: audit'],
+      params: z.object({ app_user_id: appUserId }),
+      query: ledgerQuery,
+      responses: { 200: { description: 'The ledger', schema: z.object({ data: creditLedgerOut }) } },
+      errors: ['NOT_FOUND.USER'],
+      auth: 'secret',
+      async handle({ params: { app_user_id: id }, query: { key } }) {
+        if (!(await users.exists(id))) throw new ApiError(404, 'NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
+        const rows = await events.creditLedger(id, key ?? null);
+        return {
+          status: 200,
+          body: { data: { app_user_id: id, entries: rows.map(({ seq: _seq, app_user_id: _user, request_id: _request, ...row }) => row) } },
+        };
+      },
+    }),
+  ];
 }

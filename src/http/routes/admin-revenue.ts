@@ -1,4 +1,3 @@
-import { Router } from 'express';
 import type { DependencyContainer } from 'tsyringe';
 import { ATTRIBUTION_GROUPS } from '../../../projections/attribution.js';
 import { RevenueQueries } from '../../application/queries/revenue-queries.js';
@@ -7,12 +6,10 @@ import type { Config } from '../../config.js';
 import { accountToken } from '../../domain/revenue/account-token.js';
 import { REVENUE_PROVIDERS } from '../../domain/revenue/revenue-notification.js';
 import { TOKENS } from '../../ports/tokens.js';
-import { requireSecretKey } from '../auth.js';
-import { ApiError, methodNotAllowed } from '../errors.js';
-import type { ApiDescription } from '../openapi.js';
+import { ApiError } from '../errors.js';
+import { type AnyRoute, route } from '../route.js';
 import { appUserId } from '../schemas/common.js';
 import { z } from '../schemas/zod-openapi.js';
-import { parsePathParam, parseQuery } from '../validation.js';
 
 const position = z
   .string()
@@ -59,68 +56,55 @@ const attributionOut = z.object({
 });
 
 /** Revenue for operators (secret key): the inbox of notifications, attribution, account tokens (SPEC §11). */
-export function adminRevenueRouter(container: DependencyContainer, api: ApiDescription): Router {
-  const router = Router();
-  router.use(['/webhooks', '/attribution', '/users'], requireSecretKey);
+export function adminRevenueRoutes(container: DependencyContainer): AnyRoute[] {
   const revenue = container.resolve(RevenueQueries);
   const users = container.resolve(UserQueries);
   const config = container.resolve<Config>(TOKENS.Config);
-
-  api.operation({
-    method: 'get',
-    operationId: 'listInboundNotifications',
-    path: '/admin/webhooks/inbound',
-    summary: 'Received revenue notifications, oldest first, paged by position',
-    tags: ['admin: revenue'],
-    query: inboundQuery,
-    responses: { 200: { description: 'A page of notifications', schema: z.object({ data: inboundOut }) } },
-    errors: ['BAD_REQUEST', 'UNAUTHORIZED', 'FORBIDDEN'],
-  });
-  router
-    .route('/webhooks/inbound')
-    .get(async (req, res) => {
-      const query = parseQuery(req, inboundQuery);
-      res.json({
-        data: await revenue.inbound({ provider: query.provider ?? null, status: query.status ?? null, after: query.after ?? null, limit: query.limit }),
-      });
-    })
-    .all(methodNotAllowed(['GET']));
-
-  api.operation({
-    method: 'get',
-    operationId: 'getAttribution',
-    path: '/admin/attribution',
-    summary: 'Claims, conversions, refunds and revenue per code, program or affiliate over a date range',
-    tags: ['admin: revenue'],
-    query: attributionQuery,
-    responses: { 200: { description: 'One row per group', schema: z.object({ data: attributionOut }) } },
-    errors: ['BAD_REQUEST', 'UNAUTHORIZED', 'FORBIDDEN'],
-  });
-  router
-    .route('/attribution')
-    .get(async (req, res) => {
-      const query = parseQuery(req, attributionQuery);
-      res.json({ data: { group_by: query.group_by, groups: await revenue.attribution(query.group_by, query.from ?? null, query.to ?? null) } });
-    })
-    .all(methodNotAllowed(['GET']));
-
-  api.operation({
-    method: 'get',
-    operationId: 'getAccountToken',
-    path: '/admin/users/{app_user_id}/account-token',
-    summary: "The user's account token (App Store appAccountToken): UUIDv5 of app_user_id in ACCOUNT_TOKEN_NAMESPACE",
-    tags: ['admin: revenue'],
-    params: z.object({ app_user_id: appUserId }),
-    responses: { 200: { description: 'The token', schema: z.object({ data: z.object({ app_user_id: z.string(), account_token: z.string() }) }) } },
-    errors: ['BAD_REQUEST', 'UNAUTHORIZED', 'FORBIDDEN', 'NOT_FOUND.USER'],
-  });
-  router
-    .route('/users/:app_user_id/account-token')
-    .get(async (req, res) => {
-      const id = parsePathParam(req, 'app_user_id', appUserId);
-      if (!(await users.exists(id))) throw new ApiError(404, 'NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
-      res.json({ data: { app_user_id: id, account_token: accountToken(id, config.ACCOUNT_TOKEN_NAMESPACE) } });
-    })
-    .all(methodNotAllowed(['GET']));
-  return router;
+  return [
+    route({
+      method: 'get',
+      operationId: 'listInboundNotifications',
+      path: '/admin/webhooks/inbound',
+      summary: 'Received revenue notifications, oldest first, paged by position',
+      tags: ['admin: revenue'],
+      query: inboundQuery,
+      responses: { 200: { description: 'A page of notifications', schema: z.object({ data: inboundOut }) } },
+      errors: [],
+      auth: 'secret',
+      async handle({ query }) {
+        const page = await revenue.inbound({ provider: query.provider ?? null, status: query.status ?? null, after: query.after ?? null, limit: query.limit });
+        return { status: 200, body: { data: page } };
+      },
+    }),
+    route({
+      method: 'get',
+      operationId: 'getAttribution',
+      path: '/admin/attribution',
+      summary: 'Claims, conversions, refunds and revenue per code, program or affiliate over a date range',
+      tags: ['admin: revenue'],
+      query: attributionQuery,
+      responses: { 200: { description: 'One row per group', schema: z.object({ data: attributionOut }) } },
+      errors: [],
+      auth: 'secret',
+      async handle({ query }) {
+        const groups = await revenue.attribution(query.group_by, query.from ?? null, query.to ?? null);
+        return { status: 200, body: { data: { group_by: query.group_by, groups } } };
+      },
+    }),
+    route({
+      method: 'get',
+      operationId: 'getAccountToken',
+      path: '/admin/users/{app_user_id}/account-token',
+      summary: "The user's account token (App Store appAccountToken): UUIDv5 of app_user_id in ACCOUNT_TOKEN_NAMESPACE",
+      tags: ['admin: revenue'],
+      params: z.object({ app_user_id: appUserId }),
+      responses: { 200: { description: 'The token', schema: z.object({ data: z.object({ app_user_id: z.string(), account_token: z.string() }) }) } },
+      errors: ['NOT_FOUND.USER'],
+      auth: 'secret',
+      async handle({ params: { app_user_id: id } }) {
+        if (!(await users.exists(id))) throw new ApiError(404, 'NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
+        return { status: 200, body: { data: { app_user_id: id, account_token: accountToken(id, config.ACCOUNT_TOKEN_NAMESPACE) } } };
+      },
+    }),
+  ];
 }

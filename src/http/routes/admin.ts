@@ -1,21 +1,19 @@
-import { Router } from 'express';
 import type { DependencyContainer } from 'tsyringe';
 import type { Config } from '../../config.js';
 import { DefineAffiliateHandler } from '../../application/admin/define-affiliate.js';
 import { DefineProgramHandler } from '../../application/admin/define-program.js';
 import { DefinePromoCodeHandler } from '../../application/admin/define-promo-code.js';
 import { DefineRewardHandler } from '../../application/admin/define-reward.js';
-import { PoolAssignments } from '../../application/commands/pool-assignments.js';
+import { PoolAssignments } from '../../application/shared-resources/pool-assignments.js';
 import { CatalogQueries } from '../../application/queries/catalog-queries.js';
 import { adminRewardView, programRewardKeys, programView } from '../../application/queries/reward-views.js';
 import { referralLink } from '../../domain/codes/referral-code.js';
 import type { Affiliate, PromoCode } from '../../domain/events/config-events.js';
 import { POOLED_KINDS } from '../../domain/rewards/reward-kinds.js';
 import { TOKENS } from '../../ports/tokens.js';
-import { requireSecretKey } from '../auth.js';
 import { commandContext } from '../context.js';
-import { ApiError, methodNotAllowed } from '../errors.js';
-import type { ApiDescription } from '../openapi.js';
+import { ApiError } from '../errors.js';
+import { type AnyRoute, route } from '../route.js';
 import {
   adminAffiliateOut,
   adminRewardOut,
@@ -33,19 +31,16 @@ import {
 } from '../schemas/admin.js';
 import { referralProgramOut } from '../schemas/rewards.js';
 import { z } from '../schemas/zod-openapi.js';
-import { parseBody, parsePathParam } from '../validation.js';
-import { adminAuditRouter } from './admin-audit.js';
-import { mountAdminResource } from './admin-resource.js';
+import { adminAuditRoutes } from './admin-audit.js';
+import { adminResourceRoutes } from './admin-resource.js';
 
 /** The admin API (secret key): rewards, programs, promo codes, affiliates, code pools. */
-export function adminRouter(container: DependencyContainer, api: ApiDescription): Router {
-  const router = Router();
-  router.use(requireSecretKey);
+export function adminRoutes(container: DependencyContainer): AnyRoute[] {
   const catalog = container.resolve(CatalogQueries);
   const config = container.resolve<Config>(TOKENS.Config);
 
   const defineReward = container.resolve(DefineRewardHandler);
-  mountAdminResource(router, api, {
+  const rewards = adminResourceRoutes({
     tag: 'admin: rewards',
     path: '/rewards',
     param: 'key',
@@ -71,7 +66,7 @@ export function adminRouter(container: DependencyContainer, api: ApiDescription)
 
   const defineProgram = container.resolve(DefineProgramHandler);
   const programWithRewards = async (program: Parameters<typeof programView>[0]) => programView(program, await catalog.rewards(programRewardKeys(program)));
-  mountAdminResource(router, api, {
+  const programs = adminResourceRoutes({
     tag: 'admin: programs',
     path: '/programs',
     param: 'id',
@@ -97,7 +92,7 @@ export function adminRouter(container: DependencyContainer, api: ApiDescription)
 
   const definePromo = container.resolve(DefinePromoCodeHandler);
   const promoView = async (promo: PromoCode) => ({ ...promo, stats: await catalog.claimStats('promo', promo.code) });
-  mountAdminResource(router, api, {
+  const promoCodes = adminResourceRoutes({
     tag: 'admin: promo codes',
     path: '/promo-codes',
     param: 'code',
@@ -127,7 +122,7 @@ export function adminRouter(container: DependencyContainer, api: ApiDescription)
       stats: { ...stats, earnings: 0 },
     };
   };
-  mountAdminResource(router, api, {
+  const affiliates = adminResourceRoutes({
     tag: 'admin: affiliates',
     path: '/affiliates',
     param: 'id',
@@ -152,7 +147,7 @@ export function adminRouter(container: DependencyContainer, api: ApiDescription)
   });
 
   const pools = container.resolve(PoolAssignments);
-  api.operation({
+  const addPoolCodes = route({
     method: 'post',
     path: '/admin/rewards/{key}/codes',
     operationId: 'addPoolCodes',
@@ -165,12 +160,7 @@ export function adminRouter(container: DependencyContainer, api: ApiDescription)
     responses: { 200: { description: 'Added', schema: z.object({ data: poolCodesOut }) } },
     errors: ['NOT_FOUND.REWARD', 'REWARD.NOT_POOLED'],
     auth: 'secret',
-  });
-  router
-    .route('/rewards/:key/codes')
-    .post(async (req, res) => {
-      const key = parsePathParam(req, 'key', rewardKey);
-      const { codes } = parseBody(req, poolCodesBody);
+    async handle({ params: { key }, body: { codes }, res }) {
       const reward = await catalog.reward(key);
       if (!reward) throw new ApiError(404, 'NOT_FOUND.REWARD', `No reward ${key}`, 'path:/key');
       if (!POOLED_KINDS.includes(reward.kind)) throw new ApiError(422, 'REWARD.NOT_POOLED', `A ${reward.kind} reward has no code pool`, 'path:/key');
@@ -181,10 +171,9 @@ export function adminRouter(container: DependencyContainer, api: ApiDescription)
         codes.map((code) => ({ value: code.value, link: code.link ?? null, expires_at: code.expires_at })),
         commandContext(res),
       );
-      res.json({ data: { added: result.added, skipped: result.skipped, available: result.available } });
-    })
-    .all(methodNotAllowed(['POST']));
+      return { status: 200, body: { data: { added: result.added, skipped: result.skipped, available: result.available } } };
+    },
+  });
 
-  router.use(adminAuditRouter(container, api));
-  return router;
+  return [...rewards, addPoolCodes, ...programs, ...promoCodes, ...affiliates, ...adminAuditRoutes(container)];
 }

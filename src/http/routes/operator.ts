@@ -6,9 +6,9 @@ import type { ReadConsistency } from '../../ports/read-consistency.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import type { ReactionHealth } from '../../application/reactions/reaction-runner.js';
 import type { Metrics } from '../../observability/metrics.js';
-import { methodNotAllowed } from '../errors.js';
 import { ERROR_CODES } from '../error-codes.js';
 import type { ApiDescription } from '../openapi.js';
+import { type AnyRoute, route } from '../route.js';
 import type { webhookHealthOut } from '../schemas/webhooks.js';
 import { healthResponse, metricsText, openApiDocument, readinessReport, readinessResponse } from '../schemas/operator.js';
 import { z } from '../schemas/zod-openapi.js';
@@ -50,85 +50,80 @@ async function readiness(deps: OperatorDeps) {
   return { ready, head: head?.toString() ?? null, projections, reactions, webhooks };
 }
 
-function describe(api: ApiDescription): void {
+/** Health, readiness, metrics and the API description: no key, served on both surfaces. */
+export function operatorRoutes(deps: OperatorDeps): AnyRoute[] {
   const operator = { tags: ['operator'], auth: 'none' as const, errors: [] };
-  api.operation({
-    ...operator,
-    method: 'get',
-    path: '/healthz',
-    operationId: 'getHealth',
-    summary: 'Liveness: the process answers',
-    responses: { 200: { description: 'Alive', schema: healthResponse } },
-  });
   const unreachable = z
     .object({
       errors: z.array(z.object({ code: z.enum(['SERVICE_UNAVAILABLE']), status: z.literal(503), message: z.string(), source: z.null() }).strict()).min(1),
     })
     .strict();
-  api.operation({
-    ...operator,
-    method: 'get',
-    path: '/readyz',
-    operationId: 'getReadiness',
-    summary: 'Readiness: stores reachable, projections caught up within READY_MAX_LAG and not held at a failing event',
-    responses: {
-      200: { description: 'Ready', schema: readinessResponse },
-      503: {
-        description: `Not ready (the report says why), or a store is unreachable (\`SERVICE_UNAVAILABLE\`: ${ERROR_CODES.SERVICE_UNAVAILABLE.meaning})`,
-        schema: z.union([z.object({ data: readinessReport }).strict(), unreachable]),
-      },
-    },
-  });
-  api.operation({
-    ...operator,
-    method: 'get',
-    path: '/metrics',
-    operationId: 'getMetrics',
-    summary: 'Prometheus metrics: requests, latencies, appends, projection lag',
-    responses: { 200: { description: 'The metrics', schema: metricsText, contentType: 'text/plain' } },
-  });
-  api.operation({
-    ...operator,
-    method: 'get',
-    path: '/openapi.json',
-    operationId: 'getOpenApiDocument',
-    summary: 'This OpenAPI 3.1 document (browsable at /docs)',
-    responses: { 200: { description: 'The document', schema: openApiDocument } },
-  });
-}
-
-export function operatorRouter(deps: OperatorDeps): Router {
-  const router = Router();
-  describe(deps.api);
-  router
-    .route('/healthz')
-    .get((_req, res) => void res.json({ data: { status: 'ok' } }))
-    .all(methodNotAllowed(['GET']));
-  router
-    .route('/readyz')
-    .get(async (_req, res) => {
-      try {
-        const report = await readiness(deps);
-        res.status(report.ready ? 200 : 503).json({ data: report });
-      } catch (error) {
-        res.status(503).json({
-          errors: [{ code: 'SERVICE_UNAVAILABLE', status: 503, message: `A backing store is unreachable: ${(error as Error).message}`, source: null }],
-        });
-      }
-    })
-    .all(methodNotAllowed(['GET']));
-  router
-    .route('/metrics')
-    .get(async (_req, res) => {
-      res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
-    })
-    .all(methodNotAllowed(['GET']));
   let cached: object | null = null;
   const document = () => (cached ??= deps.api.document());
-  router
-    .route('/openapi.json')
-    .get((_req, res) => void res.json(document()))
-    .all(methodNotAllowed(['GET']));
+  return [
+    route({
+      ...operator,
+      method: 'get',
+      path: '/healthz',
+      operationId: 'getHealth',
+      summary: 'Liveness: the process answers',
+      responses: { 200: { description: 'Alive', schema: healthResponse } },
+      async handle() {
+        return { status: 200, body: { data: { status: 'ok' } } };
+      },
+    }),
+    route({
+      ...operator,
+      method: 'get',
+      path: '/readyz',
+      operationId: 'getReadiness',
+      summary: 'Readiness: stores reachable, projections caught up within READY_MAX_LAG and not held at a failing event',
+      responses: {
+        200: { description: 'Ready', schema: readinessResponse },
+        503: {
+          description: `Not ready (the report says why), or a store is unreachable (\`SERVICE_UNAVAILABLE\`: ${ERROR_CODES.SERVICE_UNAVAILABLE.meaning})`,
+          schema: z.union([z.object({ data: readinessReport }).strict(), unreachable]),
+        },
+      },
+      async handle() {
+        try {
+          const report = await readiness(deps);
+          return { status: report.ready ? 200 : 503, body: { data: report } };
+        } catch (error) {
+          const message = `A backing store is unreachable: ${(error as Error).message}`;
+          return { status: 503, body: { errors: [{ code: 'SERVICE_UNAVAILABLE', status: 503, message, source: null }] } };
+        }
+      },
+    }),
+    route({
+      ...operator,
+      method: 'get',
+      path: '/metrics',
+      operationId: 'getMetrics',
+      summary: 'Prometheus metrics: requests, latencies, appends, projection lag',
+      responses: { 200: { description: 'The metrics', schema: metricsText, contentType: 'text/plain' } },
+      async handle({ res }) {
+        res.type(deps.metrics.registry.contentType).send(await deps.metrics.registry.metrics());
+        return { raw: true };
+      },
+    }),
+    route({
+      ...operator,
+      method: 'get',
+      path: '/openapi.json',
+      operationId: 'getOpenApiDocument',
+      summary: 'This OpenAPI 3.1 document (browsable at /docs)',
+      responses: { 200: { description: 'The document', schema: openApiDocument } },
+      async handle() {
+        return { status: 200, body: document() };
+      },
+    }),
+  ];
+}
+
+/** The API reference to browse, from /openapi.json. */
+export function apiReferenceRouter(): Router {
+  const router = Router();
   router.use('/docs', swaggerUi.serveFiles(undefined, { swaggerUrl: '/openapi.json' }), swaggerUi.setup(undefined, { swaggerUrl: '/openapi.json' }));
   return router;
 }

@@ -1,17 +1,14 @@
-import { Router } from 'express';
 import type { DependencyContainer } from 'tsyringe';
 import { OfferCodeLookup } from '../../application/store/offer-code-lookup.js';
 import { StoreOfferCodeCatalog } from '../../application/store/store-offer-code-catalog.js';
 import { UpsertStoreOfferCodeHandler } from '../../application/store/upsert-store-offer-code.js';
 import type { StoreOfferCodeEntry } from '../../domain/events/store-events.js';
 import { AppStoreConnectError } from '../../ports/app-store.js';
-import { requireSecretKey } from '../auth.js';
 import { commandContext } from '../context.js';
-import { ApiError, methodNotAllowed } from '../errors.js';
-import type { ApiDescription } from '../openapi.js';
+import { ApiError } from '../errors.js';
+import { type AnyRoute, route } from '../route.js';
 import { offerCodeId, type StoreOfferCodeBody, storeOfferCodeBody, storeOfferCodeResponse, storeOfferCodesResponse } from '../schemas/store.js';
 import { z } from '../schemas/zod-openapi.js';
-import { parseBody, parsePathParam } from '../validation.js';
 
 const PARAM = 'offer_code_id';
 const offerCodePath = z.object({ [PARAM]: offerCodeId });
@@ -33,35 +30,31 @@ function view(entry: StoreOfferCodeEntry): StoreOfferCodeEntry {
 }
 
 /** GET /store/offer-codes/{offer_code_id}: from the catalog, else App Store Connect. */
-export function storeRouter(container: DependencyContainer, api: ApiDescription): Router {
-  const router = Router();
+export function storeRoutes(container: DependencyContainer): AnyRoute[] {
   const lookup = container.resolve(OfferCodeLookup);
-
-  api.operation({
-    method: 'get',
-    path: `/store/offer-codes/{${PARAM}}`,
-    operationId: 'getStoreOfferCode',
-    summary: 'Get a store offer code with its subscription and prices (admin catalog, else App Store Connect)',
-    tags: ['store'],
-    params: offerCodePath,
-    responses: { 200: { description: 'The offer code', schema: storeOfferCodeResponse } },
-    errors: ['NOT_FOUND.OFFER_CODE', 'APP_STORE_CONNECT.UNAUTHORIZED', 'APP_STORE_CONNECT.REQUEST_FAILED'],
-  });
-  router
-    .route(`/store/offer-codes/:${PARAM}`)
-    .get(async (req, res) => {
-      const id = parsePathParam(req, PARAM, offerCodeId);
-      let entry: StoreOfferCodeEntry | null;
-      try {
-        entry = await lookup.find(id);
-      } catch (error) {
-        throw error instanceof AppStoreConnectError ? appStoreApiError(error) : error;
-      }
-      if (!entry) throw notFound(id);
-      res.json({ data: view(entry) });
-    })
-    .all(methodNotAllowed(['GET']));
-  return router;
+  return [
+    route({
+      method: 'get',
+      path: `/store/offer-codes/{${PARAM}}`,
+      operationId: 'getStoreOfferCode',
+      summary: 'Get a store offer code with its subscription and prices (admin catalog, else App Store Connect)',
+      tags: ['store'],
+      params: offerCodePath,
+      responses: { 200: { description: 'The offer code', schema: storeOfferCodeResponse } },
+      errors: ['NOT_FOUND.OFFER_CODE', 'APP_STORE_CONNECT.UNAUTHORIZED', 'APP_STORE_CONNECT.REQUEST_FAILED'],
+      async handle({ params }) {
+        const id = params[PARAM] as string;
+        let entry: StoreOfferCodeEntry | null;
+        try {
+          entry = await lookup.find(id);
+        } catch (error) {
+          throw error instanceof AppStoreConnectError ? appStoreApiError(error) : error;
+        }
+        if (!entry) throw notFound(id);
+        return { status: 200, body: { data: view(entry) } };
+      },
+    }),
+  ];
 }
 
 function toEntry(id: string, body: StoreOfferCodeBody): StoreOfferCodeEntry {
@@ -72,71 +65,60 @@ function toEntry(id: string, body: StoreOfferCodeBody): StoreOfferCodeEntry {
   return { offer_code: { id, ...offerCode }, subscription: body.subscription };
 }
 
-/** The catalog (SPEC §7.6), mounted under /admin: secret key only. */
-export function adminStoreRouter(container: DependencyContainer, api: ApiDescription): Router {
-  const router = Router();
+/** The catalog (SPEC §7.6): secret key only. */
+export function adminStoreRoutes(container: DependencyContainer): AnyRoute[] {
   const catalog = container.resolve(StoreOfferCodeCatalog);
   const upsert = container.resolve(UpsertStoreOfferCodeHandler);
   const itemPath = `/admin/store/offer-codes/{${PARAM}}`;
-
-  api.operation({
-    method: 'put',
-    path: itemPath,
-    operationId: 'putCatalogOfferCode',
-    description:
-      'Needs a secret key. Besides the schema: `offer_code.id`, when given, must be the id in the path, and a territory may be priced only once per list (400 `BAD_REQUEST` otherwise).',
-    summary: 'Create or update a catalog offer code (201 created, 200 updated)',
-    tags: ['store'],
-    params: offerCodePath,
-    body: storeOfferCodeBody,
-    responses: { 201: { description: 'Created', schema: storeOfferCodeResponse }, 200: { description: 'Updated', schema: storeOfferCodeResponse } },
-    errors: [],
-    auth: 'secret',
-  });
-  api.operation({
-    method: 'get',
-    path: itemPath,
-    operationId: 'getCatalogOfferCode',
-    summary: 'Get a catalog offer code',
-    tags: ['store'],
-    params: offerCodePath,
-    responses: { 200: { description: 'The catalog entry', schema: storeOfferCodeResponse } },
-    errors: ['NOT_FOUND.OFFER_CODE'],
-    auth: 'secret',
-  });
-  api.operation({
-    method: 'get',
-    path: '/admin/store/offer-codes',
-    operationId: 'listCatalogOfferCodes',
-    summary: 'List the catalog offer codes',
-    tags: ['store'],
-    responses: { 200: { description: 'Every catalog entry, by id', schema: storeOfferCodesResponse } },
-    errors: [],
-    auth: 'secret',
-  });
-
-  router
-    .route(`/store/offer-codes/:${PARAM}`)
-    .all(requireSecretKey)
-    .put(async (req, res) => {
-      const id = parsePathParam(req, PARAM, offerCodeId);
-      const entry = toEntry(id, parseBody(req, storeOfferCodeBody));
-      const { created, entry: stored } = await upsert.handle(entry, commandContext(res));
-      res.status(created ? 201 : 200).json({ data: view(stored) });
-    })
-    .get(async (req, res) => {
-      const id = parsePathParam(req, PARAM, offerCodeId);
-      const entry = await catalog.get(id);
-      if (!entry) throw notFound(id);
-      res.json({ data: view(entry) });
-    })
-    .all(methodNotAllowed(['GET', 'PUT']));
-  router
-    .route('/store/offer-codes')
-    .all(requireSecretKey)
-    .get(async (_req, res) => {
-      res.json({ data: { offer_codes: (await catalog.list()).map(view) } });
-    })
-    .all(methodNotAllowed(['GET']));
-  return router;
+  return [
+    route({
+      method: 'put',
+      path: itemPath,
+      operationId: 'putCatalogOfferCode',
+      description:
+        'Needs a secret key. Besides the schema: `offer_code.id`, when given, must be the id in the path, and a territory may be priced only once per list (400 `BAD_REQUEST` otherwise).',
+      summary: 'Create or update a catalog offer code (201 created, 200 updated)',
+      tags: ['store'],
+      params: offerCodePath,
+      body: storeOfferCodeBody,
+      responses: { 201: { description: 'Created', schema: storeOfferCodeResponse }, 200: { description: 'Updated', schema: storeOfferCodeResponse } },
+      errors: [],
+      auth: 'secret',
+      async handle({ params, body, res }) {
+        const entry = toEntry(params[PARAM] as string, body);
+        const { created, entry: stored } = await upsert.handle(entry, commandContext(res));
+        return { status: created ? 201 : 200, body: { data: view(stored) } };
+      },
+    }),
+    route({
+      method: 'get',
+      path: itemPath,
+      operationId: 'getCatalogOfferCode',
+      summary: 'Get a catalog offer code',
+      tags: ['store'],
+      params: offerCodePath,
+      responses: { 200: { description: 'The catalog entry', schema: storeOfferCodeResponse } },
+      errors: ['NOT_FOUND.OFFER_CODE'],
+      auth: 'secret',
+      async handle({ params }) {
+        const id = params[PARAM] as string;
+        const entry = await catalog.get(id);
+        if (!entry) throw notFound(id);
+        return { status: 200, body: { data: view(entry) } };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/admin/store/offer-codes',
+      operationId: 'listCatalogOfferCodes',
+      summary: 'List the catalog offer codes',
+      tags: ['store'],
+      responses: { 200: { description: 'Every catalog entry, by id', schema: storeOfferCodesResponse } },
+      errors: [],
+      auth: 'secret',
+      async handle() {
+        return { status: 200, body: { data: { offer_codes: (await catalog.list()).map(view) } } };
+      },
+    }),
+  ];
 }

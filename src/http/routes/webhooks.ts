@@ -1,4 +1,4 @@
-import express, { type Request, type RequestHandler, Router } from 'express';
+import express, { type RequestHandler } from 'express';
 import type { DependencyContainer } from 'tsyringe';
 import { AppStoreVerifier } from '../../adapters/revenue/app-store-verifier.js';
 import { GooglePlayVerifier } from '../../adapters/revenue/google-play-verifier.js';
@@ -9,8 +9,8 @@ import { RevenueInbox } from '../../application/revenue/revenue-inbox.js';
 import type { Config } from '../../config.js';
 import { REVENUE_PROVIDERS, type RevenueNotification, type RevenueProvider } from '../../domain/revenue/revenue-notification.js';
 import { TOKENS } from '../../ports/tokens.js';
-import { ApiError, methodNotAllowed } from '../errors.js';
-import type { ApiDescription } from '../openapi.js';
+import { ApiError } from '../errors.js';
+import { type AnyRoute, route } from '../route.js';
 import { z } from '../schemas/zod-openapi.js';
 
 /** SPEC §11: notifications are read as raw bytes (signatures cover them), up to 1 MiB. */
@@ -55,15 +55,14 @@ const rawBody: RequestHandler = (req, res, next) => {
 };
 
 /** Inbound revenue notifications (SPEC §11): no API key; each provider authenticates itself. */
-export function webhooksRouter(container: DependencyContainer, api: ApiDescription): Router {
-  const router = Router();
+export function inboundWebhookRoutes(container: DependencyContainer): AnyRoute[] {
   const config = container.resolve<Config>(TOKENS.Config);
   const verifiers = configuredVerifiers(config);
   const inbox = container.resolve(RevenueInbox);
   const answer = z.object({ data: z.object({ status: z.enum(['applied', 'duplicate', 'unmatched']) }) });
 
-  for (const provider of REVENUE_PROVIDERS) {
-    api.operation({
+  return REVENUE_PROVIDERS.map((provider) =>
+    route({
       method: 'post',
       operationId: `receive${provider
         .split('-')
@@ -75,10 +74,8 @@ export function webhooksRouter(container: DependencyContainer, api: ApiDescripti
       responses: { 200: { description: 'Kept: applied to its user, a duplicate, or unmatched (applied when the user appears)', schema: answer } },
       errors: ['BODY_INVALID', 'BAD_REQUEST', 'WEBHOOK.UNAUTHORIZED', 'WEBHOOK.NOT_CONFIGURED', 'BODY_TOO_LARGE'],
       auth: 'none',
-    });
-    router
-      .route(`/${provider}`)
-      .post(rawBody, async (req: Request, res) => {
+      before: [rawBody],
+      async handle({ req, res }) {
         const context = { correlation_id: String(res.locals.requestId), causation_id: String(res.locals.requestId), actor: `webhook:${provider}` };
         const verifier = verifiers.get(provider);
         if (!verifier) throw new ApiError(404, 'WEBHOOK.NOT_CONFIGURED', `Notifications from ${provider} are not configured`, null);
@@ -94,9 +91,8 @@ export function webhooksRouter(container: DependencyContainer, api: ApiDescripti
           if (error instanceof WebhookMalformedError) throw new ApiError(400, error.code, error.message, error.source);
           throw error;
         }
-        res.json({ data: { status: await inbox.receive(notification, context) } });
-      })
-      .all(methodNotAllowed(['POST']));
-  }
-  return router;
+        return { status: 200, body: { data: { status: await inbox.receive(notification, context) } } };
+      },
+    }),
+  );
 }

@@ -2,7 +2,7 @@ import { claimSlotsProjection } from '../../../projections/claim-slots.js';
 import 'reflect-metadata';
 import { expect } from 'chai';
 import { RandomIds } from '../../../src/adapters/system/random-ids.js';
-import { ClaimSlots } from '../../../src/application/commands/claim-slots.js';
+import { ClaimSlots } from '../../../src/application/shared-resources/claim-slots.js';
 import { EventLog } from '../../../src/application/event-log.js';
 import { StreamExecutor } from '../../../src/application/stream-executor.js';
 import type { DomainError } from '../../../src/domain/domain-error.js';

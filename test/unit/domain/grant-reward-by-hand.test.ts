@@ -1,8 +1,9 @@
 import { expect } from 'chai';
 import { describe, it } from 'mocha';
-import type { GrantSpec } from '../../../src/domain/rewards/grant-rewards.js';
-import { decideGrantReward, type GrantRewardCommand } from '../../../src/domain/users/grant-reward.js';
-import { decideAbandonClaim, decideAssignRewardValue } from '../../../src/domain/users/maintenance.js';
+import type { GrantSpec } from '../../../src/domain/rewards/grant-and-expire.js';
+import { decideGrantReward, type GrantRewardCommand } from '../../../src/domain/users/grant-reward-by-hand.js';
+import { decideAbandonClaim } from '../../../src/domain/users/abandon-claim.js';
+import { decideAssignRewardValue } from '../../../src/domain/users/assign-reward-value.js';
 import { userEvolver } from '../../../src/domain/users/user-state.js';
 import { earlierOf } from '../../support/operations.js';
 import { deciderSpec } from '../../support/decider-spec.js';

@@ -2,7 +2,7 @@ import { inject, injectable } from 'tsyringe';
 import { streams } from '../../domain/events/index.js';
 import type { PoolCode } from '../../domain/events/pool-events.js';
 import { availableCodes, decideAddPoolCodes, decideRequestPoolCode, poolEvolver } from '../../domain/pools/pool.js';
-import { decideAssignRewardValue } from '../../domain/users/maintenance.js';
+import { decideAssignRewardValue } from '../../domain/users/assign-reward-value.js';
 import { userEvolver } from '../../domain/users/user-state.js';
 import type { Clock } from '../../ports/clock.js';
 import { TOKENS } from '../../ports/tokens.js';

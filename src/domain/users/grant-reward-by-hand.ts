@@ -1,7 +1,7 @@
 import type { Decision } from '../decider.js';
 import { DomainError } from '../domain-error.js';
 import { type GrantAnswer, type OperationRecord, repeatedGrant } from '../idempotency.js';
-import { expireDueRewards, type GrantSpec, grantRewards } from '../rewards/grant-rewards.js';
+import { expireDueRewards, type GrantSpec, grantRewards } from '../rewards/grant-and-expire.js';
 import { activeEntries, evolveUser, type UserState } from './user-state.js';
 
 export interface GrantRewardCommand {

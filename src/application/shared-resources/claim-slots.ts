@@ -2,7 +2,7 @@ import { inject, injectable } from 'tsyringe';
 import { CLAIM_SLOTS, claimSlotsProjection } from '../../../projections/claim-slots.js';
 import { decideSlotRequests, type SlotRequest, slotsTaken } from '../../domain/codes/claim-slots.js';
 import { streams } from '../../domain/events/index.js';
-import { decideAbandonClaim } from '../../domain/users/maintenance.js';
+import { decideAbandonClaim } from '../../domain/users/abandon-claim.js';
 import { userEvolver } from '../../domain/users/user-state.js';
 import { StoreUnavailableError } from '../../ports/event-store.js';
 import type { Ids } from '../../ports/ids.js';

@@ -3,7 +3,7 @@ import { inject, injectable } from 'tsyringe';
 import { streams } from '../../domain/events/index.js';
 import { POOLED_KINDS } from '../../domain/rewards/reward-kinds.js';
 import type { Deactivation } from '../../domain/rewards/reward-schemas.js';
-import { decideGrantReward } from '../../domain/users/grant-reward.js';
+import { decideGrantReward } from '../../domain/users/grant-reward-by-hand.js';
 import { userEvolver } from '../../domain/users/user-state.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Ids } from '../../ports/ids.js';
@@ -13,7 +13,7 @@ import { CatalogQueries } from '../queries/catalog-queries.js';
 import { OperationIndex } from '../operation-index.js';
 import { ReadYourWrites } from '../read-your-writes.js';
 import { StreamExecutor } from '../stream-executor.js';
-import { PoolAssignments } from './pool-assignments.js';
+import { PoolAssignments } from '../shared-resources/pool-assignments.js';
 
 export interface GrantRewardInput {
   key: string;

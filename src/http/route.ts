@@ -1,0 +1,115 @@
+import type express from 'express';
+import type { Request, RequestHandler, Response, Router } from 'express';
+import type { z, ZodObject, ZodTypeAny } from 'zod';
+import { requireSecretKey } from './auth.js';
+import { methodNotAllowed } from './errors.js';
+import type { ApiDescription, OperationDoc } from './openapi.js';
+import { parseBody, parsePathParam, parseQuery } from './validation.js';
+
+type Responses = OperationDoc['responses'];
+type Parsed<S> = S extends ZodTypeAny ? z.output<S> : Record<string, never>;
+
+/** What a handler answers: one of its declared statuses (checked when mounted) and its body. */
+export interface Reply {
+  status: number;
+  body?: unknown;
+  headers?: Record<string, string>;
+}
+
+/** A handler's input: path parameters, query and body already parsed by the declared schemas. */
+export interface RouteInput<P, Q, B> {
+  params: Parsed<P>;
+  query: Parsed<Q>;
+  body: Parsed<B>;
+  req: Request;
+  res: Response;
+}
+
+/**
+ * One operation of the HTTP API, declared once: its OpenAPI entry (path in OpenAPI syntax,
+ * schemas, statuses, error codes, who may call it) and its handler. `mountRoutes` builds the
+ * express route and the OpenAPI operation from the same object, so they cannot disagree.
+ */
+export interface Route<
+  P extends ZodObject | undefined = ZodObject | undefined,
+  Q extends ZodObject | undefined = ZodObject | undefined,
+  B extends ZodTypeAny | undefined = ZodTypeAny | undefined,
+  R extends Responses = Responses,
+> extends Omit<OperationDoc, 'params' | 'query' | 'body' | 'responses'> {
+  params?: P;
+  query?: Q;
+  body?: B;
+  responses: R;
+  /** Express middleware that runs before parsing (e.g. reading the raw body of a notification). */
+  before?: RequestHandler[];
+  /**
+   * The answer. A handler that writes the response itself (a text or streamed body) returns
+   * `{ status, raw: true }` after writing.
+   */
+  handle(input: RouteInput<P, Q, B>): Promise<Reply | { raw: true }>;
+}
+
+// biome-ignore lint/suspicious/noExplicitAny: a list of routes holds routes of any schemas.
+export type AnyRoute = Route<any, any, any, any>;
+
+/** Declares a route with its types inferred from the schemas (an identity at run time). */
+export function route<
+  P extends ZodObject | undefined = undefined,
+  Q extends ZodObject | undefined = undefined,
+  B extends ZodTypeAny | undefined = undefined,
+  R extends Responses = Responses,
+>(declaration: Route<P, Q, B, R>): Route<P, Q, B, R> {
+  return declaration;
+}
+
+/** `/users/{app_user_id}` (OpenAPI) → `/users/:app_user_id` (express). */
+export function expressPath(openApiPath: string): string {
+  return openApiPath.replace(/\{([A-Za-z0-9_]+)\}/g, ':$1');
+}
+
+function parseParams(req: Request, params: ZodObject | undefined): Record<string, unknown> {
+  const parsed: Record<string, unknown> = {};
+  if (!params) return parsed;
+  for (const [name, schema] of Object.entries(params.shape)) parsed[name] = parsePathParam(req, name, schema as ZodTypeAny);
+  return parsed;
+}
+
+function handler(declaration: AnyRoute): RequestHandler {
+  return async (req, res) => {
+    const input = {
+      params: parseParams(req, declaration.params),
+      query: declaration.query ? parseQuery(req, declaration.query) : {},
+      body: declaration.body ? parseBody(req, declaration.body) : {},
+      req,
+      res,
+    };
+    const reply = await declaration.handle(input);
+    if ('raw' in reply) return;
+    if (!(reply.status in declaration.responses)) throw new Error(`${declaration.operationId} answered an undeclared status ${reply.status}`);
+    for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
+    res.status(reply.status);
+    if (reply.body === undefined) res.end();
+    else res.json(reply.body);
+  };
+}
+
+/**
+ * Describes each route in `api` and mounts it on `router`, in the order given. Routes that share
+ * a path share one express route, which answers other methods with 405 and an Allow header.
+ */
+export function mountRoutes(router: Router | express.Express, api: ApiDescription, routes: AnyRoute[]): void {
+  const byPath = new Map<string, AnyRoute[]>();
+  for (const declaration of routes) {
+    const { handle: _handle, before: _before, ...doc } = declaration;
+    api.operation(doc);
+    byPath.set(declaration.path, [...(byPath.get(declaration.path) ?? []), declaration]);
+  }
+  for (const [path, declarations] of byPath) {
+    const chain = router.route(expressPath(path));
+    for (const declaration of declarations) {
+      const guards = [...(declaration.auth === 'secret' ? [requireSecretKey] : []), ...(declaration.before ?? [])];
+      chain[declaration.method as 'get' | 'post' | 'put' | 'delete' | 'patch'](...guards, handler(declaration));
+    }
+    chain.all(methodNotAllowed(declarations.map((declaration) => declaration.method.toUpperCase())));
+  }
+}

@@ -1,0 +1,96 @@
+import type { AddressInfo } from 'node:net';
+import { expect } from 'chai';
+import express from 'express';
+import { errorHandler, pathNotFound } from '../../../src/http/errors.js';
+import { ApiDescription } from '../../../src/http/openapi.js';
+import { expressPath, mountRoutes, route } from '../../../src/http/route.js';
+import { z } from '../../../src/http/schemas/zod-openapi.js';
+import type { Logger } from '../../../src/ports/logger.js';
+
+const silent = { info() {}, warn() {}, error() {}, debug() {}, child: () => silent } as unknown as Logger;
+
+/** A route declared once: its OpenAPI entry and its express route come from the same object. */
+describe('HTTP: one declaration per route', () => {
+  const api = new ApiDescription();
+  const app = express();
+  app.use(express.json());
+  app.use((_req, res, next) => {
+    res.locals.requestId = 'r';
+    next();
+  });
+  mountRoutes(app, api, [
+    route({
+      method: 'put',
+      path: '/things/{id}',
+      operationId: 'putThing',
+      summary: 'Put a thing',
+      tags: ['test'],
+      auth: 'none',
+      params: z.object({ id: z.string().regex(/^[a-z]+$/) }),
+      query: z.object({ loud: z.enum(['yes', 'no']).default('no') }),
+      body: z.object({ size: z.number().int() }),
+      responses: { 200: { description: 'Put', schema: z.object({ data: z.object({ id: z.string(), size: z.number(), loud: z.boolean() }) }) } },
+      errors: [],
+      async handle({ params, query, body }) {
+        return { status: 200, body: { data: { id: params.id, size: body.size, loud: query.loud === 'yes' } } };
+      },
+    }),
+    route({
+      method: 'get',
+      path: '/things/{id}',
+      operationId: 'getThing',
+      summary: 'Answers a status it did not declare',
+      tags: ['test'],
+      auth: 'none',
+      params: z.object({ id: z.string() }),
+      responses: { 200: { description: 'Found' } },
+      errors: [],
+      async handle() {
+        return { status: 201 };
+      },
+    }),
+  ]);
+  app.use(pathNotFound);
+  app.use(errorHandler(silent));
+  let base = '';
+  let server: ReturnType<typeof app.listen>;
+  before(async () => {
+    server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => server.close());
+
+  it('turns the OpenAPI path into the express path', () => {
+    expect(expressPath('/users/{app_user_id}/rewards/{key}')).to.equal('/users/:app_user_id/rewards/:key');
+  });
+
+  it('describes each declared operation in the document', () => {
+    const document = api.document() as { paths: Record<string, Record<string, { operationId: string }>> };
+    expect(Object.keys(document.paths['/things/{id}']!).sort()).to.deep.equal(['get', 'put']);
+    expect(document.paths['/things/{id}']!.put!.operationId).to.equal('putThing');
+  });
+
+  it('parses path parameters, query and body with the declared schemas before the handler runs', async () => {
+    const ok = await fetch(`${base}/things/abc?loud=yes`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"size":3}' });
+    expect(ok.status).to.equal(200);
+    expect(await ok.json()).to.deep.equal({ data: { id: 'abc', size: 3, loud: true } });
+    const badPath = await fetch(`${base}/things/ABC`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"size":3}' });
+    expect(((await badPath.json()) as { errors: { source: string }[] }).errors[0]!.source).to.equal('path:/id');
+    const badQuery = await fetch(`${base}/things/abc?loud=maybe`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"size":3}' });
+    expect(((await badQuery.json()) as { errors: { source: string }[] }).errors[0]!.source).to.equal('query:/loud');
+    const badBody = await fetch(`${base}/things/abc`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"size":1.5}' });
+    expect(((await badBody.json()) as { errors: { source: string }[] }).errors[0]!.source).to.equal('/size');
+  });
+
+  it('answers other methods on a declared path with 405 and the declared methods in Allow', async () => {
+    const response = await fetch(`${base}/things/abc`, { method: 'DELETE' });
+    expect(response.status).to.equal(405);
+    expect(response.headers.get('allow')).to.equal('PUT, GET');
+  });
+
+  it('refuses to send a status the declaration does not document (a 500, never an undocumented answer)', async () => {
+    const response = await fetch(`${base}/things/abc`);
+    expect(response.status).to.equal(500);
+  });
+});
