@@ -30,6 +30,9 @@ function sqlValue(value: Scalar): Scalar | number {
   return typeof value === 'boolean' ? Number(value) : value;
 }
 
+/** SQLite's `synchronous = NORMAL`. */
+const NORMAL = 1;
+
 /** Before one table per collection, every document lived in one `documents` table. */
 const LEGACY_TABLE = 'documents';
 
@@ -96,9 +99,21 @@ export class SqliteReadStore implements ReadStore {
     this.created.push(collection);
   }
 
-  /** A write transaction (BEGIN IMMEDIATE); tables it created are forgotten if it fails. */
+  /**
+   * A write transaction (BEGIN IMMEDIATE); tables it created are forgotten if it fails.
+   *
+   * It commits without an fsync (`synchronous = NORMAL` for this transaction only; the
+   * connection's own setting is restored after it). Read models and checkpoints are derived
+   * from the log and committed together, so a power cut can only take them back to an earlier
+   * checkpoint, from which they are rebuilt; a process crash loses nothing (the WAL is in the OS's
+   * cache). The next event commit (`synchronous = FULL`) syncs the whole WAL, these pages
+   * included. This saves one fsync per projected batch, which on ordinary disks costs as much as
+   * the event commit itself.
+   */
   private write<T>(work: () => T): T {
     this.created = [];
+    const synchronous = this.db.pragma('synchronous', { simple: true }) as number;
+    if (synchronous > NORMAL) this.db.pragma(`synchronous = ${NORMAL}`);
     try {
       return writeTransaction(this.db, work);
     } catch (error) {
@@ -106,6 +121,7 @@ export class SqliteReadStore implements ReadStore {
       throw error;
     } finally {
       this.created = [];
+      if (synchronous > NORMAL) this.db.pragma(`synchronous = ${synchronous}`);
     }
   }
 

@@ -1,6 +1,8 @@
 import type { Program } from '../../domain/events/config-events.js';
 import { type ByKind, emptyByKind, REPEATABLE_SENDER_KINDS, type RewardKind } from '../../domain/rewards/reward-kinds.js';
 import type { Activation, Deactivation, RewardDefinition, RewardEntry } from '../../domain/rewards/reward-schemas.js';
+import type { AdminRewardOut } from '../../http/schemas/admin.js';
+import type { ProgramEntryOut, ReferralProgramOut, RewardDefinitionOut } from '../../http/schemas/rewards.js';
 
 const KIND_FIELDS: Record<RewardKind, (keyof RewardDefinition)[]> = {
   basic: [],
@@ -12,7 +14,7 @@ const KIND_FIELDS: Record<RewardKind, (keyof RewardDefinition)[]> = {
 };
 
 /** The seed's reward definition: common fields plus the kind's own, without `kind`. */
-export function rewardView(reward: RewardDefinition): Record<string, unknown> {
+export function rewardView(reward: RewardDefinition): RewardDefinitionOut {
   const view: Record<string, unknown> = {
     key: reward.key,
     name: reward.name,
@@ -20,31 +22,29 @@ export function rewardView(reward: RewardDefinition): Record<string, unknown> {
     metadata: reward.metadata,
   };
   for (const field of KIND_FIELDS[reward.kind]) view[field] = reward[field] ?? null;
-  view.created_at = reward.created_at;
-  view.updated_at = reward.updated_at;
-  return view;
+  return { ...(view as RewardDefinitionOut), created_at: reward.created_at, updated_at: reward.updated_at };
 }
 
 /** The admin API's reward: the seed's definition plus `kind`. */
-export function adminRewardView(reward: RewardDefinition): Record<string, unknown> {
-  return { kind: reward.kind, ...rewardView(reward) };
+export function adminRewardView(reward: RewardDefinition): AdminRewardOut {
+  return { kind: reward.kind, ...rewardView(reward) } as AdminRewardOut;
 }
 
 /** Activation in the seed's per-kind shape: receivers show only `variant`. */
-export function activationView(activation: Activation, kind: RewardKind, role: 'sender' | 'receiver'): Record<string, unknown> {
+export function activationView(activation: Activation, kind: RewardKind, role: 'sender' | 'receiver'): ProgramEntryOut['activation'] {
   if (role === 'receiver') return { variant: activation.variant };
-  const view: Record<string, unknown> = { variant: activation.variant, amount: activation.amount ?? 1 };
+  const view: ProgramEntryOut['activation'] = { variant: activation.variant, amount: activation.amount ?? 1 };
   if (REPEATABLE_SENDER_KINDS.includes(kind)) view.limit = activation.limit ?? 0;
   return view;
 }
 
-export function deactivationView(deactivation: Deactivation): Record<string, unknown> {
+export function deactivationView(deactivation: Deactivation): ProgramEntryOut['deactivation'] {
   return deactivation.variant === 'never' ? { variant: 'never' } : { variant: 'interval', duration: deactivation.duration, period: deactivation.period };
 }
 
 /** Entries grouped into the six kind arrays of `{reward, activation, deactivation}`. */
-export function entriesByKind(entries: RewardEntry[], rewards: Map<string, RewardDefinition>, role: 'sender' | 'receiver'): ByKind<Record<string, unknown>> {
-  const grouped = emptyByKind<Record<string, unknown>>();
+export function entriesByKind(entries: RewardEntry[], rewards: Map<string, RewardDefinition>, role: 'sender' | 'receiver'): ByKind<ProgramEntryOut> {
+  const grouped = emptyByKind<ProgramEntryOut>();
   for (const entry of entries) {
     const reward = rewards.get(entry.reward_key);
     if (!reward) continue;
@@ -57,7 +57,7 @@ export function entriesByKind(entries: RewardEntry[], rewards: Map<string, Rewar
   return grouped;
 }
 
-export function programView(program: Program, rewards: Map<string, RewardDefinition>): Record<string, unknown> {
+export function programView(program: Program, rewards: Map<string, RewardDefinition>): ReferralProgramOut {
   return {
     id: program.id,
     name: program.name,

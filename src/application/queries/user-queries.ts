@@ -10,6 +10,7 @@ import { TOKENS } from '../../ports/tokens.js';
 import { referralLink } from '../../domain/codes/referral-code.js';
 import { CatalogQueries } from './catalog-queries.js';
 import { programRewardKeys } from './reward-views.js';
+import type { UserOut } from '../../http/schemas/users.js';
 import { EXPIRED_PER_KIND, grantedView, userView } from './user-view.js';
 
 /**
@@ -31,7 +32,7 @@ export class UserQueries {
   }
 
   /** The seed's User as `GET /users/{id}` and every command response show it; null when unknown. */
-  async userView(appUserId: string): Promise<Record<string, unknown> | null> {
+  async userView(appUserId: string): Promise<UserOut | null> {
     const user = await this.catalog.user(appUserId);
     if (!user?.exists) return null;
     const [live, expired, program] = await Promise.all([

@@ -5,6 +5,8 @@ import type { GrantedFact } from '../../domain/events/user-events.js';
 import { isActiveAt } from '../../domain/rewards/expiry.js';
 import { type ByKind, emptyByKind, POOLED_KINDS } from '../../domain/rewards/reward-kinds.js';
 import type { RewardDefinition } from '../../domain/rewards/reward-schemas.js';
+import type { ActiveEntryOut, ExpiredEntryOut } from '../../http/schemas/rewards.js';
+import type { UserOut } from '../../http/schemas/users.js';
 import { programView, rewardView } from './reward-views.js';
 
 /** SPEC §5.3: `rewards.expired` lists per kind at most this many, the most recently expired. */
@@ -18,7 +20,7 @@ export interface UserViewContext {
   program: Program | null;
 }
 
-export type RewardEntryView = Record<string, unknown>;
+export type RewardEntryView = ActiveEntryOut;
 
 /** What the active-entry shape shows of an entry or of a grant. */
 interface ActiveEntryFields {
@@ -32,16 +34,18 @@ interface ActiveEntryFields {
 
 /** An entry as listed under `rewards.active` / `rewards_granted`. */
 export function activeEntryView(entry: ActiveEntryFields, reward: RewardDefinition): RewardEntryView {
-  const view: RewardEntryView = { reward: rewardView(reward), expires_at: entry.expires_at };
-  if (entry.kind === 'credit') view.credits = entry.credits ?? 0;
-  if (entry.kind === 'offer_code') view.value = entry.value && { value: entry.value.value, link: entry.value.link, expires_at: entry.value.expires_at };
-  if (entry.kind === 'store_promo_code') view.value = entry.value && { value: entry.value.value, expires_at: entry.value.expires_at };
-  view.created_at = entry.created_at;
-  view.updated_at = entry.updated_at;
-  return view;
+  return {
+    reward: rewardView(reward),
+    expires_at: entry.expires_at,
+    ...(entry.kind === 'credit' ? { credits: entry.credits ?? 0 } : {}),
+    ...(entry.kind === 'offer_code' ? { value: entry.value && { value: entry.value.value, link: entry.value.link, expires_at: entry.value.expires_at } } : {}),
+    ...(entry.kind === 'store_promo_code' ? { value: entry.value && { value: entry.value.value, expires_at: entry.value.expires_at } } : {}),
+    created_at: entry.created_at,
+    updated_at: entry.updated_at,
+  };
 }
 
-function expiredEntryView(entry: RewardEntryDoc, reward: RewardDefinition): RewardEntryView {
+function expiredEntryView(entry: RewardEntryDoc, reward: RewardDefinition): ExpiredEntryOut {
   return { reward: rewardView(reward), expired_at: entry.expires_at, created_at: entry.created_at, updated_at: entry.updated_at };
 }
 
@@ -66,7 +70,7 @@ export function rewardsView(live: readonly RewardEntryDoc[], recordedExpired: re
     }
   }
   for (const entry of recordedExpired) expired[entry.kind].push(entry);
-  const expiredViews = emptyByKind<RewardEntryView>();
+  const expiredViews = emptyByKind<ExpiredEntryOut>();
   for (const [kind, entries] of Object.entries(expired) as [keyof ByKind<unknown>, RewardEntryDoc[]][]) {
     const recent = entries
       .sort((a, b) => (a.expires_at ?? '').localeCompare(b.expires_at ?? '') || bySeq(a, b))
@@ -118,12 +122,7 @@ export function claimWindowEnd(user: Pick<UserDoc, 'first_seen_at' | 'created_at
 }
 
 /** The seed's User object. */
-export function userView(
-  user: UserDoc,
-  live: readonly RewardEntryDoc[],
-  recordedExpired: readonly RewardEntryDoc[],
-  context: UserViewContext,
-): Record<string, unknown> {
+export function userView(user: UserDoc, live: readonly RewardEntryDoc[], recordedExpired: readonly RewardEntryDoc[], context: UserViewContext): UserOut {
   const claimed = user.referred_by !== null;
   const windowEnd = claimWindowEnd(user, context.windowDays);
   return {

@@ -139,3 +139,5 @@ export const adminAffiliateOut = z
   .openapi('AdminAffiliate');
 
 export const poolCodesOut = z.object({ added: z.number().int(), skipped: z.number().int(), available: z.number().int() }).openapi('PoolCodesResult');
+
+export type AdminRewardOut = z.input<typeof adminRewardOut>;

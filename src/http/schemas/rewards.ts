@@ -79,3 +79,10 @@ export const referralProgramOut = z
   })
   .strict()
   .openapi('ReferralProgram');
+
+/** The shapes the view builders (src/application/queries/*-view*.ts) produce, from these schemas. */
+export type RewardDefinitionOut = z.input<typeof rewardDefinitionOut>;
+export type ActiveEntryOut = z.input<typeof activeEntryOut>;
+export type ExpiredEntryOut = z.input<typeof expiredEntryOut>;
+export type ProgramEntryOut = z.input<typeof programEntryOut>;
+export type ReferralProgramOut = z.input<typeof referralProgramOut>;

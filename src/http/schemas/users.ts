@@ -84,3 +84,7 @@ export const userResponse = z.object({ data: z.object({ user: userOut }).strict(
 export const getUserResponse = z.object({ data: z.object({ user: userOut, affiliate: z.union([affiliateOut, z.null()]) }).strict() }).strict();
 export const claimResponse = z.object({ data: z.object({ rewards_granted: rewardsGrantedOut, user: userOut }).strict() }).strict();
 export const withdrawResponse = z.object({ data: z.object({ withdraw_result: withdrawResultOut, user: userOut }).strict() }).strict();
+
+/** The shapes the view builders produce, from these schemas. */
+export type UserOut = z.input<typeof userOut>;
+export type AffiliateOut = z.input<typeof affiliateOut>;
