@@ -4,9 +4,11 @@ import { claimSlotsProjection } from './claim-slots.js';
 import { claimStatsProjection } from './claim-stats.js';
 import { codesProjection } from './codes.js';
 import { creditLedgerProjection } from './credit-ledger.js';
+import { fraudRulesProjection } from './fraud-rules.js';
 import { operationsProjection } from './operations.js';
 import type { Projection } from './projection.js';
 import { revenueIndexProjection } from './revenue-index.js';
+import { reviewsProjection } from './reviews.js';
 import { rewardExpiriesProjection } from './reward-expiries.js';
 import { storeOfferCodesProjection } from './store-offer-codes.js';
 import { transactionLinksProjection } from './transaction-links.js';
@@ -28,4 +30,6 @@ export const allProjections: Projection[] = [
   revenueIndexProjection,
   attributionProjection,
   transactionLinksProjection,
+  fraudRulesProjection,
+  reviewsProjection,
 ];

@@ -30,6 +30,7 @@ import { storeEvents } from '../src/domain/events/store-events.js';
 import { transactionEvents } from '../src/domain/events/transaction-events.js';
 import { userEvents } from '../src/domain/events/user-events.js';
 import { webhookEvents } from '../src/domain/events/webhook-events.js';
+import { fraudEvents } from '../src/domain/events/fraud-events.js';
 import { ERROR_CODES, type ErrorCode } from '../src/http/error-codes.js';
 import { startService } from '../src/service.js';
 
@@ -201,6 +202,17 @@ const EVENT_MEANINGS: Record<string, string> = {
   TransactionLinked:
     'The app linked a store transaction to `app_user_id` (the first link; it never moves). Revenue notifications without an account id find their user through it.',
   TransactionLinkRefused: 'Another user asked for a transaction already linked to `linked_app_user_id`: kept for review, once per user.',
+  FraudRuleCreated: 'A fraud rule was defined (the full rule).',
+  FraudRuleUpdated: 'A fraud rule changed (the full new rule).',
+  ClaimRejectedByRule: "In the claimer's stream: a fraud rule with action `reject` refused a claim (422 `CLAIM.REJECTED_BY_RULE`); nothing else changed.",
+  SenderRewardsHeld: "In the referrer's stream: a claim or conversion on hold; the sender rewards due at `count` wait for the review.",
+  SenderRewardsRefused: "In the referrer's stream: a conversion's sender rewards refused by a `reject` rule (the conversion still counts).",
+  HeldRewardsReleased: "In the referrer's stream: the review was decided; when approved, the held grants follow in the same append.",
+  ReviewOpened: 'A held claim (or conversion) waits for a reviewer.',
+  ReviewApproved: 'A reviewer approved: the held referrer rewards are granted.',
+  ReviewRejected: 'A reviewer rejected: the held referrer rewards are dropped.',
+  PaymentCustomerClaimCounted: 'A referral claimer of this payment customer was counted (`claimers`: the count after it).',
+  PaymentCustomerClaimReleased: 'A counted claim did not complete; the count went back.',
 };
 
 /** The stream each event type is appended to. */
@@ -215,6 +227,11 @@ function streamOf(type: string): string {
   if (type.startsWith('Affiliate')) return '`affiliate-{id}`';
   if (type in webhookEvents) return '`webhook-{id}`';
   if (type in transactionEvents) return '`transaction-{provider}-{id}` (`id`: the originalTransactionId, or the SHA-256 hex of the purchase token)';
+  if (type === 'ClaimRejectedByRule') return '`user-{app_user_id}` (claimer)';
+  if (type === 'SenderRewardsHeld' || type === 'SenderRewardsRefused' || type === 'HeldRewardsReleased') return '`user-{app_user_id}` (referrer)';
+  if (type.startsWith('FraudRule')) return '`rule-{id}`';
+  if (type.startsWith('Review')) return '`review-{id}`';
+  if (type.startsWith('PaymentCustomer')) return '`payment-customer-{digest}` (keyed digest, never the plaintext id)';
   return '(see source)';
 }
 
@@ -227,6 +244,7 @@ export function eventsMarkdown(): string {
     ['Store offer-code catalog', storeEvents],
     ['Outgoing webhook endpoints', webhookEvents],
     ['Store transactions linked by the app', transactionEvents],
+    ['Fraud rules, their decisions and reviews', fraudEvents],
   ];
   const sections = groups.map(([title, events]) => {
     const rows = Object.entries(events).map(([type, schema]) => {

@@ -23,6 +23,7 @@ import { type BenchOptions, benchCommand, benchOptions } from './bench/options.j
 import { runScript } from './cli/command-line.js';
 import { CatchUpTimeout, type Child, CLIENT_KEY, call, ROOT, rateLimitEnv, sleep, startBare, startService, waitCaughtUp } from './bench/processes.js';
 import { type BenchReport, type Figure, formatTable, newReport, ratio } from './bench/report.js';
+import { setGuardRules } from './bench/fraud-rules.js';
 import { seedReferrerClaims, seedWithdrawals } from './bench/seed-history.js';
 
 const progress = (message: string) => process.stderr.write(`${message}\n`);
@@ -198,6 +199,55 @@ class Bench {
       sample.text,
       claimBody,
     );
+    await this.guardedClaims(this.freshClaims);
+  }
+
+  /** Restarts the service with or without rate limits (same data directory). */
+  private async restart(rateLimits: boolean): Promise<void> {
+    await this.service.stop();
+    this.service = await startService(this.dataDir, rateLimitEnv(rateLimits));
+    await waitCaughtUp(this.url);
+  }
+
+  /**
+   * Issue #15: the same claims with rate limits and every fraud rule kind on (parameters no claim
+   * reaches, scripts/bench/fraud-rules.ts), each claimer with its own payment customer so the
+   * payment-customer counter is exercised too; next to claims.one_code measured just before.
+   */
+  private async guardedClaims(unguarded: Measurement): Promise<void> {
+    progress('the same claims with rate limits and fraud rules on…');
+    if (!this.options.rateLimits) await this.restart(true);
+    await setGuardRules(this.url, true);
+    const referrer = await this.newUser('referrer-guarded');
+    const first = this.createdUsers;
+    let next = first;
+    await this.run(
+      () => ({ method: 'POST', path: '/users', body: JSON.stringify({ app_user_id: `user-${next}`, payment_customer_id: `cus_bench_${next++}` }) }),
+      { duration: 600, maxRequests: this.claimPool(this.options.duration + 1) },
+    );
+    this.createdUsers = next;
+    const claimers = Array.from({ length: next - first }, (_, index) => `user-${first + index}`);
+    await waitCaughtUp(this.url);
+    await sleep(1100); // older than the account-age rule's 1 s
+    let index = 0;
+    const claim = () => ({
+      method: 'POST' as const,
+      path: `/users/${claimers[index++ % claimers.length]}/claim-code`,
+      body: JSON.stringify({ code: referrer.referral_code }),
+    });
+    await this.run(claim, { duration: 1, maxRequests: Math.ceil(claimers.length / 6) }); // warm-up after the restart
+    await waitCaughtUp(this.url);
+    const guarded = await this.run(claim, { maxRequests: claimers.length - index });
+    this.add({
+      key: 'claims.guarded',
+      what: `claims on one referral code with rate limits and all 7 fraud rule kinds on${guarded.non_2xx > 0 ? ` (${guarded.non_2xx} refused)` : ''}`,
+      load: guarded,
+      compared_with: { what: `claims.one_code (fraud rules off${this.options.rateLimits ? '' : ', rate limits off'})`, load: unguarded },
+      ratio: ratio(guarded.req_per_s, unguarded.req_per_s),
+      target: '≥ 0.9× (issue #15)',
+    });
+    await setGuardRules(this.url, false);
+    if (!this.options.rateLimits) await this.restart(false);
   }
 
   async withdrawals(): Promise<void> {

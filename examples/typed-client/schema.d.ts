@@ -810,6 +810,110 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/rules/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Get a rule
+         * @description Needs a secret key.
+         */
+        get: operations["getRule"];
+        /**
+         * Create or update a rule (201 created, 200 updated)
+         * @description Needs a secret key.
+         */
+        put: operations["putRule"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/rules": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List rules
+         * @description Needs a secret key.
+         */
+        get: operations["listRules"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/reviews": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List reviews of held claims, in the order they were opened (paged by `after` = `next_after`)
+         * @description Needs a secret key.
+         */
+        get: operations["listReviews"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/reviews/{id}/approve": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Approve a held claim: its held referrer rewards are granted, once (repeating it answers the same review)
+         * @description Needs a secret key.
+         */
+        post: operations["approveReview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/reviews/{id}/reject": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Reject a held claim: its held referrer rewards are dropped (repeating it answers the same review)
+         * @description Needs a secret key.
+         */
+        post: operations["rejectReview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/compat/winwinkit/users": {
         parameters: {
             query?: never;
@@ -4278,6 +4382,8 @@ export interface operations {
              *     `CLAIM.LIMIT_REACHED`: The code's claim limit (program or promo `limit`) is reached.
              *
              *     `CLAIM.SLOT_LOST`: Concurrent claims of a nearly exhausted code kept taking the last slot from this one; retry the claim.
+             *
+             *     `CLAIM.REJECTED_BY_RULE`: A fraud rule with action `reject` refused the claim; `source` names the rule (`rule:{id}`).
              */
             422: {
                 headers: {
@@ -4302,7 +4408,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "CLAIM.CODE_NOT_FOUND" | "CLAIM.ALREADY_CLAIMED" | "CLAIM.OWN_CODE" | "CLAIM.NOT_ELIGIBLE" | "CLAIM.CODE_INACTIVE" | "CLAIM.LIMIT_REACHED" | "CLAIM.SLOT_LOST";
+                            code: "CLAIM.CODE_NOT_FOUND" | "CLAIM.ALREADY_CLAIMED" | "CLAIM.OWN_CODE" | "CLAIM.NOT_ELIGIBLE" | "CLAIM.CODE_INACTIVE" | "CLAIM.LIMIT_REACHED" | "CLAIM.SLOT_LOST" | "CLAIM.REJECTED_BY_RULE";
                             /** @enum {number} */
                             status: 422;
                             /** @description For humans; may change. Branch on `code`. */
@@ -15224,6 +15330,1996 @@ export interface operations {
             };
         };
     };
+    getRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Found */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            rule: {
+                                id: string;
+                                /** @enum {string} */
+                                kind: "referrer_claims_per_hour" | "referrer_claims_per_day" | "min_seconds_user_to_claim" | "min_seconds_claim_to_conversion" | "same_payment_customer" | "payment_customer_claimers" | "blocked_users";
+                                params: {
+                                    [key: string]: unknown;
+                                };
+                                /** @enum {string} */
+                                action: "reject" | "hold";
+                                enabled: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-01-02T03:04:05.678Z
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-01-02T03:04:05.678Z
+                                 */
+                                updated_at: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BAD_REQUEST",
+                     *           "status": 400,
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BAD_REQUEST";
+                            /** @enum {number} */
+                            status: 400;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "UNAUTHORIZED",
+                     *           "status": 401,
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            /** @enum {number} */
+                            status: 401;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "FORBIDDEN",
+                     *           "status": 403,
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
+                            /** @enum {number} */
+                            status: 403;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `NOT_FOUND.RULE`: No fraud rule has this id. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "NOT_FOUND.RULE",
+                     *           "status": 404,
+                     *           "message": "No fraud rule has this id.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND.RULE";
+                            /** @enum {number} */
+                            status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "RATE_LIMITED",
+                     *           "status": 429,
+                     *           "message": "Too many requests; retry after the seconds in Retry-After (RateLimit names the budget)",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @enum {number} */
+                            status: 429;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "INTERNAL_SERVER_ERROR",
+                     *           "status": 500,
+                     *           "message": "A bug. Nothing was written; the log has the details under the request id the message gives.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "INTERNAL_SERVER_ERROR";
+                            /** @enum {number} */
+                            status: 500;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "SERVICE_UNAVAILABLE",
+                     *           "status": 503,
+                     *           "message": "A backing store is unavailable; retry later",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @enum {number} */
+                            status: 503;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    putRule: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @enum {string} */
+                    kind: "referrer_claims_per_hour";
+                    params: {
+                        /** @description The largest count allowed; one more triggers the rule */
+                        max: number;
+                    };
+                    /**
+                     * @description `reject`: 422 CLAIM.REJECTED_BY_RULE; `hold`: the claim succeeds, its referrer rewards wait for review
+                     * @enum {string}
+                     */
+                    action: "reject" | "hold";
+                    /**
+                     * @description Default true
+                     * @default true
+                     */
+                    enabled?: boolean;
+                } | {
+                    /** @enum {string} */
+                    kind: "referrer_claims_per_day";
+                    params: {
+                        /** @description The largest count allowed; one more triggers the rule */
+                        max: number;
+                    };
+                    /**
+                     * @description `reject`: 422 CLAIM.REJECTED_BY_RULE; `hold`: the claim succeeds, its referrer rewards wait for review
+                     * @enum {string}
+                     */
+                    action: "reject" | "hold";
+                    /**
+                     * @description Default true
+                     * @default true
+                     */
+                    enabled?: boolean;
+                } | {
+                    /** @enum {string} */
+                    kind: "min_seconds_user_to_claim";
+                    params: {
+                        /** @description Seconds (at most a year) */
+                        seconds: number;
+                    };
+                    /**
+                     * @description `reject`: 422 CLAIM.REJECTED_BY_RULE; `hold`: the claim succeeds, its referrer rewards wait for review
+                     * @enum {string}
+                     */
+                    action: "reject" | "hold";
+                    /**
+                     * @description Default true
+                     * @default true
+                     */
+                    enabled?: boolean;
+                } | {
+                    /** @enum {string} */
+                    kind: "min_seconds_claim_to_conversion";
+                    params: {
+                        /** @description Seconds (at most a year) */
+                        seconds: number;
+                    };
+                    /**
+                     * @description `reject`: 422 CLAIM.REJECTED_BY_RULE; `hold`: the claim succeeds, its referrer rewards wait for review
+                     * @enum {string}
+                     */
+                    action: "reject" | "hold";
+                    /**
+                     * @description Default true
+                     * @default true
+                     */
+                    enabled?: boolean;
+                } | {
+                    /** @enum {string} */
+                    kind: "same_payment_customer";
+                    params: Record<string, never>;
+                    /**
+                     * @description `reject`: 422 CLAIM.REJECTED_BY_RULE; `hold`: the claim succeeds, its referrer rewards wait for review
+                     * @enum {string}
+                     */
+                    action: "reject" | "hold";
+                    /**
+                     * @description Default true
+                     * @default true
+                     */
+                    enabled?: boolean;
+                } | {
+                    /** @enum {string} */
+                    kind: "payment_customer_claimers";
+                    params: {
+                        /** @description The largest count allowed; one more triggers the rule */
+                        max: number;
+                    };
+                    /**
+                     * @description `reject`: 422 CLAIM.REJECTED_BY_RULE; `hold`: the claim succeeds, its referrer rewards wait for review
+                     * @enum {string}
+                     */
+                    action: "reject" | "hold";
+                    /**
+                     * @description Default true
+                     * @default true
+                     */
+                    enabled?: boolean;
+                } | {
+                    /** @enum {string} */
+                    kind: "blocked_users";
+                    params: {
+                        app_user_ids: string[];
+                    };
+                    /**
+                     * @description `reject`: 422 CLAIM.REJECTED_BY_RULE; `hold`: the claim succeeds, its referrer rewards wait for review
+                     * @enum {string}
+                     */
+                    action: "reject" | "hold";
+                    /**
+                     * @description Default true
+                     * @default true
+                     */
+                    enabled?: boolean;
+                };
+            };
+        };
+        responses: {
+            /** @description Updated */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            rule: {
+                                id: string;
+                                /** @enum {string} */
+                                kind: "referrer_claims_per_hour" | "referrer_claims_per_day" | "min_seconds_user_to_claim" | "min_seconds_claim_to_conversion" | "same_payment_customer" | "payment_customer_claimers" | "blocked_users";
+                                params: {
+                                    [key: string]: unknown;
+                                };
+                                /** @enum {string} */
+                                action: "reject" | "hold";
+                                enabled: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-01-02T03:04:05.678Z
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-01-02T03:04:05.678Z
+                                 */
+                                updated_at: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description Created */
+            201: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            rule: {
+                                id: string;
+                                /** @enum {string} */
+                                kind: "referrer_claims_per_hour" | "referrer_claims_per_day" | "min_seconds_user_to_claim" | "min_seconds_claim_to_conversion" | "same_payment_customer" | "payment_customer_claimers" | "blocked_users";
+                                params: {
+                                    [key: string]: unknown;
+                                };
+                                /** @enum {string} */
+                                action: "reject" | "hold";
+                                enabled: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-01-02T03:04:05.678Z
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-01-02T03:04:05.678Z
+                                 */
+                                updated_at: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+            /**
+             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             *
+             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BODY_INVALID",
+                     *           "status": 400,
+                     *           "message": "The body must be a JSON object",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            /** @enum {number} */
+                            status: 400;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "UNAUTHORIZED",
+                     *           "status": 401,
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            /** @enum {number} */
+                            status: 401;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "FORBIDDEN",
+                     *           "status": 403,
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
+                            /** @enum {number} */
+                            status: 403;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BODY_TOO_LARGE",
+                     *           "status": 413,
+                     *           "message": "The body is larger than 64 KiB",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BODY_TOO_LARGE";
+                            /** @enum {number} */
+                            status: 413;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *           "status": 415,
+                     *           "message": "Send the body as application/json",
+                     *           "source": "header:content-type"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "UNSUPPORTED_MEDIA_TYPE";
+                            /** @enum {number} */
+                            status: 415;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `RULE.IMMUTABLE_FIELD`: The `kind` of a fraud rule cannot change (decisions in the log name the rule by id). */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "RULE.IMMUTABLE_FIELD",
+                     *           "status": 422,
+                     *           "message": "The `kind` of a fraud rule cannot change (decisions in the log name the rule by id).",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "RULE.IMMUTABLE_FIELD";
+                            /** @enum {number} */
+                            status: 422;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "RATE_LIMITED",
+                     *           "status": 429,
+                     *           "message": "Too many requests; retry after the seconds in Retry-After (RateLimit names the budget)",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @enum {number} */
+                            status: 429;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "INTERNAL_SERVER_ERROR",
+                     *           "status": 500,
+                     *           "message": "A bug. Nothing was written; the log has the details under the request id the message gives.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "INTERNAL_SERVER_ERROR";
+                            /** @enum {number} */
+                            status: 500;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "SERVICE_UNAVAILABLE",
+                     *           "status": 503,
+                     *           "message": "A backing store is unavailable; retry later",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @enum {number} */
+                            status: 503;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    listRules: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description All of them */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            rules: {
+                                id: string;
+                                /** @enum {string} */
+                                kind: "referrer_claims_per_hour" | "referrer_claims_per_day" | "min_seconds_user_to_claim" | "min_seconds_claim_to_conversion" | "same_payment_customer" | "payment_customer_claimers" | "blocked_users";
+                                params: {
+                                    [key: string]: unknown;
+                                };
+                                /** @enum {string} */
+                                action: "reject" | "hold";
+                                enabled: boolean;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-01-02T03:04:05.678Z
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-01-02T03:04:05.678Z
+                                 */
+                                updated_at: string | null;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "UNAUTHORIZED",
+                     *           "status": 401,
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            /** @enum {number} */
+                            status: 401;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "FORBIDDEN",
+                     *           "status": 403,
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
+                            /** @enum {number} */
+                            status: 403;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "RATE_LIMITED",
+                     *           "status": 429,
+                     *           "message": "Too many requests; retry after the seconds in Retry-After (RateLimit names the budget)",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @enum {number} */
+                            status: 429;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "INTERNAL_SERVER_ERROR",
+                     *           "status": 500,
+                     *           "message": "A bug. Nothing was written; the log has the details under the request id the message gives.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "INTERNAL_SERVER_ERROR";
+                            /** @enum {number} */
+                            status: 500;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "SERVICE_UNAVAILABLE",
+                     *           "status": 503,
+                     *           "message": "A backing store is unavailable; retry later",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @enum {number} */
+                            status: 503;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    listReviews: {
+        parameters: {
+            query?: {
+                status?: "pending" | "approved" | "rejected";
+                /** @description Exclusive: `next_after` of the previous page */
+                after?: string;
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description A page of reviews */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            reviews: {
+                                id: string;
+                                rule_id: string;
+                                /**
+                                 * @description The rule's kind
+                                 * @enum {string}
+                                 */
+                                kind: "referrer_claims_per_hour" | "referrer_claims_per_day" | "min_seconds_user_to_claim" | "min_seconds_claim_to_conversion" | "same_payment_customer" | "payment_customer_claimers" | "blocked_users";
+                                /** @enum {string} */
+                                status: "pending" | "approved" | "rejected";
+                                referrer_app_user_id: string;
+                                claimer_app_user_id: string;
+                                code: string;
+                                /**
+                                 * @description What was held: the claim, or a conversion (min_seconds_claim_to_conversion)
+                                 * @enum {string}
+                                 */
+                                variant: "claim" | "conversion";
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-01-02T03:04:05.678Z
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-01-02T03:04:05.678Z
+                                 */
+                                decided_at: string | null;
+                            }[];
+                            next_after: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BAD_REQUEST",
+                     *           "status": 400,
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BAD_REQUEST";
+                            /** @enum {number} */
+                            status: 400;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "UNAUTHORIZED",
+                     *           "status": 401,
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            /** @enum {number} */
+                            status: 401;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "FORBIDDEN",
+                     *           "status": 403,
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
+                            /** @enum {number} */
+                            status: 403;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "RATE_LIMITED",
+                     *           "status": 429,
+                     *           "message": "Too many requests; retry after the seconds in Retry-After (RateLimit names the budget)",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @enum {number} */
+                            status: 429;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "INTERNAL_SERVER_ERROR",
+                     *           "status": 500,
+                     *           "message": "A bug. Nothing was written; the log has the details under the request id the message gives.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "INTERNAL_SERVER_ERROR";
+                            /** @enum {number} */
+                            status: 500;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "SERVICE_UNAVAILABLE",
+                     *           "status": 503,
+                     *           "message": "A backing store is unavailable; retry later",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @enum {number} */
+                            status: 503;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    approveReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The review, approved */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            review: {
+                                id: string;
+                                rule_id: string;
+                                /**
+                                 * @description The rule's kind
+                                 * @enum {string}
+                                 */
+                                kind: "referrer_claims_per_hour" | "referrer_claims_per_day" | "min_seconds_user_to_claim" | "min_seconds_claim_to_conversion" | "same_payment_customer" | "payment_customer_claimers" | "blocked_users";
+                                /** @enum {string} */
+                                status: "pending" | "approved" | "rejected";
+                                referrer_app_user_id: string;
+                                claimer_app_user_id: string;
+                                code: string;
+                                /**
+                                 * @description What was held: the claim, or a conversion (min_seconds_claim_to_conversion)
+                                 * @enum {string}
+                                 */
+                                variant: "claim" | "conversion";
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-01-02T03:04:05.678Z
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-01-02T03:04:05.678Z
+                                 */
+                                decided_at: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BAD_REQUEST",
+                     *           "status": 400,
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BAD_REQUEST";
+                            /** @enum {number} */
+                            status: 400;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "UNAUTHORIZED",
+                     *           "status": 401,
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            /** @enum {number} */
+                            status: 401;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "FORBIDDEN",
+                     *           "status": 403,
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
+                            /** @enum {number} */
+                            status: 403;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `NOT_FOUND.REVIEW`: No review has this id. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "NOT_FOUND.REVIEW",
+                     *           "status": 404,
+                     *           "message": "No review has this id.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND.REVIEW";
+                            /** @enum {number} */
+                            status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REVIEW.ALREADY_DECIDED`: The review was already decided the other way (approve after reject, or reject after approve); a decision is final. */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REVIEW.ALREADY_DECIDED",
+                     *           "status": 422,
+                     *           "message": "The review was already decided the other way (approve after reject, or reject after approve); a decision is final.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REVIEW.ALREADY_DECIDED";
+                            /** @enum {number} */
+                            status: 422;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "RATE_LIMITED",
+                     *           "status": 429,
+                     *           "message": "Too many requests; retry after the seconds in Retry-After (RateLimit names the budget)",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @enum {number} */
+                            status: 429;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "INTERNAL_SERVER_ERROR",
+                     *           "status": 500,
+                     *           "message": "A bug. Nothing was written; the log has the details under the request id the message gives.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "INTERNAL_SERVER_ERROR";
+                            /** @enum {number} */
+                            status: 500;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "SERVICE_UNAVAILABLE",
+                     *           "status": 503,
+                     *           "message": "A backing store is unavailable; retry later",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @enum {number} */
+                            status: 503;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    rejectReview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The review, rejected */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            review: {
+                                id: string;
+                                rule_id: string;
+                                /**
+                                 * @description The rule's kind
+                                 * @enum {string}
+                                 */
+                                kind: "referrer_claims_per_hour" | "referrer_claims_per_day" | "min_seconds_user_to_claim" | "min_seconds_claim_to_conversion" | "same_payment_customer" | "payment_customer_claimers" | "blocked_users";
+                                /** @enum {string} */
+                                status: "pending" | "approved" | "rejected";
+                                referrer_app_user_id: string;
+                                claimer_app_user_id: string;
+                                code: string;
+                                /**
+                                 * @description What was held: the claim, or a conversion (min_seconds_claim_to_conversion)
+                                 * @enum {string}
+                                 */
+                                variant: "claim" | "conversion";
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-01-02T03:04:05.678Z
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @example 2026-01-02T03:04:05.678Z
+                                 */
+                                decided_at: string | null;
+                            };
+                        };
+                    };
+                };
+            };
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BAD_REQUEST",
+                     *           "status": 400,
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BAD_REQUEST";
+                            /** @enum {number} */
+                            status: 400;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "UNAUTHORIZED",
+                     *           "status": 401,
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            /** @enum {number} */
+                            status: 401;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "FORBIDDEN",
+                     *           "status": 403,
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
+                            /** @enum {number} */
+                            status: 403;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `NOT_FOUND.REVIEW`: No review has this id. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "NOT_FOUND.REVIEW",
+                     *           "status": 404,
+                     *           "message": "No review has this id.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND.REVIEW";
+                            /** @enum {number} */
+                            status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REVIEW.ALREADY_DECIDED`: The review was already decided the other way (approve after reject, or reject after approve); a decision is final. */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REVIEW.ALREADY_DECIDED",
+                     *           "status": 422,
+                     *           "message": "The review was already decided the other way (approve after reject, or reject after approve); a decision is final.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REVIEW.ALREADY_DECIDED";
+                            /** @enum {number} */
+                            status: 422;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "RATE_LIMITED",
+                     *           "status": 429,
+                     *           "message": "Too many requests; retry after the seconds in Retry-After (RateLimit names the budget)",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @enum {number} */
+                            status: 429;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "INTERNAL_SERVER_ERROR",
+                     *           "status": 500,
+                     *           "message": "A bug. Nothing was written; the log has the details under the request id the message gives.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "INTERNAL_SERVER_ERROR";
+                            /** @enum {number} */
+                            status: 500;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "SERVICE_UNAVAILABLE",
+                     *           "status": 503,
+                     *           "message": "A backing store is unavailable; retry later",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @enum {number} */
+                            status: 503;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
     winwinkitUpsertUser: {
         parameters: {
             query?: never;
@@ -16024,6 +18120,8 @@ export interface operations {
              *     `CLAIM.LIMIT_REACHED`: The code's claim limit (program or promo `limit`) is reached.
              *
              *     `CLAIM.SLOT_LOST`: Concurrent claims of a nearly exhausted code kept taking the last slot from this one; retry the claim.
+             *
+             *     `CLAIM.REJECTED_BY_RULE`: A fraud rule with action `reject` refused the claim; `source` names the rule (`rule:{id}`).
              */
             422: {
                 headers: {
@@ -16048,7 +18146,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "CLAIM.CODE_NOT_FOUND" | "CLAIM.ALREADY_CLAIMED" | "CLAIM.OWN_CODE" | "CLAIM.NOT_ELIGIBLE" | "CLAIM.CODE_INACTIVE" | "CLAIM.LIMIT_REACHED" | "CLAIM.SLOT_LOST";
+                            code: "CLAIM.CODE_NOT_FOUND" | "CLAIM.ALREADY_CLAIMED" | "CLAIM.OWN_CODE" | "CLAIM.NOT_ELIGIBLE" | "CLAIM.CODE_INACTIVE" | "CLAIM.LIMIT_REACHED" | "CLAIM.SLOT_LOST" | "CLAIM.REJECTED_BY_RULE";
                             /** @enum {number} */
                             status: 422;
                             /** @description For humans; may change. Branch on `code`. */

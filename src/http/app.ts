@@ -19,6 +19,8 @@ import { RateLimits } from './rate-limits/rate-limits.js';
 
 import { adminRoutes } from './routes/admin.js';
 import { adminRevenueRoutes } from './routes/admin-revenue.js';
+import { adminReviewRoutes } from './routes/admin-reviews.js';
+import { adminRuleRoutes } from './routes/admin-rules.js';
 import { adminWebhookRoutes } from './routes/admin-webhooks.js';
 import { inboundWebhookRoutes } from './routes/webhooks.js';
 import { codeRoutes } from './routes/codes.js';
@@ -133,6 +135,8 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
       // After the revenue routes: GET /admin/webhooks/inbound is not an endpoint id.
       ...adminWebhookRoutes(container),
       ...adminTransactionRoutes(container),
+      ...adminRuleRoutes(container),
+      ...adminReviewRoutes(container),
     ]);
     if (winwinkit) mountRoutes(app, api, winwinkitRoutes(container, appRoutes));
     if (rateLimits) app.use(rateLimits.failedClaimPenalty());

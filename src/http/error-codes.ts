@@ -47,6 +47,8 @@ export const ERROR_CODES = {
   'NOT_FOUND.AFFILIATE': { status: 404, meaning: 'No affiliate has this id.' },
   'NOT_FOUND.WEBHOOK': { status: 404, meaning: 'No webhook endpoint has this id.' },
   'NOT_FOUND.DELIVERY': { status: 404, meaning: 'The webhook endpoint has no delivery with this `message_id`.' },
+  'NOT_FOUND.RULE': { status: 404, meaning: 'No fraud rule has this id.' },
+  'NOT_FOUND.REVIEW': { status: 404, meaning: 'No review has this id.' },
   PATH_ERROR: { status: 404, meaning: 'No such path.' },
   METHOD_NOT_ALLOWED: { status: 405, meaning: 'The path exists but not with this method; the `allow` header lists the methods it has.' },
   BODY_TOO_LARGE: { status: 413, meaning: 'The body is larger than 64 KiB.', example: { message: 'The body is larger than 64 KiB', source: null } },
@@ -65,6 +67,15 @@ export const ERROR_CODES = {
     meaning: 'The code cannot be claimed now: a referrer without a program, an inactive promo code, or an affiliate that is not approved.',
   },
   'CLAIM.LIMIT_REACHED': { status: 422, meaning: "The code's claim limit (program or promo `limit`) is reached." },
+  'CLAIM.REJECTED_BY_RULE': {
+    status: 422,
+    meaning: 'A fraud rule with action `reject` refused the claim; `source` names the rule (`rule:{id}`).',
+  },
+  'RULE.IMMUTABLE_FIELD': { status: 422, meaning: 'The `kind` of a fraud rule cannot change (decisions in the log name the rule by id).' },
+  'REVIEW.ALREADY_DECIDED': {
+    status: 422,
+    meaning: 'The review was already decided the other way (approve after reject, or reject after approve); a decision is final.',
+  },
   'CLAIM.SLOT_LOST': {
     status: 422,
     meaning: 'Concurrent claims of a nearly exhausted code kept taking the last slot from this one; retry the claim.',

@@ -1,20 +1,26 @@
 import { inject, injectable } from 'tsyringe';
 import type { NewDomainEvent } from '../../domain/decider.js';
 import { appUserIdOf, streams } from '../../domain/events/index.js';
+import type { ClaimHold, RuleRef } from '../../domain/events/fraud-events.js';
 import type { ReferredByFact } from '../../domain/events/user-events.js';
+import { judgeConversion } from '../../domain/fraud/claim-rules.js';
+import { decideOpenReview, reviewEvolver } from '../../domain/fraud/review.js';
 import { decideCountReferral, type ReferralFigure, type SenderReward } from '../../domain/users/count-referral.js';
 import { foldUserEvents, userEvolver } from '../../domain/users/user-state.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Ids } from '../../ports/ids.js';
 import { TOKENS } from '../../ports/tokens.js';
 import type { LoggedEvent } from '../event-log.js';
+import { FraudRuleQueries } from '../fraud/fraud-rule-queries.js';
+import { ReviewDecisions } from '../fraud/review-decisions.js';
 import { CatalogQueries } from '../queries/catalog-queries.js';
 import { StreamExecutor } from '../stream-executor.js';
 import type { Reaction } from './reaction-runner.js';
 
 /**
  * The referrer's side of a referral: counts each claim, conversion and churn of its claimers
- * in the referrer's stream and grants the sender rewards that become due. Event ids derive
+ * in the referrer's stream and grants the sender rewards that become due (or holds them for a
+ * review, fraud rules), and finishes decided reviews there. Event ids derive
  * from the causing event and the referrer remembers the last cause it counted, so handling
  * an event twice changes nothing.
  */
@@ -22,12 +28,16 @@ interface Counted {
   event: LoggedEvent;
   figure: ReferralFigure;
   referredBy: ReferredByFact;
+  /** A fraud rule put this claim or conversion on hold (SPEC §13). */
+  hold?: ClaimHold | null;
+  /** A `reject` rule refused this conversion's sender rewards. */
+  refused?: RuleRef | null;
 }
 
 /** What a claimer's event counts for its referrer; null when it counts nothing. */
 function countedOf(event: LoggedEvent): Counted | null {
   let counted: Counted;
-  if (event.type === 'CodeClaimed') counted = { event, figure: 'claim', referredBy: event.data };
+  if (event.type === 'CodeClaimed') counted = { event, figure: 'claim', referredBy: event.data, hold: event.data.hold ?? null };
   else if (event.type === 'UserConverted') counted = { event, figure: 'conversion', referredBy: event.data.referred_by };
   else if (event.type === 'UserChurned') counted = { event, figure: 'churn', referredBy: event.data.referred_by };
   else return null;
@@ -37,13 +47,15 @@ function countedOf(event: LoggedEvent): Counted | null {
 @injectable()
 export class ReferralReactions implements Reaction {
   readonly name = 'referrals';
-  readonly eventTypes = ['CodeClaimed', 'UserConverted', 'UserChurned'] as const;
+  readonly eventTypes = ['CodeClaimed', 'UserConverted', 'UserChurned', 'ReviewApproved', 'ReviewRejected'] as const;
 
   constructor(
     @inject(StreamExecutor) private readonly executor: StreamExecutor,
     @inject(CatalogQueries) private readonly catalog: CatalogQueries,
+    @inject(FraudRuleQueries) private readonly rules: FraudRuleQueries,
     @inject(TOKENS.Clock) private readonly clock: Clock,
     @inject(TOKENS.Ids) private readonly ids: Ids,
+    @inject(ReviewDecisions) private readonly reviews: ReviewDecisions,
   ) {}
 
   async handle(event: LoggedEvent): Promise<void> {
@@ -64,7 +76,46 @@ export class ReferralReactions implements Reaction {
       list.push(counted);
       byReferrer.set(counted.referredBy.owner_id, list);
     }
-    for (const [referrer, counts] of byReferrer) await this.count(referrer, counts);
+    if (byReferrer.size > 0) {
+      await this.judgeConversions([...byReferrer.values()].flat());
+      for (const [referrer, counts] of byReferrer) await this.count(referrer, counts);
+    }
+    for (const event of events) await this.finishReview(event);
+  }
+
+  /**
+   * A decided review's release in the referrer's stream (grant or drop the held rewards), when
+   * the request that decided it did not get there (a crash between its two appends).
+   * Idempotent: after the request did it, this changes nothing.
+   */
+  private async finishReview(event: LoggedEvent): Promise<void> {
+    if (event.type !== 'ReviewApproved' && event.type !== 'ReviewRejected') return;
+    await this.reviews.release(event.data.referrer, event.data.review_id, event.type === 'ReviewApproved' ? 'approved' : 'rejected', {
+      correlation_id: String(event.metadata.correlation_id),
+      causation_id: event.id,
+      actor: 'process:referrals',
+    });
+  }
+
+  /**
+   * The rule `min_seconds_claim_to_conversion` (SPEC §13): a conversion sooner than `seconds`
+   * after its claim has its sender rewards held for review or refused. Judged by the rules in
+   * force when the conversion is counted; the claim time comes from the claimer's state.
+   */
+  private async judgeConversions(counts: Counted[]): Promise<void> {
+    const conversions = counts.filter((counted) => counted.figure === 'conversion');
+    if (conversions.length === 0) return;
+    const rules = (await this.rules.enabled()).filter((rule) => rule.kind === 'min_seconds_claim_to_conversion');
+    if (rules.length === 0) return;
+    for (const counted of conversions) {
+      if (counted.event.type !== 'UserConverted') continue;
+      const claimer = (await this.executor.load(counted.event.stream, userEvolver)).state;
+      const claimedAt = claimer.referred_by?.claimed_at;
+      if (claimedAt === undefined) continue;
+      const verdict = judgeConversion(rules, claimedAt, counted.event.data.converted_at);
+      if (verdict.reject) counted.refused = { rule_id: verdict.reject.rule_id, kind: verdict.reject.kind };
+      else if (verdict.hold) counted.hold = { rule_id: verdict.hold.rule_id, kind: verdict.hold.kind, review_id: this.ids.derived('review', counted.event.id) };
+    }
   }
 
   private async count(referrer: string, counts: Counted[]): Promise<void> {
@@ -76,7 +127,7 @@ export class ReferralReactions implements Reaction {
       (state) => {
         const events: NewDomainEvent[] = [];
         let current = state;
-        for (const { event, figure, referredBy } of counts) {
+        for (const { event, figure, referredBy, hold, refused } of counts) {
           const decision = decideCountReferral(current, {
             figure,
             claimer: appUserIdOf(event.stream)!,
@@ -86,6 +137,8 @@ export class ReferralReactions implements Reaction {
             cause_id: event.id,
             cause_position: event.position,
             now: this.clock.now(),
+            hold,
+            refused,
           });
           for (const [index, next] of decision.events.entries()) events.push({ ...next, id: this.ids.derived(event.id, 'referral', String(index)) });
           current = foldUserEvents(current, decision.events);
@@ -94,6 +147,24 @@ export class ReferralReactions implements Reaction {
       },
       { correlation_id: String(last.metadata.correlation_id), causation_id: last.id, actor: 'process:referrals' },
     );
+    // After the held rewards are in the referrer's stream, so an approval always finds them. Opening
+    // is idempotent: after a crash the page is handled again and an open review stays as it is.
+    for (const { event, figure, referredBy, hold } of counts) {
+      if (!hold || figure === 'churn') continue;
+      const opened = {
+        ...hold,
+        referrer,
+        claimer: appUserIdOf(event.stream)!,
+        code: referredBy.code,
+        variant: figure,
+        opened_at: this.clock.now().toISOString(),
+      };
+      await this.executor.execute(streams.review(hold.review_id), reviewEvolver, (state) => decideOpenReview(state, opened), {
+        correlation_id: String(event.metadata.correlation_id),
+        causation_id: event.id,
+        actor: 'process:referrals',
+      });
+    }
   }
 
   private async senderRewards(referrer: string): Promise<SenderReward[]> {

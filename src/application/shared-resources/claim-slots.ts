@@ -1,7 +1,8 @@
 import { inject, injectable } from 'tsyringe';
 import { CLAIM_SLOTS, claimSlotsProjection } from '../../../projections/claim-slots.js';
-import { decideSlotRequests, type SlotRequest, slotsTaken } from '../../domain/codes/claim-slots.js';
+import { decideSlotRequests, type SlotRequest, slotCounts, type TakeSlot } from '../../domain/codes/claim-slots.js';
 import { streams } from '../../domain/events/index.js';
+import type { RuleHit } from '../../domain/fraud/claim-rules.js';
 import { decideAbandonClaim } from '../../domain/users/abandon-claim.js';
 import { userEvolver } from '../../domain/users/user-state.js';
 import { StoreUnavailableError } from '../../ports/event-store.js';
@@ -15,7 +16,7 @@ import { StreamExecutor } from '../stream-executor.js';
 interface Queued {
   request: SlotRequest;
   context: CommandContext;
-  resolve(): void;
+  resolve(hold: RuleHit | null): void;
   reject(error: unknown): void;
 }
 
@@ -41,8 +42,19 @@ export class ClaimSlots {
     @inject(TOKENS.Ids) private readonly ids: Ids,
   ) {}
 
-  take(code: string, claimId: string, claimer: string, limit: number, context: CommandContext): Promise<void> {
-    return this.submit(code, { kind: 'take', claim_id: claimId, claimer, limit }, context);
+  /**
+   * Takes a slot of `code`; `guard` adds the fraud rules judged on the code's counts (SPEC §13).
+   * Resolves to the `hold` rule the claim triggers, if any.
+   */
+  take(
+    code: string,
+    claimId: string,
+    claimer: string,
+    limit: number,
+    context: CommandContext,
+    guard: Pick<TakeSlot, 'now' | 'rules' | 'refused'> = {},
+  ): Promise<RuleHit | null> {
+    return this.submit(code, { kind: 'take', claim_id: claimId, claimer, limit, ...guard }, context);
   }
 
   /**
@@ -74,7 +86,7 @@ export class ClaimSlots {
     await this.submit(code, { kind: 'release', claim_id: claimId, claimer }, context);
   }
 
-  private submit(code: string, request: SlotRequest, context: CommandContext): Promise<void> {
+  private submit(code: string, request: SlotRequest, context: CommandContext): Promise<RuleHit | null> {
     return new Promise((resolve, reject) => {
       const queue = this.queues.get(code);
       if (queue) {
@@ -96,7 +108,7 @@ export class ClaimSlots {
           streams.code(code),
           (latest) => {
             const decision = decideSlotRequests(
-              slotsTaken(latest),
+              slotCounts(latest),
               batch.map((queued) => queued.request),
             );
             // A release has a deterministic id: repeating it after a crash cannot release twice.
@@ -109,7 +121,7 @@ export class ClaimSlots {
           (decision) => decision.result.requestOfEvent.map((index) => batch[index]!.context),
         );
         result.outcomes.forEach((outcome, index) => {
-          if (outcome.ok) batch[index]!.resolve();
+          if (outcome.ok) batch[index]!.resolve(outcome.hold);
           else batch[index]!.reject(outcome.error);
         });
       } catch (error) {

@@ -1,11 +1,36 @@
 import type { Decision } from '../decider.js';
 import { DomainError } from '../domain-error.js';
+import type { ClaimWindow } from '../events/code-events.js';
+import type { FraudRule } from '../events/fraud-events.js';
 import type { DomainEvent } from '../events/index.js';
+import { judgeReferrerRate, type RuleHit, rejectedByRule, windowAfterClaim } from '../fraud/claim-rules.js';
+
+/** What the latest event of a `code-{CODE}` stream tells: slots held and this hour's and day's claims. */
+export interface SlotCounts {
+  taken: number;
+  window: ClaimWindow | undefined;
+}
+
+export function slotCounts(latest: DomainEvent | undefined): SlotCounts {
+  if (latest && (latest.type === 'ClaimSlotTaken' || latest.type === 'ClaimSlotReleased')) return { taken: latest.data.taken, window: latest.data.window };
+  return { taken: 0, window: undefined };
+}
 
 /** The latest event of a `code-{CODE}` stream tells how many claim slots are held. */
 export function slotsTaken(latest: DomainEvent | undefined): number {
-  if (latest && (latest.type === 'ClaimSlotTaken' || latest.type === 'ClaimSlotReleased')) return latest.data.taken;
-  return 0;
+  return slotCounts(latest).taken;
+}
+
+export interface TakeSlot {
+  claim_id: string;
+  claimer: string;
+  limit: number;
+  /** When the claim is made: the hour and day it counts in (absent: no window is kept). */
+  now?: Date;
+  /** The enabled fraud rules (referral codes only); the referrer's rate rules are judged here, on the counts. */
+  rules?: readonly FraudRule[];
+  /** A `reject` rule the claim's parties already hit: refused here, after the limit (SPEC §5.1's order first). */
+  refused?: RuleHit | null;
 }
 
 /** SPEC §5.1 step 8: a code with limit N is claimed by at most N users (0 = unlimited). */
@@ -14,36 +39,61 @@ export function decideTakeSlot(taken: number, limit: number, claimId: string, cl
   return { events: [{ type: 'ClaimSlotTaken', data: { claim_id: claimId, claimer, taken: taken + 1 } }], result: taken + 1 };
 }
 
-export function decideReleaseSlot(taken: number, claimId: string, claimer: string): Decision<number> {
-  const after = Math.max(0, taken - 1);
-  return { events: [{ type: 'ClaimSlotReleased', data: { claim_id: claimId, claimer, taken: after } }], result: after };
+/**
+ * The limit (step 8), then the fraud rules (SPEC §13): a `reject` rule refuses the claim, the
+ * first `hold` rule is the result. The slot event carries this hour's and day's claims.
+ */
+export function decideGuardedTake(counts: SlotCounts, take: TakeSlot): Decision<{ counts: SlotCounts; hold: RuleHit | null }> {
+  const limited = decideTakeSlot(counts.taken, take.limit, take.claim_id, take.claimer);
+  if (take.refused) throw rejectedByRule(take.refused);
+  if (take.now === undefined) return { events: limited.events, result: { counts: { taken: limited.result, window: counts.window }, hold: null } };
+  const rate = judgeReferrerRate(take.rules ?? [], counts.window, take.now);
+  if (rate.reject) throw rejectedByRule(rate.reject);
+  const after = { taken: limited.result, window: windowAfterClaim(counts.window, take.now) };
+  return {
+    events: [{ type: 'ClaimSlotTaken', data: { claim_id: take.claim_id, claimer: take.claimer, taken: after.taken, window: after.window } }],
+    result: { counts: after, hold: rate.hold },
+  };
 }
 
-export type SlotRequest = { kind: 'take'; claim_id: string; claimer: string; limit: number } | { kind: 'release'; claim_id: string; claimer: string };
+/** A released slot no longer counts toward the limit; it still counts as a claim of its hour and day. */
+export function decideReleaseSlot(taken: number, claimId: string, claimer: string, window?: ClaimWindow): Decision<number> {
+  const after = Math.max(0, taken - 1);
+  return { events: [{ type: 'ClaimSlotReleased', data: { claim_id: claimId, claimer, taken: after, ...(window ? { window } : {}) } }], result: after };
+}
 
-export type SlotOutcome = { ok: true } | { ok: false; error: DomainError };
+export type SlotRequest = ({ kind: 'take' } & TakeSlot) | { kind: 'release'; claim_id: string; claimer: string };
+
+export type SlotOutcome = { ok: true; hold: RuleHit | null } | { ok: false; error: DomainError };
 
 /**
- * Slot requests queued on one code, decided in arrival order against the running count, so
+ * Slot requests queued on one code, decided in arrival order against the running counts, so
  * they can be appended together. `requestOfEvent[i]` is the request that produced event i.
  */
-export function decideSlotRequests(taken: number, requests: SlotRequest[]): Decision<{ outcomes: SlotOutcome[]; requestOfEvent: number[] }> {
+export function decideSlotRequests(start: SlotCounts | number, requests: SlotRequest[]): Decision<{ outcomes: SlotOutcome[]; requestOfEvent: number[] }> {
   const events: Decision<unknown>['events'] = [];
   const outcomes: SlotOutcome[] = [];
   const requestOfEvent: number[] = [];
-  let current = taken;
+  let current: SlotCounts = typeof start === 'number' ? { taken: start, window: undefined } : start;
   requests.forEach((request, index) => {
     try {
-      const decision =
-        request.kind === 'take'
-          ? decideTakeSlot(current, request.limit, request.claim_id, request.claimer)
-          : decideReleaseSlot(current, request.claim_id, request.claimer);
-      current = decision.result;
+      let decision: Decision<unknown>;
+      let hold: RuleHit | null = null;
+      if (request.kind === 'take') {
+        const taken = decideGuardedTake(current, request);
+        current = taken.result.counts;
+        hold = taken.result.hold;
+        decision = taken;
+      } else {
+        const released = decideReleaseSlot(current.taken, request.claim_id, request.claimer, current.window);
+        current = { taken: released.result, window: current.window };
+        decision = released;
+      }
       for (const event of decision.events) {
         events.push(event);
         requestOfEvent.push(index);
       }
-      outcomes.push({ ok: true });
+      outcomes.push({ ok: true, hold });
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       outcomes.push({ ok: false, error });

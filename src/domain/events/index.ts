@@ -1,6 +1,7 @@
 import type { z } from 'zod';
 import { codeEvents } from './code-events.js';
 import { configEvents } from './config-events.js';
+import { fraudEvents } from './fraud-events.js';
 import { poolEvents } from './pool-events.js';
 import { inboundEvents } from './revenue-events.js';
 import { storeEvents } from './store-events.js';
@@ -18,6 +19,7 @@ export const eventSchemas = {
   ...inboundEvents,
   ...webhookEvents,
   ...transactionEvents,
+  ...fraudEvents,
 };
 
 export type EventType = keyof typeof eventSchemas;
@@ -62,6 +64,9 @@ const STREAM_PREFIXES = {
   webhook: 'webhook-',
   inbound: 'inbound-',
   transaction: 'transaction-',
+  rule: 'rule-',
+  review: 'review-',
+  paymentCustomer: 'payment-customer-',
 } as const;
 
 export type StreamType = keyof typeof STREAM_PREFIXES;
@@ -83,6 +88,12 @@ export const streams = {
   inboundRejected: (id: string) => `${STREAM_PREFIXES.inbound}rejected-${id}`,
   /** One store transaction linked to its user (SPEC §15); `key` from `transactionKey` (domain/transactions). */
   transaction: (provider: string, key: string) => `${STREAM_PREFIXES.transaction}${provider}-${key}`,
+  /** A fraud rule's configuration (SPEC §13). */
+  rule: (id: string) => `${STREAM_PREFIXES.rule}${id}`,
+  /** One held claim or conversion and its review decision. */
+  review: (id: string) => `${STREAM_PREFIXES.review}${id}`,
+  /** Claims counted for one payment customer, named by its keyed digest (never the plaintext id). */
+  paymentCustomer: (digest: string) => `${STREAM_PREFIXES.paymentCustomer}${digest}`,
   prefix: (type: StreamType) => STREAM_PREFIXES[type],
   /** The id in a stream name of `type` (`user-ann` → `ann`); null for a stream of another type. */
   idOf: (type: StreamType, stream: string): string | null => (stream.startsWith(STREAM_PREFIXES[type]) ? stream.slice(STREAM_PREFIXES[type].length) : null),

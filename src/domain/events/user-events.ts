@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { REWARD_KINDS } from '../rewards/reward-kinds.js';
 import { isoDateTime, jsonObject } from '../rewards/reward-schemas.js';
+import { claimHoldSchema } from './fraud-events.js';
 import { purchaseRefSchema, revenueUserEvents } from './revenue-events.js';
 
 /** Events of the `user-{app_user_id}` stream: everything one user's responses show. */
@@ -53,7 +54,8 @@ export const userEvents = {
   /** Only the fields that changed. */
   UserProfileUpdated: z.object({ changes: z.object(profileFields).partial() }),
   ReferralProgramAssigned: z.object({ program_id: z.string(), referral_code: z.string() }),
-  CodeClaimed: referredBySchema.extend({ claimed_at: isoDateTime, program_id: z.string().nullable() }),
+  /** `hold`: a fraud rule with action `hold` let the claim through; its referrer's rewards wait for the review (SPEC §13). */
+  CodeClaimed: referredBySchema.extend({ claimed_at: isoDateTime, program_id: z.string().nullable(), hold: claimHoldSchema.optional() }),
   /** A claim whose slot reservation was repaired after a crash; the claim did not happen. */
   ClaimAbandoned: z.object({ claim_id: z.string(), code: z.string() }),
   /**

@@ -2,6 +2,7 @@ import type { GrantedFact } from '../events/user-events.js';
 import type { Decision } from '../decider.js';
 import { DomainError } from '../domain-error.js';
 import type { CodeType } from '../events/code-events.js';
+import type { ClaimHold } from '../events/fraud-events.js';
 import { expireDueRewards, type GrantSpec, grantRewards } from '../rewards/grant-and-expire.js';
 import { type ConversionsFrom, conversionEvents } from './conversion.js';
 import { claimWindowEnd, evolveUser, type UserState } from './user-state.js';
@@ -28,6 +29,8 @@ export interface ClaimCodeCommand {
   windowDays: number;
   /** CONVERSIONS_FROM (SPEC §11): what counts a claimer that is already premium as converted. */
   conversions?: ConversionsFrom;
+  /** A fraud rule with action `hold` let the claim through (SPEC §13): recorded on the claim. */
+  hold?: ClaimHold | null;
 }
 
 /**
@@ -47,6 +50,7 @@ export function decideClaimCode(state: UserState, command: ClaimCodeCommand): De
       owner_id: target.owner_id,
       program_id: target.program_id,
       claimed_at: now.toISOString(),
+      ...(command.hold ? { hold: command.hold } : {}),
     },
   };
   const expiries = expireDueRewards(state, now);

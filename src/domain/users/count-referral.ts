@@ -1,4 +1,5 @@
 import type { Decision, NewDomainEvent } from '../decider.js';
+import type { ClaimHold, HeldGrant, RuleRef } from '../events/fraud-events.js';
 import { expireDueRewards, type GrantSpec, grantRewards } from '../rewards/grant-and-expire.js';
 import { REPEATABLE_SENDER_KINDS } from '../rewards/reward-kinds.js';
 import type { Activation } from '../rewards/reward-schemas.js';
@@ -20,6 +21,16 @@ export interface CountReferralCommand {
   cause_id: string;
   cause_position: bigint;
   now: Date;
+  /** A fraud rule put the claim (or conversion) on hold: the rewards now due wait for its review. */
+  hold?: ClaimHold | null;
+  /** A fraud rule with action `reject` refused the sender rewards of this conversion (it still counts). */
+  refused?: RuleRef | null;
+}
+
+/** The grant a held reward becomes when its review is approved. */
+export function heldGrantOf(reward: SenderReward): HeldGrant {
+  const { key, kind, credits } = reward.reward;
+  return { reward: { key, kind, credits: credits ?? null }, deactivation: reward.deactivation, ...(reward.clawback ? { clawback: reward.clawback } : {}) };
 }
 
 /**
@@ -54,7 +65,16 @@ export function decideCountReferral(state: UserState, command: CountReferralComm
     return { events, result: null };
   }
   const due = command.senderRewards.filter((reward) => reward.activation.variant === command.figure && senderRewardDue(reward, count));
-  if (due.length > 0 && command.program_id !== null) {
+  const variant = command.figure;
+  if (command.hold) {
+    const rewards = command.program_id === null ? [] : due.map(heldGrantOf);
+    events.push({
+      type: 'SenderRewardsHeld',
+      data: { ...command.hold, claimer: command.claimer, code: command.code, variant, count, program_id: command.program_id, rewards },
+    });
+  } else if (command.refused) {
+    events.push({ type: 'SenderRewardsRefused', data: { ...command.refused, claimer: command.claimer, code: command.code, variant, count } });
+  } else if (due.length > 0 && command.program_id !== null) {
     const current = events.reduce(evolveUser, state);
     events.push(
       ...grantRewards(

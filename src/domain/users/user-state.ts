@@ -1,5 +1,5 @@
 import type { Evolver } from '../decider.js';
-import type { DomainEvent } from '../events/index.js';
+import type { DomainEvent, EventDataOf } from '../events/index.js';
 import type { PurchaseRef } from '../events/revenue-events.js';
 import type { PooledValue, ReferredByFact } from '../events/user-events.js';
 import type { RewardKind } from '../rewards/reward-kinds.js';
@@ -59,7 +59,11 @@ export interface UserState {
   entries: RewardEntry[];
   /** Claims whose slot was released by the claim repair (a crash between the two steps). */
   abandoned_claims: string[];
+  /** Referrer: sender rewards waiting for a review (fraud rules, SPEC §13), until it is decided. */
+  held_rewards: HeldRewards[];
 }
+
+export type HeldRewards = EventDataOf<'SenderRewardsHeld'>;
 
 export function initialUserState(): UserState {
   return {
@@ -83,6 +87,7 @@ export function initialUserState(): UserState {
     last_cause_position: null,
     entries: [],
     abandoned_claims: [],
+    held_rewards: [],
   };
 }
 
@@ -153,7 +158,7 @@ function applyUserEvent(draft: UserDraft, event: DomainEvent): void {
       state.referral_code = event.data.referral_code;
       return;
     case 'CodeClaimed': {
-      const { claimed_at, ...referredBy } = event.data;
+      const { claimed_at, hold: _hold, ...referredBy } = event.data;
       state.referred_by = { ...referredBy, claimed_at };
       return;
     }
@@ -232,6 +237,12 @@ function applyUserEvent(draft: UserDraft, event: DomainEvent): void {
       draft.stats().churns = event.data.churns;
       state.last_cause_position = event.data.cause_position;
       return;
+    case 'SenderRewardsHeld':
+      state.held_rewards = [...(state.held_rewards ?? []), event.data];
+      return;
+    case 'HeldRewardsReleased':
+      state.held_rewards = (state.held_rewards ?? []).filter((held) => held.review_id !== event.data.review_id);
+      return;
     default:
       return;
   }
@@ -252,7 +263,8 @@ export const userEvolver: Evolver<UserState> = {
   name: 'user',
   // 2: bounded state (live entries only, credit grants merged; no operation map).
   // 3: verified revenue (SPEC §11): verified_premium, verified_purchase, converted_purchase, revocations.
-  version: 3,
+  // 4: held sender rewards (fraud rules, SPEC §13).
+  version: 4,
   initialState: initialUserState,
   evolve: evolveUser,
   fold: foldUserEvents,

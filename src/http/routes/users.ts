@@ -96,6 +96,7 @@ export function userRoutes(container: DependencyContainer): AnyRoute[] {
         'CLAIM.CODE_INACTIVE',
         'CLAIM.LIMIT_REACHED',
         'CLAIM.SLOT_LOST',
+        'CLAIM.REJECTED_BY_RULE',
       ],
       async handle({ params, body, res }) {
         const id = params.app_user_id;

@@ -29,7 +29,9 @@ describe('SqliteReadStore: read-model commits without an fsync, events still wit
       return pragma(source, options);
     }) as typeof db.pragma;
     expect(pragma('synchronous', { simple: true })).to.equal(FULL);
-    await store.commitBatches([{ projector: 'p', version: 1, after: null, position: 1n, changes: [{ op: 'put', collection: 'things', id: 'a', doc: { n: 1 } }] }]);
+    await store.commitBatches([
+      { projector: 'p', version: 1, after: null, position: 1n, changes: [{ op: 'put', collection: 'things', id: 'a', doc: { n: 1 } }] },
+    ]);
     expect(settings).to.deep.equal([`synchronous = ${NORMAL}`, `synchronous = ${FULL}`]);
     expect(pragma('synchronous', { simple: true })).to.equal(FULL);
     expect(await store.get('things', 'a')).to.deep.equal({ n: 1 });

@@ -1,0 +1,77 @@
+import { inject, injectable } from 'tsyringe';
+import { type DomainEvent, streams } from '../../domain/events/index.js';
+import type { ClaimHold, FraudRule, RuleRef } from '../../domain/events/fraud-events.js';
+import { hasKind, judgeParties, type RuleHit, type Verdict } from '../../domain/fraud/claim-rules.js';
+import type { ClaimTarget } from '../../domain/users/claim-code.js';
+import { type UserState, userEvolver } from '../../domain/users/user-state.js';
+import type { Ids } from '../../ports/ids.js';
+import { TOKENS } from '../../ports/tokens.js';
+import type { CommandContext } from '../event-log.js';
+import { StreamExecutor } from '../stream-executor.js';
+import { FraudRuleQueries } from './fraud-rule-queries.js';
+import { PaymentCustomerClaimers } from './payment-customer-claimers.js';
+
+/**
+ * The claim's side of the fraud rules (SPEC §13): loads what the pure judges need (the rules in
+ * force, the referrer's payment customer) and records their decisions. Rules guard referral
+ * claims only: they protect referrer rewards; promo and affiliate codes have their own limits
+ * and status.
+ */
+@injectable()
+export class ClaimFraudChecks {
+  constructor(
+    @inject(FraudRuleQueries) private readonly rules: FraudRuleQueries,
+    @inject(PaymentCustomerClaimers) private readonly paymentCustomers: PaymentCustomerClaimers,
+    @inject(StreamExecutor) private readonly executor: StreamExecutor,
+    @inject(TOKENS.Ids) private readonly ids: Ids,
+  ) {}
+
+  /** The rules that judge a claim of `target` (none for promo and affiliate codes, or unknown codes). */
+  async rulesFor(target: ClaimTarget | null): Promise<FraudRule[]> {
+    return target?.type === 'referral' ? this.rules.enabled() : [];
+  }
+
+  /** The rules judged on the claimer and the referrer alone. */
+  async judgeParties(rules: FraudRule[], claimer: UserState, target: ClaimTarget, now: Date): Promise<Verdict> {
+    if (!hasKind(rules, 'blocked_users', 'min_seconds_user_to_claim', 'same_payment_customer')) return { reject: null, hold: null };
+    const referrer = target.owner_app_user_id ?? target.owner_id;
+    const referrerCustomer = hasKind(rules, 'same_payment_customer')
+      ? (await this.executor.load(streams.user(referrer), userEvolver)).state.payment_customer_id
+      : null;
+    return judgeParties(rules, {
+      claimer: { app_user_id: claimer.app_user_id, created_at: claimer.created_at, payment_customer_id: claimer.payment_customer_id },
+      referrer: { app_user_id: referrer, payment_customer_id: referrerCustomer },
+      now,
+    });
+  }
+
+  /** Counts the claimer for its payment customer when a rule needs it; the stream to release if the claim fails. */
+  async countPaymentCustomer(rules: FraudRule[], claimer: UserState, context: CommandContext): Promise<{ hold: RuleHit | null; stream: string | null }> {
+    if (!hasKind(rules, 'payment_customer_claimers') || claimer.payment_customer_id === null) return { hold: null, stream: null };
+    return this.paymentCustomers.count(claimer.payment_customer_id, rules, context);
+  }
+
+  releasePaymentCustomer(stream: string | null, context: CommandContext): Promise<void> {
+    return stream === null ? Promise.resolve() : this.paymentCustomers.release(stream, context);
+  }
+
+  /** The hold recorded on a claim: its review id derives from the claim, so it is the same on every retry. */
+  holdOf(hit: RuleHit | null, claimId: string): ClaimHold | null {
+    return hit === null ? null : { rule_id: hit.rule_id, kind: hit.kind, review_id: this.ids.derived('review', claimId) };
+  }
+
+  /** `ClaimRejectedByRule` in the claimer's stream: the refusal, naming the rule, for auditors. */
+  async recordRejection(claimer: string, rule: RuleRef, target: ClaimTarget, now: Date, context: CommandContext): Promise<void> {
+    const event: DomainEvent = {
+      type: 'ClaimRejectedByRule',
+      data: {
+        rule_id: rule.rule_id,
+        kind: rule.kind,
+        code: target.code,
+        referrer: target.owner_app_user_id ?? target.owner_id,
+        rejected_at: now.toISOString(),
+      },
+    };
+    await this.executor.execute(streams.user(claimer), userEvolver, () => ({ events: [event], result: null }), context);
+  }
+}

@@ -1,0 +1,81 @@
+import { createHmac, randomBytes } from 'node:crypto';
+import { inject, injectable } from 'tsyringe';
+import { type DomainEvent, streams } from '../../domain/events/index.js';
+import type { FraudRule } from '../../domain/events/fraud-events.js';
+import { judgePaymentCustomerClaimers, rejectedByRule, type RuleHit } from '../../domain/fraud/claim-rules.js';
+import type { Decision } from '../../domain/decider.js';
+import type { ReadStore } from '../../ports/read-store.js';
+import { TOKENS } from '../../ports/tokens.js';
+import type { CommandContext } from '../event-log.js';
+import { StreamExecutor } from '../stream-executor.js';
+
+const KEYS = 'fraud_keys';
+const DIGEST_KEY_ID = 'payment-customer-digest';
+
+function claimersOf(latest: DomainEvent | undefined): number {
+  return latest && (latest.type === 'PaymentCustomerClaimCounted' || latest.type === 'PaymentCustomerClaimReleased') ? latest.data.claimers : 0;
+}
+
+/** The rule `payment_customer_claimers`: the claim of a claimer whose payment customer already has `claimers`. */
+export function decideCountPaymentCustomerClaim(latest: DomainEvent | undefined, rules: readonly FraudRule[]): Decision<RuleHit | null> {
+  const claimers = claimersOf(latest);
+  const verdict = judgePaymentCustomerClaimers(rules, claimers);
+  if (verdict.reject) throw rejectedByRule(verdict.reject);
+  return { events: [{ type: 'PaymentCustomerClaimCounted', data: { claimers: claimers + 1 } }], result: verdict.hold };
+}
+
+/**
+ * How many referral claimers shared one payment customer (SPEC §13, `payment_customer_claimers`):
+ * a counter in `payment-customer-{digest}` whose latest event carries the count, so a claim
+ * reads one event and appends one (exact under concurrency: the append has the exact expected
+ * revision; constant cost). Privacy: the stream is named by a keyed digest (HMAC-SHA-256 with a
+ * random key kept in the read store, outside the log) and its events hold counts only — no
+ * plaintext payment customer id, no user id.
+ */
+@injectable()
+export class PaymentCustomerClaimers {
+  private key: Promise<Buffer> | null = null;
+
+  constructor(
+    @inject(StreamExecutor) private readonly executor: StreamExecutor,
+    @inject(TOKENS.ReadStore) private readonly readStore: ReadStore,
+  ) {}
+
+  /** Counts one more claimer of this payment customer; a `reject` rule past `max` throws, a `hold` rule is returned. */
+  async count(paymentCustomerId: string, rules: readonly FraudRule[], context: CommandContext): Promise<{ hold: RuleHit | null; stream: string }> {
+    const stream = streams.paymentCustomer(await this.digest(paymentCustomerId));
+    const { result } = await this.executor.executeOnLatest(stream, (latest) => decideCountPaymentCustomerClaim(latest, rules), context);
+    return { hold: result, stream };
+  }
+
+  /** Gives the count back when the claim did not happen after all. */
+  async release(stream: string, context: CommandContext): Promise<void> {
+    await this.executor.executeOnLatest(
+      stream,
+      (latest) => ({ events: [{ type: 'PaymentCustomerClaimReleased', data: { claimers: Math.max(0, claimersOf(latest) - 1) } }], result: null }),
+      context,
+    );
+  }
+
+  async digest(paymentCustomerId: string): Promise<string> {
+    const key = await this.digestKey();
+    return createHmac('sha256', key).update(paymentCustomerId).digest('hex').slice(0, 40);
+  }
+
+  /** The digest key: made once per deployment and kept in the read store (never in the log). */
+  private digestKey(): Promise<Buffer> {
+    this.key ??= (async () => {
+      const stored = await this.readStore.get<{ key: string }>(KEYS, DIGEST_KEY_ID);
+      if (stored) return Buffer.from(stored.key, 'base64');
+      await this.readStore.putAux(KEYS, DIGEST_KEY_ID, { key: randomBytes(32).toString('base64') });
+      // Read back what is stored. Two instances making the key at the very same first moment could
+      // each keep their own until restarted: counts would then split (README, fraud rules).
+      const kept = await this.readStore.get<{ key: string }>(KEYS, DIGEST_KEY_ID);
+      return Buffer.from(kept!.key, 'base64');
+    })().catch((error) => {
+      this.key = null;
+      throw error;
+    });
+    return this.key;
+  }
+}
