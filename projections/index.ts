@@ -1,3 +1,4 @@
+import { analyticsProjection } from './analytics.js';
 import { attributionProjection } from './attribution.js';
 import { catalogProjection } from './catalog.js';
 import { claimSlotsProjection } from './claim-slots.js';
@@ -32,4 +33,5 @@ export const allProjections: Projection[] = [
   transactionLinksProjection,
   fraudRulesProjection,
   reviewsProjection,
+  analyticsProjection,
 ];

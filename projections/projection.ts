@@ -1,4 +1,5 @@
 import type { LoggedEvent } from '../src/application/event-log.js';
+import type { Evolver } from '../src/domain/decider.js';
 import type { EventType } from '../src/domain/events/index.js';
 import type { IndexSpec } from '../src/ports/read-store.js';
 
@@ -12,13 +13,25 @@ export interface DocumentRef {
 /**
  * A read model: which documents an event touches and how each one changes. Pure — no I/O.
  * Bump `version` whenever `evolve` changes what it writes; the service then asks for a replay.
+ * A projection that folds with a command-side evolver derives its version from it
+ * (`foldsWith`), so changing that evolver asks for a replay too.
  */
 export interface Projection {
   name: string;
   version: number;
+  /** The command-side evolvers `evolve` folds with (their versions are part of `version`). */
+  evolvers?: readonly Pick<Evolver<unknown>, 'name' | 'version'>[];
   collections: { name: string; indexes: IndexSpec[] }[];
   eventTypes: readonly EventType[];
   targets(event: LoggedEvent): DocumentRef[];
   /** The new document; null deletes it. */
   evolve(ref: DocumentRef, doc: Doc | null, event: LoggedEvent): Doc | null;
+}
+
+/**
+ * `version` and `evolvers` of a projection that folds with command-side evolvers: its own
+ * revision (changes to the projection's code) plus each evolver's version.
+ */
+export function foldsWith(ownRevision: number, evolvers: readonly Pick<Evolver<unknown>, 'name' | 'version'>[]): Pick<Projection, 'version' | 'evolvers'> {
+  return { version: evolvers.reduce((sum, evolver) => sum + evolver.version, ownRevision), evolvers };
 }

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type { LoggedEvent } from '../src/application/event-log.js';
 import { DEFAULT_ACCOUNT_TOKEN_NAMESPACE } from '../src/config.js';
 import { appUserIdOf } from '../src/domain/events/index.js';
@@ -16,7 +17,16 @@ export const CLAWBACK_GRANTS = 'clawback_grants';
 
 export const links = {
   token: (token: string) => `token:${token.toLowerCase()}`,
-  customer: (customerId: string) => `customer:${customerId}`,
+  /**
+   * A payment customer as a match key: a digest, so the read models hold no personal value
+   * (SPEC §13). Customer links are found by their `customer` field (see `customerLink`).
+   */
+  customer: (customerId: string) => `customer:${createHash('sha256').update(customerId, 'utf8').digest('hex')}`,
+  /**
+   * The link a user's event made to its payment customer, by user and event: so `UserErased`,
+   * naming the events it erased, removes exactly those links (a replay never makes them).
+   */
+  customerLink: (appUserId: string, eventId: string) => `customer-link:${appUserId}\u001f${eventId}`,
   transaction: (provider: RevenueProvider, id: string) => `txn:${provider}:${id}`,
   user: (appUserId: string) => `user:${appUserId}`,
   /** A recorded refund, by the transaction it names (or, without one, its original transaction). */
@@ -56,10 +66,11 @@ const REVENUE_TYPES = ['PurchaseRecorded', 'RenewalRecorded', 'RefundRecorded', 
 
 export const revenueIndexProjection: Projection = {
   name: 'revenue-index',
-  version: 1,
+  // 2: customer links by digest, erasures noted (SPEC §13).
+  version: 2,
   collections: [
     { name: INBOUND, indexes: [['provider', 'neg_seq'], ['status', 'neg_seq'], 'neg_seq'] },
-    { name: REVENUE_LINKS, indexes: [] },
+    { name: REVENUE_LINKS, indexes: [['customer', 'seq']] },
     { name: REVENUE_PENDING, indexes: ['match_key'] },
     { name: CLAWBACK_GRANTS, indexes: ['claimer'] },
   ],
@@ -70,6 +81,7 @@ export const revenueIndexProjection: Projection = {
     'UserRegistered',
     'UserProfileUpdated',
     'TransactionLinked',
+    'UserErased',
     'RewardGranted',
     'RewardRevoked',
   ],
@@ -104,16 +116,18 @@ export const revenueIndexProjection: Projection = {
         const refs: DocumentRef[] = [
           { collection: REVENUE_LINKS, id: links.token(accountToken(user, accountTokenNamespace(DEFAULT_ACCOUNT_TOKEN_NAMESPACE))) },
         ];
-        if (event.data.payment_customer_id) refs.push({ collection: REVENUE_LINKS, id: links.customer(event.data.payment_customer_id) });
+        if (event.data.payment_customer_id) refs.push({ collection: REVENUE_LINKS, id: links.customerLink(user, event.id) });
         return refs;
       }
       case 'UserProfileUpdated': {
         const customer = event.data.changes.payment_customer_id;
-        return user !== null && customer ? [{ collection: REVENUE_LINKS, id: links.customer(customer) }] : [];
+        return user !== null && customer ? [{ collection: REVENUE_LINKS, id: links.customerLink(user, event.id) }] : [];
       }
       case 'TransactionLinked':
         // The app linked it (SPEC §15): the transaction stream's first link, so it never moves.
         return [{ collection: REVENUE_LINKS, id: links.transaction(event.data.provider, event.data.transaction_id) }];
+      case 'UserErased':
+        return user === null ? [] : event.data.erased_events.map((id) => ({ collection: REVENUE_LINKS, id: links.customerLink(user, id) }));
       case 'RewardGranted': {
         const claimer = clawbackClaimer(event, user);
         return claimer === null || user === null ? [] : [{ collection: CLAWBACK_GRANTS, id: grantId(user, event.data.grant_id) }];
@@ -129,7 +143,11 @@ export const revenueIndexProjection: Projection = {
     if (ref.collection === REVENUE_LINKS) {
       // A transaction a verified notification already recorded for a user keeps that user.
       if (event.type === 'TransactionLinked') return doc ?? { app_user_id: event.data.app_user_id };
-      return user === null ? doc : { app_user_id: user };
+      if (user === null) return doc;
+      if (event.type === 'UserErased') return null;
+      const customer = ref.id.startsWith('customer-link:') ? customerOf(event) : null;
+      // The latest link to a customer wins (`seq`), as when one document per customer was overwritten.
+      return customer === null ? { app_user_id: user } : { app_user_id: user, customer: links.customer(customer), seq: Number(event.position) };
     }
     if (ref.collection === REVENUE_PENDING && event.type === 'NotificationReceived') {
       const key = notificationKey(event.data.notification.provider, event.data.notification.notification_id);
@@ -181,6 +199,13 @@ export const revenueIndexProjection: Projection = {
     }
   },
 };
+
+/** The payment customer id a user event sets, else null. */
+function customerOf(event: LoggedEvent): string | null {
+  if (event.type === 'UserRegistered') return event.data.payment_customer_id;
+  if (event.type === 'UserProfileUpdated') return event.data.changes.payment_customer_id ?? null;
+  return null;
+}
 
 function pick(doc: Doc, keys: string[]): Doc {
   return Object.fromEntries(keys.map((key) => [key, doc[key]]));

@@ -5,6 +5,7 @@ import type { RewardKind } from '../src/domain/rewards/reward-kinds.js';
 import { ledgerSequence } from './credit-ledger.js';
 import type { Doc, DocumentRef, Projection } from './projection.js';
 import { appUserIdOf } from '../src/domain/events/index.js';
+import { PERSONAL_PROFILE_FIELDS } from '../src/domain/privacy/personal-fields.js';
 
 export const USERS = 'users';
 export const USER_REWARDS = 'user_rewards';
@@ -94,6 +95,7 @@ const USER_EVENTS: readonly EventType[] = [
   'ReferralClaimCounted',
   'ReferralConversionCounted',
   'ReferralChurnCounted',
+  'UserErased',
 ];
 
 const ENTRY_EVENTS: readonly EventType[] = ['RewardGranted', 'RewardValueAssigned', 'RewardExpired', 'CreditsWithdrawn', 'RewardRevoked'];
@@ -144,6 +146,9 @@ function evolveUserDoc(current: UserDoc | null, event: LoggedEvent): UserDoc {
     }
     case 'UserProfileUpdated':
       return Object.assign(doc, event.data.changes);
+    case 'UserErased':
+      for (const field of PERSONAL_PROFILE_FIELDS) doc[field] = null;
+      return doc;
     case 'ReferralProgramAssigned':
       doc.program_id = event.data.program_id;
       doc.referral_code = event.data.referral_code;

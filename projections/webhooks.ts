@@ -1,6 +1,6 @@
 import type { WebhookEndpoint } from '../src/domain/events/webhook-events.js';
 import { webhookEndpointEvolver, type WebhookEndpointState } from '../src/domain/webhooks/webhook-endpoint.js';
-import type { Projection } from './projection.js';
+import { foldsWith, type Projection } from './projection.js';
 
 export const WEBHOOKS = 'webhooks';
 
@@ -10,7 +10,8 @@ export type WebhookDoc = WebhookEndpoint & { secrets: WebhookEndpointState['secr
 /** Outgoing webhook endpoints, folded with the same evolver the command side uses. */
 export const webhooksProjection: Projection = {
   name: 'webhooks',
-  version: 1,
+  // Version 1 while the evolver's is 1: bump the 0 when this file changes what it writes.
+  ...foldsWith(0, [webhookEndpointEvolver]),
   collections: [{ name: WEBHOOKS, indexes: ['created_at'] }],
   eventTypes: ['WebhookEndpointCreated', 'WebhookEndpointUpdated', 'WebhookSecretRotated', 'WebhookEndpointDisabled', 'WebhookEndpointDeleted'],
   targets: (event) => {

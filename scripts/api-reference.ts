@@ -164,6 +164,8 @@ function typeText(schema: JsonSchema | undefined, depth = 0): string {
 const EVENT_MEANINGS: Record<string, string> = {
   UserRegistered: 'A user was created (`POST /users` for a new `app_user_id`).',
   UserProfileUpdated: 'Fields of the user changed; only the changed fields are listed.',
+  UserErased:
+    'The user\'s personal fields were erased (`DELETE /admin/users/{app_user_id}`): their data key destroyed, so every earlier value reads as null (`{"erased": true}` in the log). Holds no personal data.',
   ReferralProgramAssigned: 'The user got a program and its referral code (once, never changed).',
   CodeClaimed: 'The user claimed a referral, promo or affiliate code.',
   ClaimAbandoned: 'A claim whose slot was repaired after a crash: the claim did not happen.',

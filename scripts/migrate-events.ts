@@ -8,7 +8,9 @@
  *
  * `--from` / `--to`: an `esdb://` or `kurrentdb://` connection string, or an embedded data
  * directory. Read models are not copied: projectors rebuild them from the migrated log.
- * Progress goes to stderr.
+ * Personal fields (SPEC §13) are re-encrypted on the way with the target's data keys (a
+ * DATA_DIR's data-keys.db; for a connection string, the MongoDB of MONGODB_URL): plain values
+ * written before encryption existed are encrypted, erased ones stay erased. Progress goes to stderr.
  */
 import fs from 'node:fs';
 import path from 'node:path';
@@ -16,6 +18,11 @@ import { pathToFileURL } from 'node:url';
 import { EventStoreDbEventStore } from '../src/adapters/eventstoredb/eventstoredb-event-store.js';
 import { databasePath, openSqlite } from '../src/adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../src/adapters/sqlite/sqlite-event-store.js';
+import { SqliteKeyStore } from '../src/adapters/sqlite/sqlite-key-store.js';
+import { MongoKeyStore } from '../src/adapters/mongodb/mongo-key-store.js';
+import { PersonalDataCipher } from '../src/application/privacy/personal-data-cipher.js';
+import { openKeyConnection } from '../src/backends/embedded.js';
+import { MongoClient } from 'mongodb';
 import type { EventStore, ExpectedRevision, NewEvent, RecordedEvent } from '../src/ports/event-store.js';
 import { defineCommand, EXIT, runScript } from './cli/command-line.js';
 
@@ -24,7 +31,8 @@ const command = defineCommand({
   summary:
     "Copies the event log from one backend to another, in commit order, keeping every event's id, type, data and metadata and every " +
     "stream's revisions. Resumable: an interrupted run is simply run again (it carries on after the last event the target holds). " +
-    'Read models are not copied: projectors rebuild them from the migrated log.',
+    'Read models are not copied: projectors rebuild them from the migrated log. Personal fields are re-encrypted with the ' +
+    "target's data keys (plain ones written before encryption existed are encrypted; erased ones stay erased).",
   options: {
     from: {
       type: 'string',
@@ -35,7 +43,10 @@ const command = defineCommand({
     'page-size': { type: 'string', value: 'N', description: 'Events read from the source per page', default: '500' },
     'max-events': { type: 'string', value: 'N', description: 'Stop after copying N events (run again to go on)' },
   },
-  notes: ['Exit codes: 0 done (or stopped at --max-events); 1 failed (run again to resume); 2 usage error; 66 no database at --from.'],
+  notes: [
+    "Data keys: a DATA_DIR's data-keys.db; for an esdb:// or kurrentdb:// side, the MongoDB of MONGODB_URL (and MONGODB_DATABASE).",
+    'Exit codes: 0 done (or stopped at --max-events); 1 failed (run again to resume); 2 usage error; 66 no database at --from.',
+  ],
   examples: [
     'npm run migrate-events -- --from ./data --to "esdb://localhost:2113?tls=false"',
     'npm run migrate-events -- --from ./data --to /backup/data --max-events 100000',
@@ -43,7 +54,19 @@ const command = defineCommand({
   ],
 });
 
+/** The key stores of source and target: personal fields are re-encrypted on the way (SPEC §13). */
+export interface MigrationCiphers {
+  source: PersonalDataCipher;
+  target: PersonalDataCipher;
+}
+
 export interface MigrationOptions {
+  /**
+   * Re-encrypt personal fields with the target's keys: values the source encrypted are
+   * decrypted with its keys, plain ones (written before encryption) encrypted, erased ones
+   * copied as they are. Without it, data is copied byte for byte.
+   */
+  personalData?: MigrationCiphers;
   /** Events read from the source per page. */
   pageSize?: number;
   /** Stop after copying this many events (a partial run; run again to go on). */
@@ -151,7 +174,8 @@ export async function migrateEvents(source: EventStore, target: EventStore, opti
       if (group.length === 0) break;
       const first = group[0]!;
       const last = group[group.length - 1]!;
-      const result = await target.append(first.stream, group.map(toNewEvent), expectedBefore(first));
+      const copies = options.personalData ? await options.personalData.source.reencrypt(group, options.personalData.target) : group;
+      const result = await target.append(first.stream, copies.map(toNewEvent), expectedBefore(first));
       if (result.nextExpectedRevision !== last.revision) {
         throw new MigrationConflictError(`Stream ${first.stream}: the target reached revision ${result.nextExpectedRevision}, the source has ${last.revision}`);
       }
@@ -166,7 +190,10 @@ export async function migrateEvents(source: EventStore, target: EventStore, opti
 // Command line
 
 interface OpenedStore {
+  /** The log as stored (personal fields as the store holds them). */
   store: EventStore;
+  /** The store's data keys (the DATA_DIR's key file; MONGODB_URL's collection beside EventStoreDB). */
+  cipher: PersonalDataCipher;
   close(): Promise<void>;
 }
 
@@ -174,17 +201,31 @@ function isConnectionString(location: string): boolean {
   return /^(esdb|esdb\+discover|kurrentdb|kurrentdb\+discover|kdb):\/\//.test(location);
 }
 
-function openStore(location: string): OpenedStore {
+async function openStore(location: string): Promise<OpenedStore> {
   if (isConnectionString(location)) {
+    const mongoUrl = process.env.MONGODB_URL;
+    if (!mongoUrl) return command.fail(`MONGODB_URL must name the MongoDB that holds the data keys of ${location}`);
+    const client = await MongoClient.connect(mongoUrl);
     const store = EventStoreDbEventStore.connect(location);
-    return { store, close: () => store.close() };
+    const cipher = new PersonalDataCipher(new MongoKeyStore(client.db(process.env.MONGODB_DATABASE || 'referrals')));
+    return {
+      store,
+      cipher,
+      async close() {
+        await store.close();
+        await client.close();
+      },
+    };
   }
   const db = openSqlite(location);
+  const keysDb = openKeyConnection(location);
   const store = new SqliteEventStore(db);
   return {
     store,
+    cipher: new PersonalDataCipher(new SqliteKeyStore(keysDb)),
     async close() {
       await store.close();
+      keysDb.close();
       db.close();
     },
   };
@@ -211,14 +252,15 @@ async function main(argv: string[]): Promise<number> {
     process.stderr.write(`migrate-events: no database at ${databasePath(args.from)} (--from ${args.from}); nothing was created.\n`);
     return EXIT.NO_INPUT;
   }
-  const source = openStore(args.from);
-  const target = openStore(args.to);
+  const source = await openStore(args.from);
+  const target = await openStore(args.to);
   const started = Date.now();
   let lastReport = 0;
   try {
     const result = await migrateEvents(source.store, target.store, {
       pageSize: args.pageSize,
       maxEvents: args.maxEvents,
+      personalData: { source: source.cipher, target: target.cipher },
       onProgress: ({ copied, position }) => {
         if (Date.now() - lastReport < 1_000) return;
         lastReport = Date.now();

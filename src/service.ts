@@ -20,6 +20,8 @@ import { ReferralReactions } from './application/reactions/referral-reactions.js
 import { RevenueReactions } from './application/reactions/revenue-reactions.js';
 import { useAccountTokenNamespace } from './domain/revenue/account-token.js';
 import { OfferCodeLookup } from './application/store/offer-code-lookup.js';
+import { PersonalDataCipher } from './application/privacy/personal-data-cipher.js';
+import { PersonalDataSnapshots } from './application/privacy/personal-data-snapshots.js';
 import { StreamExecutor } from './application/stream-executor.js';
 import { DeliveryEngine } from './application/webhooks/delivery-engine.js';
 import { WebhookAdmin } from './application/webhooks/webhook-admin.js';
@@ -105,7 +107,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   container.register(TOKENS.Ids, { useValue: ids });
   container.register(TOKENS.WebhookOutbox, { useValue: backend.webhookOutbox });
   container.register(EventLog, { useValue: log });
-  container.register(StreamExecutor, { useValue: new StreamExecutor(log, backend.readStore) });
+  container.register(TOKENS.KeyStore, { useValue: backend.keyStore });
+  container.register(TOKENS.PurgeOverwritten, { useValue: () => backend.purgeOverwritten() });
+  const snapshots = new PersonalDataSnapshots(new PersonalDataCipher(backend.keyStore));
+  container.register(StreamExecutor, { useValue: new StreamExecutor(log, backend.readStore, snapshots) });
   container.register(CatalogQueries, { useValue: new CatalogQueries(backend.readStore) });
   container.register(APP_STORE_CONNECT, { useValue: await openAppStoreConnect(config, container.resolve<Clock>(TOKENS.Clock)) });
   container.registerSingleton(OfferCodeLookup);

@@ -642,6 +642,46 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/analytics/daily": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Claims, conversions, churns, refunds and revenue per UTC day, one entry per day of the range (zeros included), oldest first
+         * @description Needs a secret key.
+         */
+        get: operations["getAnalyticsDaily"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/analytics/top-codes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The codes with the most claims, conversions or revenue over a range, highest first (ties: code ascending)
+         * @description Needs a secret key.
+         */
+        get: operations["getAnalyticsTopCodes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/webhooks/{id}": {
         parameters: {
             query?: never;
@@ -908,6 +948,46 @@ export interface paths {
          * @description Needs a secret key.
          */
         post: operations["rejectReview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users/{app_user_id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Erase a user's personal fields (metadata, payment_customer_id) by destroying their data key; the user, its rewards and ledger stay. A second erasure is a no-op (204).
+         * @description Needs a secret key.
+         */
+        delete: operations["eraseUser"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/users/{app_user_id}/export": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Everything held about a user, personal fields decrypted, as one JSON document (access request)
+         * @description Needs a secret key.
+         */
+        get: operations["exportUserData"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -1904,6 +1984,72 @@ export interface components {
                 attempted_at: string;
                 /** @description The user the transaction stays linked to */
                 linked_app_user_id: string;
+            }[];
+        };
+        UserDataExport: {
+            app_user_id: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-02T03:04:05.678Z
+             */
+            exported_at: string;
+            user: components["schemas"]["User"] & unknown;
+            /** @description Every credit movement, oldest first, as in the credit ledger */
+            credit_ledger: {
+                /**
+                 * Format: date-time
+                 * @example 2026-01-02T03:04:05.678Z
+                 */
+                at: string;
+                event_id: string;
+                position: string;
+                /** @enum {string} */
+                kind: "grant" | "withdraw" | "expire" | "clawback" | "shortfall";
+                key: string;
+                delta: number;
+                balance_after: number;
+                operation_id: string | null;
+                cause: {
+                    [key: string]: unknown;
+                };
+            }[];
+            /** @description Every event of the user stream in order, personal fields decrypted; an erased field is {"erased": true} */
+            events: {
+                position: string;
+                stream: string;
+                revision: number;
+                id: string;
+                type: string;
+                data: {
+                    [key: string]: unknown;
+                };
+                metadata: {
+                    [key: string]: unknown;
+                };
+                /**
+                 * Format: date-time
+                 * @example 2026-01-02T03:04:05.678Z
+                 */
+                recorded_at: string;
+            }[];
+            /** @description The revenue notifications matched to the user (NotificationReceived events), personal fields decrypted likewise */
+            notifications: {
+                position: string;
+                stream: string;
+                revision: number;
+                id: string;
+                type: string;
+                data: {
+                    [key: string]: unknown;
+                };
+                metadata: {
+                    [key: string]: unknown;
+                };
+                /**
+                 * Format: date-time
+                 * @example 2026-01-02T03:04:05.678Z
+                 */
+                recorded_at: string;
             }[];
         };
         WinWinKitUser: {
@@ -12353,6 +12499,531 @@ export interface operations {
             };
         };
     };
+    getAnalyticsDaily: {
+        parameters: {
+            query: {
+                /** @description First UTC day, included */
+                from: string;
+                /** @description Last UTC day, included; at most 366 days after `from` counting both ends */
+                to: string;
+                /** @description Only what came through codes of this program */
+                program_id?: string;
+                /** @description Only this code (matched case-insensitively) */
+                code?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The series */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            from: string;
+                            to: string;
+                            days: {
+                                /** Format: date */
+                                date: string;
+                                claims: number;
+                                conversions: number;
+                                churns: number;
+                                refunds: number;
+                                /** @description Per currency, in integer minor units, currencies in alphabetical order; [] when none */
+                                revenue: {
+                                    currency: string;
+                                    gross_minor: number;
+                                    refunded_minor: number;
+                                }[];
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BAD_REQUEST",
+                     *           "status": 400,
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BAD_REQUEST";
+                            /** @enum {number} */
+                            status: 400;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "UNAUTHORIZED",
+                     *           "status": 401,
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            /** @enum {number} */
+                            status: 401;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "FORBIDDEN",
+                     *           "status": 403,
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
+                            /** @enum {number} */
+                            status: 403;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "RATE_LIMITED",
+                     *           "status": 429,
+                     *           "message": "Too many requests; retry after the seconds in Retry-After (RateLimit names the budget)",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @enum {number} */
+                            status: 429;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "INTERNAL_SERVER_ERROR",
+                     *           "status": 500,
+                     *           "message": "A bug. Nothing was written; the log has the details under the request id the message gives.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "INTERNAL_SERVER_ERROR";
+                            /** @enum {number} */
+                            status: 500;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "SERVICE_UNAVAILABLE",
+                     *           "status": 503,
+                     *           "message": "A backing store is unavailable; retry later",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @enum {number} */
+                            status: 503;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    getAnalyticsTopCodes: {
+        parameters: {
+            query: {
+                /** @description First UTC day, included */
+                from: string;
+                /** @description Last UTC day, included; at most 366 days after `from` counting both ends */
+                to: string;
+                /** @description Only what came through codes of this program */
+                program_id?: string;
+                /** @description `revenue`: the largest gross_minor − refunded_minor of any one currency over the range */
+                by?: "claims" | "conversions" | "revenue";
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description At most `limit` codes whose figure is above zero */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            codes: {
+                                code: string;
+                                /** @enum {string} */
+                                kind: "referral" | "promo" | "affiliate";
+                                program_id: string | null;
+                                /** @description The code's owner: the referrer, the affiliate's linked user; null for promo codes */
+                                app_user_id: string | null;
+                                claims: number;
+                                conversions: number;
+                                /** @description Per currency, in integer minor units, currencies in alphabetical order; [] when none */
+                                revenue: {
+                                    currency: string;
+                                    gross_minor: number;
+                                    refunded_minor: number;
+                                }[];
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BAD_REQUEST",
+                     *           "status": 400,
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BAD_REQUEST";
+                            /** @enum {number} */
+                            status: 400;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "UNAUTHORIZED",
+                     *           "status": 401,
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            /** @enum {number} */
+                            status: 401;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "FORBIDDEN",
+                     *           "status": 403,
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
+                            /** @enum {number} */
+                            status: 403;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "RATE_LIMITED",
+                     *           "status": 429,
+                     *           "message": "Too many requests; retry after the seconds in Retry-After (RateLimit names the budget)",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @enum {number} */
+                            status: 429;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "INTERNAL_SERVER_ERROR",
+                     *           "status": 500,
+                     *           "message": "A bug. Nothing was written; the log has the details under the request id the message gives.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "INTERNAL_SERVER_ERROR";
+                            /** @enum {number} */
+                            status: 500;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "SERVICE_UNAVAILABLE",
+                     *           "status": 503,
+                     *           "message": "A backing store is unavailable; retry later",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @enum {number} */
+                            status: 503;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
     getWebhook: {
         parameters: {
             query?: never;
@@ -17204,6 +17875,552 @@ export interface operations {
                             code: "REVIEW.ALREADY_DECIDED";
                             /** @enum {number} */
                             status: 422;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "RATE_LIMITED",
+                     *           "status": 429,
+                     *           "message": "Too many requests; retry after the seconds in Retry-After (RateLimit names the budget)",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @enum {number} */
+                            status: 429;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "INTERNAL_SERVER_ERROR",
+                     *           "status": 500,
+                     *           "message": "A bug. Nothing was written; the log has the details under the request id the message gives.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "INTERNAL_SERVER_ERROR";
+                            /** @enum {number} */
+                            status: 500;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "SERVICE_UNAVAILABLE",
+                     *           "status": 503,
+                     *           "message": "A backing store is unavailable; retry later",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @enum {number} */
+                            status: 503;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    eraseUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description 1–128 characters, no control characters */
+                app_user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Erased (or already erased) */
+            204: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BAD_REQUEST",
+                     *           "status": 400,
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BAD_REQUEST";
+                            /** @enum {number} */
+                            status: 400;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "UNAUTHORIZED",
+                     *           "status": 401,
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            /** @enum {number} */
+                            status: 401;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "FORBIDDEN",
+                     *           "status": 403,
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
+                            /** @enum {number} */
+                            status: 403;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "NOT_FOUND.USER",
+                     *           "status": 404,
+                     *           "message": "User not found",
+                     *           "source": "path:/app_user_id"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND.USER";
+                            /** @enum {number} */
+                            status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "RATE_LIMITED",
+                     *           "status": 429,
+                     *           "message": "Too many requests; retry after the seconds in Retry-After (RateLimit names the budget)",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @enum {number} */
+                            status: 429;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "INTERNAL_SERVER_ERROR",
+                     *           "status": 500,
+                     *           "message": "A bug. Nothing was written; the log has the details under the request id the message gives.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "INTERNAL_SERVER_ERROR";
+                            /** @enum {number} */
+                            status: 500;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "SERVICE_UNAVAILABLE",
+                     *           "status": 503,
+                     *           "message": "A backing store is unavailable; retry later",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @enum {number} */
+                            status: 503;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    exportUserData: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description 1–128 characters, no control characters */
+                app_user_id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The export */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: {
+                            export: components["schemas"]["UserDataExport"];
+                        };
+                    };
+                };
+            };
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BAD_REQUEST",
+                     *           "status": 400,
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BAD_REQUEST";
+                            /** @enum {number} */
+                            status: 400;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "UNAUTHORIZED",
+                     *           "status": 401,
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            /** @enum {number} */
+                            status: 401;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "FORBIDDEN",
+                     *           "status": 403,
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
+                            /** @enum {number} */
+                            status: 403;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "NOT_FOUND.USER",
+                     *           "status": 404,
+                     *           "message": "User not found",
+                     *           "source": "path:/app_user_id"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND.USER";
+                            /** @enum {number} */
+                            status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */

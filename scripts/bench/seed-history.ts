@@ -8,6 +8,7 @@ import type { CommandContext, EventLog } from '../../src/application/event-log.j
 import { decideTakeSlot } from '../../src/domain/codes/claim-slots.js';
 import type { NewDomainEvent } from '../../src/domain/decider.js';
 import { streams } from '../../src/domain/events/index.js';
+import { operationEventIdParts } from '../../src/domain/idempotency.js';
 import { decideCountReferral } from '../../src/domain/users/count-referral.js';
 import { foldUserEvents, initialUserState, type UserState } from '../../src/domain/users/user-state.js';
 import { decideWithdrawCredits } from '../../src/domain/users/withdraw-credits.js';
@@ -80,7 +81,7 @@ export async function seedWithdrawals(log: EventLog, ids: Ids, appUserId: string
       const decision = decideWithdrawCredits(state, { key, amount: 1, operation_id: operationId, earlier: null, isCreditReward: true, now });
       // One request each: the id the service derives from the operation_id, its own metadata.
       decision.events.forEach((event, position) => {
-        events.push({ ...event, id: ids.derived(stream, 'operation', operationId, String(position)) });
+        events.push({ ...event, id: ids.derived(...operationEventIdParts(stream, operationId, position)) });
         contexts.push({ correlation_id: `bench-seed-${index}`, causation_id: `bench-seed-${index}`, actor: 'client:bench-seed', operation_id: operationId });
       });
       state = foldUserEvents(state, decision.events);

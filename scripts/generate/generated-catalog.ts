@@ -16,14 +16,13 @@ import { streams } from '../../src/domain/events/index.js';
 import type { GrantSpec } from '../../src/domain/rewards/grant-and-expire.js';
 import type { RewardKind } from '../../src/domain/rewards/reward-kinds.js';
 import type { RewardDefinition, RewardEntry } from '../../src/domain/rewards/reward-schemas.js';
-import { WrongExpectedRevisionError } from '../../src/ports/event-store.js';
-import type { Ids } from '../../src/ports/ids.js';
+import { DomainError } from '../../src/domain/domain-error.js';
 import type { CommandContext, EventLog } from '../../src/application/event-log.js';
+import type { CodeRegistry } from '../../src/application/shared-resources/code-registry.js';
 import { AFFILIATES, GEN_PROGRAM_ID, PROGRAM, PROMOS, REWARDS, SECRET_ACTOR } from './generation-config.js';
 
-/** What the generator knows of a code's stream: its revision and claim slots taken. */
+/** What the generator knows of a code's stream: the claim slots taken. */
 export interface CodeStream {
-  revision: number;
   taken: number;
 }
 
@@ -46,13 +45,8 @@ function backoffice(): CommandContext {
   return { correlation_id: id, causation_id: id, actor: SECRET_ACTOR };
 }
 
-/** Creates the generated configuration where missing (dated `at`); counts events written via `written`. */
-export async function ensureGeneratedCatalog(
-  log: EventLog,
-  ids: Ids,
-  at: Date,
-  written: (count: number) => void,
-): Promise<{ catalog: Catalog; codes: Map<string, CodeStream> }> {
+/** Creates the generated configuration where missing (dated `at`), its codes reserved through the service's registry. */
+export async function ensureGeneratedCatalog(log: EventLog, registry: CodeRegistry, at: Date): Promise<{ catalog: Catalog; codes: Map<string, CodeStream> }> {
   await refuseForeignPrograms(log);
   const codes = new Map<string, CodeStream>();
 
@@ -67,31 +61,21 @@ export async function ensureGeneratedCatalog(
     await before?.();
     const { events } = decide(null);
     await log.append(stream, events, 'no_stream', backoffice());
-    written(events.length);
     return events.reduce<S | null>((state, event) => evolver.evolve(state, event), null)!;
   }
 
   async function reserveCode(code: string, type: CodeType, ownerId: string): Promise<void> {
     try {
-      await log.append(
-        streams.code(code),
-        [{ type: 'CodeReserved', data: { code, type, owner_id: ownerId }, id: ids.derived('code', code, type, ownerId) }],
-        'no_stream',
-        backoffice(),
-      );
-      written(1);
+      await registry.reserve(code, type, ownerId, backoffice());
     } catch (error) {
-      if (!(error instanceof WrongExpectedRevisionError)) throw error;
-      const first = await log.first(streams.code(code));
-      if (!(first?.type === 'CodeReserved' && first.data.type === type && first.data.owner_id === ownerId)) {
-        throw new Error(`Code ${code} is already taken by someone else in this store`);
-      }
+      if (error instanceof DomainError && error.code === 'CODE.TAKEN') throw new Error(`Code ${code} is already taken by someone else in this store`);
+      throw error;
     }
   }
 
   async function trackCode(code: string): Promise<void> {
     const last = await log.last(streams.code(code));
-    codes.set(code, { revision: last ? last.revision : -1, taken: slotsTaken(last) });
+    codes.set(code, { taken: slotsTaken(last) });
   }
 
   const rewards = new Map<string, RewardDefinition>();

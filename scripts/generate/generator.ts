@@ -1,27 +1,20 @@
 /**
  * The simulation behind `npm run generate-events`: users register and act in simulated time
- * order, and every event is decided by the service's own pure deciders and appended through
- * EventLog with its exact expected revision (see scripts/generate-events.ts).
+ * order. What the service writes for each of their requests (and the referral reaction after
+ * them) is decided and sequenced by the service's own code, in SimulatedService
+ * (simulated-service.ts); this file decides who does what, and when.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
-import { decideTakeSlot } from '../../src/domain/codes/claim-slots.js';
-import type { Decision, NewDomainEvent } from '../../src/domain/decider.js';
-import { DomainError } from '../../src/domain/domain-error.js';
+import { randomBytes } from 'node:crypto';
+import type { NewDomainEvent } from '../../src/domain/decider.js';
 import type { CodeType } from '../../src/domain/events/code-events.js';
-import { streams } from '../../src/domain/events/index.js';
-import type { ReferredByFact } from '../../src/domain/events/user-events.js';
 import { assignProgram } from '../../src/domain/programs/program-assignment.js';
 import type { GrantSpec } from '../../src/domain/rewards/grant-and-expire.js';
-import { checkClaim, type ClaimTarget, decideClaimCode } from '../../src/domain/users/claim-code.js';
-import { decideCountReferral, type ReferralFigure, type SenderReward } from '../../src/domain/users/count-referral.js';
-import { decideGrantReward } from '../../src/domain/users/grant-reward-by-hand.js';
-import { decideExpireRewards } from '../../src/domain/users/expire-rewards.js';
-import { decideUpsertUser, type ProfileFields } from '../../src/domain/users/upsert-user.js';
-import { evolveUser, initialUserState, type UserState } from '../../src/domain/users/user-state.js';
-import { decideWithdrawCredits } from '../../src/domain/users/withdraw-credits.js';
-import { type AppendResult, type ExpectedRevision, WrongExpectedRevisionError } from '../../src/ports/event-store.js';
+import type { ClaimTarget } from '../../src/domain/users/claim-code.js';
+import type { SenderReward } from '../../src/domain/users/count-referral.js';
+import type { ProfileFields } from '../../src/domain/users/upsert-user.js';
+import { initialUserState } from '../../src/domain/users/user-state.js';
 import type { Ids } from '../../src/ports/ids.js';
-import type { CommandContext, EventLog } from '../../src/application/event-log.js';
+import type { EventLog } from '../../src/application/event-log.js';
 import {
   DAY,
   HOUR,
@@ -33,30 +26,14 @@ import {
   GOODWILL_CREDITS,
   WELCOME_PROMO,
   LAUNCH_PROMO,
-  CLIENT_ACTOR,
-  SECRET_ACTOR,
-  days,
 } from './generation-config.js';
 import { Random } from './random.js';
 import { type Action, type ProfileChange, type Scheduled, Timeline } from './timeline.js';
 import type { CommitGroups } from './commit-groups.js';
 import { type Catalog, type CodeStream, ensureGeneratedCatalog, receiverEntries, resolveEntries } from './generated-catalog.js';
+import { SimulatedService, type SimulatedServiceHooks, type SimUser } from './simulated-service.js';
 
-export interface SimUser {
-  id: string;
-  state: UserState;
-  revision: number;
-  registeredAt: number;
-  /** Its own actions happen before this. */
-  activeUntil: number;
-  /** Scheduled actions not yet run; a user is dropped from memory only at 0. */
-  pending: number;
-  influencer: boolean;
-  referrals: number;
-  /** Program behind the referral code it claimed (the referrer's), for its conversion rewards. */
-  claimedProgramId: string | null;
-  sessions: number;
-}
+export type { SimUser } from './simulated-service.js';
 
 export interface GeneratorOptions {
   events: number;
@@ -87,6 +64,7 @@ export class Generator {
   private readonly recentInfluencers: SimUser[] = [];
   private codes = new Map<string, CodeStream>();
   private catalog!: Catalog;
+  private readonly service: SimulatedService;
   private readonly runTag = randomBytes(3).toString('hex');
   private readonly start: number;
   private readonly end: number;
@@ -97,38 +75,29 @@ export class Generator {
   readonly summary: GenerationSummary;
 
   constructor(
-    private readonly log: EventLog,
-    private readonly ids: Ids,
+    log: EventLog,
+    ids: Ids,
     private readonly options: GeneratorOptions,
-    private readonly claimWindowDays: number,
+    claimWindowDays: number,
     private readonly groups: CommitGroups,
     private readonly onProgress: (summary: GenerationSummary) => void,
+    journal?: SimulatedServiceHooks['journal'],
   ) {
     this.random = new Random(options.seed);
     this.end = Date.now();
     this.start = this.end - options.days * DAY;
     this.summary = { written: 0, users: 0, claims: 0, conversions: 0, withdrawals: 0, topUps: 0, runTag: this.runTag };
+    this.service = new SimulatedService(log.store, ids, claimWindowDays, {
+      user: (id) => this.users.get(id),
+      appended: (user, events, at) => this.followUps(user, events, at),
+      reactionDelay: () => this.random.between(5, 200),
+      senderRewards: (referrer) => this.senderRewards(referrer),
+      ...(journal ? { journal } : {}),
+    });
   }
 
-  // --- appends ------------------------------------------------------------------------------
-
-  private async append(stream: string, events: NewDomainEvent[], expected: ExpectedRevision, context: CommandContext): Promise<AppendResult> {
-    const result = await this.log.append(stream, events, expected, context);
-    this.summary.written += events.length;
-    return result;
-  }
-
-  private request(actor = CLIENT_ACTOR, operationId?: string): CommandContext {
-    const id = randomUUID();
-    return { correlation_id: id, causation_id: id, actor, ...(operationId ? { operation_id: operationId } : {}) };
-  }
-
-  /** Appends a decision's events to the user's stream and schedules what they lead to. */
-  private async appendToUser(user: SimUser, events: NewDomainEvent[], context: CommandContext, at: number): Promise<AppendResult | null> {
-    if (events.length === 0) return null;
-    const result = await this.append(streams.user(user.id), events, user.revision < 0 ? 'no_stream' : user.revision, context);
-    user.revision = result.nextExpectedRevision;
-    user.state = events.reduce(evolveUser, user.state);
+  /** What a user's new events lead to: recorded expiries, and credits that tend to be spent. */
+  private followUps(user: SimUser, events: NewDomainEvent[], at: number): void {
     for (const event of events) {
       if (event.type !== 'RewardGranted') continue;
       // The expiry sweep records expiries within its interval (30 s) of the due time.
@@ -140,15 +109,6 @@ export class Generator {
         this.schedule(user, at + this.random.between(HOUR, 5 * DAY), { kind: 'withdraw', user: user.id, key: event.data.reward_key, amount });
       }
     }
-    return result;
-  }
-
-  /** Global position of the event at `index` of an append (to name it as a cause). */
-  private async positionOf(user: SimUser, result: AppendResult, count: number, index: number): Promise<bigint> {
-    const revision = result.nextExpectedRevision - (count - 1 - index);
-    const [event] = await this.log.store.readStream(streams.user(user.id), { fromRevision: revision, maxCount: 1 });
-    if (!event) throw new Error(`Event ${streams.user(user.id)}@${revision} just appended was not found`);
-    return event.position;
   }
 
   private schedule(user: SimUser, at: number, action: Action, ignoreLifetime = false): void {
@@ -160,9 +120,8 @@ export class Generator {
   // --- configuration -------------------------------------------------------------------------
 
   async setUp(): Promise<void> {
-    ({ catalog: this.catalog, codes: this.codes } = await ensureGeneratedCatalog(this.log, this.ids, new Date(this.start), (count) => {
-      this.summary.written += count;
-    }));
+    ({ catalog: this.catalog, codes: this.codes } = await ensureGeneratedCatalog(this.service.log, this.service.registry, new Date(this.start)));
+    this.summary.written = this.service.written;
     // Extra profile activity fills the event budget beyond the baseline lifecycle.
     const activeDays = this.options.days * DAY >= LIFETIME ? LIFETIME / DAY - (LIFETIME / DAY) ** 2 / (2 * this.options.days) : this.options.days / 2;
     const extraPerUser = Math.max(0, this.options.events / this.options.users - BASELINE_EVENTS_PER_USER);
@@ -184,57 +143,6 @@ export class Generator {
     return program ? resolveEntries(this.catalog, program.rewards.sender) : [];
   }
 
-  // --- the referral reaction ------------------------------------------------------------------
-
-  /** What the referral reaction appends to the referrer's stream for a claimer's event. */
-  private async countReferral(
-    figure: ReferralFigure,
-    claimer: SimUser,
-    referredBy: ReferredByFact,
-    cause: { id: string; position: bigint; correlationId: string },
-    at: number,
-  ): Promise<void> {
-    if (referredBy.type !== 'referral') return;
-    // A referrer no longer in memory is counted by the service's reaction runner later.
-    const referrer = this.users.get(referredBy.owner_id);
-    if (!referrer) return;
-    const decision = decideCountReferral(referrer.state, {
-      figure,
-      claimer: claimer.id,
-      code: referredBy.code,
-      program_id: referrer.state.program_id,
-      senderRewards: this.senderRewards(referrer),
-      cause_id: cause.id,
-      cause_position: cause.position,
-      now: new Date(at),
-    });
-    const events = decision.events.map((event, index) => ({ ...event, id: this.ids.derived(cause.id, 'referral', String(index)) }));
-    await this.appendToUser(referrer, events, { correlation_id: cause.correlationId, causation_id: cause.id, actor: 'process:referrals' }, at);
-  }
-
-  /** Counts, on the referrers' side, the claims, conversions and churns among `events`. */
-  private async reactTo(user: SimUser, events: NewDomainEvent[], result: AppendResult | null, context: CommandContext, at: number): Promise<void> {
-    if (result === null) return;
-    for (const [index, event] of events.entries()) {
-      let figure: ReferralFigure;
-      let referredBy: ReferredByFact;
-      if (event.type === 'CodeClaimed') [figure, referredBy] = ['claim', event.data];
-      else if (event.type === 'UserConverted') [figure, referredBy] = ['conversion', event.data.referred_by];
-      else if (event.type === 'UserChurned') [figure, referredBy] = ['churn', event.data.referred_by];
-      else continue;
-      if (referredBy.type !== 'referral' || event.id === undefined) continue;
-      const position = await this.positionOf(user, result, events.length, index);
-      await this.countReferral(figure, user, referredBy, { id: event.id, position, correlationId: context.correlation_id }, at + this.random.between(5, 200));
-    }
-  }
-
-  /** Causes of reactions get their ids here, so the reaction's derived ids can name them. */
-  private withCauseIds(events: NewDomainEvent[]): NewDomainEvent[] {
-    return events.map((event) =>
-      event.type === 'CodeClaimed' || event.type === 'UserConverted' || event.type === 'UserChurned' ? { ...event, id: randomUUID() } : event,
-    );
-  }
-
   // --- actions -------------------------------------------------------------------------------
 
   private async register(at: number): Promise<void> {
@@ -252,21 +160,7 @@ export class Generator {
       claimedProgramId: null,
       sessions: 1,
     };
-    const context = this.request();
     const program = assignProgram(id, [...this.catalog.programs.values()]);
-    let assignment: { program_id: string; referral_code: string } | null = null;
-    if (program) {
-      for (let attempt = 0; assignment === null; attempt += 1) {
-        const code = this.ids.referralCode();
-        try {
-          await this.append(streams.code(code), [{ type: 'CodeReserved', data: { code, type: 'referral', owner_id: id } }], 'no_stream', context);
-          this.codes.set(code, { revision: 0, taken: 0 });
-          assignment = { program_id: program.id, referral_code: code };
-        } catch (error) {
-          if (!(error instanceof WrongExpectedRevisionError) || attempt >= 20) throw error;
-        }
-      }
-    }
     const isTrial = this.random.chance(0.3);
     const isPremium = !isTrial && this.random.chance(0.08);
     const fields: Partial<ProfileFields> = {
@@ -280,11 +174,10 @@ export class Generator {
       },
       ...(this.random.chance(0.6) ? { first_seen_at: new Date(at - this.random.between(0, 3 * HOUR)).toISOString() } : {}),
     };
-    const decision = decideUpsertUser(user.state, { app_user_id: id, fields, now: new Date(at), assignment, conversionRewards: [] });
     this.users.set(id, user);
     this.byRegistration.push(user);
     if (user.influencer) this.recentInfluencers.push(user);
-    await this.appendToUser(user, decision.events, context, at);
+    await this.service.register(user, fields, program ?? null, at);
     this.summary.users += 1;
 
     // What this user will do.
@@ -382,28 +275,14 @@ export class Generator {
     const chosen = this.chooseTarget(user, codeType, at);
     if (chosen === null) return;
     const { target, limit, referrer } = chosen;
-    const command = { claim_id: randomUUID(), code: target.code, target, now: new Date(at), windowDays: this.claimWindowDays };
-    const slot = this.codes.get(target.code)!;
-    let take: Decision<number>;
-    try {
-      checkClaim(user.state, command);
-      take = decideTakeSlot(slot.taken, limit, command.claim_id, user.id);
-    } catch (error) {
-      if (error instanceof DomainError) return; // the service would have answered 4xx and written nothing
-      throw error;
-    }
-    const context = this.request();
-    await this.append(streams.code(target.code), take.events, slot.revision < 0 ? 'no_stream' : slot.revision, context);
-    slot.revision += 1;
-    slot.taken = take.result;
-    const claimAt = at + this.random.between(2, 40);
-    const events = this.withCauseIds(decideClaimCode(user.state, { ...command, now: new Date(claimAt) }).events);
-    const result = await this.appendToUser(user, events, context, claimAt);
+    const claimed = await this.service.claim(user, target, limit, at, () => this.random.between(2, 40));
+    if (claimed === null) return; // the service would have answered 4xx and written nothing
+    const slots = this.codes.get(target.code);
+    if (slots) slots.taken += 1;
     user.claimedProgramId = target.program_id;
     if (referrer) referrer.referrals += 1;
     this.summary.claims += 1;
-    if (events.some((event) => event.type === 'UserConverted')) this.summary.conversions += 1;
-    await this.reactTo(user, events, result, context, claimAt);
+    if (claimed.converted) this.summary.conversions += 1;
   }
 
   private async profile(user: SimUser, change: ProfileChange, at: number): Promise<void> {
@@ -420,48 +299,19 @@ export class Generator {
       const version = this.random.chance(0.1) ? this.random.pick(['4.2.1', '4.3.0', '4.3.1', '5.0.0']) : state.metadata?.app_version;
       fields = { metadata: { ...state.metadata, app_version: version ?? '4.2.0', sessions: user.sessions } };
     }
-    const context = this.request();
-    const decision = decideUpsertUser(state, {
-      app_user_id: user.id,
-      fields,
-      now: new Date(at),
-      assignment: null,
-      conversionRewards: this.conversionRewards(user),
-    });
-    const events = this.withCauseIds(decision.events);
-    const result = await this.appendToUser(user, events, context, at);
-    if (events.some((event) => event.type === 'UserConverted')) this.summary.conversions += 1;
-    await this.reactTo(user, events, result, context, at);
+    if (await this.service.profile(user, fields, this.conversionRewards(user), at)) this.summary.conversions += 1;
   }
 
   private async withdraw(user: SimUser, key: string, amount: number, at: number): Promise<void> {
     const numbered = this.random.chance(0.8);
     if (numbered) this.operations += 1;
-    const operationId = numbered ? `order-${this.operations}` : null;
-    const decision = decideWithdrawCredits(user.state, { key, amount, operation_id: operationId, earlier: null, isCreditReward: true, now: new Date(at) });
-    await this.appendToUser(user, decision.events, this.request(CLIENT_ACTOR, operationId ?? undefined), at);
+    await this.service.withdraw(user, key, amount, numbered ? `order-${this.operations}` : null, at);
     this.summary.withdrawals += 1;
   }
 
   private async grant(user: SimUser, at: number): Promise<void> {
     this.operations += 1;
-    const operationId = `support-ticket-${this.operations}`;
-    const reward = this.catalog.rewards.get(GOODWILL_CREDITS)!;
-    const decision = decideGrantReward(user.state, {
-      key: reward.key,
-      spec: { reward, deactivation: days(30) },
-      operation_id: operationId,
-      earlier: null,
-      grant_id_prefix: `manual:${operationId}`,
-      now: new Date(at),
-    });
-    await this.appendToUser(user, decision.events, this.request(SECRET_ACTOR, operationId), at);
-  }
-
-  private async sweep(user: SimUser, at: number): Promise<void> {
-    const sweepId = `sweep-${new Date(at).toISOString()}`;
-    const decision = decideExpireRewards(user.state, new Date(at));
-    await this.appendToUser(user, decision.events, { correlation_id: sweepId, causation_id: sweepId, actor: 'process:expiry-sweep' }, at);
+    await this.service.grant(user, this.catalog.rewards.get(GOODWILL_CREDITS)!, `support-ticket-${this.operations}`, at);
   }
 
   private async run(scheduled: Scheduled): Promise<void> {
@@ -480,7 +330,7 @@ export class Generator {
       case 'grant':
         return this.grant(user, at);
       case 'sweep':
-        return this.sweep(user, at);
+        return this.service.sweep(user, at);
     }
   }
 
@@ -490,7 +340,6 @@ export class Generator {
       const user = this.byRegistration[this.retiredUpTo]!;
       if (user.registeredAt > now - RETIRE_AFTER || user.pending > 0) break;
       this.users.delete(user.id);
-      if (user.state.referral_code) this.codes.delete(user.state.referral_code);
       this.retiredUpTo += 1;
     }
     // Keep the array from growing without bound: cut the retired (and non-referrer) head.
@@ -515,6 +364,7 @@ export class Generator {
       while (this.summary.written < this.options.events && !this.stopRequested) {
         this.groups.begin();
         await this.step(interval);
+        this.summary.written = this.service.written;
         this.groups.maybeCommit();
         if (this.lastAt - this.retireCheck > DAY) {
           this.retire(this.lastAt);

@@ -1,5 +1,6 @@
 import type { NewDomainEvent } from '../domain/decider.js';
 import { type DomainEvent, parseEvent, SCHEMA_VERSION } from '../domain/events/index.js';
+import { operationEventIdParts } from '../domain/idempotency.js';
 import type { AppendResult, EventStore, ExpectedRevision, LogFilter, RecordedEvent } from '../ports/event-store.js';
 import type { Ids } from '../ports/ids.js';
 import { upcast } from './upcasters.js';
@@ -41,7 +42,7 @@ export class EventLog {
     const prepared = events.map((event, index) => {
       const context = Array.isArray(contexts) ? (contexts as readonly CommandContext[])[index]! : (contexts as CommandContext);
       const { data } = parseEvent(event.type, event.data);
-      const id = event.id ?? (context.operation_id ? this.ids.derived(stream, 'operation', context.operation_id, String(index)) : this.ids.uuid());
+      const id = event.id ?? (context.operation_id ? this.ids.derived(...operationEventIdParts(stream, context.operation_id, index)) : this.ids.uuid());
       return {
         id,
         type: event.type,

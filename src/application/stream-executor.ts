@@ -1,8 +1,9 @@
-import type { Decision, Evolver } from '../domain/decider.js';
-import { WrongExpectedRevisionError } from '../ports/event-store.js';
+import type { Decision, Evolver, NewDomainEvent } from '../domain/decider.js';
+import { type AppendResult, type ExpectedRevision, WrongExpectedRevisionError } from '../ports/event-store.js';
 import type { ReadStore } from '../ports/read-store.js';
 import type { CommandContext, EventLog, LoggedEvent } from './event-log.js';
 import { KeyedLock } from './keyed-lock.js';
+import { withWriteRetries } from './write-retries.js';
 
 export interface Executed<S, R> {
   result: R;
@@ -28,15 +29,31 @@ interface Snapshot<S> {
 }
 
 const SNAPSHOT_COLLECTION = 'snapshots';
+
+/**
+ * Protects what a snapshot keeps of a state at rest (personal fields encrypted, SPEC §13):
+ * `seal` before it is stored, `open` after it is read.
+ */
+export interface SnapshotSealer {
+  seal(stream: string, state: unknown): Promise<unknown>;
+  open(stream: string, state: unknown): Promise<unknown>;
+}
 /** Write a snapshot once this many events were folded beyond the last one. */
 const SNAPSHOT_EVERY = 100;
 /** Streams whose latest state is kept in memory (least recently used are dropped). */
 const CACHED_STREAMS = 10_000;
-const MAX_ATTEMPTS = 12;
 
-/** Jittered, growing pause before re-reading a stream that another writer just moved. */
-function backoff(attempt: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, Math.random() * 5 * attempt));
+const isConflict = (error: unknown) => error instanceof WrongExpectedRevisionError;
+
+/** One attempt of a write: what to append, against which revision, and the answers either way. */
+interface Attempt<T> {
+  events: NewDomainEvent[];
+  expected: ExpectedRevision;
+  contexts: CommandContext | readonly CommandContext[];
+  /** The answer when the decision appends nothing. */
+  unchanged(): T;
+  /** The answer once the events are committed. */
+  committed(appended: AppendResult): Promise<T>;
 }
 
 /**
@@ -44,6 +61,9 @@ function backoff(attempt: number): Promise<void> {
  * synchronous (no I/O, no await). An async function does not type-check here.
  */
 export type Decide<S, R, P> = (state: S, prepared: NoInfer<P>) => Decision<R> & { then?: never };
+
+/** A decision on a stream's latest event alone; synchronous like `Decide`. */
+export type DecideOnLatest<R> = (latest: LoggedEvent | undefined) => Decision<R> & { then?: never };
 
 export interface ExecuteOptions<S, P> {
   /**
@@ -54,8 +74,8 @@ export interface ExecuteOptions<S, P> {
 }
 
 /**
- * load → decide → append with the exact expected revision; on a conflict re-read and
- * re-decide, a bounded number of times. A stream's state comes from memory (the last state this
+ * The one write path: load → decide → append with the exact expected revision; on a conflict
+ * re-read and re-decide, as the write retry policy allows (write-retries.ts). A stream's state comes from memory (the last state this
  * process saw), else from its snapshot, plus the events after it: so deciding costs the same
  * for a stream with 100,000 events as for a new one.
  */
@@ -67,7 +87,17 @@ export class StreamExecutor {
   constructor(
     private readonly log: EventLog,
     private readonly readStore: ReadStore,
+    private readonly sealer: SnapshotSealer | null = null,
   ) {}
+
+  /**
+   * Overwrites the stream's snapshot with an empty one and forgets the cached state (after an
+   * erasure: a snapshot written before it may hold personal fields in a format without sealing).
+   */
+  async forgetSnapshot(stream: string): Promise<void> {
+    this.cache.delete(stream);
+    await this.readStore.putAux(SNAPSHOT_COLLECTION, stream, { version: -1, revision: -1, position: null, state: null });
+  }
 
   async load<S>(stream: string, evolver: Evolver<S>): Promise<Loaded<S> & { folded: number }> {
     const start = await this.startingPoint(stream, evolver);
@@ -88,7 +118,8 @@ export class StreamExecutor {
     if (cached && cached.version === evolver.version) return cached as Loaded<S> & { version: number; folded: number };
     const snapshot = await this.readStore.get<Snapshot<S> & Record<string, unknown>>(SNAPSHOT_COLLECTION, stream);
     if (snapshot !== null && snapshot.version === evolver.version) {
-      return { state: snapshot.state, revision: snapshot.revision, position: snapshot.position === null ? null : BigInt(snapshot.position), folded: 0 };
+      const state = (this.sealer ? await this.sealer.open(stream, snapshot.state) : snapshot.state) as S;
+      return { state, revision: snapshot.revision, position: snapshot.position === null ? null : BigInt(snapshot.position), folded: 0 };
     }
     return { state: evolver.initialState(), revision: -1, position: null, folded: 0 };
   }
@@ -101,30 +132,44 @@ export class StreamExecutor {
   }
 
   /**
+   * Under the stream's lock: one attempt, then its append with the attempt's expected revision;
+   * a conflict (another writer moved the stream) starts a new attempt, which reads again.
+   */
+  private write<T>(stream: string, attempt: (number: number) => Promise<Attempt<T>>): Promise<T> {
+    return this.locks.run(stream, () =>
+      withWriteRetries(isConflict, async (number) => {
+        const next = await attempt(number);
+        if (next.events.length === 0) return next.unchanged();
+        return next.committed(await this.log.append(stream, next.events, next.expected, next.contexts));
+      }),
+    );
+  }
+
+  /**
    * Like `execute`, but decides on the stream's latest event alone — for streams whose last
-   * event carries the whole state that matters (claim slot counts), so cost stays flat
-   * however long the stream grows.
+   * event carries the whole state that matters (claim slot counts, a code's reservation), so
+   * cost stays flat however long the stream grows. `context` may give each event its own
+   * (requests decided together in one append). `expectNew`: the stream almost certainly does
+   * not exist yet (a fresh random code), so the first attempt decides on "no event" without
+   * reading it; if it does exist, the append's conflict says so and the next attempt reads.
    */
   async executeOnLatest<R>(
     stream: string,
-    decide: (latest: LoggedEvent | undefined) => Decision<R>,
+    decide: DecideOnLatest<R>,
     context: CommandContext | ((decision: Decision<R>) => readonly CommandContext[]),
+    options: { expectNew?: boolean } = {},
   ): Promise<{ result: R; position: bigint | null }> {
-    return this.locks.run(stream, async () => {
-      for (let attempt = 1; ; attempt += 1) {
-        const latest = await this.log.last(stream);
-        const decision = decide(latest);
-        const { events, result } = decision;
-        if (events.length === 0) return { result, position: null };
-        try {
-          const contexts = typeof context === 'function' ? context(decision) : context;
-          const appended = await this.log.append(stream, events, latest ? latest.revision : 'no_stream', contexts);
-          return { result, position: appended.position };
-        } catch (error) {
-          if (!(error instanceof WrongExpectedRevisionError) || attempt >= MAX_ATTEMPTS) throw error;
-          await backoff(attempt);
-        }
-      }
+    return this.write<{ result: R; position: bigint | null }>(stream, async (attempt) => {
+      const latest = options.expectNew && attempt === 1 ? undefined : await this.log.last(stream);
+      const decision = decide(latest);
+      const { result } = decision;
+      return {
+        events: decision.events,
+        expected: latest ? latest.revision : 'no_stream',
+        contexts: typeof context === 'function' ? context(decision) : context,
+        unchanged: () => ({ result, position: null }),
+        committed: async (appended) => ({ result, position: appended.position }),
+      };
     });
   }
 
@@ -135,31 +180,30 @@ export class StreamExecutor {
     context: CommandContext,
     options: ExecuteOptions<S, P> = {},
   ): Promise<Executed<S, R>> {
-    return this.locks.run(stream, async () => {
-      for (let attempt = 1; ; attempt += 1) {
-        const loaded = await this.load(stream, evolver);
-        const { state, revision, folded } = loaded;
-        const prepared = (options.prepare ? await options.prepare(loaded) : undefined) as P;
-        const { events, result } = decide(state, prepared);
-        if (events.length === 0) return { result, state, revision, position: null };
-        try {
-          const expected = revision === -1 ? 'no_stream' : revision;
-          const appended = await this.log.append(stream, events, expected, context);
+    return this.write<Executed<S, R>>(stream, async () => {
+      const loaded = await this.load(stream, evolver);
+      const { state, revision, folded } = loaded;
+      const prepared = (options.prepare ? await options.prepare(loaded) : undefined) as P;
+      const { events, result } = decide(state, prepared);
+      return {
+        events,
+        expected: revision === -1 ? 'no_stream' : revision,
+        contexts: context,
+        unchanged: () => ({ result, state, revision, position: null }),
+        committed: async (appended) => {
           const after = evolver.fold ? evolver.fold(state, events) : events.reduce(evolver.evolve, state);
           const written = { state: after, revision: appended.nextExpectedRevision, position: appended.position };
           if (folded + events.length >= SNAPSHOT_EVERY) {
-            const snapshot: Snapshot<S> = { version: evolver.version, revision: written.revision, position: written.position.toString(), state: after };
+            const state = (this.sealer ? await this.sealer.seal(stream, after) : after) as S;
+            const snapshot: Snapshot<S> = { version: evolver.version, revision: written.revision, position: written.position.toString(), state };
             await this.readStore.putAux(SNAPSHOT_COLLECTION, stream, snapshot as unknown as Record<string, unknown>);
             this.remember(stream, evolver, written, 0);
           } else {
             this.remember(stream, evolver, written, folded + events.length);
           }
-          return { result, state: after, revision: written.revision, position: written.position };
-        } catch (error) {
-          if (!(error instanceof WrongExpectedRevisionError) || attempt >= MAX_ATTEMPTS) throw error;
-          await backoff(attempt);
-        }
-      }
+          return { result, ...written };
+        },
+      };
     });
   }
 }

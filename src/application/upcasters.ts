@@ -10,6 +10,8 @@ const upcasters: Record<string, Record<number, Upcaster>> = {
   RewardGranted: { 1: (data) => ({ ...data, entry_id: data.grant_id }), 2: (data) => ({ ...data, clawback: 'none' }) },
   // v3 (SPEC §11, CONVERSIONS_FROM): every conversion before it was counted from the client.
   UserConverted: { 1: (data) => data, 2: (data) => ({ ...data, source: 'client', purchase: null, program_id: null }) },
+  // v4 (analytics by program): churns before it did not name the claim's program.
+  UserChurned: { 1: (data) => data, 2: (data) => data, 3: (data) => ({ ...data, program_id: null }) },
 };
 
 export function upcast(type: string, version: number, data: Record<string, unknown>): Record<string, unknown> {

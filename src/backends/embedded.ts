@@ -1,10 +1,14 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { openSqlite } from '../adapters/sqlite/sqlite-database.js';
+import { guardSqlite, openSqlite } from '../adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../adapters/sqlite/sqlite-event-store.js';
+import { SqliteKeyStore } from '../adapters/sqlite/sqlite-key-store.js';
 import { SqliteRateLimitStore } from '../adapters/sqlite/sqlite-rate-limit-store.js';
 import { SqliteReadStore } from '../adapters/sqlite/sqlite-read-store.js';
 import { SqliteWebhookOutbox } from '../adapters/sqlite/sqlite-webhook-outbox.js';
+import { PersonalDataCipher } from '../application/privacy/personal-data-cipher.js';
+import { PersonalDataEventStore } from '../application/privacy/personal-data-event-store.js';
+import { PersonalDataOutbox } from '../application/privacy/personal-data-outbox.js';
 import type { Backend } from './backend.js';
 
 /** The embedded rate-limit counters' file, beside the events' file in DATA_DIR. */
@@ -25,11 +29,30 @@ function openRateLimitConnection(dataDir: string): Database.Database {
   return db;
 }
 
+/** The embedded data keys' file (SPEC §13), beside the events' file in DATA_DIR. */
+export const KEYS_FILE = 'data-keys.db';
+
+/**
+ * Data keys in their own file, so an operator can back it up (and expire its backups) apart
+ * from the log: a restored old copy of this file would bring erased keys back.
+ */
+export function openKeyConnection(dataDir: string): Database.Database {
+  const db = new Database(path.join(dataDir, KEYS_FILE));
+  db.pragma('journal_mode = WAL');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('synchronous = FULL');
+  db.pragma('secure_delete = ON');
+  return db;
+}
+
 /** Events and read models in one SQLite file under `dataDir` (WAL), rate-limit counters beside it. */
 export function openEmbeddedBackend(dataDir: string): Backend {
   const db = openSqlite(dataDir);
   const limitsDb = openRateLimitConnection(dataDir);
-  const eventStore = new SqliteEventStore(db);
+  const keysDb = openKeyConnection(dataDir);
+  const keyStore = new SqliteKeyStore(keysDb);
+  const cipher = new PersonalDataCipher(keyStore);
+  const eventStore = new PersonalDataEventStore(new SqliteEventStore(db), cipher);
   const readStore = new SqliteReadStore(db);
   const rateLimits = new SqliteRateLimitStore(limitsDb);
   // The outbox has its own connection without an fsync per commit (synchronous=NORMAL, WAL): a
@@ -40,15 +63,24 @@ export function openEmbeddedBackend(dataDir: string): Backend {
   return {
     name: 'embedded',
     eventStore,
+    keyStore,
     readStore,
     rateLimits,
-    webhookOutbox: new SqliteWebhookOutbox(outboxDb),
+    webhookOutbox: new PersonalDataOutbox(new SqliteWebhookOutbox(outboxDb), cipher),
     exclusively: (work) => work,
+    // secure_delete (src/adapters/sqlite/sqlite-database.ts) zeroes what an erasure overwrote in
+    // the database file; the WAL still holds the older page images until checkpointed.
+    async purgeOverwritten() {
+      guardSqlite(() => db.pragma('wal_checkpoint(TRUNCATE)'));
+      guardSqlite(() => keysDb.pragma('wal_checkpoint(TRUNCATE)'));
+    },
     async close() {
       await eventStore.close();
       await readStore.close();
       await rateLimits.close();
+      await keyStore.close();
       limitsDb.close();
+      keysDb.close();
       outboxDb.close();
       db.close();
     },

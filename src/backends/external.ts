@@ -1,10 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import { EventStoreDbEventStore } from '../adapters/eventstoredb/eventstoredb-event-store.js';
+import { MongoKeyStore } from '../adapters/mongodb/mongo-key-store.js';
 import { LeaseKeeper, MongoLease } from '../adapters/mongodb/mongo-lease.js';
 import { MongoRateLimitStore } from '../adapters/mongodb/mongo-rate-limit-store.js';
 import { MongoReadStore } from '../adapters/mongodb/mongo-read-store.js';
 import { MongoWebhookOutbox } from '../adapters/mongodb/mongo-webhook-outbox.js';
+import { PersonalDataCipher } from '../application/privacy/personal-data-cipher.js';
+import { PersonalDataEventStore } from '../application/privacy/personal-data-event-store.js';
+import { PersonalDataOutbox } from '../application/privacy/personal-data-outbox.js';
 import type { Logger } from '../ports/logger.js';
 import type { Backend, ExclusiveWork } from './backend.js';
 
@@ -60,12 +64,16 @@ export async function openExternalBackend(eventStoreUrl: string, mongoUrl: strin
       owner: `${os.hostname()}:${process.pid}:${randomUUID().slice(0, 8)}`,
       ttlMs: PROJECTOR_LEASE_TTL_MS,
     });
+  const keyStore = new MongoKeyStore(readStore.database);
+  const cipher = new PersonalDataCipher(keyStore);
   return {
     name: 'external',
-    eventStore,
+    eventStore: new PersonalDataEventStore(eventStore, cipher),
+    keyStore,
+    purgeOverwritten: async () => {},
     readStore,
     rateLimits: new MongoRateLimitStore(readStore.database),
-    webhookOutbox,
+    webhookOutbox: new PersonalDataOutbox(webhookOutbox, cipher),
     projectorLease,
     exclusively: (work, workLogger) => whileHoldingLease(projectorLease(), work, workLogger),
     async close() {

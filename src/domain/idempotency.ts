@@ -1,13 +1,21 @@
+import type { DomainEvent } from './events/index.js';
 import { DomainError } from './domain-error.js';
 import type { GrantedFact } from './events/user-events.js';
 
 /**
- * Idempotency by `operation_id` (SPEC §6): the first successful withdrawal or manual grant
- * with a given (user, operation_id) is remembered forever, in the operations index
- * (projections/operations.ts), never in a stream's decision state. Its events get ids derived
- * from the operation id (src/application/event-log.ts), so the store itself refuses a second
- * copy. A repeat of the same request is answered with the first answer; the same id for
- * another request is refused.
+ * Idempotency by `operation_id`: how a withdrawal or a manual grant that a client sends again
+ * (same user, same `operation_id`) is applied once. The whole rule lives here:
+ *
+ * 1. **The event ids derive from the operation id** (`operationEventIdParts`, hashed by the Ids
+ *    port in src/application/event-log.ts), so the store itself refuses a second copy; a manual
+ *    grant's grant ids derive from it too (`manualGrantIdPrefix`).
+ * 2. **The first use is remembered forever**, as an `OperationRecord` built from its events
+ *    (`operationRecordOf`), in the operations index (projections/operations.ts), never in a
+ *    stream's decision state; src/application/operation-index.ts reads it before the decision
+ *    (src/application/command-executor.ts, `executeIdempotent`).
+ * 3. **A repeat is detected and compared with the first request** (`replayed`): the same
+ *    request is answered with the first answer, built here, and appends nothing; the same id
+ *    for another request is refused (`*.OPERATION_ID_REUSED`).
  */
 export type OperationRecord =
   | { kind: 'withdraw'; key: string; amount: number; result: WithdrawResult }
@@ -25,26 +33,74 @@ export interface GrantAnswer {
   granted: GrantedFact[];
 }
 
-function reused(code: 'WITHDRAW.OPERATION_ID_REUSED' | 'GRANT.OPERATION_ID_REUSED'): DomainError {
-  return new DomainError(code, 'operation_id was already used for a different operation', '/operation_id');
+/** What the Ids port hashes into the id of the `index`-th event an operation appends to `stream`. */
+export function operationEventIdParts(stream: string, operationId: string, index: number): string[] {
+  return [stream, 'operation', operationId, String(index)];
+}
+
+/** Prefix of a manual grant's grant ids: the operation id, else a fresh id (a request that cannot repeat). */
+export function manualGrantIdPrefix(operationId: string | null, freshId: () => string): string {
+  return `manual:${operationId ?? freshId()}`;
+}
+
+/** The operation an event records, if any: what the operations index keeps by (user, operation_id). */
+export function operationIdOf(event: DomainEvent): string | null {
+  switch (event.type) {
+    case 'CreditsWithdrawn':
+      return event.data.operation_id;
+    case 'RewardGranted':
+      return event.data.cause.type === 'manual' ? event.data.cause.operation_id : null;
+    case 'RewardGrantSkipped':
+      return event.data.operation_id;
+    default:
+      return null;
+  }
+}
+
+/** The record of an operation after `event` (one of its events), given the record so far. */
+export function operationRecordOf(earlier: OperationRecord | null, event: DomainEvent): OperationRecord | null {
+  switch (event.type) {
+    case 'CreditsWithdrawn': {
+      const { key, credits_requested_to_withdraw, credits_withdrawn, credits_available_at_start, credits_available_at_end } = event.data;
+      return {
+        kind: 'withdraw',
+        key,
+        amount: credits_requested_to_withdraw,
+        result: { credits_available_at_start, credits_available_at_end, credits_requested_to_withdraw, credits_withdrawn },
+      };
+    }
+    case 'RewardGranted': {
+      const granted = earlier?.kind === 'grant' ? earlier.result.granted : [];
+      return { kind: 'grant', key: event.data.reward_key, amount: null, result: { created: true, granted: [...granted, event.data] } };
+    }
+    case 'RewardGrantSkipped':
+      return { kind: 'grant', key: event.data.reward_key, amount: null, result: { created: false, granted: [] } };
+    default:
+      return earlier;
+  }
+}
+
+/** A request that carries an operation id, as far as comparing it with the first use goes. */
+export type IdempotentRequest = { kind: 'withdraw'; key: string; amount: number } | { kind: 'grant'; key: string };
+
+type AnswerOf<K extends IdempotentRequest['kind']> = K extends 'withdraw' ? WithdrawResult : GrantAnswer;
+
+const REUSED = { withdraw: 'WITHDRAW.OPERATION_ID_REUSED', grant: 'GRANT.OPERATION_ID_REUSED' } as const;
+
+function sameRequest(earlier: OperationRecord, request: IdempotentRequest): boolean {
+  if (earlier.kind !== request.kind || earlier.key !== request.key) return false;
+  return request.kind === 'grant' || earlier.amount === request.amount;
 }
 
 /**
- * The first answer, when `earlier` is this same withdrawal (key and amount); null when the
- * operation id is new; `WITHDRAW.OPERATION_ID_REUSED` when it served another request.
+ * The answer to replay when `request` repeats the operation `earlier` records: a withdrawal
+ * gets the first answer; a grant adds nothing (`created: false`) and names what the first call
+ * granted. null when the operation id is new (no `earlier`); `*.OPERATION_ID_REUSED` when the
+ * id served another request (another kind, key or amount).
  */
-export function repeatedWithdrawal(earlier: OperationRecord | null, key: string, amount: number): WithdrawResult | null {
+export function replayed<K extends IdempotentRequest['kind']>(earlier: OperationRecord | null, request: IdempotentRequest & { kind: K }): AnswerOf<K> | null {
   if (earlier === null) return null;
-  if (earlier.kind !== 'withdraw' || earlier.key !== key || earlier.amount !== amount) throw reused('WITHDRAW.OPERATION_ID_REUSED');
-  return earlier.result;
-}
-
-/**
- * A repeated grant of the same key adds nothing (200) and names what the first call granted;
- * null when the operation id is new; `GRANT.OPERATION_ID_REUSED` when it served another request.
- */
-export function repeatedGrant(earlier: OperationRecord | null, key: string): GrantAnswer | null {
-  if (earlier === null) return null;
-  if (earlier.kind !== 'grant' || earlier.key !== key) throw reused('GRANT.OPERATION_ID_REUSED');
-  return { created: false, granted: earlier.result.granted };
+  if (!sameRequest(earlier, request)) throw new DomainError(REUSED[request.kind], 'operation_id was already used for a different operation', '/operation_id');
+  const answer = earlier.kind === 'withdraw' ? earlier.result : { created: false, granted: earlier.result.granted };
+  return answer as AnswerOf<K>;
 }

@@ -18,10 +18,12 @@ import { ApiDescription } from './openapi.js';
 import { RateLimits } from './rate-limits/rate-limits.js';
 
 import { adminRoutes } from './routes/admin.js';
+import { adminAnalyticsRoutes } from './routes/admin-analytics.js';
 import { adminRevenueRoutes } from './routes/admin-revenue.js';
 import { adminReviewRoutes } from './routes/admin-reviews.js';
 import { adminRuleRoutes } from './routes/admin-rules.js';
 import { adminWebhookRoutes } from './routes/admin-webhooks.js';
+import { adminUserRoutes } from './routes/admin-users.js';
 import { inboundWebhookRoutes } from './routes/webhooks.js';
 import { codeRoutes } from './routes/codes.js';
 import { apiReferenceRouter, operatorRoutes } from './routes/operator.js';
@@ -132,11 +134,13 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
       ...adminStoreRoutes(container),
       ...adminRoutes(container),
       ...adminRevenueRoutes(container),
+      ...adminAnalyticsRoutes(container),
       // After the revenue routes: GET /admin/webhooks/inbound is not an endpoint id.
       ...adminWebhookRoutes(container),
       ...adminTransactionRoutes(container),
       ...adminRuleRoutes(container),
       ...adminReviewRoutes(container),
+      ...adminUserRoutes(container),
     ]);
     if (winwinkit) mountRoutes(app, api, winwinkitRoutes(container, appRoutes));
     if (rateLimits) app.use(rateLimits.failedClaimPenalty());

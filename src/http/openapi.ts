@@ -197,6 +197,7 @@ export class ApiDescription {
         { name: 'admin: promo codes', description: 'Promo codes' },
         { name: 'admin: affiliates', description: 'Affiliates' },
         { name: 'admin: audit', description: 'Event log and credit ledgers' },
+        { name: 'admin: privacy', description: "Erasure and export of a user's personal data" },
         { name: 'operator', description: 'Health, readiness, metrics and this description' },
       ],
     });

@@ -26,6 +26,11 @@ export interface RecordedEvent extends NewEvent {
   /** Global commit position; strictly increasing in commit order. */
   position: bigint;
   recordedAt: Date;
+  /**
+   * Personal fields whose data key was destroyed (SPEC §13 erasure), as dotted paths into `data`;
+   * they read as null. Absent when none. Set by the personal-data layer, never stored.
+   */
+  erased?: readonly string[];
 }
 
 /** A recorded event with data, metadata and time as the text the store holds (not parsed). */

@@ -14,6 +14,10 @@ export const TOKENS = {
   ReactionHealth: Symbol('ReactionHealth'),
   /** The outbox of outgoing deliveries (webhooks, partner fulfilment). */
   WebhookOutbox: Symbol('WebhookOutbox'),
+  /** Per-user data keys of personal fields (SPEC §13). */
+  KeyStore: Symbol('KeyStore'),
+  /** () => Promise<void>: drops the store's copies of overwritten data after an erasure. */
+  PurgeOverwritten: Symbol('PurgeOverwritten'),
   /** () => Promise<report>: disabled endpoints and partner refusals, for /readyz. */
   WebhookHealth: Symbol('WebhookHealth'),
 } as const;

@@ -1,7 +1,10 @@
 import { MemoryEventStore } from '../../src/adapters/memory/memory-event-store.js';
+import { MemoryKeyStore } from '../../src/adapters/memory/memory-key-store.js';
 import { MemoryReadStore } from '../../src/adapters/memory/memory-read-store.js';
 import type { ContractSubject } from './contract-subject.js';
+import { analyticsReadModelContract } from './analytics-read-model.contract.js';
 import { eventStoreContract } from './event-store.contract.js';
+import { keyStoreContract } from './key-store.contract.js';
 import { readStoreContract } from './read-store.contract.js';
 
 /** A new, empty store for every test. */
@@ -21,4 +24,13 @@ readStoreContract(
   'in memory',
   fresh(() => new MemoryReadStore()),
   { freshStorePerTest: true },
+);
+keyStoreContract(
+  'in memory',
+  fresh(() => new MemoryKeyStore()),
+  { freshStorePerTest: true },
+);
+analyticsReadModelContract(
+  'in memory',
+  fresh(() => new MemoryReadStore()),
 );

@@ -3,11 +3,14 @@ import os from 'node:os';
 import path from 'node:path';
 import { openSqlite } from '../../src/adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../../src/adapters/sqlite/sqlite-event-store.js';
+import { SqliteKeyStore } from '../../src/adapters/sqlite/sqlite-key-store.js';
 import { SqliteRateLimitStore } from '../../src/adapters/sqlite/sqlite-rate-limit-store.js';
 import { SqliteReadStore } from '../../src/adapters/sqlite/sqlite-read-store.js';
 import { SqliteWebhookOutbox } from '../../src/adapters/sqlite/sqlite-webhook-outbox.js';
 import type { ContractSubject } from './contract-subject.js';
+import { analyticsReadModelContract } from './analytics-read-model.contract.js';
 import { eventStoreContract } from './event-store.contract.js';
+import { keyStoreContract } from './key-store.contract.js';
 import { rateLimitStoreContract } from './rate-limit-store.contract.js';
 import { readStoreContract } from './read-store.contract.js';
 import { webhookOutboxContract } from './webhook-outbox.contract.js';
@@ -59,4 +62,13 @@ webhookOutboxContract(
   'SQLite',
   onTempDatabase((db) => new SqliteWebhookOutbox(db)),
   { freshStorePerTest: true },
+);
+keyStoreContract(
+  'SQLite',
+  onTempDatabase((db) => new SqliteKeyStore(db)),
+  { freshStorePerTest: true },
+);
+analyticsReadModelContract(
+  'SQLite',
+  onTempDatabase((db) => new SqliteReadStore(db)),
 );

@@ -1,8 +1,11 @@
 import { EventStoreDbEventStore } from '../../src/adapters/eventstoredb/eventstoredb-event-store.js';
+import { MongoKeyStore } from '../../src/adapters/mongodb/mongo-key-store.js';
 import { MongoRateLimitStore } from '../../src/adapters/mongodb/mongo-rate-limit-store.js';
 import { MongoReadStore } from '../../src/adapters/mongodb/mongo-read-store.js';
 import { MongoWebhookOutbox } from '../../src/adapters/mongodb/mongo-webhook-outbox.js';
+import { analyticsReadModelContract } from '../contract/analytics-read-model.contract.js';
 import { eventStoreContract } from '../contract/event-store.contract.js';
+import { keyStoreContract } from '../contract/key-store.contract.js';
 import { rateLimitStoreContract } from '../contract/rate-limit-store.contract.js';
 import { readStoreContract } from '../contract/read-store.contract.js';
 import { webhookOutboxContract } from '../contract/webhook-outbox.contract.js';
@@ -47,3 +50,17 @@ webhookOutboxContract(
   },
   { freshStorePerTest: false },
 );
+
+keyStoreContract(
+  'MongoDB 7 replica set (testcontainers)',
+  async () => {
+    const readStore = await MongoReadStore.connect(backendContainers().mongoUrl, 'contract_tests');
+    return { store: new MongoKeyStore(readStore.database), dispose: () => readStore.close() };
+  },
+  { freshStorePerTest: false },
+);
+analyticsReadModelContract('MongoDB 7 replica set (testcontainers)', async () => {
+  // Its own database: the suite needs the analytics collections to itself.
+  const store = await MongoReadStore.connect(backendContainers().mongoUrl, `analytics_contract_${Date.now()}`);
+  return { store, dispose: () => store.close() };
+});

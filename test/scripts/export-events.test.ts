@@ -4,8 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { openSqlite } from '../../src/adapters/sqlite/sqlite-database.js';
-import { SqliteEventStore } from '../../src/adapters/sqlite/sqlite-event-store.js';
+import { openEmbeddedBackend } from '../../src/backends/embedded.js';
 import { parseCsv } from '../../src/application/export/csv.js';
 import { EXPORT_COLUMNS, type ExportedEvent, fromCsvRecord } from '../../src/application/export/event-export-format.js';
 import { createUser, eventually, getUser, putProgram, putPromo, putReward, never } from '../support/fixtures.js';
@@ -96,10 +95,10 @@ describe('npm run export-events (child process)', function () {
     expect(reference.some((event) => Date.parse(event.recorded_at) >= secondPhaseFrom.getTime())).to.equal(true);
   });
 
-  it('the reference (GET /admin/events) is exactly what the store holds', async () => {
-    const db = openSqlite(dataDir);
+  it('the reference (GET /admin/events) is exactly what the store holds (personal fields decrypted with its data keys)', async () => {
+    const backend = openEmbeddedBackend(dataDir);
     try {
-      const store = new SqliteEventStore(db);
+      const store = backend.eventStore;
       const stored = await store.readAll({ after: null, limit: 100_000 });
       expect(stored.map((event) => ({ ...event, position: event.position.toString(), recordedAt: event.recordedAt.toISOString() }))).to.deep.equal(
         reference.map(({ position, stream, revision, id, type, data, metadata, recorded_at }) => ({
@@ -114,7 +113,7 @@ describe('npm run export-events (child process)', function () {
         })),
       );
     } finally {
-      db.close();
+      await backend.close();
     }
   });
 

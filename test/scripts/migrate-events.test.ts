@@ -8,6 +8,8 @@ import { expect } from 'chai';
 import { MigrationConflictError, migrateEvents } from '../../scripts/migrate-events.js';
 import { openSqlite, type SqliteConnection } from '../../src/adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../../src/adapters/sqlite/sqlite-event-store.js';
+import { userSubject } from '../../src/application/privacy/personal-data-cipher.js';
+import { openEmbeddedBackend } from '../../src/backends/embedded.js';
 import type { EventStore, NewEvent, RecordedEvent } from '../../src/ports/event-store.js';
 
 const run = promisify(execFile);
@@ -175,5 +177,59 @@ describe('scripts/migrate-events (embedded → embedded)', function () {
     expect(noSource).to.deep.include({ code: 66 });
     expect(noSource.stderr).to.contain(`no database at ${path.join(missing, 'referrals.db')}`);
     expect(fs.existsSync(missing)).to.equal(false);
+  });
+});
+
+describe('npm run migrate-events: personal fields (SPEC §13)', function () {
+  this.timeout(60_000);
+
+  const registered = (id: string, metadata: Record<string, unknown> | null, customer: string | null): NewEvent => ({
+    ...event('UserRegistered', {
+      app_user_id: id,
+      registered_at: '2026-11-01T00:00:00.000Z',
+      is_trial: null,
+      is_premium: null,
+      first_seen_at: null,
+      metadata,
+      payment_customer_id: customer,
+    }),
+  });
+
+  it('re-encrypts plain values written before encryption, carries encrypted ones over to the new keys, keeps erased ones erased', async () => {
+    const sourceDir = fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-migrate-pd-'));
+    const targetDir = fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-migrate-pd-'));
+    // Before encryption: plain values straight into the log.
+    const legacy = openLog(sourceDir);
+    await legacy.store.append('user-old', [registered('old', { email: 'old.plain@example.org' }, 'cus_OldPlain')], 'no_stream');
+    closeLog(legacy);
+    // With encryption: one user kept, one erased.
+    const backend = openEmbeddedBackend(sourceDir);
+    await backend.eventStore.append('user-kept', [registered('kept', { email: 'kept@example.org' }, 'cus_Kept')], 'no_stream');
+    await backend.eventStore.append('user-gone', [registered('gone', { email: 'gone@example.org' }, null)], 'no_stream');
+    await backend.keyStore.destroy(userSubject('gone'));
+    await backend.close();
+
+    const script = path.resolve('scripts/migrate-events.ts');
+    const result = await run(process.execPath, ['--import', 'tsx', script, '--from', sourceDir, '--to', targetDir]);
+    expect(result.stderr).to.match(/3 events copied from the beginning/);
+
+    const raw = openLog(targetDir);
+    const stored = JSON.stringify((await everything(raw.store)).map((recorded) => recorded.data));
+    closeLog(raw);
+    for (const plain of ['old.plain@example.org', 'cus_OldPlain', 'kept@example.org', 'cus_Kept']) expect(stored).to.not.contain(plain);
+    const migrated = openEmbeddedBackend(targetDir);
+    try {
+      const [old] = await migrated.eventStore.readStream('user-old');
+      expect(old!.data).to.deep.include({ metadata: { email: 'old.plain@example.org' }, payment_customer_id: 'cus_OldPlain' });
+      const [kept] = await migrated.eventStore.readStream('user-kept');
+      expect(kept!.data).to.deep.include({ metadata: { email: 'kept@example.org' }, payment_customer_id: 'cus_Kept' });
+      const [gone] = await migrated.eventStore.readStream('user-gone');
+      expect(gone!.data.metadata).to.equal(null);
+      expect(gone!.erased).to.deep.equal(['metadata']);
+      // Its own keys: the source's key file could be deleted and the target still reads.
+      expect((await migrated.keyStore.existingKey(userSubject('old')))?.key).to.have.length(32);
+    } finally {
+      await migrated.close();
+    }
   });
 });

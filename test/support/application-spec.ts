@@ -1,11 +1,16 @@
+import 'reflect-metadata';
 import { expect } from 'chai';
 import { pino } from 'pino';
 import type { Projection } from '../../projections/projection.js';
 import { MemoryEventStore } from '../../src/adapters/memory/memory-event-store.js';
 import { MemoryReadStore } from '../../src/adapters/memory/memory-read-store.js';
 import { RandomIds } from '../../src/adapters/system/random-ids.js';
+import { CommandExecutor } from '../../src/application/command-executor.js';
 import { type CommandContext, EventLog, type LoggedEvent } from '../../src/application/event-log.js';
+import { OperationIndex } from '../../src/application/operation-index.js';
 import { ProjectionRunner } from '../../src/application/projections/projection-runner.js';
+import { ReadYourWrites } from '../../src/application/read-your-writes.js';
+import { PoolAssignments } from '../../src/application/shared-resources/pool-assignments.js';
 import { StreamExecutor } from '../../src/application/stream-executor.js';
 import type { NewDomainEvent } from '../../src/domain/decider.js';
 import { DomainError } from '../../src/domain/domain-error.js';
@@ -43,6 +48,8 @@ export interface ApplicationSpec {
   readStore: MemoryReadStore;
   log: EventLog;
   executor: StreamExecutor;
+  /** The write path of requests on `executor` (after-commit work: pooled codes, read-your-writes). */
+  commands: CommandExecutor;
   /** The projection runner when projections were asked for; otherwise always caught up. */
   consistency: ReadConsistency;
   clock: Clock;
@@ -80,6 +87,14 @@ export async function applicationSpec(options: ApplicationSpecOptions = {}): Pro
     await runner.init();
     runner.start();
   }
+  const consistency = runner ?? alwaysCaughtUp;
+  const clock: Clock = { now: () => T0 };
+  const commands = new CommandExecutor(
+    executor,
+    new PoolAssignments(executor, clock),
+    new OperationIndex(readStore, consistency),
+    new ReadYourWrites(consistency, store, pino({ level: 'silent' })),
+  );
   const givenLog = new EventLog(store, new RandomIds());
   const context: CommandContext = { correlation_id: 'spec', causation_id: 'spec', actor: 'process:spec' };
 
@@ -93,8 +108,9 @@ export async function applicationSpec(options: ApplicationSpecOptions = {}): Pro
     readStore,
     log,
     executor,
-    consistency: runner ?? alwaysCaughtUp,
-    clock: { now: () => T0 },
+    commands,
+    consistency,
+    clock,
     context,
     async given(streams) {
       for (const [stream, events] of Object.entries(streams)) {

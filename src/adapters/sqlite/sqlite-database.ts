@@ -42,6 +42,9 @@ export function openSqlite(dataDir: string, fileName = DATABASE_FILE): SqliteCon
   db.pragma('synchronous = FULL');
   db.pragma('busy_timeout = 5000');
   db.pragma('foreign_keys = ON');
+  // Erasure (SPEC §13): content SQLite frees (an updated read-model row, a deleted document) is
+  // overwritten with zeros instead of lingering in free space.
+  db.pragma('secure_delete = ON');
   db.exec(SCHEMA);
   return db;
 }

@@ -1,49 +1,41 @@
 import { inject, injectable } from 'tsyringe';
-import { affiliateConfigEvolver } from '../../domain/catalog/config-state.js';
 import { type AffiliateInput, decideDefineAffiliate } from '../../domain/catalog/affiliate-config.js';
+import { affiliateConfigEvolver } from '../../domain/catalog/config-state.js';
 import { streams } from '../../domain/events/index.js';
 import type { Clock } from '../../ports/clock.js';
 import { TOKENS } from '../../ports/tokens.js';
-import { CodeRegistry } from '../shared-resources/code-registry.js';
+import { CommandExecutor } from '../command-executor.js';
 import type { CommandContext } from '../event-log.js';
 import { CatalogQueries } from '../queries/catalog-queries.js';
-import { ReadYourWrites } from '../read-your-writes.js';
-import { StreamExecutor } from '../stream-executor.js';
+import { CodeRegistry } from '../shared-resources/code-registry.js';
+import { defineCodeOwner } from './define-code-owner.js';
 import { rewardKinds } from './reward-kinds-lookup.js';
 
-/**
- * PUT /admin/affiliates/{id}: new codes are reserved in the shared namespace first. A code
- * dropped from an affiliate stays reserved to it, so it never comes to mean someone else.
- */
+/** PUT /admin/affiliates/{id}: its new codes are reserved in the shared namespace first. */
 @injectable()
 export class DefineAffiliateHandler {
   constructor(
-    @inject(StreamExecutor) private readonly executor: StreamExecutor,
+    @inject(CommandExecutor) private readonly commands: CommandExecutor,
     @inject(CodeRegistry) private readonly registry: CodeRegistry,
     @inject(CatalogQueries) private readonly catalog: CatalogQueries,
-    @inject(ReadYourWrites) private readonly readYourWrites: ReadYourWrites,
     @inject(TOKENS.Clock) private readonly clock: Clock,
   ) {}
 
   async handle(input: AffiliateInput, context: CommandContext) {
     const kinds = await rewardKinds(this.catalog);
-    const executed = await this.executor.execute(
-      streams.affiliate(input.id),
-      affiliateConfigEvolver,
-      (existing) => decideDefineAffiliate(existing, input, kinds, this.clock.now()),
-      context,
+    return defineCodeOwner(
+      this.commands,
+      this.registry,
       {
-        // New codes are reserved in the shared namespace first (their own steps, CODE.TAKEN),
-        // once the definition is known to be valid.
-        prepare: async ({ state: existing }) => {
-          decideDefineAffiliate(existing, input, kinds, this.clock.now());
-          for (const [index, code] of input.codes.entries()) {
-            if (!existing?.codes.includes(code)) await this.registry.reserve(code, 'affiliate', input.id, context, `/codes/${index}`);
-          }
-        },
+        stream: streams.affiliate(input.id),
+        evolver: affiliateConfigEvolver,
+        decide: (existing) => decideDefineAffiliate(existing, input, kinds, this.clock.now()),
+        newCodes: (existing) =>
+          input.codes.flatMap((code, index) =>
+            existing?.codes.includes(code) ? [] : [{ code, type: 'affiliate' as const, ownerId: input.id, source: `/codes/${index}` }],
+          ),
       },
+      context,
     );
-    await this.readYourWrites.after(executed.position);
-    return executed.result;
   }
 }

@@ -4,11 +4,10 @@ import { decideDefineProgram, type ProgramInput } from '../../domain/catalog/pro
 import { streams } from '../../domain/events/index.js';
 import type { Clock } from '../../ports/clock.js';
 import { TOKENS } from '../../ports/tokens.js';
+import { CommandExecutor } from '../command-executor.js';
 import type { CommandContext } from '../event-log.js';
 import { KeyedLock } from '../keyed-lock.js';
 import { CatalogQueries } from '../queries/catalog-queries.js';
-import { ReadYourWrites } from '../read-your-writes.js';
-import { StreamExecutor } from '../stream-executor.js';
 import { rewardKinds } from './reward-kinds-lookup.js';
 
 /**
@@ -22,9 +21,8 @@ export class DefineProgramHandler {
   private readonly lock = new KeyedLock();
 
   constructor(
-    @inject(StreamExecutor) private readonly executor: StreamExecutor,
+    @inject(CommandExecutor) private readonly commands: CommandExecutor,
     @inject(CatalogQueries) private readonly catalog: CatalogQueries,
-    @inject(ReadYourWrites) private readonly readYourWrites: ReadYourWrites,
     @inject(TOKENS.Clock) private readonly clock: Clock,
   ) {}
 
@@ -32,7 +30,7 @@ export class DefineProgramHandler {
     return this.lock.run('programs', async () => {
       const others = (await this.catalog.programs()).filter((program) => program.id !== input.id);
       const kinds = await rewardKinds(this.catalog);
-      const executed = await this.executor.execute(
+      const executed = await this.commands.execute(
         streams.program(input.id),
         programConfigEvolver,
         (existing) =>
@@ -44,7 +42,6 @@ export class DefineProgramHandler {
           }),
         context,
       );
-      await this.readYourWrites.after(executed.position);
       return executed.result;
     });
   }

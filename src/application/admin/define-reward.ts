@@ -5,35 +5,28 @@ import { DomainError } from '../../domain/domain-error.js';
 import { streams } from '../../domain/events/index.js';
 import type { Clock } from '../../ports/clock.js';
 import { TOKENS } from '../../ports/tokens.js';
+import { CommandExecutor } from '../command-executor.js';
 import type { CommandContext } from '../event-log.js';
-import { ReadYourWrites } from '../read-your-writes.js';
 import { OfferCodeLookup } from '../store/offer-code-lookup.js';
-import { StreamExecutor } from '../stream-executor.js';
 
-/** PUT /admin/rewards/{key}. */
+/**
+ * PUT /admin/rewards/{key}. A new reward's offer_code_id is checked against the catalog or App
+ * Store Connect before the write (a read of its own, outside the retried decision).
+ */
 @injectable()
 export class DefineRewardHandler {
   constructor(
-    @inject(StreamExecutor) private readonly executor: StreamExecutor,
-    @inject(ReadYourWrites) private readonly readYourWrites: ReadYourWrites,
+    @inject(CommandExecutor) private readonly commands: CommandExecutor,
     @inject(OfferCodeLookup) private readonly offerCodes: OfferCodeLookup,
     @inject(TOKENS.Clock) private readonly clock: Clock,
   ) {}
 
   async handle(input: RewardInput, context: CommandContext) {
-    const executed = await this.executor.execute(
-      streams.reward(input.key),
-      rewardConfigEvolver,
-      (existing) => decideDefineReward(existing, input, this.clock.now()),
-      context,
-      {
-        // offer_code_id is immutable, so it is checked once, on creation (before deciding).
-        prepare: async ({ state: existing }) => {
-          if (!existing && input.offer_code_id !== undefined) await this.checkOfferCode(input.offer_code_id);
-        },
-      },
-    );
-    await this.readYourWrites.after(executed.position);
+    const stream = streams.reward(input.key);
+    // offer_code_id is immutable, so it is checked once, on creation.
+    const { state: existing } = await this.commands.load(stream, rewardConfigEvolver);
+    if (!existing && input.offer_code_id !== undefined) await this.checkOfferCode(input.offer_code_id);
+    const executed = await this.commands.execute(stream, rewardConfigEvolver, (current) => decideDefineReward(current, input, this.clock.now()), context);
     return executed.result;
   }
 

@@ -5,21 +5,51 @@ import { DomainError } from '../../domain/domain-error.js';
 import { NO_VERDICT, RejectedByRule, type RuleHit } from '../../domain/fraud/claim-rules.js';
 import { streams } from '../../domain/events/index.js';
 import type { GrantedFact } from '../../domain/events/user-events.js';
-import { POOLED_KINDS } from '../../domain/rewards/reward-kinds.js';
-import { checkClaim, decideClaimCode } from '../../domain/users/claim-code.js';
+import type { Decision } from '../../domain/decider.js';
+import { type ClaimCodeCommand, checkClaim, decideClaimCode } from '../../domain/users/claim-code.js';
 import { type UserState, userEvolver } from '../../domain/users/user-state.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Ids } from '../../ports/ids.js';
 import { TOKENS } from '../../ports/tokens.js';
+import { CommandExecutor } from '../command-executor.js';
 import type { CommandContext } from '../event-log.js';
 import { CodeResolver } from '../queries/code-resolver.js';
-import { ReadYourWrites } from '../read-your-writes.js';
 import { StreamExecutor } from '../stream-executor.js';
+import { WRITE_ATTEMPTS } from '../write-retries.js';
 import { ClaimFraudChecks } from '../fraud/claim-fraud-checks.js';
 import { ClaimSlots } from '../shared-resources/claim-slots.js';
-import { PoolAssignments } from '../shared-resources/pool-assignments.js';
 
-const ATTEMPTS = 3;
+/** The steps of a claim on the stores at hand (the event generator's; see runClaim). */
+export interface ClaimSteps<R> {
+  now(): Date;
+  /** The claimer's current state. */
+  claimer(): Promise<UserState>;
+  /** Takes a claim slot on the code's stream (CLAIM.LIMIT_REACHED when none is left). */
+  takeSlot(claimId: string): Promise<void>;
+  /** Records the claim in the claimer's stream, decided by `decide` on its latest state. */
+  record(decide: (state: UserState) => Decision<{ granted: GrantedFact[] }>): Promise<R>;
+  /** Gives the slot back after a failed `record`. */
+  giveBack(claimId: string): Promise<void>;
+}
+
+/**
+ * A claim without fraud rules, whatever it runs on: the claimer's checks (`checkClaim`), then a
+ * claim slot on the code's stream (the limit), then the claim and the receiver's rewards in the
+ * claimer's stream (`decideClaimCode`); a claim that cannot be recorded gives its slot back.
+ * The event generator runs it (it defines no fraud rules); the handler below runs the same
+ * steps with the fraud rules' steps between them (to fold them in here: DEVELOPING.md).
+ */
+export async function runClaim<R>(steps: ClaimSteps<R>, request: Omit<ClaimCodeCommand, 'now'>): Promise<R> {
+  const command = { ...request, now: steps.now() };
+  checkClaim(await steps.claimer(), command);
+  await steps.takeSlot(command.claim_id);
+  try {
+    return await steps.record((state) => decideClaimCode(state, { ...command, now: steps.now() }));
+  } catch (error) {
+    await steps.giveBack(command.claim_id);
+    throw error;
+  }
+}
 
 /**
  * POST /users/{id}/claim-code. Two streams, no transaction: the code's claim slot is taken
@@ -39,8 +69,7 @@ export class ClaimCodeHandler {
     @inject(CodeResolver) private readonly resolver: CodeResolver,
     @inject(ClaimSlots) private readonly slots: ClaimSlots,
     @inject(ClaimFraudChecks) private readonly fraud: ClaimFraudChecks,
-    @inject(PoolAssignments) private readonly pools: PoolAssignments,
-    @inject(ReadYourWrites) private readonly readYourWrites: ReadYourWrites,
+    @inject(CommandExecutor) private readonly commands: CommandExecutor,
     @inject(TOKENS.Clock) private readonly clock: Clock,
     @inject(TOKENS.Ids) private readonly ids: Ids,
     @inject(TOKENS.Config) private readonly config: Config,
@@ -96,13 +125,10 @@ export class ClaimCodeHandler {
         await this.slots.abandon(code, command.claim_id, appUserId, context);
         await this.fraud.releasePaymentCustomer(paymentCustomer, context);
         const slotLost = error instanceof DomainError && error.code === 'CLAIM.SLOT_LOST';
-        if (!slotLost || attempt >= ATTEMPTS) throw error;
+        if (!slotLost || attempt >= WRITE_ATTEMPTS) throw error;
         continue;
       }
-      const pooled = executed.result.granted.filter((grant) => POOLED_KINDS.includes(grant.kind));
-      for (const grant of pooled) await this.pools.request(grant.reward_key, grant.grant_id, appUserId, context);
-      // A reaction may hand out the pooled codes concurrently: then wait for everything so far.
-      await this.readYourWrites.after(pooled.length > 0 ? null : executed.position);
+      await this.commands.afterCommit(executed.position, context, appUserId, executed.result.granted);
       return { granted: executed.result.granted };
     }
   }

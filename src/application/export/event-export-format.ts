@@ -1,4 +1,5 @@
 import type { LogFilter, RecordedEvent, RecordedEventJson } from '../../ports/event-store.js';
+import { ERASED, withValueAt } from '../../domain/privacy/personal-fields.js';
 import { csvRecord } from './csv.js';
 
 /**
@@ -22,14 +23,17 @@ export const EXPORT_COLUMNS = ['position', 'stream', 'revision', 'id', 'type', '
 
 export type ExportFormat = 'ndjson' | 'csv';
 
+/** Erased personal fields (SPEC §13) are shown as `{"erased": true}`. */
 export function exportedEvent(event: RecordedEvent): ExportedEvent {
+  let data = event.data;
+  for (const path of event.erased ?? []) data = withValueAt(data, path.split('.'), ERASED);
   return {
     position: event.position.toString(),
     stream: event.stream,
     revision: event.revision,
     id: event.id,
     type: event.type,
-    data: event.data,
+    data,
     metadata: event.metadata,
     recorded_at: event.recordedAt.toISOString(),
   };

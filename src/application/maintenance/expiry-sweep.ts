@@ -6,9 +6,16 @@ import { userEvolver } from '../../domain/users/user-state.js';
 import type { Clock } from '../../ports/clock.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
+import type { CommandContext } from '../event-log.js';
 import { StreamExecutor } from '../stream-executor.js';
 
 const BATCH = 500;
+
+/** Who a sweep's writes are from: one correlation per run. */
+export function sweepContext(now: Date): CommandContext {
+  const run = `sweep-${now.toISOString()}`;
+  return { correlation_id: run, causation_id: run, actor: 'process:expiry-sweep' };
+}
 
 /**
  * Records, as `RewardExpired` events, the expiry of entries whose time has passed, so the
@@ -32,11 +39,7 @@ export class ExpirySweep {
     });
     let recorded = 0;
     for (const appUserId of new Set(due.map((entry) => entry.app_user_id))) {
-      const { result } = await this.executor.execute(streams.user(appUserId), userEvolver, (state) => decideExpireRewards(state, now), {
-        correlation_id: `sweep-${now.toISOString()}`,
-        causation_id: `sweep-${now.toISOString()}`,
-        actor: 'process:expiry-sweep',
-      });
+      const { result } = await this.executor.execute(streams.user(appUserId), userEvolver, (state) => decideExpireRewards(state, now), sweepContext(now));
       recorded += result;
     }
     return recorded;

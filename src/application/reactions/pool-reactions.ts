@@ -1,8 +1,8 @@
 import { inject, injectable } from 'tsyringe';
 import { POOLED_KINDS } from '../../domain/rewards/reward-kinds.js';
 import { PoolAssignments } from '../shared-resources/pool-assignments.js';
-import type { CommandContext, LoggedEvent } from '../event-log.js';
-import type { Reaction } from './reaction-runner.js';
+import type { LoggedEvent } from '../event-log.js';
+import { type Reaction, reactionContext } from './reaction-runner.js';
 import { appUserIdOf } from '../../domain/events/index.js';
 
 /**
@@ -17,7 +17,7 @@ export class PoolReactions implements Reaction {
   constructor(@inject(PoolAssignments) private readonly pools: PoolAssignments) {}
 
   async handle(event: LoggedEvent): Promise<void> {
-    const context: CommandContext = { correlation_id: String(event.metadata.correlation_id), causation_id: event.id, actor: 'process:pools' };
+    const context = reactionContext(event, this.name);
     if (event.type === 'RewardGranted' && POOLED_KINDS.includes(event.data.kind)) {
       await this.pools.request(event.data.reward_key, event.data.grant_id, appUserIdOf(event.stream)!, context);
     }

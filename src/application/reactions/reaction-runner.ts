@@ -1,7 +1,7 @@
 import type { EventType } from '../../domain/events/index.js';
 import type { Logger } from '../../ports/logger.js';
 import { CheckpointMovedError, type ReadStore } from '../../ports/read-store.js';
-import type { EventLog, LoggedEvent } from '../event-log.js';
+import type { CommandContext, EventLog, LoggedEvent } from '../event-log.js';
 import { LogFollower } from '../log-follower.js';
 
 /** A process manager: reacts to events by issuing commands. Its handling must be idempotent. */
@@ -14,6 +14,11 @@ export interface Reaction {
    * than one by one: e.g. one append per stream for many events. Same guarantees as `handle`.
    */
   handleBatch?(events: LoggedEvent[]): Promise<void>;
+}
+
+/** Who a reaction's write is from: the process `process:<name>`, caused by `cause`, in its request's correlation. */
+export function reactionContext(cause: { id: string; metadata: Record<string, unknown> }, name: string): CommandContext {
+  return { correlation_id: String(cause.metadata.correlation_id), causation_id: cause.id, actor: `process:${name}` };
 }
 
 export interface ReactionHealth {

@@ -1,12 +1,9 @@
 import { inject, injectable } from 'tsyringe';
-import type { NewDomainEvent } from '../../domain/decider.js';
 import { appUserIdOf, streams } from '../../domain/events/index.js';
-import type { ClaimHold, RuleRef } from '../../domain/events/fraud-events.js';
-import type { ReferredByFact } from '../../domain/events/user-events.js';
 import { judgeConversion } from '../../domain/fraud/claim-rules.js';
 import { decideOpenReview, reviewEvolver } from '../../domain/fraud/review.js';
-import { decideCountReferral, type ReferralFigure, type SenderReward } from '../../domain/users/count-referral.js';
-import { foldUserEvents, userEvolver } from '../../domain/users/user-state.js';
+import { decideReferralCounts, type ReferralCount, referralCountOf, type SenderReward } from '../../domain/users/count-referral.js';
+import { userEvolver } from '../../domain/users/user-state.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Ids } from '../../ports/ids.js';
 import { TOKENS } from '../../ports/tokens.js';
@@ -15,35 +12,15 @@ import { FraudRuleQueries } from '../fraud/fraud-rule-queries.js';
 import { ReviewDecisions } from '../fraud/review-decisions.js';
 import { CatalogQueries } from '../queries/catalog-queries.js';
 import { StreamExecutor } from '../stream-executor.js';
-import type { Reaction } from './reaction-runner.js';
+import { type Reaction, reactionContext } from './reaction-runner.js';
 
 /**
  * The referrer's side of a referral: counts each claim, conversion and churn of its claimers
  * in the referrer's stream and grants the sender rewards that become due (or holds them for a
- * review, fraud rules), and finishes decided reviews there. Event ids derive
- * from the causing event and the referrer remembers the last cause it counted, so handling
- * an event twice changes nothing.
+ * review, fraud rules) — `decideReferralCounts` — and finishes decided reviews there. Event ids
+ * derive from the causing event and the referrer remembers the last cause it counted, so
+ * handling an event twice changes nothing.
  */
-interface Counted {
-  event: LoggedEvent;
-  figure: ReferralFigure;
-  referredBy: ReferredByFact;
-  /** A fraud rule put this claim or conversion on hold (SPEC §13). */
-  hold?: ClaimHold | null;
-  /** A `reject` rule refused this conversion's sender rewards. */
-  refused?: RuleRef | null;
-}
-
-/** What a claimer's event counts for its referrer; null when it counts nothing. */
-function countedOf(event: LoggedEvent): Counted | null {
-  let counted: Counted;
-  if (event.type === 'CodeClaimed') counted = { event, figure: 'claim', referredBy: event.data, hold: event.data.hold ?? null };
-  else if (event.type === 'UserConverted') counted = { event, figure: 'conversion', referredBy: event.data.referred_by };
-  else if (event.type === 'UserChurned') counted = { event, figure: 'churn', referredBy: event.data.referred_by };
-  else return null;
-  return counted.referredBy.type === 'referral' ? counted : null;
-}
-
 @injectable()
 export class ReferralReactions implements Reaction {
   readonly name = 'referrals';
@@ -68,9 +45,9 @@ export class ReferralReactions implements Reaction {
    * claims on one code costs a few appends, not one per claim.
    */
   async handleBatch(events: LoggedEvent[]): Promise<void> {
-    const byReferrer = new Map<string, Counted[]>();
+    const byReferrer = new Map<string, ReferralCount[]>();
     for (const event of events) {
-      const counted = countedOf(event);
+      const counted = referralCountOf(event);
       if (counted === null) continue;
       const list = byReferrer.get(counted.referredBy.owner_id) ?? [];
       list.push(counted);
@@ -102,54 +79,35 @@ export class ReferralReactions implements Reaction {
    * after its claim has its sender rewards held for review or refused. Judged by the rules in
    * force when the conversion is counted; the claim time comes from the claimer's state.
    */
-  private async judgeConversions(counts: Counted[]): Promise<void> {
+  private async judgeConversions(counts: ReferralCount[]): Promise<void> {
     const conversions = counts.filter((counted) => counted.figure === 'conversion');
     if (conversions.length === 0) return;
     const rules = (await this.rules.enabled()).filter((rule) => rule.kind === 'min_seconds_claim_to_conversion');
     if (rules.length === 0) return;
     for (const counted of conversions) {
-      if (counted.event.type !== 'UserConverted') continue;
-      const claimer = (await this.executor.load(counted.event.stream, userEvolver)).state;
+      if (counted.cause.type !== 'UserConverted') continue;
+      const claimer = (await this.executor.load(counted.cause.stream, userEvolver)).state;
       const claimedAt = claimer.referred_by?.claimed_at;
       if (claimedAt === undefined) continue;
-      const verdict = judgeConversion(rules, claimedAt, counted.event.data.converted_at);
+      const verdict = judgeConversion(rules, claimedAt, counted.cause.data.converted_at);
       if (verdict.reject) counted.refused = { rule_id: verdict.reject.rule_id, kind: verdict.reject.kind };
-      else if (verdict.hold) counted.hold = { rule_id: verdict.hold.rule_id, kind: verdict.hold.kind, review_id: this.ids.derived('review', counted.event.id) };
+      else if (verdict.hold) counted.hold = { rule_id: verdict.hold.rule_id, kind: verdict.hold.kind, review_id: this.ids.derived('review', counted.cause.id) };
     }
   }
 
-  private async count(referrer: string, counts: Counted[]): Promise<void> {
+  private async count(referrer: string, counts: ReferralCount[]): Promise<void> {
     const senderRewards = await this.senderRewards(referrer);
-    const last = counts[counts.length - 1]!.event;
+    const last = counts[counts.length - 1]!.cause as LoggedEvent;
     await this.executor.execute(
       streams.user(referrer),
       userEvolver,
-      (state) => {
-        const events: NewDomainEvent[] = [];
-        let current = state;
-        for (const { event, figure, referredBy, hold, refused } of counts) {
-          const decision = decideCountReferral(current, {
-            figure,
-            claimer: appUserIdOf(event.stream)!,
-            code: referredBy.code,
-            program_id: current.program_id,
-            senderRewards,
-            cause_id: event.id,
-            cause_position: event.position,
-            now: this.clock.now(),
-            hold,
-            refused,
-          });
-          for (const [index, next] of decision.events.entries()) events.push({ ...next, id: this.ids.derived(event.id, 'referral', String(index)) });
-          current = foldUserEvents(current, decision.events);
-        }
-        return { events, result: null };
-      },
-      { correlation_id: String(last.metadata.correlation_id), causation_id: last.id, actor: 'process:referrals' },
+      (state) => decideReferralCounts(state, counts, senderRewards, this.clock.now(), (...parts) => this.ids.derived(...parts)),
+      reactionContext(last, this.name),
     );
     // After the held rewards are in the referrer's stream, so an approval always finds them. Opening
     // is idempotent: after a crash the page is handled again and an open review stays as it is.
-    for (const { event, figure, referredBy, hold } of counts) {
+    for (const { cause, figure, referredBy, hold } of counts) {
+      const event = cause as LoggedEvent;
       if (!hold || figure === 'churn') continue;
       const opened = {
         ...hold,

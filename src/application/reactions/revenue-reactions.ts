@@ -16,7 +16,7 @@ import { type CommandContext, EventLog, type LoggedEvent } from '../event-log.js
 import { RevenueApplier } from '../revenue/revenue-applier.js';
 import { RevenueMatcher } from '../revenue/revenue-matcher.js';
 import { StreamExecutor } from '../stream-executor.js';
-import type { Reaction } from './reaction-runner.js';
+import { type Reaction, reactionContext } from './reaction-runner.js';
 
 interface ClawbackGrant extends GrantToRevoke {
   holder: string;
@@ -54,7 +54,7 @@ export class RevenueReactions implements Reaction {
   ) {}
 
   async handle(event: LoggedEvent): Promise<void> {
-    const context: CommandContext = { correlation_id: String(event.metadata.correlation_id), causation_id: event.id, actor: 'process:revenue' };
+    const context = reactionContext(event, this.name);
     switch (event.type) {
       case 'NotificationReceived': {
         const { notification } = event.data;

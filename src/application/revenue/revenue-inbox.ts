@@ -5,8 +5,8 @@ import { notificationKey, type RevenueNotification, type RevenueProvider } from 
 import type { Clock } from '../../ports/clock.js';
 import type { Ids } from '../../ports/ids.js';
 import { TOKENS } from '../../ports/tokens.js';
-import { type CommandContext, EventLog } from '../event-log.js';
-import { ReadYourWrites } from '../read-your-writes.js';
+import type { CommandContext } from '../event-log.js';
+import { CommandExecutor } from '../command-executor.js';
 import { StreamExecutor } from '../stream-executor.js';
 import { RevenueApplier } from './revenue-applier.js';
 import { RevenueMatcher } from './revenue-matcher.js';
@@ -30,10 +30,9 @@ const inboundEvolver: Evolver<{ received: boolean }> = {
 export class RevenueInbox {
   constructor(
     @inject(StreamExecutor) private readonly executor: StreamExecutor,
-    @inject(EventLog) private readonly log: EventLog,
     @inject(RevenueMatcher) private readonly matcher: RevenueMatcher,
     @inject(RevenueApplier) private readonly applier: RevenueApplier,
-    @inject(ReadYourWrites) private readonly readYourWrites: ReadYourWrites,
+    @inject(CommandExecutor) private readonly commands: CommandExecutor,
     @inject(TOKENS.Clock) private readonly clock: Clock,
     @inject(TOKENS.Ids) private readonly ids: Ids,
   ) {}
@@ -68,19 +67,15 @@ export class RevenueInbox {
       status = applied.status === 'unmatched' ? 'unmatched' : 'applied';
       position = applied.position ?? position;
     }
-    await this.readYourWrites.after(position);
+    await this.commands.afterCommit(position, context);
     return status;
   }
 
   /** A refused notification, kept without its payload (who sent what is not trusted). */
   async reject(provider: RevenueProvider, reason: string, context: CommandContext): Promise<void> {
     const id = this.ids.uuid();
-    const appended = await this.log.append(
-      streams.inboundRejected(id),
-      [{ id, type: 'NotificationRejected', data: { provider, received_at: this.clock.now().toISOString(), reason: reason.slice(0, 500) } }],
-      'no_stream',
-      context,
-    );
-    await this.readYourWrites.after(appended.position);
+    const event = { id, type: 'NotificationRejected' as const, data: { provider, received_at: this.clock.now().toISOString(), reason: reason.slice(0, 500) } };
+    const { position } = await this.executor.executeOnLatest(streams.inboundRejected(id), () => ({ events: [event], result: null }), context);
+    await this.commands.afterCommit(position, context);
   }
 }

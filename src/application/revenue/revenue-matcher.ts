@@ -46,10 +46,20 @@ export class RevenueMatcher {
     if (!(await this.indexPassed(position))) return null;
     const found = await this.readStore.getMany<{ app_user_id: string }>(REVENUE_LINKS, keys);
     for (const key of keys) {
-      const link = found.get(key);
+      const link = found.get(key) ?? (key.startsWith('customer:') ? await this.customerLink(key) : undefined);
       if (link) return link.app_user_id;
     }
     return null;
+  }
+
+  /** The latest user link to a payment customer (links are kept per user event: projections/revenue-index.ts). */
+  private async customerLink(customer: string): Promise<{ app_user_id: string } | undefined> {
+    const [latest] = await this.readStore.find<{ app_user_id: string }>(REVENUE_LINKS, {
+      where: { customer },
+      orderBy: { field: 'seq', direction: 'desc' },
+      limit: 1,
+    });
+    return latest;
   }
 
   /** The inbox document of a notification (status, app_user_id, event ids). */

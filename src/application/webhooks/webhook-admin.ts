@@ -19,7 +19,7 @@ import type { ReadStore } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
 import type { DeliveryStatus, OutboxMessage, WebhookOutbox } from '../../ports/webhook-outbox.js';
 import { EventLog, type CommandContext } from '../event-log.js';
-import { ReadYourWrites } from '../read-your-writes.js';
+import { CommandExecutor } from '../command-executor.js';
 import { StreamExecutor } from '../stream-executor.js';
 import { postWithTimeout } from './http-post.js';
 import { outboxMessagesFor, REVENUECAT_ENDPOINT, WEBHOOK_FEED } from './webhook-feeder.js';
@@ -49,7 +49,7 @@ export function deliveryView(message: OutboxMessage) {
 export class WebhookAdmin {
   constructor(
     @inject(StreamExecutor) private readonly executor: StreamExecutor,
-    @inject(ReadYourWrites) private readonly readYourWrites: ReadYourWrites,
+    @inject(CommandExecutor) private readonly commands: CommandExecutor,
     @inject(EventLog) private readonly log: EventLog,
     @inject(TOKENS.ReadStore) private readonly readStore: ReadStore,
     @inject(TOKENS.WebhookOutbox) private readonly outbox: WebhookOutbox,
@@ -60,36 +60,28 @@ export class WebhookAdmin {
 
   async define(input: WebhookEndpointInput, given: { events: boolean; description: boolean; enabled: boolean }, context: CommandContext) {
     await checkWebhookUrl(input.url, this.config);
-    const executed = await this.executor.execute(
+    const executed = await this.commands.execute(
       streams.webhook(input.id),
       webhookEndpointEvolver,
       (state) => decideDefineWebhook(state, input, given, generateWebhookSecret(), this.clock.now()),
       context,
     );
-    await this.readYourWrites.after(executed.position);
     return executed.result;
   }
 
   async rotateSecret(id: string, overlapSeconds: number, context: CommandContext): Promise<{ webhook: WebhookEndpoint; secret: string }> {
-    const executed = await this.executor.execute(
+    const executed = await this.commands.execute(
       streams.webhook(id),
       webhookEndpointEvolver,
       (state) => decideRotateSecret(state, id, generateWebhookSecret(), overlapSeconds, this.clock.now()),
       context,
     );
-    await this.readYourWrites.after(executed.position);
     return executed.result;
   }
 
   async delete(id: string, context: CommandContext): Promise<void> {
-    const executed = await this.executor.execute(
-      streams.webhook(id),
-      webhookEndpointEvolver,
-      (state) => decideDeleteWebhook(state, id, this.clock.now()),
-      context,
-    );
+    await this.commands.execute(streams.webhook(id), webhookEndpointEvolver, (state) => decideDeleteWebhook(state, id, this.clock.now()), context);
     await this.outbox.removeEndpoint(id);
-    await this.readYourWrites.after(executed.position);
   }
 
   /** The delivery engine's disabling (410, failing continuously): an event like any other change. */

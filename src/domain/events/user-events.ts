@@ -70,7 +70,8 @@ export const userEvents = {
     purchase: purchaseRefSchema.nullable(),
     program_id: z.string().nullable(),
   }),
-  UserChurned: z.object({ churned_at: isoDateTime, referred_by: referredBySchema }),
+  /** v4: `program_id` is the claim's program (analytics by program), null before v4. */
+  UserChurned: z.object({ churned_at: isoDateTime, referred_by: referredBySchema, program_id: z.string().nullable() }),
   /**
    * One grant. `entry_id` names the reward entry it opens or adds to (SPEC §5.3): credit grants
    * of one reward with the same `expires_at` accumulate in one entry, whose id is the grant_id of
@@ -120,6 +121,12 @@ export const userEvents = {
   ReferralClaimCounted: z.object({ claimer: z.string(), code: z.string(), claims: z.number().int(), cause_position: z.string() }),
   ReferralConversionCounted: z.object({ claimer: z.string(), conversions: z.number().int(), cause_position: z.string() }),
   ReferralChurnCounted: z.object({ claimer: z.string(), churns: z.number().int(), cause_position: z.string() }),
+  /**
+   * The user's personal fields were erased (SPEC §13): their data keys destroyed, so every
+   * earlier value of `fields` reads as null; `erased_events` are the ids of the user's events
+   * that held such a value. Holds no personal data itself.
+   */
+  UserErased: z.object({ erased_at: isoDateTime, fields: z.array(z.string()), erased_events: z.array(z.string()) }),
   /** Verified revenue and clawbacks (SPEC §11): src/domain/events/revenue-events.ts. */
   ...revenueUserEvents,
 };

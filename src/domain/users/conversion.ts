@@ -52,7 +52,7 @@ export function conversionEvents(state: UserState, conversionRewards: GrantSpec[
     return [converted, ...grants];
   }
   if (isChurning(state, policy)) {
-    return [{ type: 'UserChurned', data: { churned_at: now.toISOString(), referred_by: fact } }];
+    return [{ type: 'UserChurned', data: { churned_at: now.toISOString(), referred_by: fact, program_id: program_id ?? null } }];
   }
   return [];
 }

@@ -1,9 +1,11 @@
 import type { Decision, NewDomainEvent } from '../decider.js';
 import type { ClaimHold, HeldGrant, RuleRef } from '../events/fraud-events.js';
+import { type DomainEvent, streams } from '../events/index.js';
+import type { ReferredByFact } from '../events/user-events.js';
 import { expireDueRewards, type GrantSpec, grantRewards } from '../rewards/grant-and-expire.js';
 import { REPEATABLE_SENDER_KINDS } from '../rewards/reward-kinds.js';
 import type { Activation } from '../rewards/reward-schemas.js';
-import { evolveUser, type UserState } from './user-state.js';
+import { evolveUser, foldUserEvents, type UserState } from './user-state.js';
 
 export type ReferralFigure = 'claim' | 'conversion' | 'churn';
 
@@ -85,6 +87,62 @@ export function decideCountReferral(state: UserState, command: CountReferralComm
         command.now,
       ),
     );
+  }
+  return { events, result: null };
+}
+
+/** A claimer's event as the log holds it: what the referral reaction counts. */
+export type ReferralCause = DomainEvent & { id: string; position: bigint; stream: string };
+
+/** What a claimer's event counts for its referrer (its owner_id); null when it counts nothing. */
+export interface ReferralCount {
+  cause: ReferralCause;
+  figure: ReferralFigure;
+  referredBy: ReferredByFact;
+  /** A fraud rule put this claim or conversion on hold. */
+  hold?: ClaimHold | null;
+  /** A `reject` rule refused this conversion's sender rewards. */
+  refused?: RuleRef | null;
+}
+
+export function referralCountOf(cause: ReferralCause): ReferralCount | null {
+  let count: ReferralCount;
+  if (cause.type === 'CodeClaimed') count = { cause, figure: 'claim', referredBy: cause.data, hold: cause.data.hold ?? null };
+  else if (cause.type === 'UserConverted') count = { cause, figure: 'conversion', referredBy: cause.data.referred_by };
+  else if (cause.type === 'UserChurned') count = { cause, figure: 'churn', referredBy: cause.data.referred_by };
+  else return null;
+  return count.referredBy.type === 'referral' ? count : null;
+}
+
+/**
+ * The referral reaction's decision for one referrer: its claimers' counts, in log order, each
+ * decided on the state the previous one left. Event ids derive from the causing event
+ * (`deriveId`: the Ids port's), so handling a cause twice can never write twice.
+ */
+export function decideReferralCounts(
+  referrer: UserState,
+  counts: readonly ReferralCount[],
+  senderRewards: SenderReward[],
+  now: Date,
+  deriveId: (...parts: string[]) => string,
+): Decision<null> {
+  const events: NewDomainEvent[] = [];
+  let current = referrer;
+  for (const { cause, figure, referredBy, hold, refused } of counts) {
+    const decision = decideCountReferral(current, {
+      figure,
+      claimer: streams.idOf('user', cause.stream)!,
+      code: referredBy.code,
+      program_id: current.program_id,
+      senderRewards,
+      cause_id: cause.id,
+      cause_position: cause.position,
+      now,
+      hold,
+      refused,
+    });
+    for (const [index, next] of decision.events.entries()) events.push({ ...next, id: deriveId(cause.id, 'referral', String(index)) });
+    current = foldUserEvents(current, decision.events);
   }
   return { events, result: null };
 }

@@ -1,6 +1,6 @@
 import type { Decision } from '../decider.js';
 import { DomainError } from '../domain-error.js';
-import { type GrantAnswer, type OperationRecord, repeatedGrant } from '../idempotency.js';
+import { type GrantAnswer, type OperationRecord, replayed } from '../idempotency.js';
 import { expireDueRewards, type GrantSpec, grantRewards } from '../rewards/grant-and-expire.js';
 import { activeEntries, evolveUser, type UserState } from './user-state.js';
 
@@ -20,7 +20,7 @@ export interface GrantRewardCommand {
 export function decideGrantReward(state: UserState, command: GrantRewardCommand): Decision<GrantAnswer> {
   if (!state.exists) throw new DomainError('NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
   if (command.spec === null) throw new DomainError('GRANT.REWARD_NOT_FOUND', `No reward has the key ${command.key}`, '/key');
-  const repeated = repeatedGrant(command.earlier, command.key);
+  const repeated = replayed(command.earlier, { kind: 'grant', key: command.key });
   if (repeated !== null) return { events: [], result: repeated };
   const operationId = command.operation_id;
   const expiries = expireDueRewards(state, command.now);

@@ -3,6 +3,7 @@ import type { DomainEvent, EventDataOf } from '../events/index.js';
 import type { PurchaseRef } from '../events/revenue-events.js';
 import type { PooledValue, ReferredByFact } from '../events/user-events.js';
 import type { RewardKind } from '../rewards/reward-kinds.js';
+import { PERSONAL_PROFILE_FIELDS } from '../privacy/personal-fields.js';
 import { isActiveAt } from '../rewards/expiry.js';
 
 /**
@@ -42,6 +43,8 @@ export interface UserState {
   first_seen_at: string | null;
   metadata: Record<string, unknown> | null;
   payment_customer_id: string | null;
+  /** Erased (SPEC §13) and no personal field received since: a new erasure has nothing to do. */
+  erased: boolean;
   program_id: string | null;
   referral_code: string | null;
   referred_by: (ReferredByFact & { claimed_at: string; program_id?: string | null }) | null;
@@ -75,6 +78,7 @@ export function initialUserState(): UserState {
     first_seen_at: null,
     metadata: null,
     payment_customer_id: null,
+    erased: false,
     program_id: null,
     referral_code: null,
     referred_by: null,
@@ -148,10 +152,16 @@ function applyUserEvent(draft: UserDraft, event: DomainEvent): void {
     case 'UserRegistered': {
       const { app_user_id, registered_at, ...profile } = event.data;
       Object.assign(state, profile, { exists: true, app_user_id, created_at: registered_at });
+      if (profile.metadata !== null || profile.payment_customer_id !== null) state.erased = false;
       return;
     }
     case 'UserProfileUpdated':
       Object.assign(state, event.data.changes);
+      if (event.data.changes.metadata != null || event.data.changes.payment_customer_id != null) state.erased = false;
+      return;
+    case 'UserErased':
+      for (const field of PERSONAL_PROFILE_FIELDS) state[field] = null;
+      state.erased = true;
       return;
     case 'ReferralProgramAssigned':
       state.program_id = event.data.program_id;
@@ -264,7 +274,8 @@ export const userEvolver: Evolver<UserState> = {
   // 2: bounded state (live entries only, credit grants merged; no operation map).
   // 3: verified revenue (SPEC §11): verified_premium, verified_purchase, converted_purchase, revocations.
   // 4: held sender rewards (fraud rules, SPEC §13).
-  version: 4,
+  // 5: erasure (SPEC §13): `erased`, personal fields null after UserErased.
+  version: 5,
   initialState: initialUserState,
   evolve: evolveUser,
   fold: foldUserEvents,

@@ -1,6 +1,6 @@
 import type { Decision } from '../decider.js';
 import { DomainError } from '../domain-error.js';
-import { type OperationRecord, repeatedWithdrawal, type WithdrawResult } from '../idempotency.js';
+import { type OperationRecord, replayed, type WithdrawResult } from '../idempotency.js';
 import { expireDueRewards } from '../rewards/grant-and-expire.js';
 import { activeEntries, evolveUser, type RewardEntry, type UserState } from './user-state.js';
 
@@ -32,7 +32,7 @@ export function decideWithdrawCredits(state: UserState, command: WithdrawCredits
   if (!command.isCreditReward) {
     throw new DomainError('WITHDRAW.REWARD_NOT_FOUND', `No credit reward has the key ${command.key}`, '/key');
   }
-  const repeated = repeatedWithdrawal(command.earlier, command.key, command.amount);
+  const repeated = replayed(command.earlier, { kind: 'withdraw', key: command.key, amount: command.amount });
   if (repeated !== null) return { events: [], result: repeated };
   const expiries = expireDueRewards(state, command.now);
   const current = expiries.reduce(evolveUser, state);

@@ -3,6 +3,7 @@ import type { MemoryReadStore } from '../../../src/adapters/memory/memory-read-s
 import { RandomIds } from '../../../src/adapters/system/random-ids.js';
 import { EventLog } from '../../../src/application/event-log.js';
 import { type Loaded, StreamExecutor } from '../../../src/application/stream-executor.js';
+import { WRITE_ATTEMPTS } from '../../../src/application/write-retries.js';
 import type { NewDomainEvent } from '../../../src/domain/decider.js';
 import { streams } from '../../../src/domain/events/index.js';
 import { type UserState, userEvolver } from '../../../src/domain/users/user-state.js';
@@ -11,8 +12,8 @@ import { type EventStore, StoreUnavailableError, WrongExpectedRevisionError } fr
 import { applicationSpec } from '../../support/application-spec.js';
 import { event, registered, rewardGranted, T0 } from '../../support/events.js';
 
-/** StreamExecutor gives up after this many attempts (MAX_ATTEMPTS in stream-executor.ts). */
-const ATTEMPTS = 12;
+/** StreamExecutor gives up after this many attempts (the write retry policy). */
+const ATTEMPTS = WRITE_ATTEMPTS;
 const SNAPSHOTS = 'snapshots';
 const context = { correlation_id: 'spec', causation_id: 'spec', actor: 'process:spec' };
 

@@ -1,12 +1,9 @@
 import 'reflect-metadata';
 import { expect } from 'chai';
-import { pino } from 'pino';
 import { catalogProjection } from '../../../projections/catalog.js';
 import { operationsProjection } from '../../../projections/operations.js';
 import { WithdrawCreditsHandler, type WithdrawCreditsInput } from '../../../src/application/commands/withdraw-credits.js';
-import { OperationIndex } from '../../../src/application/operation-index.js';
 import { CatalogQueries } from '../../../src/application/queries/catalog-queries.js';
-import { ReadYourWrites } from '../../../src/application/read-your-writes.js';
 import { streams } from '../../../src/domain/events/index.js';
 import { type ApplicationSpec, applicationSpec } from '../../support/application-spec.js';
 import { event, registered, rewardGranted, T0 } from '../../support/events.js';
@@ -15,13 +12,7 @@ const ann = streams.user('ann');
 
 /** The handler as the service builds it, on the in-memory stores and the real projection runner. */
 function handlerOn(app: ApplicationSpec): WithdrawCreditsHandler {
-  return new WithdrawCreditsHandler(
-    app.executor,
-    new CatalogQueries(app.readStore),
-    new OperationIndex(app.readStore, app.consistency),
-    new ReadYourWrites(app.consistency, app.store, pino({ level: 'silent' })),
-    app.clock,
-  );
+  return new WithdrawCreditsHandler(app.commands, new CatalogQueries(app.readStore), app.clock);
 }
 
 const coins = event('RewardCreated', {

@@ -288,7 +288,7 @@ describe('decideUpsertUser (SPEC §3 POST /users, §4 assignment, §5.4 conversi
           claimed,
           converted,
           event('UserProfileUpdated', { changes: { is_premium: false } }),
-          event('UserChurned', { churned_at: T0.toISOString(), referred_by: fact }),
+          event('UserChurned', { churned_at: T0.toISOString(), referred_by: fact, program_id: 'prog' }),
         ])
         .when((state) => decideUpsertUser(state, upsert({ fields: { is_premium: true }, conversionRewards: [spec('coins', 'credit')] })))
         .then([event('UserProfileUpdated', { changes: { is_premium: true } })]);
@@ -298,7 +298,10 @@ describe('decideUpsertUser (SPEC §3 POST /users, §4 assignment, §5.4 conversi
       const { state } = user
         .given([registered('ann', { is_premium: true }), claimed, converted])
         .when((state) => decideUpsertUser(state, upsert({ now: at(DAY), fields: { is_premium: false } })))
-        .then([event('UserProfileUpdated', { changes: { is_premium: false } }), event('UserChurned', { churned_at: iso(DAY), referred_by: fact })]);
+        .then([
+          event('UserProfileUpdated', { changes: { is_premium: false } }),
+          event('UserChurned', { churned_at: iso(DAY), referred_by: fact, program_id: 'prog' }),
+        ]);
       expect(state.churned_at).to.equal(iso(DAY));
     });
 
@@ -309,7 +312,7 @@ describe('decideUpsertUser (SPEC §3 POST /users, §4 assignment, §5.4 conversi
           claimed,
           converted,
           event('UserProfileUpdated', { changes: { is_premium: false } }),
-          event('UserChurned', { churned_at: T0.toISOString(), referred_by: fact }),
+          event('UserChurned', { churned_at: T0.toISOString(), referred_by: fact, program_id: 'prog' }),
           event('UserProfileUpdated', { changes: { is_premium: true } }),
         ])
         .when((state) => decideUpsertUser(state, upsert({ fields: { is_premium: false } })))

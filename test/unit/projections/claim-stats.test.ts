@@ -54,7 +54,7 @@ describe('claim_stats projection (promo code and affiliate stats)', () => {
       'user-ann',
       claimedBy('c1', 'promo', 'SPRING', 'SPRING'),
       converted(fact),
-      event('UserChurned', { churned_at: T0.toISOString(), referred_by: fact }),
+      event('UserChurned', { churned_at: T0.toISOString(), referred_by: fact, program_id: null }),
     );
     expect(projected(claimStatsProjection, log.events)).to.deep.equal({ [`${CLAIM_STATS}/promo:SPRING`]: { claims: 1, conversions: 1 } });
   });

@@ -1,0 +1,76 @@
+import { randomBytes, randomUUID } from 'node:crypto';
+import type { DataKey, KeyStore } from '../../ports/key-store.js';
+import { guardSqlite, type SqliteConnection, writeTransaction } from './sqlite-database.js';
+
+const SCHEMA = `
+CREATE TABLE IF NOT EXISTS data_keys (
+  id         TEXT PRIMARY KEY,
+  subject    TEXT NOT NULL UNIQUE,
+  key        BLOB NOT NULL,
+  created_at TEXT NOT NULL
+);
+`;
+
+interface KeyRow {
+  id: string;
+  subject: string;
+  key: Buffer;
+}
+
+/**
+ * Data keys in their own SQLite file (DATA_DIR/data-keys.db, opened by src/backends/embedded.ts
+ * with `secure_delete`, so a destroyed key's bytes are overwritten, not left in a free page).
+ * `destroy` checkpoints the WAL (TRUNCATE) so no copy of the key stays in the -wal file.
+ */
+export class SqliteKeyStore implements KeyStore {
+  private readonly statements;
+
+  constructor(private readonly db: SqliteConnection) {
+    db.pragma('secure_delete = ON');
+    db.exec(SCHEMA);
+    this.statements = {
+      bySubject: db.prepare<[string], KeyRow>('SELECT id, subject, key FROM data_keys WHERE subject = ?'),
+      byId: db.prepare<[string], KeyRow>('SELECT id, subject, key FROM data_keys WHERE id = ?'),
+      insert: db.prepare('INSERT INTO data_keys (id, subject, key, created_at) VALUES (?, ?, ?, ?) ON CONFLICT (subject) DO NOTHING'),
+      remove: db.prepare<[string]>('DELETE FROM data_keys WHERE subject = ?'),
+    };
+  }
+
+  async keyFor(subject: string): Promise<DataKey> {
+    const existing = guardSqlite(() => this.statements.bySubject.get(subject));
+    if (existing) return toKey(existing);
+    // Insert-or-keep and read back under the write lock: a concurrent creator's key wins for both.
+    return writeTransaction(this.db, () => {
+      this.statements.insert.run(randomUUID(), subject, randomBytes(32), new Date().toISOString());
+      return toKey(this.statements.bySubject.get(subject)!);
+    });
+  }
+
+  async existingKey(subject: string): Promise<DataKey | null> {
+    const row = guardSqlite(() => this.statements.bySubject.get(subject));
+    return row ? toKey(row) : null;
+  }
+
+  async keysById(ids: readonly string[]): Promise<Map<string, DataKey>> {
+    const found = new Map<string, DataKey>();
+    guardSqlite(() => {
+      for (const id of new Set(ids)) {
+        const row = this.statements.byId.get(id);
+        if (row) found.set(id, toKey(row));
+      }
+    });
+    return found;
+  }
+
+  async destroy(subject: string): Promise<number> {
+    const { changes } = writeTransaction(this.db, () => this.statements.remove.run(subject));
+    if (changes > 0) guardSqlite(() => this.db.pragma('wal_checkpoint(TRUNCATE)'));
+    return changes;
+  }
+
+  async close(): Promise<void> {}
+}
+
+function toKey(row: KeyRow): DataKey {
+  return { id: row.id, subject: row.subject, key: Buffer.from(row.key) };
+}

@@ -1,0 +1,33 @@
+import type { Decision, Evolver } from '../../domain/decider.js';
+import type { CodeType } from '../../domain/events/code-events.js';
+import type { CommandExecutor } from '../command-executor.js';
+import type { CommandContext } from '../event-log.js';
+import type { CodeRegistry } from '../shared-resources/code-registry.js';
+
+/** A code a definition needs in the shared namespace, and where the request named it. */
+export interface OwnedCode {
+  code: string;
+  type: CodeType;
+  ownerId: string;
+  source: string;
+}
+
+/**
+ * Defines what owns codes in the shared namespace (a promo code, an affiliate): the definition
+ * is checked on the current state first, then the codes it newly owns are reserved, each a step
+ * of its own on its code's stream (CODE.TAKEN when another owns one), and only then is the
+ * definition recorded. A code dropped later stays reserved to its owner, so it never comes to
+ * mean someone else.
+ */
+export async function defineCodeOwner<S, R>(
+  commands: CommandExecutor,
+  registry: CodeRegistry,
+  definition: { stream: string; evolver: Evolver<S>; decide: (existing: S) => Decision<R>; newCodes: (existing: S) => OwnedCode[] },
+  context: CommandContext,
+): Promise<R> {
+  const { state: existing } = await commands.load(definition.stream, definition.evolver);
+  definition.decide(existing);
+  for (const { code, type, ownerId, source } of definition.newCodes(existing)) await registry.reserve(code, type, ownerId, context, source);
+  const executed = await commands.execute(definition.stream, definition.evolver, definition.decide, context);
+  return executed.result;
+}

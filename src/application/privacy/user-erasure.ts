@@ -1,0 +1,68 @@
+import { inject, injectable } from 'tsyringe';
+import { streams } from '../../domain/events/index.js';
+import { decideEraseUser } from '../../domain/privacy/erase-user.js';
+import { personalFieldsOf, valueAt } from '../../domain/privacy/personal-fields.js';
+import { userEvolver } from '../../domain/users/user-state.js';
+import type { Clock } from '../../ports/clock.js';
+import type { KeyStore } from '../../ports/key-store.js';
+import type { Logger } from '../../ports/logger.js';
+import { TOKENS } from '../../ports/tokens.js';
+import { type CommandContext, EventLog } from '../event-log.js';
+import { ReadYourWrites } from '../read-your-writes.js';
+import { StreamExecutor } from '../stream-executor.js';
+import { customerSubject, userSubject } from './personal-data-cipher.js';
+
+/**
+ * DELETE /admin/users/{app_user_id} (SPEC §13): crypto-shredding. Destroys the user's data key
+ * (and those of every payment customer id it ever had), then records `UserErased` so the read
+ * models null the fields; then asks the store to drop copies of what was overwritten. A user
+ * already erased, with nothing personal received since, is left as it is (`erased: false`).
+ */
+@injectable()
+export class UserErasure {
+  constructor(
+    @inject(StreamExecutor) private readonly executor: StreamExecutor,
+    @inject(EventLog) private readonly log: EventLog,
+    @inject(TOKENS.KeyStore) private readonly keys: KeyStore,
+    @inject(TOKENS.PurgeOverwritten) private readonly purgeOverwritten: () => Promise<void>,
+    @inject(ReadYourWrites) private readonly readYourWrites: ReadYourWrites,
+    @inject(TOKENS.Clock) private readonly clock: Clock,
+    @inject(TOKENS.Logger) private readonly logger: Logger,
+  ) {}
+
+  async erase(appUserId: string, context: CommandContext): Promise<{ erased: boolean }> {
+    const stream = streams.user(appUserId);
+    const { state } = await this.executor.load(stream, userEvolver);
+    // Unknown → NOT_FOUND.USER, already erased → nothing to do: the decider says so.
+    const early = decideEraseUser(state, this.clock.now(), []);
+    if (early.events.length === 0) return early.result;
+    const held = await this.personalValues(stream);
+    // Keys first: if this request dies after it, the retry finds the user not erased yet and
+    // finishes; the other order could record an erasure whose key survives.
+    const subjects = [userSubject(appUserId), ...held.customerIds.map(customerSubject)];
+    for (const subject of subjects) await this.keys.destroy(subject);
+    const executed = await this.executor.execute(stream, userEvolver, (current) => decideEraseUser(current, this.clock.now(), held.eventIds), context);
+    await this.executor.forgetSnapshot(stream);
+    await this.readYourWrites.after(executed.position);
+    try {
+      await this.purgeOverwritten();
+    } catch (error) {
+      this.logger.warn({ err: error }, 'erasure: the store could not drop overwritten copies now; they go at its next checkpoint');
+    }
+    return executed.result;
+  }
+
+  /** The user's events that hold a personal value, and every payment customer id among them (decrypted while the keys exist). */
+  private async personalValues(stream: string): Promise<{ eventIds: string[]; customerIds: string[] }> {
+    const eventIds: string[] = [];
+    const customerIds = new Set<string>();
+    for (const event of await this.log.readStream(stream)) {
+      const values = personalFieldsOf(event.type).map((field) => valueAt(event.data, field.path));
+      if (values.some((value) => value !== undefined && value !== null)) eventIds.push(event.id);
+      const customer =
+        event.type === 'UserRegistered' ? event.data.payment_customer_id : event.type === 'UserProfileUpdated' ? event.data.changes.payment_customer_id : null;
+      if (customer) customerIds.add(customer);
+    }
+    return { eventIds, customerIds: [...customerIds] };
+  }
+}

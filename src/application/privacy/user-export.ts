@@ -1,0 +1,66 @@
+import { inject, injectable } from 'tsyringe';
+import { INBOUND } from '../../../projections/revenue-index.js';
+import { streams } from '../../domain/events/index.js';
+import type { RevenueProvider } from '../../domain/revenue/revenue-notification.js';
+import type { Clock } from '../../ports/clock.js';
+import type { EventStore } from '../../ports/event-store.js';
+import type { ReadStore } from '../../ports/read-store.js';
+import { TOKENS } from '../../ports/tokens.js';
+import { type ExportedEvent, exportedEvent } from '../export/event-export-format.js';
+import { EventQueries } from '../queries/event-queries.js';
+import { UserQueries } from '../queries/user-queries.js';
+
+/** Everything the service holds about one user (SPEC §13, the data subject's access request). */
+export interface UserDataExport {
+  app_user_id: string;
+  exported_at: string;
+  /** The user as `GET /users/{app_user_id}` shows it (profile, program, code, referral, rewards, stats). */
+  user: Record<string, unknown>;
+  /** Every credit movement (`GET /admin/users/{app_user_id}/credit-ledger`). */
+  credit_ledger: Record<string, unknown>[];
+  /** Every event of the user's stream, personal fields decrypted (erased ones `{"erased": true}`). */
+  events: ExportedEvent[];
+  /** The revenue notifications matched to the user, as recorded (personal fields decrypted likewise). */
+  notifications: ExportedEvent[];
+}
+
+@injectable()
+export class UserExport {
+  constructor(
+    @inject(UserQueries) private readonly users: UserQueries,
+    @inject(EventQueries) private readonly events: EventQueries,
+    @inject(TOKENS.EventStore) private readonly store: EventStore,
+    @inject(TOKENS.ReadStore) private readonly readStore: ReadStore,
+    @inject(TOKENS.Clock) private readonly clock: Clock,
+  ) {}
+
+  /** null when the user is unknown. */
+  async export(appUserId: string): Promise<UserDataExport | null> {
+    const user = await this.users.userView(appUserId);
+    if (user === null) return null;
+    const [ledger, events, notifications] = await Promise.all([
+      this.events.creditLedger(appUserId, null),
+      this.store.readStream(streams.user(appUserId)),
+      this.notifications(appUserId),
+    ]);
+    return {
+      app_user_id: appUserId,
+      exported_at: this.clock.now().toISOString(),
+      user,
+      credit_ledger: ledger.map(({ seq: _seq, app_user_id: _user, request_id: _request, ...row }) => row),
+      events: events.map(exportedEvent),
+      notifications,
+    };
+  }
+
+  private async notifications(appUserId: string): Promise<ExportedEvent[]> {
+    const docs = await this.readStore.find<{ id: string | null; provider: RevenueProvider }>(INBOUND, { where: { app_user_id: appUserId } });
+    const found: ExportedEvent[] = [];
+    for (const doc of docs) {
+      if (doc.id === null) continue;
+      const recorded = await this.store.readStream(streams.inbound(doc.provider, doc.id));
+      found.push(...recorded.map(exportedEvent));
+    }
+    return found.sort((a, b) => (BigInt(a.position) < BigInt(b.position) ? -1 : 1));
+  }
+}

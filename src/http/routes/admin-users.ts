@@ -1,0 +1,49 @@
+import type { DependencyContainer } from 'tsyringe';
+import { UserErasure } from '../../application/privacy/user-erasure.js';
+import { UserExport } from '../../application/privacy/user-export.js';
+import { commandContext } from '../context.js';
+import { ApiError } from '../errors.js';
+import { type AnyRoute, route } from '../route.js';
+import { appUserId } from '../schemas/common.js';
+import { userDataExportResponse } from '../schemas/privacy.js';
+import { z } from '../schemas/zod-openapi.js';
+
+/** SPEC §13: erasure (crypto-shredding) and access (export) of one user's personal data (secret key). */
+export function adminUserRoutes(container: DependencyContainer): AnyRoute[] {
+  const erasure = container.resolve(UserErasure);
+  const exports = container.resolve(UserExport);
+  const params = z.object({ app_user_id: appUserId });
+  const common = { tags: ['admin: privacy'], auth: 'secret' as const, params };
+
+  return [
+    route({
+      ...common,
+      method: 'delete',
+      path: '/admin/users/{app_user_id}',
+      operationId: 'eraseUser',
+      summary:
+        "Erase a user's personal fields (metadata, payment_customer_id) by destroying their data key; the user, its rewards and ledger stay. " +
+        'A second erasure is a no-op (204).',
+      responses: { 204: { description: 'Erased (or already erased)' } },
+      errors: ['NOT_FOUND.USER'],
+      async handle({ params: { app_user_id }, res }) {
+        await erasure.erase(app_user_id, commandContext(res));
+        return { status: 204 };
+      },
+    }),
+    route({
+      ...common,
+      method: 'get',
+      path: '/admin/users/{app_user_id}/export',
+      operationId: 'exportUserData',
+      summary: 'Everything held about a user, personal fields decrypted, as one JSON document (access request)',
+      responses: { 200: { description: 'The export', schema: userDataExportResponse } },
+      errors: ['NOT_FOUND.USER'],
+      async handle({ params: { app_user_id } }) {
+        const found = await exports.export(app_user_id);
+        if (found === null) throw new ApiError(404, 'NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
+        return { status: 200, body: { data: { export: found } } };
+      },
+    }),
+  ];
+}

@@ -1,0 +1,187 @@
+import { spawnSync } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import Database from 'better-sqlite3';
+import { expect } from 'chai';
+import { allProjections } from '../../projections/index.js';
+import { EventLog } from '../../src/application/event-log.js';
+import { auditCredits } from '../../src/application/audit/credit-audit.js';
+import { replayProjections } from '../../src/application/projections/projection-replay.js';
+import type { EventStore } from '../../src/ports/event-store.js';
+import type { ReadConsistency } from '../../src/ports/read-consistency.js';
+import type { ReadStore } from '../../src/ports/read-store.js';
+import { TOKENS } from '../../src/ports/tokens.js';
+import { createUser, eventually, getUser, never, putProgram, putReward } from '../support/fixtures.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+/** Distinctive plaintexts: found in the bytes only if they are stored in the clear. */
+const EMAIL = 'ann.erasable@example.org';
+const CUSTOMER = 'cus_ErasableAnn7341';
+const LATER_EMAIL = 'ann.after-erasure@example.org';
+
+/** Every file of the data directory (databases, -wal, -shm, the key store), as raw bytes. */
+function filesHolding(dataDir: string, plaintext: string): string[] {
+  const needle = Buffer.from(plaintext, 'utf8');
+  return fs
+    .readdirSync(dataDir)
+    .filter((name) => fs.statSync(path.join(dataDir, name)).isFile())
+    .filter((name) => fs.readFileSync(path.join(dataDir, name)).includes(needle));
+}
+
+async function settled(svc: TestService) {
+  const store = svc.service.container.resolve<EventStore>(TOKENS.EventStore);
+  const consistency = svc.service.container.resolve<ReadConsistency>(TOKENS.ReadConsistency);
+  for (;;) {
+    const head = (await store.headPosition())!;
+    await consistency.waitFor(head, 5_000);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    if ((await store.headPosition()) === head) return;
+  }
+}
+
+async function liveDocuments(readStore: ReadStore) {
+  const all: Record<string, unknown[]> = {};
+  for (const projection of allProjections) {
+    for (const collection of projection.collections) all[collection.name] = await readStore.find(collection.name);
+  }
+  return all;
+}
+
+async function userEvents(svc: TestService, appUserId: string) {
+  const response = await svc.admin('GET', `/admin/events?stream=user-${appUserId}&limit=1000`);
+  expect(response.status).to.equal(200);
+  return response.body.data.events as { type: string; data: Record<string, any> }[];
+}
+
+describe('API: erasure and access (DELETE /admin/users/{id}, GET /admin/users/{id}/export)', function () {
+  this.timeout(120_000);
+  let svc: TestService;
+
+  before(async () => {
+    // A webhook endpoint that never answers: user.created messages wait in the outbox.
+    svc = await startTestService({ env: { WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true' } });
+    expect((await svc.admin('PUT', '/admin/webhooks/backend', { url: 'http://127.0.0.1:9/hooks' })).status).to.equal(201);
+    await putReward(svc, 'coins', { kind: 'credit', name: 'Coins', credits: 10 });
+    await putProgram(svc, 'friends', {
+      rewards: { sender: [{ reward_key: 'coins', activation: { variant: 'claim', amount: 1, limit: 0 }, deactivation: never }], receiver: [] },
+    });
+    const ann = await createUser(svc, 'ann', { metadata: { email: EMAIL, plan: 'gold' }, payment_customer_id: CUSTOMER });
+    for (let index = 0; index < 3; index += 1) {
+      await createUser(svc, `friend-${index}`);
+      expect((await svc.call('POST', `/users/friend-${index}/claim-code`, { code: ann.referral_code })).status).to.equal(200);
+    }
+    await eventually(async () => expect((await getUser(svc, 'ann')).stats.claims).to.equal(3));
+    expect((await svc.call('POST', '/users/ann/rewards/withdraw-credits', { key: 'coins', amount: 5, operation_id: 'w-1' })).status).to.equal(200);
+    // Enough events on ann's stream for the executor to write a snapshot of its state.
+    for (let index = 0; index < 110; index += 1) {
+      expect((await svc.call('POST', '/users', { app_user_id: 'ann', metadata: { email: EMAIL, visit: index } })).status).to.equal(200);
+    }
+    await settled(svc);
+  });
+  after(async () => svc.stop());
+
+  it('keeps personal fields encrypted in the log and clear for the application before erasure', async () => {
+    const user = await getUser(svc, 'ann');
+    expect(user.metadata).to.deep.equal({ email: EMAIL, visit: 109 });
+    expect(user.payment_customer_id).to.equal(CUSTOMER);
+    const db = new Database(path.join(svc.dataDir, 'referrals.db'), { readonly: true });
+    const stored = db.prepare<[], { data: string }>("SELECT data FROM events WHERE stream = 'user-ann' ORDER BY revision").all();
+    const outbox = db.prepare<[], { payload: string }>("SELECT payload FROM webhook_messages WHERE event_type = 'user.created'").all();
+    db.close();
+    expect(JSON.stringify(stored)).to.not.contain(EMAIL).and.not.contain(CUSTOMER);
+    expect(JSON.parse(stored[0]!.data).metadata).to.have.property('$encrypted');
+    // The queued user.created message and the executor's snapshot of ann's state are sealed too.
+    expect(outbox.map((row) => JSON.parse(row.payload).data.app_user_id)).to.include('ann');
+    expect(JSON.stringify(outbox)).to.not.contain(EMAIL).and.not.contain(CUSTOMER);
+    const snapshot = await svc.service.container.resolve<ReadStore>(TOKENS.ReadStore).get<{ state: Record<string, unknown> }>('snapshots', 'user-ann');
+    expect(snapshot!.state.metadata).to.have.property('$encrypted');
+    expect(JSON.stringify(snapshot)).to.not.contain(EMAIL).and.not.contain(CUSTOMER);
+    // The read model holds them in the clear (it is rebuilt from the log): the grep below can fail.
+    expect(filesHolding(svc.dataDir, EMAIL)).to.not.deep.equal([]);
+    const exported = await svc.admin('GET', '/admin/users/ann/export');
+    expect(exported.status).to.equal(200);
+    const document = exported.body.data.export;
+    expect(document.user.payment_customer_id).to.equal(CUSTOMER);
+    expect(document.events[0].data).to.include({ payment_customer_id: CUSTOMER });
+    expect(document.events[0].data.metadata).to.deep.equal({ email: EMAIL, plan: 'gold' });
+    expect(document.credit_ledger.map((row: { delta: number }) => row.delta)).to.deep.equal([10, 10, 10, -5]);
+  });
+
+  it('DELETE erases: 204, fields null, the log shows {"erased": true}, no plaintext in any file of the data directory', async () => {
+    const before = await getUser(svc, 'ann');
+    const deleted = await svc.admin('DELETE', '/admin/users/ann');
+    expect(deleted.status).to.equal(204);
+    const after = await getUser(svc, 'ann');
+    expect(after).to.include({ metadata: null, payment_customer_id: null });
+    const { metadata: _m, payment_customer_id: _p, ...kept } = before;
+    const { metadata: _m2, payment_customer_id: _p2, ...keptAfter } = after;
+    expect(keptAfter).to.deep.equal(kept);
+
+    const events = await userEvents(svc, 'ann');
+    expect(events[0]!.data.metadata).to.deep.equal({ erased: true });
+    expect(events[0]!.data.payment_customer_id).to.deep.equal({ erased: true });
+    expect(events.filter((event) => event.type === 'UserErased').map((event) => event.data.fields)).to.deep.equal([['metadata', 'payment_customer_id']]);
+    const webhookMessages = await svc.admin('GET', '/admin/webhooks/backend/deliveries?limit=100');
+    const created = (webhookMessages.body.data.deliveries as { event_type: string }[]).filter((message) => message.event_type === 'user.created');
+    expect(created.length).to.be.greaterThan(0);
+
+    await settled(svc);
+    expect(filesHolding(svc.dataDir, EMAIL)).to.deep.equal([]);
+    expect(filesHolding(svc.dataDir, CUSTOMER)).to.deep.equal([]);
+
+    // The export script (stored JSON text passed through) shows the same marker.
+    const exported = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/export-events.ts', '--stream-prefix', 'user-ann', '--type', 'UserRegistered'], {
+      env: { ...process.env, DATA_DIR: svc.dataDir, NODE_ENV: 'test' },
+      encoding: 'utf8',
+    });
+    expect(exported.status, exported.stderr).to.equal(0);
+    const [line] = exported.stdout
+      .trim()
+      .split('\n')
+      .map((text) => JSON.parse(text) as { data: Record<string, unknown> });
+    expect(line!.data).to.deep.include({ metadata: { erased: true }, payment_customer_id: { erased: true } });
+  });
+
+  it('a second DELETE is a no-op (204, no new event); an unknown user is 404 NOT_FOUND.USER', async () => {
+    const count = (await userEvents(svc, 'ann')).length;
+    expect((await svc.admin('DELETE', '/admin/users/ann')).status).to.equal(204);
+    expect((await userEvents(svc, 'ann')).length).to.equal(count);
+    const unknown = await svc.admin('DELETE', '/admin/users/nobody');
+    expect(unknown.status).to.equal(404);
+    expect(unknown.body.errors[0].code).to.equal('NOT_FOUND.USER');
+    expect((await svc.admin('GET', '/admin/users/nobody/export')).status).to.equal(404);
+    expect((await svc.call('DELETE', '/admin/users/ann')).status).to.equal(403);
+  });
+
+  it('balances, stats and the credit audit are unaffected; a replay reproduces the read models', async () => {
+    const user = await getUser(svc, 'ann');
+    expect(user.stats.claims).to.equal(3);
+    const ledger = await svc.admin('GET', '/admin/users/ann/credit-ledger');
+    expect(ledger.body.data.entries.map((row: { balance_after: number }) => row.balance_after)).to.deep.equal([10, 20, 30, 25]);
+    const log = svc.service.container.resolve(EventLog);
+    const readStore = svc.service.container.resolve<ReadStore>(TOKENS.ReadStore);
+    const audit = await auditCredits(log, readStore);
+    expect(audit.mismatches).to.deep.equal([]);
+    expect(audit.rows.find((row) => row.app_user_id === 'ann')).to.include({ key: 'coins' });
+    const live = await liveDocuments(readStore);
+    expect(await replayProjections(log, readStore, allProjections)).to.equal('switched');
+    expect(await liveDocuments(readStore)).to.deep.equal(live);
+  });
+
+  it('data sent after the erasure is kept under a new key; the export shows old values erased and new ones clear', async () => {
+    const updated = await svc.call('POST', '/users', { app_user_id: 'ann', metadata: { email: LATER_EMAIL } });
+    expect(updated.status).to.equal(200);
+    expect(updated.body.data.user.metadata).to.deep.equal({ email: LATER_EMAIL });
+    const exported = (await svc.admin('GET', '/admin/users/ann/export')).body.data.export;
+    expect(exported.user.metadata).to.deep.equal({ email: LATER_EMAIL });
+    expect(exported.events[0].data.metadata).to.deep.equal({ erased: true });
+    expect(exported.events[exported.events.length - 1].data.changes.metadata).to.deep.equal({ email: LATER_EMAIL });
+    expect(filesHolding(svc.dataDir, EMAIL)).to.deep.equal([]);
+    // A new erasure has something to do again, and erases the new value too.
+    expect((await svc.admin('DELETE', '/admin/users/ann')).status).to.equal(204);
+    expect((await userEvents(svc, 'ann')).filter((event) => event.type === 'UserErased')).to.have.length(2);
+    expect((await getUser(svc, 'ann')).metadata).to.equal(null);
+    await settled(svc);
+    expect(filesHolding(svc.dataDir, LATER_EMAIL)).to.deep.equal([]);
+  });
+});

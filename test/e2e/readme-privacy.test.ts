@@ -1,0 +1,44 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import { startTestService } from '../support/test-service.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
+
+/** The README's personal-data section, up to the next `## `. */
+function section(): string {
+  const start = README.indexOf('\n## Personal data: erasure and access');
+  expect(start).to.be.greaterThan(-1);
+  return README.slice(start, README.indexOf('\n## ', start + 1));
+}
+
+describe("E2E: the README's erasure and access commands, verbatim", function () {
+  this.timeout(60_000);
+
+  it('exports alice, erases her (204), and the log then shows {"erased": true}', async () => {
+    const [commands] = [...section().matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
+    const svc = await startTestService({ env: { CLIENT_API_KEYS: 'ck_demo', SECRET_API_KEYS: 'sk_demo' }, validateResponses: false });
+    try {
+      // Alice as the walkthrough leaves her, with a personal value.
+      const created = await fetch(`${svc.url}/users`, {
+        method: 'POST',
+        headers: { 'x-api-key': 'ck_demo', 'content-type': 'application/json' },
+        body: JSON.stringify({ app_user_id: 'alice', metadata: { email: 'alice@example.org' } }),
+      });
+      expect(created.status).to.equal(201);
+      // Asynchronously: the service runs in this process and must answer meanwhile.
+      const run = await promisify(execFile)('bash', ['-e', '-o', 'pipefail', '-c', commands!], { env: { ...process.env, BASE: svc.url }, timeout: 30_000 });
+      expect(run.stderr).to.equal('');
+      const [exported, status, log] = run.stdout.trim().split('\n');
+      expect(JSON.parse(exported!).data.export.user.metadata).to.deep.equal({ email: 'alice@example.org' });
+      expect(status).to.equal('204');
+      expect(JSON.parse(log!).data.events[0].data.metadata).to.deep.equal({ erased: true });
+    } finally {
+      await svc.stop();
+    }
+  });
+});
