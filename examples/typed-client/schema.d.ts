@@ -397,7 +397,11 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * An offer_code / store_promo_code reward's pool: codes available, used and expired, grants waiting
+         * @description Needs a secret key.
+         */
+        get: operations["getPoolFigures"];
         put?: never;
         /**
          * Add one-time codes to an offer_code / store_promo_code reward's pool
@@ -1697,6 +1701,16 @@ export interface components {
                  */
                 expires_at: string;
             }[];
+        };
+        PoolFigures: {
+            /** @description Codes not handed out and not expired */
+            available: number;
+            /** @description Codes handed out to a grant */
+            used: number;
+            /** @description Codes that expired before anyone got them */
+            expired: number;
+            /** @description Grants waiting for a code (the pool ran dry) */
+            waiting: number;
         };
         ProgramRequest: {
             name: string;
@@ -8125,6 +8139,314 @@ export interface operations {
                             code: "FORBIDDEN";
                             /** @enum {number} */
                             status: 403;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            429: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfter"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "RATE_LIMITED",
+                     *           "status": 429,
+                     *           "message": "Too many requests; retry after the seconds in Retry-After (RateLimit names the budget)",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "RATE_LIMITED";
+                            /** @enum {number} */
+                            status: 429;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
+            500: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "INTERNAL_SERVER_ERROR",
+                     *           "status": 500,
+                     *           "message": "A bug. Nothing was written; the log has the details under the request id the message gives.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "INTERNAL_SERVER_ERROR";
+                            /** @enum {number} */
+                            status: 500;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "SERVICE_UNAVAILABLE",
+                     *           "status": 503,
+                     *           "message": "A backing store is unavailable; retry later",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @enum {number} */
+                            status: 503;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+        };
+    };
+    getPoolFigures: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                key: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The figures */
+            200: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        data: components["schemas"]["PoolFigures"];
+                    };
+                };
+            };
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BAD_REQUEST",
+                     *           "status": 400,
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BAD_REQUEST";
+                            /** @enum {number} */
+                            status: 400;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
+            401: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "UNAUTHORIZED",
+                     *           "status": 401,
+                     *           "message": "The x-api-key header is required",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "UNAUTHORIZED";
+                            /** @enum {number} */
+                            status: 401;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `FORBIDDEN`: A client key was used on an operation that needs a secret key. */
+            403: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "FORBIDDEN",
+                     *           "status": 403,
+                     *           "message": "This operation needs a secret key",
+                     *           "source": "header:x-api-key"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "FORBIDDEN";
+                            /** @enum {number} */
+                            status: 403;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `NOT_FOUND.REWARD`: No reward has this key. */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "NOT_FOUND.REWARD",
+                     *           "status": 404,
+                     *           "message": "No reward has this key.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "NOT_FOUND.REWARD";
+                            /** @enum {number} */
+                            status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REWARD.NOT_POOLED`: Only offer_code and store_promo_code rewards have a code pool. */
+            422: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REWARD.NOT_POOLED",
+                     *           "status": 422,
+                     *           "message": "Only offer_code and store_promo_code rewards have a code pool.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REWARD.NOT_POOLED";
+                            /** @enum {number} */
+                            status: 422;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */

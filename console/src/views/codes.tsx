@@ -108,13 +108,20 @@ function AffiliateTable(props: { affiliates: Schemas['AdminAffiliate'][] }) {
   );
 }
 
-/** Rewards that hand out codes from a pool; codes are added here (the answer gives how many are available). */
+/** Rewards that hand out codes from a pool, with each pool's figures; codes are added here. */
 function Pools(props: { rewards: Schemas['AdminReward'][] }) {
   const [key, setKey] = useState(props.rewards[0]?.key ?? '');
   const [codes, setCodes] = useState('');
   const [expires, setExpires] = useState('');
   const [errors, setErrors] = useState<ApiErrorItem[]>([]);
-  const [available, setAvailable] = useState<Record<string, string>>({});
+  const [added, setAdded] = useState(0);
+  const keys = props.rewards.map((r) => r.key).join(',');
+  const [figures] = useLoad(async () => {
+    const rows = await Promise.all(
+      props.rewards.map(async (r) => ({ key: r.key, result: await outcome(api.GET('/admin/rewards/{key}/codes', { params: { path: { key: r.key } } })) })),
+    );
+    return { ok: true as const, data: rows };
+  }, [keys, added]);
   if (props.rewards.length === 0) return <Empty>No offer_code or store_promo_code reward: pools belong to those.</Empty>;
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -127,19 +134,53 @@ function Pools(props: { rewards: Schemas['AdminReward'][] }) {
     if (!result.ok) return setErrors(result.errors);
     setErrors([]);
     setCodes('');
-    const r = result.data.data;
-    setAvailable({ ...available, [key]: `${formatNumber(r.available)} available (added ${formatNumber(r.added)}, skipped ${formatNumber(r.skipped)})` });
+    setAdded(added + 1);
   };
   const { byField, rest } = splitErrors(errors, ['codes']);
   return (
     <>
-      <ul class="plain">
-        {props.rewards.map((r) => (
-          <li key={r.key}>
-            <strong>{r.key}</strong> ({r.kind}) — {available[r.key] ?? 'pool size shown after codes are added'}
-          </li>
-        ))}
-      </ul>
+      <Section loaded={figures} what="the pools' figures">
+        {(rows) => (
+          <div class="scroll">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Reward</th>
+                  <th scope="col">Kind</th>
+                  <th scope="col">Remaining</th>
+                  <th scope="col">Used</th>
+                  <th scope="col">Expired unused</th>
+                  <th scope="col">Grants waiting</th>
+                </tr>
+              </thead>
+              <tbody>
+                {rows.map(({ key: rewardKey, result }) => {
+                  const kind = props.rewards.find((r) => r.key === rewardKey)?.kind ?? '';
+                  if (!result.ok)
+                    return (
+                      <tr key={rewardKey}>
+                        <th scope="row">{rewardKey}</th>
+                        <td>{kind}</td>
+                        <td colSpan={4}>{result.errors[0]?.message ?? 'unavailable'}</td>
+                      </tr>
+                    );
+                  const f = result.data.data;
+                  return (
+                    <tr key={rewardKey}>
+                      <th scope="row">{rewardKey}</th>
+                      <td>{kind}</td>
+                      <td class="num">{formatNumber(f.available)}</td>
+                      <td class="num">{formatNumber(f.used)}</td>
+                      <td class="num">{formatNumber(f.expired)}</td>
+                      <td class="num">{formatNumber(f.waiting)}</td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Section>
       <form onSubmit={submit} noValidate class="editor">
         <div class="field">
           <label for="pool-reward">Pool reward</label>
