@@ -15,6 +15,8 @@ COPY tsconfig.json tsconfig.build.json ./
 COPY src ./src
 COPY projections ./projections
 COPY scripts ./scripts
+# The operator console (built into dist/console by npm run build).
+COPY console ./console
 RUN npm run build && npm prune --omit=dev
 
 FROM node:24-slim AS runtime

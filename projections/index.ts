@@ -12,6 +12,7 @@ import { revenueIndexProjection } from './revenue-index.js';
 import { reviewsProjection } from './reviews.js';
 import { rewardExpiriesProjection } from './reward-expiries.js';
 import { storeOfferCodesProjection } from './store-offer-codes.js';
+import { transactionLinksProjection } from './transaction-links.js';
 import { usersProjection } from './users.js';
 import { webhooksProjection } from './webhooks.js';
 
@@ -29,6 +30,7 @@ export const allProjections: Projection[] = [
   webhooksProjection,
   revenueIndexProjection,
   attributionProjection,
+  transactionLinksProjection,
   fraudRulesProjection,
   reviewsProjection,
   analyticsProjection,

@@ -8,7 +8,7 @@ import type { Doc, DocumentRef, Projection } from './projection.js';
 
 /** What the revenue notifications need to look up, in one read model (SPEC §11). */
 export const INBOUND = 'inbound_notifications';
-/** Match keys → app_user_id: account tokens, Stripe customers, linked transactions. */
+/** Match keys → app_user_id: account tokens, Stripe customers, transactions (of recorded revenue, or linked by the app). */
 export const REVENUE_LINKS = 'revenue_links';
 /** Unmatched notifications by each key that could match them later. */
 export const REVENUE_PENDING = 'revenue_pending';
@@ -80,6 +80,7 @@ export const revenueIndexProjection: Projection = {
     ...REVENUE_TYPES,
     'UserRegistered',
     'UserProfileUpdated',
+    'TransactionLinked',
     'UserErased',
     'RewardGranted',
     'RewardRevoked',
@@ -122,6 +123,9 @@ export const revenueIndexProjection: Projection = {
         const customer = event.data.changes.payment_customer_id;
         return user !== null && customer ? [{ collection: REVENUE_LINKS, id: links.customerLink(user, event.id) }] : [];
       }
+      case 'TransactionLinked':
+        // The app linked it (SPEC §15): the transaction stream's first link, so it never moves.
+        return [{ collection: REVENUE_LINKS, id: links.transaction(event.data.provider, event.data.transaction_id) }];
       case 'UserErased':
         return user === null ? [] : event.data.erased_events.map((id) => ({ collection: REVENUE_LINKS, id: links.customerLink(user, id) }));
       case 'RewardGranted': {
@@ -137,6 +141,8 @@ export const revenueIndexProjection: Projection = {
   evolve: (ref: DocumentRef, doc: Doc | null, event: LoggedEvent): Doc | null => {
     const user = appUserIdOf(event.stream);
     if (ref.collection === REVENUE_LINKS) {
+      // A transaction a verified notification already recorded for a user keeps that user.
+      if (event.type === 'TransactionLinked') return doc ?? { app_user_id: event.data.app_user_id };
       if (user === null) return doc;
       if (event.type === 'UserErased') return null;
       const customer = ref.id.startsWith('customer-link:') ? customerOf(event) : null;

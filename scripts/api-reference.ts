@@ -27,6 +27,7 @@ import { configEvents } from '../src/domain/events/config-events.js';
 import { SCHEMA_VERSION } from '../src/domain/events/index.js';
 import { poolEvents } from '../src/domain/events/pool-events.js';
 import { storeEvents } from '../src/domain/events/store-events.js';
+import { transactionEvents } from '../src/domain/events/transaction-events.js';
 import { userEvents } from '../src/domain/events/user-events.js';
 import { webhookEvents } from '../src/domain/events/webhook-events.js';
 import { fraudEvents } from '../src/domain/events/fraud-events.js';
@@ -200,6 +201,9 @@ const EVENT_MEANINGS: Record<string, string> = {
   WebhookSecretRotated: 'A new signing secret; the previous ones sign until `previous_expires_at`.',
   WebhookEndpointDisabled: 'The delivery engine disabled the endpoint (410 Gone, or failing continuously).',
   WebhookEndpointDeleted: 'The endpoint was deleted.',
+  TransactionLinked:
+    'The app linked a store transaction to `app_user_id` (the first link; it never moves). Revenue notifications without an account id find their user through it.',
+  TransactionLinkRefused: 'Another user asked for a transaction already linked to `linked_app_user_id`: kept for review, once per user.',
   FraudRuleCreated: 'A fraud rule was defined (the full rule).',
   FraudRuleUpdated: 'A fraud rule changed (the full new rule).',
   ClaimRejectedByRule: "In the claimer's stream: a fraud rule with action `reject` refused a claim (422 `CLAIM.REJECTED_BY_RULE`); nothing else changed.",
@@ -224,6 +228,7 @@ function streamOf(type: string): string {
   if (type.startsWith('PromoCode')) return '`promo-{CODE}`';
   if (type.startsWith('Affiliate')) return '`affiliate-{id}`';
   if (type in webhookEvents) return '`webhook-{id}`';
+  if (type in transactionEvents) return '`transaction-{provider}-{id}` (`id`: the originalTransactionId, or the SHA-256 hex of the purchase token)';
   if (type === 'ClaimRejectedByRule') return '`user-{app_user_id}` (claimer)';
   if (type === 'SenderRewardsHeld' || type === 'SenderRewardsRefused' || type === 'HeldRewardsReleased') return '`user-{app_user_id}` (referrer)';
   if (type.startsWith('FraudRule')) return '`rule-{id}`';
@@ -240,6 +245,7 @@ export function eventsMarkdown(): string {
     ['Code pools of offer_code / store_promo_code rewards', poolEvents],
     ['Store offer-code catalog', storeEvents],
     ['Outgoing webhook endpoints', webhookEvents],
+    ['Store transactions linked by the app', transactionEvents],
     ['Fraud rules, their decisions and reviews', fraudEvents],
   ];
   const sections = groups.map(([title, events]) => {

@@ -118,6 +118,10 @@ export const configSchema = z
       .default('false')
       .transform((value) => value === 'true'),
     TRUST_PROXY: trustProxy,
+    /** SPEC §14: the operator console at /console, on (default) or off. */
+    CONSOLE: z.enum(['on', 'off']).default('on'),
+    /** SPEC §15: the WinWinKit-compatible surface under /compat/winwinkit, on (default) or off. */
+    COMPAT_WINWINKIT: z.enum(['on', 'off']).default('on'),
     /** Outgoing webhooks (SPEC §12): per-request timeout, retry window, auto-disable, URL rules. */
     WEBHOOK_TIMEOUT_MS: positiveInt(10_000),
     WEBHOOK_RETRY_HOURS: z.coerce.number().positive().default(72),
@@ -253,6 +257,8 @@ const EXPECTED: Record<string, string> = {
   RATE_LIMIT_CLAIMS: 'claim points per window, written <points>/<seconds>s, e.g. 20/3600s (the default)',
   RATE_LIMIT_COMMANDS: 'requests per window, written <points>/<seconds>s, e.g. 120/60s (the default)',
   RATE_LIMIT_SECRET: 'true or false (default false: secret keys are not rate limited)',
+  CONSOLE: 'on or off (default on)',
+  COMPAT_WINWINKIT: 'on or off (default on)',
   TRUST_PROXY: 'false (default), a hop count such as 1, or a comma-separated list of proxy addresses/CIDRs such as 10.0.0.0/8,loopback',
   WEBHOOK_TIMEOUT_MS: 'a whole number of milliseconds, 1 or more (default 10000)',
   WEBHOOK_RETRY_HOURS: 'a number of hours greater than 0 (default 72)',

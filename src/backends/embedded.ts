@@ -45,7 +45,31 @@ export function openKeyConnection(dataDir: string): Database.Database {
   return db;
 }
 
-/** Events and read models in one SQLite file under `dataDir` (WAL), rate-limit counters beside it. */
+/** The embedded webhook outbox's file, beside the events' file in DATA_DIR. */
+export const WEBHOOKS_FILE = 'webhooks.db';
+
+/**
+ * The outgoing webhook outbox (messages, attempts, the feed's checkpoint) in its own file. Not in
+ * the events' file: every delivery attempt writes a row, and a write by another connection makes
+ * SQLite drop the events' connection's page cache, which the API then pays for while webhooks are
+ * delivered. Without an fsync per commit (synchronous=NORMAL, WAL): a power cut may forget the
+ * last attempts or feed pages, which are then sent or fed again (what at-least-once allows),
+ * never the events themselves. secure_delete: a delivered message's payload is zeroed when its
+ * endpoint is deleted.
+ */
+function openOutboxConnection(dataDir: string): Database.Database {
+  const db = new Database(path.join(dataDir, WEBHOOKS_FILE));
+  db.pragma('journal_mode = WAL');
+  db.pragma('busy_timeout = 5000');
+  db.pragma('synchronous = NORMAL');
+  db.pragma('secure_delete = ON');
+  return db;
+}
+
+/**
+ * Events and read models in one SQLite file under `dataDir` (WAL); rate-limit counters, data keys
+ * and the webhook outbox each in their own file beside it.
+ */
 export function openEmbeddedBackend(dataDir: string): Backend {
   const db = openSqlite(dataDir);
   const limitsDb = openRateLimitConnection(dataDir);
@@ -55,11 +79,7 @@ export function openEmbeddedBackend(dataDir: string): Backend {
   const eventStore = new PersonalDataEventStore(new SqliteEventStore(db), cipher);
   const readStore = new SqliteReadStore(db);
   const rateLimits = new SqliteRateLimitStore(limitsDb);
-  // The outbox has its own connection without an fsync per commit (synchronous=NORMAL, WAL): a
-  // crash may forget the last attempts or feed pages, which are then sent or fed again — what
-  // at-least-once allows — and never the events themselves.
-  const outboxDb = openSqlite(dataDir);
-  outboxDb.pragma('synchronous = NORMAL');
+  const outboxDb = openOutboxConnection(dataDir);
   return {
     name: 'embedded',
     eventStore,
@@ -73,6 +93,7 @@ export function openEmbeddedBackend(dataDir: string): Backend {
     async purgeOverwritten() {
       guardSqlite(() => db.pragma('wal_checkpoint(TRUNCATE)'));
       guardSqlite(() => keysDb.pragma('wal_checkpoint(TRUNCATE)'));
+      guardSqlite(() => outboxDb.pragma('wal_checkpoint(TRUNCATE)'));
     },
     async close() {
       await eventStore.close();

@@ -15,6 +15,7 @@ import { ApiKeys, requireKey, requireSecretKey } from './auth.js';
 import { storableBody } from './body-guard.js';
 import { ApiError, errorHandler, pathNotFound } from './errors.js';
 import { ApiDescription } from './openapi.js';
+import { consoleRouter } from './console.js';
 import { RateLimits } from './rate-limits/rate-limits.js';
 
 import { adminRoutes } from './routes/admin.js';
@@ -28,7 +29,10 @@ import { inboundWebhookRoutes } from './routes/webhooks.js';
 import { codeRoutes } from './routes/codes.js';
 import { apiReferenceRouter, operatorRoutes } from './routes/operator.js';
 import { adminStoreRoutes, storeRoutes } from './routes/store.js';
+import { adminTransactionRoutes, transactionRoutes } from './routes/transactions.js';
 import { userRoutes } from './routes/users.js';
+import { WINWINKIT_MOUNT } from './compat/winwinkit-wire.js';
+import { winwinkitRoutes } from './compat/winwinkit-routes.js';
 import { mountRoutes } from './route.js';
 
 const BODY_LIMIT = '64kb';
@@ -112,9 +116,12 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
   );
   app.use(apiReferenceRouter());
   if (surface === 'full') {
+    app.use(consoleRouter(config));
     // Inbound notifications take no API key and read raw bytes (SPEC §11): before the JSON body.
     mountRoutes(app, api, inboundWebhookRoutes(container));
-    app.use(['/users', '/codes', '/store', '/admin'], requireKey(keys));
+    // SPEC §15: the WinWinKit-compatible mount (on by default); off, it is an unknown path.
+    const winwinkit = config.COMPAT_WINWINKIT === 'on';
+    app.use(['/users', '/codes', '/store', '/admin', ...(winwinkit ? [WINWINKIT_MOUNT] : [])], requireKey(keys));
     app.use('/admin', requireSecretKey);
     app.use(jsonBody());
     const rateLimits =
@@ -122,20 +129,22 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
         ? new RateLimits(config, container.resolve<RateLimitStore>(TOKENS.RateLimitStore), container.resolve<Clock>(TOKENS.Clock))
         : null;
     if (rateLimits) app.use(rateLimits.middleware());
+    // The app's operations, mounted natively and (the same route objects) under the WinWinKit mount.
+    const appRoutes = [...userRoutes(container), ...transactionRoutes(container), ...codeRoutes(container), ...storeRoutes(container)];
     mountRoutes(app, api, [
-      ...userRoutes(container),
-      ...codeRoutes(container),
-      ...storeRoutes(container),
+      ...appRoutes,
       ...adminStoreRoutes(container),
       ...adminRoutes(container),
       ...adminRevenueRoutes(container),
       ...adminAnalyticsRoutes(container),
       // After the revenue routes: GET /admin/webhooks/inbound is not an endpoint id.
       ...adminWebhookRoutes(container),
+      ...adminTransactionRoutes(container),
       ...adminRuleRoutes(container),
       ...adminReviewRoutes(container),
       ...adminUserRoutes(container),
     ]);
+    if (winwinkit) mountRoutes(app, api, winwinkitRoutes(container, appRoutes));
     if (rateLimits) app.use(rateLimits.failedClaimPenalty());
   }
 

@@ -187,6 +187,11 @@ export class ApiDescription {
         { name: 'credits', description: 'Credit withdrawals and grants by hand' },
         { name: 'codes', description: 'Resolving referral, promo and affiliate codes' },
         { name: 'store', description: 'Store (App Store) offer codes' },
+        { name: 'transactions', description: 'Store transactions the app links to its user (revenue matching)' },
+        {
+          name: 'compat: winwinkit',
+          description: "The same operations in WinWinKit's wire format under /compat/winwinkit, for apps on WinWinKit's SDKs (docs/winwinkit.md)",
+        },
         { name: 'admin: rewards', description: 'Reward definitions and code pools' },
         { name: 'admin: programs', description: 'Referral programs' },
         { name: 'admin: promo codes', description: 'Promo codes' },

@@ -217,6 +217,9 @@ describe('API: admin configuration (SPEC §7.1–§7.5)', () => {
       expect(first.body.data).to.deep.equal({ added: 3, skipped: 0, available: 2 });
       const second = await svc.admin('POST', '/admin/rewards/promo-pool/codes', { codes: [codes[0], { value: 'CCC', expires_at: '2099-01-01T00:00:00Z' }] });
       expect(second.body.data).to.deep.equal({ added: 1, skipped: 1, available: 3 });
+      const figures = await svc.admin('GET', '/admin/rewards/promo-pool/codes');
+      expect(figures.status).to.equal(200);
+      expect(figures.body.data).to.deep.equal({ available: 3, used: 0, expired: 1, waiting: 0 });
     });
 
     it('needs a link for offer_code pools (400), a pooled kind (422) and a known reward (404)', async () => {
@@ -226,6 +229,8 @@ describe('API: admin configuration (SPEC §7.1–§7.5)', () => {
         (await svc.admin('POST', '/admin/rewards/bonus/codes', { codes: [{ value: 'X', expires_at: '2099-01-01T00:00:00Z' }] })).body.errors[0].code,
       ).to.equal('REWARD.NOT_POOLED');
       expect((await svc.admin('POST', '/admin/rewards/none/codes', { codes: [{ value: 'X', expires_at: '2099-01-01T00:00:00Z' }] })).status).to.equal(404);
+      expect((await svc.admin('GET', '/admin/rewards/bonus/codes')).body.errors[0].code).to.equal('REWARD.NOT_POOLED');
+      expect((await svc.admin('GET', '/admin/rewards/none/codes')).body.errors[0].code).to.equal('NOT_FOUND.REWARD');
     });
   });
 

@@ -7,6 +7,7 @@ import { allProjections } from '../../projections/index.js';
 import { EventLog } from '../../src/application/event-log.js';
 import { auditCredits } from '../../src/application/audit/credit-audit.js';
 import { replayProjections } from '../../src/application/projections/projection-replay.js';
+import { WEBHOOKS_FILE } from '../../src/backends/embedded.js';
 import type { EventStore } from '../../src/ports/event-store.js';
 import type { ReadConsistency } from '../../src/ports/read-consistency.js';
 import type { ReadStore } from '../../src/ports/read-store.js';
@@ -86,8 +87,10 @@ describe('API: erasure and access (DELETE /admin/users/{id}, GET /admin/users/{i
     expect(user.payment_customer_id).to.equal(CUSTOMER);
     const db = new Database(path.join(svc.dataDir, 'referrals.db'), { readonly: true });
     const stored = db.prepare<[], { data: string }>("SELECT data FROM events WHERE stream = 'user-ann' ORDER BY revision").all();
-    const outbox = db.prepare<[], { payload: string }>("SELECT payload FROM webhook_messages WHERE event_type = 'user.created'").all();
     db.close();
+    const outboxDb = new Database(path.join(svc.dataDir, WEBHOOKS_FILE), { readonly: true });
+    const outbox = outboxDb.prepare<[], { payload: string }>("SELECT payload FROM webhook_messages WHERE event_type = 'user.created'").all();
+    outboxDb.close();
     expect(JSON.stringify(stored)).to.not.contain(EMAIL).and.not.contain(CUSTOMER);
     expect(JSON.parse(stored[0]!.data).metadata).to.have.property('$encrypted');
     // The queued user.created message and the executor's snapshot of ann's state are sealed too.

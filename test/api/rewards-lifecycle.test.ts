@@ -94,6 +94,8 @@ describe('API: reward expiry and pooled one-time codes', () => {
     expect(first.filter((value) => value !== null).sort()).to.deep.equal(['SP-0', 'SP-1', 'SP-2', 'SP-3', 'SP-4']);
     const entry = (await getUser(svc, users[first.indexOf('SP-0')]!)).rewards.active.store_promo_code[0];
     expect(entry.value).to.have.all.keys('value', 'expires_at');
+    const figures = async () => (await svc.admin('GET', '/admin/rewards/store-promo/codes')).body.data;
+    await eventually(async () => expect(await figures()).to.deep.equal({ available: 0, used: 5, expired: 0, waiting: 7 }));
 
     await svc.admin('POST', '/admin/rewards/store-promo/codes', {
       // SP-4 is already in the pool (skipped); SP-5..SP-11 serve the seven waiting grants.
@@ -105,6 +107,7 @@ describe('API: reward expiry and pooled one-time codes', () => {
       return current;
     });
     expect(new Set(filled).size).to.equal(users.length);
+    await eventually(async () => expect(await figures()).to.deep.equal({ available: 0, used: 12, expired: 0, waiting: 0 }));
     const waiting = await events(svc, 'stream=pool-store-promo&type=PoolCodeRequested');
     const assigned = await events(svc, 'stream=pool-store-promo&type=PoolCodeAssigned');
     const order = waiting.map((event) => event.data.grant_id);

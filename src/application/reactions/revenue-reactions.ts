@@ -28,8 +28,8 @@ interface ClawbackGrant extends GrantToRevoke {
  * The revenue process manager (SPEC §11):
  * - every received notification is applied to its user (again: a crash between keeping it and
  *   applying it is repaired; an unmatched one is matched again at its own position);
- * - a user that appears (registration, a new payment_customer_id) gets the unmatched
- *   notifications that name it;
+ * - a user that appears (registration, a new payment_customer_id, a transaction the app
+ *   linked to it) gets the unmatched notifications that name it;
  * - a refund of the purchase that converted a referee revokes the grants with clawback
  *   `on_refund` made because of that conversion, on both sides.
  * Everything it appends has ids derived from the causing event, and what is already done is
@@ -38,7 +38,7 @@ interface ClawbackGrant extends GrantToRevoke {
 @injectable()
 export class RevenueReactions implements Reaction {
   readonly name = 'revenue';
-  readonly eventTypes = ['NotificationReceived', 'UserRegistered', 'UserProfileUpdated', 'RefundRecorded'] as const;
+  readonly eventTypes = ['NotificationReceived', 'UserRegistered', 'UserProfileUpdated', 'TransactionLinked', 'RefundRecorded'] as const;
   /** Resolves once the referral reactions (sender grants of a conversion) have passed a position. */
   referralsPassed: (position: bigint) => Promise<void> = async () => {};
 
@@ -65,6 +65,7 @@ export class RevenueReactions implements Reaction {
       }
       case 'UserRegistered':
       case 'UserProfileUpdated':
+      case 'TransactionLinked':
         return this.applyPending(event, context);
       case 'RefundRecorded':
         if (event.data.reverses_conversion) {
@@ -78,10 +79,12 @@ export class RevenueReactions implements Reaction {
   }
 
   private async applyPending(event: LoggedEvent, context: CommandContext): Promise<void> {
-    const user = appUserIdOf(event.stream);
+    const user = event.type === 'TransactionLinked' ? event.data.app_user_id : appUserIdOf(event.stream);
     if (user === null) return;
     const keys: string[] = [];
-    if (event.type === 'UserRegistered') {
+    if (event.type === 'TransactionLinked') {
+      keys.push(links.transaction(event.data.provider, event.data.transaction_id));
+    } else if (event.type === 'UserRegistered') {
       keys.push(links.user(user), links.token(accountToken(user, this.config.ACCOUNT_TOKEN_NAMESPACE)));
       if (event.data.payment_customer_id) keys.push(links.customer(event.data.payment_customer_id));
     } else if (event.type === 'UserProfileUpdated' && event.data.changes.payment_customer_id) {

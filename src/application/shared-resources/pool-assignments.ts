@@ -1,7 +1,7 @@
 import { inject, injectable } from 'tsyringe';
 import { streams } from '../../domain/events/index.js';
 import type { PoolCode } from '../../domain/events/pool-events.js';
-import { availableCodes, decideAddPoolCodes, decideRequestPoolCode, poolEvolver } from '../../domain/pools/pool.js';
+import { availableCodes, decideAddPoolCodes, decideRequestPoolCode, type PoolFigures, poolEvolver, poolFigures } from '../../domain/pools/pool.js';
 import { decideAssignRewardValue } from '../../domain/users/assign-reward-value.js';
 import { userEvolver } from '../../domain/users/user-state.js';
 import type { Clock } from '../../ports/clock.js';
@@ -47,5 +47,11 @@ export class PoolAssignments {
       context,
     );
     return { ...result, available: availableCodes(state, this.clock.now()), position };
+  }
+
+  /** The pool's figures now (its stream's state: bounded by the pool's size, not by history). */
+  async figures(rewardKey: string): Promise<PoolFigures> {
+    const { state } = await this.executor.load(streams.pool(rewardKey), poolEvolver);
+    return poolFigures(state, this.clock.now());
   }
 }

@@ -5,6 +5,7 @@ import { fraudEvents } from './fraud-events.js';
 import { poolEvents } from './pool-events.js';
 import { inboundEvents } from './revenue-events.js';
 import { storeEvents } from './store-events.js';
+import { transactionEvents } from './transaction-events.js';
 import { userEvents } from './user-events.js';
 import { webhookEvents } from './webhook-events.js';
 
@@ -17,6 +18,7 @@ export const eventSchemas = {
   ...storeEvents,
   ...inboundEvents,
   ...webhookEvents,
+  ...transactionEvents,
   ...fraudEvents,
 };
 
@@ -61,6 +63,7 @@ const STREAM_PREFIXES = {
   offerCode: 'offer-code-',
   webhook: 'webhook-',
   inbound: 'inbound-',
+  transaction: 'transaction-',
   rule: 'rule-',
   review: 'review-',
   paymentCustomer: 'payment-customer-',
@@ -83,6 +86,8 @@ export const streams = {
   inbound: (provider: string, notificationId: string) => `${STREAM_PREFIXES.inbound}${provider}-${notificationId}`,
   /** One refused inbound notification (recorded without its payload). */
   inboundRejected: (id: string) => `${STREAM_PREFIXES.inbound}rejected-${id}`,
+  /** One store transaction linked to its user (SPEC §15); `key` from `transactionKey` (domain/transactions). */
+  transaction: (provider: string, key: string) => `${STREAM_PREFIXES.transaction}${provider}-${key}`,
   /** A fraud rule's configuration (SPEC §13). */
   rule: (id: string) => `${STREAM_PREFIXES.rule}${id}`,
   /** One held claim or conversion and its review decision. */

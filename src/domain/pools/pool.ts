@@ -80,6 +80,20 @@ export function decideRequestPoolCode(state: PoolState, grantId: string, appUser
   return { events: [{ type: 'PoolCodeRequested', data: { grant_id: grantId, app_user_id: appUserId } }], result: null };
 }
 
+/** What an operator sees of a pool: codes left, handed out, expired unused, and grants waiting. */
+export interface PoolFigures {
+  available: number;
+  used: number;
+  expired: number;
+  waiting: number;
+}
+
+export function poolFigures(state: PoolState, now: Date): PoolFigures {
+  const available = availableCodes(state, now);
+  const used = Object.keys(state.assigned).length;
+  return { available, used, expired: state.codes.length - available - used, waiting: state.waiting.length };
+}
+
 export function availableCodes(state: PoolState, now: Date): number {
   return state.codes.filter((code) => state.assigned[code.value] === undefined && Date.parse(code.expires_at) > now.getTime()).length;
 }

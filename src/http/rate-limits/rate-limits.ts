@@ -3,6 +3,7 @@ import { RateLimiterRes } from 'rate-limiter-flexible';
 import type { Config } from '../../config.js';
 import type { Clock } from '../../ports/clock.js';
 import type { RateLimitStore } from '../../ports/rate-limit-store.js';
+import { WINWINKIT_MOUNT } from '../compat/winwinkit-wire.js';
 import { ApiError } from '../errors.js';
 import { StoreRateLimiter } from './store-rate-limiter.js';
 
@@ -10,10 +11,13 @@ import { StoreRateLimiter } from './store-rate-limiter.js';
 export const FAILED_CLAIM_COST = 5;
 const PENALIZED_CLAIM_CODES = new Set(['CLAIM.CODE_NOT_FOUND', 'CLAIM.OWN_CODE']);
 
+/** The same routes under the WinWinKit-compatible mount share the native budgets (SPEC §15). */
+const ON_MOUNT = `(?:${WINWINKIT_MOUNT})?`;
 /** The paths that need a key: the ones that are limited. */
-const LIMITED_PATH = /^\/(users|codes|store|admin)(\/|$)/;
-const CLAIM_PATH = /^\/users\/[^/]+\/claim-code\/?$/;
-const USER_PATH = /^\/users\/([^/]+)/;
+const LIMITED_PATH = new RegExp(`^${ON_MOUNT}/(users|codes|store|app-store|admin)(/|$)`);
+const CLAIM_PATH = new RegExp(`^${ON_MOUNT}/users/[^/]+/claim-code/?$`);
+const USER_PATH = new RegExp(`^${ON_MOUNT}/users/([^/]+)`);
+const USERS_PATH = new RegExp(`^${ON_MOUNT}/users/?$`);
 
 /**
  * The budgets of SPEC §13, each a fixed window in the shared store. Reads and other commands
@@ -134,7 +138,7 @@ function appUserIdOf(req: Request): string | null {
       return null;
     }
   }
-  if (req.method === 'POST' && /^\/users\/?$/.test(req.path)) {
+  if (req.method === 'POST' && USERS_PATH.test(req.path)) {
     const body = req.body as { app_user_id?: unknown } | undefined;
     return typeof body?.app_user_id === 'string' && body.app_user_id.length > 0 ? body.app_user_id : null;
   }

@@ -22,6 +22,7 @@ import {
   configuredCode,
   poolCodesBody,
   poolCodesOut,
+  poolFiguresOut,
   programBody,
   programId,
   promoCodeBody,
@@ -175,5 +176,23 @@ export function adminRoutes(container: DependencyContainer): AnyRoute[] {
     },
   });
 
-  return [...rewards, addPoolCodes, ...programs, ...promoCodes, ...affiliates, ...adminAuditRoutes(container)];
+  const poolFigures = route({
+    method: 'get',
+    path: '/admin/rewards/{key}/codes',
+    operationId: 'getPoolFigures',
+    summary: "An offer_code / store_promo_code reward's pool: codes available, used and expired, grants waiting",
+    tags: ['admin: rewards'],
+    params: z.object({ key: rewardKey }),
+    responses: { 200: { description: 'The figures', schema: z.object({ data: poolFiguresOut }) } },
+    errors: ['NOT_FOUND.REWARD', 'REWARD.NOT_POOLED'],
+    auth: 'secret',
+    async handle({ params: { key } }) {
+      const reward = await catalog.reward(key);
+      if (!reward) throw new ApiError(404, 'NOT_FOUND.REWARD', `No reward ${key}`, 'path:/key');
+      if (!POOLED_KINDS.includes(reward.kind)) throw new ApiError(422, 'REWARD.NOT_POOLED', `A ${reward.kind} reward has no code pool`, 'path:/key');
+      return { status: 200, body: { data: await pools.figures(key) } };
+    },
+  });
+
+  return [...rewards, addPoolCodes, poolFigures, ...programs, ...promoCodes, ...affiliates, ...adminAuditRoutes(container)];
 }

@@ -140,4 +140,14 @@ export const adminAffiliateOut = z
 
 export const poolCodesOut = z.object({ added: z.number().int(), skipped: z.number().int(), available: z.number().int() }).openapi('PoolCodesResult');
 
+export const poolFiguresOut = z
+  .object({
+    available: z.number().int().openapi({ description: 'Codes not handed out and not expired' }),
+    used: z.number().int().openapi({ description: 'Codes handed out to a grant' }),
+    expired: z.number().int().openapi({ description: 'Codes that expired before anyone got them' }),
+    waiting: z.number().int().openapi({ description: 'Grants waiting for a code (the pool ran dry)' }),
+  })
+  .strict()
+  .openapi('PoolFigures');
+
 export type AdminRewardOut = z.input<typeof adminRewardOut>;

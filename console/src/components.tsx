@@ -1,0 +1,161 @@
+import type { ComponentChildren } from 'preact';
+import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
+import type { ApiErrorItem, Outcome } from './api';
+
+export type Loaded<T> = { state: 'loading' } | { state: 'ok'; data: T } | { state: 'error'; errors: ApiErrorItem[]; notBuilt: boolean };
+
+/** Runs `load` when `deps` change; `reload()` runs it again. Late answers of an older run are dropped. */
+export function useLoad<T>(load: () => Promise<Outcome<T>>, deps: unknown[]): [Loaded<T>, () => void] {
+  const [state, setState] = useState<Loaded<T>>({ state: 'loading' });
+  const [round, setRound] = useState(0);
+  useEffect(() => {
+    let current = true;
+    setState({ state: 'loading' });
+    load().then((result) => {
+      if (!current) return;
+      setState(result.ok ? { state: 'ok', data: result.data } : { state: 'error', errors: result.errors, notBuilt: result.notBuilt });
+    });
+    return () => {
+      current = false;
+    };
+  }, [...deps, round]);
+  return [state, useCallback(() => setRound((n) => n + 1), [])];
+}
+
+/** Loading, failure and "not built yet" states of a loaded section; children render the data. */
+export function Section<T>(props: { loaded: Loaded<T>; what: string; children: (data: T) => ComponentChildren }) {
+  const { loaded, what } = props;
+  if (loaded.state === 'loading') return <Loading what={what} />;
+  if (loaded.state === 'error') return loaded.notBuilt ? <NotBuilt what={what} /> : <Problem errors={loaded.errors} />;
+  return <>{props.children(loaded.data)}</>;
+}
+
+export function Loading(props: { what: string }) {
+  return (
+    <p class="muted" role="status" aria-live="polite">
+      Loading {props.what}…
+    </p>
+  );
+}
+
+export function Empty(props: { children: ComponentChildren }) {
+  return <p class="empty">{props.children}</p>;
+}
+
+export function NotBuilt(props: { what: string }) {
+  return (
+    <p class="notice" role="status">
+      {props.what[0]?.toUpperCase()}
+      {props.what.slice(1)}: this capability is not built in this service yet (its API answers 404). The view fills in once it is.
+    </p>
+  );
+}
+
+export function Problem(props: { errors: ApiErrorItem[] }) {
+  return (
+    <div role="alert" class="problem">
+      {props.errors.map((e) => (
+        <p key={`${e.code}${e.source}`}>
+          <strong>{e.code}</strong>: {e.message}
+          {e.source ? ` (${e.source})` : ''}
+        </p>
+      ))}
+    </div>
+  );
+}
+
+export const PAGE_SIZE = 20;
+
+/** Client-side pages over a list the API returns whole. */
+export function usePages<T>(items: T[], size = PAGE_SIZE): { page: T[]; pager: ComponentChildren } {
+  const [index, setIndex] = useState(0);
+  const pages = Math.max(1, Math.ceil(items.length / size));
+  const at = Math.min(index, pages - 1);
+  const page = useMemo(() => items.slice(at * size, at * size + size), [items, at, size]);
+  const pager =
+    pages > 1 ? (
+      <Pager
+        label={`Page ${at + 1} of ${pages}`}
+        onPrevious={at > 0 ? () => setIndex(at - 1) : undefined}
+        onNext={at < pages - 1 ? () => setIndex(at + 1) : undefined}
+      />
+    ) : null;
+  return { page, pager };
+}
+
+export function Pager(props: { label: string; onPrevious?: () => void; onNext?: () => void }) {
+  return (
+    <nav class="pager" aria-label="Pages">
+      <button type="button" onClick={props.onPrevious} disabled={!props.onPrevious}>
+        Previous page
+      </button>
+      <span aria-live="polite">{props.label}</span>
+      <button type="button" onClick={props.onNext} disabled={!props.onNext}>
+        Next page
+      </button>
+    </nav>
+  );
+}
+
+/** Errors of a form submission: those whose `source` names a field go next to it, the rest on top. */
+export function splitErrors(errors: ApiErrorItem[], fields: string[]): { byField: Record<string, string>; rest: ApiErrorItem[] } {
+  const byField: Record<string, string> = {};
+  const rest: ApiErrorItem[] = [];
+  for (const error of errors) {
+    const field = fields.find((name) => error.source === `/${name}` || error.source?.startsWith(`/${name}/`) || error.source === `path:/${name}`);
+    if (field && !byField[field]) byField[field] = error.message;
+    else rest.push(error);
+  }
+  return { byField, rest };
+}
+
+/** A labelled control with its API error (aria-invalid, aria-describedby). */
+export function Field(props: {
+  id: string;
+  label: string;
+  value: string;
+  onInput: (value: string) => void;
+  error?: string | undefined;
+  /** `number` shows a numeric keyboard; any text still reaches the API, which names what is wrong. */
+  type?: 'text' | 'number';
+  multiline?: boolean;
+  disabled?: boolean;
+  hint?: string;
+}) {
+  const errorId = `${props.id}-error`;
+  const hintId = `${props.id}-hint`;
+  const describedBy = [props.error ? errorId : '', props.hint ? hintId : ''].filter(Boolean).join(' ') || undefined;
+  const common = {
+    id: props.id,
+    value: props.value,
+    disabled: props.disabled,
+    'aria-invalid': props.error ? true : undefined,
+    'aria-describedby': describedBy,
+    onInput: (event: Event) => props.onInput((event.currentTarget as HTMLInputElement).value),
+  };
+  return (
+    <div class="field">
+      <label for={props.id}>{props.label}</label>
+      {props.multiline ? (
+        <textarea {...common} rows={4} spellcheck={false} />
+      ) : (
+        <input {...common} type="text" inputMode={props.type === 'number' ? 'numeric' : undefined} />
+      )}
+      {props.hint ? (
+        <small id={hintId} class="muted">
+          {props.hint}
+        </small>
+      ) : null}
+      {props.error ? (
+        <small id={errorId} class="field-error">
+          {props.error}
+        </small>
+      ) : null}
+    </div>
+  );
+}
+
+/** The view's one h1; focusable so that moving between views can put keyboard focus on it. */
+export function ViewTitle(props: { children: string }) {
+  return <h1 tabIndex={-1}>{props.children}</h1>;
+}

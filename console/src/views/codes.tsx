@@ -1,0 +1,204 @@
+import { useState } from 'preact/hooks';
+import { type ApiErrorItem, api, outcome, type Schemas } from '../api';
+import { Empty, Field, Problem, Section, splitErrors, useLoad, usePages, ViewTitle } from '../components';
+import { formatDateTime, formatNumber } from '../format';
+
+export function CodesView() {
+  const [promos] = useLoad(() => outcome(api.GET('/admin/promo-codes')), []);
+  const [affiliates] = useLoad(() => outcome(api.GET('/admin/affiliates')), []);
+  const [rewards] = useLoad(() => outcome(api.GET('/admin/rewards')), []);
+  return (
+    <>
+      <ViewTitle>Codes</ViewTitle>
+      <section aria-labelledby="promo-heading">
+        <h2 id="promo-heading">Promo codes</h2>
+        <Section loaded={promos} what="the promo codes">
+          {(body) => <PromoTable codes={body.data.promo_codes} />}
+        </Section>
+      </section>
+      <section aria-labelledby="affiliate-heading">
+        <h2 id="affiliate-heading">Affiliate codes</h2>
+        <Section loaded={affiliates} what="the affiliates">
+          {(body) => <AffiliateTable affiliates={body.data.affiliates} />}
+        </Section>
+      </section>
+      <section aria-labelledby="pool-heading">
+        <h2 id="pool-heading">Offer-code pools</h2>
+        <Section loaded={rewards} what="the offer-code rewards">
+          {(body) => <Pools rewards={body.data.rewards.filter((r) => r.kind === 'offer_code' || r.kind === 'store_promo_code')} />}
+        </Section>
+      </section>
+    </>
+  );
+}
+
+function PromoTable(props: { codes: Schemas['PromoCode'][] }) {
+  const { page, pager } = usePages(props.codes);
+  if (props.codes.length === 0) return <Empty>No promo code yet (PUT /admin/promo-codes/CODE creates one).</Empty>;
+  return (
+    <>
+      <div class="scroll">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Code</th>
+              <th scope="col">Active</th>
+              <th scope="col">Limit</th>
+              <th scope="col">Claims</th>
+              <th scope="col">Conversions</th>
+              <th scope="col">Left</th>
+              <th scope="col">Created</th>
+            </tr>
+          </thead>
+          <tbody>
+            {page.map((c) => (
+              <tr key={c.code}>
+                <th scope="row">{c.code}</th>
+                <td>{c.is_active ? 'yes' : 'no'}</td>
+                <td class="num">{c.limit === 0 ? 'none' : formatNumber(c.limit)}</td>
+                <td class="num">{formatNumber(c.stats.claims)}</td>
+                <td class="num">{formatNumber(c.stats.conversions)}</td>
+                <td class="num">{c.limit === 0 ? '∞' : c.stats.claims >= c.limit ? 'used up' : formatNumber(c.limit - c.stats.claims)}</td>
+                <td>{formatDateTime(c.created_at)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {pager}
+    </>
+  );
+}
+
+function AffiliateTable(props: { affiliates: Schemas['AdminAffiliate'][] }) {
+  const { page, pager } = usePages(props.affiliates);
+  if (props.affiliates.length === 0) return <Empty>No affiliate yet (PUT /admin/affiliates/ID creates one).</Empty>;
+  return (
+    <>
+      <div class="scroll">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Affiliate</th>
+              <th scope="col">Status</th>
+              <th scope="col">Codes</th>
+              <th scope="col">Claims</th>
+              <th scope="col">Conversions</th>
+              <th scope="col">Earnings</th>
+            </tr>
+          </thead>
+          <tbody>
+            {page.map((a) => (
+              <tr key={a.id}>
+                <th scope="row">
+                  {a.name} <span class="muted">({a.id})</span>
+                </th>
+                <td>{a.status}</td>
+                <td>{a.codes.map((c) => c.code).join(', ') || '—'}</td>
+                <td class="num">{formatNumber(a.stats.claims)}</td>
+                <td class="num">{formatNumber(a.stats.conversions)}</td>
+                <td class="num">{formatNumber(a.stats.earnings)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {pager}
+    </>
+  );
+}
+
+/** Rewards that hand out codes from a pool, with each pool's figures; codes are added here. */
+function Pools(props: { rewards: Schemas['AdminReward'][] }) {
+  const [key, setKey] = useState(props.rewards[0]?.key ?? '');
+  const [codes, setCodes] = useState('');
+  const [expires, setExpires] = useState('');
+  const [errors, setErrors] = useState<ApiErrorItem[]>([]);
+  const [added, setAdded] = useState(0);
+  const keys = props.rewards.map((r) => r.key).join(',');
+  const [figures] = useLoad(async () => {
+    const rows = await Promise.all(
+      props.rewards.map(async (r) => ({ key: r.key, result: await outcome(api.GET('/admin/rewards/{key}/codes', { params: { path: { key: r.key } } })) })),
+    );
+    return { ok: true as const, data: rows };
+  }, [keys, added]);
+  if (props.rewards.length === 0) return <Empty>No offer_code or store_promo_code reward: pools belong to those.</Empty>;
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    const values = codes
+      .split(/\s+/)
+      .map((v) => v.trim())
+      .filter(Boolean);
+    const body = { codes: values.map((value) => ({ value, expires_at: expires })) };
+    const result = await outcome(api.POST('/admin/rewards/{key}/codes', { params: { path: { key } }, body }));
+    if (!result.ok) return setErrors(result.errors);
+    setErrors([]);
+    setCodes('');
+    setAdded(added + 1);
+  };
+  const { byField, rest } = splitErrors(errors, ['codes']);
+  return (
+    <>
+      <Section loaded={figures} what="the pools' figures">
+        {(rows) => (
+          <div class="scroll">
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">Reward</th>
+                  <th scope="col">Kind</th>
+                  <th scope="col">Remaining</th>
+                  <th scope="col">Used</th>
+                  <th scope="col">Expired unused</th>
+                  <th scope="col">Grants waiting</th>
+                </tr>
+              </thead>
+              <tbody>
+                {rows.map(({ key: rewardKey, result }) => {
+                  const kind = props.rewards.find((r) => r.key === rewardKey)?.kind ?? '';
+                  if (!result.ok)
+                    return (
+                      <tr key={rewardKey}>
+                        <th scope="row">{rewardKey}</th>
+                        <td>{kind}</td>
+                        <td colSpan={4}>{result.errors[0]?.message ?? 'unavailable'}</td>
+                      </tr>
+                    );
+                  const f = result.data.data;
+                  return (
+                    <tr key={rewardKey}>
+                      <th scope="row">{rewardKey}</th>
+                      <td>{kind}</td>
+                      <td class="num">{formatNumber(f.available)}</td>
+                      <td class="num">{formatNumber(f.used)}</td>
+                      <td class="num">{formatNumber(f.expired)}</td>
+                      <td class="num">{formatNumber(f.waiting)}</td>
+                    </tr>
+                  );
+                })}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </Section>
+      <form onSubmit={submit} noValidate class="editor">
+        <div class="field">
+          <label for="pool-reward">Pool reward</label>
+          <select id="pool-reward" value={key} onChange={(event) => setKey((event.currentTarget as HTMLSelectElement).value)}>
+            {props.rewards.map((r) => (
+              <option key={r.key} value={r.key}>
+                {r.key}
+              </option>
+            ))}
+          </select>
+        </div>
+        <Field id="pool-codes" label="Codes to add" multiline value={codes} onInput={setCodes} error={byField.codes} hint="One code per line" />
+        <Field id="pool-expires" label="Codes expire at" value={expires} onInput={setExpires} hint="ISO date-time, e.g. 2027-01-01T00:00:00Z" />
+        {rest.length > 0 ? <Problem errors={rest} /> : null}
+        <div class="actions">
+          <button type="submit">Add codes</button>
+        </div>
+      </form>
+    </>
+  );
+}

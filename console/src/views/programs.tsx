@@ -1,0 +1,193 @@
+import { useState } from 'preact/hooks';
+import { type ApiErrorItem, api, outcome, type Schemas } from '../api';
+import { Empty, Field, Problem, Section, splitErrors, useLoad, usePages, ViewTitle } from '../components';
+import { formatNumber } from '../format';
+
+type Program = Schemas['ReferralProgram'];
+type Side = Program['rewards']['sender'];
+
+const FIELDS = ['id', 'name', 'description', 'distribution_percentage', 'limit', 'rewards/sender', 'rewards/receiver'] as const;
+type Form = Record<(typeof FIELDS)[number], string>;
+
+const EMPTY: Form = { id: '', name: '', description: '', distribution_percentage: '100', limit: '0', 'rewards/sender': '[]', 'rewards/receiver': '[]' };
+
+/** A program's entries (grouped by kind in responses) as the request's list of entries. */
+function entries(side: Side): unknown[] {
+  return Object.values(side)
+    .flat()
+    .map((e) => ({ reward_key: e.reward.key, activation: e.activation, deactivation: e.deactivation }));
+}
+
+function toForm(p: Program): Form {
+  return {
+    id: p.id,
+    name: p.name,
+    description: p.description ?? '',
+    distribution_percentage: String(p.distribution_percentage),
+    limit: String(p.limit),
+    'rewards/sender': JSON.stringify(entries(p.rewards.sender), null, 2),
+    'rewards/receiver': JSON.stringify(entries(p.rewards.receiver), null, 2),
+  };
+}
+
+/** Numbers as numbers; anything else is sent as typed, so that the API (the one validator) names the problem. */
+export const numberOrText = (value: string): number | string => (value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value);
+
+export function ProgramsView() {
+  const [list, reload] = useLoad(() => outcome(api.GET('/admin/programs')), []);
+  const [form, setForm] = useState<Form>(EMPTY);
+  const [editing, setEditing] = useState(false);
+  const [errors, setErrors] = useState<ApiErrorItem[]>([]);
+  const [saved, setSaved] = useState<string | null>(null);
+  const [busy, setBusy] = useState(false);
+  const load = (next: Form, edit: boolean) => {
+    setForm(next);
+    setEditing(edit);
+    setErrors([]);
+    setSaved(null);
+  };
+  const set = (name: keyof Form) => (value: string) => setForm({ ...form, [name]: value });
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setSaved(null);
+    const local: ApiErrorItem[] = [];
+    const parse = (field: 'rewards/sender' | 'rewards/receiver') => {
+      try {
+        return JSON.parse(form[field] || '[]');
+      } catch {
+        local.push({ code: 'BAD_REQUEST', status: 400, message: 'Not valid JSON: write a list of reward entries, e.g. []', source: `/${field}` });
+        return null;
+      }
+    };
+    const rewards = { sender: parse('rewards/sender'), receiver: parse('rewards/receiver') };
+    if (!form.id.trim()) local.push({ code: 'BAD_REQUEST', status: 400, message: 'Give the program an id', source: 'path:/id' });
+    if (local.length > 0) return setErrors(local);
+    const body = {
+      name: form.name,
+      description: form.description === '' ? null : form.description,
+      distribution_percentage: numberOrText(form.distribution_percentage),
+      limit: numberOrText(form.limit),
+      rewards,
+    } as unknown as Schemas['ProgramRequest'];
+    setBusy(true);
+    const result = await outcome(api.PUT('/admin/programs/{id}', { params: { path: { id: form.id.trim() } }, body }));
+    setBusy(false);
+    if (!result.ok) return setErrors(result.errors);
+    setErrors([]);
+    setEditing(true);
+    setSaved(`Saved program ${result.data.data.program.id}.`);
+    reload();
+  };
+
+  const { byField, rest } = splitErrors(errors, [...FIELDS]);
+  return (
+    <>
+      <ViewTitle>Programs</ViewTitle>
+      <section aria-labelledby="programs-list">
+        <h2 id="programs-list">All programs</h2>
+        <Section loaded={list} what="the programs">
+          {(body) => <ProgramTable programs={body.data.programs} onEdit={(p) => load(toForm(p), true)} />}
+        </Section>
+      </section>
+      <section aria-labelledby="program-form">
+        <h2 id="program-form">{editing ? `Edit program ${form.id}` : 'New program'}</h2>
+        <form onSubmit={submit} noValidate class="editor">
+          <Field id="program-id" label="Program ID" value={form.id} onInput={set('id')} error={byField.id} disabled={editing} />
+          <Field id="program-name" label="Name" value={form.name} onInput={set('name')} error={byField.name} />
+          <Field id="program-description" label="Description" value={form.description} onInput={set('description')} error={byField.description} />
+          <Field
+            id="program-distribution"
+            label="Distribution percentage"
+            type="number"
+            value={form.distribution_percentage}
+            onInput={set('distribution_percentage')}
+            error={byField.distribution_percentage}
+            hint="Share of new users placed in this program, 0 to 100"
+          />
+          <Field
+            id="program-limit"
+            label="Limit"
+            type="number"
+            value={form.limit}
+            onInput={set('limit')}
+            error={byField.limit}
+            hint="Claims per code; 0 means no limit"
+          />
+          <Field
+            id="program-sender"
+            label="Sender rewards (JSON)"
+            multiline
+            value={form['rewards/sender']}
+            onInput={set('rewards/sender')}
+            error={byField['rewards/sender']}
+            hint='e.g. [{"reward_key": "five-credits", "activation": {"variant": "claim", "amount": 1, "limit": 0}, "deactivation": {"variant": "never"}}]'
+          />
+          <Field
+            id="program-receiver"
+            label="Receiver rewards (JSON)"
+            multiline
+            value={form['rewards/receiver']}
+            onInput={set('rewards/receiver')}
+            error={byField['rewards/receiver']}
+          />
+          {rest.length > 0 ? <Problem errors={rest} /> : null}
+          {saved ? <p role="status">{saved}</p> : null}
+          <div class="actions">
+            <button type="submit" disabled={busy}>
+              Save program
+            </button>
+            <button type="button" class="secondary" onClick={() => load(EMPTY, false)}>
+              New program
+            </button>
+          </div>
+        </form>
+      </section>
+    </>
+  );
+}
+
+function ProgramTable(props: { programs: Program[]; onEdit: (p: Program) => void }) {
+  const { page, pager } = usePages(props.programs);
+  if (props.programs.length === 0) return <Empty>No program yet: create one below.</Empty>;
+  const count = (side: Side) => Object.values(side).flat().length;
+  return (
+    <>
+      <div class="scroll">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">ID</th>
+              <th scope="col">Name</th>
+              <th scope="col">Distribution</th>
+              <th scope="col">Limit</th>
+              <th scope="col">Sender rewards</th>
+              <th scope="col">Receiver rewards</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {page.map((p) => (
+              <tr key={p.id}>
+                <th scope="row">{p.id}</th>
+                <td>{p.name}</td>
+                <td class="num">{formatNumber(p.distribution_percentage)} %</td>
+                <td class="num">{p.limit === 0 ? 'none' : formatNumber(p.limit)}</td>
+                <td class="num">{count(p.rewards.sender)}</td>
+                <td class="num">{count(p.rewards.receiver)}</td>
+                <td>
+                  <button type="button" class="link" onClick={() => props.onEdit(p)} aria-label={`Edit program ${p.id}`}>
+                    Edit
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {pager}
+    </>
+  );
+}

@@ -1,0 +1,170 @@
+import { useState } from 'preact/hooks';
+import { type ApiErrorItem, api, outcome, type Schemas } from '../api';
+import { Empty, Field, Problem, Section, splitErrors, useLoad, usePages, ViewTitle } from '../components';
+import { formatDateTime, formatNumber } from '../format';
+import { numberOrText } from './programs';
+
+type Reward = Schemas['AdminReward'];
+type Kind = Reward['kind'];
+
+/** The fields each kind adds to key, name and description. */
+const KIND_FIELDS: Record<Kind, { name: string; label: string }[]> = {
+  basic: [],
+  credit: [{ name: 'credits', label: 'Credits' }],
+  offer_code: [
+    { name: 'offer_code_id', label: 'Offer code ID' },
+    { name: 'offer_code_ref_name', label: 'Offer code reference name' },
+    { name: 'subscription_product_id', label: 'Subscription product ID' },
+  ],
+  store_promo_code: [],
+  partner_entitlement: [
+    { name: 'entitlement_id', label: 'Entitlement ID' },
+    { name: 'entitlement_key', label: 'Entitlement key' },
+  ],
+  partner_offering: [
+    { name: 'offering_id', label: 'Offering ID' },
+    { name: 'offering_key', label: 'Offering key' },
+  ],
+};
+const KINDS = Object.keys(KIND_FIELDS) as Kind[];
+const ALL_FIELDS = ['key', 'kind', 'name', 'description', ...KINDS.flatMap((k) => KIND_FIELDS[k].map((f) => f.name))];
+
+type Form = Record<string, string>;
+const EMPTY: Form = { key: '', kind: 'credit', name: '', description: '' };
+
+function toForm(r: Reward): Form {
+  const form: Form = { key: r.key, kind: r.kind, name: r.name, description: r.description ?? '' };
+  for (const f of KIND_FIELDS[r.kind]) form[f.name] = String((r as Record<string, unknown>)[f.name] ?? '');
+  return form;
+}
+
+export function RewardsView() {
+  const [list, reload] = useLoad(() => outcome(api.GET('/admin/rewards')), []);
+  const [form, setForm] = useState<Form>(EMPTY);
+  const [editing, setEditing] = useState(false);
+  const [errors, setErrors] = useState<ApiErrorItem[]>([]);
+  const [saved, setSaved] = useState<string | null>(null);
+  const load = (next: Form, edit: boolean) => {
+    setForm(next);
+    setEditing(edit);
+    setErrors([]);
+    setSaved(null);
+  };
+  const set = (name: string) => (value: string) => setForm({ ...form, [name]: value });
+  const kind = (KINDS.includes(form.kind as Kind) ? form.kind : 'basic') as Kind;
+
+  const submit = async (event: Event) => {
+    event.preventDefault();
+    setSaved(null);
+    if (!form.key?.trim()) return setErrors([{ code: 'BAD_REQUEST', status: 400, message: 'Give the reward a key', source: 'path:/key' }]);
+    const body: Record<string, unknown> = { kind, name: form.name, description: form.description === '' ? null : form.description };
+    for (const f of KIND_FIELDS[kind]) body[f.name] = f.name === 'credits' ? numberOrText(form[f.name] ?? '') : (form[f.name] ?? '');
+    const result = await outcome(api.PUT('/admin/rewards/{key}', { params: { path: { key: form.key.trim() } }, body: body as Schemas['RewardRequest'] }));
+    if (!result.ok) return setErrors(result.errors);
+    setErrors([]);
+    setEditing(true);
+    setSaved(`Saved reward ${result.data.data.reward.key}.`);
+    reload();
+  };
+
+  const { byField, rest } = splitErrors(errors, ALL_FIELDS);
+  return (
+    <>
+      <ViewTitle>Rewards</ViewTitle>
+      <section aria-labelledby="rewards-list">
+        <h2 id="rewards-list">All rewards</h2>
+        <Section loaded={list} what="the rewards">
+          {(body) => <RewardTable rewards={body.data.rewards} onEdit={(r) => load(toForm(r), true)} />}
+        </Section>
+      </section>
+      <section aria-labelledby="reward-form">
+        <h2 id="reward-form">{editing ? `Edit reward ${form.key}` : 'New reward'}</h2>
+        <form onSubmit={submit} noValidate class="editor">
+          <Field
+            id="reward-key"
+            label="Reward key"
+            value={form.key ?? ''}
+            onInput={set('key')}
+            error={byField.key}
+            disabled={editing}
+            hint="a-z, 0-9, _ and -"
+          />
+          <div class="field">
+            <label for="reward-kind">Kind</label>
+            <select id="reward-kind" value={kind} disabled={editing} onChange={(event) => set('kind')((event.currentTarget as HTMLSelectElement).value)}>
+              {KINDS.map((k) => (
+                <option key={k} value={k}>
+                  {k}
+                </option>
+              ))}
+            </select>
+            {byField.kind ? <small class="field-error">{byField.kind}</small> : null}
+          </div>
+          <Field id="reward-name" label="Name" value={form.name ?? ''} onInput={set('name')} error={byField.name} />
+          <Field id="reward-description" label="Description" value={form.description ?? ''} onInput={set('description')} error={byField.description} />
+          {KIND_FIELDS[kind].map((f) => (
+            <Field
+              key={f.name}
+              id={`reward-${f.name}`}
+              label={f.label}
+              type={f.name === 'credits' ? 'number' : 'text'}
+              value={form[f.name] ?? ''}
+              onInput={set(f.name)}
+              error={byField[f.name]}
+            />
+          ))}
+          {rest.length > 0 ? <Problem errors={rest} /> : null}
+          {saved ? <p role="status">{saved}</p> : null}
+          <div class="actions">
+            <button type="submit">Save reward</button>
+            <button type="button" class="secondary" onClick={() => load(EMPTY, false)}>
+              New reward
+            </button>
+          </div>
+        </form>
+      </section>
+    </>
+  );
+}
+
+function RewardTable(props: { rewards: Reward[]; onEdit: (r: Reward) => void }) {
+  const { page, pager } = usePages(props.rewards);
+  if (props.rewards.length === 0) return <Empty>No reward yet: create one below.</Empty>;
+  return (
+    <>
+      <div class="scroll">
+        <table>
+          <thead>
+            <tr>
+              <th scope="col">Key</th>
+              <th scope="col">Kind</th>
+              <th scope="col">Name</th>
+              <th scope="col">Credits</th>
+              <th scope="col">Updated</th>
+              <th scope="col">
+                <span class="visually-hidden">Actions</span>
+              </th>
+            </tr>
+          </thead>
+          <tbody>
+            {page.map((r) => (
+              <tr key={r.key}>
+                <th scope="row">{r.key}</th>
+                <td>{r.kind}</td>
+                <td>{r.name}</td>
+                <td class="num">{r.credits === undefined ? '—' : formatNumber(r.credits)}</td>
+                <td>{formatDateTime(r.updated_at ?? r.created_at)}</td>
+                <td>
+                  <button type="button" class="link" onClick={() => props.onEdit(r)} aria-label={`Edit reward ${r.key}`}>
+                    Edit
+                  </button>
+                </td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {pager}
+    </>
+  );
+}

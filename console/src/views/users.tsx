@@ -1,0 +1,217 @@
+import { useState } from 'preact/hooks';
+import { api, outcome, type Schemas } from '../api';
+import { Empty, type Loaded, Problem, Section, useLoad, usePages, ViewTitle } from '../components';
+import { formatDateTime, formatNumber } from '../format';
+
+type EventRow = Schemas['EventPage']['events'][number];
+
+/** The user's stream (`user-{app_user_id}` holds everything about one user), newest first. */
+async function history(appUserId: string) {
+  const events: EventRow[] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = await outcome(api.GET('/admin/events', { params: { query: { stream: `user-${appUserId}`, limit: 1000, ...(after ? { after } : {}) } } }));
+    if (!page.ok) return page;
+    events.push(...page.data.data.events);
+    after = page.data.data.next_after ?? undefined;
+    if (!after || page.data.data.events.length === 0) break;
+  }
+  return { ok: true as const, data: events.reverse() };
+}
+
+export function UsersView() {
+  const [query, setQuery] = useState(() => new URLSearchParams(window.location.hash.split('?')[1] ?? '').get('app_user_id') ?? '');
+  const [userId, setUserId] = useState(query);
+  return (
+    <>
+      <ViewTitle>Users</ViewTitle>
+      <form
+        class="filters"
+        onSubmit={(event) => {
+          event.preventDefault();
+          setUserId(query.trim());
+        }}
+      >
+        <div class="field">
+          <label for="user-search">App user ID</label>
+          <input
+            id="user-search"
+            type="search"
+            value={query}
+            autoComplete="off"
+            spellcheck={false}
+            onInput={(event) => setQuery((event.currentTarget as HTMLInputElement).value)}
+          />
+        </div>
+        <button type="submit">Search</button>
+      </form>
+      {userId ? (
+        <UserDetail key={userId} appUserId={userId} />
+      ) : (
+        <Empty>Enter an app user ID to see the user's rewards, stats, credit ledger and history.</Empty>
+      )}
+    </>
+  );
+}
+
+function UserDetail(props: { appUserId: string }) {
+  const id = props.appUserId;
+  const [user] = useLoad(() => outcome(api.GET('/users/{app_user_id}', { params: { path: { app_user_id: id } } })), [id]);
+  const [ledger] = useLoad(() => outcome(api.GET('/admin/users/{app_user_id}/credit-ledger', { params: { path: { app_user_id: id } } })), [id]);
+  const [events] = useLoad(() => history(id), [id]);
+  if (user.state === 'error' && user.errors.some((e) => e.code === 'NOT_FOUND.USER')) return <p role="status">No user has the app user ID “{id}”.</p>;
+  return (
+    <>
+      <Section loaded={user} what="the user">
+        {(body) => <Profile user={body.data.user} />}
+      </Section>
+      <section aria-labelledby="ledger-heading">
+        <h2 id="ledger-heading">Credit ledger</h2>
+        <Section loaded={ledger} what="the credit ledger">
+          {(body) => <Ledger entries={body.data.entries} />}
+        </Section>
+      </section>
+      <section aria-labelledby="history-heading">
+        <h2 id="history-heading">Event history</h2>
+        <History loaded={events} />
+      </section>
+    </>
+  );
+}
+
+function Profile(props: { user: Omit<Schemas['User'], 'last_seen_at'> }) {
+  const u = props.user;
+  const active = Object.entries(u.rewards.active).flatMap(([kind, list]) => list.map((entry) => ({ kind, entry })));
+  const expired = Object.values(u.rewards.expired ?? {}).flat().length;
+  return (
+    <>
+      <section aria-labelledby="profile-heading">
+        <h2 id="profile-heading">User {u.app_user_id}</h2>
+        <dl class="totals">
+          <div>
+            <dt>Referral code</dt>
+            <dd>{u.referral_code ?? '—'}</dd>
+          </div>
+          <div>
+            <dt>Claims</dt>
+            <dd>{formatNumber(u.stats.claims)}</dd>
+          </div>
+          <div>
+            <dt>Conversions</dt>
+            <dd>{formatNumber(u.stats.conversions)}</dd>
+          </div>
+          <div>
+            <dt>Churns</dt>
+            <dd>{formatNumber(u.stats.churns)}</dd>
+          </div>
+          <div>
+            <dt>Referred by</dt>
+            <dd>{u.referred_by ? `${u.referred_by.code ?? '—'} (${u.referred_by.type})` : '—'}</dd>
+          </div>
+          <div>
+            <dt>First seen</dt>
+            <dd>{formatDateTime(u.first_seen_at)}</dd>
+          </div>
+        </dl>
+      </section>
+      <section aria-labelledby="rewards-heading">
+        <h2 id="rewards-heading">Rewards</h2>
+        {active.length === 0 ? (
+          <Empty>No active reward{expired ? ` (${formatNumber(expired)} expired)` : ''}.</Empty>
+        ) : (
+          <div class="scroll">
+            <table>
+              <caption class="visually-hidden">Active rewards</caption>
+              <thead>
+                <tr>
+                  <th scope="col">Reward</th>
+                  <th scope="col">Kind</th>
+                  <th scope="col">Credits</th>
+                  <th scope="col">Granted</th>
+                  <th scope="col">Expires</th>
+                </tr>
+              </thead>
+              <tbody>
+                {active.map(({ kind, entry }) => (
+                  <tr key={`${entry.reward.key}${entry.created_at}`}>
+                    <th scope="row">{entry.reward.name}</th>
+                    <td>{kind}</td>
+                    <td class="num">{entry.credits === undefined ? '—' : formatNumber(entry.credits)}</td>
+                    <td>{formatDateTime(entry.created_at)}</td>
+                    <td>{entry.expires_at ? formatDateTime(entry.expires_at) : 'never'}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          </div>
+        )}
+      </section>
+    </>
+  );
+}
+
+function Ledger(props: { entries: Schemas['CreditLedger']['entries'] }) {
+  const { page, pager } = usePages(props.entries);
+  if (props.entries.length === 0) return <Empty>No credit movement.</Empty>;
+  return (
+    <>
+      <div class="scroll">
+        <table id="credit-ledger">
+          <caption class="visually-hidden">Credit ledger</caption>
+          <thead>
+            <tr>
+              <th scope="col">Event</th>
+              <th scope="col">At</th>
+              <th scope="col">Kind</th>
+              <th scope="col">Reward</th>
+              <th scope="col">Change</th>
+              <th scope="col">Balance</th>
+            </tr>
+          </thead>
+          <tbody>
+            {page.map((e) => (
+              <tr key={`${e.event_id}${e.key}${e.kind}`}>
+                <th scope="row">
+                  <code>{e.event_id}</code>
+                </th>
+                <td>
+                  <time dateTime={e.at}>{formatDateTime(e.at)}</time>
+                </td>
+                <td>{e.kind}</td>
+                <td>{e.key}</td>
+                <td class="num">{e.delta > 0 ? `+${formatNumber(e.delta)}` : formatNumber(e.delta)}</td>
+                <td class="num">{formatNumber(e.balance_after)}</td>
+              </tr>
+            ))}
+          </tbody>
+        </table>
+      </div>
+      {pager}
+    </>
+  );
+}
+
+function History(props: { loaded: Loaded<EventRow[]> }) {
+  const events = props.loaded.state === 'ok' ? props.loaded.data : [];
+  const { page, pager } = usePages(events);
+  if (props.loaded.state === 'loading') return <p class="muted">Loading the event history…</p>;
+  if (props.loaded.state === 'error') return <Problem errors={props.loaded.errors} />;
+  if (events.length === 0) return <Empty>No event.</Empty>;
+  return (
+    <>
+      <ol class="events">
+        {page.map((e) => (
+          <li key={e.id}>
+            <details>
+              <summary>
+                <strong>{e.type}</strong> · <time dateTime={e.recorded_at}>{formatDateTime(e.recorded_at)}</time> · position {e.position}
+              </summary>
+              <pre>{JSON.stringify(e.data, null, 2)}</pre>
+            </details>
+          </li>
+        ))}
+      </ol>
+      {pager}
+    </>
+  );
+}

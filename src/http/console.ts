@@ -1,0 +1,70 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import express, { type RequestHandler, Router } from 'express';
+import type { Config } from '../config.js';
+import { pathNotFound } from './errors.js';
+
+/**
+ * The operator console (SPEC §14): a single-page app built by `npm run build:console` into
+ * `dist/console/` and served here at `/console`, its assets under `/console/assets/`. Loading it
+ * needs no key; every call it makes goes to the admin API with the key the operator enters.
+ * `CONSOLE=off` mounts nothing, so `/console` is the usual 404 `PATH_ERROR`.
+ */
+
+/** SPEC §14: nothing but this origin; no inline or eval'd script; never framed. */
+export const CONSOLE_CSP = [
+  "default-src 'self'",
+  "script-src 'self'",
+  "style-src 'self'",
+  "img-src 'self' data:",
+  "font-src 'self'",
+  "connect-src 'self'",
+  "object-src 'none'",
+  "base-uri 'none'",
+  "form-action 'self'",
+  "frame-ancestors 'none'",
+].join('; ');
+
+const securityHeaders: RequestHandler = (_req, res, next) => {
+  res.setHeader('content-security-policy', CONSOLE_CSP);
+  res.setHeader('x-content-type-options', 'nosniff');
+  res.setHeader('referrer-policy', 'no-referrer');
+  res.setHeader('cross-origin-opener-policy', 'same-origin');
+  res.setHeader('cross-origin-resource-policy', 'same-origin');
+  // Assets are rebuilt in place by `npm run build:console`: always revalidate.
+  res.setHeader('cache-control', 'no-cache');
+  next();
+};
+
+/** The package root (where package.json is), from src/http in development or dist/src/http when built. */
+function packageRoot(): string {
+  let dir = path.dirname(fileURLToPath(import.meta.url));
+  while (!fs.existsSync(path.join(dir, 'package.json'))) {
+    const parent = path.dirname(dir);
+    if (parent === dir) throw new Error('package.json not found above the console router');
+    dir = parent;
+  }
+  return dir;
+}
+
+export const CONSOLE_ASSETS_DIR = path.join(packageRoot(), 'dist', 'console');
+
+export function consoleRouter(config: Pick<Config, 'CONSOLE'>, assetsDir: string = CONSOLE_ASSETS_DIR): Router {
+  const router = Router();
+  if (config.CONSOLE === 'off') return router;
+  const index = path.join(assetsDir, 'index.html');
+  const page: RequestHandler = (_req, res) => {
+    if (!fs.existsSync(index)) {
+      res.status(503).type('text/plain').send('The console is not built: run `npm run build:console` (npm ci, npm start and npm test do it).\n');
+      return;
+    }
+    res.sendFile(index);
+  };
+  router.use('/console', securityHeaders);
+  router.get(['/console', '/console/'], page);
+  router.use('/console/assets', express.static(path.join(assetsDir, 'assets'), { index: false, fallthrough: true, etag: true, lastModified: false }));
+  // Anything else under /console is the API's 404, still with the console's headers.
+  router.use('/console', pathNotFound);
+  return router;
+}

@@ -1,0 +1,90 @@
+import { expect } from 'chai';
+import { buildConsole } from '../../scripts/build-console.js';
+import { startTestService, type TestService } from '../support/test-service.js';
+
+/** SPEC §14: what every /console response carries. */
+function expectConsoleHeaders(headers: Headers) {
+  const csp = headers.get('content-security-policy') ?? '';
+  const directives = new Map(
+    csp
+      .split(';')
+      .map((d) => d.trim().split(/\s+/) as [string, ...string[]])
+      .map(([name, ...values]) => [name, values]),
+  );
+  expect(directives.get('default-src')).to.deep.equal(["'self'"]);
+  expect(directives.get('script-src')).to.deep.equal(["'self'"]);
+  expect(directives.get('connect-src')).to.deep.equal(["'self'"]);
+  expect(directives.get('frame-ancestors')).to.deep.equal(["'none'"]);
+  expect(csp).not.to.match(/unsafe-inline|unsafe-eval/);
+  expect(headers.get('x-content-type-options')).to.equal('nosniff');
+  expect(headers.get('referrer-policy')).to.equal('no-referrer');
+}
+
+describe('API: the console is served at /console (SPEC §14)', () => {
+  let svc: TestService;
+
+  before(async () => {
+    await buildConsole();
+    svc = await startTestService({ validateResponses: false });
+  });
+  after(async () => svc.stop());
+
+  it('GET /console serves the page without a key, with the security headers', async () => {
+    for (const pathname of ['/console', '/console/']) {
+      const response = await fetch(`${svc.url}${pathname}`);
+      expect(response.status, pathname).to.equal(200);
+      expect(response.headers.get('content-type')).to.match(/^text\/html/);
+      expectConsoleHeaders(response.headers);
+      const html = await response.text();
+      expect(html).to.include('<script type="module" src="/console/assets/main.js"></script>');
+      // No inline script and nothing from another origin.
+      expect(html).not.to.match(/<script(?![^>]*\ssrc=)[^>]*>/);
+      expect(html).not.to.match(/(src|href)="(https?:)?\/\//);
+    }
+  });
+
+  it('serves the bundle and stylesheet under /console/assets with the same headers', async () => {
+    for (const [asset, type] of [
+      ['main.js', /^text\/javascript/],
+      ['main.css', /^text\/css/],
+    ] as const) {
+      const response = await fetch(`${svc.url}/console/assets/${asset}`);
+      expect(response.status, asset).to.equal(200);
+      expect(response.headers.get('content-type')).to.match(type);
+      expectConsoleHeaders(response.headers);
+      expect((await response.text()).length).to.be.greaterThan(1000);
+    }
+  });
+
+  it('answers an unknown console path with 404 PATH_ERROR, still with the headers', async () => {
+    for (const pathname of ['/console/assets/nope.js', '/console/settings', '/console/assets/../../package.json']) {
+      const response = await fetch(`${svc.url}${pathname}`);
+      expect(response.status, pathname).to.equal(404);
+      expect(((await response.json()) as { errors: { code: string }[] }).errors[0]!.code).to.equal('PATH_ERROR');
+    }
+    expectConsoleHeaders((await fetch(`${svc.url}/console/nope`)).headers);
+  });
+
+  it('CONSOLE=off: /console is 404 PATH_ERROR', async () => {
+    const off = await startTestService({ env: { CONSOLE: 'off' }, validateResponses: false });
+    try {
+      for (const pathname of ['/console', '/console/assets/main.js']) {
+        const response = await fetch(`${off.url}${pathname}`);
+        expect(response.status, pathname).to.equal(404);
+        expect(((await response.json()) as { errors: { code: string }[] }).errors[0]!.code).to.equal('PATH_ERROR');
+      }
+    } finally {
+      await off.stop();
+    }
+  });
+
+  it('a bad CONSOLE value stops start-up naming the variable', async () => {
+    let failure: unknown;
+    try {
+      await (await startTestService({ env: { CONSOLE: 'maybe' } })).stop();
+    } catch (error) {
+      failure = error;
+    }
+    expect(String(failure)).to.include('CONSOLE').and.include('maybe');
+  });
+});

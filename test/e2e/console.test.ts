@@ -1,0 +1,368 @@
+import fs from 'node:fs';
+import path from 'node:path';
+import { expect } from 'chai';
+import type { Browser, BrowserContext, Page } from 'playwright-core';
+import { buildConsole } from '../../scripts/build-console.js';
+import { browserTestsSkipped, launchChromium } from '../support/chromium.js';
+import { createUser, eventually, never, putProgram, putReward } from '../support/fixtures.js';
+import { CLIENT_KEY, ManualClock, SECRET_KEY, startTestService, type TestService } from '../support/test-service.js';
+
+/**
+ * The operator console in headless Chromium against the real service on a temporary data
+ * directory (SPEC §14). Elements are found by role and accessible name, as a person (or a screen
+ * reader) finds them. Screenshots of every view at both widths land in test-artifacts/console/.
+ */
+const ARTIFACTS = path.resolve('test-artifacts/console');
+const VIEWS = ['Overview', 'Programs', 'Rewards', 'Codes', 'Users', 'Webhooks', 'Reviews', 'Health'] as const;
+const DAY = 86_400_000;
+
+/** The page's document, in functions Playwright runs in the browser (this project type-checks without the DOM library). */
+declare const document: {
+  getElementById(id: string): { textContent: string | null } | null;
+  querySelectorAll(selector: string): { length: number };
+  documentElement: { scrollWidth: number; clientWidth: number };
+};
+
+const number = (text: string | null) => Number((text ?? '').replace(/[^\d-]/g, ''));
+
+describe('Console in the browser (SPEC §14)', function () {
+  this.timeout(120_000);
+  let svc: TestService;
+  let browser: Browser;
+  let context: BrowserContext;
+  let page: Page;
+  /** Every request the browser made, and console errors other than failed loads (the 401/403/404 the tests cause). */
+  const requests: string[] = [];
+  const pageErrors: string[] = [];
+
+  /** A scripted history over five UTC days: claims, conversions, a churn, withdrawals. */
+  async function history(clock: ManualClock) {
+    const nextDay = () => clock.advance(DAY);
+    await putReward(svc, 'ten-credits', { kind: 'credit', name: 'Ten credits', credits: 10 });
+    await putProgram(svc, 'friends', {
+      name: 'Invite friends',
+      rewards: { sender: [{ reward_key: 'ten-credits', activation: { variant: 'claim', amount: 1, limit: 0 }, deactivation: never }] },
+    });
+    const alice = await createUser(svc, 'alice');
+    const carol = await createUser(svc, 'carol');
+    const claim = async (claimer: string, code: string) => {
+      await createUser(svc, claimer);
+      const response = await svc.call('POST', `/users/${claimer}/claim-code`, { code });
+      expect(response.status, JSON.stringify(response.body)).to.equal(200);
+    };
+    await claim('bob', alice.referral_code);
+    nextDay();
+    await claim('dave', alice.referral_code);
+    await createUser(svc, 'bob', { is_premium: true });
+    nextDay();
+    await claim('erin', carol.referral_code);
+    await eventually(async () => expect((await svc.admin('GET', '/admin/users/alice/credit-ledger')).body.data.entries).to.have.length(2));
+    const spend = await svc.call('POST', '/users/alice/rewards/withdraw-credits', { key: 'ten-credits', amount: 5, operation_id: 'order-1' });
+    expect(spend.status, JSON.stringify(spend.body)).to.equal(200);
+    nextDay();
+    await createUser(svc, 'bob', { is_premium: false });
+    await createUser(svc, 'dave', { is_premium: true });
+    nextDay();
+    await claim('frank', alice.referral_code);
+    await eventually(async () => expect((await svc.admin('GET', '/admin/users/alice/credit-ledger')).body.data.entries).to.have.length(4));
+  }
+
+  before(async function () {
+    if (browserTestsSkipped) {
+      console.warn('    CONSOLE_BROWSER_TESTS=skip: the console browser tests are skipped');
+      this.skip();
+    }
+    await buildConsole();
+    fs.rmSync(ARTIFACTS, { recursive: true, force: true });
+    fs.mkdirSync(ARTIFACTS, { recursive: true });
+    const clock = new ManualClock(new Date(Date.now() - 4 * DAY));
+    svc = await startTestService({ clock });
+    await history(clock);
+    browser = await launchChromium();
+  });
+
+  after(async () => {
+    await browser?.close();
+    await svc?.stop();
+  });
+
+  beforeEach(async () => {
+    context = await browser.newContext({ viewport: { width: 1280, height: 900 }, locale: 'en-US' });
+    context.setDefaultTimeout(15_000);
+    page = await context.newPage();
+    page.on('request', (request) => requests.push(request.url()));
+    page.on('console', (message) => {
+      if (message.type() === 'error' && !message.text().startsWith('Failed to load resource')) pageErrors.push(message.text());
+    });
+    page.on('pageerror', (error) => pageErrors.push(error.message));
+  });
+
+  afterEach(async () => {
+    await context?.close();
+    expect(pageErrors, 'errors in the page (CSP violations included)').to.deep.equal([]);
+  });
+
+  async function signIn(key = SECRET_KEY) {
+    await page.goto(`${svc.url}/console`);
+    await page.getByRole('textbox', { name: 'Secret API key' }).fill(key);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+  }
+
+  async function open(view: (typeof VIEWS)[number]) {
+    await page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: view, exact: true }).click();
+    await page.getByRole('heading', { level: 1, name: view, exact: true }).waitFor();
+  }
+
+  it('a wrong key and a client key show an alert and reveal nothing', async () => {
+    const adminAnswers: number[] = [];
+    page.on('response', (response) => {
+      if (new URL(response.url()).pathname.startsWith('/admin/')) adminAnswers.push(response.status());
+    });
+    for (const [key, says] of [
+      ['not-a-key', /not known/],
+      [CLIENT_KEY, /client key/],
+    ] as const) {
+      await signIn(key);
+      const alert = page.getByRole('alert');
+      await alert.waitFor();
+      expect(await alert.textContent()).to.match(says);
+      expect(await page.getByRole('navigation', { name: 'Views' }).count()).to.equal(0);
+      expect(await page.getByRole('heading', { level: 1 }).textContent()).to.equal('Sign in');
+      expect(await page.content()).not.to.include('Invite friends');
+      expect(await page.evaluate(() => sessionStorage.length)).to.equal(0);
+    }
+    expect(adminAnswers).to.deep.equal([401, 403]);
+  });
+
+  it('the secret key opens the overview, lives only in sessionStorage, and Sign out forgets it', async () => {
+    await signIn();
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    expect(page.url()).not.to.include(SECRET_KEY);
+    expect(await page.evaluate(() => Object.values(sessionStorage))).to.deep.equal([SECRET_KEY]);
+    expect(await page.evaluate(() => localStorage.length)).to.equal(0);
+    expect(await context.cookies()).to.deep.equal([]);
+    await page.reload();
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await page.getByRole('textbox', { name: 'Secret API key' }).waitFor();
+    expect(await page.evaluate(() => sessionStorage.length)).to.equal(0);
+    await page.reload();
+    await page.getByRole('button', { name: 'Sign in' }).waitFor();
+    expect(await page.getByRole('navigation', { name: 'Views' }).count()).to.equal(0);
+  });
+
+  it('every view has one h1 named as its link, reachable from the keyboard', async () => {
+    await signIn();
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    for (const view of VIEWS) {
+      const link = page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: view, exact: true });
+      await link.focus();
+      await page.keyboard.press('Enter');
+      await page.getByRole('heading', { level: 1, name: view, exact: true }).waitFor();
+      expect(await page.getByRole('heading', { level: 1 }).count(), view).to.equal(1);
+      expect(await link.getAttribute('aria-current')).to.equal('page');
+    }
+  });
+
+  it('a program created through the form is returned by GET /admin/programs/{id}', async () => {
+    await signIn();
+    await open('Programs');
+    await page.getByRole('textbox', { name: 'Program ID' }).fill('spring');
+    await page.getByRole('textbox', { name: 'Name' }).fill('Spring campaign');
+    // The programs' shares of new users add up to at most 100: friends already has 100.
+    await page.getByRole('textbox', { name: 'Distribution percentage' }).fill('0');
+    await page.getByRole('textbox', { name: 'Limit' }).fill('5');
+    await page
+      .getByRole('textbox', { name: 'Sender rewards (JSON)' })
+      .fill(JSON.stringify([{ reward_key: 'ten-credits', activation: { variant: 'claim', amount: 1, limit: 0 }, deactivation: { variant: 'never' } }]));
+    await page.getByRole('button', { name: 'Save program' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved program spring' }).waitFor();
+    const stored = await svc.admin('GET', '/admin/programs/spring');
+    expect(stored.status).to.equal(200);
+    expect(stored.body.data.program).to.include({ id: 'spring', name: 'Spring campaign', distribution_percentage: 0, limit: 5 });
+    expect(stored.body.data.program.rewards.sender.credit.map((e: { reward: { key: string } }) => e.reward.key)).to.deep.equal(['ten-credits']);
+    // And the list shows it, with an edit button named after it.
+    await page.getByRole('button', { name: 'Edit program spring' }).waitFor();
+  });
+
+  it("an invalid form shows the API's error at the field", async () => {
+    const body = { name: 'Too much', distribution_percentage: 150, limit: 0, rewards: { sender: [], receiver: [] } };
+    const expected = (await svc.admin('PUT', '/admin/programs/too-much', body)).body.errors[0];
+    expect(expected.source).to.equal('/distribution_percentage');
+    await signIn();
+    await open('Programs');
+    await page.getByRole('textbox', { name: 'Program ID' }).fill('too-much');
+    await page.getByRole('textbox', { name: 'Name' }).fill('Too much');
+    const field = page.getByRole('textbox', { name: 'Distribution percentage' });
+    await field.fill('150');
+    await page.getByRole('button', { name: 'Save program' }).click();
+    await page.locator('[aria-invalid="true"]').first().waitFor();
+    expect(await field.getAttribute('aria-invalid')).to.equal('true');
+    const description = await field.evaluate((input) =>
+      (input.getAttribute('aria-describedby') ?? '')
+        .split(' ')
+        .map((id: string) => document.getElementById(id)?.textContent ?? '')
+        .join(' '),
+    );
+    expect(description).to.include(expected.message);
+    expect(await page.getByRole('textbox', { name: 'Name' }).getAttribute('aria-invalid')).to.equal(null);
+    expect((await svc.admin('GET', '/admin/programs/too-much')).status).to.equal(404);
+  });
+
+  it('the overview totals and each plotted day equal GET /admin/analytics/daily', async () => {
+    await signIn();
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    for (const program of ['', 'friends']) {
+      if (program) {
+        // The table is shown again once the filtered figures have arrived.
+        const answered = page.waitForResponse((r) => r.url().includes('/admin/analytics/daily?') && r.url().includes(`program_id=${program}`));
+        await page.getByRole('combobox', { name: 'Program' }).selectOption(program);
+        await answered;
+      }
+      const table = page.getByRole('table', { name: 'Per day (UTC)' });
+      await table.waitFor();
+      const rows = await table
+        .locator('tbody tr')
+        .evaluateAll((trs) =>
+          trs.map((tr) => ({ date: tr.querySelector('time')?.getAttribute('datetime'), cells: [...tr.querySelectorAll('td')].map((td) => td.textContent) })),
+        );
+      expect(rows).to.have.length(30);
+      const dates = rows.map((r) => r.date!).sort();
+      const query = `from=${dates[0]}&to=${dates.at(-1)}${program ? `&program_id=${program}` : ''}`;
+      const api = (await svc.admin('GET', `/admin/analytics/daily?${query}`)).body.data.days as {
+        date: string;
+        claims: number;
+        conversions: number;
+        churns: number;
+        revenue: unknown[];
+      }[];
+      expect(api.map((d) => d.date)).to.deep.equal(dates);
+      const shown = new Map(rows.map((r) => [r.date, r.cells]));
+      for (const day of api) {
+        const cells = shown.get(day.date)!;
+        expect([number(cells[0]!), number(cells[1]!), number(cells[2]!)], day.date).to.deep.equal([day.claims, day.conversions, day.churns]);
+        if (day.revenue.length === 0) expect(cells[3]).to.equal('—');
+      }
+      const totals = await page
+        .getByRole('region', { name: 'Totals' })
+        .locator('dl > div')
+        .evaluateAll((pairs) => Object.fromEntries(pairs.map((p) => [p.querySelector('dt')?.textContent, p.querySelector('dd')?.textContent])));
+      const sum = (key: 'claims' | 'conversions' | 'churns') => api.reduce((total, d) => total + d[key], 0);
+      expect([number(totals.Claims), number(totals.Conversions), number(totals.Churns)]).to.deep.equal([sum('claims'), sum('conversions'), sum('churns')]);
+      // The scripted history: four claims, two conversions (bob, dave), one churn (bob).
+      expect([sum('claims'), sum('conversions'), sum('churns')]).to.deep.equal([4, 2, 1]);
+    }
+  });
+
+  it('the overview plots and tabulates what the analytics API answers in the SPEC shape (answers made in the browser)', async () => {
+    // Independent of the analytics build: the browser answers the two analytics calls itself.
+    const asked: string[] = [];
+    await page.route(/\/admin\/analytics\//, async (route) => {
+      const url = new URL(route.request().url());
+      asked.push(`${url.pathname}?${url.searchParams}`);
+      const from = url.searchParams.get('from')!;
+      const to = url.searchParams.get('to')!;
+      if (url.pathname.endsWith('/top-codes')) {
+        const codes = [{ code: 'ALICE1', kind: 'referral', program_id: 'friends', app_user_id: 'alice', claims: 9, conversions: 2, revenue: [] }];
+        return route.fulfill({ json: { data: { codes } } });
+      }
+      const days = [];
+      for (let t = Date.parse(`${from}T00:00:00Z`), i = 0; t <= Date.parse(`${to}T00:00:00Z`); t += DAY, i++) {
+        const revenue = i % 3 === 0 ? [{ currency: 'USD', gross_minor: 1000 * i, refunded_minor: 100 }] : [];
+        days.push({ date: new Date(t).toISOString().slice(0, 10), claims: (i * 7) % 11, conversions: i % 4, churns: i % 2, refunds: 0, revenue });
+      }
+      return route.fulfill({ json: { data: { from, to, days } } });
+    });
+    await signIn();
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    const table = page.getByRole('table', { name: 'Per day (UTC)' });
+    await table.waitFor();
+    await page.getByRole('combobox', { name: 'Range' }).selectOption({ label: 'Last 7 days' });
+    await page.waitForFunction(() => document.querySelectorAll('#daily-table tbody tr').length === 7);
+    expect(await table.locator('tbody tr').count()).to.equal(7);
+    const last = asked.filter((q) => q.includes('/daily')).at(-1)!;
+    const from = new URL(`http://x${last}`).searchParams.get('from')!;
+    const to = new URL(`http://x${last}`).searchParams.get('to')!;
+    expect((Date.parse(to) - Date.parse(from)) / DAY).to.equal(6);
+    expect(to).to.equal(new Date().toISOString().slice(0, 10));
+    // Newest first in the table; the first day (i = 0) carries 10.00 − 1.00 USD.
+    const rows = await table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
+    expect(rows.at(-1)).to.deep.equal(['0', '0', '0', '-$1.00']);
+    expect(rows[0]).to.deep.equal([String((6 * 7) % 11), '2', '0', '$59.00']);
+    const totals = await page
+      .getByRole('region', { name: 'Totals' })
+      .locator('dl > div')
+      .evaluateAll((pairs) => Object.fromEntries(pairs.map((p) => [p.querySelector('dt')?.textContent, p.querySelector('dd')?.textContent])));
+    const claims = [0, 1, 2, 3, 4, 5, 6].reduce((sum, i) => sum + ((i * 7) % 11), 0);
+    expect(totals).to.deep.equal({ Claims: String(claims), Conversions: '9', Churns: '3', Revenue: '$87.00' });
+    // The chart is drawn (uPlot's canvas, under the CSP) and labelled for assistive technology.
+    expect(
+      await page
+        .getByRole('img', { name: /Claims, conversions and churns per day/ })
+        .locator('canvas')
+        .count(),
+    ).to.equal(1);
+    expect(await page.getByRole('row', { name: /ALICE1/ }).textContent()).to.include('alice');
+    await page.screenshot({ path: path.join(ARTIFACTS, 'overview-with-figures-1280.png'), fullPage: true });
+  });
+
+  it('the user view lists the same ledger rows as GET /admin/users/{id}/credit-ledger', async () => {
+    await signIn();
+    await open('Users');
+    await page.getByRole('searchbox', { name: 'App user ID' }).fill('alice');
+    await page.getByRole('button', { name: 'Search' }).click();
+    const table = page.getByRole('table', { name: 'Credit ledger' });
+    await table.waitFor();
+    const shown = await table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('th, td')].map((cell) => cell.textContent)));
+    const api = (await svc.admin('GET', '/admin/users/alice/credit-ledger')).body.data.entries as {
+      event_id: string;
+      kind: string;
+      key: string;
+      delta: number;
+      balance_after: number;
+    }[];
+    expect(api).to.have.length(4);
+    expect(shown.map((cells) => [cells[0], cells[2], cells[3], number(cells[4]!), number(cells[5]!)])).to.deep.equal(
+      api.map((e) => [e.event_id, e.kind, e.key, e.delta, e.balance_after]),
+    );
+    // Stats and the history, newest first.
+    const history = page.getByRole('region', { name: 'Event history' });
+    await history.getByRole('listitem').first().waitFor();
+    const positions = await history.getByRole('listitem').evaluateAll((items) => items.map((li) => Number(/position (\d+)/.exec(li.textContent ?? '')?.[1])));
+    expect(positions).to.deep.equal([...positions].sort((a, b) => b - a));
+  });
+
+  it('the reviews view shows the queue by status (empty here: no rule holds a claim)', async () => {
+    await signIn();
+    await open('Reviews');
+    await page.getByRole('combobox', { name: 'Status' }).waitFor();
+    await page.getByText('No pending review.').waitFor();
+    expect((await svc.admin('GET', '/admin/reviews?status=pending')).body.data.reviews).to.deep.equal([]);
+  });
+
+  for (const width of [1280, 390]) {
+    it(`every view renders at ${width} px without overflowing the page (screenshots in test-artifacts/console)`, async () => {
+      await page.setViewportSize({ width, height: 900 });
+      await signIn();
+      await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+      for (const view of VIEWS) {
+        await open(view);
+        if (view === 'Users') {
+          await page.getByRole('searchbox', { name: 'App user ID' }).fill('alice');
+          await page.getByRole('button', { name: 'Search' }).click();
+          await page.getByRole('table', { name: 'Credit ledger' }).waitFor();
+        }
+        await page.waitForFunction(() => document.querySelectorAll('[role="status"][aria-live]').length === 0);
+        const overflow = await page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+        expect(overflow, `${view} at ${width} px scrolls sideways`).to.be.at.most(0);
+        await page.screenshot({ path: path.join(ARTIFACTS, `${view.toLowerCase()}-${width}.png`), fullPage: true });
+      }
+    });
+  }
+
+  it('no request left 127.0.0.1', () => {
+    expect(requests.length).to.be.greaterThan(20);
+    const elsewhere = requests.filter((url) => !url.startsWith('data:') && new URL(url).hostname !== '127.0.0.1');
+    expect(elsewhere).to.deep.equal([]);
+  });
+});
