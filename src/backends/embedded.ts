@@ -22,10 +22,16 @@ export const RATE_LIMITS_FILE = 'rate-limits.db';
  * cut is harmless, and a hit then costs no fsync.
  */
 function openRateLimitConnection(dataDir: string): Database.Database {
-  const db = new Database(path.join(dataDir, RATE_LIMITS_FILE));
+  return openBesideEvents(dataDir, RATE_LIMITS_FILE, { synchronous: 'NORMAL', secureDelete: false });
+}
+
+/** A SQLite file of its own in DATA_DIR, beside the events' file: WAL, and the same busy timeout. */
+function openBesideEvents(dataDir: string, file: string, options: { synchronous: 'NORMAL' | 'FULL'; secureDelete: boolean }): Database.Database {
+  const db = new Database(path.join(dataDir, file));
   db.pragma('journal_mode = WAL');
   db.pragma('busy_timeout = 5000');
-  db.pragma('synchronous = NORMAL');
+  db.pragma(`synchronous = ${options.synchronous}`);
+  if (options.secureDelete) db.pragma('secure_delete = ON');
   return db;
 }
 
@@ -37,12 +43,7 @@ export const KEYS_FILE = 'data-keys.db';
  * from the log: a restored old copy of this file would bring erased keys back.
  */
 export function openKeyConnection(dataDir: string): Database.Database {
-  const db = new Database(path.join(dataDir, KEYS_FILE));
-  db.pragma('journal_mode = WAL');
-  db.pragma('busy_timeout = 5000');
-  db.pragma('synchronous = FULL');
-  db.pragma('secure_delete = ON');
-  return db;
+  return openBesideEvents(dataDir, KEYS_FILE, { synchronous: 'FULL', secureDelete: true });
 }
 
 /** The embedded webhook outbox's file, beside the events' file in DATA_DIR. */
@@ -58,12 +59,7 @@ export const WEBHOOKS_FILE = 'webhooks.db';
  * endpoint is deleted.
  */
 function openOutboxConnection(dataDir: string): Database.Database {
-  const db = new Database(path.join(dataDir, WEBHOOKS_FILE));
-  db.pragma('journal_mode = WAL');
-  db.pragma('busy_timeout = 5000');
-  db.pragma('synchronous = NORMAL');
-  db.pragma('secure_delete = ON');
-  return db;
+  return openBesideEvents(dataDir, WEBHOOKS_FILE, { synchronous: 'NORMAL', secureDelete: true });
 }
 
 /**
