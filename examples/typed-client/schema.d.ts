@@ -2082,7 +2082,6 @@ export interface components {
             metadata: {
                 [key: string]: unknown;
             } | null;
-            stripe_customer_id: string | null;
             claim_code_eligibility: {
                 eligible: boolean;
                 /**
@@ -2101,6 +2100,7 @@ export interface components {
                  */
                 claimed_at: string;
             } | null;
+            stripe_customer_id: string | null;
             stats: {
                 claims: number;
                 conversions: number;

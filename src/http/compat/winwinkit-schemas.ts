@@ -1,6 +1,6 @@
 import { REWARD_KINDS, type RewardKind } from '../../domain/rewards/reward-kinds.js';
 import { nullableJsonObject, outDateTime } from '../schemas/common.js';
-import { upsertUserBody, withdrawResultOut, affiliateOut } from '../schemas/users.js';
+import { affiliateOut, upsertUserBody, userOut, withdrawResultOut } from '../schemas/users.js';
 import { z } from '../schemas/zod-openapi.js';
 import { AFFILIATE_PLATFORMS, CUSTOMER_ID, KIND_ON_WIRE, type WireKind } from './winwinkit-wire.js';
 
@@ -128,22 +128,11 @@ export const wireProgram = z
 
 export const wireRewardsGranted = byWireKind(activeEntry).openapi(name('UserRewardsGranted'));
 
-export const wireUser = z
-  .object({
-    app_user_id: z.string(),
-    referral_code: z.string().nullable(),
-    referral_code_link: z.string().nullable(),
-    is_trial: z.boolean().nullable(),
-    is_premium: z.boolean().nullable(),
-    first_seen_at: outDateTime.nullable(),
-    last_seen_at: z.null().openapi({ deprecated: true }),
-    metadata: nullableJsonObject,
+/** The native user with the wire's names: the customer id renamed, rewards and program by wire kind. */
+export const wireUser = userOut
+  .omit({ [CUSTOMER_ID.native]: true, stats: true, rewards: true, referral_program: true })
+  .extend({
     [CUSTOMER_ID.wire]: z.string().nullable(),
-    claim_code_eligibility: z.object({ eligible: z.boolean(), eligible_until: outDateTime.nullable() }).strict(),
-    referred_by: z
-      .object({ code: z.string().nullable(), type: z.enum(['affiliate', 'promo', 'referral']), claimed_at: outDateTime })
-      .strict()
-      .nullable(),
     stats: z.object({ claims: int(), conversions: int(), churns: int() }).strict(),
     rewards: z.object({ active: byWireKind(activeEntry), expired: byWireKind(expiredEntry) }).strict(),
     referral_program: z.union([wireProgram, z.null()]),
