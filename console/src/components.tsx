@@ -159,3 +159,33 @@ export function Field(props: {
 export function ViewTitle(props: { children: string }) {
   return <h1 tabIndex={-1}>{props.children}</h1>;
 }
+
+/** A column heading: its text, or `{ hidden }` for a heading only screen readers announce. */
+export type Column = string | { hidden: string };
+
+/** A scrollable table with one header row; the children are its body rows. */
+export function DataTable(props: { columns: Column[]; caption?: string; children: ComponentChildren }) {
+  return (
+    <div class="scroll">
+      <table>
+        {props.caption ? <caption class="visually-hidden">{props.caption}</caption> : null}
+        <thead>
+          <tr>
+            {props.columns.map((column) =>
+              typeof column === 'string' ? (
+                <th scope="col" key={column}>
+                  {column}
+                </th>
+              ) : (
+                <th scope="col" key={column.hidden}>
+                  <span class="visually-hidden">{column.hidden}</span>
+                </th>
+              ),
+            )}
+          </tr>
+        </thead>
+        <tbody>{props.children}</tbody>
+      </table>
+    </div>
+  );
+}

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { type ApiErrorItem, api, outcome, type Schemas } from '../api';
-import { Empty, Field, Problem, Section, splitErrors, useLoad, usePages, ViewTitle } from '../components';
+import { Empty, Field, Problem, Section, splitErrors, useLoad, usePages, ViewTitle, DataTable } from '../components';
 import { formatDateTime, formatNumber } from '../format';
 
 export function CodesView() {
@@ -37,34 +37,19 @@ function PromoTable(props: { codes: Schemas['PromoCode'][] }) {
   if (props.codes.length === 0) return <Empty>No promo code yet (PUT /admin/promo-codes/CODE creates one).</Empty>;
   return (
     <>
-      <div class="scroll">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Code</th>
-              <th scope="col">Active</th>
-              <th scope="col">Limit</th>
-              <th scope="col">Claims</th>
-              <th scope="col">Conversions</th>
-              <th scope="col">Left</th>
-              <th scope="col">Created</th>
-            </tr>
-          </thead>
-          <tbody>
-            {page.map((c) => (
-              <tr key={c.code}>
-                <th scope="row">{c.code}</th>
-                <td>{c.is_active ? 'yes' : 'no'}</td>
-                <td class="num">{c.limit === 0 ? 'none' : formatNumber(c.limit)}</td>
-                <td class="num">{formatNumber(c.stats.claims)}</td>
-                <td class="num">{formatNumber(c.stats.conversions)}</td>
-                <td class="num">{c.limit === 0 ? '∞' : c.stats.claims >= c.limit ? 'used up' : formatNumber(c.limit - c.stats.claims)}</td>
-                <td>{formatDateTime(c.created_at)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable columns={['Code', 'Active', 'Limit', 'Claims', 'Conversions', 'Left', 'Created']}>
+        {page.map((c) => (
+          <tr key={c.code}>
+            <th scope="row">{c.code}</th>
+            <td>{c.is_active ? 'yes' : 'no'}</td>
+            <td class="num">{c.limit === 0 ? 'none' : formatNumber(c.limit)}</td>
+            <td class="num">{formatNumber(c.stats.claims)}</td>
+            <td class="num">{formatNumber(c.stats.conversions)}</td>
+            <td class="num">{c.limit === 0 ? '∞' : c.stats.claims >= c.limit ? 'used up' : formatNumber(c.limit - c.stats.claims)}</td>
+            <td>{formatDateTime(c.created_at)}</td>
+          </tr>
+        ))}
+      </DataTable>
       {pager}
     </>
   );
@@ -75,34 +60,20 @@ function AffiliateTable(props: { affiliates: Schemas['AdminAffiliate'][] }) {
   if (props.affiliates.length === 0) return <Empty>No affiliate yet (PUT /admin/affiliates/ID creates one).</Empty>;
   return (
     <>
-      <div class="scroll">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Affiliate</th>
-              <th scope="col">Status</th>
-              <th scope="col">Codes</th>
-              <th scope="col">Claims</th>
-              <th scope="col">Conversions</th>
-              <th scope="col">Earnings</th>
-            </tr>
-          </thead>
-          <tbody>
-            {page.map((a) => (
-              <tr key={a.id}>
-                <th scope="row">
-                  {a.name} <span class="muted">({a.id})</span>
-                </th>
-                <td>{a.status}</td>
-                <td>{a.codes.map((c) => c.code).join(', ') || '—'}</td>
-                <td class="num">{formatNumber(a.stats.claims)}</td>
-                <td class="num">{formatNumber(a.stats.conversions)}</td>
-                <td class="num">{formatNumber(a.stats.earnings)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable columns={['Affiliate', 'Status', 'Codes', 'Claims', 'Conversions', 'Earnings']}>
+        {page.map((a) => (
+          <tr key={a.id}>
+            <th scope="row">
+              {a.name} <span class="muted">({a.id})</span>
+            </th>
+            <td>{a.status}</td>
+            <td>{a.codes.map((c) => c.code).join(', ') || '—'}</td>
+            <td class="num">{formatNumber(a.stats.claims)}</td>
+            <td class="num">{formatNumber(a.stats.conversions)}</td>
+            <td class="num">{formatNumber(a.stats.earnings)}</td>
+          </tr>
+        ))}
+      </DataTable>
       {pager}
     </>
   );
@@ -141,44 +112,30 @@ function Pools(props: { rewards: Schemas['AdminReward'][] }) {
     <>
       <Section loaded={figures} what="the pools' figures">
         {(rows) => (
-          <div class="scroll">
-            <table>
-              <thead>
-                <tr>
-                  <th scope="col">Reward</th>
-                  <th scope="col">Kind</th>
-                  <th scope="col">Remaining</th>
-                  <th scope="col">Used</th>
-                  <th scope="col">Expired unused</th>
-                  <th scope="col">Grants waiting</th>
+          <DataTable columns={['Reward', 'Kind', 'Remaining', 'Used', 'Expired unused', 'Grants waiting']}>
+            {rows.map(({ key: rewardKey, result }) => {
+              const kind = props.rewards.find((r) => r.key === rewardKey)?.kind ?? '';
+              if (!result.ok)
+                return (
+                  <tr key={rewardKey}>
+                    <th scope="row">{rewardKey}</th>
+                    <td>{kind}</td>
+                    <td colSpan={4}>{result.errors[0]?.message ?? 'unavailable'}</td>
+                  </tr>
+                );
+              const f = result.data.data;
+              return (
+                <tr key={rewardKey}>
+                  <th scope="row">{rewardKey}</th>
+                  <td>{kind}</td>
+                  <td class="num">{formatNumber(f.available)}</td>
+                  <td class="num">{formatNumber(f.used)}</td>
+                  <td class="num">{formatNumber(f.expired)}</td>
+                  <td class="num">{formatNumber(f.waiting)}</td>
                 </tr>
-              </thead>
-              <tbody>
-                {rows.map(({ key: rewardKey, result }) => {
-                  const kind = props.rewards.find((r) => r.key === rewardKey)?.kind ?? '';
-                  if (!result.ok)
-                    return (
-                      <tr key={rewardKey}>
-                        <th scope="row">{rewardKey}</th>
-                        <td>{kind}</td>
-                        <td colSpan={4}>{result.errors[0]?.message ?? 'unavailable'}</td>
-                      </tr>
-                    );
-                  const f = result.data.data;
-                  return (
-                    <tr key={rewardKey}>
-                      <th scope="row">{rewardKey}</th>
-                      <td>{kind}</td>
-                      <td class="num">{formatNumber(f.available)}</td>
-                      <td class="num">{formatNumber(f.used)}</td>
-                      <td class="num">{formatNumber(f.expired)}</td>
-                      <td class="num">{formatNumber(f.waiting)}</td>
-                    </tr>
-                  );
-                })}
-              </tbody>
-            </table>
-          </div>
+              );
+            })}
+          </DataTable>
         )}
       </Section>
       <form onSubmit={submit} noValidate class="editor">

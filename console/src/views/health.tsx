@@ -1,5 +1,5 @@
 import { api, type Outcome, type Schemas } from '../api';
-import { Empty, Section, useLoad, ViewTitle } from '../components';
+import { Empty, Section, useLoad, ViewTitle, DataTable } from '../components';
 import { formatDateTime, formatNumber } from '../format';
 
 type Readiness = Schemas['Readiness'];
@@ -60,32 +60,18 @@ function Report(props: { report: Readiness }) {
       ) : null}
       <section aria-labelledby="projections-heading">
         <h2 id="projections-heading">Projections</h2>
-        <div class="scroll">
-          <table>
-            <thead>
-              <tr>
-                <th scope="col">Projection</th>
-                <th scope="col">Checkpoint</th>
-                <th scope="col">Lag (events)</th>
-                <th scope="col">Caught up</th>
-                <th scope="col">Needs replay</th>
-                <th scope="col">Failure</th>
-              </tr>
-            </thead>
-            <tbody>
-              {r.projections.map((p) => (
-                <tr key={p.name}>
-                  <th scope="row">{p.name}</th>
-                  <td class="num">{p.checkpoint ?? '—'}</td>
-                  <td class="num">{typeof p.lag === 'number' ? formatNumber(p.lag) : p.lag}</td>
-                  <td>{p.caught_up ? 'yes' : 'no'}</td>
-                  <td>{p.needs_replay ? 'yes' : 'no'}</td>
-                  <td>{p.failure ? `${p.failure.error} (at ${p.failure.position})` : '—'}</td>
-                </tr>
-              ))}
-            </tbody>
-          </table>
-        </div>
+        <DataTable columns={['Projection', 'Checkpoint', 'Lag (events)', 'Caught up', 'Needs replay', 'Failure']}>
+          {r.projections.map((p) => (
+            <tr key={p.name}>
+              <th scope="row">{p.name}</th>
+              <td class="num">{p.checkpoint ?? '—'}</td>
+              <td class="num">{typeof p.lag === 'number' ? formatNumber(p.lag) : p.lag}</td>
+              <td>{p.caught_up ? 'yes' : 'no'}</td>
+              <td>{p.needs_replay ? 'yes' : 'no'}</td>
+              <td>{p.failure ? `${p.failure.error} (at ${p.failure.position})` : '—'}</td>
+            </tr>
+          ))}
+        </DataTable>
       </section>
       <section aria-labelledby="reactions-heading">
         <h2 id="reactions-heading">Reactions and webhooks</h2>

@@ -1,6 +1,6 @@
 import { useMemo, useState } from 'preact/hooks';
 import { type AnalyticsDay, api, outcome, type Revenue } from '../api';
-import { Empty, Section, useLoad, ViewTitle } from '../components';
+import { Empty, Section, useLoad, ViewTitle, DataTable } from '../components';
 import { formatDay, formatNumber, formatRevenue, lastDays } from '../format';
 import { DailyChart } from './chart';
 
@@ -133,35 +133,19 @@ export function OverviewView() {
             body.data.codes.length === 0 ? (
               <Empty>No code was claimed in this range.</Empty>
             ) : (
-              <div class="scroll">
-                <table>
-                  <caption class="visually-hidden">Top 10 codes by claims</caption>
-                  <thead>
-                    <tr>
-                      <th scope="col">Code</th>
-                      <th scope="col">Kind</th>
-                      <th scope="col">Program</th>
-                      <th scope="col">Owner</th>
-                      <th scope="col">Claims</th>
-                      <th scope="col">Conversions</th>
-                      <th scope="col">Revenue</th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {body.data.codes.map((c) => (
-                      <tr key={c.code}>
-                        <th scope="row">{c.code}</th>
-                        <td>{c.kind}</td>
-                        <td>{c.program_id ?? '—'}</td>
-                        <td>{c.app_user_id ?? '—'}</td>
-                        <td class="num">{formatNumber(c.claims)}</td>
-                        <td class="num">{formatNumber(c.conversions)}</td>
-                        <td class="num">{formatRevenue(c.revenue)}</td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <DataTable caption="Top 10 codes by claims" columns={['Code', 'Kind', 'Program', 'Owner', 'Claims', 'Conversions', 'Revenue']}>
+                {body.data.codes.map((c) => (
+                  <tr key={c.code}>
+                    <th scope="row">{c.code}</th>
+                    <td>{c.kind}</td>
+                    <td>{c.program_id ?? '—'}</td>
+                    <td>{c.app_user_id ?? '—'}</td>
+                    <td class="num">{formatNumber(c.claims)}</td>
+                    <td class="num">{formatNumber(c.conversions)}</td>
+                    <td class="num">{formatRevenue(c.revenue)}</td>
+                  </tr>
+                ))}
+              </DataTable>
             )
           }
         </Section>

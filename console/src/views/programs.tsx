@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { type ApiErrorItem, api, outcome, type Schemas } from '../api';
-import { Empty, Field, Problem, Section, splitErrors, useLoad, usePages, ViewTitle } from '../components';
+import { Empty, Field, Problem, Section, splitErrors, useLoad, usePages, ViewTitle, DataTable } from '../components';
 import { formatNumber } from '../format';
 
 type Program = Schemas['ReferralProgram'];
@@ -153,40 +153,23 @@ function ProgramTable(props: { programs: Program[]; onEdit: (p: Program) => void
   const count = (side: Side) => Object.values(side).flat().length;
   return (
     <>
-      <div class="scroll">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">ID</th>
-              <th scope="col">Name</th>
-              <th scope="col">Distribution</th>
-              <th scope="col">Limit</th>
-              <th scope="col">Sender rewards</th>
-              <th scope="col">Receiver rewards</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {page.map((p) => (
-              <tr key={p.id}>
-                <th scope="row">{p.id}</th>
-                <td>{p.name}</td>
-                <td class="num">{formatNumber(p.distribution_percentage)} %</td>
-                <td class="num">{p.limit === 0 ? 'none' : formatNumber(p.limit)}</td>
-                <td class="num">{count(p.rewards.sender)}</td>
-                <td class="num">{count(p.rewards.receiver)}</td>
-                <td>
-                  <button type="button" class="link" onClick={() => props.onEdit(p)} aria-label={`Edit program ${p.id}`}>
-                    Edit
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable columns={['ID', 'Name', 'Distribution', 'Limit', 'Sender rewards', 'Receiver rewards', { hidden: 'Actions' }]}>
+        {page.map((p) => (
+          <tr key={p.id}>
+            <th scope="row">{p.id}</th>
+            <td>{p.name}</td>
+            <td class="num">{formatNumber(p.distribution_percentage)} %</td>
+            <td class="num">{p.limit === 0 ? 'none' : formatNumber(p.limit)}</td>
+            <td class="num">{count(p.rewards.sender)}</td>
+            <td class="num">{count(p.rewards.receiver)}</td>
+            <td>
+              <button type="button" class="link" onClick={() => props.onEdit(p)} aria-label={`Edit program ${p.id}`}>
+                Edit
+              </button>
+            </td>
+          </tr>
+        ))}
+      </DataTable>
       {pager}
     </>
   );

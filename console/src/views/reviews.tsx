@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { type ApiErrorItem, api, outcome, type Review } from '../api';
-import { Empty, Pager, Problem, Section, useLoad, ViewTitle } from '../components';
+import { Empty, Pager, Problem, Section, useLoad, ViewTitle, DataTable } from '../components';
 import { formatDateTime } from '../format';
 
 const STATUSES = ['pending', 'approved', 'rejected'] as const;
@@ -55,49 +55,31 @@ export function ReviewsView() {
             {body.data.reviews.length === 0 ? (
               <Empty>No {status} review.</Empty>
             ) : (
-              <div class="scroll">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Review</th>
-                      <th scope="col">Rule</th>
-                      <th scope="col">Code</th>
-                      <th scope="col">Referrer</th>
-                      <th scope="col">Claimer</th>
-                      <th scope="col">Held at</th>
-                      <th scope="col">Decided</th>
-                      <th scope="col">
-                        <span class="visually-hidden">Actions</span>
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {body.data.reviews.map((r) => (
-                      <tr key={r.id}>
-                        <th scope="row">{r.id}</th>
-                        <td>{r.rule_id}</td>
-                        <td>{r.code}</td>
-                        <td>{r.referrer_app_user_id ?? '—'}</td>
-                        <td>{r.claimer_app_user_id}</td>
-                        <td>{formatDateTime(r.created_at)}</td>
-                        <td>{r.decided_at ? `${r.status}, ${formatDateTime(r.decided_at)}` : '—'}</td>
-                        <td class="actions">
-                          {r.status === 'pending' ? (
-                            <>
-                              <button type="button" onClick={() => decide(r, 'approve')} aria-label={`Approve review ${r.id}`}>
-                                Approve
-                              </button>
-                              <button type="button" class="secondary" onClick={() => decide(r, 'reject')} aria-label={`Reject review ${r.id}`}>
-                                Reject
-                              </button>
-                            </>
-                          ) : null}
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <DataTable columns={['Review', 'Rule', 'Code', 'Referrer', 'Claimer', 'Held at', 'Decided', { hidden: 'Actions' }]}>
+                {body.data.reviews.map((r) => (
+                  <tr key={r.id}>
+                    <th scope="row">{r.id}</th>
+                    <td>{r.rule_id}</td>
+                    <td>{r.code}</td>
+                    <td>{r.referrer_app_user_id ?? '—'}</td>
+                    <td>{r.claimer_app_user_id}</td>
+                    <td>{formatDateTime(r.created_at)}</td>
+                    <td>{r.decided_at ? `${r.status}, ${formatDateTime(r.decided_at)}` : '—'}</td>
+                    <td class="actions">
+                      {r.status === 'pending' ? (
+                        <>
+                          <button type="button" onClick={() => decide(r, 'approve')} aria-label={`Approve review ${r.id}`}>
+                            Approve
+                          </button>
+                          <button type="button" class="secondary" onClick={() => decide(r, 'reject')} aria-label={`Reject review ${r.id}`}>
+                            Reject
+                          </button>
+                        </>
+                      ) : null}
+                    </td>
+                  </tr>
+                ))}
+              </DataTable>
             )}
             <Pager
               label={`Page ${cursors.length}`}

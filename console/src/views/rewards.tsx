@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { type ApiErrorItem, api, outcome, type Schemas } from '../api';
-import { Empty, Field, Problem, Section, splitErrors, useLoad, usePages, ViewTitle } from '../components';
+import { Empty, Field, Problem, Section, splitErrors, useLoad, usePages, ViewTitle, DataTable } from '../components';
 import { formatDateTime, formatNumber } from '../format';
 import { numberOrText } from './programs';
 
@@ -132,38 +132,22 @@ function RewardTable(props: { rewards: Reward[]; onEdit: (r: Reward) => void }) 
   if (props.rewards.length === 0) return <Empty>No reward yet: create one below.</Empty>;
   return (
     <>
-      <div class="scroll">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Key</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Name</th>
-              <th scope="col">Credits</th>
-              <th scope="col">Updated</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {page.map((r) => (
-              <tr key={r.key}>
-                <th scope="row">{r.key}</th>
-                <td>{r.kind}</td>
-                <td>{r.name}</td>
-                <td class="num">{r.credits === undefined ? '—' : formatNumber(r.credits)}</td>
-                <td>{formatDateTime(r.updated_at ?? r.created_at)}</td>
-                <td>
-                  <button type="button" class="link" onClick={() => props.onEdit(r)} aria-label={`Edit reward ${r.key}`}>
-                    Edit
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable columns={['Key', 'Kind', 'Name', 'Credits', 'Updated', { hidden: 'Actions' }]}>
+        {page.map((r) => (
+          <tr key={r.key}>
+            <th scope="row">{r.key}</th>
+            <td>{r.kind}</td>
+            <td>{r.name}</td>
+            <td class="num">{r.credits === undefined ? '—' : formatNumber(r.credits)}</td>
+            <td>{formatDateTime(r.updated_at ?? r.created_at)}</td>
+            <td>
+              <button type="button" class="link" onClick={() => props.onEdit(r)} aria-label={`Edit reward ${r.key}`}>
+                Edit
+              </button>
+            </td>
+          </tr>
+        ))}
+      </DataTable>
       {pager}
     </>
   );

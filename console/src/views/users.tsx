@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { api, outcome, type Schemas } from '../api';
-import { Empty, type Loaded, Problem, Section, useLoad, usePages, ViewTitle } from '../components';
+import { Empty, type Loaded, Problem, Section, useLoad, usePages, ViewTitle, DataTable } from '../components';
 import { formatDateTime, formatNumber } from '../format';
 
 type EventRow = Schemas['EventPage']['events'][number];
@@ -119,31 +119,17 @@ function Profile(props: { user: Omit<Schemas['User'], 'last_seen_at'> }) {
         {active.length === 0 ? (
           <Empty>No active reward{expired ? ` (${formatNumber(expired)} expired)` : ''}.</Empty>
         ) : (
-          <div class="scroll">
-            <table>
-              <caption class="visually-hidden">Active rewards</caption>
-              <thead>
-                <tr>
-                  <th scope="col">Reward</th>
-                  <th scope="col">Kind</th>
-                  <th scope="col">Credits</th>
-                  <th scope="col">Granted</th>
-                  <th scope="col">Expires</th>
-                </tr>
-              </thead>
-              <tbody>
-                {active.map(({ kind, entry }) => (
-                  <tr key={`${entry.reward.key}${entry.created_at}`}>
-                    <th scope="row">{entry.reward.name}</th>
-                    <td>{kind}</td>
-                    <td class="num">{entry.credits === undefined ? '—' : formatNumber(entry.credits)}</td>
-                    <td>{formatDateTime(entry.created_at)}</td>
-                    <td>{entry.expires_at ? formatDateTime(entry.expires_at) : 'never'}</td>
-                  </tr>
-                ))}
-              </tbody>
-            </table>
-          </div>
+          <DataTable caption="Active rewards" columns={['Reward', 'Kind', 'Credits', 'Granted', 'Expires']}>
+            {active.map(({ kind, entry }) => (
+              <tr key={`${entry.reward.key}${entry.created_at}`}>
+                <th scope="row">{entry.reward.name}</th>
+                <td>{kind}</td>
+                <td class="num">{entry.credits === undefined ? '—' : formatNumber(entry.credits)}</td>
+                <td>{formatDateTime(entry.created_at)}</td>
+                <td>{entry.expires_at ? formatDateTime(entry.expires_at) : 'never'}</td>
+              </tr>
+            ))}
+          </DataTable>
         )}
       </section>
     </>

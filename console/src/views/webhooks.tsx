@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { type ApiErrorItem, api, outcome, type Schemas } from '../api';
-import { Empty, Pager, Problem, Section, useLoad, usePages, ViewTitle } from '../components';
+import { Empty, Pager, Problem, Section, useLoad, usePages, ViewTitle, DataTable } from '../components';
 import { formatDateTime, formatNumber } from '../format';
 
 const STATUSES = ['', 'pending', 'delivered', 'failed', 'dead'] as const;
@@ -28,36 +28,21 @@ function Endpoints(props: { endpoints: Schemas['Webhook'][]; selected: string | 
   if (props.endpoints.length === 0) return <Empty>No webhook endpoint (PUT /admin/webhooks/ID adds one).</Empty>;
   return (
     <>
-      <div class="scroll">
-        <table>
-          <thead>
-            <tr>
-              <th scope="col">Endpoint</th>
-              <th scope="col">URL</th>
-              <th scope="col">Events</th>
-              <th scope="col">Enabled</th>
-              <th scope="col">
-                <span class="visually-hidden">Actions</span>
-              </th>
-            </tr>
-          </thead>
-          <tbody>
-            {page.map((w) => (
-              <tr key={w.id} aria-current={w.id === props.selected ? 'true' : undefined}>
-                <th scope="row">{w.id}</th>
-                <td class="wrap">{w.url}</td>
-                <td>{w.events === null ? 'all' : w.events.join(', ')}</td>
-                <td>{w.enabled ? 'yes' : 'no'}</td>
-                <td>
-                  <button type="button" class="link" onClick={() => props.onSelect(w.id)} aria-label={`Deliveries of ${w.id}`}>
-                    Deliveries
-                  </button>
-                </td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
+      <DataTable columns={['Endpoint', 'URL', 'Events', 'Enabled', { hidden: 'Actions' }]}>
+        {page.map((w) => (
+          <tr key={w.id} aria-current={w.id === props.selected ? 'true' : undefined}>
+            <th scope="row">{w.id}</th>
+            <td class="wrap">{w.url}</td>
+            <td>{w.events === null ? 'all' : w.events.join(', ')}</td>
+            <td>{w.enabled ? 'yes' : 'no'}</td>
+            <td>
+              <button type="button" class="link" onClick={() => props.onSelect(w.id)} aria-label={`Deliveries of ${w.id}`}>
+                Deliveries
+              </button>
+            </td>
+          </tr>
+        ))}
+      </DataTable>
       {pager}
     </>
   );
@@ -116,44 +101,26 @@ function Deliveries(props: { endpointId: string }) {
             {body.data.deliveries.length === 0 ? (
               <Empty>No delivery{status ? ` with status ${status}` : ''}.</Empty>
             ) : (
-              <div class="scroll">
-                <table>
-                  <thead>
-                    <tr>
-                      <th scope="col">Message</th>
-                      <th scope="col">Event</th>
-                      <th scope="col">Status</th>
-                      <th scope="col">Attempts</th>
-                      <th scope="col">Last answer</th>
-                      <th scope="col">Next attempt</th>
-                      <th scope="col">Delivered</th>
-                      <th scope="col">
-                        <span class="visually-hidden">Actions</span>
-                      </th>
-                    </tr>
-                  </thead>
-                  <tbody>
-                    {body.data.deliveries.map((d) => (
-                      <tr key={d.message_id}>
-                        <th scope="row">
-                          <code>{d.message_id}</code>
-                        </th>
-                        <td>{d.event_type}</td>
-                        <td>{d.status}</td>
-                        <td class="num">{formatNumber(d.attempts)}</td>
-                        <td>{d.last_status_code ?? d.last_error ?? '—'}</td>
-                        <td>{formatDateTime(d.next_attempt_at)}</td>
-                        <td>{formatDateTime(d.delivered_at)}</td>
-                        <td>
-                          <button type="button" onClick={() => redeliver(d.message_id)} aria-label={`Redeliver ${d.message_id}`}>
-                            Redeliver
-                          </button>
-                        </td>
-                      </tr>
-                    ))}
-                  </tbody>
-                </table>
-              </div>
+              <DataTable columns={['Message', 'Event', 'Status', 'Attempts', 'Last answer', 'Next attempt', 'Delivered', { hidden: 'Actions' }]}>
+                {body.data.deliveries.map((d) => (
+                  <tr key={d.message_id}>
+                    <th scope="row">
+                      <code>{d.message_id}</code>
+                    </th>
+                    <td>{d.event_type}</td>
+                    <td>{d.status}</td>
+                    <td class="num">{formatNumber(d.attempts)}</td>
+                    <td>{d.last_status_code ?? d.last_error ?? '—'}</td>
+                    <td>{formatDateTime(d.next_attempt_at)}</td>
+                    <td>{formatDateTime(d.delivered_at)}</td>
+                    <td>
+                      <button type="button" onClick={() => redeliver(d.message_id)} aria-label={`Redeliver ${d.message_id}`}>
+                        Redeliver
+                      </button>
+                    </td>
+                  </tr>
+                ))}
+              </DataTable>
             )}
             <Pager
               label={`Page ${cursors.length}`}
