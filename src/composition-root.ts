@@ -1,3 +1,4 @@
+import { FraudRuleQueries } from './application/fraud/fraud-rule-queries.js';
 import { type DependencyContainer, type InjectionToken, instanceCachingFactory, container as rootContainer } from 'tsyringe';
 import { allProjections } from '../projections/index.js';
 import type { Projection } from '../projections/projection.js';
@@ -118,6 +119,8 @@ export async function composeService(options: CompositionOptions): Promise<Depen
   );
   singleton(container, CatalogQueries, (c) => new CatalogQueries(c.resolve<ReadStore>(TOKENS.ReadStore)));
   container.registerSingleton(OfferCodeLookup);
+  // One instance, so the rules in force stay cached between claims.
+  container.registerSingleton(FraudRuleQueries);
   const projections = (c: DependencyContainer) => c.resolve<Projection[]>(TOKENS.Projections);
   singleton(
     container,

@@ -45,14 +45,17 @@ export interface ClaimSteps<R> {
  * 1. the claimer's checks (`checkClaim`) on its current state;
  * 2. the fraud rules on the parties (`judgeParties`), when rules judge the claim;
  * 3. a claim slot on the code's stream: the limit, then the referrer's rate rules, then a
- *    party's `reject` (a refusal by a rule is recorded in the claimer's stream);
- * 4. the payment customer's claimers counter, when a rule needs it (a refusal gives the slot back);
+ *    party's `reject` (a refusal by a rule is recorded in the claimer's stream); and, in the same
+ *    round, 4. the payment customer's claimers counter when a rule needs it (a refusal by either
+ *    gives back what the other took; the slot's refusal is the one reported);
  * 5. the claim and the receiver's rewards in the claimer's stream (`decideClaimCode`), with the
  *    `hold` a rule put on it; a claim that cannot be recorded gives its slot and count back, and
  *    a slot lost meanwhile (the claim repair released it) starts again with a new claim id.
  * Two streams, no transaction: if the process dies between 3 and 5, the claim repair gives the
  * slot back later.
  */
+const NOT_COUNTED = Promise.resolve({ hold: null, stream: null });
+
 export async function runClaim<R>(steps: ClaimSteps<R>, request: Omit<ClaimCodeCommand, 'now' | 'claim_id' | 'hold'>): Promise<R> {
   const fraud = steps.fraud;
   for (let attempt = 1; ; attempt += 1) {
@@ -60,26 +63,21 @@ export async function runClaim<R>(steps: ClaimSteps<R>, request: Omit<ClaimCodeC
     const claimer = await steps.claimer();
     checkClaim(claimer, command);
     const parties = fraud ? await fraud.judgeParties(claimer, command.now) : NO_VERDICT;
-    let hold: RuleHit | null;
-    try {
-      const rateHold = await steps.takeSlot(command.claim_id, fraud ? { now: command.now, rules: fraud.rules, refused: parties.reject } : {});
-      hold = parties.hold ?? rateHold;
-    } catch (error) {
+    // The slot and the payment customer's count are taken together (one group commit); a claim
+    // refused by either gives back what the other took.
+    const [slot, counted] = await Promise.allSettled([
+      steps.takeSlot(command.claim_id, fraud ? { now: command.now, rules: fraud.rules, refused: parties.reject } : {}),
+      fraud ? fraud.countPaymentCustomer(claimer) : NOT_COUNTED,
+    ]);
+    if (slot.status === 'rejected' || counted.status === 'rejected') {
+      if (slot.status === 'fulfilled') await steps.giveBack(command.claim_id);
+      if (counted.status === 'fulfilled') await fraud?.releasePaymentCustomer(counted.value.stream);
+      const error: unknown = slot.status === 'rejected' ? slot.reason : (counted as PromiseRejectedResult).reason;
       if (fraud && error instanceof RejectedByRule) await fraud.recordRejection(error.rule, command.now);
       throw error;
     }
-    let paymentCustomer: string | null = null;
-    if (fraud) {
-      try {
-        const counted = await fraud.countPaymentCustomer(claimer);
-        paymentCustomer = counted.stream;
-        hold ??= counted.hold;
-      } catch (error) {
-        await steps.giveBack(command.claim_id);
-        if (error instanceof RejectedByRule) await fraud.recordRejection(error.rule, command.now);
-        throw error;
-      }
-    }
+    const paymentCustomer = counted.value.stream;
+    const hold: RuleHit | null = parties.hold ?? slot.value ?? counted.value.hold;
     const claimHold = fraud ? fraud.holdOf(hold, command.claim_id) : null;
     try {
       return await steps.record((state) => decideClaimCode(state, { ...command, now: steps.now(), hold: claimHold }));

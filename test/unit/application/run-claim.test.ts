@@ -88,11 +88,29 @@ describe('runClaim: what happens on claim, with and without fraud rules', () => 
     expect(JSON.parse(recorded[0]!).hold).to.deep.equal({ rule_id: 'r1', kind: 'blocked_users', review_id: 'review-of-claim-1' });
   });
 
-  it('a refusal by a rule at the slot is recorded in the claimer stream and nothing else is written', async () => {
+  it('a refusal by a rule at the slot gives back the count taken with it, then records the refusal in the claimer stream', async () => {
     const { steps, journal } = stepsOf({ fraud: {}, takeSlot: () => Promise.reject(new RejectedByRule(hit('reject'))) });
     const refused = await runClaim(steps, request).catch((error: unknown) => error);
     expect(refused).to.be.instanceOf(RejectedByRule);
-    expect(journal).to.deep.equal(['load claimer', 'judge parties', 'take slot claim-1 with rules', 'record rejection by r1']);
+    expect(journal).to.deep.equal([
+      'load claimer',
+      'judge parties',
+      'take slot claim-1 with rules',
+      'count payment customer',
+      'release payment-customer-x',
+      'record rejection by r1',
+    ]);
+  });
+
+  it('when slot and counter both refuse, the refusal of the slot is the one answered and nothing is left taken', async () => {
+    const limit = new DomainError('CLAIM.LIMIT_REACHED', 'full', '/code');
+    const { steps, journal } = stepsOf({
+      fraud: { countPaymentCustomer: () => Promise.reject(new RejectedByRule(hit('reject'))) },
+      takeSlot: () => Promise.reject(limit),
+    });
+    const refused = await runClaim(steps, request).catch((error: unknown) => error);
+    expect(refused).to.equal(limit);
+    expect(journal).to.deep.equal(['load claimer', 'judge parties', 'take slot claim-1 with rules']);
   });
 
   it('a refusal by the payment customer counter gives the slot back, then records the refusal', async () => {
@@ -100,6 +118,26 @@ describe('runClaim: what happens on claim, with and without fraud rules', () => 
     const refused = await runClaim(steps, request).catch((error: unknown) => error);
     expect(refused).to.be.instanceOf(RejectedByRule);
     expect(journal).to.deep.equal(['load claimer', 'judge parties', 'take slot claim-1 with rules', 'give back claim-1', 'record rejection by r1']);
+  });
+
+  it('the count is asked before the slot answers: both ride one group commit', async () => {
+    let countedBeforeSlotAnswered = false;
+    let counted = false;
+    const { steps } = stepsOf({
+      fraud: {
+        countPaymentCustomer: async () => {
+          counted = true;
+          return { hold: null, stream: null };
+        },
+      },
+      takeSlot: async () => {
+        await new Promise((resolve) => setImmediate(resolve));
+        countedBeforeSlotAnswered = counted;
+        return null;
+      },
+    });
+    await runClaim(steps, request);
+    expect(countedBeforeSlotAnswered).to.equal(true);
   });
 
   it('a slot lost before the claim is recorded gives back slot and count, then starts again with a new claim id', async () => {
