@@ -30,6 +30,7 @@ import type { Config } from './config.js';
 import { useAccountTokenNamespace } from './domain/revenue/account-token.js';
 import { MeteredEventStore } from './observability/metered-event-store.js';
 import { Metrics } from './observability/metrics.js';
+import { RequestActivity } from './observability/request-activity.js';
 import { APP_STORE_CONNECT } from './ports/app-store.js';
 import type { Clock } from './ports/clock.js';
 import type { EventStore } from './ports/event-store.js';
@@ -104,6 +105,7 @@ export async function composeService(options: CompositionOptions): Promise<Depen
   container.register(TOKENS.Ids, { useValue: options.ids ?? new RandomIds() });
   container.register(TOKENS.Projections, { useValue: allProjections });
   container.register(TOKENS.Metrics, { useValue: new Metrics() });
+  container.register(RequestActivity, { useValue: new RequestActivity() });
   singleton(container, TOKENS.EventStore, (c) => new MeteredEventStore(backend.eventStore, c.resolve<Metrics>(TOKENS.Metrics)));
   container.register(APP_STORE_CONNECT, { useValue: await openAppStoreConnect(config, container.resolve<Clock>(TOKENS.Clock)) });
   useAccountTokenNamespace(config.ACCOUNT_TOKEN_NAMESPACE);
@@ -181,6 +183,7 @@ export async function composeService(options: CompositionOptions): Promise<Depen
       logger: c.resolve<Logger>(TOKENS.Logger),
       partner: c.resolve<PartnerEntitlements | null>(PROCESS.PartnerEntitlements),
       disable: (endpointId, reason) => webhookAdmin.disable(endpointId, reason),
+      activity: c.resolve(RequestActivity),
     });
   });
   singleton(container, WebhookFeeder, (c) => {

@@ -127,6 +127,8 @@ export const configSchema = z
     WEBHOOK_RETRY_HOURS: z.coerce.number().positive().default(72),
     /** An endpoint failing without a single success for this long is disabled (and reported). */
     WEBHOOK_DISABLE_AFTER_HOURS: z.coerce.number().positive().default(120),
+    /** Deliveries yield to requests being answered, for at most this long per message (0: never yield). */
+    WEBHOOK_YIELD_MAX_S: z.coerce.number().min(0).default(30),
     WEBHOOKS_ALLOW_HTTP: z
       .enum(['true', 'false'])
       .default('false')
@@ -263,6 +265,7 @@ const EXPECTED: Record<string, string> = {
   WEBHOOK_TIMEOUT_MS: 'a whole number of milliseconds, 1 or more (default 10000)',
   WEBHOOK_RETRY_HOURS: 'a number of hours greater than 0 (default 72)',
   WEBHOOK_DISABLE_AFTER_HOURS: 'a number of hours greater than 0 (default 120)',
+  WEBHOOK_YIELD_MAX_S: 'a number of seconds, 0 or more (default 30; 0: deliveries never yield to requests)',
   WEBHOOKS_ALLOW_HTTP: 'true or false (default false: https only)',
   WEBHOOKS_ALLOW_PRIVATE: 'true or false (default false: private and loopback hosts refused)',
   REVENUECAT_BASE_URL: 'an absolute URL (default https://api.revenuecat.com)',

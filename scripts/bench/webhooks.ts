@@ -5,9 +5,11 @@
  * on 100 users) and `--endpoints` endpoints straight into a fresh embedded log, starts the real
  * service (child process, 127.0.0.1), and measures:
  *   - deliveries/s: every message received by the local receivers (their own process; signatures
- *     checked on a sample);
+ *     checked on a sample), first to last, and from the end of the API load to the last;
  *   - the API while it delivers: GET /users/{id} req/s and p99 with autocannon, against the same
- *     service once the outbox is empty (the baseline).
+ *     service once the outbox is empty (the baseline). Deliveries yield to requests (up to
+ *     WEBHOOK_YIELD_MAX_S per message, 30 s by default), so few are sent during the load; run
+ *     with WEBHOOK_YIELD_MAX_S=0 in the environment to measure them competing instead.
  */
 import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
@@ -145,12 +147,12 @@ function startService(dataDir: string, role: 'all' | 'api' | 'projector' = 'all'
   });
 }
 
-async function apiLoad(url: string) {
+async function apiLoad(url: string, duration = DURATION) {
   let reads = 0;
   const result = await autocannon({
     url,
     connections: CONNECTIONS,
-    duration: DURATION,
+    duration,
     headers: { 'x-api-key': CLIENT },
     requests: [{ setupRequest: (request) => ({ ...request, method: 'GET', path: `/users/bench-user-${reads++ % USERS}` }) }],
   });
@@ -175,10 +177,22 @@ async function main() {
       if (ready.status === 200 && body.data?.projections.every((projection) => projection.lag === 0)) break;
       await new Promise((resolve) => setTimeout(resolve, 100));
     }
-    process.stderr.write(`delivering ${expected} messages; loading GET /users/{id} meanwhile (${DURATION} s, ${CONNECTIONS} connections)…\n`);
     const received = async () => (await receivers.counts()).reduce((sum, target) => sum + target.received, 0);
+    process.stderr.write(`delivering ${expected} messages; loading GET /users/{id} meanwhile (${DURATION} s, ${CONNECTIONS} connections)…\n`);
+    // Everything fed into the outbox first (queue depth + received = all messages): the load
+    // then meets the deliveries alone, not the feeder following the log.
+    for (;;) {
+      const metrics = await (await fetch(`${service.url}/metrics`, { headers: { 'x-api-key': SECRET } })).text();
+      const depth = [...metrics.matchAll(/^webhook_queue_depth\{[^}]*\} (\d+)/gm)].reduce((sum, match) => sum + Number(match[1]), 0);
+      if (depth + (await received()) >= expected) break;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    // A fresh process answers its first requests slower (JIT, caches): warm it up first, so the
+    // two measured runs differ only by the deliveries.
+    await apiLoad(service.url, 2);
     const atStart = await received();
     const during = await apiLoad(service.url);
+    const loadEndedAt = Date.now();
     const midway = (await received()) - atStart;
     while ((await received()) < expected) {
       if (performance.now() - started > 600_000) throw new Error('deliveries did not finish within 10 minutes');
@@ -197,6 +211,7 @@ async function main() {
       messages: expected,
       'delivery seconds (first to last)': Number(seconds.toFixed(2)),
       'deliveries/s': Math.round(expected / seconds),
+      'deliveries/s once the API load ended': Math.round((expected - atStart - midway) / ((last - loadEndedAt) / 1000)),
       'delivered while the API was loaded': midway,
       'still undelivered when the API load ended': expected - atStart - midway,
       'signatures verified (sample)': final.reduce((sum, target) => sum + target.verified, 0),

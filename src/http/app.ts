@@ -34,6 +34,7 @@ import { userRoutes } from './routes/users.js';
 import { WINWINKIT_MOUNT } from './compat/winwinkit-wire.js';
 import { winwinkitRoutes } from './compat/winwinkit-routes.js';
 import { mountRoutes } from './route.js';
+import { RequestActivity } from '../observability/request-activity.js';
 
 const BODY_LIMIT = '64kb';
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
@@ -47,10 +48,12 @@ const requestId: RequestHandler = (req, res, next) => {
   next();
 };
 
-/** Metrics and one access-log line per request, with its request id. */
-function observe(metrics: Metrics, logger: Logger): RequestHandler {
+/** Metrics and one access-log line per request, with its request id; the request counts as activity until it closes. */
+function observe(metrics: Metrics, logger: Logger, activity: RequestActivity): RequestHandler {
   return (req, res, next) => {
     const stop = metrics.httpDuration.startTimer();
+    activity.begin();
+    res.once('close', () => activity.end());
     res.on('finish', () => {
       const route = req.route ? String(req.route.path) : 'unmatched';
       metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
@@ -99,7 +102,7 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
   app.set('etag', false);
   // Which X-Forwarded-For hops name the client (req.ip): none unless TRUST_PROXY says so.
   app.set('trust proxy', config.TRUST_PROXY);
-  app.use(requestId, observe(metrics, logger));
+  app.use(requestId, observe(metrics, logger, container.resolve(RequestActivity)));
   mountRoutes(
     app,
     api,

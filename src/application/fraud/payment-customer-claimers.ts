@@ -27,8 +27,8 @@ export function decideCountPaymentCustomerClaim(latest: DomainEvent | undefined,
 /**
  * How many referral claimers shared one payment customer (SPEC §13, `payment_customer_claimers`):
  * a counter in `payment-customer-{digest}` whose latest event carries the count, so a claim
- * reads one event and appends one (exact under concurrency: the append has the exact expected
- * revision; constant cost). Privacy: the stream is named by a keyed digest (HMAC-SHA-256 with a
+ * appends one event, reading the latest one only when the counter exists (exact under
+ * concurrency: the append has the exact expected revision; constant cost). Privacy: the stream is named by a keyed digest (HMAC-SHA-256 with a
  * random key kept in the read store, outside the log) and its events hold counts only — no
  * plaintext payment customer id, no user id.
  */
@@ -44,7 +44,12 @@ export class PaymentCustomerClaimers {
   /** Counts one more claimer of this payment customer; a `reject` rule past `max` throws, a `hold` rule is returned. */
   async count(paymentCustomerId: string, rules: readonly FraudRule[], context: CommandContext): Promise<{ hold: RuleHit | null; stream: string }> {
     const stream = streams.paymentCustomer(await this.digest(paymentCustomerId));
-    const { result } = await this.executor.executeOnLatest(stream, (latest) => decideCountPaymentCustomerClaim(latest, rules), context);
+    // Almost every payment customer belongs to one claimer, so its counter does not exist yet: the
+    // first attempt appends without reading; a counter that exists answers with a conflict, and
+    // the next attempt reads it.
+    const { result } = await this.executor.executeOnLatest(stream, (latest) => decideCountPaymentCustomerClaim(latest, rules), context, {
+      expectNew: true,
+    });
     return { hold: result, stream };
   }
 

@@ -18,6 +18,8 @@ export interface DeliverySettings extends UrlPolicySettings {
   WEBHOOK_TIMEOUT_MS: number;
   WEBHOOK_RETRY_HOURS: number;
   WEBHOOK_DISABLE_AFTER_HOURS: number;
+  /** While requests are being answered, a message waits at most this long after it was enqueued. */
+  WEBHOOK_YIELD_MAX_S: number;
 }
 
 export interface DeliveryEngineDeps {
@@ -33,10 +35,14 @@ export interface DeliveryEngineDeps {
   partner: PartnerEntitlements | null;
   /** A random number in [0, 1) for the backoff jitter (injectable). */
   random?: () => number;
+  /** This process's HTTP requests: deliveries yield to them (none: never yield). */
+  activity?: { readonly busy: boolean };
 }
 
 /** How often due messages are looked for when nothing wakes the engine (retries come due on the clock). */
 const POLL_MS = 100;
+/** How often a lane yielding to requests looks again. */
+const YIELD_POLL_MS = 10;
 /** Endpoints delivered to at once; each endpoint has one message in flight (its log order). */
 const MAX_ENDPOINTS_IN_FLIGHT = 64;
 
@@ -46,6 +52,11 @@ type Attempt = PostOutcome & { permanent: boolean; gone: boolean };
  * Delivers the outbox: each endpoint in its own lane, one message at a time in log order
  * (at-least-once: an attempt is recorded after the receiver answered, so a crash repeats it).
  * A failing endpoint's lane waits for its next attempt time; the other lanes go on.
+ *
+ * Deliveries yield to the API: while this process answers requests, a lane holds its next message
+ * until the requests pause, or until the message has waited WEBHOOK_YIELD_MAX_S since it was
+ * enqueued. A burst of traffic delays webhooks by seconds, not the API; under sustained load they
+ * go at full speed again once that bound is reached, so no message waits for a quiet moment forever.
  */
 export class DeliveryEngine {
   private readonly lanes = new Map<string, Promise<void>>();
@@ -112,6 +123,8 @@ export class DeliveryEngine {
     while (this.running) {
       const message = await this.deps.outbox.head(endpointId);
       if (!message || message.next_attempt_at > this.now()) return;
+      await this.yieldToRequests(message);
+      if (!this.running) return;
       if (endpointId === REVENUECAT_ENDPOINT) {
         if (!this.deps.partner) return;
         await this.record(message, await this.fulfil(message), null);
@@ -126,6 +139,16 @@ export class DeliveryEngine {
       const attempt = await this.send(endpoint, message);
       await this.record(message, attempt, endpoint);
       if (attempt.statusCode === null || attempt.statusCode < 200 || attempt.statusCode >= 300) return;
+    }
+  }
+
+  /** Waits while requests are being answered, up to WEBHOOK_YIELD_MAX_S after the message was enqueued. */
+  private async yieldToRequests(message: OutboxMessage): Promise<void> {
+    const activity = this.deps.activity;
+    if (!activity) return;
+    const until = Date.parse(message.enqueued_at) + this.deps.settings.WEBHOOK_YIELD_MAX_S * 1000;
+    while (this.running && activity.busy && this.deps.clock.now().getTime() < until) {
+      await new Promise((resolve) => setTimeout(resolve, YIELD_POLL_MS));
     }
   }
 
