@@ -21,13 +21,34 @@ import { load, type Measurement } from './bench/load.js';
 import { measureLogSpeed } from './bench/log-speed.js';
 import { type BenchOptions, benchCommand, benchOptions } from './bench/options.js';
 import { runScript } from './cli/command-line.js';
-import { CatchUpTimeout, type Child, CLIENT_KEY, call, ROOT, rateLimitEnv, sleep, startBare, startService, waitCaughtUp } from './bench/processes.js';
+import {
+  CatchUpTimeout,
+  type Child,
+  CLIENT_KEY,
+  call,
+  ROOT,
+  rateLimitEnv,
+  sleep,
+  startBare,
+  startService,
+  waitCaughtUp,
+  SECRET_KEY,
+} from './bench/processes.js';
 import { type BenchReport, type Figure, formatTable, newReport, ratio } from './bench/report.js';
 import { setGuardRules } from './bench/fraud-rules.js';
 import { seedReferrerClaims, seedWithdrawals } from './bench/seed-history.js';
 
 const progress = (message: string) => process.stderr.write(`${message}\n`);
 const BANK_CREDITS = 1_000_000;
+
+/** A load test with the service's CPU time (user + system, all its threads) per request. */
+type Measured = Measurement & { cpu_us_per_request: number };
+
+/** The service process's CPU seconds so far (its `process_cpu_seconds_total`). */
+async function serviceCpuSeconds(url: string): Promise<number> {
+  const metrics = await (await fetch(`${url}/metrics`, { headers: { 'x-api-key': SECRET_KEY } })).text();
+  return Number(/^process_cpu_seconds_total (\S+)$/m.exec(metrics)?.[1] ?? Number.NaN);
+}
 
 class Bench {
   private service!: Child;
@@ -218,8 +239,8 @@ class Bench {
    */
   private async guardedClaims(): Promise<void> {
     progress('the same claims without, then with rate limits and fraud rules (twice, alternating)…');
-    const unguarded: Measurement[] = [];
-    const guarded: Measurement[] = [];
+    const unguarded: Measured[] = [];
+    const guarded: Measured[] = [];
     // Each side starts on a freshly started service, so neither has the other's warm JIT or
     // caches; the sides alternate twice and each keeps its better run, so a burst of noise on a
     // shared machine does not decide the ratio.
@@ -232,7 +253,8 @@ class Bench {
       await setGuardRules(this.url, false);
     }
     await this.restart(this.options.rateLimits);
-    const best = (runs: Measurement[]) => runs.reduce((a, b) => (b.req_per_s > a.req_per_s ? b : a));
+    const best = (runs: Measured[]) => runs.reduce((a, b) => (b.req_per_s > a.req_per_s ? b : a));
+    const cpu = (runs: Measured[]) => Math.min(...runs.map((run) => run.cpu_us_per_request));
     this.add({
       key: 'claims.guarded',
       what: `claims on one referral code with rate limits and all 7 fraud rule kinds on${guarded.some((run) => run.non_2xx > 0) ? ' (some refused)' : ''}`,
@@ -240,11 +262,13 @@ class Bench {
       compared_with: { what: `the same claims with fraud rules off${this.options.rateLimits ? '' : ' and rate limits off'}`, load: best(unguarded) },
       ratio: ratio(best(guarded).req_per_s, best(unguarded).req_per_s),
       target: '≥ 0.9× (issue #15)',
+      // The service's own CPU time per claim does not depend on what else the machine runs.
+      note: `service CPU per claim (least of ${guarded.length}): ${cpu(guarded)} µs guarded, ${cpu(unguarded)} µs without (${ratio(cpu(unguarded), cpu(guarded))}×)`,
     });
   }
 
   /** Claims on a new referrer's code by new users who each have a payment customer. */
-  private async claimsWithPaymentCustomers(referrerId: string): Promise<Measurement> {
+  private async claimsWithPaymentCustomers(referrerId: string): Promise<Measured> {
     const referrer = await this.newUser(referrerId);
     const first = this.createdUsers;
     let next = first;
@@ -264,7 +288,10 @@ class Bench {
     });
     await this.run(claim, { duration: 1, maxRequests: Math.ceil(claimers.length / 6) }); // warm-up (after a restart too)
     await waitCaughtUp(this.url);
-    return this.run(claim, { maxRequests: claimers.length - index });
+    const cpuBefore = await serviceCpuSeconds(this.url);
+    const measured = await this.run(claim, { maxRequests: claimers.length - index });
+    const cpuUs = ((await serviceCpuSeconds(this.url)) - cpuBefore) * 1e6;
+    return { ...measured, cpu_us_per_request: Math.round(cpuUs / Math.max(measured.requests, 1)) };
   }
 
   async withdrawals(): Promise<void> {

@@ -67,7 +67,7 @@ export function formatTable(report: BenchReport): string {
   const lines = ['| What | Service | Compared with | Ratio | Target |', '|---|---|---|---|---|'];
   for (const figure of report.figures) {
     const service = figure.load
-      ? measured(figure.load)
+      ? `${measured(figure.load)}${figure.note ? `; ${figure.note}` : ''}`
       : figure.value === null || figure.value === undefined
         ? `not reached${figure.note ? ` (${figure.note})` : ''}`
         : `${number(figure.value)} ${figure.unit ?? ''}`.trim();
