@@ -28,10 +28,19 @@ interface ScriptRun {
   stdout: string;
 }
 
-/** Runs `scripts/NAME.ts` on a data directory; wall time and peak memory of its process. */
+/** The Node options `npm run NAME` gives its script (package.json), e.g. replay's heap bounds. */
+function nodeOptionsOf(name: string): string[] {
+  const scripts = (JSON.parse(fs.readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: Record<string, string> }).scripts;
+  return (scripts[name] ?? '').split(/\s+/).filter((word) => /^--max-[a-z-]+-size=\d+$/.test(word));
+}
+
+/**
+ * Runs `scripts/NAME.ts` on a data directory with the Node options `npm run NAME` uses; wall
+ * time and peak memory of its process (node itself, not an npm wrapper).
+ */
 function runScript(name: string, dataDir: string, args: string[] = []): Promise<ScriptRun> {
   const started = performance.now();
-  const child = spawn(process.execPath, ['--import', 'tsx', `scripts/${name}.ts`, ...args], {
+  const child = spawn(process.execPath, [...nodeOptionsOf(name), '--import', 'tsx', `scripts/${name}.ts`, ...args], {
     cwd: ROOT,
     env: { ...process.env, DATA_DIR: dataDir, NODE_ENV: 'development', LOG_LEVEL: 'silent' },
     stdio: ['ignore', 'pipe', 'pipe'],

@@ -1,5 +1,5 @@
 export interface Ids {
-  /** A fresh random UUID. */
+  /** A fresh unique UUID, unguessable and time-ordered (UUIDv7). */
   uuid(): string;
   /** A deterministic UUID derived from the parts (UUIDv5), for idempotent event ids. */
   derived(...parts: string[]): string;

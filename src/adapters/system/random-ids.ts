@@ -1,5 +1,5 @@
-import { randomInt, randomUUID } from 'node:crypto';
-import { v5 as uuidv5 } from 'uuid';
+import { randomInt } from 'node:crypto';
+import { v5 as uuidv5, v7 as uuidv7 } from 'uuid';
 import { REFERRAL_CODE_ALPHABET, REFERRAL_CODE_LENGTH } from '../../domain/codes/referral-code.js';
 import type { Ids } from '../../ports/ids.js';
 
@@ -7,8 +7,13 @@ import type { Ids } from '../../ports/ids.js';
 const NAMESPACE = '3f0f5a0e-6c1e-4b39-9a51-7d1c2b7e4a10';
 
 export class RandomIds implements Ids {
+  /**
+   * UUIDv7: 74 random bits after a millisecond timestamp, so ids made later sort later. Event ids
+   * are the log's unique key: time-ordered ones land at the end of its index instead of on a
+   * random page of it, which keeps an append's index upkeep the same however long the log is.
+   */
   uuid(): string {
-    return randomUUID();
+    return uuidv7();
   }
 
   derived(...parts: string[]): string {
