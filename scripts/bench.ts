@@ -41,7 +41,7 @@ import { seedReferrerClaims, seedWithdrawals } from './bench/seed-history.js';
 const progress = (message: string) => process.stderr.write(`${message}\n`);
 const BANK_CREDITS = 1_000_000;
 
-/** A load test with the service's CPU time (user + system, all its threads) per request. */
+/** A load test with the service's CPU time (user + system, all its threads) per request, the catch-up of its read models included. */
 type Measured = Measurement & { cpu_us_per_request: number };
 
 /** The service process's CPU seconds so far (its `process_cpu_seconds_total`). */
@@ -290,6 +290,8 @@ class Bench {
     await waitCaughtUp(this.url);
     const cpuBefore = await serviceCpuSeconds(this.url);
     const measured = await this.run(claim, { maxRequests: claimers.length - index });
+    // Until the read models and reactions caught up: their work on these claims counts too.
+    await waitCaughtUp(this.url);
     const cpuUs = ((await serviceCpuSeconds(this.url)) - cpuBefore) * 1e6;
     return { ...measured, cpu_us_per_request: Math.round(cpuUs / Math.max(measured.requests, 1)) };
   }
