@@ -9,8 +9,8 @@ const NAMESPACE = '3f0f5a0e-6c1e-4b39-9a51-7d1c2b7e4a10';
 export class RandomIds implements Ids {
   /**
    * UUIDv7: 74 random bits after a millisecond timestamp, so ids made later sort later. Event ids
-   * are the log's unique key: time-ordered ones land at the end of its index instead of on a
-   * random page of it, which keeps an append's index upkeep the same however long the log is.
+   * are the log's unique key: time-ordered ones land on the last page of its index instead of a
+   * random page of it (which, once the index outgrows the page cache, is a page read per append).
    */
   uuid(): string {
     return uuidv7();

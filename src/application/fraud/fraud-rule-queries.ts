@@ -28,7 +28,8 @@ export class FraudRuleQueries {
   async enabled(): Promise<FraudRule[]> {
     const stamp = (await this.readStore.get<{ event_id: string }>(FRAUD_RULES_STAMP, FRAUD_RULES_STAMP_ID))?.event_id ?? null;
     if (this.inForce?.stamp === stamp) return this.inForce.rules;
-    const rules = stamp === null ? [] : await this.readStore.find<FraudRule>(FRAUD_RULES, { where: { enabled: true } });
+    // No stamp yet: no rule changed since the stamp was introduced (rules from before it, or none).
+    const rules = await this.readStore.find<FraudRule>(FRAUD_RULES, { where: { enabled: true } });
     this.inForce = { stamp, rules };
     return rules;
   }

@@ -28,9 +28,9 @@ export function decideCountPaymentCustomerClaim(latest: DomainEvent | undefined,
  * How many referral claimers shared one payment customer (SPEC §13, `payment_customer_claimers`):
  * a counter in `payment-customer-{digest}` whose latest event carries the count, so a claim
  * appends one event, reading the latest one only when the counter exists (exact under
- * concurrency: the append has the exact expected revision; constant cost). Privacy: the stream is named by a keyed digest (HMAC-SHA-256 with a
- * random key kept in the read store, outside the log) and its events hold counts only — no
- * plaintext payment customer id, no user id.
+ * concurrency: the append has the exact expected revision; constant cost). Privacy: the stream
+ * is named by a keyed digest (HMAC-SHA-256 with a random key kept in the read store, outside the
+ * log) and its events hold counts only — no plaintext payment customer id, no user id.
  */
 @injectable()
 export class PaymentCustomerClaimers {

@@ -54,6 +54,15 @@ describe('FraudRuleQueries.enabled: the rules in force, cached behind their stam
     expect(counting.counts.bytesRead).to.be.below(10 * 100);
   });
 
+  it('rules written before the stamp existed (fraud_rules v1, not replayed yet) stay in force until a change stamps them', async () => {
+    await app.readStore.commitBatches([
+      { projector: 'v1-era', version: 1, position: 1n, after: null, changes: [{ op: 'put', collection: 'fraud_rules', id: 'old', doc: rule('old', true) }] },
+    ]);
+    expect((await rules.enabled()).map((found) => found.id)).to.deep.equal(['old']);
+    await app.given({ 'rule-new': [event('FraudRuleCreated', { rule: rule('new', true) })] });
+    expect((await rules.enabled()).map((found) => found.id)).to.deep.equal(['new', 'old']);
+  });
+
   it('a rule created, disabled or changed is seen at the next read', async () => {
     await app.given({ 'rule-a': [event('FraudRuleCreated', { rule: rule('a', true) })] });
     expect((await rules.enabled()).map((found) => found.id)).to.deep.equal(['a']);
