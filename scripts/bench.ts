@@ -21,37 +21,14 @@ import { load, type Measurement } from './bench/load.js';
 import { measureLogSpeed } from './bench/log-speed.js';
 import { type BenchOptions, benchCommand, benchOptions } from './bench/options.js';
 import { runScript } from './cli/command-line.js';
-import {
-  CatchUpTimeout,
-  type Child,
-  CLIENT_KEY,
-  call,
-  ROOT,
-  rateLimitEnv,
-  sleep,
-  startBare,
-  startService,
-  waitCaughtUp,
-  SECRET_KEY,
-} from './bench/processes.js';
+import { CatchUpTimeout, type Child, CLIENT_KEY, call, ROOT, rateLimitEnv, sleep, startBare, startService, waitCaughtUp } from './bench/processes.js';
 import { type BenchReport, type Figure, formatTable, newReport, ratio } from './bench/report.js';
 import { setGuardRules } from './bench/fraud-rules.js';
+import { alternatingRounds, GUARD_ROUNDS, type Measured, serviceCpuSeconds, guardedFigure } from './bench/guarded-claims.js';
 import { seedReferrerClaims, seedWithdrawals } from './bench/seed-history.js';
 
 const progress = (message: string) => process.stderr.write(`${message}\n`);
 const BANK_CREDITS = 1_000_000;
-
-/** Rounds of claims.guarded: without, then with the guards, each on a fresh service. */
-const GUARD_ROUNDS = 5;
-
-/** A load test with the service's CPU time (user + system, all its threads) per request, the catch-up of its read models included. */
-type Measured = Measurement & { cpu_us_per_request: number };
-
-/** The service process's CPU seconds so far (its `process_cpu_seconds_total`). */
-async function serviceCpuSeconds(url: string): Promise<number> {
-  const metrics = await (await fetch(`${url}/metrics`, { headers: { 'x-api-key': SECRET_KEY } })).text();
-  return Number(/^process_cpu_seconds_total (\S+)$/m.exec(metrics)?.[1] ?? Number.NaN);
-}
 
 class Bench {
   private service!: Child;
@@ -242,51 +219,22 @@ class Bench {
    */
   private async guardedClaims(): Promise<void> {
     progress(`the same claims without, then with rate limits and fraud rules (${GUARD_ROUNDS} rounds, alternating)…`);
-    const rounds: { unguarded: Measured; guarded: Measured }[] = [];
-    // Each side starts on a freshly started service, so neither has the other's warm JIT or
-    // caches. The sides alternate, and the ratio is the median of the rounds' ratios: each round
-    // compares two runs a few seconds apart, so a burst of noise on a shared machine (other
-    // tenants moved the bare route between 4,000 and 6,600 req/s from run to run) tilts one round,
-    // not the figure.
-    // Every run adds users and claims, so later runs meet a larger database: the order within a
-    // round alternates too (without first, then with first, …), so neither side always runs on
-    // the larger one.
-    const unguardedRun = async (round: number) => {
-      await this.restart(this.options.rateLimits);
-      return this.claimsWithPaymentCustomers(`referrer-unguarded-${round}`);
-    };
-    const guardedRun = async (round: number) => {
-      await this.restart(true);
-      await setGuardRules(this.url, true);
-      const measured = await this.claimsWithPaymentCustomers(`referrer-guarded-${round}`);
-      await setGuardRules(this.url, false);
-      return measured;
-    };
-    for (let round = 0; round < GUARD_ROUNDS; round += 1) {
-      if (round % 2 === 0) {
-        const unguarded = await unguardedRun(round);
-        rounds.push({ unguarded, guarded: await guardedRun(round) });
-      } else {
-        const guarded = await guardedRun(round);
-        rounds.push({ guarded, unguarded: await unguardedRun(round) });
-      }
-    }
+    // Each run starts on a freshly started service, so neither side has the other's warm JIT or caches.
+    const rounds = await alternatingRounds(
+      async (round) => {
+        await this.restart(this.options.rateLimits);
+        return this.claimsWithPaymentCustomers(`referrer-unguarded-${round}`);
+      },
+      async (round) => {
+        await this.restart(true);
+        await setGuardRules(this.url, true);
+        const measured = await this.claimsWithPaymentCustomers(`referrer-guarded-${round}`);
+        await setGuardRules(this.url, false);
+        return measured;
+      },
+    );
     await this.restart(this.options.rateLimits);
-    const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
-    const medianRound = rounds.find(
-      (round) => round.guarded.req_per_s / round.unguarded.req_per_s === median(rounds.map((each) => each.guarded.req_per_s / each.unguarded.req_per_s)),
-    )!;
-    const ratios = rounds.map((round) => ratio(round.guarded.req_per_s, round.unguarded.req_per_s));
-    const cpuRatios = rounds.map((round) => ratio(round.unguarded.cpu_us_per_request, round.guarded.cpu_us_per_request));
-    this.add({
-      key: 'claims.guarded',
-      what: `claims on one referral code with rate limits and all 7 fraud rule kinds on (the median of ${GUARD_ROUNDS} rounds)${rounds.some((round) => round.guarded.non_2xx > 0) ? ' (some refused)' : ''}`,
-      load: medianRound.guarded,
-      compared_with: { what: `the same claims with fraud rules off${this.options.rateLimits ? '' : ' and rate limits off'}`, load: medianRound.unguarded },
-      ratio: ratio(medianRound.guarded.req_per_s, medianRound.unguarded.req_per_s),
-      target: '≥ 0.9× (issue #15)',
-      note: `every round's ratio ${ratios.join(', ')}; service CPU per claim, without over with, ${cpuRatios.join(', ')} (${medianRound.guarded.cpu_us_per_request} µs guarded, ${medianRound.unguarded.cpu_us_per_request} µs without in the median round)`,
-    });
+    this.add(guardedFigure(rounds, this.options.rateLimits));
   }
 
   /** Claims on a new referrer's code by new users who each have a payment customer. */
