@@ -67,9 +67,11 @@ export class ClaimFraudChecks {
   async judgeParties(rules: FraudRule[], claimer: UserState, target: ClaimTarget, now: Date): Promise<Verdict> {
     if (!hasKind(rules, 'blocked_users', 'min_seconds_user_to_claim', 'same_payment_customer')) return { reject: null, hold: null };
     const referrer = target.owner_app_user_id ?? target.owner_id;
-    const referrerCustomer = hasKind(rules, 'same_payment_customer')
-      ? (await this.executor.load(streams.user(referrer), userEvolver)).state.payment_customer_id
-      : null;
+    // A claimer without a payment customer cannot share one: the referrer is not loaded then.
+    const referrerCustomer =
+      hasKind(rules, 'same_payment_customer') && claimer.payment_customer_id !== null
+        ? (await this.executor.load(streams.user(referrer), userEvolver)).state.payment_customer_id
+        : null;
     return judgeParties(rules, {
       claimer: { app_user_id: claimer.app_user_id, created_at: claimer.created_at, payment_customer_id: claimer.payment_customer_id },
       referrer: { app_user_id: referrer, payment_customer_id: referrerCustomer },

@@ -1,4 +1,4 @@
-import { createHmac, randomBytes } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import { inject, injectable } from 'tsyringe';
 import { type DomainEvent, streams } from '../../domain/events/index.js';
 import type { FraudRule } from '../../domain/events/fraud-events.js';
@@ -34,7 +34,7 @@ export function decideCountPaymentCustomerClaim(latest: DomainEvent | undefined,
  */
 @injectable()
 export class PaymentCustomerClaimers {
-  private key: Promise<Buffer> | null = null;
+  private key: Promise<KeyObject> | null = null;
 
   constructor(
     @inject(StreamExecutor) private readonly executor: StreamExecutor,
@@ -67,16 +67,20 @@ export class PaymentCustomerClaimers {
     return createHmac('sha256', key).update(paymentCustomerId).digest('hex').slice(0, 40);
   }
 
-  /** The digest key: made once per deployment and kept in the read store (never in the log). */
-  private digestKey(): Promise<Buffer> {
+  /**
+   * The digest key: made once per deployment and kept in the read store (never in the log).
+   * Held as a KeyObject: HMAC with a raw Buffer imports the key again on every digest, which
+   * cost more than the digest itself.
+   */
+  private digestKey(): Promise<KeyObject> {
     this.key ??= (async () => {
       const stored = await this.readStore.get<{ key: string }>(KEYS, DIGEST_KEY_ID);
-      if (stored) return Buffer.from(stored.key, 'base64');
+      if (stored) return createSecretKey(Buffer.from(stored.key, 'base64'));
       await this.readStore.putAux(KEYS, DIGEST_KEY_ID, { key: randomBytes(32).toString('base64') });
       // Read back what is stored. Two instances making the key at the very same first moment could
       // each keep their own until restarted: counts would then split (README, fraud rules).
       const kept = await this.readStore.get<{ key: string }>(KEYS, DIGEST_KEY_ID);
-      return Buffer.from(kept!.key, 'base64');
+      return createSecretKey(Buffer.from(kept!.key, 'base64'));
     })().catch((error) => {
       this.key = null;
       throw error;
