@@ -63,9 +63,11 @@ export interface ClaimParties {
 const blocklists = new WeakMap<readonly string[], ReadonlySet<string>>();
 function blocklistOf(rule: FraudRule): ReadonlySet<string> {
   const ids = params(rule, 'blocked_users').app_user_ids;
-  let set = blocklists.get(ids);
-  if (!set) blocklists.set(ids, (set = new Set(ids)));
-  return set;
+  const known = blocklists.get(ids);
+  if (known) return known;
+  const made = new Set(ids);
+  blocklists.set(ids, made);
+  return made;
 }
 
 /** The rules judged on the two users alone: blocked users, account age, a shared payment customer. */

@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { expect } from 'chai';
+import { RandomIds } from '../../../src/adapters/system/random-ids.js';
 import { ClaimFraudChecks } from '../../../src/application/fraud/claim-fraud-checks.js';
 import { FraudRuleQueries } from '../../../src/application/fraud/fraud-rule-queries.js';
 import { PaymentCustomerClaimers } from '../../../src/application/fraud/payment-customer-claimers.js';
@@ -42,16 +43,18 @@ describe('ClaimFraudChecks.judgeParties: same_payment_customer', () => {
     const counting = (store: EventStore): EventStore =>
       new Proxy(store, {
         get(target, property, receiver) {
-          if (property === 'readStream') return (stream: string, ...rest: unknown[]) => (streamsRead.push(stream), target.readStream(stream, ...(rest as [])));
+          if (property === 'readStream') {
+            return (stream: string, ...rest: unknown[]) => {
+              streamsRead.push(stream);
+              return target.readStream(stream, ...(rest as []));
+            };
+          }
           const value = Reflect.get(target, property, receiver);
           return typeof value === 'function' ? value.bind(target) : value;
         },
       });
     app = await applicationSpec({ store: counting });
-    checks = new ClaimFraudChecks(new FraudRuleQueries(app.readStore), new PaymentCustomerClaimers(app.executor, app.readStore), app.executor, {
-      uuid: () => 'id',
-      derived: (...parts: string[]) => parts.join(':'),
-    });
+    checks = new ClaimFraudChecks(new FraudRuleQueries(app.readStore), new PaymentCustomerClaimers(app.executor, app.readStore), app.executor, new RandomIds());
     await app.given({
       'user-ref': [registered('ref', { payment_customer_id: 'cus_shared' })],
       'user-ann': [registered('ann', { payment_customer_id: 'cus_shared' })],
