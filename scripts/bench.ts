@@ -25,6 +25,7 @@ import { CatchUpTimeout, type Child, CLIENT_KEY, call, ROOT, rateLimitEnv, sleep
 import { type BenchReport, type Figure, formatTable, newReport, ratio } from './bench/report.js';
 import { setGuardRules } from './bench/fraud-rules.js';
 import { alternatingRounds, GUARD_ROUNDS, type Measured, serviceCpuSeconds, guardedFigure } from './bench/guarded-claims.js';
+import { countInstructions } from './bench/instruction-counter.js';
 import { seedReferrerClaims, seedWithdrawals } from './bench/seed-history.js';
 
 const progress = (message: string) => process.stderr.write(`${message}\n`);
@@ -258,12 +259,19 @@ class Bench {
     });
     await this.run(claim, { duration: 1, maxRequests: Math.ceil(claimers.length / 6) }); // warm-up (after a restart too)
     await waitCaughtUp(this.url);
+    const instructions = await countInstructions(this.service.child.pid);
     const cpuBefore = await serviceCpuSeconds(this.url);
     const measured = await this.run(claim, { maxRequests: claimers.length - index });
     // Until the read models and reactions caught up: their work on these claims counts too.
     await waitCaughtUp(this.url);
     const cpuUs = ((await serviceCpuSeconds(this.url)) - cpuBefore) * 1e6;
-    return { ...measured, cpu_us_per_request: Math.round(cpuUs / Math.max(measured.requests, 1)) };
+    const counted = await instructions.stop();
+    const requests = Math.max(measured.requests, 1);
+    return {
+      ...measured,
+      cpu_us_per_request: Math.round(cpuUs / requests),
+      instructions_per_request: counted === null ? null : Math.round(counted / requests),
+    };
   }
 
   async withdrawals(): Promise<void> {

@@ -5,8 +5,11 @@ import { type Figure, ratio } from './report.js';
 /** Rounds of claims.guarded: without and with the guards, each run on a freshly started service. */
 export const GUARD_ROUNDS = 5;
 
-/** A load test with the service's CPU time (user + system, all its threads) per request, the catch-up of its read models included. */
-export type Measured = Measurement & { cpu_us_per_request: number };
+/**
+ * A load test with the service's CPU time (user + system, all its threads) and its instructions
+ * (null without `perf`) per request, the catch-up of its read models included.
+ */
+export type Measured = Measurement & { cpu_us_per_request: number; instructions_per_request: number | null };
 
 export interface GuardRound {
   unguarded: Measured;
@@ -51,6 +54,15 @@ export function guardedFigure(rounds: GuardRound[], rateLimitsOnBothSides: boole
   const median = [...rounds].sort((a, b) => throughput(a) - throughput(b))[Math.floor(rounds.length / 2)]!;
   const ratios = rounds.map((round) => ratio(round.guarded.req_per_s, round.unguarded.req_per_s));
   const cpuRatios = rounds.map((round) => ratio(round.unguarded.cpu_us_per_request, round.guarded.cpu_us_per_request));
+  const instructionRatios = rounds.flatMap(({ unguarded, guarded }) => {
+    const counted = unguarded.instructions_per_request !== null && guarded.instructions_per_request !== null;
+    const value = counted ? ratio(unguarded.instructions_per_request!, guarded.instructions_per_request!) : null;
+    return value === null ? [] : [value];
+  });
+  const instructions =
+    instructionRatios.length === rounds.length
+      ? `; instructions per claim, without over with (perf stat, steady where throughput is not), ${instructionRatios.join(', ')}, median ${medianOf(instructionRatios)} (${millions(median.guarded.instructions_per_request)} guarded, ${millions(median.unguarded.instructions_per_request)} without in the median round)`
+      : '; instructions per claim not counted (no perf here)';
   return {
     key: 'claims.guarded',
     what: `claims on one referral code with rate limits and all 7 fraud rule kinds on (the median of ${rounds.length} rounds)${rounds.some((round) => round.guarded.non_2xx > 0) ? ' (some refused)' : ''}`,
@@ -58,6 +70,14 @@ export function guardedFigure(rounds: GuardRound[], rateLimitsOnBothSides: boole
     compared_with: { what: `the same claims with fraud rules off${rateLimitsOnBothSides ? '' : ' and rate limits off'}`, load: median.unguarded },
     ratio: ratio(median.guarded.req_per_s, median.unguarded.req_per_s),
     target: '≥ 0.9× (issue #15)',
-    note: `every round's ratio ${ratios.join(', ')}; service CPU per claim, without over with, ${cpuRatios.join(', ')} (${median.guarded.cpu_us_per_request} µs guarded, ${median.unguarded.cpu_us_per_request} µs without in the median round)`,
+    note: `every round's ratio ${ratios.join(', ')}; service CPU per claim, without over with, ${cpuRatios.join(', ')} (${median.guarded.cpu_us_per_request} µs guarded, ${median.unguarded.cpu_us_per_request} µs without in the median round)${instructions}`,
   };
+}
+
+function medianOf(values: number[]): number {
+  return [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+}
+
+function millions(count: number | null): string {
+  return count === null ? '?' : `${(count / 1e6).toFixed(2)} M`;
 }

@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
@@ -7,6 +7,7 @@ import { EventLog } from '../../src/application/event-log.js';
 import { openEmbeddedBackend } from '../../src/backends/embedded.js';
 import { streams } from '../../src/domain/events/index.js';
 import { StoreCounter } from '../../scripts/bench/counting-stores.js';
+import { countInstructions, instructionsIn } from '../../scripts/bench/instruction-counter.js';
 import { parseBenchOptions, SECTIONS } from '../../scripts/bench/options.js';
 import { UsageError } from '../../scripts/cli/command-line.js';
 import type { BenchReport } from '../../scripts/bench/report.js';
@@ -125,5 +126,44 @@ describe('bench: counting stores', () => {
       await backend.close();
       fs.rmSync(dataDir, { recursive: true, force: true });
     }
+  });
+});
+
+describe('bench instruction counts (perf stat)', () => {
+  it('reads the count from perf stat -x output, and nothing from a count perf could not make', () => {
+    expect(instructionsIn('1234567,,instructions,100.00,\n')).to.equal(1234567);
+    expect(instructionsIn('1234567,,instructions:u,1000,100.00,,\n')).to.equal(1234567);
+    expect(instructionsIn('<not counted>,,instructions,0,0.00,,\n')).to.equal(null);
+    expect(instructionsIn('<not supported>,,instructions,0,100.00,,\n')).to.equal(null);
+    expect(instructionsIn('Error:\nNo permission to enable instructions event.\n')).to.equal(null);
+  });
+
+  it('without a process there is nothing to count', async () => {
+    expect(await (await countInstructions(undefined)).stop()).to.equal(null);
+  });
+
+  it('counts a running process: twice the work is about twice the instructions', async function () {
+    this.timeout(30_000);
+    const measure = async (iterations: number) => {
+      // Waits for a line on stdin, spins, then says so: perf is attached around the spin alone.
+      const child = spawn(process.execPath, [
+        '-e',
+        `process.stdin.once('data', () => { let s = 0; for (let i = 0; i < ${iterations}; i++) s += i % 7; console.log(s); });`,
+      ]);
+      const counting = await countInstructions(child.pid);
+      const done = new Promise((resolve) => child.stdout.once('data', resolve));
+      child.stdin.write('go\n');
+      await done;
+      const counted = await counting.stop();
+      child.kill();
+      return counted;
+    };
+    const once = await measure(20_000_000);
+    if (once === null) {
+      console.warn('      (perf cannot count here: the bench reports instruction counts as not counted)');
+      this.skip();
+    }
+    const twice = (await measure(40_000_000))!;
+    expect(twice / once!).to.be.within(1.5, 2.5);
   });
 });
