@@ -201,6 +201,25 @@ export function eventStoreContract(name: string, open: OpenContractSubject<Event
         expect(await store.readStream(stream)).to.have.length(2);
       });
 
+      it('appends made together stay apart: the one that conflicts fails alone, the others are written whole', async function () {
+        const taken = streamName();
+        await store.append(taken, [newEvent()], 'no_stream');
+        const fresh = streamName();
+        const several = streamName();
+        const [first, conflicting, third] = await Promise.allSettled([
+          store.append(fresh, [newEvent()], 'no_stream'),
+          store.append(taken, events(2), 'no_stream'),
+          store.append(several, events(3), 'no_stream'),
+        ]);
+        expect(first.status).to.equal('fulfilled');
+        expect(conflicting.status).to.equal('rejected');
+        expect((conflicting as PromiseRejectedResult).reason).to.be.instanceOf(WrongExpectedRevisionError);
+        expect(third.status).to.equal('fulfilled');
+        expect((await store.readStream(fresh)).map((event) => event.revision)).to.deep.equal([0]);
+        expect(await store.readStream(taken)).to.have.length(1);
+        expect((await store.readStream(several)).map((event) => event.revision)).to.deep.equal([0, 1, 2]);
+      });
+
       it('new ids at a stale revision are still a conflict', async function () {
         const stream = streamName();
         await store.append(stream, [newEvent()], 'no_stream');

@@ -105,23 +105,51 @@ export class SqliteEventStore implements EventStore {
     if (outcomes.some((outcome) => outcome.ok && outcome.wrote)) this.appended.emit('appended');
   }
 
-  /** One append inside the group's transaction, in its own savepoint (a nested better-sqlite3 transaction). */
-  private readonly appendOne = (stream: string, events: NewEvent[], expected: ExpectedRevision) =>
-    this.db.transaction(() => {
-      const current = this.statements.currentRevision.get(stream)?.revision ?? -1;
-      const repeated = this.findRepeat(stream, events, expected);
-      if (repeated) return { result: repeated, wrote: false };
-      if (!revisionMatches(expected, current)) throw new WrongExpectedRevisionError(stream, expected, current);
-      const recordedAt = new Date().toISOString();
-      let revision = current;
-      let position = 0n;
-      for (const event of events) {
-        revision += 1;
-        const info = this.statements.insert.run(event.id, stream, revision, event.type, JSON.stringify(event.data), JSON.stringify(event.metadata), recordedAt);
-        position = BigInt(info.lastInsertRowid);
-      }
-      return { result: { nextExpectedRevision: revision, position }, wrote: true };
-    })();
+  /**
+   * One append inside the group's transaction. The expected revision says where the events go;
+   * the table's UNIQUE (stream, revision) and UNIQUE id catch a stream that moved meanwhile and
+   * a repeat of written events, which are then told apart (`repeatOrConflict`). So the common
+   * append reads nothing first for `no_stream` and only the stream's last revision otherwise.
+   * One event needs no savepoint: a failed INSERT undoes itself (SQLite rolls back the statement,
+   * not the group). Several run in a savepoint, so a failure part-way leaves none of them.
+   */
+  private appendOne(stream: string, events: NewEvent[], expected: ExpectedRevision): { result: AppendResult; wrote: boolean } {
+    const current = expected === 'no_stream' ? -1 : (this.statements.currentRevision.get(stream)?.revision ?? -1);
+    if (!revisionMatches(expected, current)) return this.repeatOrConflict(stream, events, expected);
+    try {
+      const position = events.length === 1 ? this.insertFrom(stream, events, current) : this.db.transaction(() => this.insertFrom(stream, events, current))();
+      return { result: { nextExpectedRevision: current + events.length, position }, wrote: true };
+    } catch (error) {
+      if ((error as { code?: unknown }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw error;
+      return this.repeatOrConflict(stream, events, expected);
+    }
+  }
+
+  /** Inserts the events after revision `current`; the last one's position. */
+  private insertFrom(stream: string, events: NewEvent[], current: number): bigint {
+    const recordedAt = new Date().toISOString();
+    let position = 0n;
+    for (const [index, event] of events.entries()) {
+      const info = this.statements.insert.run(
+        event.id,
+        stream,
+        current + 1 + index,
+        event.type,
+        JSON.stringify(event.data),
+        JSON.stringify(event.metadata),
+        recordedAt,
+      );
+      position = BigInt(info.lastInsertRowid);
+    }
+    return position;
+  }
+
+  /** The append did not fit where it expected: the original result when it repeats written events, else a conflict. */
+  private repeatOrConflict(stream: string, events: NewEvent[], expected: ExpectedRevision): { result: AppendResult; wrote: boolean } {
+    const repeated = this.findRepeat(stream, events, expected);
+    if (repeated) return { result: repeated, wrote: false };
+    throw new WrongExpectedRevisionError(stream, expected, this.statements.currentRevision.get(stream)?.revision ?? -1);
+  }
 
   /**
    * Idempotent re-append: when the same event ids were already written to this stream
