@@ -237,6 +237,21 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
         expect((await store.checkpoint(other)).position).to.equal(null);
       });
 
+      it('several projectors moving alike advance together; if one of them moved meanwhile, it is named and nothing lands', async function () {
+        const names = [projector, `projector_${tag()}`, `projector_${tag()}`];
+        await store.commitBatches(names.map((name) => batch(name, null, 5n, [])));
+        await store.commitBatches(names.map((name, index) => batch(name, 5n, 7n, [put(people, `p${index}`, { n: index })])));
+        for (const name of names) expect((await store.checkpoint(name)).position).to.equal(7n);
+        // Another process moved the second one on to 9.
+        await store.commitBatches([batch(names[1]!, 7n, 9n, [])]);
+        const error = await rejects(() => store.commitBatches(names.map((name) => batch(name, 7n, 10n, [put(people, 'late', { n: 99 })]))));
+        expect(error).to.be.instanceOf(CheckpointMovedError);
+        expect((error as CheckpointMovedError).projector).to.equal(names[1]);
+        expect(await store.find(people)).to.deep.equal([{ n: 0 }, { n: 1 }, { n: 2 }]);
+        expect((await store.checkpoint(names[0]!)).position).to.equal(7n);
+        expect((await store.checkpoint(names[2]!)).position).to.equal(7n);
+      });
+
       it('committing the same batch twice (a replay after a crash) is refused the second time', async function () {
         const first = batch(projector, null, 8n, [put(people, 'a', { n: 1 }), put(people, 'b', { n: 2 })]);
         await store.commitBatches([first]);

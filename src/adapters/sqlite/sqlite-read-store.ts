@@ -236,9 +236,7 @@ export class SqliteReadStore implements ReadStore {
 
   async commitBatches(batches: ProjectorBatch[]): Promise<void> {
     this.write(() => {
-      for (const { projector, version, changes, position, after } of batches) {
-        const stored = this.statements.checkpoint.get(projector)?.position ?? null;
-        if (stored !== after) throw new CheckpointMovedError(projector);
+      for (const { changes, position } of batches) {
         let collection: string | null = null;
         let statements: ReturnType<SqliteReadStore['statementsOf']> | null = null;
         for (const change of changes) {
@@ -249,9 +247,44 @@ export class SqliteReadStore implements ReadStore {
           if (change.op === 'put') statements!.put.run(change.id, position, JSON.stringify(change.doc));
           else statements!.delete.run(change.id);
         }
-        this.statements.saveCheckpoint.run(projector, position, version);
       }
+      this.moveCheckpoints(batches);
     });
+  }
+
+  /**
+   * Moves each batch's checkpoint from `after` to `position`, or throws CheckpointMovedError (the
+   * whole commit then rolls back) when one no longer stands at `after`. The projections of one
+   * runner move alike page after page, so they move in one compare-and-set UPDATE, not a read
+   * and a write each: 16 read models made 32 statements per page.
+   */
+  private moveCheckpoints(batches: ProjectorBatch[]): void {
+    const alike = new Map<string, ProjectorBatch[]>();
+    for (const batch of batches) {
+      // A first checkpoint has no row to update yet.
+      if (batch.after === null) {
+        if ((this.statements.checkpoint.get(batch.projector)?.position ?? null) !== null) throw new CheckpointMovedError(batch.projector);
+        this.statements.saveCheckpoint.run(batch.projector, batch.position, batch.version);
+        continue;
+      }
+      const key = `${batch.after}>${batch.position}@${batch.version}`;
+      alike.set(key, [...(alike.get(key) ?? []), batch]);
+    }
+    for (const group of alike.values()) {
+      const { after, position, version } = group[0]!;
+      const projectors = group.map((batch) => batch.projector);
+      const update = this.cache.get<unknown[], never>(
+        `UPDATE checkpoints SET position = ?, version = ? WHERE position = ? AND projector IN (${projectors.map(() => '?').join(', ')})`,
+      );
+      if (update.run(position, version, after, ...projectors).changes !== group.length) throw new CheckpointMovedError(this.movedOf(group));
+    }
+  }
+
+  /** The first projector of `group` that no longer stands at its `after`, by the rows this UPDATE left alone. */
+  private movedOf(group: ProjectorBatch[]): string {
+    // Inside the transaction the others already moved to `position`; the moved one did not.
+    const moved = group.find((batch) => this.statements.checkpoint.get(batch.projector)?.position !== batch.position);
+    return (moved ?? group[0]!).projector;
   }
 
   async checkpoint(projector: string): Promise<Checkpoint> {
