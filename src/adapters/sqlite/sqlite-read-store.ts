@@ -268,23 +268,20 @@ export class SqliteReadStore implements ReadStore {
         continue;
       }
       const key = `${batch.after}>${batch.position}@${batch.version}`;
-      alike.set(key, [...(alike.get(key) ?? []), batch]);
+      const group = alike.get(key);
+      if (group) group.push(batch);
+      else alike.set(key, [batch]);
     }
     for (const group of alike.values()) {
       const { after, position, version } = group[0]!;
       const projectors = group.map((batch) => batch.projector);
-      const update = this.cache.get<unknown[], never>(
-        `UPDATE checkpoints SET position = ?, version = ? WHERE position = ? AND projector IN (${projectors.map(() => '?').join(', ')})`,
+      const update = this.cache.get<unknown[], string>(
+        `UPDATE checkpoints SET position = ?, version = ? WHERE position = ? AND projector IN (${projectors.map(() => '?').join(', ')}) RETURNING projector`,
       );
-      if (update.run(position, version, after, ...projectors).changes !== group.length) throw new CheckpointMovedError(this.movedOf(group));
+      const advanced = new Set(update.pluck(true).all(position, version, after, ...projectors));
+      const stale = projectors.find((projector) => !advanced.has(projector));
+      if (stale !== undefined) throw new CheckpointMovedError(stale);
     }
-  }
-
-  /** The first projector of `group` that no longer stands at its `after`, by the rows this UPDATE left alone. */
-  private movedOf(group: ProjectorBatch[]): string {
-    // Inside the transaction the others already moved to `position`; the moved one did not.
-    const moved = group.find((batch) => this.statements.checkpoint.get(batch.projector)?.position !== batch.position);
-    return (moved ?? group[0]!).projector;
   }
 
   async checkpoint(projector: string): Promise<Checkpoint> {

@@ -1,11 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
 import { openSqlite, type SqliteConnection } from '../../../src/adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../../../src/adapters/sqlite/sqlite-event-store.js';
 import { type NewEvent, WrongExpectedRevisionError } from '../../../src/ports/event-store.js';
+import { tempDataDir } from '../../support/test-service.js';
 
 const newEvent = (id: string = randomUUID()): NewEvent => ({
   id,
@@ -25,7 +24,7 @@ describe('SqliteEventStore: appends that collide part-way', () => {
   let store: SqliteEventStore;
 
   beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'sqlite-event-store-'));
+    dir = tempDataDir();
     db = openSqlite(dir);
     store = new SqliteEventStore(db);
   });
