@@ -74,4 +74,32 @@ export class EventLog {
   async readAll(after: bigint | null, limit: number, filter?: LogFilter): Promise<LoggedEvent[]> {
     return (await this.store.readAll({ after, limit, filter })).map(toLogged);
   }
+
+  /**
+   * A follower's page: the next events of `types` after `after`, and the position the log was
+   * read through — past the events of other types too, so a checkpoint moves over what its
+   * follower does not handle without anyone reading or decoding it. A full page was read through
+   * its last event; a shorter one through the head as it stood before the read (every event up
+   * to it was visible to the read) or its last event, whichever is later.
+   */
+  async readPage(after: bigint | null, limit: number, types: readonly string[]): Promise<LogPage> {
+    const head = await this.store.headPosition();
+    // No types: nothing to read (an empty filter would read every event).
+    const events = types.length === 0 ? [] : await this.readAll(after, limit, { types: [...types] });
+    const last = events.length > 0 ? events[events.length - 1]!.position : null;
+    if (events.length === limit) return { events, through: last };
+    return { events, through: latest(latest(after, head), last) };
+  }
+}
+
+/** A page of the log for one follower (EventLog#readPage). */
+export interface LogPage {
+  events: LoggedEvent[];
+  /** Every event up to here was considered (null: the log is empty). */
+  through: bigint | null;
+}
+
+function latest(a: bigint | null, b: bigint | null): bigint | null {
+  if (a === null) return b;
+  return b !== null && b > a ? b : a;
 }

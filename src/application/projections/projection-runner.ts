@@ -116,11 +116,13 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
 
   private async processGroup(group: Projection[]): Promise<number> {
     if (group.length === 0) return 0;
-    const events = await this.log.readAll(this.lowest(group), PAGE_SIZE);
-    if (events.length === 0) return 0;
+    const types = [...new Set(group.flatMap((projection) => projection.eventTypes))];
+    const lowest = this.lowest(group);
+    const { events, through } = await this.log.readPage(lowest, PAGE_SIZE, types);
+    if (through === null || through === lowest) return 0;
     const batches: ProjectorBatch[] = [];
     for (const projection of group) {
-      const batch = await this.fold(projection, this.statuses.get(projection.name)!, events);
+      const batch = await this.fold(projection, this.statuses.get(projection.name)!, events, through);
       if (batch) batches.push(batch);
     }
     const committed = await this.commit(batches);
@@ -192,12 +194,15 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
     return lowest;
   }
 
-  private async fold(projection: Projection, status: ProjectionStatus, events: LoggedEvent[]): Promise<ProjectorBatch | null> {
+  /** The projection's batch of the page read through `through`; null when its checkpoint does not move. */
+  private async fold(projection: Projection, status: ProjectionStatus, events: LoggedEvent[], through: bigint): Promise<ProjectorBatch | null> {
     const folded = await foldBatch(this.readStore, projection, events, status.checkpoint);
     if (folded.failure) this.markFailed(status, folded.failure.event, folded.failure.error);
-    if (folded.position === null) return null;
-    if (status.failure && folded.position >= BigInt(status.failure.position)) status.failure = null;
-    return { projector: projection.name, version: status.storedVersion, changes: folded.changes, position: folded.position, after: status.checkpoint };
+    // Folded to the end of the page: the checkpoint moves over the events of other types after it too.
+    const position = folded.failure ? folded.position : through;
+    if (position === null || (status.checkpoint !== null && position <= status.checkpoint)) return null;
+    if (status.failure && position >= BigInt(status.failure.position)) status.failure = null;
+    return { projector: projection.name, version: status.storedVersion, changes: folded.changes, position, after: status.checkpoint };
   }
 
   private markFailed(status: ProjectionStatus, event: LoggedEvent, error: unknown): void {

@@ -38,6 +38,8 @@ export class ReactionRunner extends LogFollower {
   private checkpoint: bigint | null = null;
   private failing = false;
   private lastFailure: { position: string; eventId: string; error: string } | null = null;
+  /** The event types any of the reactions handles: the only ones read (the others are passed over). */
+  private readonly eventTypes: string[];
 
   constructor(
     private readonly log: EventLog,
@@ -46,6 +48,7 @@ export class ReactionRunner extends LogFollower {
     logger: Logger,
   ) {
     super(log.store, logger, PAGE_SIZE);
+    this.eventTypes = [...new Set(reactions.flatMap((reaction) => reaction.eventTypes))];
   }
 
   private get checkpointName(): string {
@@ -61,8 +64,8 @@ export class ReactionRunner extends LogFollower {
   }
 
   async processPage(): Promise<number> {
-    const events = await this.log.readAll(this.checkpoint, PAGE_SIZE);
-    if (events.length === 0) return 0;
+    const { events, through } = await this.log.readPage(this.checkpoint, PAGE_SIZE, this.eventTypes);
+    if (through === null || through === this.checkpoint) return 0;
     for (const reaction of this.reactions) {
       const mine = events.filter((event) => reaction.eventTypes.includes(event.type));
       if (mine.length === 0) continue;
@@ -83,10 +86,9 @@ export class ReactionRunner extends LogFollower {
     }
     this.failing = false;
     this.lastFailure = null;
-    const handledUpTo = events[events.length - 1]!.position;
     try {
-      await this.readStore.commitBatches([{ projector: this.checkpointName, version: 1, changes: [], position: handledUpTo, after: this.checkpoint }]);
-      this.checkpoint = handledUpTo;
+      await this.readStore.commitBatches([{ projector: this.checkpointName, version: 1, changes: [], position: through, after: this.checkpoint }]);
+      this.checkpoint = through;
     } catch (error) {
       // Another process moved it: its reactions are idempotent with ours; continue from there.
       if (!(error instanceof CheckpointMovedError)) throw error;

@@ -1,6 +1,6 @@
 import { streams } from '../../domain/events/index.js';
 import type { WebhookEndpoint } from '../../domain/events/webhook-events.js';
-import { toFulfilment, toWebhookMessage, type FulfilmentAction } from '../../domain/webhooks/message-catalogue.js';
+import { MESSAGE_SOURCE_EVENTS, toFulfilment, toWebhookMessage, type FulfilmentAction } from '../../domain/webhooks/message-catalogue.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Ids } from '../../ports/ids.js';
 import type { Logger } from '../../ports/logger.js';
@@ -13,6 +13,11 @@ const PAGE_SIZE = 500;
 export const WEBHOOK_FEED = 'webhooks';
 /** The outbox "endpoint" of RevenueCat fulfilments (webhook ids cannot start with `_`). */
 export const REVENUECAT_ENDPOINT = '_revenuecat';
+
+/** The events that change which endpoints are subscribed. */
+const SUBSCRIPTION_EVENTS = ['WebhookEndpointCreated', 'WebhookEndpointUpdated', 'WebhookEndpointDisabled', 'WebhookEndpointDeleted'] as const;
+/** What the feeder reads: subscription changes, and the events a message or a fulfilment comes from. */
+export const FED_EVENTS: readonly string[] = [...SUBSCRIPTION_EVENTS, ...MESSAGE_SOURCE_EVENTS];
 
 /** Which endpoints get which messages at this point of the log: folded from `webhook-*` events in log order. */
 type Subscriptions = Map<string, Pick<WebhookEndpoint, 'enabled' | 'events'>>;
@@ -133,8 +138,8 @@ export class WebhookFeeder extends LogFollower {
   }
 
   async processPage(): Promise<number> {
-    const events = await this.log.readAll(this.checkpoint, PAGE_SIZE);
-    if (events.length === 0) return 0;
+    const { events, through } = await this.log.readPage(this.checkpoint, PAGE_SIZE, FED_EVENTS);
+    if (through === null || through === this.checkpoint) return 0;
     const rows: NewOutboxMessage[] = [];
     // Due at once, on the service clock (which drives every later attempt time).
     const now = this.clock.now().toISOString();
@@ -142,10 +147,9 @@ export class WebhookFeeder extends LogFollower {
       subscribe(this.subscriptions, event);
       rows.push(...outboxMessagesFor(event, this.subscriptions, this.ids, this.fulfilment, now));
     }
-    const position = events[events.length - 1]!.position;
     try {
-      await this.outbox.feed(WEBHOOK_FEED, rows, this.checkpoint, position);
-      this.checkpoint = position;
+      await this.outbox.feed(WEBHOOK_FEED, rows, this.checkpoint, through);
+      this.checkpoint = through;
     } catch (error) {
       // The subscriptions already moved through this page: fold them again up to the checkpoint.
       await this.init();

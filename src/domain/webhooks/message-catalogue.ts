@@ -31,29 +31,29 @@ export interface WebhookMessage {
   data: Record<string, unknown> & { app_user_id: string; event_id: string; position: string };
 }
 
+/** The events that become messages: the one place an event type is mapped to its message. */
+const MESSAGE_OF = {
+  UserRegistered: (data) => ({ type: 'user.created', fields: data }),
+  CodeClaimed: (data) => ({ type: 'code.claimed', fields: data }),
+  ReferralClaimCounted: (data) => ({ type: 'referral.counted', fields: { variant: 'claim', ...data } }),
+  ReferralConversionCounted: (data) => ({ type: 'referral.counted', fields: { variant: 'conversion', ...data } }),
+  RewardGranted: (data) => ({ type: 'reward.granted', fields: data }),
+  RewardExpired: (data) => ({ type: 'reward.expired', fields: data }),
+  RewardRevoked: (data) => ({ type: 'reward.revoked', fields: data }),
+  CreditsWithdrawn: (data) => ({ type: 'credits.withdrawn', fields: data }),
+  UserConverted: (data) => ({ type: 'conversion.recorded', fields: data }),
+} satisfies {
+  [T in DomainEvent['type']]?: (data: Extract<DomainEvent, { type: T }>['data']) => { type: MessageType; fields: Record<string, unknown> };
+};
+
+/** The event types a message or a fulfilment comes from (the webhook feeder reads no others). */
+export const MESSAGE_SOURCE_EVENTS = Object.keys(MESSAGE_OF) as (keyof typeof MESSAGE_OF)[];
+
 function messageType(event: DomainEvent): { type: MessageType; fields: Record<string, unknown> } | null {
-  switch (event.type) {
-    case 'UserRegistered':
-      return { type: 'user.created', fields: event.data };
-    case 'CodeClaimed':
-      return { type: 'code.claimed', fields: event.data };
-    case 'ReferralClaimCounted':
-      return { type: 'referral.counted', fields: { variant: 'claim', ...event.data } };
-    case 'ReferralConversionCounted':
-      return { type: 'referral.counted', fields: { variant: 'conversion', ...event.data } };
-    case 'RewardGranted':
-      return { type: 'reward.granted', fields: event.data };
-    case 'RewardExpired':
-      return { type: 'reward.expired', fields: event.data };
-    case 'RewardRevoked':
-      return { type: 'reward.revoked', fields: event.data };
-    case 'CreditsWithdrawn':
-      return { type: 'credits.withdrawn', fields: event.data };
-    case 'UserConverted':
-      return { type: 'conversion.recorded', fields: event.data };
-    default:
-      return null;
-  }
+  const toMessage = MESSAGE_OF[event.type as keyof typeof MESSAGE_OF] as
+    | ((data: unknown) => { type: MessageType; fields: Record<string, unknown> })
+    | undefined;
+  return toMessage ? toMessage(event.data) : null;
 }
 
 /** The message an event of a `user-{app_user_id}` stream becomes; null when it is not in the catalogue. */
