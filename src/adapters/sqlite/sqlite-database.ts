@@ -49,6 +49,18 @@ export function openSqlite(dataDir: string, fileName = DATABASE_FILE): SqliteCon
   return db;
 }
 
+/**
+ * A bound parameter the query planner does not look at: write it in place of `?` where a
+ * statement runs often. SQLite as bundled with better-sqlite3 (3.54, built with STAT4) plans a
+ * statement again on every run when a bound value could change its plan — any `LIMIT ?`, and an
+ * equality on an index column that ORDER BY, MIN or MAX also use (`stream = ? … ORDER BY
+ * revision`) — and planning again costs 5 to 8 times the statement itself. A scalar subquery
+ * hands the same value to the same plan (the index is still used; no affinity is added, so
+ * comparisons behave exactly as with `?`), and the statement is planned once.
+ * test/unit/adapters/sqlite-planning.test.ts shows the plans.
+ */
+export const STABLE_PARAM = '(SELECT ?)';
+
 /** Runs `work` in a `BEGIN IMMEDIATE` transaction (takes the write lock up front). */
 export function writeTransaction<T>(db: SqliteConnection, work: () => T): T {
   return guardSqlite(() => db.transaction(work).immediate());

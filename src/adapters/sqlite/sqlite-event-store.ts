@@ -10,7 +10,7 @@ import {
   type RecordedEventJson,
   WrongExpectedRevisionError,
 } from '../../ports/event-store.js';
-import { guardSqlite, type SqliteConnection, StatementCache, writeTransaction } from './sqlite-database.js';
+import { guardSqlite, STABLE_PARAM, type SqliteConnection, StatementCache, writeTransaction } from './sqlite-database.js';
 
 interface EventRow {
   position: number;
@@ -61,7 +61,7 @@ export class SqliteEventStore implements EventStore {
   constructor(private readonly db: SqliteConnection) {
     this.cache = new StatementCache(db);
     this.statements = {
-      currentRevision: db.prepare<[string], { revision: number | null }>('SELECT MAX(revision) AS revision FROM events WHERE stream = ?'),
+      currentRevision: db.prepare<[string], { revision: number | null }>(`SELECT MAX(revision) AS revision FROM events WHERE stream = ${STABLE_PARAM}`),
       byId: db.prepare<[string], EventRow>('SELECT * FROM events WHERE id = ?'),
       insert: db.prepare('INSERT INTO events (id, stream, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)'),
       head: db.prepare<[], { position: number | null }>('SELECT MAX(position) AS position FROM events'),
@@ -178,8 +178,8 @@ export class SqliteEventStore implements EventStore {
     const from = options.fromRevision ?? (backwards ? Number.MAX_SAFE_INTEGER : 0);
     const limit = options.maxCount ?? -1;
     const sql = backwards
-      ? 'SELECT * FROM events WHERE stream = ? AND revision <= ? ORDER BY revision DESC LIMIT ?'
-      : 'SELECT * FROM events WHERE stream = ? AND revision >= ? ORDER BY revision ASC LIMIT ?';
+      ? `SELECT * FROM events WHERE stream = ${STABLE_PARAM} AND revision <= ? ORDER BY revision DESC LIMIT ${STABLE_PARAM}`
+      : `SELECT * FROM events WHERE stream = ${STABLE_PARAM} AND revision >= ? ORDER BY revision ASC LIMIT ${STABLE_PARAM}`;
     const rows = guardSqlite(() => this.cache.get<[string, number, number], EventRow>(sql).all(stream, from, limit));
     return rows.map(toRecorded);
   }
@@ -213,12 +213,15 @@ export class SqliteEventStore implements EventStore {
     }
     const types = filter?.types ?? [];
     if (types.length > 0) {
-      clauses.push(`type IN (${types.map(() => '?').join(', ')})`);
+      // `+type`: scan in position order and skip other types, rather than gather every event of
+      // these types after `after` through events_by_type and sort them (a follower's page would
+      // then cost as much as the rest of the log).
+      clauses.push(`+type IN (${types.map(() => '?').join(', ')})`);
       params.push(...types);
     }
     params.push(limit);
     const columns = raw ? 'position, id, stream, revision, type, data, metadata, recorded_at' : '*';
-    const sql = `SELECT ${columns} FROM events WHERE ${clauses.join(' AND ')} ORDER BY position ASC LIMIT ?`;
+    const sql = `SELECT ${columns} FROM events WHERE ${clauses.join(' AND ')} ORDER BY position ASC LIMIT ${STABLE_PARAM}`;
     return guardSqlite(() => {
       const statement = this.cache.get<(string | number)[], EventRow>(sql);
       // A statement of its own (its SQL differs), so raw mode never leaks to other readers.

@@ -9,7 +9,7 @@ import {
   type Scalar,
 } from '../../ports/read-store.js';
 import type { Statement } from 'better-sqlite3';
-import { guardSqlite, type SqliteConnection, StatementCache, writeTransaction } from './sqlite-database.js';
+import { guardSqlite, STABLE_PARAM, type SqliteConnection, StatementCache, writeTransaction } from './sqlite-database.js';
 
 const FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
 
@@ -191,7 +191,7 @@ export class SqliteReadStore implements ReadStore {
   async find<T extends Record<string, unknown>>(collection: string, query: FindQuery = {}): Promise<T[]> {
     const { clauses, params } = this.whereClause(query.where);
     if (query.atMost) {
-      clauses.push(`${fieldPath(query.atMost.field)} <= ?`);
+      clauses.push(`${fieldPath(query.atMost.field)} <= ${STABLE_PARAM}`);
       params.push(query.atMost.value);
     }
     if (query.afterId !== undefined) {
@@ -203,7 +203,7 @@ export class SqliteReadStore implements ReadStore {
     return guardSqlite(() => {
       const table = this.readable(collection);
       if (table === null) return [];
-      const sql = `SELECT doc FROM ${table} WHERE ${clauses.join(' AND ')} ORDER BY ${order} LIMIT ?`;
+      const sql = `SELECT doc FROM ${table} WHERE ${clauses.join(' AND ')} ORDER BY ${order} LIMIT ${STABLE_PARAM}`;
       return this.cache
         .get<Scalar[], { doc: string }>(sql)
         .all(...params)
@@ -227,7 +227,7 @@ export class SqliteReadStore implements ReadStore {
       if (value === null) {
         clauses.push(`${fieldPath(field)} IS NULL`);
       } else {
-        clauses.push(`${fieldPath(field)} = ?`);
+        clauses.push(`${fieldPath(field)} = ${STABLE_PARAM}`);
         params.push(sqlValue(value));
       }
     }

@@ -1,6 +1,6 @@
 import type { AttemptRecord, EndpointQueueStats, NewOutboxMessage, OutboxListQuery, OutboxMessage, WebhookOutbox } from '../../ports/webhook-outbox.js';
 import { FeedCheckpointMovedError } from '../../ports/webhook-outbox.js';
-import { guardSqlite, type SqliteConnection, writeTransaction } from './sqlite-database.js';
+import { guardSqlite, STABLE_PARAM, type SqliteConnection, writeTransaction } from './sqlite-database.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS webhook_messages (
@@ -87,7 +87,7 @@ export class SqliteWebhookOutbox implements WebhookOutbox {
       heads: read<[], { endpoint_id: string; position: bigint }>(
         'SELECT endpoint_id, MIN(position) AS position FROM webhook_messages WHERE open = 1 GROUP BY endpoint_id',
       ),
-      head: read<[string], Row>('SELECT * FROM webhook_messages WHERE open = 1 AND endpoint_id = ? ORDER BY position LIMIT 1'),
+      head: read<[string], Row>(`SELECT * FROM webhook_messages WHERE open = 1 AND endpoint_id = ${STABLE_PARAM} ORDER BY position LIMIT 1`),
       atPosition: read<[string, bigint], Row>('SELECT * FROM webhook_messages WHERE endpoint_id = ? AND position = ? AND open = 1 LIMIT 1'),
       record: db.prepare(
         'UPDATE webhook_messages SET status = ?, open = ?, attempts = attempts + 1, first_attempt_at = COALESCE(first_attempt_at, ?), next_attempt_at = ?, ' +
@@ -175,7 +175,7 @@ export class SqliteWebhookOutbox implements WebhookOutbox {
   }
 
   async list(endpointId: string, query: OutboxListQuery): Promise<OutboxMessage[]> {
-    const clauses = ['endpoint_id = ?'];
+    const clauses = [`endpoint_id = ${STABLE_PARAM}`];
     const params: unknown[] = [endpointId];
     if (query.status) {
       clauses.push('status = ?');
@@ -188,7 +188,7 @@ export class SqliteWebhookOutbox implements WebhookOutbox {
     params.push(query.limit);
     const rows = guardSqlite(() =>
       this.db
-        .prepare(`SELECT * FROM webhook_messages WHERE ${clauses.join(' AND ')} ORDER BY position LIMIT ?`)
+        .prepare(`SELECT * FROM webhook_messages WHERE ${clauses.join(' AND ')} ORDER BY position LIMIT ${STABLE_PARAM}`)
         .safeIntegers(true)
         .all(...params),
     ) as Row[];
