@@ -42,6 +42,29 @@ export function rateLimitStoreContract(name: string, open: OpenContractSubject<R
       expect(results.map((result) => result.points).sort((a, b) => a - b)).to.deep.equal(Array.from({ length: 50 }, (_, i) => i + 1));
     });
 
+    it('gives hits of different sizes at once the counts of one hit after the other', async () => {
+      const sizes = [1, 2, 3, 4, 5, 6, 7, 8];
+      const results = await Promise.all([...sizes.map((points) => store.hit(key('sizes'), points, 60_000, T0)), store.hit(key('other'), 9, 60_000, T0)]);
+      const counts = results.slice(0, sizes.length).map((result) => result.points);
+      // Each hit's count is the count before it (0 or another hit's count) plus its own points.
+      expect(new Set(counts).size).to.equal(sizes.length);
+      for (const [index, count] of counts.entries()) expect([0, ...counts]).to.include(count - sizes[index]!);
+      expect(Math.max(...counts)).to.equal(36);
+      expect(results.every((result) => result.resetAtMs === T0 + 60_000)).to.equal(true);
+      expect(results[sizes.length]!.points).to.equal(9);
+    });
+
+    it('starts the new window for a hit after the old one ended, even among hits at once', async () => {
+      const [, , late] = await Promise.all([
+        store.hit(key('edge'), 3, 60_000, T0),
+        store.hit(key('edge'), 2, 60_000, T0 + 1),
+        store.hit(key('edge'), 4, 60_000, T0 + 60_000),
+      ]);
+      // Whatever order they land in, the late hit counts in the new window.
+      expect(late!.resetAtMs).to.equal(T0 + 120_000);
+      expect(late!.points).to.be.at.least(4);
+    });
+
     it('removes only windows that have ended', async () => {
       await store.hit(key('old'), 1, 1_000, T0);
       await store.hit(key('live'), 1, 60_000, T0);

@@ -17,13 +17,14 @@ interface PendingHit {
 
 /**
  * Counters in an SQLite file under DATA_DIR, so services sharing the directory share the
- * limits. One UPSERT … RETURNING per hit: atomic under SQLite's write lock, across connections
- * and processes. src/backends/embedded.ts opens it (its own file, `synchronous = NORMAL`).
+ * limits. One UPSERT … RETURNING per key charged: atomic under SQLite's write lock, across
+ * connections and processes. src/backends/embedded.ts opens it (its own file, `synchronous = NORMAL`).
  *
  * Hits queue for one turn of the event loop and run in one transaction (a request charges two
  * or three budgets at once, and concurrent requests add theirs): a commit costs far more than
  * an UPSERT, so this keeps the limiter's cost per request small. Each UPSERT still sees the
- * ones before it, so no point is lost and no budget is exceeded.
+ * ones before it, so no point is lost and no budget is exceeded; hits on one key at one instant
+ * share an UPSERT.
  */
 export class SqliteRateLimitStore implements RateLimitStore {
   private readonly upsert;
@@ -50,14 +51,33 @@ export class SqliteRateLimitStore implements RateLimitStore {
 
   private flush(): void {
     const group = this.pending.splice(0);
+    // Hits on one key at the same instant add up in one UPSERT (a caller's key is charged by every
+    // request it sends); each gets the count as it stood after its own points, as one UPSERT per
+    // hit would have left it.
+    const together = new Map<string, PendingHit[]>();
+    for (const hit of group) {
+      const { key, now, window } = hit.params;
+      const id = `${now}|${window}|${key}`;
+      const hits = together.get(id);
+      if (hits) hits.push(hit);
+      else together.set(id, [hit]);
+    }
+    const batches = [...together.values()];
     let rows: RateLimitRow[];
     try {
-      rows = guardSqlite(() => this.db.transaction(() => group.map((hit) => this.upsert.get(hit.params)!)).immediate());
+      rows = guardSqlite(() => this.db.transaction(() => batches.map((hits) => this.upsert.get({ ...hits[0]!.params, points: pointsOf(hits) })!)).immediate());
     } catch (error) {
       for (const hit of group) hit.reject(error);
       return;
     }
-    for (const [index, row] of rows.entries()) group[index]!.resolve({ points: row.points, resetAtMs: row.reset_at });
+    for (const [index, row] of rows.entries()) {
+      const hits = batches[index]!;
+      let points = row.points - pointsOf(hits);
+      for (const hit of hits) {
+        points += hit.params.points;
+        hit.resolve({ points, resetAtMs: row.reset_at });
+      }
+    }
   }
 
   async removeExpired(nowMs: number): Promise<number> {
@@ -65,6 +85,12 @@ export class SqliteRateLimitStore implements RateLimitStore {
   }
 
   async close(): Promise<void> {}
+}
+
+function pointsOf(hits: readonly PendingHit[]): number {
+  let points = 0;
+  for (const hit of hits) points += hit.params.points;
+  return points;
 }
 
 interface RateLimitRow {

@@ -1,0 +1,56 @@
+import fs from 'node:fs';
+import { expect } from 'chai';
+import { openSqlite, type SqliteConnection } from '../../../src/adapters/sqlite/sqlite-database.js';
+import { SqliteRateLimitStore } from '../../../src/adapters/sqlite/sqlite-rate-limit-store.js';
+import { tempDataDir } from '../../support/test-service.js';
+
+const T0 = Date.parse('2026-11-23T12:00:00.000Z');
+
+/**
+ * What the embedded store adds to the RateLimitStore contract: hits sent together are counted in
+ * the order they were sent, and hits on one key at one instant share one UPSERT (counted here as
+ * the rows SQLite changed).
+ */
+describe('SqliteRateLimitStore: hits sent together', () => {
+  let dir: string;
+  let db: SqliteConnection;
+  let store: SqliteRateLimitStore;
+  const rowsChanged = () => (db.prepare('SELECT total_changes() AS n').get() as { n: number }).n;
+
+  beforeEach(() => {
+    dir = tempDataDir();
+    db = openSqlite(dir);
+    store = new SqliteRateLimitStore(db);
+  });
+  afterEach(() => {
+    db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('counts them in the order sent, a new window starting for the hit that came after the old one ended', async () => {
+    const results = await Promise.all([
+      store.hit('caller', 3, 60_000, T0),
+      store.hit('caller', 2, 60_000, T0),
+      store.hit('user', 1, 60_000, T0),
+      store.hit('caller', 4, 60_000, T0 + 60_000),
+      store.hit('caller', 1, 60_000, T0 + 60_000),
+    ]);
+    expect(results).to.deep.equal([
+      { points: 3, resetAtMs: T0 + 60_000 },
+      { points: 5, resetAtMs: T0 + 60_000 },
+      { points: 1, resetAtMs: T0 + 60_000 },
+      { points: 4, resetAtMs: T0 + 120_000 },
+      { points: 5, resetAtMs: T0 + 120_000 },
+    ]);
+  });
+
+  it('writes one row per key and instant, not one per hit', async () => {
+    const before = rowsChanged();
+    await Promise.all([
+      ...Array.from({ length: 16 }, () => store.hit('caller', 1, 60_000, T0)),
+      ...Array.from({ length: 16 }, (_, index) => store.hit(`user-${index}`, 1, 60_000, T0)),
+    ]);
+    expect(rowsChanged() - before).to.equal(17);
+    expect(await store.hit('caller', 1, 60_000, T0)).to.deep.equal({ points: 17, resetAtMs: T0 + 60_000 });
+  });
+});
