@@ -1,7 +1,7 @@
 import { expect } from 'chai';
-import { outboxMessagesFor } from '../../../src/application/webhooks/webhook-feeder.js';
+import { FED_EVENTS, outboxMessagesFor } from '../../../src/application/webhooks/webhook-feeder.js';
 import { RandomIds } from '../../../src/adapters/system/random-ids.js';
-import { MESSAGE_TYPES, toFulfilment, toWebhookMessage } from '../../../src/domain/webhooks/message-catalogue.js';
+import { MESSAGE_SOURCE_EVENTS, MESSAGE_TYPES, toFulfilment, toWebhookMessage } from '../../../src/domain/webhooks/message-catalogue.js';
 import { event, logged, registered, rewardGranted, T0 } from '../../support/events.js';
 
 describe('webhook message catalogue (v1)', () => {
@@ -68,6 +68,13 @@ describe('webhook message catalogue (v1)', () => {
     expect(toFulfilment(logged('user-ann', revoked))!.action).to.equal('revoke');
     expect(toWebhookMessage(logged('user-ann', revoked))!.type).to.equal('reward.revoked');
     expect(toFulfilment(logged('user-ann', rewardGranted({ grant_id: 'g2', reward_key: 'gift', kind: 'basic' })))).to.equal(null);
+    // The feeder reads only the events messages and fulfilments come from: these are among them.
+    expect(FED_EVENTS).to.include.members(['RewardGranted', 'RewardExpired', 'RewardRevoked']);
+  });
+
+  it('the feeder reads every event type the catalogue turns into a message', () => {
+    expect(FED_EVENTS).to.include.members([...MESSAGE_SOURCE_EVENTS, 'WebhookEndpointCreated', 'WebhookEndpointDeleted']);
+    expect(MESSAGE_SOURCE_EVENTS).to.include.members(['UserRegistered', 'CodeClaimed', 'RewardGranted', 'CreditsWithdrawn']);
   });
 
   it('gives each endpoint a webhook-id derived from endpoint id + event id, the same every time', () => {
