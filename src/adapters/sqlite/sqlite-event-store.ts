@@ -212,10 +212,14 @@ export class SqliteEventStore implements EventStore {
       for (const prefix of prefixes) params.push(prefix.length, prefix);
     }
     const types = filter?.types ?? [];
-    if (types.length > 0) {
-      // `+type`: scan in position order and skip other types, rather than gather every event of
-      // these types after `after` through events_by_type and sort them (a follower's page would
-      // then cost as much as the rest of the log).
+    if (types.length === 1) {
+      // One type (an analyst's query, a rare type): events_by_type holds it in position order.
+      clauses.push(`type = ${STABLE_PARAM}`);
+      params.push(types[0]!);
+    } else if (types.length > 1) {
+      // A follower's types: scan in position order and skip the others (`+type` keeps the planner
+      // off events_by_type, which would gather every event of these types after `after` and sort
+      // them, so a page would cost as much as the rest of the log).
       clauses.push(`+type IN (${types.map(() => '?').join(', ')})`);
       params.push(...types);
     }
