@@ -112,8 +112,8 @@ export class SqliteReadStore implements ReadStore {
    */
   private write<T>(work: () => T): T {
     this.created = [];
-    const synchronous = this.db.pragma('synchronous', { simple: true }) as number;
-    if (synchronous > NORMAL) this.db.pragma(`synchronous = ${NORMAL}`);
+    const synchronous = this.cache.get<[], number>('PRAGMA synchronous').pluck().get()!;
+    if (synchronous > NORMAL) this.setSynchronous(NORMAL);
     try {
       return writeTransaction(this.db, work);
     } catch (error) {
@@ -121,8 +121,13 @@ export class SqliteReadStore implements ReadStore {
       throw error;
     } finally {
       this.created = [];
-      if (synchronous > NORMAL) this.db.pragma(`synchronous = ${synchronous}`);
+      if (synchronous > NORMAL) this.setSynchronous(synchronous);
     }
+  }
+
+  /** Prepared once per level (`db.pragma` would parse the statement again on every write). */
+  private setSynchronous(level: number): void {
+    this.cache.get(`PRAGMA synchronous = ${level}`).run();
   }
 
   /** Creates the collection's table if needed (inside a write). */

@@ -21,13 +21,23 @@ describe('SqliteReadStore: read-model commits without an fsync, events still wit
 
   it('commits a batch under synchronous=NORMAL and restores FULL afterwards', async () => {
     const db = openSqlite(dir);
-    const store = new SqliteReadStore(db);
+    // Every PRAGMA that sets synchronous, each time it runs (the store prepares them once).
     const settings: string[] = [];
+    const prepare = db.prepare.bind(db);
+    db.prepare = ((source: string) => {
+      const statement = prepare(source);
+      const setting = /^PRAGMA (synchronous = \d)$/.exec(source)?.[1];
+      if (setting) {
+        const run = statement.run.bind(statement);
+        statement.run = ((...params: unknown[]) => {
+          settings.push(setting);
+          return run(...params);
+        }) as typeof statement.run;
+      }
+      return statement;
+    }) as typeof db.prepare;
+    const store = new SqliteReadStore(db);
     const pragma = db.pragma.bind(db);
-    db.pragma = ((source: string, options?: { simple?: boolean }) => {
-      if (source.startsWith('synchronous =')) settings.push(source);
-      return pragma(source, options);
-    }) as typeof db.pragma;
     expect(pragma('synchronous', { simple: true })).to.equal(FULL);
     await store.commitBatches([
       { projector: 'p', version: 1, after: null, position: 1n, changes: [{ op: 'put', collection: 'things', id: 'a', doc: { n: 1 } }] },
@@ -35,6 +45,10 @@ describe('SqliteReadStore: read-model commits without an fsync, events still wit
     expect(settings).to.deep.equal([`synchronous = ${NORMAL}`, `synchronous = ${FULL}`]);
     expect(pragma('synchronous', { simple: true })).to.equal(FULL);
     expect(await store.get('things', 'a')).to.deep.equal({ n: 1 });
+    // The next batch runs the same prepared statements again.
+    await store.commitBatches([{ projector: 'p', version: 1, after: 1n, position: 2n, changes: [] }]);
+    expect(settings).to.deep.equal([`synchronous = ${NORMAL}`, `synchronous = ${FULL}`, `synchronous = ${NORMAL}`, `synchronous = ${FULL}`]);
+    expect(pragma('synchronous', { simple: true })).to.equal(FULL);
     db.close();
   });
 
