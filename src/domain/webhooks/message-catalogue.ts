@@ -50,10 +50,9 @@ const MESSAGE_OF = {
 export const MESSAGE_SOURCE_EVENTS = Object.keys(MESSAGE_OF) as (keyof typeof MESSAGE_OF)[];
 
 function messageType(event: DomainEvent): { type: MessageType; fields: Record<string, unknown> } | null {
-  const toMessage = MESSAGE_OF[event.type as keyof typeof MESSAGE_OF] as
-    | ((data: unknown) => { type: MessageType; fields: Record<string, unknown> })
-    | undefined;
-  return toMessage ? toMessage(event.data) : null;
+  if (!Object.hasOwn(MESSAGE_OF, event.type)) return null;
+  const toMessage = MESSAGE_OF[event.type as keyof typeof MESSAGE_OF] as (data: unknown) => { type: MessageType; fields: Record<string, unknown> };
+  return toMessage(event.data);
 }
 
 /** The message an event of a `user-{app_user_id}` stream becomes; null when it is not in the catalogue. */
