@@ -90,6 +90,19 @@ export function whenUnauthorized(handler: () => void): void {
   onUnauthorized = handler;
 }
 
+/** Every event of one stream, oldest first: GET /admin/events, paged 1,000 at a time to its end. */
+export async function streamEvents(stream: string): Promise<Outcome<Schemas['EventPage']['events']>> {
+  const events: Schemas['EventPage']['events'] = [];
+  let after: string | undefined;
+  for (;;) {
+    const page = await outcome(api.GET('/admin/events', { params: { query: { stream, limit: 1000, ...(after ? { after } : {}) } } }));
+    if (!page.ok) return page;
+    events.push(...page.data.data.events);
+    after = page.data.data.next_after ?? undefined;
+    if (!after || page.data.data.events.length === 0) return { ok: true, data: events };
+  }
+}
+
 export async function outcome<T>(pending: Promise<{ data?: T; error?: unknown; response: Response }>): Promise<Outcome<T>> {
   try {
     const { data, error, response } = await pending;

@@ -2065,6 +2065,39 @@ export interface components {
                  */
                 recorded_at: string;
             }[];
+            /** @description The store transactions linked to the user and its refused link attempts, as GET /admin/users/{app_user_id}/transactions lists them */
+            transactions: {
+                /** @description Transactions linked to this user, oldest first */
+                links: {
+                    /** @enum {string} */
+                    provider: "app-store" | "google-play";
+                    /** @description originalTransactionId (App Store) or purchase token (Google Play) */
+                    transaction_id: string;
+                    app_account_token: string | null;
+                    obfuscated_external_account_id: string | null;
+                    /**
+                     * Format: date-time
+                     * @example 2026-01-02T03:04:05.678Z
+                     */
+                    linked_at: string;
+                }[];
+                /** @description This user's attempts to link a transaction already linked to another user, oldest first (each recorded once) */
+                refused_attempts: {
+                    /** @enum {string} */
+                    provider: "app-store" | "google-play";
+                    /** @description originalTransactionId (App Store) or purchase token (Google Play) */
+                    transaction_id: string;
+                    app_account_token: string | null;
+                    obfuscated_external_account_id: string | null;
+                    /**
+                     * Format: date-time
+                     * @example 2026-01-02T03:04:05.678Z
+                     */
+                    attempted_at: string;
+                    /** @description The user the transaction stays linked to */
+                    linked_app_user_id: string;
+                }[];
+            };
         };
         WinWinKitUser: {
             app_user_id: string;

@@ -18,6 +18,7 @@ import { startTestService, type TestService } from '../support/test-service.js';
 /** Distinctive plaintexts: found in the bytes only if they are stored in the clear. */
 const EMAIL = 'ann.erasable@example.org';
 const CUSTOMER = 'cus_ErasableAnn7341';
+const ACCOUNT_TOKEN = '7f0c6a52-2f4e-4d7a-9a1b-3c5d2e8f9a10';
 const LATER_EMAIL = 'ann.after-erasure@example.org';
 
 /** Every file of the data directory (databases, -wal, -shm, the key store), as raw bytes. */
@@ -73,6 +74,10 @@ describe('API: erasure and access (DELETE /admin/users/{id}, GET /admin/users/{i
     }
     await eventually(async () => expect((await getUser(svc, 'ann')).stats.claims).to.equal(3));
     expect((await svc.call('POST', '/users/ann/rewards/withdraw-credits', { key: 'coins', amount: 5, operation_id: 'w-1' })).status).to.equal(200);
+    const link = { original_transaction_id: '2000000111', app_account_token: ACCOUNT_TOKEN };
+    expect((await svc.call('POST', '/users/ann/transactions/app-store', link)).status).to.equal(204);
+    // A transaction of ann's that friend-0 tries to link too: refused, and recorded for review under friend-0.
+    expect((await svc.call('POST', '/users/friend-0/transactions/app-store', { original_transaction_id: '2000000111' })).status).to.equal(204);
     // Enough events on ann's stream for the executor to write a snapshot of its state.
     for (let index = 0; index < 110; index += 1) {
       expect((await svc.call('POST', '/users', { app_user_id: 'ann', metadata: { email: EMAIL, visit: index } })).status).to.equal(200);
@@ -108,6 +113,13 @@ describe('API: erasure and access (DELETE /admin/users/{id}, GET /admin/users/{i
     expect(document.events[0].data).to.include({ payment_customer_id: CUSTOMER });
     expect(document.events[0].data.metadata).to.deep.equal({ email: EMAIL, plan: 'gold' });
     expect(document.credit_ledger.map((row: { delta: number }) => row.delta)).to.deep.equal([10, 10, 10, -5]);
+    expect(document.transactions.links).to.have.length(1);
+    expect(document.transactions.links[0]).to.include({ provider: 'app-store', transaction_id: '2000000111', app_account_token: ACCOUNT_TOKEN });
+    expect(document.transactions.refused_attempts).to.deep.equal([]);
+    // The other side's export lists its refused attempt.
+    const friend = (await svc.admin('GET', '/admin/users/friend-0/export')).body.data.export;
+    expect(friend.transactions.links).to.deep.equal([]);
+    expect(friend.transactions.refused_attempts.map((a: { linked_app_user_id: string }) => a.linked_app_user_id)).to.deep.equal(['ann']);
   });
 
   it('DELETE erases: 204, fields null, the log shows {"erased": true}, no plaintext in any file of the data directory', async () => {

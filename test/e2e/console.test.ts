@@ -209,6 +209,47 @@ describe('Console in the browser (SPEC §14)', function () {
     expect((await svc.admin('GET', '/admin/programs/too-much')).status).to.equal(404);
   });
 
+  it("editing a program keeps what the form does not show in the seed's shape: clawbacks and metadata", async () => {
+    const sender = { reward_key: 'ten-credits', activation: { variant: 'conversion', amount: 1, limit: 0 }, deactivation: never, clawback: 'on_refund' };
+    await putProgram(svc, 'refundable', { distribution_percentage: 0, metadata: { team: 'growth' }, rewards: { sender: [sender] } });
+    await signIn();
+    await open('Programs');
+    await page.getByRole('button', { name: 'Edit program refundable' }).click();
+    await page.getByRole('heading', { name: 'Edit program refundable' }).waitFor();
+    const shown = JSON.parse(await page.getByRole('textbox', { name: 'Sender rewards (JSON)' }).inputValue());
+    expect(shown).to.deep.equal([sender]);
+    await page.getByRole('textbox', { name: 'Name' }).fill('Refundable, renamed');
+    await page.getByRole('button', { name: 'Save program' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved program refundable' }).waitFor();
+
+    const stored = (await svc.admin('GET', '/admin/programs/refundable')).body.data.program;
+    expect(stored).to.include({ name: 'Refundable, renamed' });
+    expect(stored.metadata).to.deep.equal({ team: 'growth' });
+    const events = (await svc.admin('GET', '/admin/events?stream=program-refundable')).body.data.events;
+    expect(events.map((e: { type: string }) => e.type)).to.deep.equal(['ProgramCreated', 'ProgramUpdated']);
+    expect(events[1].data.program.rewards.sender).to.deep.equal([sender]);
+  });
+
+  it('editing a reward keeps its metadata, and metadata that is not JSON is named at its field', async () => {
+    await putReward(svc, 'tagged', { kind: 'credit', name: 'Tagged', credits: 3, metadata: { campaign: 'spring' } });
+    await signIn();
+    await open('Rewards');
+    await page.getByRole('button', { name: 'Edit reward tagged' }).click();
+    await page.getByRole('textbox', { name: 'Name' }).fill('Tagged, renamed');
+    const metadata = page.getByRole('textbox', { name: 'Metadata (JSON)' });
+    expect(JSON.parse(await metadata.inputValue())).to.deep.equal({ campaign: 'spring' });
+    await metadata.fill('{campaign: spring');
+    await page.getByRole('button', { name: 'Save reward' }).click();
+    await page.locator('#reward-metadata[aria-invalid="true"]').waitFor();
+    expect((await svc.admin('GET', '/admin/rewards/tagged')).body.data.reward.name).to.equal('Tagged');
+    await metadata.fill('{"campaign": "spring"}');
+    await page.getByRole('button', { name: 'Save reward' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved reward tagged' }).waitFor();
+    const stored = (await svc.admin('GET', '/admin/rewards/tagged')).body.data.reward;
+    expect(stored).to.include({ name: 'Tagged, renamed', credits: 3 });
+    expect(stored.metadata).to.deep.equal({ campaign: 'spring' });
+  });
+
   it('the overview totals and each plotted day equal GET /admin/analytics/daily', async () => {
     await signIn();
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();

@@ -1,15 +1,24 @@
 import { useState } from 'preact/hooks';
-import { type ApiErrorItem, api, outcome, type Schemas } from '../api';
+import { type ApiErrorItem, api, outcome, type Schemas, streamEvents } from '../api';
 import { Empty, Field, Problem, Section, splitErrors, useLoad, usePages, ViewTitle, DataTable } from '../components';
 import { formatNumber } from '../format';
 
 type Program = Schemas['ReferralProgram'];
 type Side = Program['rewards']['sender'];
 
-const FIELDS = ['id', 'name', 'description', 'distribution_percentage', 'limit', 'rewards/sender', 'rewards/receiver'] as const;
+const FIELDS = ['id', 'name', 'description', 'distribution_percentage', 'limit', 'rewards/sender', 'rewards/receiver', 'metadata'] as const;
 type Form = Record<(typeof FIELDS)[number], string>;
 
-const EMPTY: Form = { id: '', name: '', description: '', distribution_percentage: '100', limit: '0', 'rewards/sender': '[]', 'rewards/receiver': '[]' };
+const EMPTY: Form = {
+  id: '',
+  name: '',
+  description: '',
+  distribution_percentage: '100',
+  limit: '0',
+  'rewards/sender': '[]',
+  'rewards/receiver': '[]',
+  metadata: '',
+};
 
 /** A program's entries (grouped by kind in responses) as the request's list of entries. */
 function entries(side: Side): unknown[] {
@@ -18,20 +27,54 @@ function entries(side: Side): unknown[] {
     .map((e) => ({ reward_key: e.reward.key, activation: e.activation, deactivation: e.deactivation }));
 }
 
-function toForm(p: Program): Form {
+/** The entries as stored: the request's shape, `clawback` included. */
+type StoredEntries = { sender: unknown[]; receiver: unknown[] };
+
+/**
+ * The entries of the program's latest definition in its stream (`program-{id}`). The API answers
+ * with the seed's ReferralProgram, which has no `clawback`, and a PUT replaces every entry: an
+ * edit built from the response alone would switch clawbacks off.
+ */
+async function storedEntries(id: string): Promise<StoredEntries | null> {
+  const events = await streamEvents(`program-${id}`);
+  if (!events.ok) return null;
+  const latest = events.data.findLast((e) => e.type === 'ProgramCreated' || e.type === 'ProgramUpdated');
+  const program = (latest?.data as { program?: { rewards?: StoredEntries } } | undefined)?.program;
+  return program?.rewards ?? null;
+}
+
+/** JSON for a text field: pretty-printed, or empty for null. */
+export const jsonText = (value: unknown): string => (value === null || value === undefined ? '' : JSON.stringify(value, null, 2));
+
+function toForm(p: Program, stored: StoredEntries | null): Form {
   return {
     id: p.id,
     name: p.name,
     description: p.description ?? '',
     distribution_percentage: String(p.distribution_percentage),
     limit: String(p.limit),
-    'rewards/sender': JSON.stringify(entries(p.rewards.sender), null, 2),
-    'rewards/receiver': JSON.stringify(entries(p.rewards.receiver), null, 2),
+    'rewards/sender': jsonText(stored?.sender ?? entries(p.rewards.sender)),
+    'rewards/receiver': jsonText(stored?.receiver ?? entries(p.rewards.receiver)),
+    metadata: jsonText(p.metadata),
   };
 }
 
 /** Numbers as numbers; anything else is sent as typed, so that the API (the one validator) names the problem. */
 export const numberOrText = (value: string): number | string => (value.trim() !== '' && Number.isFinite(Number(value)) ? Number(value) : value);
+
+/**
+ * A JSON field of a form: its value (`empty` when left blank), or an error at the field in
+ * `problems` (and undefined).
+ */
+export function parsedJson(text: string, field: string, empty: unknown, example: string, problems: ApiErrorItem[]): unknown {
+  if (text.trim() === '') return empty;
+  try {
+    return JSON.parse(text);
+  } catch {
+    problems.push({ code: 'BAD_REQUEST', status: 400, message: `Not valid JSON: write ${example}`, source: `/${field}` });
+    return undefined;
+  }
+}
 
 export function ProgramsView() {
   const [list, reload] = useLoad(() => outcome(api.GET('/admin/programs')), []);
@@ -52,20 +95,15 @@ export function ProgramsView() {
     event.preventDefault();
     setSaved(null);
     const local: ApiErrorItem[] = [];
-    const parse = (field: 'rewards/sender' | 'rewards/receiver') => {
-      try {
-        return JSON.parse(form[field] || '[]');
-      } catch {
-        local.push({ code: 'BAD_REQUEST', status: 400, message: 'Not valid JSON: write a list of reward entries, e.g. []', source: `/${field}` });
-        return null;
-      }
-    };
-    const rewards = { sender: parse('rewards/sender'), receiver: parse('rewards/receiver') };
+    const list = (field: 'rewards/sender' | 'rewards/receiver') => parsedJson(form[field], field, [], 'a list of reward entries, e.g. []', local);
+    const rewards = { sender: list('rewards/sender'), receiver: list('rewards/receiver') };
+    const metadata = parsedJson(form.metadata, 'metadata', null, 'an object, e.g. {"team": "growth"}, or leave it empty', local);
     if (!form.id.trim()) local.push({ code: 'BAD_REQUEST', status: 400, message: 'Give the program an id', source: 'path:/id' });
     if (local.length > 0) return setErrors(local);
     const body = {
       name: form.name,
       description: form.description === '' ? null : form.description,
+      metadata,
       distribution_percentage: numberOrText(form.distribution_percentage),
       limit: numberOrText(form.limit),
       rewards,
@@ -87,7 +125,7 @@ export function ProgramsView() {
       <section aria-labelledby="programs-list">
         <h2 id="programs-list">All programs</h2>
         <Section loaded={list} what="the programs">
-          {(body) => <ProgramTable programs={body.data.programs} onEdit={(p) => load(toForm(p), true)} />}
+          {(body) => <ProgramTable programs={body.data.programs} onEdit={async (p) => load(toForm(p, await storedEntries(p.id)), true)} />}
         </Section>
       </section>
       <section aria-labelledby="program-form">
@@ -121,7 +159,7 @@ export function ProgramsView() {
             value={form['rewards/sender']}
             onInput={set('rewards/sender')}
             error={byField['rewards/sender']}
-            hint='e.g. [{"reward_key": "five-credits", "activation": {"variant": "claim", "amount": 1, "limit": 0}, "deactivation": {"variant": "never"}}]'
+            hint='e.g. [{"reward_key": "five-credits", "activation": {"variant": "claim", "amount": 1, "limit": 0}, "deactivation": {"variant": "never"}, "clawback": "none"}]; "on_refund" revokes the entry when the converting purchase is refunded'
           />
           <Field
             id="program-receiver"
@@ -130,6 +168,15 @@ export function ProgramsView() {
             value={form['rewards/receiver']}
             onInput={set('rewards/receiver')}
             error={byField['rewards/receiver']}
+          />
+          <Field
+            id="program-metadata"
+            label="Metadata (JSON)"
+            multiline
+            value={form.metadata}
+            onInput={set('metadata')}
+            error={byField.metadata}
+            hint="An object of your own, or empty for none"
           />
           {rest.length > 0 ? <Problem errors={rest} /> : null}
           {saved ? <p role="status">{saved}</p> : null}

@@ -2,7 +2,7 @@ import { useState } from 'preact/hooks';
 import { type ApiErrorItem, api, outcome, type Schemas } from '../api';
 import { Empty, Field, Problem, Section, splitErrors, useLoad, usePages, ViewTitle, DataTable } from '../components';
 import { formatDateTime, formatNumber } from '../format';
-import { numberOrText } from './programs';
+import { jsonText, numberOrText, parsedJson } from './programs';
 
 type Reward = Schemas['AdminReward'];
 type Kind = Reward['kind'];
@@ -27,13 +27,13 @@ const KIND_FIELDS: Record<Kind, { name: string; label: string }[]> = {
   ],
 };
 const KINDS = Object.keys(KIND_FIELDS) as Kind[];
-const ALL_FIELDS = ['key', 'kind', 'name', 'description', ...KINDS.flatMap((k) => KIND_FIELDS[k].map((f) => f.name))];
+const ALL_FIELDS = ['key', 'kind', 'name', 'description', 'metadata', ...KINDS.flatMap((k) => KIND_FIELDS[k].map((f) => f.name))];
 
 type Form = Record<string, string>;
-const EMPTY: Form = { key: '', kind: 'credit', name: '', description: '' };
+const EMPTY: Form = { key: '', kind: 'credit', name: '', description: '', metadata: '' };
 
 function toForm(r: Reward): Form {
-  const form: Form = { key: r.key, kind: r.kind, name: r.name, description: r.description ?? '' };
+  const form: Form = { key: r.key, kind: r.kind, name: r.name, description: r.description ?? '', metadata: jsonText(r.metadata) };
   for (const f of KIND_FIELDS[r.kind]) form[f.name] = String((r as Record<string, unknown>)[f.name] ?? '');
   return form;
 }
@@ -56,10 +56,14 @@ export function RewardsView() {
   const submit = async (event: Event) => {
     event.preventDefault();
     setSaved(null);
-    if (!form.key?.trim()) return setErrors([{ code: 'BAD_REQUEST', status: 400, message: 'Give the reward a key', source: 'path:/key' }]);
-    const body: Record<string, unknown> = { kind, name: form.name, description: form.description === '' ? null : form.description };
+    const local: ApiErrorItem[] = [];
+    const metadata = parsedJson(form.metadata ?? '', 'metadata', null, 'an object, e.g. {"team": "growth"}, or leave it empty', local);
+    const key = form.key?.trim() ?? '';
+    if (!key) local.push({ code: 'BAD_REQUEST', status: 400, message: 'Give the reward a key', source: 'path:/key' });
+    if (local.length > 0) return setErrors(local);
+    const body: Record<string, unknown> = { kind, name: form.name, description: form.description === '' ? null : form.description, metadata };
     for (const f of KIND_FIELDS[kind]) body[f.name] = f.name === 'credits' ? numberOrText(form[f.name] ?? '') : (form[f.name] ?? '');
-    const result = await outcome(api.PUT('/admin/rewards/{key}', { params: { path: { key: form.key.trim() } }, body: body as Schemas['RewardRequest'] }));
+    const result = await outcome(api.PUT('/admin/rewards/{key}', { params: { path: { key } }, body: body as Schemas['RewardRequest'] }));
     if (!result.ok) return setErrors(result.errors);
     setErrors([]);
     setEditing(true);
@@ -113,6 +117,15 @@ export function RewardsView() {
               error={byField[f.name]}
             />
           ))}
+          <Field
+            id="reward-metadata"
+            label="Metadata (JSON)"
+            multiline
+            value={form.metadata ?? ''}
+            onInput={set('metadata')}
+            error={byField.metadata}
+            hint="An object of your own, or empty for none"
+          />
           {rest.length > 0 ? <Problem errors={rest} /> : null}
           {saved ? <p role="status">{saved}</p> : null}
           <div class="actions">

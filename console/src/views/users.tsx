@@ -1,5 +1,5 @@
 import { useState } from 'preact/hooks';
-import { api, outcome, type Schemas } from '../api';
+import { api, outcome, type Schemas, streamEvents } from '../api';
 import { Empty, type Loaded, Problem, Section, useLoad, usePages, ViewTitle, DataTable } from '../components';
 import { formatDateTime, formatNumber } from '../format';
 
@@ -7,16 +7,8 @@ type EventRow = Schemas['EventPage']['events'][number];
 
 /** The user's stream (`user-{app_user_id}` holds everything about one user), newest first. */
 async function history(appUserId: string) {
-  const events: EventRow[] = [];
-  let after: string | undefined;
-  for (;;) {
-    const page = await outcome(api.GET('/admin/events', { params: { query: { stream: `user-${appUserId}`, limit: 1000, ...(after ? { after } : {}) } } }));
-    if (!page.ok) return page;
-    events.push(...page.data.data.events);
-    after = page.data.data.next_after ?? undefined;
-    if (!after || page.data.data.events.length === 0) break;
-  }
-  return { ok: true as const, data: events.reverse() };
+  const events = await streamEvents(`user-${appUserId}`);
+  return events.ok ? { ok: true as const, data: [...events.data].reverse() } : events;
 }
 
 export function UsersView() {

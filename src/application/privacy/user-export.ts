@@ -8,6 +8,7 @@ import type { ReadStore } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
 import { type ExportedEvent, exportedEvent } from '../export/event-export-format.js';
 import { EventQueries } from '../queries/event-queries.js';
+import { TransactionQueries } from '../queries/transaction-queries.js';
 import { UserQueries } from '../queries/user-queries.js';
 
 /** Everything the service holds about one user (SPEC §13, the data subject's access request). */
@@ -22,6 +23,8 @@ export interface UserDataExport {
   events: ExportedEvent[];
   /** The revenue notifications matched to the user, as recorded (personal fields decrypted likewise). */
   notifications: ExportedEvent[];
+  /** The store transactions linked to the user and its refused link attempts (`GET /admin/users/{app_user_id}/transactions`). */
+  transactions: Omit<Awaited<ReturnType<TransactionQueries['ofUser']>>, 'app_user_id'>;
 }
 
 @injectable()
@@ -29,6 +32,7 @@ export class UserExport {
   constructor(
     @inject(UserQueries) private readonly users: UserQueries,
     @inject(EventQueries) private readonly events: EventQueries,
+    @inject(TransactionQueries) private readonly transactions: TransactionQueries,
     @inject(TOKENS.EventStore) private readonly store: EventStore,
     @inject(TOKENS.ReadStore) private readonly readStore: ReadStore,
     @inject(TOKENS.Clock) private readonly clock: Clock,
@@ -38,10 +42,11 @@ export class UserExport {
   async export(appUserId: string): Promise<UserDataExport | null> {
     const user = await this.users.userView(appUserId);
     if (user === null) return null;
-    const [ledger, events, notifications] = await Promise.all([
+    const [ledger, events, notifications, { app_user_id: _user, ...transactions }] = await Promise.all([
       this.events.creditLedger(appUserId, null),
       this.store.readStream(streams.user(appUserId)),
       this.notifications(appUserId),
+      this.transactions.ofUser(appUserId),
     ]);
     return {
       app_user_id: appUserId,
@@ -50,6 +55,7 @@ export class UserExport {
       credit_ledger: ledger.map(({ seq: _seq, app_user_id: _user, request_id: _request, ...row }) => row),
       events: events.map(exportedEvent),
       notifications,
+      transactions,
     };
   }
 

@@ -1,5 +1,6 @@
 import { creditLedgerOut, eventPageOut } from './audit.js';
 import { outDateTime } from './common.js';
+import { userTransactionsOut } from './transactions.js';
 import { userOut } from './users.js';
 import { z } from './zod-openapi.js';
 
@@ -17,6 +18,9 @@ export const userDataExportOut = z
     }),
     notifications: z.array(loggedEvent).openapi({
       description: 'The revenue notifications matched to the user (NotificationReceived events), personal fields decrypted likewise',
+    }),
+    transactions: userTransactionsOut.omit({ app_user_id: true }).openapi({
+      description: 'The store transactions linked to the user and its refused link attempts, as GET /admin/users/{app_user_id}/transactions lists them',
     }),
   })
   .strict()
