@@ -70,5 +70,15 @@ export function keyStoreContract(name: string, open: OpenContractSubject<KeyStor
       const keys = await Promise.all(Array.from({ length: 20 }, () => store.keyFor(subject('race'))));
       expect(new Set(keys.map((key) => key.id)).size).to.equal(1);
     });
+
+    it('gives 50 subjects asked for at once each its own key, and answers the same keys afterwards', async () => {
+      const subjects = Array.from({ length: 50 }, (_, index) => subject(`crowd-${index}`));
+      const keys = await Promise.all(subjects.map((name) => store.keyFor(name)));
+      expect(keys.map((key) => key.subject)).to.deep.equal(subjects);
+      expect(new Set(keys.map((key) => key.id)).size).to.equal(50);
+      const again = await Promise.all(subjects.map((name) => store.existingKey(name)));
+      expect(again.map((key) => key?.id)).to.deep.equal(keys.map((key) => key.id));
+      expect((await store.keysById(keys.map((key) => key.id))).size).to.equal(50);
+    });
   });
 }

@@ -11,6 +11,12 @@ CREATE TABLE IF NOT EXISTS data_keys (
 );
 `;
 
+interface PendingKey {
+  subject: string;
+  resolve(key: DataKey): void;
+  reject(error: unknown): void;
+}
+
 interface KeyRow {
   id: string;
   subject: string;
@@ -21,9 +27,15 @@ interface KeyRow {
  * Data keys in their own SQLite file (DATA_DIR/data-keys.db, opened by src/backends/embedded.ts
  * with `secure_delete`, so a destroyed key's bytes are overwritten, not left in a free page).
  * `destroy` checkpoints the WAL (TRUNCATE) so no copy of the key stays in the -wal file.
+ *
+ * New keys are made in groups: the subjects asked for in one turn of the event loop get their
+ * keys in one transaction, so one commit (an fsync: the file is `synchronous = FULL`, a key must
+ * be durable before any value encrypted under it is) serves every user created meanwhile, not
+ * one each.
  */
 export class SqliteKeyStore implements KeyStore {
   private readonly statements;
+  private readonly pending: PendingKey[] = [];
 
   constructor(private readonly db: SqliteConnection) {
     db.pragma('secure_delete = ON');
@@ -39,11 +51,29 @@ export class SqliteKeyStore implements KeyStore {
   async keyFor(subject: string): Promise<DataKey> {
     const existing = guardSqlite(() => this.statements.bySubject.get(subject));
     if (existing) return toKey(existing);
-    // Insert-or-keep and read back under the write lock: a concurrent creator's key wins for both.
-    return writeTransaction(this.db, () => {
-      this.statements.insert.run(randomUUID(), subject, randomBytes(32), new Date().toISOString());
-      return toKey(this.statements.bySubject.get(subject)!);
+    return new Promise((resolve, reject) => {
+      this.pending.push({ subject, resolve, reject });
+      if (this.pending.length === 1) setImmediate(() => this.createPending());
     });
+  }
+
+  /** Insert-or-keep and read back under the write lock: a concurrent creator's key (another process's, or the same subject twice in the group) wins for both. */
+  private createPending(): void {
+    const group = this.pending.splice(0);
+    let rows: KeyRow[];
+    try {
+      const createdAt = new Date().toISOString();
+      rows = writeTransaction(this.db, () =>
+        group.map(({ subject }) => {
+          this.statements.insert.run(randomUUID(), subject, randomBytes(32), createdAt);
+          return this.statements.bySubject.get(subject)!;
+        }),
+      );
+    } catch (error) {
+      for (const request of group) request.reject(error);
+      return;
+    }
+    for (const [index, request] of group.entries()) request.resolve(toKey(rows[index]!));
   }
 
   async existingKey(subject: string): Promise<DataKey | null> {
