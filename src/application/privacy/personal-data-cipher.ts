@@ -1,4 +1,4 @@
-import { createCipheriv, createDecipheriv, createHash, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import { appUserIdOf } from '../../domain/events/index.js';
 import { type PersonalField, personalFieldsOf, valueAt, withValueAt } from '../../domain/privacy/personal-fields.js';
 import type { RecordedEvent } from '../../ports/event-store.js';
@@ -31,9 +31,24 @@ export class PersonalDataCorruptError extends Error {
   override name = 'PersonalDataCorruptError';
 }
 
+/**
+ * The key as a KeyObject, made once per DataKey object (and gone with it). Node 24 takes a
+ * raw Buffer key through a slow check in createCipheriv/createDecipheriv: about 13 µs a call,
+ * against 3 µs with a KeyObject, which costs under 1 µs to make.
+ */
+const keyObjects = new WeakMap<DataKey, KeyObject>();
+function keyObjectOf(key: DataKey): KeyObject {
+  let keyObject = keyObjects.get(key);
+  if (!keyObject) {
+    keyObject = createSecretKey(key.key);
+    keyObjects.set(key, keyObject);
+  }
+  return keyObject;
+}
+
 export function encryptValue(key: DataKey, label: string, value: unknown): Envelope {
   const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', key.key, iv);
+  const cipher = createCipheriv('aes-256-gcm', keyObjectOf(key), iv);
   cipher.setAAD(Buffer.from(`${key.id}:${label}`));
   const ciphertext = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
   const parts = [PREFIX, key.id, iv.toString('base64url'), ciphertext.toString('base64url'), cipher.getAuthTag().toString('base64url')];
@@ -46,7 +61,7 @@ export function decryptValue(keys: ReadonlyMap<string, DataKey>, label: string, 
   const key = keys.get(keyId);
   if (!key) return undefined;
   try {
-    const decipher = createDecipheriv('aes-256-gcm', key.key, Buffer.from(iv, 'base64url'));
+    const decipher = createDecipheriv('aes-256-gcm', keyObjectOf(key), Buffer.from(iv, 'base64url'));
     decipher.setAAD(Buffer.from(`${keyId}:${label}`));
     decipher.setAuthTag(Buffer.from(tag, 'base64url'));
     const plain = Buffer.concat([decipher.update(Buffer.from(ciphertext, 'base64url')), decipher.final()]).toString('utf8');
