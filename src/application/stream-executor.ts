@@ -83,6 +83,12 @@ export class StreamExecutor {
   private readonly locks = new KeyedLock();
   /** stream → last known state, in least-recently-used order (Map keeps insertion order). */
   private readonly cache = new Map<string, Loaded<unknown> & { version: number; folded: number }>();
+  /**
+   * The snapshot collection, made once: a store whose collection does not exist yet looks for
+   * it again on every read (the embedded store asks SQLite's schema), and most streams have
+   * no snapshot.
+   */
+  private snapshotCollection: Promise<void> | null = null;
 
   constructor(
     private readonly log: EventLog,
@@ -113,9 +119,18 @@ export class StreamExecutor {
     return { state, revision, position, folded };
   }
 
+  private snapshotCollectionMade(): Promise<void> {
+    this.snapshotCollection ??= this.readStore.ensureIndexes(SNAPSHOT_COLLECTION, []).catch((error: unknown) => {
+      this.snapshotCollection = null;
+      throw error;
+    });
+    return this.snapshotCollection;
+  }
+
   private async startingPoint<S>(stream: string, evolver: Evolver<S>): Promise<Loaded<S> & { folded: number }> {
     const cached = this.cache.get(stream);
     if (cached && cached.version === evolver.version) return cached as Loaded<S> & { version: number; folded: number };
+    await this.snapshotCollectionMade();
     const snapshot = await this.readStore.get<Snapshot<S> & Record<string, unknown>>(SNAPSHOT_COLLECTION, stream);
     if (snapshot !== null && snapshot.version === evolver.version) {
       const state = (this.sealer ? await this.sealer.open(stream, snapshot.state) : snapshot.state) as S;

@@ -63,6 +63,8 @@ export interface ReadStore {
   /**
    * Declare what a collection is queried by, so adapters can index it: a field, or fields
    * together (equality on the first, order or range on the next: `['app_user_id', 'seq']`).
+   * Makes the collection where a store has to (with no index: only that), so reads of a
+   * collection still empty need not ask whether it exists.
    */
   ensureIndexes(collection: string, indexes: IndexSpec[]): Promise<void>;
   get<T extends Record<string, unknown>>(collection: string, id: string): Promise<T | null>;

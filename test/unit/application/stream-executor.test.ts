@@ -130,6 +130,35 @@ describe('StreamExecutor on SQLite: cost per command (behaviour: stream-executor
     return counted.touched;
   }
 
+  it("asks SQLite's schema about the snapshot collection at most once, not on every load of a stream without a snapshot", async () => {
+    const own = fs.mkdtempSync(path.join(os.tmpdir(), 'executor-schema-'));
+    const ownDb = openSqlite(own);
+    let schemaLookups = 0;
+    const prepare = ownDb.prepare.bind(ownDb);
+    ownDb.prepare = ((source: string) => {
+      const statement = prepare(source);
+      if (source.includes('sqlite_master')) {
+        const get = statement.get.bind(statement);
+        statement.get = ((...params: unknown[]) => {
+          schemaLookups += 1;
+          return get(...params);
+        }) as typeof statement.get;
+      }
+      return statement;
+    }) as typeof ownDb.prepare;
+    try {
+      const executor = new StreamExecutor(new EventLog(new SqliteEventStore(ownDb), new RandomIds()), new SqliteReadStore(ownDb));
+      const atStart = schemaLookups;
+      for (let index = 0; index < 50; index += 1) {
+        expect((await executor.load(streams.user(`fresh-${index}`), userEvolver)).revision).to.equal(-1);
+      }
+      expect(schemaLookups - atStart).to.be.at.most(1);
+    } finally {
+      ownDb.close();
+      fs.rmSync(own, { recursive: true, force: true });
+    }
+  });
+
   it('takes only a synchronous decide: an async one does not compile (npm run typecheck)', () => {
     const executor = new StreamExecutor(log, readStore);
     // @ts-expect-error I/O belongs in `prepare`; a decide that returns a promise is refused.
