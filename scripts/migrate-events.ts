@@ -20,7 +20,11 @@ import { databasePath, openSqlite } from '../src/adapters/sqlite/sqlite-database
 import { SqliteEventStore } from '../src/adapters/sqlite/sqlite-event-store.js';
 import { SqliteKeyStore } from '../src/adapters/sqlite/sqlite-key-store.js';
 import { MongoKeyStore } from '../src/adapters/mongodb/mongo-key-store.js';
-import { PersonalDataCipher } from '../src/application/privacy/personal-data-cipher.js';
+import { MongoReadStore } from '../src/adapters/mongodb/mongo-read-store.js';
+import { SqliteReadStore } from '../src/adapters/sqlite/sqlite-read-store.js';
+import { legacyDigestKey } from '../src/application/fraud/legacy-digest-key.js';
+import { PAYMENT_CUSTOMER_DIGEST_SUBJECT, PersonalDataCipher } from '../src/application/privacy/personal-data-cipher.js';
+import type { KeyStore } from '../src/ports/key-store.js';
 import { openKeyConnection } from '../src/backends/embedded.js';
 import { MongoClient } from 'mongodb';
 import type { EventStore, ExpectedRevision, NewEvent, RecordedEvent } from '../src/ports/event-store.js';
@@ -186,6 +190,25 @@ export async function migrateEvents(source: EventStore, target: EventStore, opti
   }
 }
 
+/**
+ * The payment-customer digest key (`payment_customer_claimers`, docs/fraud-rules.md) goes to the
+ * target as it is: the copied counter streams are named by it, and with another key the target
+ * would count every payment customer from zero again. The source's key is its key store's, or,
+ * for a deployment from before 2026-11-25, its read store's (`legacy`). A target that already
+ * holds a different one is refused. True when there was a key to carry.
+ */
+export async function carryDigestKey(source: KeyStore, legacy: Buffer | null, target: KeyStore): Promise<boolean> {
+  const material = (await source.existingKey(PAYMENT_CUSTOMER_DIGEST_SUBJECT))?.key ?? legacy;
+  if (material === null) return false;
+  const kept = await target.keyFor(PAYMENT_CUSTOMER_DIGEST_SUBJECT, material);
+  if (!kept.key.equals(material)) {
+    throw new MigrationConflictError(
+      "The target already has a payment-customer digest key of its own (a service ran on it with fraud rules): its counters and the source's would not add up. Refusing to mix two logs.",
+    );
+  }
+  return true;
+}
+
 // ---------------------------------------------------------------------------------------------
 // Command line
 
@@ -193,7 +216,10 @@ interface OpenedStore {
   /** The log as stored (personal fields as the store holds them). */
   store: EventStore;
   /** The store's data keys (the DATA_DIR's key file; MONGODB_URL's collection beside EventStoreDB). */
+  keys: KeyStore;
   cipher: PersonalDataCipher;
+  /** The digest key a deployment from before 2026-11-25 kept in its read store. */
+  legacyDigestKey(): Promise<Buffer | null>;
   close(): Promise<void>;
 }
 
@@ -206,11 +232,21 @@ async function openStore(location: string): Promise<OpenedStore> {
     const mongoUrl = process.env.MONGODB_URL;
     if (!mongoUrl) return command.fail(`MONGODB_URL must name the MongoDB that holds the data keys of ${location}`);
     const client = await MongoClient.connect(mongoUrl);
+    const database = process.env.MONGODB_DATABASE || 'referrals';
     const store = EventStoreDbEventStore.connect(location);
-    const cipher = new PersonalDataCipher(new MongoKeyStore(client.db(process.env.MONGODB_DATABASE || 'referrals')));
+    const keys = new MongoKeyStore(client.db(database));
     return {
       store,
-      cipher,
+      keys,
+      cipher: new PersonalDataCipher(keys),
+      async legacyDigestKey() {
+        const readStore = await MongoReadStore.connect(mongoUrl, database);
+        try {
+          return await legacyDigestKey(readStore);
+        } finally {
+          await readStore.close();
+        }
+      },
       async close() {
         await store.close();
         await client.close();
@@ -220,9 +256,12 @@ async function openStore(location: string): Promise<OpenedStore> {
   const db = openSqlite(location);
   const keysDb = openKeyConnection(location);
   const store = new SqliteEventStore(db);
+  const keys = new SqliteKeyStore(keysDb);
   return {
     store,
-    cipher: new PersonalDataCipher(new SqliteKeyStore(keysDb)),
+    keys,
+    cipher: new PersonalDataCipher(keys),
+    legacyDigestKey: () => legacyDigestKey(new SqliteReadStore(db)),
     async close() {
       await store.close();
       keysDb.close();
@@ -257,6 +296,9 @@ async function main(argv: string[]): Promise<number> {
   const started = Date.now();
   let lastReport = 0;
   try {
+    if (await carryDigestKey(source.keys, await source.legacyDigestKey(), target.keys)) {
+      process.stderr.write("migrate-events: the payment-customer digest key is the source's on the target too\n");
+    }
     const result = await migrateEvents(source.store, target.store, {
       pageSize: args.pageSize,
       maxEvents: args.maxEvents,

@@ -2,7 +2,9 @@
  * Per-subject data keys for personal fields (SPEC §13, crypto-shredding), kept outside the event
  * log: a key destroyed here makes every value encrypted under it unreadable for good. A subject
  * is `user:{app_user_id}` or `customer:{sha256 of a payment customer id}`
- * (src/domain/privacy/personal-fields.ts). A subject has at most one key at a time.
+ * (src/domain/privacy/personal-fields.ts), or `service:{name}` for a key of the deployment's
+ * own that no erasure destroys (src/application/privacy/personal-data-cipher.ts). A subject has
+ * at most one key at a time.
  */
 export interface DataKey {
   /** Names the key inside each encrypted value; never reused. */
@@ -14,10 +16,11 @@ export interface DataKey {
 
 export interface KeyStore {
   /**
-   * The subject's key, created when it has none. Concurrent calls from any process for one
-   * subject answer the same key.
+   * The subject's key, created when it has none: from `material` (32 bytes) when given, else
+   * random. Concurrent calls from any process for one subject answer the same key; a key that
+   * exists wins over `material`.
    */
-  keyFor(subject: string): Promise<DataKey>;
+  keyFor(subject: string, material?: Buffer): Promise<DataKey>;
   /** The subject's key, or null when it has none (never created, or destroyed). */
   existingKey(subject: string): Promise<DataKey | null>;
   /** Keys by id; ids of destroyed (or unknown) keys are absent from the map. */

@@ -66,6 +66,20 @@ export function keyStoreContract(name: string, open: OpenContractSubject<KeyStor
       expect((await store.keysById([first.id, second.id])).size).to.equal(1);
     });
 
+    it('makes a key from the material given when the subject has none, and keeps an existing key over new material', async () => {
+      const material = Buffer.alloc(32, 7);
+      const made = await store.keyFor(subject('given'), material);
+      expect(made.key.equals(material)).to.equal(true);
+      expect((await store.existingKey(subject('given')))?.key.equals(material)).to.equal(true);
+      const kept = await store.keyFor(subject('given'), Buffer.alloc(32, 9));
+      expect(kept).to.deep.equal(made);
+      const [first, second] = await Promise.all([
+        store.keyFor(subject('given-race'), Buffer.alloc(32, 1)),
+        store.keyFor(subject('given-race'), Buffer.alloc(32, 2)),
+      ]);
+      expect(second).to.deep.equal(first);
+    });
+
     it('answers one key to 20 concurrent first uses of a subject', async () => {
       const keys = await Promise.all(Array.from({ length: 20 }, () => store.keyFor(subject('race'))));
       expect(new Set(keys.map((key) => key.id)).size).to.equal(1);

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { MemoryKeyStore } from '../../src/adapters/memory/memory-key-store.js';
 import { expect } from 'chai';
 import { allProjections } from '../../projections/index.js';
 import { MemoryEventStore } from '../../src/adapters/memory/memory-event-store.js';
@@ -96,7 +97,7 @@ function serviceOn(app: ApplicationSpec, referralCodes: string[]) {
       app.executor,
       resolver,
       slots,
-      new ClaimFraudChecks(rules, new PaymentCustomerClaimers(app.executor, app.readStore), app.executor, ids),
+      new ClaimFraudChecks(rules, new PaymentCustomerClaimers(app.executor, app.readStore, new MemoryKeyStore()), app.executor, ids),
       app.commands,
       clock,
       ids,

@@ -5,10 +5,11 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { MigrationConflictError, migrateEvents } from '../../scripts/migrate-events.js';
+import { carryDigestKey, MigrationConflictError, migrateEvents } from '../../scripts/migrate-events.js';
+import { MemoryKeyStore } from '../../src/adapters/memory/memory-key-store.js';
 import { openSqlite, type SqliteConnection } from '../../src/adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../../src/adapters/sqlite/sqlite-event-store.js';
-import { userSubject } from '../../src/application/privacy/personal-data-cipher.js';
+import { PAYMENT_CUSTOMER_DIGEST_SUBJECT, userSubject } from '../../src/application/privacy/personal-data-cipher.js';
 import { openEmbeddedBackend } from '../../src/backends/embedded.js';
 import type { EventStore, NewEvent, RecordedEvent } from '../../src/ports/event-store.js';
 
@@ -233,3 +234,64 @@ describe('npm run migrate-events: personal fields (SPEC §13)', function () {
     }
   });
 });
+
+describe('npm run migrate-events: the payment-customer digest key (fraud rules)', function () {
+  this.timeout(60_000);
+  const script = path.resolve('scripts/migrate-events.ts');
+
+  it("carries the source's key, from a read store of before 2026-11-25 too, and refuses a target with a key of its own", async () => {
+    const sourceDir = fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-migrate-digest-'));
+    const legacy = Buffer.alloc(32, 5);
+    const source = openEmbeddedBackend(sourceDir);
+    await source.readStore.putAux('fraud_keys', 'payment-customer-digest', { key: legacy.toString('base64') });
+    await source.eventStore.append('payment-customer-abc', [event('PaymentCustomerClaimCounted', { claimers: 1 })], 'no_stream');
+    await source.close();
+
+    const targetDir = fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-migrate-digest-'));
+    const copied = await run(process.execPath, ['--import', 'tsx', script, '--from', sourceDir, '--to', targetDir]);
+    expect(copied.stderr).to.contain('digest key is the source');
+    const target = openEmbeddedBackend(targetDir);
+    try {
+      expect((await target.keyStore.existingKey(PAYMENT_CUSTOMER_DIGEST_SUBJECT))?.key.equals(legacy)).to.equal(true);
+    } finally {
+      await target.close();
+    }
+
+    const ownDir = fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-migrate-digest-'));
+    const own = openEmbeddedBackend(ownDir);
+    await own.keyStore.keyFor(PAYMENT_CUSTOMER_DIGEST_SUBJECT);
+    await own.close();
+    const refused = await run(process.execPath, ['--import', 'tsx', script, '--from', sourceDir, '--to', ownDir]).catch(
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(refused).to.deep.include({ code: 1 });
+    expect(refused.stderr).to.contain('already has a payment-customer digest key of its own');
+    const untouched = openLog(ownDir);
+    try {
+      expect(await everything(untouched.store)).to.deep.equal([]);
+    } finally {
+      closeLog(untouched);
+    }
+  });
+
+  it("prefers the source key store's key, and carries nothing when the source has none", async () => {
+    const source = new MemoryKeyStore();
+    const target = new MemoryKeyStore();
+    expect(await carryDigestKey(source, null, target)).to.equal(false);
+    expect(await target.existingKey(PAYMENT_CUSTOMER_DIGEST_SUBJECT)).to.equal(null);
+    const current = await source.keyFor(PAYMENT_CUSTOMER_DIGEST_SUBJECT);
+    expect(await carryDigestKey(source, Buffer.alloc(32, 1), target)).to.equal(true);
+    expect((await target.existingKey(PAYMENT_CUSTOMER_DIGEST_SUBJECT))?.key.equals(current.key)).to.equal(true);
+    // Run again (a resumed migration): the same key, no conflict.
+    expect(await carryDigestKey(source, null, target)).to.equal(true);
+    await expectRejected(carryDigestKey(new MemoryKeyStore(), Buffer.alloc(32, 2), target), MigrationConflictError);
+  });
+});
+
+async function expectRejected(promise: Promise<unknown>, type: new (...args: never[]) => Error): Promise<void> {
+  const outcome = await promise.then(
+    () => null,
+    (error: unknown) => error,
+  );
+  expect(outcome).to.be.instanceOf(type);
+}

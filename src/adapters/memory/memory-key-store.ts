@@ -6,10 +6,10 @@ export class MemoryKeyStore implements KeyStore {
   private readonly bySubject = new Map<string, DataKey>();
   private readonly byId = new Map<string, DataKey>();
 
-  async keyFor(subject: string): Promise<DataKey> {
+  async keyFor(subject: string, material?: Buffer): Promise<DataKey> {
     const existing = this.bySubject.get(subject);
     if (existing) return copy(existing);
-    const created: DataKey = { id: randomUUID(), subject, key: randomBytes(32) };
+    const created: DataKey = { id: randomUUID(), subject, key: material ? Buffer.from(material) : randomBytes(32) };
     this.bySubject.set(subject, created);
     this.byId.set(created.id, created);
     return copy(created);

@@ -33,13 +33,13 @@ export class MongoKeyStore implements KeyStore {
     return this.indexed;
   }
 
-  async keyFor(subject: string): Promise<DataKey> {
+  async keyFor(subject: string, material?: Buffer): Promise<DataKey> {
     await this.ensureIndexes();
     for (let attempt = 0; ; attempt++) {
       const existing = await this.keys.findOne({ subject });
       if (existing) return toKey(existing);
       try {
-        await this.keys.insertOne({ _id: randomUUID(), subject, key: new Binary(randomBytes(32)), created_at: new Date() });
+        await this.keys.insertOne({ _id: randomUUID(), subject, key: new Binary(material ?? randomBytes(32)), created_at: new Date() });
       } catch (error) {
         // Another instance created the subject's key first: read it.
         if (!isDuplicateKey(error) || attempt >= 2) throw error;

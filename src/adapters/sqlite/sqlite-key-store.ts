@@ -13,6 +13,7 @@ CREATE TABLE IF NOT EXISTS data_keys (
 
 interface PendingKey {
   subject: string;
+  material: Buffer | undefined;
   resolve(key: DataKey): void;
   reject(error: unknown): void;
 }
@@ -48,11 +49,11 @@ export class SqliteKeyStore implements KeyStore {
     };
   }
 
-  async keyFor(subject: string): Promise<DataKey> {
+  async keyFor(subject: string, material?: Buffer): Promise<DataKey> {
     const existing = guardSqlite(() => this.statements.bySubject.get(subject));
     if (existing) return toKey(existing);
     return new Promise((resolve, reject) => {
-      this.pending.push({ subject, resolve, reject });
+      this.pending.push({ subject, material, resolve, reject });
       if (this.pending.length === 1) setImmediate(() => this.createPending());
     });
   }
@@ -64,8 +65,8 @@ export class SqliteKeyStore implements KeyStore {
     try {
       const createdAt = new Date().toISOString();
       rows = writeTransaction(this.db, () =>
-        group.map(({ subject }) => {
-          this.statements.insert.run(randomUUID(), subject, randomBytes(32), createdAt);
+        group.map(({ subject, material }) => {
+          this.statements.insert.run(randomUUID(), subject, material ?? randomBytes(32), createdAt);
           return this.statements.bySubject.get(subject)!;
         }),
       );

@@ -1,16 +1,16 @@
-import { createHmac, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import { inject, injectable } from 'tsyringe';
 import { type DomainEvent, streams } from '../../domain/events/index.js';
 import type { FraudRule } from '../../domain/events/fraud-events.js';
 import { judgePaymentCustomerClaimers, rejectedByRule, type RuleHit } from '../../domain/fraud/claim-rules.js';
 import type { Decision } from '../../domain/decider.js';
+import type { KeyStore } from '../../ports/key-store.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
 import type { CommandContext } from '../event-log.js';
+import { PAYMENT_CUSTOMER_DIGEST_SUBJECT } from '../privacy/personal-data-cipher.js';
 import { StreamExecutor } from '../stream-executor.js';
-
-const KEYS = 'fraud_keys';
-const DIGEST_KEY_ID = 'payment-customer-digest';
+import { legacyDigestKey } from './legacy-digest-key.js';
 
 function claimersOf(latest: DomainEvent | undefined): number {
   return latest && (latest.type === 'PaymentCustomerClaimCounted' || latest.type === 'PaymentCustomerClaimReleased') ? latest.data.claimers : 0;
@@ -29,7 +29,7 @@ export function decideCountPaymentCustomerClaim(latest: DomainEvent | undefined,
  * a counter in `payment-customer-{digest}` whose latest event carries the count, so a claim
  * appends one event, reading the latest one only when the counter exists (exact under
  * concurrency: the append has the exact expected revision; constant cost). Privacy: the stream
- * is named by a keyed digest (HMAC-SHA-256 with a random key kept in the read store, outside the
+ * is named by a keyed digest (HMAC-SHA-256 with a random key kept in the key store, outside the
  * log) and its events hold counts only — no plaintext payment customer id, no user id.
  */
 @injectable()
@@ -39,6 +39,7 @@ export class PaymentCustomerClaimers {
   constructor(
     @inject(StreamExecutor) private readonly executor: StreamExecutor,
     @inject(TOKENS.ReadStore) private readonly readStore: ReadStore,
+    @inject(TOKENS.KeyStore) private readonly keyStore: KeyStore,
   ) {}
 
   /** Counts one more claimer of this payment customer; a `reject` rule past `max` throws, a `hold` rule is returned. */
@@ -68,19 +69,17 @@ export class PaymentCustomerClaimers {
   }
 
   /**
-   * The digest key: made once per deployment and kept in the read store (never in the log).
+   * The digest key: one per deployment, in the key store (never in the log), made on first use;
+   * instances starting together get the same key (the key store's `keyFor`). A deployment made
+   * before the key store held it keeps the key its read store holds: it becomes the key store's.
    * Held as a KeyObject: HMAC with a raw Buffer imports the key again on every digest, which
    * cost more than the digest itself.
    */
   private digestKey(): Promise<KeyObject> {
     this.key ??= (async () => {
-      const stored = await this.readStore.get<{ key: string }>(KEYS, DIGEST_KEY_ID);
-      if (stored) return createSecretKey(Buffer.from(stored.key, 'base64'));
-      await this.readStore.putAux(KEYS, DIGEST_KEY_ID, { key: randomBytes(32).toString('base64') });
-      // Read back what is stored. Two instances making the key at the very same first moment could
-      // each keep their own until restarted: counts would then split (README, fraud rules).
-      const kept = await this.readStore.get<{ key: string }>(KEYS, DIGEST_KEY_ID);
-      return createSecretKey(Buffer.from(kept!.key, 'base64'));
+      const legacy = await legacyDigestKey(this.readStore);
+      const kept = await this.keyStore.keyFor(PAYMENT_CUSTOMER_DIGEST_SUBJECT, legacy ?? undefined);
+      return createSecretKey(kept.key);
     })().catch((error) => {
       this.key = null;
       throw error;

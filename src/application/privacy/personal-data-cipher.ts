@@ -76,6 +76,13 @@ export function userSubject(appUserId: string): string {
   return `user:${appUserId}`;
 }
 
+/**
+ * The key-store subject of the payment-customer digest key (the `payment_customer_claimers` rule's
+ * counters, src/application/fraud/payment-customer-claimers.ts): a key of the deployment, which no
+ * erasure destroys.
+ */
+export const PAYMENT_CUSTOMER_DIGEST_SUBJECT = 'service:payment-customer-digest';
+
 /** The key-store subject of a payment customer id (a digest: the key store holds no plain id). */
 export function customerSubject(customerId: string): string {
   return `customer:${createHash('sha256').update(customerId, 'utf8').digest('hex')}`;

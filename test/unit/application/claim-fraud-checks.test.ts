@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { MemoryKeyStore } from '../../../src/adapters/memory/memory-key-store.js';
 import { expect } from 'chai';
 import { RandomIds } from '../../../src/adapters/system/random-ids.js';
 import { ClaimFraudChecks } from '../../../src/application/fraud/claim-fraud-checks.js';
@@ -54,7 +55,12 @@ describe('ClaimFraudChecks.judgeParties: same_payment_customer', () => {
         },
       });
     app = await applicationSpec({ store: counting });
-    checks = new ClaimFraudChecks(new FraudRuleQueries(app.readStore), new PaymentCustomerClaimers(app.executor, app.readStore), app.executor, new RandomIds());
+    checks = new ClaimFraudChecks(
+      new FraudRuleQueries(app.readStore),
+      new PaymentCustomerClaimers(app.executor, app.readStore, new MemoryKeyStore()),
+      app.executor,
+      new RandomIds(),
+    );
     await app.given({
       'user-ref': [registered('ref', { payment_customer_id: 'cus_shared' })],
       'user-ann': [registered('ann', { payment_customer_id: 'cus_shared' })],
