@@ -60,6 +60,7 @@ export class SqliteKeyStore implements KeyStore {
 
   /** Insert-or-keep and read back under the write lock: a concurrent creator's key (another process's, or the same subject twice in the group) wins for both. */
   private createPending(): void {
+    if (this.pending.length === 0) return;
     const group = this.pending.splice(0);
     let rows: KeyRow[];
     try {
@@ -94,12 +95,17 @@ export class SqliteKeyStore implements KeyStore {
   }
 
   async destroy(subject: string): Promise<number> {
+    // Keys asked for before the erasure are made first, so the erasure destroys them too.
+    this.createPending();
     const { changes } = writeTransaction(this.db, () => this.statements.remove.run(subject));
     if (changes > 0) guardSqlite(() => this.db.pragma('wal_checkpoint(TRUNCATE)'));
     return changes;
   }
 
-  async close(): Promise<void> {}
+  /** Makes the keys still asked for, before the backend closes the connection. */
+  async close(): Promise<void> {
+    this.createPending();
+  }
 }
 
 function toKey(row: KeyRow): DataKey {

@@ -64,6 +64,27 @@ describe('SqliteKeyStore: new keys made together', () => {
     expect(keys[3]!.id).to.not.equal(keys[0]!.id);
   });
 
+  it('makes a key asked for before an erasure first, so the erasure destroys it', async () => {
+    const store = new SqliteKeyStore(connect());
+    const asked = store.keyFor('user:leaving');
+    expect(await store.destroy('user:leaving')).to.equal(1);
+    const key = await asked;
+    expect(await store.existingKey('user:leaving')).to.equal(null);
+    expect((await store.keysById([key.id])).size).to.equal(0);
+  });
+
+  it('makes the keys still asked for when it closes, before the connection goes', async () => {
+    const db = connect();
+    const store = new SqliteKeyStore(db);
+    const asked = store.keyFor('user:late');
+    await store.close();
+    open.splice(open.indexOf(db), 1);
+    db.close();
+    const key = await asked;
+    const reopened = new SqliteKeyStore(connect());
+    expect(await reopened.existingKey('user:late')).to.deep.equal(key);
+  });
+
   it('fails every request of a group whose transaction fails, and makes keys again afterwards', async () => {
     const db = connect();
     const store = new SqliteKeyStore(db);
