@@ -2067,7 +2067,6 @@ export interface components {
             }[];
             /** @description The store transactions linked to the user and its refused link attempts, as GET /admin/users/{app_user_id}/transactions lists them */
             transactions: {
-                /** @description Transactions linked to this user, oldest first */
                 links: {
                     /** @enum {string} */
                     provider: "app-store" | "google-play";
@@ -2081,7 +2080,7 @@ export interface components {
                      */
                     linked_at: string;
                 }[];
-                /** @description This user's attempts to link a transaction already linked to another user, oldest first (each recorded once) */
+                /** @description Attempts to link a transaction already linked to another user; which user is left out (another person’s id) */
                 refused_attempts: {
                     /** @enum {string} */
                     provider: "app-store" | "google-play";
@@ -2094,8 +2093,6 @@ export interface components {
                      * @example 2026-01-02T03:04:05.678Z
                      */
                     attempted_at: string;
-                    /** @description The user the transaction stays linked to */
-                    linked_app_user_id: string;
                 }[];
             };
         };

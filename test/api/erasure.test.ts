@@ -116,10 +116,11 @@ describe('API: erasure and access (DELETE /admin/users/{id}, GET /admin/users/{i
     expect(document.transactions.links).to.have.length(1);
     expect(document.transactions.links[0]).to.include({ provider: 'app-store', transaction_id: '2000000111', app_account_token: ACCOUNT_TOKEN });
     expect(document.transactions.refused_attempts).to.deep.equal([]);
-    // The other side's export lists its refused attempt.
+    // The other side's export lists its refused attempt, without naming ann (another person's id).
     const friend = (await svc.admin('GET', '/admin/users/friend-0/export')).body.data.export;
     expect(friend.transactions.links).to.deep.equal([]);
-    expect(friend.transactions.refused_attempts.map((a: { linked_app_user_id: string }) => a.linked_app_user_id)).to.deep.equal(['ann']);
+    expect(friend.transactions.refused_attempts.map((a: { transaction_id: string }) => a.transaction_id)).to.deep.equal(['2000000111']);
+    expect(JSON.stringify(friend.transactions)).to.not.contain('ann');
   });
 
   it('DELETE erases: 204, fields null, the log shows {"erased": true}, no plaintext in any file of the data directory', async () => {

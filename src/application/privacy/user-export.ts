@@ -12,6 +12,8 @@ import { TransactionQueries } from '../queries/transaction-queries.js';
 import { UserQueries } from '../queries/user-queries.js';
 
 /** Everything the service holds about one user (SPEC §13, the data subject's access request). */
+type UserTransactions = Awaited<ReturnType<TransactionQueries['ofUser']>>;
+
 export interface UserDataExport {
   app_user_id: string;
   exported_at: string;
@@ -23,8 +25,12 @@ export interface UserDataExport {
   events: ExportedEvent[];
   /** The revenue notifications matched to the user, as recorded (personal fields decrypted likewise). */
   notifications: ExportedEvent[];
-  /** The store transactions linked to the user and its refused link attempts (`GET /admin/users/{app_user_id}/transactions`). */
-  transactions: Omit<Awaited<ReturnType<TransactionQueries['ofUser']>>, 'app_user_id'>;
+  /**
+   * The store transactions linked to the user and its refused link attempts (as `GET
+   * /admin/users/{app_user_id}/transactions` lists them), without the user each refused
+   * transaction stays linked to: that is another person's id, not this user's data.
+   */
+  transactions: { links: UserTransactions['links']; refused_attempts: Omit<UserTransactions['refused_attempts'][number], 'linked_app_user_id'>[] };
 }
 
 @injectable()
@@ -42,7 +48,7 @@ export class UserExport {
   async export(appUserId: string): Promise<UserDataExport | null> {
     const user = await this.users.userView(appUserId);
     if (user === null) return null;
-    const [ledger, events, notifications, { app_user_id: _user, ...transactions }] = await Promise.all([
+    const [ledger, events, notifications, transactions] = await Promise.all([
       this.events.creditLedger(appUserId, null),
       this.store.readStream(streams.user(appUserId)),
       this.notifications(appUserId),
@@ -55,7 +61,10 @@ export class UserExport {
       credit_ledger: ledger.map(({ seq: _seq, app_user_id: _user, request_id: _request, ...row }) => row),
       events: events.map(exportedEvent),
       notifications,
-      transactions,
+      transactions: {
+        links: transactions.links,
+        refused_attempts: transactions.refused_attempts.map(({ linked_app_user_id: _other, ...attempt }) => attempt),
+      },
     };
   }
 

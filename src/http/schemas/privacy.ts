@@ -1,6 +1,6 @@
 import { creditLedgerOut, eventPageOut } from './audit.js';
 import { outDateTime } from './common.js';
-import { userTransactionsOut } from './transactions.js';
+import { refusedAttemptOut, transactionLinkOut } from './transactions.js';
 import { userOut } from './users.js';
 import { z } from './zod-openapi.js';
 
@@ -19,9 +19,17 @@ export const userDataExportOut = z
     notifications: z.array(loggedEvent).openapi({
       description: 'The revenue notifications matched to the user (NotificationReceived events), personal fields decrypted likewise',
     }),
-    transactions: userTransactionsOut.omit({ app_user_id: true }).openapi({
-      description: 'The store transactions linked to the user and its refused link attempts, as GET /admin/users/{app_user_id}/transactions lists them',
-    }),
+    transactions: z
+      .object({
+        links: z.array(transactionLinkOut),
+        refused_attempts: z.array(refusedAttemptOut).openapi({
+          description: 'Attempts to link a transaction already linked to another user; which user is left out (another person’s id)',
+        }),
+      })
+      .strict()
+      .openapi({
+        description: 'The store transactions linked to the user and its refused link attempts, as GET /admin/users/{app_user_id}/transactions lists them',
+      }),
   })
   .strict()
   .openapi('UserDataExport');

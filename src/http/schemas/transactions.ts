@@ -34,16 +34,15 @@ const transactionOut = z
   })
   .strict();
 
+export const transactionLinkOut = transactionOut.extend({ linked_at: outDateTime }).strict();
+export const refusedAttemptOut = transactionOut.extend({ attempted_at: outDateTime }).strict();
+
 export const userTransactionsOut = z
   .object({
     app_user_id: z.string(),
-    links: z.array(transactionOut.extend({ linked_at: outDateTime }).strict()).openapi({ description: 'Transactions linked to this user, oldest first' }),
+    links: z.array(transactionLinkOut).openapi({ description: 'Transactions linked to this user, oldest first' }),
     refused_attempts: z
-      .array(
-        transactionOut
-          .extend({ attempted_at: outDateTime, linked_app_user_id: z.string().openapi({ description: 'The user the transaction stays linked to' }) })
-          .strict(),
-      )
+      .array(refusedAttemptOut.extend({ linked_app_user_id: z.string().openapi({ description: 'The user the transaction stays linked to' }) }).strict())
       .openapi({ description: "This user's attempts to link a transaction already linked to another user, oldest first (each recorded once)" }),
   })
   .strict()
