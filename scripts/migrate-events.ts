@@ -21,7 +21,7 @@ import { SqliteEventStore } from '../src/adapters/sqlite/sqlite-event-store.js';
 import { SqliteKeyStore } from '../src/adapters/sqlite/sqlite-key-store.js';
 import { MongoKeyStore } from '../src/adapters/mongodb/mongo-key-store.js';
 import { MongoReadStore } from '../src/adapters/mongodb/mongo-read-store.js';
-import { SqliteReadStore } from '../src/adapters/sqlite/sqlite-read-store.js';
+import { peekDocument } from '../src/adapters/sqlite/sqlite-read-store.js';
 import { legacyDigestKey } from '../src/application/fraud/legacy-digest-key.js';
 import { PAYMENT_CUSTOMER_DIGEST_SUBJECT, PersonalDataCipher } from '../src/application/privacy/personal-data-cipher.js';
 import type { KeyStore } from '../src/ports/key-store.js';
@@ -190,23 +190,40 @@ export async function migrateEvents(source: EventStore, target: EventStore, opti
   }
 }
 
+/** A side's payment-customer digest key: its key store's, or the read store's of a deployment from before 2026-11-25. */
+export interface DigestKeySide {
+  keys: KeyStore;
+  legacy: Buffer | null;
+}
+
+async function digestKeyOf(side: DigestKeySide): Promise<Buffer | null> {
+  return (await side.keys.existingKey(PAYMENT_CUSTOMER_DIGEST_SUBJECT))?.key ?? side.legacy;
+}
+
+function digestKeyConflict(): MigrationConflictError {
+  return new MigrationConflictError(
+    "The target already has a payment-customer digest key of its own (a service ran on it with fraud rules): its counters and the source's would not add up. Refusing to mix two logs.",
+  );
+}
+
 /**
- * The payment-customer digest key (`payment_customer_claimers`, docs/fraud-rules.md) goes to the
- * target as it is: the copied counter streams are named by it, and with another key the target
- * would count every payment customer from zero again. The source's key is its key store's, or,
- * for a deployment from before 2026-11-25, its read store's (`legacy`). A target that already
- * holds a different one is refused. True when there was a key to carry.
+ * The payment-customer digest key (`payment_customer_claimers`, docs/fraud-rules.md) must go to
+ * the target as it is: the copied counter streams are named by it, and with another key the
+ * target would count every payment customer from zero again. The source's key to carry (null
+ * when it has none); refuses a target that has a different one. Writes nothing.
  */
-export async function carryDigestKey(source: KeyStore, legacy: Buffer | null, target: KeyStore): Promise<boolean> {
-  const material = (await source.existingKey(PAYMENT_CUSTOMER_DIGEST_SUBJECT))?.key ?? legacy;
-  if (material === null) return false;
+export async function digestKeyToCarry(source: DigestKeySide, target: DigestKeySide): Promise<Buffer | null> {
+  const material = await digestKeyOf(source);
+  if (material === null) return null;
+  const own = await digestKeyOf(target);
+  if (own !== null && !own.equals(material)) throw digestKeyConflict();
+  return material;
+}
+
+/** Gives the target the source's digest key (`digestKeyToCarry`). */
+export async function carryDigestKey(target: KeyStore, material: Buffer): Promise<void> {
   const kept = await target.keyFor(PAYMENT_CUSTOMER_DIGEST_SUBJECT, material);
-  if (!kept.key.equals(material)) {
-    throw new MigrationConflictError(
-      "The target already has a payment-customer digest key of its own (a service ran on it with fraud rules): its counters and the source's would not add up. Refusing to mix two logs.",
-    );
-  }
-  return true;
+  if (!kept.key.equals(material)) throw digestKeyConflict();
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -261,7 +278,8 @@ async function openStore(location: string): Promise<OpenedStore> {
     store,
     keys,
     cipher: new PersonalDataCipher(keys),
-    legacyDigestKey: () => legacyDigestKey(new SqliteReadStore(db)),
+    legacyDigestKey: () =>
+      legacyDigestKey({ get: async <T extends Record<string, unknown>>(collection: string, id: string) => peekDocument<T>(db, collection, id) }),
     async close() {
       await store.close();
       keysDb.close();
@@ -296,9 +314,12 @@ async function main(argv: string[]): Promise<number> {
   const started = Date.now();
   let lastReport = 0;
   try {
-    if (await carryDigestKey(source.keys, await source.legacyDigestKey(), target.keys)) {
-      process.stderr.write("migrate-events: the payment-customer digest key is the source's on the target too\n");
-    }
+    const sides = async (): Promise<[DigestKeySide, DigestKeySide]> => [
+      { keys: source.keys, legacy: await source.legacyDigestKey() },
+      { keys: target.keys, legacy: await target.legacyDigestKey() },
+    ];
+    // A target with a digest key of its own is refused before anything is copied.
+    await digestKeyToCarry(...(await sides()));
     const result = await migrateEvents(source.store, target.store, {
       pageSize: args.pageSize,
       maxEvents: args.maxEvents,
@@ -309,6 +330,13 @@ async function main(argv: string[]): Promise<number> {
         process.stderr.write(`migrate-events: ${copied} events copied (source position ${position})\n`);
       },
     });
+    // Carried after the copy (a target refused as another log's gets nothing), and read again:
+    // a source still served may have made its key meanwhile.
+    const digestKey = await digestKeyToCarry(...(await sides()));
+    if (digestKey !== null) {
+      await carryDigestKey(target.keys, digestKey);
+      process.stderr.write("migrate-events: the payment-customer digest key is the source's on the target too\n");
+    }
     const from = result.resumedAfter ? `resumed after ${result.resumedAfter.stream}@${result.resumedAfter.revision}` : 'from the beginning';
     process.stderr.write(
       `migrate-events: ${result.copied} events copied ${from} in ${((Date.now() - started) / 1000).toFixed(1)} s; ` +

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { carryDigestKey, MigrationConflictError, migrateEvents } from '../../scripts/migrate-events.js';
+import { carryDigestKey, digestKeyToCarry, MigrationConflictError, migrateEvents } from '../../scripts/migrate-events.js';
 import { MemoryKeyStore } from '../../src/adapters/memory/memory-key-store.js';
 import { openSqlite, type SqliteConnection } from '../../src/adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../../src/adapters/sqlite/sqlite-event-store.js';
@@ -274,17 +274,21 @@ describe('npm run migrate-events: the payment-customer digest key (fraud rules)'
     }
   });
 
-  it("prefers the source key store's key, and carries nothing when the source has none", async () => {
-    const source = new MemoryKeyStore();
-    const target = new MemoryKeyStore();
-    expect(await carryDigestKey(source, null, target)).to.equal(false);
-    expect(await target.existingKey(PAYMENT_CUSTOMER_DIGEST_SUBJECT)).to.equal(null);
-    const current = await source.keyFor(PAYMENT_CUSTOMER_DIGEST_SUBJECT);
-    expect(await carryDigestKey(source, Buffer.alloc(32, 1), target)).to.equal(true);
-    expect((await target.existingKey(PAYMENT_CUSTOMER_DIGEST_SUBJECT))?.key.equals(current.key)).to.equal(true);
+  it("prefers the source key store's key, carries nothing when the source has none, and refuses a target whose own key differs", async () => {
+    const source = { keys: new MemoryKeyStore(), legacy: null as Buffer | null };
+    const target = { keys: new MemoryKeyStore(), legacy: null as Buffer | null };
+    expect(await digestKeyToCarry(source, target)).to.equal(null);
+    const current = await source.keys.keyFor(PAYMENT_CUSTOMER_DIGEST_SUBJECT);
+    const material = await digestKeyToCarry({ ...source, legacy: Buffer.alloc(32, 1) }, target);
+    expect(material?.equals(current.key)).to.equal(true);
+    await carryDigestKey(target.keys, material!);
+    expect((await target.keys.existingKey(PAYMENT_CUSTOMER_DIGEST_SUBJECT))?.key.equals(current.key)).to.equal(true);
     // Run again (a resumed migration): the same key, no conflict.
-    expect(await carryDigestKey(source, null, target)).to.equal(true);
-    await expectRejected(carryDigestKey(new MemoryKeyStore(), Buffer.alloc(32, 2), target), MigrationConflictError);
+    expect((await digestKeyToCarry(source, target))?.equals(current.key)).to.equal(true);
+    // A target with its own key, in its key store or (before 2026-11-25) in its read store.
+    await expectRejected(digestKeyToCarry({ keys: new MemoryKeyStore(), legacy: Buffer.alloc(32, 2) }, target), MigrationConflictError);
+    await expectRejected(digestKeyToCarry(source, { keys: new MemoryKeyStore(), legacy: Buffer.alloc(32, 3) }), MigrationConflictError);
+    await expectRejected(carryDigestKey(target.keys, Buffer.alloc(32, 4)), MigrationConflictError);
   });
 });
 

@@ -26,6 +26,18 @@ export function tableName(collection: string): string {
   return `rm_${collection}`;
 }
 
+/**
+ * One document read straight from the file, without opening a store (whose constructor may
+ * change the schema: `npm run migrate-events` reads a source another process may still serve).
+ * Null when its collection or the document does not exist.
+ */
+export function peekDocument<T extends Record<string, unknown>>(db: SqliteConnection, collection: string, id: string): T | null {
+  const table = tableName(collection);
+  if (!db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name = ?").get(table)) return null;
+  const row = db.prepare<[string], { doc: string }>(`SELECT doc FROM ${table} WHERE id = ?`).get(id);
+  return row ? (JSON.parse(row.doc) as T) : null;
+}
+
 function sqlValue(value: Scalar): Scalar | number {
   return typeof value === 'boolean' ? Number(value) : value;
 }

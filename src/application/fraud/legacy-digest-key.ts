@@ -9,7 +9,7 @@ const LEGACY_KEY_ID = 'payment-customer-digest';
  * none. The key store holds it since (src/application/fraud/payment-customer-claimers.ts moves it
  * there on first use; `npm run migrate-events` carries it to its target).
  */
-export async function legacyDigestKey(readStore: ReadStore): Promise<Buffer | null> {
+export async function legacyDigestKey(readStore: Pick<ReadStore, 'get'>): Promise<Buffer | null> {
   const stored = await readStore.get<{ key: string }>(LEGACY_KEYS, LEGACY_KEY_ID);
   return stored ? Buffer.from(stored.key, 'base64') : null;
 }
