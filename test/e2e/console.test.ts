@@ -214,6 +214,18 @@ describe('Console in the browser (SPEC §14)', function () {
     await putProgram(svc, 'refundable', { distribution_percentage: 0, metadata: { team: 'growth' }, rewards: { sender: [sender] } });
     await signIn();
     await open('Programs');
+    // Without the stored definition the form would lose the clawback: it says so and stays empty.
+    await page.route(/\/admin\/events\?/, (route) =>
+      route.fulfill({
+        status: 503,
+        contentType: 'application/json',
+        body: JSON.stringify({ errors: [{ code: 'UNAVAILABLE', status: 503, message: 'Try again', source: null }] }),
+      }),
+    );
+    await page.getByRole('button', { name: 'Edit program refundable' }).click();
+    await page.getByRole('alert').filter({ hasText: 'UNAVAILABLE' }).waitFor();
+    expect(await page.getByRole('textbox', { name: 'Program ID' }).inputValue()).to.equal('');
+    await page.unroute(/\/admin\/events\?/);
     await page.getByRole('button', { name: 'Edit program refundable' }).click();
     await page.getByRole('heading', { name: 'Edit program refundable' }).waitFor();
     const shown = JSON.parse(await page.getByRole('textbox', { name: 'Sender rewards (JSON)' }).inputValue());

@@ -1,5 +1,5 @@
-import { useState } from 'preact/hooks';
-import { type ApiErrorItem, api, outcome, type Schemas, streamEvents } from '../api';
+import { useRef, useState } from 'preact/hooks';
+import { type ApiErrorItem, api, type Outcome, outcome, type Schemas, streamEvents } from '../api';
 import { Empty, Field, Problem, Section, splitErrors, useLoad, usePages, ViewTitle, DataTable } from '../components';
 import { formatNumber } from '../format';
 
@@ -35,12 +35,12 @@ type StoredEntries = { sender: unknown[]; receiver: unknown[] };
  * with the seed's ReferralProgram, which has no `clawback`, and a PUT replaces every entry: an
  * edit built from the response alone would switch clawbacks off.
  */
-async function storedEntries(id: string): Promise<StoredEntries | null> {
+async function storedEntries(id: string): Promise<Outcome<StoredEntries | null>> {
   const events = await streamEvents(`program-${id}`);
-  if (!events.ok) return null;
+  if (!events.ok) return events;
   const latest = events.data.findLast((e) => e.type === 'ProgramCreated' || e.type === 'ProgramUpdated');
   const program = (latest?.data as { program?: { rewards?: StoredEntries } } | undefined)?.program;
-  return program?.rewards ?? null;
+  return { ok: true, data: program?.rewards ?? null };
 }
 
 /** JSON for a text field: pretty-printed, or empty for null. */
@@ -83,13 +83,24 @@ export function ProgramsView() {
   const [errors, setErrors] = useState<ApiErrorItem[]>([]);
   const [saved, setSaved] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  /** The latest Edit click: an answer to an earlier one (or to one before New program) is dropped. */
+  const latestEdit = useRef(0);
   const load = (next: Form, edit: boolean) => {
+    latestEdit.current += 1;
     setForm(next);
     setEditing(edit);
     setErrors([]);
     setSaved(null);
   };
   const set = (name: keyof Form) => (value: string) => setForm({ ...form, [name]: value });
+  const edit = async (p: Program) => {
+    const ticket = ++latestEdit.current;
+    const stored = await storedEntries(p.id);
+    if (ticket !== latestEdit.current) return;
+    // Without the stored entries the form would lose their clawbacks: say so, fill nothing.
+    if (!stored.ok) return setErrors(stored.errors);
+    load(toForm(p, stored.data), true);
+  };
 
   const submit = async (event: Event) => {
     event.preventDefault();
@@ -125,7 +136,7 @@ export function ProgramsView() {
       <section aria-labelledby="programs-list">
         <h2 id="programs-list">All programs</h2>
         <Section loaded={list} what="the programs">
-          {(body) => <ProgramTable programs={body.data.programs} onEdit={async (p) => load(toForm(p, await storedEntries(p.id)), true)} />}
+          {(body) => <ProgramTable programs={body.data.programs} onEdit={edit} />}
         </Section>
       </section>
       <section aria-labelledby="program-form">
