@@ -201,4 +201,18 @@ describe('API: users (POST /users, GET /users/{id})', () => {
     const registered = (events.body.data.events as { type: string }[]).filter((event) => event.type === 'UserRegistered');
     expect(registered).to.have.length(1);
   });
+
+  it('50 concurrent creates of different users with personal fields: each reads back its own (their data keys made together)', async () => {
+    const ids = Array.from({ length: 50 }, (_, index) => `u-crowd-${index}`);
+    const created = await Promise.all(
+      ids.map((id) => svc.call('POST', '/users', { app_user_id: id, metadata: { email: `${id}@example.org` }, payment_customer_id: `cus_${id}` })),
+    );
+    expect(created.map((response) => response.status)).to.deep.equal(ids.map(() => 201));
+    for (const id of ids) {
+      const user = (await svc.call('GET', `/users/${id}`)).body.data.user;
+      expect(user).to.deep.include({ metadata: { email: `${id}@example.org` }, payment_customer_id: `cus_${id}` });
+      const [registered] = (await svc.admin('GET', `/admin/events?stream=user-${id}&limit=1`)).body.data.events;
+      expect(registered.data).to.deep.include({ metadata: { email: `${id}@example.org` }, payment_customer_id: `cus_${id}` });
+    }
+  });
 });
