@@ -31,13 +31,18 @@ export interface OperationDoc {
   auth?: 'client' | 'secret' | 'none';
 }
 
+/** Methods whose body the service reads (src/http/app.ts, jsonBody): with or without a declared body. */
+const BODY_METHODS = new Set(['post', 'put', 'patch']);
+
 /** Every code an operation can answer, from its own list and its shape. */
-export function operationErrorCodes(doc: Pick<OperationDoc, 'errors' | 'auth' | 'body' | 'params' | 'query'>): ErrorCode[] {
+export function operationErrorCodes(doc: Pick<OperationDoc, 'method' | 'errors' | 'auth' | 'body' | 'params' | 'query'>): ErrorCode[] {
   const codes = new Set<ErrorCode>();
   const auth = doc.auth ?? 'client';
   if (auth !== 'none') codes.add('UNAUTHORIZED');
   if (auth === 'secret') codes.add('FORBIDDEN');
-  if (doc.body) for (const code of ['BODY_INVALID', 'BAD_REQUEST', 'BODY_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'] as const) codes.add(code);
+  // A keyed POST, PUT or PATCH has its body checked even when it takes none (JSON, size, storable).
+  const bodyChecked = doc.body !== undefined || (auth !== 'none' && BODY_METHODS.has(doc.method.toLowerCase()));
+  if (bodyChecked) for (const code of ['BODY_INVALID', 'BAD_REQUEST', 'BODY_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'] as const) codes.add(code);
   if (doc.params || doc.query) codes.add('BAD_REQUEST');
   for (const code of doc.errors) codes.add(code);
   if (auth !== 'none') codes.add('RATE_LIMITED');
@@ -115,7 +120,7 @@ export class ApiDescription {
     });
     this.registry.registerComponent('headers', 'RateLimitPolicy', {
       description:
-        'IETF draft RateLimit-Policy header, one item per budget: `"<budget>";q=<quota>;w=<window seconds>`. Budgets: `reads-caller` / `reads-user` (RATE_LIMIT_READS, default 600/60s), `commands-caller` / `commands-user` (RATE_LIMIT_COMMANDS, default 120/60s; claims count here per key + IP), `claims-user` (RATE_LIMIT_CLAIMS, default 20/3600s). A failed claim (unknown code, own code) costs 5.',
+        'IETF draft RateLimit-Policy header, one item per budget: `"<budget>";q=<quota>;w=<window seconds>`. Budgets: `reads-caller` / `reads-user` (RATE_LIMIT_READS, default 600/60s), `commands-caller` / `commands-user` (RATE_LIMIT_COMMANDS, default 120/60s; claims count here per key + IP), `claims-user` (RATE_LIMIT_CLAIMS, default 20/3600s). A failed claim (refused with 404 or 422) costs 5.',
       schema: { type: 'string' },
     });
     this.registry.registerComponent('headers', 'RetryAfter', {

@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import type { ProjectorBatch } from '../../src/ports/read-store.js';
 import { createUser, eventually, events, getUser, never, putPromo, putReward } from '../support/fixtures.js';
 import { FaultSwitch, faultyBackend } from '../support/faulty-backend.js';
-import { CLIENT_KEY, startTestService, type TestService } from '../support/test-service.js';
+import { CLIENT_KEY, SECRET_KEY, startTestService, type TestService } from '../support/test-service.js';
 
 const YEAR = 365 * 86_400_000;
 
@@ -119,6 +119,18 @@ describe('API: hostile and unusual input never breaks the service', () => {
     });
     expect(corrupt.status).to.equal(400);
     expect(((await corrupt.json()) as { errors: { code: string }[] }).errors[0]!.code).to.equal('BODY_INVALID');
+  });
+
+  it('checks the body of a POST that takes none (bad JSON 400, 415, 413), as its OpenAPI operation declares', async () => {
+    const secret = (headers: Record<string, string> = {}) => ({ 'x-api-key': SECRET_KEY, ...headers });
+    // Each answer is validated against /openapi.json by the test service: an undeclared one throws.
+    const notJson = await svc.call('POST', '/admin/reviews/nope/approve', 'x', secret());
+    expect(notJson.status).to.equal(400);
+    expect(notJson.body.errors[0].code).to.equal('BODY_INVALID');
+    const text = await svc.call('POST', '/admin/reviews/nope/reject', 'hello', secret({ 'content-type': 'text/plain' }));
+    expect(text.status).to.equal(415);
+    const large = await svc.call('POST', '/admin/reviews/nope/approve', JSON.stringify({ blob: 'x'.repeat(70_000) }), secret());
+    expect(large.status).to.equal(413);
   });
 
   it('ignores bodies on GET, and names the header on every 415', async () => {
