@@ -110,7 +110,7 @@ export const configSchema = z
     /** SPEC §13: rate limits on (default) or off. */
     RATE_LIMITS: z.enum(['on', 'off']).default('on'),
     RATE_LIMIT_READS: budget('600/60s'),
-    /** Per user (and per key + IP); a failed claim (unknown code, own code) costs 5 points. */
+    /** Per user (and per key + IP); a failed claim (refused with 404 or 422) costs 5 points. */
     RATE_LIMIT_CLAIMS: budget('20/3600s'),
     RATE_LIMIT_COMMANDS: budget('120/60s'),
     RATE_LIMIT_SECRET: z

@@ -2740,7 +2740,7 @@ export interface components {
         RequestId: string;
         /** @description IETF draft RateLimit header, one item per budget this request counted against: `"<budget>";r=<remaining>;t=<seconds until the window resets>`, e.g. `"reads-caller";r=599;t=60, "reads-user";r=41;t=17`. Present when rate limits are on and the caller is limited (secret keys are exempt unless RATE_LIMIT_SECRET=true). */
         RateLimit: string;
-        /** @description IETF draft RateLimit-Policy header, one item per budget: `"<budget>";q=<quota>;w=<window seconds>`. Budgets: `reads-caller` / `reads-user` (RATE_LIMIT_READS, default 600/60s), `commands-caller` / `commands-user` (RATE_LIMIT_COMMANDS, default 120/60s; claims count here per key + IP), `claims-user` (RATE_LIMIT_CLAIMS, default 20/3600s). A failed claim (unknown code, own code) costs 5. */
+        /** @description IETF draft RateLimit-Policy header, one item per budget: `"<budget>";q=<quota>;w=<window seconds>`. Budgets: `reads-caller` / `reads-user` (RATE_LIMIT_READS, default 600/60s), `commands-caller` / `commands-user` (RATE_LIMIT_COMMANDS, default 120/60s; claims count here per key + IP), `claims-user` (RATE_LIMIT_CLAIMS, default 20/3600s). A failed claim (refused with 404 or 422) costs 5. */
         RateLimitPolicy: string;
         /** @description Seconds to wait before the budget that was exceeded has room again. */
         RetryAfter: string;
@@ -14878,7 +14878,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /**
+             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             *
+             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14891,9 +14895,9 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "BAD_REQUEST",
+                     *           "code": "BODY_INVALID",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "The body must be a JSON object",
                      *           "source": null
                      *         }
                      *       ]
@@ -14902,7 +14906,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BAD_REQUEST";
+                            code: "BODY_INVALID" | "BAD_REQUEST";
                             /** @enum {number} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -15010,6 +15014,76 @@ export interface operations {
                             code: "NOT_FOUND.WEBHOOK";
                             /** @enum {number} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BODY_TOO_LARGE",
+                     *           "status": 413,
+                     *           "message": "The body is larger than 64 KiB",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BODY_TOO_LARGE";
+                            /** @enum {number} */
+                            status: 413;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *           "status": 415,
+                     *           "message": "Send the body as application/json",
+                     *           "source": "header:content-type"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "UNSUPPORTED_MEDIA_TYPE";
+                            /** @enum {number} */
+                            status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -15472,7 +15546,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /**
+             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             *
+             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -15485,9 +15563,9 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "BAD_REQUEST",
+                     *           "code": "BODY_INVALID",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "The body must be a JSON object",
                      *           "source": null
                      *         }
                      *       ]
@@ -15496,7 +15574,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BAD_REQUEST";
+                            code: "BODY_INVALID" | "BAD_REQUEST";
                             /** @enum {number} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -15608,6 +15686,76 @@ export interface operations {
                             code: "NOT_FOUND.WEBHOOK" | "NOT_FOUND.DELIVERY";
                             /** @enum {number} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BODY_TOO_LARGE",
+                     *           "status": 413,
+                     *           "message": "The body is larger than 64 KiB",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BODY_TOO_LARGE";
+                            /** @enum {number} */
+                            status: 413;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *           "status": 415,
+                     *           "message": "Send the body as application/json",
+                     *           "source": "header:content-type"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "UNSUPPORTED_MEDIA_TYPE";
+                            /** @enum {number} */
+                            status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -17722,7 +17870,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /**
+             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             *
+             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -17735,9 +17887,9 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "BAD_REQUEST",
+                     *           "code": "BODY_INVALID",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "The body must be a JSON object",
                      *           "source": null
                      *         }
                      *       ]
@@ -17746,7 +17898,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BAD_REQUEST";
+                            code: "BODY_INVALID" | "BAD_REQUEST";
                             /** @enum {number} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -17854,6 +18006,76 @@ export interface operations {
                             code: "NOT_FOUND.REVIEW";
                             /** @enum {number} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BODY_TOO_LARGE",
+                     *           "status": 413,
+                     *           "message": "The body is larger than 64 KiB",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BODY_TOO_LARGE";
+                            /** @enum {number} */
+                            status: 413;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *           "status": 415,
+                     *           "message": "Send the body as application/json",
+                     *           "source": "header:content-type"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "UNSUPPORTED_MEDIA_TYPE";
+                            /** @enum {number} */
+                            status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -18060,7 +18282,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /**
+             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             *
+             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -18073,9 +18299,9 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "BAD_REQUEST",
+                     *           "code": "BODY_INVALID",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "The body must be a JSON object",
                      *           "source": null
                      *         }
                      *       ]
@@ -18084,7 +18310,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BAD_REQUEST";
+                            code: "BODY_INVALID" | "BAD_REQUEST";
                             /** @enum {number} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -18192,6 +18418,76 @@ export interface operations {
                             code: "NOT_FOUND.REVIEW";
                             /** @enum {number} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BODY_TOO_LARGE",
+                     *           "status": 413,
+                     *           "message": "The body is larger than 64 KiB",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BODY_TOO_LARGE";
+                            /** @enum {number} */
+                            status: 413;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *           "status": 415,
+                     *           "message": "Send the body as application/json",
+                     *           "source": "header:content-type"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "UNSUPPORTED_MEDIA_TYPE";
+                            /** @enum {number} */
+                            status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */

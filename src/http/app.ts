@@ -126,12 +126,14 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
     const winwinkit = config.COMPAT_WINWINKIT === 'on';
     app.use(['/users', '/codes', '/store', '/admin', ...(winwinkit ? [WINWINKIT_MOUNT] : [])], requireKey(keys));
     app.use('/admin', requireSecretKey);
-    app.use(jsonBody());
     const rateLimits =
       config.RATE_LIMITS === 'on'
         ? new RateLimits(config, container.resolve<RateLimitStore>(TOKENS.RateLimitStore), container.resolve<Clock>(TOKENS.Clock))
         : null;
-    if (rateLimits) app.use(rateLimits.middleware());
+    // The caller's budget counts malformed and oversized bodies too; the user's needs the body (POST /users names the user there).
+    if (rateLimits) app.use(rateLimits.callerStep());
+    app.use(jsonBody());
+    if (rateLimits) app.use(rateLimits.userStep());
     // The app's operations, mounted natively and (the same route objects) under the WinWinKit mount.
     const appRoutes = [...userRoutes(container), ...transactionRoutes(container), ...codeRoutes(container), ...storeRoutes(container)];
     mountRoutes(app, api, [

@@ -82,7 +82,7 @@ describe('Rate limits (SPEC §13)', function () {
     expect(statuses).to.deep.equal([200, 200, 200, 429]);
   });
 
-  it('charge a failed claim (unknown code, own code) 5 points against the claimer', async () => {
+  it('charge a failed claim (404 or 422: unknown code, own code, already claimed, unknown claimer) 5 points, a malformed one 1', async () => {
     const svc = await start();
     await putProgram(svc, 'p', {});
     const bob = await createUser(svc, 'bob');
@@ -95,10 +95,58 @@ describe('Rate limits (SPEC §13)', function () {
     const blocked = await svc.call('POST', '/users/bob/claim-code', { code: 'ZZZZZZ' });
     expect(blocked.status).to.equal(429);
     expect(blocked.headers.get('retry-after')).to.equal('3600');
-    // Other failures cost one point: a claim of a user that does not exist yet.
+    // A claim of a user that does not exist yet fails too.
     const missing = await svc.call('POST', '/users/nobody/claim-code', { code: 'ZZZZZZ' });
     expect(missing.body.errors[0].code).to.equal('NOT_FOUND.USER');
-    expect(missing.headers.get('ratelimit')).to.contain('"claims-user";r=9;t=3600');
+    expect(missing.headers.get('ratelimit')).to.contain('"claims-user";r=5;t=3600');
+    // A claim that succeeds costs 1; claiming again is a failed claim.
+    await createUser(svc, 'carol');
+    const claimed = await svc.call('POST', '/users/carol/claim-code', { code: bob.referral_code });
+    expect(claimed.status).to.equal(200);
+    expect(claimed.headers.get('ratelimit')).to.contain('"claims-user";r=9;t=3600');
+    const again = await svc.call('POST', '/users/carol/claim-code', { code: bob.referral_code });
+    expect(again.body.errors[0].code).to.equal('CLAIM.ALREADY_CLAIMED');
+    expect(again.headers.get('ratelimit')).to.contain('"claims-user";r=4;t=3600');
+    // A malformed claim (400) is not a failed claim: 1 point, as any command.
+    const malformed = await svc.call('POST', '/users/carol/claim-code', { code: 42 });
+    expect(malformed.status).to.equal(400);
+    expect(malformed.headers.get('ratelimit')).to.contain('"claims-user";r=3;t=3600');
+  });
+
+  it('count a malformed, mistyped or oversized body against the caller, with the headers, and refuse it over budget', async () => {
+    const svc = await start({ RATE_LIMIT_COMMANDS: '3/60s' });
+    const post = (body: string, contentType = 'application/json') =>
+      fetch(`${svc.url}/users`, { method: 'POST', headers: { 'x-api-key': CLIENT_KEY, 'content-type': contentType }, body });
+    const notJson = await post('notjson');
+    expect(notJson.status).to.equal(400);
+    expect(notJson.headers.get('ratelimit')).to.equal('"commands-caller";r=2;t=60');
+    const text = await post('hello', 'text/plain');
+    expect(text.status).to.equal(415);
+    expect(text.headers.get('ratelimit')).to.equal('"commands-caller";r=1;t=60');
+    const large = await post(JSON.stringify({ app_user_id: 'big', metadata: { blob: 'x'.repeat(70_000) } }));
+    expect(large.status).to.equal(413);
+    expect(large.headers.get('ratelimit')).to.equal('"commands-caller";r=0;t=60');
+    const over = await post('notjson');
+    expect(over.status).to.equal(429);
+    expect(over.headers.get('retry-after')).to.equal('60');
+    expect((await post(JSON.stringify({ app_user_id: 'valid' }))).status).to.equal(429);
+  });
+
+  it("let a caller over its budget use up no user's budget", async () => {
+    const svc = await start({ TRUST_PROXY: '1' });
+    await createUser(svc, 'ann');
+    const from = (ip: string) => ({ 'x-forwarded-for': ip });
+    for (let i = 0; i < 3; i++) expect((await svc.call('GET', '/codes/NOPE42', undefined, from('203.0.113.1'))).status).to.equal(404);
+    // Refused at its own budget, this caller's reads of ann charge nothing to ann.
+    for (let i = 0; i < 5; i++) {
+      const refused = await svc.call('GET', '/users/ann', undefined, from('203.0.113.1'));
+      expect(refused.status).to.equal(429);
+      expect(refused.headers.get('ratelimit')).to.equal('"reads-caller";r=0;t=60');
+    }
+    const answers = [];
+    for (const ip of ['203.0.113.2', '203.0.113.3', '203.0.113.4']) answers.push(await svc.call('GET', '/users/ann', undefined, from(ip)));
+    expect(answers.map((answer) => answer.status)).to.deep.equal([200, 200, 200]);
+    expect(answers[2]!.headers.get('ratelimit')).to.equal('"reads-caller";r=2;t=60, "reads-user";r=0;t=60');
   });
 
   it('are shared by two services on one database file', async () => {

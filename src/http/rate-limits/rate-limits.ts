@@ -4,12 +4,19 @@ import type { Config } from '../../config.js';
 import type { Clock } from '../../ports/clock.js';
 import type { RateLimitStore } from '../../ports/rate-limit-store.js';
 import { WINWINKIT_MOUNT } from '../compat/winwinkit-wire.js';
+import { DomainError } from '../../domain/domain-error.js';
+import { statusOf } from '../error-codes.js';
 import { ApiError } from '../errors.js';
 import { StoreRateLimiter } from './store-rate-limiter.js';
 
-/** What a failed claim (unknown code, own code) costs, so enumerating codes through claims is slow too. */
+/**
+ * What a failed claim costs (SPEC §13: "failed claims counting 5"): any claim refused with 404
+ * or 422 — an unknown or own code, one already claimed, a code at its limit, a rule's refusal, an
+ * unknown claimer — so enumerating codes through claims is slow too. A malformed request (400)
+ * costs 1, as any command.
+ */
 export const FAILED_CLAIM_COST = 5;
-const PENALIZED_CLAIM_CODES = new Set(['CLAIM.CODE_NOT_FOUND', 'CLAIM.OWN_CODE']);
+const FAILED_CLAIM_STATUSES = new Set([404, 422]);
 
 /** The same routes under the WinWinKit-compatible mount share the native budgets (SPEC §15). */
 const ON_MOUNT = `(?:${WINWINKIT_MOUNT})?`;
@@ -23,6 +30,11 @@ const USERS_PATH = new RegExp(`^${ON_MOUNT}/users/?$`);
  * The budgets of SPEC §13, each a fixed window in the shared store. Reads and other commands
  * count per caller (client key + IP) and per `app_user_id`; claims count per `app_user_id`
  * (RATE_LIMIT_CLAIMS) and, as commands, per caller; a failed claim costs FAILED_CLAIM_COST on both.
+ *
+ * Two steps: the caller's budget before the body is read (a malformed or oversized body counts
+ * too, and gets the headers), then the user's, once the body (which names the user on
+ * `POST /users`) is parsed. A caller refused at the first step charges no user's budget, so a
+ * caller over its budget cannot use up another user's.
  */
 type PolicyName = 'reads-caller' | 'reads-user' | 'commands-caller' | 'commands-user' | 'claims-user';
 
@@ -49,6 +61,8 @@ declare global {
     interface Locals {
       /** The rate-limit counters this request was charged to (the failed-claim penalty adds to them). */
       rateLimitCharges?: Charge[];
+      /** What they answered, for the headers. */
+      rateLimitOutcomes?: Outcome[];
     }
   }
 }
@@ -79,27 +93,32 @@ export class RateLimits {
     };
   }
 
-  /** The counters a request is charged to; none when it is not limited. */
-  private charges(req: Request, res: Response): Charge[] {
+  /** The counters of `step` a request is charged to; none when it is not limited. */
+  private charges(req: Request, res: Response, step: 'caller' | 'user'): Charge[] {
     if (!LIMITED_PATH.test(req.path)) return [];
     const caller = res.locals.caller;
     if (!caller || (caller.kind === 'secret' && !this.config.RATE_LIMIT_SECRET)) return [];
-    const callerKey = `${caller.actor}|${req.ip ?? 'unknown'}`;
+    const read = req.method === 'GET' || req.method === 'HEAD';
+    const claim = req.method === 'POST' && CLAIM_PATH.test(req.path);
+    if (step === 'caller') {
+      const policy: PolicyName = read ? 'reads-caller' : 'commands-caller';
+      return [{ policy: this.policies[policy], key: `${caller.actor}|${req.ip ?? 'unknown'}` }];
+    }
     const userId = appUserIdOf(req);
-    const charge = (name: PolicyName, key: string | null): Charge[] => (key === null ? [] : [{ policy: this.policies[name], key }]);
-    if (req.method === 'GET' || req.method === 'HEAD') return [...charge('reads-caller', callerKey), ...charge('reads-user', userId)];
-    if (req.method === 'POST' && CLAIM_PATH.test(req.path)) return [...charge('commands-caller', callerKey), ...charge('claims-user', userId)];
-    return [...charge('commands-caller', callerKey), ...charge('commands-user', userId)];
+    if (userId === null) return [];
+    const policy: PolicyName = read ? 'reads-user' : claim ? 'claims-user' : 'commands-user';
+    return [{ policy: this.policies[policy], key: userId }];
   }
 
-  /** Charges the request one point per counter; over any budget → 429 RATE_LIMITED with Retry-After. */
-  middleware(): RequestHandler {
+  /** Charges the request one point on the counters of `step`; over any budget → 429 RATE_LIMITED with Retry-After. */
+  private step(step: 'caller' | 'user'): RequestHandler {
     return async (req, res, next) => {
-      const charges = this.charges(req, res);
+      const charges = this.charges(req, res, step);
       if (charges.length === 0) return next();
-      res.locals.rateLimitCharges = charges;
       const outcomes = await Promise.all(charges.map(({ policy, key }) => outcomeOf(policy, policy.limiter.consume(key, 1))));
-      setHeaders(res, outcomes);
+      res.locals.rateLimitCharges = [...(res.locals.rateLimitCharges ?? []), ...charges];
+      res.locals.rateLimitOutcomes = [...(res.locals.rateLimitOutcomes ?? []), ...outcomes];
+      setHeaders(res, res.locals.rateLimitOutcomes);
       const limited = outcomes.filter((outcome) => outcome.limited);
       if (limited.length > 0) {
         const waitMs = Math.max(...limited.map((outcome) => outcome.result.msBeforeNext));
@@ -110,12 +129,22 @@ export class RateLimits {
     };
   }
 
-  /** A failed claim (unknown code, own code) costs FAILED_CLAIM_COST in all: the rest is added before the answer. */
+  /** The caller's budget: before the body is read. */
+  callerStep(): RequestHandler {
+    return this.step('caller');
+  }
+
+  /** The user's budget: after the body is parsed. */
+  userStep(): RequestHandler {
+    return this.step('user');
+  }
+
+  /** A failed claim (404 or 422) costs FAILED_CLAIM_COST in all: the rest is added before the answer. */
   failedClaimPenalty(): ErrorRequestHandler {
     return async (error, req, res, next) => {
       const charges = res.locals.rateLimitCharges;
-      const code = (error as { code?: unknown } | null)?.code;
-      if (charges && req.method === 'POST' && CLAIM_PATH.test(req.path) && typeof code === 'string' && PENALIZED_CLAIM_CODES.has(code) && !res.headersSent) {
+      const status = error instanceof ApiError ? error.status : error instanceof DomainError ? statusOf(error.code) : null;
+      if (charges && req.method === 'POST' && CLAIM_PATH.test(req.path) && status !== null && FAILED_CLAIM_STATUSES.has(status) && !res.headersSent) {
         try {
           const outcomes = await Promise.all(charges.map(({ policy, key }) => outcomeOf(policy, policy.limiter.penalty(key, FAILED_CLAIM_COST - 1))));
           setHeaders(res, outcomes);
