@@ -87,6 +87,19 @@ describe('API: revenue notifications in (SPEC §11) — App Store and Google Pla
       const malformed = await send({ signedPayload: payload });
       expect(malformed.status).to.equal(400);
       expect(malformed.body.errors[0].code).to.equal('BAD_REQUEST');
+      // Signed by the App Store's chain, with fields Apple's validator refuses: malformed (400), not a bad signature.
+      for (const wrong of [{ price: 'lots' }, { originalTransactionId: 5 }, { purchaseDate: 'yesterday' }]) {
+        const transaction = { ...appleTransaction({ transactionId: `t-bad-${randomUUID()}`, originalTransactionId: 'o-bad' }), ...wrong };
+        const answer = await send(await appleNotification(chain, 'SUBSCRIBED', transaction));
+        expect(answer.status, JSON.stringify(wrong)).to.equal(400);
+        expect(answer.body.errors[0]).to.include({ code: 'BAD_REQUEST', source: '/signedPayload' });
+      }
+      // The same fields from a chain the service does not trust stay a bad signature.
+      const forgedBad = await appleNotification(forger, 'SUBSCRIBED', {
+        ...appleTransaction({ transactionId: 't-forged', originalTransactionId: 'o-f' }),
+        price: 'lots',
+      });
+      expect((await send(forgedBad)).status).to.equal(401);
     });
 
     it('keeps a notification for an unknown account token and applies it when the user is created', async () => {

@@ -49,16 +49,39 @@ function kindOf(type: string): RevenueKind {
 const REJECTED_IDENTITY = new Set<number>([VerificationStatus.INVALID_APP_IDENTIFIER, VerificationStatus.INVALID_ENVIRONMENT]);
 
 /**
+ * Apple's verifier, plus the signature check alone. The library checks a payload's fields before
+ * its signature and answers FAILURE for fields it refuses (a price that is not a number), so a
+ * payload signed by the App Store but malformed would read as a bad signature (401): SPEC §11
+ * wants 400 for a payload that verifies but is malformed.
+ */
+class AppleVerifier extends SignedDataVerifier {
+  /** True when `jws` is signed through the trusted chain (and, in Production, not revoked), whatever it holds. */
+  async signatureHolds(jws: string): Promise<boolean> {
+    const anything = { validate: (_payload: unknown): _payload is unknown => true };
+    const signedDate = (payload: unknown) => {
+      const date = (payload as { signedDate?: unknown } | null)?.signedDate;
+      return typeof date === 'number' ? new Date(date) : new Date();
+    };
+    try {
+      await this.verifyJWT(jws, anything, signedDate);
+      return true;
+    } catch {
+      return false;
+    }
+  }
+}
+
+/**
  * App Store Server Notifications V2: the `signedPayload` JWS and its signedTransactionInfo are
  * verified by Apple's app-store-server-library (SignedDataVerifier) against the configured root
  * certificates, with the bundle id, environment (and app Apple id in Production) checked.
  */
 export class AppStoreVerifier implements NotificationVerifier {
   readonly provider = 'app-store' as const;
-  private readonly verifier: SignedDataVerifier;
+  private readonly verifier: AppleVerifier;
 
   constructor(settings: AppStoreSettings) {
-    this.verifier = new SignedDataVerifier(
+    this.verifier = new AppleVerifier(
       settings.rootCertificatePaths.map(derCertificate),
       settings.onlineChecks,
       settings.environment as Environment,
@@ -71,12 +94,13 @@ export class AppStoreVerifier implements NotificationVerifier {
     const body = parseJsonBody(request.body) as { signedPayload?: unknown } | null;
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new WebhookMalformedError('BODY_INVALID', 'The body must be a JSON object');
     if (typeof body.signedPayload !== 'string' || body.signedPayload.length === 0) throw new WebhookUnauthorizedError('missing signedPayload');
-    const payload = await this.verified(() => this.verifier.verifyAndDecodeNotification(body.signedPayload as string));
+    const signedPayload = body.signedPayload;
+    const payload = await this.verified(signedPayload, () => this.verifier.verifyAndDecodeNotification(signedPayload));
     if (typeof payload.notificationUUID !== 'string' || typeof payload.notificationType !== 'string') {
       throw new WebhookMalformedError('BAD_REQUEST', 'The notification has no notificationUUID or notificationType', '/signedPayload');
     }
     const signed = payload.data?.signedTransactionInfo;
-    const transaction = signed ? await this.verified(() => this.verifier.verifyAndDecodeTransaction(signed)) : null;
+    const transaction = signed ? await this.verified(signed, () => this.verifier.verifyAndDecodeTransaction(signed)) : null;
     const kind = kindOf(payload.notificationType);
     if (kind !== 'other' && transaction === null) {
       throw new WebhookMalformedError('BAD_REQUEST', `${payload.notificationType} without signedTransactionInfo`, '/signedPayload');
@@ -107,11 +131,21 @@ export class AppStoreVerifier implements NotificationVerifier {
     };
   }
 
-  /** Apple's verification failures → 401 (a signature or identity that does not hold). */
-  private async verified<T>(step: () => Promise<T>): Promise<T> {
+  /**
+   * Apple's verification failures → 401 (a signature or identity that does not hold), except
+   * fields Apple's validator refuses in a payload whose signature holds → 400.
+   */
+  private async verified<T>(jws: string, step: () => Promise<T>): Promise<T> {
     try {
       return await step();
     } catch (error) {
+      if (error instanceof VerificationException && error.status === VerificationStatus.FAILURE && (await this.verifier.signatureHolds(jws))) {
+        throw new WebhookMalformedError(
+          'BAD_REQUEST',
+          'The notification is signed by the App Store, but a field of it is not what Apple sends',
+          '/signedPayload',
+        );
+      }
       if (error instanceof VerificationException) {
         const reason = REJECTED_IDENTITY.has(error.status) ? 'signed for another app or environment' : 'signature or certificate chain does not verify';
         throw new WebhookUnauthorizedError(`${reason} (status ${VerificationStatus[error.status] ?? error.status})`);
