@@ -1911,9 +1911,11 @@ export interface components {
              * @example https://api.example.com/hooks/referrals
              */
             url: string;
-            /** @description Message types delivered; null or absent = all */
+            /** @description Message types delivered (a type listed twice counts once); null = all; absent = all on create, unchanged on update */
             events?: ("user.created" | "code.claimed" | "referral.counted" | "reward.granted" | "reward.expired" | "reward.revoked" | "credits.withdrawn" | "conversion.recorded")[] | null;
+            /** @description Absent: null on create, unchanged on update */
             description?: string | null;
+            /** @description Absent: true on create, unchanged on update */
             enabled?: boolean;
         };
         RotateSecretRequest: {
@@ -1942,19 +1944,8 @@ export interface components {
              */
             delivered_at: string | null;
         };
+        /** @description `after_position`, `since`, or both (then both bounds apply) */
         WebhookReplayRequest: {
-            /**
-             * @description Exclusive log position to replay from
-             * @example 1200
-             */
-            after_position: string;
-            /**
-             * Format: date-time
-             * @description Replay the events recorded at or after this time
-             * @example 2026-01-02T03:04:05.678Z
-             */
-            since?: string;
-        } | {
             /**
              * @description Exclusive log position to replay from
              * @example 1200
@@ -1965,7 +1956,7 @@ export interface components {
              * @description Replay the events recorded at or after this time
              * @example 2026-01-02T03:04:05.678Z
              */
-            since: string;
+            since?: string;
         };
         UserTransactions: {
             app_user_id: string;
@@ -3119,7 +3110,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3314,7 +3305,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3509,7 +3500,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3704,7 +3695,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3891,7 +3882,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4488,7 +4479,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4859,7 +4850,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5270,7 +5261,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5622,7 +5613,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5935,7 +5926,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7053,7 +7044,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7865,7 +7856,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8766,7 +8757,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9410,7 +9401,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -10265,7 +10256,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11118,7 +11109,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -13807,7 +13798,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14667,7 +14658,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -15022,7 +15013,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -15694,7 +15685,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -16049,7 +16040,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -17107,7 +17098,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -18014,7 +18005,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -18426,7 +18417,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -19304,7 +19295,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -19901,7 +19892,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -20272,7 +20263,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -20683,7 +20674,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -21035,7 +21026,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -21348,7 +21339,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB. */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];

@@ -51,7 +51,11 @@ export const ERROR_CODES = {
   'NOT_FOUND.REVIEW': { status: 404, meaning: 'No review has this id.' },
   PATH_ERROR: { status: 404, meaning: 'No such path.' },
   METHOD_NOT_ALLOWED: { status: 405, meaning: 'The path exists but not with this method; the `allow` header lists the methods it has.' },
-  BODY_TOO_LARGE: { status: 413, meaning: 'The body is larger than 64 KiB.', example: { message: 'The body is larger than 64 KiB', source: null } },
+  BODY_TOO_LARGE: {
+    status: 413,
+    meaning: 'The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/).',
+    example: { message: 'The body is larger than 64 KiB', source: null },
+  },
   UNSUPPORTED_MEDIA_TYPE: {
     status: 415,
     meaning: 'The body is not sent as JSON (`application/json`), or its encoding or charset is not supported.',

@@ -42,6 +42,11 @@ describe('API: outgoing webhook endpoints (SPEC §12)', function () {
     expect(got.body.data.webhook).to.not.have.property('secret');
     expect(got.body.data.webhook).to.not.have.property('secrets');
 
+    // A type listed twice counts once.
+    const twice = await service.admin('PUT', '/admin/webhooks/backend', { url: receiver.url, events: ['reward.granted', 'reward.granted'] });
+    expect(twice.status).to.equal(200);
+    expect(twice.body.data.webhook.events).to.deep.equal(['reward.granted']);
+    // Left out of an update, events and description keep their values (documented in the README and the OpenAPI document).
     const updated = await service.admin('PUT', '/admin/webhooks/backend', { url: receiver.url, enabled: false });
     expect(updated.status).to.equal(200);
     expect(updated.body.data.webhook).to.include({ enabled: false, description: 'our backend' });
@@ -85,7 +90,12 @@ describe('API: outgoing webhook endpoints (SPEC §12)', function () {
       status: 400,
       source: '/overlap_seconds',
     });
-    expect((await service.admin('POST', '/admin/webhooks/x/replay', {})).body.errors[0]).to.include({ status: 400 });
+    expect((await service.admin('POST', '/admin/webhooks/x/replay', {})).body.errors[0]).to.include({ status: 400, source: '/after_position' });
+    expect((await service.admin('POST', '/admin/webhooks/x/replay', { after_position: 4 })).body.errors[0]).to.include({
+      status: 400,
+      source: '/after_position',
+    });
+    expect((await service.admin('POST', '/admin/webhooks/x/replay', { since: 'yesterday' })).body.errors[0]).to.include({ status: 400, source: '/since' });
     expect((await service.admin('GET', '/admin/webhooks/x/deliveries?limit=0')).body.errors[0]).to.include({ status: 400, source: 'query:/limit' });
     const unknown = await service.admin('POST', `/admin/webhooks/x/deliveries/${uuidv5('a', uuidv5.URL)}/redeliver`);
     expect(unknown.status).to.equal(404);

@@ -47,7 +47,7 @@ export function adminWebhookRoutes(container: DependencyContainer): AnyRoute[] {
       errors: ['WEBHOOK.URL_NOT_ALLOWED'],
       async handle({ params: { id }, body, res }) {
         const { created, webhook, secret } = await webhooks.define(
-          { id, url: body.url, events: body.events ?? null, description: body.description ?? null, enabled: body.enabled ?? true },
+          { id, url: body.url, events: body.events ? [...new Set(body.events)] : null, description: body.description ?? null, enabled: body.enabled ?? true },
           { events: body.events !== undefined, description: body.description !== undefined, enabled: body.enabled !== undefined },
           commandContext(res),
         );

@@ -34,9 +34,9 @@ export const webhookBody = z
       .max(MESSAGE_TYPES.length)
       .nullable()
       .optional()
-      .openapi({ description: 'Message types delivered; null or absent = all' }),
-    description: z.string().max(2000).nullable().optional(),
-    enabled: z.boolean().optional(),
+      .openapi({ description: 'Message types delivered (a type listed twice counts once); null = all; absent = all on create, unchanged on update' }),
+    description: z.string().max(2000).nullable().optional().openapi({ description: 'Absent: null on create, unchanged on update' }),
+    enabled: z.boolean().optional().openapi({ description: 'Absent: true on create, unchanged on update' }),
   })
   .openapi('WebhookRequest');
 
@@ -81,10 +81,15 @@ export const deliveryOut = z
 const afterPosition = position.openapi({ ...positionDoc, description: 'Exclusive log position to replay from' });
 const since = dateTime.openapi({ description: 'Replay the events recorded at or after this time' });
 
-/** One of the two bounds, or both (then both apply). */
+/** One of the two bounds, or both (then both apply); a wrong field is named (`source`), a missing pair as `/after_position`. */
 export const replayBody = z
-  .union([z.object({ after_position: afterPosition, since: since.optional() }), z.object({ after_position: afterPosition.optional(), since })])
-  .openapi('WebhookReplayRequest');
+  .object({ after_position: afterPosition.optional(), since: since.optional() })
+  .superRefine((body, context) => {
+    if (body.after_position === undefined && body.since === undefined) {
+      context.addIssue({ code: z.ZodIssueCode.custom, path: ['after_position'], message: 'Give after_position or since (or both)' });
+    }
+  })
+  .openapi('WebhookReplayRequest', { description: '`after_position`, `since`, or both (then both bounds apply)' });
 
 export const replayOut = z.object({ requeued: z.number().int(), first_position: z.string().nullable(), last_position: z.string().nullable() });
 
