@@ -1944,8 +1944,19 @@ export interface components {
              */
             delivered_at: string | null;
         };
-        /** @description `after_position`, `since`, or both (then both bounds apply) */
         WebhookReplayRequest: {
+            /**
+             * @description Exclusive log position to replay from
+             * @example 1200
+             */
+            after_position: string;
+            /**
+             * Format: date-time
+             * @description Replay the events recorded at or after this time
+             * @example 2026-01-02T03:04:05.678Z
+             */
+            since?: string;
+        } | {
             /**
              * @description Exclusive log position to replay from
              * @example 1200
@@ -1956,7 +1967,7 @@ export interface components {
              * @description Replay the events recorded at or after this time
              * @example 2026-01-02T03:04:05.678Z
              */
-            since?: string;
+            since: string;
         };
         UserTransactions: {
             app_user_id: string;

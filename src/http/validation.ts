@@ -1,13 +1,26 @@
 import type { Request } from 'express';
-import type { z, ZodError, ZodTypeAny } from 'zod';
+import type { z, ZodError, ZodIssue, ZodTypeAny } from 'zod';
 import { ApiError } from './errors.js';
 
 function pointer(path: PropertyKey[]): string {
   return `/${path.map((part) => String(part).replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
 }
 
+/**
+ * The issue to report: for a value that matches no member of a union (which zod reports at the
+ * union itself, with no path), the issue of the member that got furthest (the longest path), so
+ * the answer still names the field.
+ */
+function specificIssue(issue: ZodIssue): ZodIssue {
+  if (issue.code !== 'invalid_union' || issue.errors.length === 0) return issue;
+  // Member issues' paths start at the union's own place.
+  const members = issue.errors.flatMap((member) => (member[0] ? [specificIssue(member[0])] : []));
+  const best = members.reduce<ZodIssue | null>((found, next) => (found === null || next.path.length > found.path.length ? next : found), null);
+  return best === null ? issue : { ...best, path: [...issue.path, ...best.path] };
+}
+
 function badRequest(error: ZodError, prefix = ''): ApiError {
-  const issue = error.issues[0]!;
+  const issue = specificIssue(error.issues[0]!);
   const where = pointer(issue.path);
   const field = issue.path.length > 0 ? `${prefix}${where}` : null;
   return new ApiError(400, 'BAD_REQUEST', `${issue.path.length > 0 ? `${issue.path.join('.')}: ` : ''}${issue.message}`, field);

@@ -81,15 +81,10 @@ export const deliveryOut = z
 const afterPosition = position.openapi({ ...positionDoc, description: 'Exclusive log position to replay from' });
 const since = dateTime.openapi({ description: 'Replay the events recorded at or after this time' });
 
-/** One of the two bounds, or both (then both apply); a wrong field is named (`source`), a missing pair as `/after_position`. */
+/** One of the two bounds, or both (then both apply). */
 export const replayBody = z
-  .object({ after_position: afterPosition.optional(), since: since.optional() })
-  .superRefine((body, context) => {
-    if (body.after_position === undefined && body.since === undefined) {
-      context.addIssue({ code: z.ZodIssueCode.custom, path: ['after_position'], message: 'Give after_position or since (or both)' });
-    }
-  })
-  .openapi('WebhookReplayRequest', { description: '`after_position`, `since`, or both (then both bounds apply)' });
+  .union([z.object({ after_position: afterPosition, since: since.optional() }), z.object({ after_position: afterPosition.optional(), since })])
+  .openapi('WebhookReplayRequest');
 
 export const replayOut = z.object({ requeued: z.number().int(), first_position: z.string().nullable(), last_position: z.string().nullable() });
 
