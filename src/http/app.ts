@@ -130,10 +130,9 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
       config.RATE_LIMITS === 'on'
         ? new RateLimits(config, container.resolve<RateLimitStore>(TOKENS.RateLimitStore), container.resolve<Clock>(TOKENS.Clock))
         : null;
-    // The caller's budget counts malformed and oversized bodies too; the user's needs the body (POST /users names the user there).
-    if (rateLimits) app.use(rateLimits.callerStep());
     app.use(jsonBody());
-    if (rateLimits) app.use(rateLimits.userStep());
+    // After the body (POST /users names its user there); a body refused before it still costs the caller.
+    if (rateLimits) app.use(rateLimits.bodyRefusals(), rateLimits.middleware());
     // The app's operations, mounted natively and (the same route objects) under the WinWinKit mount.
     const appRoutes = [...userRoutes(container), ...transactionRoutes(container), ...codeRoutes(container), ...storeRoutes(container)];
     mountRoutes(app, api, [

@@ -71,7 +71,8 @@ function fromHttpError(error: HttpError): ApiError | null {
   return null;
 }
 
-function toApiError(error: unknown): ApiError | null {
+/** The API error an error thrown by a handler or by express stands for; null for anything else (a 500). */
+export function toApiError(error: unknown): ApiError | null {
   if (error instanceof ApiError) return error;
   if (error instanceof DomainError) return fromDomainError(error);
   if (error instanceof StoreUnavailableError) return new ApiError(503, 'SERVICE_UNAVAILABLE', 'A backing store is unavailable; retry later');

@@ -4,9 +4,7 @@ import type { Config } from '../../config.js';
 import type { Clock } from '../../ports/clock.js';
 import type { RateLimitStore } from '../../ports/rate-limit-store.js';
 import { WINWINKIT_MOUNT } from '../compat/winwinkit-wire.js';
-import { DomainError } from '../../domain/domain-error.js';
-import { statusOf } from '../error-codes.js';
-import { ApiError } from '../errors.js';
+import { ApiError, toApiError } from '../errors.js';
 import { StoreRateLimiter } from './store-rate-limiter.js';
 
 /**
@@ -31,10 +29,10 @@ const USERS_PATH = new RegExp(`^${ON_MOUNT}/users/?$`);
  * count per caller (client key + IP) and per `app_user_id`; claims count per `app_user_id`
  * (RATE_LIMIT_CLAIMS) and, as commands, per caller; a failed claim costs FAILED_CLAIM_COST on both.
  *
- * Two steps: the caller's budget before the body is read (a malformed or oversized body counts
- * too, and gets the headers), then the user's, once the body (which names the user on
- * `POST /users`) is parsed. A caller refused at the first step charges no user's budget, so a
- * caller over its budget cannot use up another user's.
+ * A request refused by its caller's budget gives back what it took from the user's, so a caller
+ * over its budget cannot use up another user's. A body refused before the limiter (not JSON, too
+ * large, another media type) still costs the caller its point and carries the headers
+ * (`bodyRefusals`).
  */
 type PolicyName = 'reads-caller' | 'reads-user' | 'commands-caller' | 'commands-user' | 'claims-user';
 
@@ -61,8 +59,6 @@ declare global {
     interface Locals {
       /** The rate-limit counters this request was charged to (the failed-claim penalty adds to them). */
       rateLimitCharges?: Charge[];
-      /** What they answered, for the headers. */
-      rateLimitOutcomes?: Outcome[];
     }
   }
 }
@@ -93,57 +89,62 @@ export class RateLimits {
     };
   }
 
-  /** The counters of `step` a request is charged to; none when it is not limited. */
-  private charges(req: Request, res: Response, step: 'caller' | 'user'): Charge[] {
+  /** The counters a request is charged to, the caller's first; none when it is not limited. */
+  private charges(req: Request, res: Response): Charge[] {
     if (!LIMITED_PATH.test(req.path)) return [];
     const caller = res.locals.caller;
     if (!caller || (caller.kind === 'secret' && !this.config.RATE_LIMIT_SECRET)) return [];
     const read = req.method === 'GET' || req.method === 'HEAD';
     const claim = req.method === 'POST' && CLAIM_PATH.test(req.path);
-    if (step === 'caller') {
-      const policy: PolicyName = read ? 'reads-caller' : 'commands-caller';
-      return [{ policy: this.policies[policy], key: `${caller.actor}|${req.ip ?? 'unknown'}` }];
-    }
+    const charges: Charge[] = [{ policy: this.policies[read ? 'reads-caller' : 'commands-caller'], key: `${caller.actor}|${req.ip ?? 'unknown'}` }];
     const userId = appUserIdOf(req);
-    if (userId === null) return [];
-    const policy: PolicyName = read ? 'reads-user' : claim ? 'claims-user' : 'commands-user';
-    return [{ policy: this.policies[policy], key: userId }];
+    if (userId !== null) charges.push({ policy: this.policies[read ? 'reads-user' : claim ? 'claims-user' : 'commands-user'], key: userId });
+    return charges;
   }
 
-  /** Charges the request one point on the counters of `step`; over any budget → 429 RATE_LIMITED with Retry-After. */
-  private step(step: 'caller' | 'user'): RequestHandler {
+  /** Charges the request one point per counter (one store round trip); over any budget → 429 RATE_LIMITED with Retry-After. */
+  middleware(): RequestHandler {
     return async (req, res, next) => {
-      const charges = this.charges(req, res, step);
+      const charges = this.charges(req, res);
       if (charges.length === 0) return next();
+      res.locals.rateLimitCharges = charges;
       const outcomes = await Promise.all(charges.map(({ policy, key }) => outcomeOf(policy, policy.limiter.consume(key, 1))));
-      res.locals.rateLimitCharges = [...(res.locals.rateLimitCharges ?? []), ...charges];
-      res.locals.rateLimitOutcomes = [...(res.locals.rateLimitOutcomes ?? []), ...outcomes];
-      setHeaders(res, res.locals.rateLimitOutcomes);
-      const limited = outcomes.filter((outcome) => outcome.limited);
-      if (limited.length > 0) {
-        const waitMs = Math.max(...limited.map((outcome) => outcome.result.msBeforeNext));
-        res.setHeader('retry-after', String(Math.max(Math.ceil(waitMs / 1000), 1)));
-        throw new ApiError(429, 'RATE_LIMITED', 'Too many requests; retry after the seconds in Retry-After (RateLimit names the budget)', null);
+      setHeaders(res, outcomes);
+      if (outcomes[0]!.limited) {
+        // Refused by the caller's budget: the user's counters get their point back.
+        await Promise.all(outcomes.slice(1).map(({ policy }, index) => policy.limiter.reward(charges[index + 1]!.key, 1)));
       }
+      refuseOver(res, outcomes);
       next();
     };
   }
 
-  /** The caller's budget: before the body is read. */
-  callerStep(): RequestHandler {
-    return this.step('caller');
-  }
-
-  /** The user's budget: after the body is parsed. */
-  userStep(): RequestHandler {
-    return this.step('user');
+  /**
+   * A body refused before the limiter ran (400 BODY_INVALID, 413, 415, or a body that cannot be
+   * stored): it costs the caller its point as any request, with the headers, and is 429 over budget.
+   */
+  bodyRefusals(): ErrorRequestHandler {
+    return async (error, req, res, next) => {
+      const status = toApiError(error)?.status;
+      const refused = status !== undefined && BODY_REFUSALS.has(status) && res.locals.rateLimitCharges === undefined && !res.headersSent;
+      const [caller] = refused ? this.charges(req, res) : [];
+      if (!caller) return next(error);
+      try {
+        const outcome = await outcomeOf(caller.policy, caller.policy.limiter.consume(caller.key, 1));
+        setHeaders(res, [outcome]);
+        refuseOver(res, [outcome]);
+      } catch (limited) {
+        return next(limited);
+      }
+      next(error);
+    };
   }
 
   /** A failed claim (404 or 422) costs FAILED_CLAIM_COST in all: the rest is added before the answer. */
   failedClaimPenalty(): ErrorRequestHandler {
     return async (error, req, res, next) => {
       const charges = res.locals.rateLimitCharges;
-      const status = error instanceof ApiError ? error.status : error instanceof DomainError ? statusOf(error.code) : null;
+      const status = toApiError(error)?.status ?? null;
       if (charges && req.method === 'POST' && CLAIM_PATH.test(req.path) && status !== null && FAILED_CLAIM_STATUSES.has(status) && !res.headersSent) {
         try {
           const outcomes = await Promise.all(charges.map(({ policy, key }) => outcomeOf(policy, policy.limiter.penalty(key, FAILED_CLAIM_COST - 1))));
@@ -172,6 +173,18 @@ function appUserIdOf(req: Request): string | null {
     return typeof body?.app_user_id === 'string' && body.app_user_id.length > 0 ? body.app_user_id : null;
   }
   return null;
+}
+
+/** Statuses of a body refused before the limiter runs (src/http/app.ts, jsonBody). */
+const BODY_REFUSALS = new Set([400, 413, 415]);
+
+/** Over any budget: Retry-After (the longest wait) and 429 RATE_LIMITED. */
+function refuseOver(res: Response, outcomes: Outcome[]): void {
+  const limited = outcomes.filter((outcome) => outcome.limited);
+  if (limited.length === 0) return;
+  const waitMs = Math.max(...limited.map((outcome) => outcome.result.msBeforeNext));
+  res.setHeader('retry-after', String(Math.max(Math.ceil(waitMs / 1000), 1)));
+  throw new ApiError(429, 'RATE_LIMITED', 'Too many requests; retry after the seconds in Retry-After (RateLimit names the budget)', null);
 }
 
 /** rate-limiter-flexible rejects with a RateLimiterRes when over budget, with an Error when the store failed. */
