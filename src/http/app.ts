@@ -12,7 +12,7 @@ import type { ReadStore } from '../ports/read-store.js';
 import { TOKENS } from '../ports/tokens.js';
 import type { Metrics } from '../observability/metrics.js';
 import { ApiKeys, requireKey, requireSecretKey } from './auth.js';
-import { storableBody } from './body-guard.js';
+import { BODY_METHODS, storableBody } from './body-guard.js';
 import { ApiError, errorHandler, pathNotFound } from './errors.js';
 import { ApiDescription } from './openapi.js';
 import { consoleRouter } from './console.js';
@@ -66,8 +66,6 @@ function observe(metrics: Metrics, logger: Logger, activity: RequestActivity): R
     next();
   };
 }
-
-const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
 /**
  * Bodies (of POST, PUT, PATCH; others are ignored) must be JSON up to 64 KiB, storable as sent

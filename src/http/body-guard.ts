@@ -1,6 +1,9 @@
 import type { RequestHandler } from 'express';
 import { ApiError } from './errors.js';
 
+/** Methods whose body the service reads and checks (JSON, size, storable); others' bodies are ignored. */
+export const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH']);
+
 /** Deeper JSON is refused: it would break storage (SQLite's JSON functions stop at 1000). */
 export const MAX_JSON_DEPTH = 32;
 

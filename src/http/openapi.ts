@@ -3,6 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import type { ZodTypeAny } from 'zod';
+import { BODY_METHODS } from './body-guard.js';
 import { ERROR_CODES, type ErrorCode } from './error-codes.js';
 import { z } from './schemas/zod-openapi.js';
 
@@ -31,9 +32,6 @@ export interface OperationDoc {
   auth?: 'client' | 'secret' | 'none';
 }
 
-/** Methods whose body the service reads (src/http/app.ts, jsonBody): with or without a declared body. */
-const BODY_METHODS = new Set(['post', 'put', 'patch']);
-
 /** Every code an operation can answer, from its own list and its shape. */
 export function operationErrorCodes(doc: Pick<OperationDoc, 'method' | 'errors' | 'auth' | 'body' | 'params' | 'query'>): ErrorCode[] {
   const codes = new Set<ErrorCode>();
@@ -41,7 +39,7 @@ export function operationErrorCodes(doc: Pick<OperationDoc, 'method' | 'errors' 
   if (auth !== 'none') codes.add('UNAUTHORIZED');
   if (auth === 'secret') codes.add('FORBIDDEN');
   // A keyed POST, PUT or PATCH has its body checked even when it takes none (JSON, size, storable).
-  const bodyChecked = doc.body !== undefined || (auth !== 'none' && BODY_METHODS.has(doc.method.toLowerCase()));
+  const bodyChecked = doc.body !== undefined || (auth !== 'none' && BODY_METHODS.has(doc.method.toUpperCase()));
   if (bodyChecked) for (const code of ['BODY_INVALID', 'BAD_REQUEST', 'BODY_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'] as const) codes.add(code);
   if (doc.params || doc.query) codes.add('BAD_REQUEST');
   for (const code of doc.errors) codes.add(code);

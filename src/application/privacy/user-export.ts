@@ -11,9 +11,9 @@ import { EventQueries } from '../queries/event-queries.js';
 import { TransactionQueries } from '../queries/transaction-queries.js';
 import { UserQueries } from '../queries/user-queries.js';
 
-/** Everything the service holds about one user (SPEC §13, the data subject's access request). */
 type UserTransactions = Awaited<ReturnType<TransactionQueries['ofUser']>>;
 
+/** Everything the service holds about one user (SPEC §13, the data subject's access request). */
 export interface UserDataExport {
   app_user_id: string;
   exported_at: string;
