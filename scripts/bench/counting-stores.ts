@@ -32,6 +32,11 @@ function rowsOf(value: unknown): number {
   return typeof value === 'object' ? 1 : 0;
 }
 
+/** What a read found: a follower's page (EventStore#readPage) found its events; its cursor is not a row. */
+function foundBy(result: unknown): unknown {
+  return typeof result === 'object' && result !== null && 'events' in result && 'through' in result ? (result as { events: unknown }).events : result;
+}
+
 /** Rows a write method writes: events of an append, changes of projector batches, else 1 per argument object. */
 function rowsWritten(method: string, args: unknown[]): number {
   if (method === 'append') return rowsOf(args[1]);
@@ -96,11 +101,12 @@ export class StoreCounter {
    * the log followers poll the log a few times a second while idle.
    */
   read(store: StoreName, result: unknown): void {
-    const rows = rowsOf(result);
+    const found = foundBy(result);
+    const rows = rowsOf(found);
     if (rows === 0) return;
     this.activity += 1;
     if (!this.enabled) return;
-    const bytes = bytesOf(result);
+    const bytes = bytesOf(found);
     for (const counts of [this.byStore.total, this.byStore[store]]) {
       counts.calls += 1;
       counts.rows_read += rows;

@@ -4,7 +4,9 @@ import {
   type AppendResult,
   type EventStore,
   type ExpectedRevision,
+  type LogPage,
   type NewEvent,
+  type PageOptions,
   type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
@@ -62,6 +64,10 @@ export class BulkAppender implements EventStore {
 
   readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
     return this.reader.readAll(options);
+  }
+
+  readPage(options: PageOptions): Promise<LogPage> {
+    return this.reader.readPage(options);
   }
 
   headPosition(): Promise<bigint | null> {

@@ -1,7 +1,7 @@
 import type { NewDomainEvent } from '../domain/decider.js';
 import { type DomainEvent, parseEvent, SCHEMA_VERSION } from '../domain/events/index.js';
 import { operationEventIdParts } from '../domain/idempotency.js';
-import type { AppendResult, EventStore, ExpectedRevision, LogFilter, RecordedEvent } from '../ports/event-store.js';
+import type { AppendResult, EventStore, ExpectedRevision, LogFilter, LogPage, RecordedEvent } from '../ports/event-store.js';
 import type { Ids } from '../ports/ids.js';
 import { upcast } from './upcasters.js';
 
@@ -75,31 +75,9 @@ export class EventLog {
     return (await this.store.readAll({ after, limit, filter })).map(toLogged);
   }
 
-  /**
-   * A follower's page: the next events of `types` after `after`, and the position the log was
-   * read through — past the events of other types too, so a checkpoint moves over what its
-   * follower does not handle without anyone reading or decoding it. A full page was read through
-   * its last event; a shorter one through the head as it stood before the read (every event up
-   * to it was visible to the read) or its last event, whichever is later.
-   */
-  async readPage(after: bigint | null, limit: number, types: readonly string[]): Promise<LogPage> {
-    const head = await this.store.headPosition();
-    // No types: nothing to read (an empty filter would read every event).
-    const events = types.length === 0 ? [] : await this.readAll(after, limit, { types: [...types] });
-    const last = events.length > 0 ? events[events.length - 1]!.position : null;
-    if (events.length === limit) return { events, through: last };
-    return { events, through: latest(latest(after, head), last) };
+  /** A follower's page (EventStore#readPage), its events validated against their schemas. */
+  async readPage(after: bigint | null, limit: number, types: readonly string[]): Promise<LogPage<LoggedEvent>> {
+    const page = await this.store.readPage({ after, limit, types });
+    return { ...page, events: page.events.map(toLogged) };
   }
-}
-
-/** A page of the log for one follower (EventLog#readPage). */
-export interface LogPage {
-  events: LoggedEvent[];
-  /** Every event up to here was considered (null: the log is empty). */
-  through: bigint | null;
-}
-
-function latest(a: bigint | null, b: bigint | null): bigint | null {
-  if (a === null) return b;
-  return b !== null && b > a ? b : a;
 }

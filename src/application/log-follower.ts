@@ -18,11 +18,10 @@ export abstract class LogFollower {
   protected constructor(
     protected readonly store: EventStore,
     protected readonly logger: Logger,
-    private readonly pageSize: number,
   ) {}
 
-  /** Processes the next page; returns how many events it read. */
-  protected abstract processPage(): Promise<number>;
+  /** Processes the next page; returns whether more is waiting now (LogPage#more). */
+  protected abstract processPage(): Promise<boolean>;
 
   /** Whether to slow down (something is held at a failing event). */
   protected holding(): boolean {
@@ -50,9 +49,9 @@ export abstract class LogFollower {
 
   private async run(): Promise<void> {
     while (this.running) {
-      let processed = 0;
+      let more = false;
       try {
-        processed = await this.processPage();
+        more = await this.processPage();
         this.backoffMs = 0;
       } catch (error) {
         this.backoffMs = Math.min(MAX_BACKOFF_MS, Math.max(100, this.backoffMs * 2));
@@ -60,7 +59,7 @@ export abstract class LogFollower {
       }
       if (!this.running) break;
       const holding = this.holding();
-      if (processed === this.pageSize && !holding && this.backoffMs === 0) {
+      if (more && !holding && this.backoffMs === 0) {
         // More is waiting; but the embedded store answers synchronously, so without a turn of
         // the event loop here a long catch-up would starve HTTP requests and timers.
         await new Promise((resolve) => setImmediate(resolve));

@@ -66,6 +66,25 @@ export interface ReadAllOptions {
   filter?: LogFilter;
 }
 
+/** A follower's page request (EventStore#readPage). */
+export interface PageOptions {
+  /** Exclusive: events strictly after this position. null = from the beginning. */
+  after: bigint | null;
+  limit: number;
+  /** The event types the follower handles; none reads nothing. */
+  types: readonly string[];
+}
+
+/** A page of the log for one follower. */
+export interface LogPage<E = RecordedEvent> {
+  /** Its events of the asked types, in commit order, all after `after` and up to `through`. */
+  events: E[];
+  /** Every event up to here was considered (null: the log is empty). */
+  through: bigint | null;
+  /** The page stopped before the head (it is full, or the store's scan window ended): read on at once. */
+  more: boolean;
+}
+
 export interface EventStore {
   append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult>;
   /** Events of one stream; [] when the stream does not exist. */
@@ -78,6 +97,15 @@ export interface EventStore {
    * events as JSON text offer it; the others are read with `readAll`.
    */
   readAllJson?(options: ReadAllOptions): Promise<RecordedEventJson[]>;
+  /**
+   * A follower's page: the next events of its types after `after`, and how far the log was read
+   * (`through`), past the events of other types too, so a checkpoint moves over what its follower
+   * does not handle without anyone reading or decoding it. A full page was read through its last
+   * event. A store may also stop before `limit` events and before the head, to bound what one call
+   * reads when the follower's types are rare; `through` then says where it stopped, and the next
+   * page goes on from there. `readPageByScan` is the plain way to answer it.
+   */
+  readPage(options: PageOptions): Promise<LogPage>;
   /** Position of the last event in the log, null when empty. */
   headPosition(): Promise<bigint | null>;
   /**
@@ -127,6 +155,10 @@ export class ForwardingEventStore implements EventStore {
     return this.inner.readAll(options);
   }
 
+  readPage(options: PageOptions): Promise<LogPage> {
+    return this.inner.readPage(options);
+  }
+
   headPosition(): Promise<bigint | null> {
     return this.inner.headPosition();
   }
@@ -138,4 +170,23 @@ export class ForwardingEventStore implements EventStore {
   close(): Promise<void> {
     return this.inner.close();
   }
+}
+
+/**
+ * EventStore#readPage through `readAll`: a full page was read through its last event; a shorter
+ * one through the head as it stood before the read (every event up to it was visible to the read)
+ * or its last event, whichever is later.
+ */
+export async function readPageByScan(store: Pick<EventStore, 'readAll' | 'headPosition'>, { after, limit, types }: PageOptions): Promise<LogPage> {
+  const head = await store.headPosition();
+  // No types: nothing to read (an empty filter would read every event).
+  const events = types.length === 0 ? [] : await store.readAll({ after, limit, filter: { types: [...types] } });
+  const last = events.length > 0 ? events[events.length - 1]!.position : null;
+  if (events.length === limit) return { events, through: last, more: true };
+  return { events, through: latest(latest(after, head), last), more: false };
+}
+
+function latest(a: bigint | null, b: bigint | null): bigint | null {
+  if (a === null) return b;
+  return b !== null && b > a ? b : a;
 }

@@ -45,7 +45,7 @@ export function analyticsReadModelContract(name: string, open: OpenContractSubje
       for (let index = 0; index < history.length; index += 100) await log.append(`user-u${index}`, history.slice(index, index + 100), 'any', context);
       const runner = new ProjectionRunner(log, store, [analyticsProjection], pino({ level: 'silent' }));
       await runner.init();
-      while ((await runner.processPage()) > 0);
+      while (await runner.processPage());
     });
 
     after(async () => dispose());

@@ -446,6 +446,82 @@ export function eventStoreContract(name: string, open: OpenContractSubject<Event
       });
     });
 
+    describe("readPage (a follower's page)", function () {
+      /** Appends `counted, released, counted, released, released` to five streams: their positions. */
+      async function fiveEvents(counted: string, released: string): Promise<bigint[]> {
+        const positions: bigint[] = [];
+        for (const type of [counted, released, counted, released, released])
+          positions.push((await store.append(streamName(), [newEvent(type)], 'no_stream')).position);
+        return positions;
+      }
+
+      it('a short page holds only the asked types and was read through the head, past the others after it', async function () {
+        const before = await store.headPosition();
+        const [counted, released] = [`Counted${tag()}`, `Released${tag()}`];
+        const positions = await fiveEvents(counted, released);
+        const page = await store.readPage({ after: before, limit: 10, types: [counted] });
+        expect(page.events.map((event) => event.position)).to.deep.equal([positions[0], positions[2]]);
+        expect(page.events.map((event) => event.type)).to.deep.equal([counted, counted]);
+        expect(page.through).to.equal(positions[4]);
+        expect(page.more).to.equal(false);
+      });
+
+      it('a full page was read through its last event only; the next one goes on from there', async function () {
+        const before = await store.headPosition();
+        const [counted, released] = [`Counted${tag()}`, `Released${tag()}`];
+        const positions = await fiveEvents(counted, released);
+        const page = await store.readPage({ after: before, limit: 2, types: [released] });
+        expect(page.events.map((event) => event.position)).to.deep.equal([positions[1], positions[3]]);
+        expect(page.through).to.equal(positions[3]);
+        expect(page.more, 'a full page: more may be waiting').to.equal(true);
+        const next = await store.readPage({ after: page.through, limit: 2, types: [released] });
+        expect(next.events.map((event) => event.position)).to.deep.equal([positions[4]]);
+        expect(next.through).to.equal(positions[4]);
+        expect(next.more).to.equal(false);
+      });
+
+      it('no types reads nothing and moves through the head; a checkpoint at the head stays there', async function () {
+        const [counted, released] = [`Counted${tag()}`, `Released${tag()}`];
+        const positions = await fiveEvents(counted, released);
+        const atHead = { events: [], through: positions[4], more: false };
+        expect(await store.readPage({ after: positions[0]!, limit: 10, types: [] })).to.deep.equal(atHead);
+        expect(await store.readPage({ after: positions[4]!, limit: 10, types: [counted] })).to.deep.equal(atHead);
+        expect(await store.readPage({ after: positions[2]!, limit: 10, types: [counted] })).to.deep.equal(atHead);
+      });
+
+      it('paged from a checkpoint to the head, yields exactly the events of its types, in order, each page within what it read', async function () {
+        const before = await store.headPosition();
+        const [wanted, other] = [`Wanted${tag()}`, `Other${tag()}`];
+        const expected: string[] = [];
+        for (let round = 0; round < 6; round += 1) {
+          const batch = [...events(round % 3, wanted), ...events(4, other)];
+          expected.push(...batch.filter((event) => event.type === wanted).map((event) => event.id));
+          await store.append(streamName(), batch, 'no_stream');
+        }
+        const head = await store.headPosition();
+        const seen: string[] = [];
+        let cursor = before;
+        for (let pages = 0, more = true; more; pages += 1) {
+          expect(pages, 'pages never reach the head').to.be.below(100);
+          const page = await store.readPage({ after: cursor, limit: 2, types: [wanted] });
+          expect(page.through! > (cursor ?? -1n), 'a page moves forward').to.equal(true);
+          expect(page.through! <= head!).to.equal(true);
+          for (const event of page.events) expect(event.position > (cursor ?? -1n) && event.position <= page.through!).to.equal(true);
+          seen.push(...page.events.map((event) => event.id));
+          cursor = page.through;
+          more = page.more;
+        }
+        expect(cursor, 'no more once the head is reached').to.equal(head);
+        expect(seen).to.deep.equal(expected);
+      });
+
+      if (options.freshStorePerTest) {
+        it('on an empty log reads nothing and stays where it was', async function () {
+          expect(await store.readPage({ after: null, limit: 10, types: ['Anything'] })).to.deep.equal({ events: [], through: null, more: false });
+        });
+      }
+    });
+
     describe('headPosition', function () {
       if (options.freshStorePerTest) {
         it('is null while the log is empty', async function () {

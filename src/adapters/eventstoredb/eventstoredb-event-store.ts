@@ -1,5 +1,16 @@
 import { BACKWARDS, END, EventStoreDBClient, FORWARDS, jsonEvent, type ReadPosition, START, type StreamingRead } from '@eventstore/db-client';
-import type { AppendResult, EventStore, ExpectedRevision, NewEvent, ReadAllOptions, ReadStreamOptions, RecordedEvent } from '../../ports/event-store.js';
+import {
+  type AppendResult,
+  type EventStore,
+  type ExpectedRevision,
+  type LogPage,
+  type NewEvent,
+  type PageOptions,
+  type ReadAllOptions,
+  type ReadStreamOptions,
+  type RecordedEvent,
+  readPageByScan,
+} from '../../ports/event-store.js';
 import { readFilteredPage } from './eventstoredb-filtered-read.js';
 import { EventStoreDbLogWatcher, type LogWatcherOptions } from './eventstoredb-log-watcher.js';
 import {
@@ -115,6 +126,11 @@ export class EventStoreDbEventStore implements EventStore {
     } catch (error) {
       throw toPortError(error);
     }
+  }
+
+  /** The server filters `$all` by type in batches of its own, so a page costs no more than `readAll`. */
+  readPage(options: PageOptions): Promise<LogPage> {
+    return readPageByScan(this, options);
   }
 
   /** Reads `$all` forwards from `after` (exclusive), skipping system events, until `limit` events or the end. */

@@ -2,12 +2,15 @@ import {
   type AppendResult,
   type EventStore,
   type ExpectedRevision,
+  type LogPage,
   type NewEvent,
+  type PageOptions,
   type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
   type RecordedEventJson,
   WrongExpectedRevisionError,
+  readPageByScan,
 } from '../../ports/event-store.js';
 
 /**
@@ -134,6 +137,10 @@ export class MemoryEventStore implements EventStore {
       const { stream, revision, id, type, dataJson, metadataJson, recordedAtIso } = this.at(position);
       return { position, id, stream, revision, type, dataJson, metadataJson, recordedAtIso };
     });
+  }
+
+  readPage(options: PageOptions): Promise<LogPage> {
+    return readPageByScan(this, options);
   }
 
   /** Positions of the events of one readAll page. */

@@ -3,7 +3,9 @@ import {
   type AppendResult,
   type EventStore,
   type ExpectedRevision,
+  type LogPage,
   type NewEvent,
+  type PageOptions,
   type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
@@ -51,6 +53,12 @@ interface PendingAppend {
   reject(error: unknown): void;
 }
 
+/**
+ * Positions a follower's page reads at most: about 5 MB of rows, a few milliseconds. Pages stop
+ * there even when they found fewer events than asked for.
+ */
+const SCAN_WINDOW = 10_000;
+
 export class SqliteEventStore implements EventStore {
   private readonly appended = new EventEmitter().setMaxListeners(0);
   private readonly pending: PendingAppend[] = [];
@@ -58,7 +66,11 @@ export class SqliteEventStore implements EventStore {
 
   private readonly cache: StatementCache;
 
-  constructor(private readonly db: SqliteConnection) {
+  constructor(
+    private readonly db: SqliteConnection,
+    /** Positions one follower's page reads at most (readPage). */
+    private readonly scanWindow = SCAN_WINDOW,
+  ) {
     this.cache = new StatementCache(db);
     this.statements = {
       currentRevision: db.prepare<[string], { revision: number | null }>(`SELECT MAX(revision) AS revision FROM events WHERE stream = ${STABLE_PARAM}`),
@@ -217,9 +229,9 @@ export class SqliteEventStore implements EventStore {
       clauses.push(`type = ${STABLE_PARAM}`);
       params.push(types[0]!);
     } else if (types.length > 1) {
-      // A follower's types: scan in position order and skip the others (`+type` keeps the planner
-      // off events_by_type, which would gather every event of these types after `after` and sort
-      // them, so a page would cost as much as the rest of the log).
+      // Several types (an export of some types): scan in position order and skip the others (`+type`
+      // keeps the planner off events_by_type, which would gather every event of these types after
+      // `after` and sort them, so a page would cost as much as the rest of the log).
       clauses.push(`+type IN (${types.map(() => '?').join(', ')})`);
       params.push(...types);
     }
@@ -231,6 +243,33 @@ export class SqliteEventStore implements EventStore {
       // A statement of its own (its SQL differs), so raw mode never leaks to other readers.
       if (raw) statement.raw(true);
       return statement.all(...params);
+    });
+  }
+
+  /**
+   * Reads at most `scanWindow` positions past `after`. A follower's types are looked for in
+   * position order (`+type` keeps the planner off events_by_type, which would gather every event
+   * of these types after `after` and sort them), so without a bound, a follower far behind whose
+   * types are rare would read the rest of the log in one statement, the event loop held
+   * meanwhile. Positions are consecutive here (AUTOINCREMENT, events are never deleted), so the
+   * window bounds the rows read. The head is read first: every event up to it is visible to the
+   * scan that follows, and none after it is returned.
+   */
+  async readPage({ after, limit, types }: PageOptions): Promise<LogPage> {
+    return guardSqlite(() => {
+      const head = this.statements.head.get()?.position ?? null;
+      const from = after === null ? 0 : Number(after);
+      if (head === null || head <= from) return { events: [], through: after ?? (head === null ? null : BigInt(head)), more: false };
+      if (types.length === 0) return { events: [], through: BigInt(head), more: false };
+      const upTo = Math.min(head, from + this.scanWindow);
+      const rows = this.cache
+        .get<(string | number)[], EventRow>(
+          `SELECT * FROM events WHERE position > ? AND position <= ? AND +type IN (${types.map(() => '?').join(', ')}) ORDER BY position ASC LIMIT ?`,
+        )
+        .all(from, upTo, ...types, limit);
+      const events = rows.map(toRecorded);
+      if (rows.length === limit) return { events, through: events[events.length - 1]!.position, more: true };
+      return { events, through: BigInt(upTo), more: upTo < head };
     });
   }
 

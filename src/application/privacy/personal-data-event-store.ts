@@ -4,7 +4,9 @@ import {
   type EventStore,
   type ExpectedRevision,
   ForwardingEventStore,
+  type LogPage,
   type NewEvent,
+  type PageOptions,
   type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
@@ -45,6 +47,11 @@ export class PersonalDataEventStore extends ForwardingEventStore {
 
   override async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {
     return this.cipher.reveal(await this.inner.readAll(options));
+  }
+
+  override async readPage(options: PageOptions): Promise<LogPage> {
+    const page = await this.inner.readPage(options);
+    return { ...page, events: await this.cipher.reveal(page.events) };
   }
 
   readAllJson?: (options: ReadAllOptions) => Promise<RecordedEventJson[]>;

@@ -28,7 +28,7 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
     private readonly definitions: Projection[],
     logger: Logger,
   ) {
-    super(log.store, logger, PAGE_SIZE);
+    super(log.store, logger);
   }
 
   async init(): Promise<void> {
@@ -101,7 +101,7 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
    * Reads one page after the lowest checkpoint of the healthy projections and commits their
    * batches; a failed projection is retried on its own page so it cannot hold the others back.
    */
-  async processPage(): Promise<number> {
+  async processPage(): Promise<boolean> {
     if (Date.now() - this.reloadedAt > RELOAD_WHEN_IDLE_MS) {
       // Notice a replay that switched a read model in while this process had nothing to do.
       this.reloadedAt = Date.now();
@@ -109,27 +109,28 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
     }
     const healthy = this.definitions.filter((projection) => this.statuses.get(projection.name)!.failure === null);
     const failed = this.definitions.filter((projection) => !healthy.includes(projection));
-    let processed = await this.processGroup(healthy);
-    for (const projection of failed) processed += await this.processGroup([projection]);
-    return processed;
+    let more = await this.processGroup(healthy);
+    for (const projection of failed) more = (await this.processGroup([projection])) || more;
+    return more;
   }
 
-  private async processGroup(group: Projection[]): Promise<number> {
-    if (group.length === 0) return 0;
+  /** Returns whether more is waiting (LogPage#more), once the page is committed. */
+  private async processGroup(group: Projection[]): Promise<boolean> {
+    if (group.length === 0) return false;
     const types = [...new Set(group.flatMap((projection) => projection.eventTypes))];
     const lowest = this.lowest(group);
-    const { events, through } = await this.log.readPage(lowest, PAGE_SIZE, types);
-    if (through === null || through === lowest) return 0;
+    const { events, through, more } = await this.log.readPage(lowest, PAGE_SIZE, types);
+    if (through === null || through === lowest) return false;
     const batches: ProjectorBatch[] = [];
     for (const projection of group) {
       const batch = await this.fold(projection, this.statuses.get(projection.name)!, events, through);
       if (batch) batches.push(batch);
     }
     const committed = await this.commit(batches);
-    if (committed === null) return 0;
+    if (committed === null) return false;
     for (const batch of committed) this.statuses.get(batch.projector)!.checkpoint = batch.position;
     this.progress.emit('progress');
-    return events.length;
+    return more;
   }
 
   /**

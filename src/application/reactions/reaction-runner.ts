@@ -47,7 +47,7 @@ export class ReactionRunner extends LogFollower {
     private readonly reactions: Reaction[],
     logger: Logger,
   ) {
-    super(log.store, logger, PAGE_SIZE);
+    super(log.store, logger);
     this.eventTypes = [...new Set(reactions.flatMap((reaction) => reaction.eventTypes))];
   }
 
@@ -63,9 +63,9 @@ export class ReactionRunner extends LogFollower {
     return this.failing;
   }
 
-  async processPage(): Promise<number> {
-    const { events, through } = await this.log.readPage(this.checkpoint, PAGE_SIZE, this.eventTypes);
-    if (through === null || through === this.checkpoint) return 0;
+  async processPage(): Promise<boolean> {
+    const { events, through, more } = await this.log.readPage(this.checkpoint, PAGE_SIZE, this.eventTypes);
+    if (through === null || through === this.checkpoint) return false;
     for (const reaction of this.reactions) {
       const mine = events.filter((event) => reaction.eventTypes.includes(event.type));
       if (mine.length === 0) continue;
@@ -81,7 +81,7 @@ export class ReactionRunner extends LogFollower {
           { err: error, runner: this.checkpointName, reaction: reaction.name, fromEventId: first.id },
           'reaction failed; it will be retried from this page',
         );
-        return 0;
+        return false;
       }
     }
     this.failing = false;
@@ -94,7 +94,7 @@ export class ReactionRunner extends LogFollower {
       if (!(error instanceof CheckpointMovedError)) throw error;
       await this.init();
     }
-    return events.length;
+    return more;
   }
 
   /** Where the reactions stand, for /readyz: held at a failing event, or fine. */

@@ -105,7 +105,7 @@ export class WebhookFeeder extends LogFollower {
     private readonly onFed: () => void,
     logger: Logger,
   ) {
-    super(log.store, logger, PAGE_SIZE);
+    super(log.store, logger);
   }
 
   /**
@@ -137,9 +137,9 @@ export class WebhookFeeder extends LogFollower {
     }
   }
 
-  async processPage(): Promise<number> {
-    const { events, through } = await this.log.readPage(this.checkpoint, PAGE_SIZE, FED_EVENTS);
-    if (through === null || through === this.checkpoint) return 0;
+  async processPage(): Promise<boolean> {
+    const { events, through, more } = await this.log.readPage(this.checkpoint, PAGE_SIZE, FED_EVENTS);
+    if (through === null || through === this.checkpoint) return false;
     const rows: NewOutboxMessage[] = [];
     // Due at once, on the service clock (which drives every later attempt time).
     const now = this.clock.now().toISOString();
@@ -154,10 +154,10 @@ export class WebhookFeeder extends LogFollower {
       // The subscriptions already moved through this page: fold them again up to the checkpoint.
       await this.init();
       if (!(error instanceof FeedCheckpointMovedError)) throw error;
-      return 0;
+      return false;
     }
     if (rows.length > 0) this.onFed();
-    return events.length;
+    return more;
   }
 
   /** Where the feed stands (the last log position turned into outbox rows). */

@@ -46,12 +46,12 @@ describe('EventLog#readPage: a follower reads only its event types', () => {
   });
 
   it('no types at all reads nothing and still moves through the head; an empty log leaves it where it was', async () => {
-    expect(await log.readPage(null, 10, [])).to.deep.equal({ events: [], through: positions[4] });
+    expect(await log.readPage(null, 10, [])).to.deep.equal({ events: [], through: positions[4], more: false });
     const empty = new EventLog(new MemoryEventStore(), new RandomIds());
-    expect(await empty.readPage(null, 10, ['PaymentCustomerClaimCounted'])).to.deep.equal({ events: [], through: null });
+    expect(await empty.readPage(null, 10, ['PaymentCustomerClaimCounted'])).to.deep.equal({ events: [], through: null, more: false });
   });
 
   it('a checkpoint already at the head stays there', async () => {
-    expect(await log.readPage(positions[4]!, 10, ['PaymentCustomerClaimCounted'])).to.deep.equal({ events: [], through: positions[4] });
+    expect(await log.readPage(positions[4]!, 10, ['PaymentCustomerClaimCounted'])).to.deep.equal({ events: [], through: positions[4], more: false });
   });
 });

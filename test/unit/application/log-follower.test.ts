@@ -11,11 +11,11 @@ const store = { watch: () => () => {} } as unknown as EventStore;
 class Busy extends LogFollower {
   pages = 0;
   constructor(private readonly total: number) {
-    super(store, quiet, 10);
+    super(store, quiet);
   }
-  protected async processPage(): Promise<number> {
+  protected async processPage(): Promise<boolean> {
     this.pages += 1;
-    return this.pages < this.total ? 10 : 0;
+    return this.pages < this.total;
   }
 }
 

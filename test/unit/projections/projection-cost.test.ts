@@ -35,7 +35,7 @@ describe('projection cost does not grow with history (instrumented read store)',
   }
 
   async function catchUp(): Promise<void> {
-    while ((await runner.processPage()) > 0);
+    while (await runner.processPage());
   }
 
   /** Documents and bytes read and written to project `events` appended to `stream`. */
