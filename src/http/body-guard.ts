@@ -33,6 +33,8 @@ export function unstorablePart(value: unknown, path: string[] = []): { source: s
 
 /** 400 for a parsed body that could not be stored as sent. */
 export const storableBody: RequestHandler = (req, _res, next) => {
+  // An empty body is no body (SPEC §9: not JSON), though express.json reads it as {}.
+  if (req.headers['content-length'] === '0') req.body = undefined;
   const found = unstorablePart(req.body);
   if (found) throw new ApiError(400, 'BAD_REQUEST', `The body ${found.message}`, found.source);
   next();

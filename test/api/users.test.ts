@@ -119,8 +119,8 @@ describe('API: users (POST /users, GET /users/{id})', () => {
       });
     }
 
-    it('400 BODY_INVALID for malformed JSON, an array or a scalar body, and writes nothing', async () => {
-      for (const raw of ['{"app_user_id": "u-bad",', '[{"app_user_id":"u-bad"}]', '"u-bad"']) {
+    it('400 BODY_INVALID for malformed JSON, an array, a scalar or an empty body, and writes nothing', async () => {
+      for (const raw of ['{"app_user_id": "u-bad",', '[{"app_user_id":"u-bad"}]', '"u-bad"', '']) {
         const response = await svc.call('POST', '/users', raw);
         expect(response.status, raw).to.equal(400);
         expect(response.body.errors[0]).to.include({ code: 'BODY_INVALID', status: 400 });
@@ -152,6 +152,22 @@ describe('API: users (POST /users, GET /users/{id})', () => {
       const response = await svc.call('GET', '/users/a/b/c');
       expect(response.status).to.equal(404);
       expect(response.body.errors[0]).to.deep.include({ code: 'PATH_ERROR', status: 404, source: null });
+    });
+
+    it('404 PATH_ERROR for a known path spelled in another letter case (paths are case-sensitive)', async () => {
+      for (const [method, path] of [
+        ['POST', '/USERS'],
+        ['GET', '/Users/u-create'],
+        ['POST', '/users/u-create/CLAIM-CODE'],
+        ['GET', '/Admin/rewards'],
+        ['GET', '/OPENAPI.JSON'],
+        ['GET', '/Console'],
+        ['GET', '/compat/WinWinKit/users/u-create'],
+      ] as const) {
+        const response = await svc.call(method, path, method === 'POST' ? { app_user_id: 'u-case', code: 'X' } : undefined);
+        expect(response.status, `${method} ${path}`).to.equal(404);
+        expect(response.body.errors[0], `${method} ${path}`).to.deep.include({ code: 'PATH_ERROR', status: 404 });
+      }
     });
 
     it('405 METHOD_NOT_ALLOWED with an Allow header on a known path', async () => {

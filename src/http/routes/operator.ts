@@ -123,7 +123,7 @@ export function operatorRoutes(deps: OperatorDeps): AnyRoute[] {
 
 /** The API reference to browse, from /openapi.json. */
 export function apiReferenceRouter(): Router {
-  const router = Router();
+  const router = Router({ caseSensitive: true });
   router.use('/docs', swaggerUi.serveFiles(undefined, { swaggerUrl: '/openapi.json' }), swaggerUi.setup(undefined, { swaggerUrl: '/openapi.json' }));
   return router;
 }
