@@ -218,5 +218,25 @@ describe('API: credits — withdrawals, manual grants, ledger and event log', ()
       expect((await svc.admin('GET', '/admin/events?limit=1001')).body.errors[0]).to.include({ code: 'BAD_REQUEST', source: 'query:/limit' });
       expect((await svc.admin('GET', '/admin/events?after=abc')).body.errors[0]).to.include({ code: 'BAD_REQUEST', source: 'query:/after' });
     });
+
+    it('takes a page limit in plain digits only, on every listing (0x10, 1e1, +5, 5.0 and padded values are 400)', async () => {
+      const listings = [
+        '/admin/events',
+        '/admin/reviews',
+        '/admin/webhooks/inbound',
+        '/admin/webhooks/x/deliveries',
+        '/admin/analytics/top-codes?from=2026-11-01&to=2026-11-30',
+      ];
+      for (const listing of listings) {
+        const join = listing.includes('?') ? '&' : '?';
+        expect((await svc.admin('GET', `${listing}${join}limit=5`)).status, listing).not.to.equal(400);
+        for (const limit of ['0x10', '1e1', '%2B5', '5.0', '%205', '5%20', '%0A5', '']) {
+          const response = await svc.admin('GET', `${listing}${join}limit=${limit}`);
+          expect(response.status, `${listing} limit=${limit}`).to.equal(400);
+          expect(response.body.errors[0], `${listing} limit=${limit}`).to.include({ code: 'BAD_REQUEST', source: 'query:/limit' });
+        }
+      }
+      expect((await svc.admin('GET', '/admin/webhooks/inbound?after=99999999999999999999')).status).to.equal(200);
+    });
   });
 });

@@ -242,6 +242,19 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
         ),
       ).to.deep.include({ claims: 1, conversions: 1, refunds: 1 });
       expect((await svc.admin('GET', '/admin/attribution?group_by=code&to=2000-01-01')).body.data.groups).to.deep.equal([]);
+      // An impossible day or time is refused, not read as a range that finds nothing (or everything).
+      for (const [query, source] of [
+        ['from=2026-99-99', 'query:/from'],
+        ['from=2026-02-31&to=2026-03-01', 'query:/from'],
+        ['from=2026-01-01&to=2026-02-30', 'query:/to'],
+        ['from=2026-01-01T99:99:99Z', 'query:/from'],
+        ['to=2026-01-01T24:00:00Z', 'query:/to'],
+      ]) {
+        const refused = await svc.admin('GET', `/admin/attribution?group_by=code&${query}`);
+        expect(refused.status, query).to.equal(400);
+        expect(refused.body.errors[0], query).to.include({ code: 'BAD_REQUEST', source });
+      }
+      expect((await svc.admin('GET', '/admin/attribution?group_by=code&from=2026-01-01T10:00:00Z&to=2026-12-31T23:59:59.999Z')).status).to.equal(200);
 
       // Replay reproduces every read model, the clawback, ledger and inbox included.
       await settled(svc);

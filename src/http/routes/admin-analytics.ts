@@ -4,6 +4,7 @@ import { normalizeCode } from '../../domain/codes/referral-code.js';
 import { ApiError } from '../errors.js';
 import { type AnyRoute, route } from '../route.js';
 import { programId } from '../schemas/admin.js';
+import { isRealUtcTime, pageLimit } from '../schemas/common.js';
 import { z } from '../schemas/zod-openapi.js';
 
 const TAG = 'admin: analytics';
@@ -13,10 +14,7 @@ export const MAX_RANGE_DAYS = 366;
 const utcDay = z
   .string()
   .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD')
-  .refine((value) => {
-    const time = Date.parse(`${value}T00:00:00Z`);
-    return !Number.isNaN(time) && new Date(time).toISOString().startsWith(value);
-  }, 'must be a calendar date YYYY-MM-DD')
+  .refine(isRealUtcTime, 'must be a calendar date YYYY-MM-DD')
   .openapi({ type: 'string', format: 'date', example: '2026-11-01' });
 
 const range = {
@@ -32,7 +30,7 @@ export const dailyQuery = z.object({
     .regex(/^[A-Za-z0-9_-]{1,64}$/, 'must match [A-Za-z0-9_-]{1,64}')
     .transform(normalizeCode)
     .optional()
-    .openapi({ type: 'string', description: 'Only this code (matched case-insensitively)' }),
+    .openapi({ type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'Only this code (matched case-insensitively)' }),
 });
 
 export const topCodesQuery = z.object({
@@ -40,7 +38,7 @@ export const topCodesQuery = z.object({
   by: z.enum(TOP_CODES_ORDERS).default('claims').openapi({
     description: '`revenue`: the largest gross_minor − refunded_minor of any one currency over the range',
   }),
-  limit: z.coerce.number().int().min(1).max(100).default(10),
+  limit: pageLimit(100, 10),
 });
 
 const revenueOut = z

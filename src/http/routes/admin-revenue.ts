@@ -8,20 +8,19 @@ import { REVENUE_PROVIDERS } from '../../domain/revenue/revenue-notification.js'
 import { TOKENS } from '../../ports/tokens.js';
 import { ApiError } from '../errors.js';
 import { type AnyRoute, route } from '../route.js';
-import { appUserId } from '../schemas/common.js';
+import { appUserId, isRealUtcTime, logPosition, logPositionDoc, pageLimit } from '../schemas/common.js';
 import { z } from '../schemas/zod-openapi.js';
 
-const position = z
+const day = z
   .string()
-  .regex(/^\d{1,20}$/, 'must be a log position (digits)')
-  .transform((value) => BigInt(value));
-const day = z.string().regex(/^\d{4}-\d{2}-\d{2}(T[0-9:.]+Z)?$/, 'must be a date (YYYY-MM-DD) or an ISO date-time');
+  .regex(/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?Z)?$/, 'must be a date (YYYY-MM-DD) or an ISO date-time in UTC')
+  .refine(isRealUtcTime, 'must be a real date (and time)');
 
 export const inboundQuery = z.object({
   provider: z.enum(REVENUE_PROVIDERS).optional(),
   status: z.enum(['applied', 'duplicate', 'unmatched', 'rejected']).optional(),
-  after: position.optional().openapi({ type: 'string', description: 'Exclusive: notifications received after this log position' }),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  after: logPosition.optional().openapi({ ...logPositionDoc, description: 'Exclusive: notifications received after this log position' }),
+  limit: pageLimit(1000, 100),
 });
 export const attributionQuery = z.object({
   group_by: z.enum(ATTRIBUTION_GROUPS),

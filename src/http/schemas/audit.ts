@@ -1,21 +1,9 @@
 import { z } from './zod-openapi.js';
-import { chars, jsonObject, outDateTime } from './common.js';
-
-/** The largest position a store can hold; a cursor past it simply has nothing after it. */
-const LAST_POSITION = 2n ** 63n - 1n;
-const position = z
-  .string()
-  .regex(/^\d{1,20}$/, 'must be a log position (digits)')
-  .transform((value) => (BigInt(value) > LAST_POSITION ? LAST_POSITION : BigInt(value)));
+import { chars, jsonObject, logPosition, logPositionDoc, outDateTime, pageLimit } from './common.js';
 
 export const eventsQuery = z.object({
-  after: position.optional().openapi({
-    type: 'string',
-    pattern: '^\\d{1,20}$',
-    description: 'Exclusive: events after this position (`next_after` of the previous page)',
-    example: '1200',
-  }),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  after: logPosition.optional().openapi({ ...logPositionDoc, description: 'Exclusive: events after this position (`next_after` of the previous page)' }),
+  limit: pageLimit(1000, 100),
   stream: chars(1, 300).optional().openapi({ description: 'Exact stream name, e.g. user-alice' }),
   stream_prefix: chars(1, 300).optional().openapi({ description: 'Stream name prefix, e.g. user- (all users)' }),
   type: chars(1, 100).optional(),

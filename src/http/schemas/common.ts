@@ -16,6 +16,41 @@ export const dateTime = z.iso
   .transform((value) => new Date(value).toISOString())
   .openapi({ type: 'string', format: 'date-time', pattern: DATE_TIME, example: '2026-01-02T03:04:05.678Z' });
 
+/**
+ * Whether a `YYYY-MM-DD` day, or an ISO date-time in UTC beginning with one, names a real moment
+ * (no 2026-02-30, no 99:99): it must read back as itself, day included.
+ */
+export function isRealUtcTime(value: string): boolean {
+  const time = Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value);
+  return !Number.isNaN(time) && new Date(time).toISOString().startsWith(value.slice(0, 10));
+}
+
+/** The largest position a store can hold; a cursor past it simply has nothing after it. */
+const LAST_POSITION = 2n ** 63n - 1n;
+
+/** A log position or page cursor in a query or body: up to 20 digits, as a string. */
+export const logPosition = z
+  .string()
+  .regex(/^\d{1,20}$/, 'must be a log position (digits)')
+  .transform((value) => (BigInt(value) > LAST_POSITION ? LAST_POSITION : BigInt(value)));
+
+/** How `logPosition` is documented (its transform hides the string's pattern). */
+export const logPositionDoc = { type: 'string', pattern: '^\\d{1,20}$', example: '1200' } as const;
+
+/**
+ * A query's `limit`: a whole number from 1 to `max`, in plain digits (`0x10`, `1e1`, `+5`, `5.0`
+ * or ` 5` are refused, not read as numbers); `fallback` when absent.
+ */
+export function pageLimit(max: number, fallback: number) {
+  return z
+    .string()
+    .regex(/^\d{1,7}$/, 'must be a whole number in plain digits')
+    .transform(Number)
+    .pipe(z.number().int().min(1).max(max))
+    .default(fallback)
+    .openapi({ type: 'integer', minimum: 1, maximum: max, default: fallback });
+}
+
 export const outDateTime = z.string().openapi({ format: 'date-time', example: '2026-01-02T03:04:05.678Z' });
 
 // C0 and C1 control characters, and DEL.

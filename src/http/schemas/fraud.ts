@@ -1,5 +1,5 @@
 import { FRAUD_RULE_KINDS, RULE_ACTIONS } from '../../domain/events/fraud-events.js';
-import { appUserId, outDateTime } from './common.js';
+import { appUserId, logPosition, logPositionDoc, outDateTime, pageLimit } from './common.js';
 import { programId } from './admin.js';
 import { z } from './zod-openapi.js';
 
@@ -47,16 +47,10 @@ export const ruleOut = z.object({
 
 export const REVIEW_STATUSES = ['pending', 'approved', 'rejected'] as const;
 
-const LAST_POSITION = 2n ** 63n - 1n;
 export const reviewsQuery = z.object({
   status: z.enum(REVIEW_STATUSES).optional(),
-  after: z
-    .string()
-    .regex(/^\d{1,20}$/, 'must be a cursor (digits)')
-    .transform((value) => (BigInt(value) > LAST_POSITION ? LAST_POSITION : BigInt(value)))
-    .optional()
-    .openapi({ type: 'string', pattern: '^\\d{1,20}$', example: '1200', description: 'Exclusive: `next_after` of the previous page' }),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
+  after: logPosition.optional().openapi({ ...logPositionDoc, description: 'Exclusive: `next_after` of the previous page' }),
+  limit: pageLimit(1000, 100),
 });
 
 export const reviewOut = z.object({

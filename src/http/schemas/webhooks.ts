@@ -1,6 +1,6 @@
 import { MESSAGE_TYPES } from '../../domain/webhooks/message-catalogue.js';
 import { MAX_OVERLAP_SECONDS } from '../../domain/webhooks/webhook-endpoint.js';
-import { dateTime, outDateTime } from './common.js';
+import { dateTime, logPosition, logPositionDoc, outDateTime, pageLimit } from './common.js';
 import { z } from './zod-openapi.js';
 
 /** Endpoint ids: like program ids, but starting with a letter or digit (`_…` ids are the service's own). */
@@ -16,14 +16,6 @@ export const deliveriesOwner = z.union([webhookId, z.literal('_revenuecat')]).op
   example: 'backend',
   description: 'A webhook endpoint id, or _revenuecat for RevenueCat fulfilments',
 });
-
-/** The largest position a store can hold; a cursor past it simply has nothing after it. */
-const LAST_POSITION = 2n ** 63n - 1n;
-const position = z
-  .string()
-  .regex(/^\d{1,20}$/, 'must be a log position (digits)')
-  .transform((value) => (BigInt(value) > LAST_POSITION ? LAST_POSITION : BigInt(value)));
-const positionDoc = { type: 'string', pattern: '^\\d{1,20}$', example: '1200' } as const;
 
 export const webhookBody = z
   .object({
@@ -57,10 +49,10 @@ export const rotateSecretBody = z.object({ overlap_seconds: z.number().int().min
 
 export const deliveriesQuery = z.object({
   status: z.enum(['pending', 'delivered', 'failed', 'dead']).optional(),
-  after: position
+  after: logPosition
     .optional()
-    .openapi({ ...positionDoc, description: 'Exclusive: deliveries of events after this log position (`next_after` of the previous page)' }),
-  limit: z.coerce.number().int().min(1).max(1000).default(100),
+    .openapi({ ...logPositionDoc, description: 'Exclusive: deliveries of events after this log position (`next_after` of the previous page)' }),
+  limit: pageLimit(1000, 100),
 });
 
 export const deliveryOut = z
@@ -78,7 +70,7 @@ export const deliveryOut = z
   })
   .openapi('WebhookDelivery');
 
-const afterPosition = position.openapi({ ...positionDoc, description: 'Exclusive log position to replay from' });
+const afterPosition = logPosition.openapi({ ...logPositionDoc, description: 'Exclusive log position to replay from' });
 const since = dateTime.openapi({ description: 'Replay the events recorded at or after this time' });
 
 /** One of the two bounds, or both (then both apply). */
