@@ -1,3 +1,4 @@
+import '../src/supported-node.js';
 import 'reflect-metadata';
 import fs from 'node:fs';
 import { RandomIds } from '../src/adapters/system/random-ids.js';

@@ -1,3 +1,4 @@
+import './supported-node.js';
 import 'reflect-metadata';
 import { openBackend } from './backends/open-backend.js';
 import { ConfigError, type Config, loadConfig } from './config.js';
