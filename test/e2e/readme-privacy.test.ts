@@ -19,24 +19,27 @@ function section(): string {
 describe("E2E: the README's erasure and access commands, verbatim", function () {
   this.timeout(60_000);
 
-  it('exports alice, erases her (204), and the log then shows {"erased": true}', async () => {
+  it('gives alice a personal value, exports her, erases her (204), and her events then show {"erased": true}', async () => {
     const [commands] = [...section().matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
     const svc = await startTestService({ env: { CLIENT_API_KEYS: 'ck_demo', SECRET_API_KEYS: 'sk_demo' }, validateResponses: false });
     try {
-      // Alice as the walkthrough leaves her, with a personal value.
+      // Alice as the walkthrough creates her, without a personal value.
       const created = await fetch(`${svc.url}/users`, {
         method: 'POST',
         headers: { 'x-api-key': 'ck_demo', 'content-type': 'application/json' },
-        body: JSON.stringify({ app_user_id: 'alice', metadata: { email: 'alice@example.org' } }),
+        body: JSON.stringify({ app_user_id: 'alice', is_premium: true }),
       });
       expect(created.status).to.equal(201);
       // Asynchronously: the service runs in this process and must answer meanwhile.
       const run = await promisify(execFile)('bash', ['-e', '-o', 'pipefail', '-c', commands!], { env: { ...process.env, BASE: svc.url }, timeout: 30_000 });
       expect(run.stderr).to.equal('');
-      const [exported, status, log] = run.stdout.trim().split('\n');
+      const [updated, exported, status, log] = run.stdout.trim().split('\n');
+      expect(updated).to.equal('200');
       expect(JSON.parse(exported!).data.export.user.metadata).to.deep.equal({ email: 'alice@example.org' });
       expect(status).to.equal('204');
-      expect(JSON.parse(log!).data.events[0].data.metadata).to.deep.equal({ erased: true });
+      const events = JSON.parse(log!).data.events as { type: string; data: { changes?: { metadata?: unknown } } }[];
+      expect(events.find((event) => event.type === 'UserProfileUpdated')!.data.changes!.metadata).to.deep.equal({ erased: true });
+      expect(log).not.to.contain('alice@example.org');
     } finally {
       await svc.stop();
     }
