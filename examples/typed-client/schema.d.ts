@@ -3001,7 +3001,13 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": {
+                    signedPayload: string;
+                };
+            };
+        };
         responses: {
             /** @description Kept: applied to its user, a duplicate, or unmatched (applied when the user appears) */
             200: {
@@ -3179,6 +3185,39 @@ export interface operations {
                             code: "INTERNAL_SERVER_ERROR";
                             /** @enum {number} */
                             status: 500;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "SERVICE_UNAVAILABLE",
+                     *           "status": 503,
+                     *           "message": "A backing store is unavailable; retry later",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @enum {number} */
+                            status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -3196,7 +3235,19 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": {
+                    message: {
+                        data: string;
+                        messageId?: string;
+                        message_id?: string;
+                        publishTime?: string;
+                    };
+                    subscription?: string;
+                };
+            };
+        };
         responses: {
             /** @description Kept: applied to its user, a duplicate, or unmatched (applied when the user appears) */
             200: {
@@ -3374,6 +3425,39 @@ export interface operations {
                             code: "INTERNAL_SERVER_ERROR";
                             /** @enum {number} */
                             status: 500;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "SERVICE_UNAVAILABLE",
+                     *           "status": 503,
+                     *           "message": "A backing store is unavailable; retry later",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @enum {number} */
+                            status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -3391,7 +3475,29 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": {
+                    event: {
+                        id: string;
+                        type: string;
+                        app_user_id?: string | null;
+                        original_app_user_id?: string | null;
+                        aliases?: string[] | null;
+                        product_id?: string | null;
+                        period_type?: string | null;
+                        purchased_at_ms?: number | null;
+                        expiration_at_ms?: number | null;
+                        event_timestamp_ms?: number | null;
+                        price_in_purchased_currency?: number | null;
+                        currency?: string | null;
+                        transaction_id?: string | null;
+                        original_transaction_id?: string | null;
+                        cancel_reason?: string | null;
+                    };
+                };
+            };
+        };
         responses: {
             /** @description Kept: applied to its user, a duplicate, or unmatched (applied when the user appears) */
             200: {
@@ -3569,6 +3675,39 @@ export interface operations {
                             code: "INTERNAL_SERVER_ERROR";
                             /** @enum {number} */
                             status: 500;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "SERVICE_UNAVAILABLE",
+                     *           "status": 503,
+                     *           "message": "A backing store is unavailable; retry later",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @enum {number} */
+                            status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -3586,7 +3725,23 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        requestBody: {
+            content: {
+                "application/json": {
+                    id: string;
+                    type: string;
+                    data: {
+                        object: {
+                            [key: string]: unknown;
+                        };
+                    } & {
+                        [key: string]: unknown;
+                    };
+                } & {
+                    [key: string]: unknown;
+                };
+            };
+        };
         responses: {
             /** @description Kept: applied to its user, a duplicate, or unmatched (applied when the user appears) */
             200: {
@@ -3764,6 +3919,39 @@ export interface operations {
                             code: "INTERNAL_SERVER_ERROR";
                             /** @enum {number} */
                             status: 500;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            503: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "SERVICE_UNAVAILABLE",
+                     *           "status": 503,
+                     *           "message": "A backing store is unavailable; retry later",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "SERVICE_UNAVAILABLE";
+                            /** @enum {number} */
+                            status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */

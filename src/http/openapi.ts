@@ -19,6 +19,12 @@ export interface OperationDoc {
   description?: string;
   tags: string[];
   body?: ZodTypeAny;
+  /**
+   * The body of an operation that reads it as raw bytes (a signed notification: the signature
+   * covers the bytes): documented as the request body, checked by the handler, adding none of
+   * the codes of a parsed JSON body.
+   */
+  rawBody?: ZodTypeAny;
   params?: Request['params'];
   query?: Request['query'];
   responses: Record<number, { description: string; schema?: ZodTypeAny; contentType?: string }>;
@@ -167,7 +173,7 @@ export class ApiDescription {
       tags: doc.tags,
       security: auth === 'none' ? [] : [{ apiKey: [] }],
       request: {
-        ...(doc.body ? { body: { content: { 'application/json': { schema: doc.body } }, required: true } } : {}),
+        ...(doc.body || doc.rawBody ? { body: { content: { 'application/json': { schema: (doc.body ?? doc.rawBody)! } }, required: true } } : {}),
         ...(doc.params ? { params: doc.params } : {}),
         ...(doc.query ? { query: doc.query } : {}),
       },

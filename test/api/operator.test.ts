@@ -72,6 +72,17 @@ describe('API: operator endpoints (no key needed)', () => {
     expect(codesOf('422')).to.have.members(['WITHDRAW.REWARD_NOT_FOUND', 'WITHDRAW.OPERATION_ID_REUSED']);
     expect(codesOf('400')).to.have.members(['BODY_INVALID', 'BAD_REQUEST']);
     expect(Object.keys(response.body.paths)).to.include.members(['/healthz', '/readyz', '/metrics', '/openapi.json']);
+    // Inbound notifications: read as raw bytes, documented with what each provider sends; no 415, a 503 when the store is down.
+    for (const [provider, field] of [
+      ['app-store', 'signedPayload'],
+      ['google-play', 'message'],
+      ['revenuecat', 'event'],
+      ['stripe', 'data'],
+    ]) {
+      const inbound = response.body.paths[`/webhooks/${provider}`].post;
+      expect(inbound.requestBody.content['application/json'].schema.required, provider).to.include(field);
+      expect(inbound.responses, provider).to.have.keys('200', '400', '401', '404', '413', '500', '503');
+    }
     expect(response.body.info.version).to.equal(JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version);
   });
 

@@ -10,6 +10,7 @@ import {
   WebhookUnauthorizedError,
 } from '../../application/revenue/inbound-request.js';
 import type { RevenueKind, RevenueNotification } from '../../domain/revenue/revenue-notification.js';
+import { z } from 'zod';
 
 export interface AppStoreSettings {
   rootCertificatePaths: string[];
@@ -76,6 +77,9 @@ class AppleVerifier extends SignedDataVerifier {
  * verified by Apple's app-store-server-library (SignedDataVerifier) against the configured root
  * certificates, with the bundle id, environment (and app Apple id in Production) checked.
  */
+/** App Store Server Notifications V2: the body holds the signed notification (a JWS). */
+export const appStoreNotificationBody = z.object({ signedPayload: z.string().min(1) });
+
 export class AppStoreVerifier implements NotificationVerifier {
   readonly provider = 'app-store' as const;
   private readonly verifier: AppleVerifier;
@@ -91,10 +95,11 @@ export class AppStoreVerifier implements NotificationVerifier {
   }
 
   async verify(request: InboundRequest): Promise<RevenueNotification> {
-    const body = parseJsonBody(request.body) as { signedPayload?: unknown } | null;
+    const body = parseJsonBody(request.body);
     if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new WebhookMalformedError('BODY_INVALID', 'The body must be a JSON object');
-    if (typeof body.signedPayload !== 'string' || body.signedPayload.length === 0) throw new WebhookUnauthorizedError('missing signedPayload');
-    const signedPayload = body.signedPayload;
+    const parsed = appStoreNotificationBody.safeParse(body);
+    if (!parsed.success) throw new WebhookUnauthorizedError('missing signedPayload');
+    const { signedPayload } = parsed.data;
     const payload = await this.verified(signedPayload, () => this.verifier.verifyAndDecodeNotification(signedPayload));
     if (typeof payload.notificationUUID !== 'string' || typeof payload.notificationType !== 'string') {
       throw new WebhookMalformedError('BAD_REQUEST', 'The notification has no notificationUUID or notificationType', '/signedPayload');

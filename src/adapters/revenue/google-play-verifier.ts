@@ -18,7 +18,8 @@ export interface GooglePlaySettings {
   token: string | null;
 }
 
-const pushSchema = z.object({
+/** The Pub/Sub push request Google Play's real-time developer notifications arrive in. */
+export const googlePlayPushBody = z.object({
   message: z.object({
     data: z.string(),
     messageId: z.string().min(1).optional(),
@@ -65,7 +66,7 @@ export class GooglePlayVerifier implements NotificationVerifier {
 
   async verify(request: InboundRequest): Promise<RevenueNotification> {
     await this.authenticate(request);
-    const push = pushSchema.safeParse(parseJsonBody(request.body));
+    const push = googlePlayPushBody.safeParse(parseJsonBody(request.body));
     if (!push.success) throw new WebhookMalformedError('BAD_REQUEST', 'Not a Pub/Sub push message', `/${push.error.issues[0]!.path.join('/')}`);
     const messageId = push.data.message.messageId ?? push.data.message.message_id;
     if (!messageId) throw new WebhookMalformedError('BAD_REQUEST', 'The Pub/Sub message has no messageId', '/message/messageId');

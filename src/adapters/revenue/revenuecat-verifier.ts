@@ -11,7 +11,8 @@ import {
 } from '../../application/revenue/inbound-request.js';
 import type { RevenueKind, RevenueNotification } from '../../domain/revenue/revenue-notification.js';
 
-const eventSchema = z.object({
+/** A RevenueCat webhook's body: the event (the fields read here; others are ignored). */
+export const revenueCatWebhookBody = z.object({
   event: z.object({
     id: z.string().min(1),
     type: z.string(),
@@ -61,7 +62,7 @@ export class RevenueCatVerifier implements NotificationVerifier {
     if (!timingSafeEqual(digest(given), digest(this.expectedAuthorization))) {
       throw new WebhookUnauthorizedError(given.length === 0 ? 'missing Authorization header' : 'wrong Authorization header');
     }
-    const parsed = eventSchema.safeParse(parseJsonBody(request.body));
+    const parsed = revenueCatWebhookBody.safeParse(parseJsonBody(request.body));
     if (!parsed.success) {
       const issue = parsed.error.issues[0]!;
       throw new WebhookMalformedError('BAD_REQUEST', `Not a RevenueCat event: ${issue.message}`, `/${issue.path.join('/')}`);

@@ -1,9 +1,10 @@
 import express, { type RequestHandler } from 'express';
 import type { DependencyContainer } from 'tsyringe';
-import { AppStoreVerifier } from '../../adapters/revenue/app-store-verifier.js';
-import { GooglePlayVerifier } from '../../adapters/revenue/google-play-verifier.js';
-import { RevenueCatVerifier } from '../../adapters/revenue/revenuecat-verifier.js';
-import { StripeVerifier } from '../../adapters/revenue/stripe-verifier.js';
+import type { ZodTypeAny } from 'zod';
+import { AppStoreVerifier, appStoreNotificationBody } from '../../adapters/revenue/app-store-verifier.js';
+import { GooglePlayVerifier, googlePlayPushBody } from '../../adapters/revenue/google-play-verifier.js';
+import { RevenueCatVerifier, revenueCatWebhookBody } from '../../adapters/revenue/revenuecat-verifier.js';
+import { StripeVerifier, stripeEventBody } from '../../adapters/revenue/stripe-verifier.js';
 import { type NotificationVerifier, WebhookMalformedError, WebhookUnauthorizedError } from '../../application/revenue/inbound-request.js';
 import { RevenueInbox } from '../../application/revenue/revenue-inbox.js';
 import type { Config } from '../../config.js';
@@ -15,6 +16,14 @@ import { z } from '../schemas/zod-openapi.js';
 
 /** SPEC §11: notifications are read as raw bytes (signatures cover them), up to 1 MiB. */
 const RAW_LIMIT = 1024 * 1024;
+
+/** What each provider sends, for the API description (its verifier checks it). */
+const NOTIFICATION_BODIES: Record<RevenueProvider, ZodTypeAny> = {
+  'app-store': appStoreNotificationBody,
+  'google-play': googlePlayPushBody,
+  revenuecat: revenueCatWebhookBody,
+  stripe: stripeEventBody,
+};
 
 /** The verifiers of the providers whose settings are all present (config.ts checked them at start). */
 export function configuredVerifiers(config: Config): Map<RevenueProvider, NotificationVerifier> {
@@ -72,8 +81,9 @@ export function inboundWebhookRoutes(container: DependencyContainer): AnyRoute[]
       summary: `Inbound ${provider} notification (verified by the provider's signature or token)`,
       tags: ['webhooks in'],
       responses: { 200: { description: 'Kept: applied to its user, a duplicate, or unmatched (applied when the user appears)', schema: answer } },
-      errors: ['BODY_INVALID', 'BAD_REQUEST', 'WEBHOOK.UNAUTHORIZED', 'WEBHOOK.NOT_CONFIGURED', 'BODY_TOO_LARGE'],
+      errors: ['BODY_INVALID', 'BAD_REQUEST', 'WEBHOOK.UNAUTHORIZED', 'WEBHOOK.NOT_CONFIGURED', 'BODY_TOO_LARGE', 'SERVICE_UNAVAILABLE'],
       auth: 'none',
+      rawBody: NOTIFICATION_BODIES[provider],
       before: [rawBody],
       async handle({ req, res }) {
         const context = { correlation_id: String(res.locals.requestId), causation_id: String(res.locals.requestId), actor: `webhook:${provider}` };
