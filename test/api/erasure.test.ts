@@ -200,4 +200,27 @@ describe('API: erasure and access (DELETE /admin/users/{id}, GET /admin/users/{i
     await settled(svc);
     expect(filesHolding(svc.dataDir, LATER_EMAIL)).to.deep.equal([]);
   });
+
+  it('updates racing a DELETE are erased with it or kept after it: nothing before an erasure stays readable', async () => {
+    for (let round = 0; round < 3; round += 1) {
+      const user = `racer-${round}`;
+      await createUser(svc, user, { metadata: { email: `${user}-0@example.org` }, payment_customer_id: `cus_${user}_0` });
+      const update = (index: number) =>
+        svc.call('POST', '/users', { app_user_id: user, metadata: { email: `${user}-${index}@example.org` }, payment_customer_id: `cus_${user}_${index}` });
+      // Updates already queued on the user's stream when the DELETE arrives, and more after it.
+      const requests = Array.from({ length: 20 }, (_, index) => update(index + 1));
+      await new Promise((resolve) => setTimeout(resolve, 5 * round));
+      requests.push(svc.admin('DELETE', `/admin/users/${user}`), ...Array.from({ length: 10 }, (_, index) => update(index + 21)));
+      for (const response of await Promise.all(requests)) expect(response.status).to.be.oneOf([200, 204]);
+      const events = await userEvents(svc, user);
+      const lastErasure = events.map((event) => event.type).lastIndexOf('UserErased');
+      expect(lastErasure).to.be.greaterThan(0);
+      // Before the last erasure, every personal value reads as erased (or was null); after it, sent values read clear.
+      const before = JSON.stringify(events.slice(0, lastErasure));
+      expect(before, `round ${round}`).not.to.contain('@example.org');
+      expect(before, `round ${round}`).not.to.contain(`cus_${user}_`);
+      const exported = JSON.stringify((await svc.admin('GET', `/admin/users/${user}/export`)).body.data.export.events.slice(0, lastErasure));
+      expect(exported).not.to.contain('@example.org');
+    }
+  });
 });

@@ -17,6 +17,12 @@ import { customerSubject, userSubject } from './personal-data-cipher.js';
  * (and those of every payment customer id it ever had), then records `UserErased` so the read
  * models null the fields; then asks the store to drop copies of what was overwritten. A user
  * already erased, with nothing personal received since, is left as it is (`erased: false`).
+ *
+ * Both happen under the stream's lock, as one attempt of the erasure: an update arriving
+ * meanwhile is appended either before (its key is destroyed with the others) or after
+ * `UserErased` (under a new key). Had the keys gone before the lock, an update in between would
+ * have made a new key and landed before `UserErased`, readable after the erasure. A writer in
+ * another process that slips in makes the append conflict, and the retry destroys again.
  */
 @injectable()
 export class UserErasure {
@@ -36,12 +42,21 @@ export class UserErasure {
     // Unknown → NOT_FOUND.USER, already erased → nothing to do: the decider says so.
     const early = decideEraseUser(state, this.clock.now(), []);
     if (early.events.length === 0) return early.result;
-    const held = await this.personalValues(stream);
-    // Keys first: if this request dies after it, the retry finds the user not erased yet and
-    // finishes; the other order could record an erasure whose key survives.
-    const subjects = [userSubject(appUserId), ...held.customerIds.map(customerSubject)];
-    for (const subject of subjects) await this.keys.destroy(subject);
-    const executed = await this.executor.execute(stream, userEvolver, (current) => decideEraseUser(current, this.clock.now(), held.eventIds), context);
+    const executed = await this.executor.execute(
+      stream,
+      userEvolver,
+      (current, held: { eventIds: string[] }) => decideEraseUser(current, this.clock.now(), held.eventIds),
+      context,
+      {
+        prepare: async () => {
+          const held = await this.personalValues(stream);
+          // Keys first: if this request dies after it, the retry finds the user not erased yet
+          // and finishes; the other order could record an erasure whose key survives.
+          for (const subject of [userSubject(appUserId), ...held.customerIds.map(customerSubject)]) await this.keys.destroy(subject);
+          return held;
+        },
+      },
+    );
     // The snapshot (it holds the personal values) goes before the request's after-commit work.
     await this.executor.forgetSnapshot(stream);
     await this.commands.afterCommit(executed.position, context, appUserId);
