@@ -142,6 +142,16 @@ describe('API: claiming codes and the rewards engine', () => {
   });
 
   describe('invariants under concurrency', () => {
+    it('40 concurrent creates of one user reserve one referral code, and every other code stays free', async () => {
+      const responses = await Promise.all(Array.from({ length: 40 }, () => svc.call('POST', '/users', { app_user_id: 'twin' })));
+      expect(responses.filter((response) => response.status === 201)).to.have.length(1);
+      expect(responses.filter((response) => response.status === 200)).to.have.length(39);
+      const codes = new Set(responses.map((response) => response.body.data.user.referral_code));
+      expect(codes.size).to.equal(1);
+      const reserved = (await events(svc, 'type=CodeReserved')).filter((event) => event.data.owner_id === 'twin');
+      expect(reserved.map((event) => event.data.code)).to.deep.equal([...codes]);
+    });
+
     it('a code with limit N is claimed by exactly N of many parallel claimers', async () => {
       await putPromo(svc, 'LIMIT5', { limit: 5 });
       const users = Array.from({ length: 40 }, (_, index) => `limit-user-${index}`);

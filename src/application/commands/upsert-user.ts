@@ -14,9 +14,11 @@ import { CodeRegistry } from '../shared-resources/code-registry.js';
 
 /**
  * POST /users: create or update a user; give it a program and referral code when due. The
- * referral code is reserved first, as a step of its own on the code's stream (before the
- * user's write and its conflict retries, so a retry never reserves a second code); the
- * user's write then records the assignment unless a concurrent request recorded one first.
+ * referral code is reserved under the user's lock, as a step of its own on the code's stream,
+ * once the user is known to have none: concurrent creates of one user wait for each other, so
+ * only the first reserves a code (before, each reserved one and all but one were left orphaned,
+ * refusing those codes to promo codes and affiliates). A retry after a conflict reuses the
+ * request's reservation rather than reserve a second code.
  */
 @injectable()
 export class UpsertUserHandler {
@@ -42,17 +44,23 @@ export class UpsertUserHandler {
     const { state } = await this.commands.load(stream, userEvolver);
     // Validate before reserving anything, so a rejected request leaves no code behind.
     decideUpsertUser(state, command(this.clock.now()));
-    const program = state.program_id === null ? assignProgram(appUserId, await this.catalog.programs()) : null;
-    const assignment = program && { program_id: program.id, referral_code: await this.registry.reserveReferralCode(appUserId, context) };
+    let reservation: Promise<string> | null = null;
+    const reserve = () => (reservation ??= this.registry.reserveReferralCode(appUserId, context));
     const executed = await this.commands.execute(
       stream,
       userEvolver,
-      (current, conversionRewards: Awaited<ReturnType<UpsertUserHandler['conversionRewards']>>) =>
-        decideUpsertUser(current, { ...command(this.clock.now()), assignment, conversionRewards }),
+      (current, prepared: Awaited<ReturnType<UpsertUserHandler['prepared']>>) => decideUpsertUser(current, { ...command(this.clock.now()), ...prepared }),
       context,
-      { prepare: ({ state: current }) => this.conversionRewards(current) },
+      { prepare: ({ state: current }) => this.prepared(appUserId, current, reserve) },
     );
     return { created: executed.result.created };
+  }
+
+  /** Under the user's lock: the program and code of a user without one, and the conversion rewards due. */
+  private async prepared(appUserId: string, current: UserState, reserve: () => Promise<string>) {
+    const program = current.program_id === null ? assignProgram(appUserId, await this.catalog.programs()) : null;
+    const assignment = program && { program_id: program.id, referral_code: await reserve() };
+    return { assignment, conversionRewards: await this.conversionRewards(current) };
   }
 
   /** Receiver rewards with activation "conversion" of the code the user claimed (none once converted). */
