@@ -19,6 +19,7 @@ const DAY = 86_400_000;
 /** The page's document, in functions Playwright runs in the browser (this project type-checks without the DOM library). */
 declare const document: {
   getElementById(id: string): { textContent: string | null } | null;
+  activeElement: { tagName: string; textContent: string | null } | null;
   querySelectorAll(selector: string): { length: number };
   documentElement: { scrollWidth: number; clientWidth: number };
 };

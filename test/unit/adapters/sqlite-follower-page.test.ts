@@ -1,7 +1,5 @@
-import fs from 'node:fs';
 import { expect } from 'chai';
 import pino from 'pino';
-import { openSqlite, type SqliteConnection } from '../../../src/adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../../../src/adapters/sqlite/sqlite-event-store.js';
 import { SqliteReadStore } from '../../../src/adapters/sqlite/sqlite-read-store.js';
 import { RandomIds } from '../../../src/adapters/system/random-ids.js';
@@ -9,7 +7,7 @@ import { EventLog } from '../../../src/application/event-log.js';
 import { ProjectionRunner } from '../../../src/application/projections/projection-runner.js';
 import type { NewEvent } from '../../../src/ports/event-store.js';
 import type { Projection } from '../../../projections/projection.js';
-import { tempDataDir } from '../../support/test-service.js';
+import { recordedSqlite } from '../../support/recorded-sqlite.js';
 
 const event = (type: string, index: number): NewEvent => ({
   id: `${type}-${index}`,
@@ -24,27 +22,10 @@ const event = (type: string, index: number): NewEvent => ({
  * positions per page, and the follower's checkpoint moves through it page by page.
  */
 describe('SQLite follower pages read a bounded window of the log', () => {
-  let dir: string;
-  let db: SqliteConnection;
-  let prepared: string[];
-
-  beforeEach(() => {
-    dir = tempDataDir();
-    db = openSqlite(dir);
-    prepared = [];
-    const prepare = db.prepare.bind(db);
-    db.prepare = ((sql: string) => {
-      prepared.push(sql);
-      return prepare(sql);
-    }) as typeof db.prepare;
-  });
-  afterEach(() => {
-    db.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const sqlite = recordedSqlite();
 
   it('120 events of other types, then a rare one: each page reads 50 positions, the third finds it', async () => {
-    const store = new SqliteEventStore(db, 50);
+    const store = new SqliteEventStore(sqlite.db, 50);
     await store.append(
       'busy',
       Array.from({ length: 120 }, (_, index) => event('Common', index)),
@@ -63,13 +44,13 @@ describe('SQLite follower pages read a bounded window of the log', () => {
     expect(third.more).to.equal(false);
 
     // The page's statement searches a range of the primary key, bounded on both sides.
-    const pageSql = prepared.find((sql) => sql.includes('+type IN') && sql.includes('position <= ?'))!;
-    const plan = (db.prepare(`EXPLAIN QUERY PLAN ${pageSql}`).all(0, 50, 'Rare', 'Scarce', 10) as { detail: string }[]).map((row) => row.detail);
+    const pageSql = sqlite.prepared.find((sql) => sql.includes('+type IN') && sql.includes('position <= ?'))!;
+    const plan = (sqlite.db.prepare(`EXPLAIN QUERY PLAN ${pageSql}`).all(0, 50, 'Rare', 'Scarce', 10) as { detail: string }[]).map((row) => row.detail);
     expect(plan.join(' | ')).to.match(/SEARCH events USING INTEGER PRIMARY KEY \(rowid>\? AND rowid<\?\)/);
   });
 
   it('a page full before the window ends was read through its last event', async () => {
-    const store = new SqliteEventStore(db, 50);
+    const store = new SqliteEventStore(sqlite.db, 50);
     await store.append(
       'busy',
       Array.from({ length: 30 }, (_, index) => event(index % 3 === 0 ? 'Rare' : 'Common', index)),
@@ -82,7 +63,7 @@ describe('SQLite follower pages read a bounded window of the log', () => {
   });
 
   it('a window past the head stops at the head, and events committed after it wait for the next page', async () => {
-    const store = new SqliteEventStore(db, 50);
+    const store = new SqliteEventStore(sqlite.db, 50);
     await store.append('a', [event('Rare', 0), event('Common', 1)], 'no_stream');
     const page = await store.readPage({ after: null, limit: 10, types: ['Rare'] });
     expect(page).to.deep.include({ through: 2n, more: false });
@@ -93,7 +74,7 @@ describe('SQLite follower pages read a bounded window of the log', () => {
   });
 
   it('a projection runner far behind is told to read on through windows without its events, up to the head', async () => {
-    const log = new EventLog(new SqliteEventStore(db, 50), new RandomIds());
+    const log = new EventLog(new SqliteEventStore(sqlite.db, 50), new RandomIds());
     const context = { correlation_id: 'c', causation_id: 'c', actor: 'test' };
     const counted = { type: 'PaymentCustomerClaimCounted' as const, data: { claimers: 1 } };
     const released = { type: 'PaymentCustomerClaimReleased' as const, data: { claimers: 0 } };
@@ -112,7 +93,7 @@ describe('SQLite follower pages read a bounded window of the log', () => {
       targets: (logged) => [{ collection: 'releases', id: logged.stream }],
       evolve: (_ref, _doc, logged) => ({ position: String(logged.position) }),
     };
-    const readStore = new SqliteReadStore(db);
+    const readStore = new SqliteReadStore(sqlite.db);
     const runner = new ProjectionRunner(log, readStore, [releases], pino({ level: 'silent' }));
     await runner.init();
     // Nine windows of 50 positions, eight of them without its event: each page says more is waiting

@@ -1,10 +1,9 @@
-import fs from 'node:fs';
 import { expect } from 'chai';
-import { openSqlite, STABLE_PARAM, type SqliteConnection } from '../../../src/adapters/sqlite/sqlite-database.js';
+import { STABLE_PARAM } from '../../../src/adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../../../src/adapters/sqlite/sqlite-event-store.js';
 import { SqliteReadStore } from '../../../src/adapters/sqlite/sqlite-read-store.js';
 import type { NewEvent } from '../../../src/ports/event-store.js';
-import { tempDataDir } from '../../support/test-service.js';
+import { recordedSqlite } from '../../support/recorded-sqlite.js';
 
 const event = (stream: string, revision: number): NewEvent => ({
   id: `${stream}-${revision}`,
@@ -21,38 +20,21 @@ const event = (stream: string, revision: number): NewEvent => ({
  * into a scan of a whole table).
  */
 describe('SQLite statements with STABLE_PARAM: same answers, same indexes', () => {
-  let dir: string;
-  let db: SqliteConnection;
-  let prepared: string[];
-
-  beforeEach(() => {
-    dir = tempDataDir();
-    db = openSqlite(dir);
-    prepared = [];
-    const prepare = db.prepare.bind(db);
-    db.prepare = ((sql: string) => {
-      prepared.push(sql);
-      return prepare(sql);
-    }) as typeof db.prepare;
-  });
-  afterEach(() => {
-    db.close();
-    fs.rmSync(dir, { recursive: true, force: true });
-  });
+  const sqlite = recordedSqlite();
 
   /** The query plan of every recorded statement that uses STABLE_PARAM, with its parameters bound to nulls. */
   function plansOfStableStatements(): { sql: string; plan: string[] }[] {
-    return [...new Set(prepared)]
+    return [...new Set(sqlite.prepared)]
       .filter((sql) => sql.includes(STABLE_PARAM))
       .map((sql) => {
-        const statement = db.prepare(`EXPLAIN QUERY PLAN ${sql}`);
+        const statement = sqlite.db.prepare(`EXPLAIN QUERY PLAN ${sql}`);
         const params = Array.from({ length: (sql.match(/\?/g) ?? []).length }, () => null);
         return { sql, plan: (statement.all(...params) as { detail: string }[]).map((row) => row.detail) };
       });
   }
 
   it('the event store reads streams, their last revision and filtered pages through its indexes', async () => {
-    const store = new SqliteEventStore(db);
+    const store = new SqliteEventStore(sqlite.db);
     for (const stream of ['a', 'b'])
       await store.append(
         stream,
@@ -81,7 +63,7 @@ describe('SQLite statements with STABLE_PARAM: same answers, same indexes', () =
   });
 
   it('the read store finds documents by an indexed field through its index, in order and up to the limit', async () => {
-    const store = new SqliteReadStore(db);
+    const store = new SqliteReadStore(sqlite.db);
     await store.ensureIndexes('things', [['code', 'created_at']]);
     await store.commitBatches([
       {
