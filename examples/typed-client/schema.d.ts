@@ -13571,6 +13571,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description Not `inbound`: GET /admin/webhooks/inbound lists inbound notifications */
                 id: string;
             };
             cookie?: never;
@@ -13846,6 +13847,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description Not `inbound`: GET /admin/webhooks/inbound lists inbound notifications */
                 id: string;
             };
             cookie?: never;
@@ -14215,6 +14217,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description Not `inbound`: GET /admin/webhooks/inbound lists inbound notifications */
                 id: string;
             };
             cookie?: never;
@@ -14687,11 +14690,12 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description Not `inbound`: GET /admin/webhooks/inbound lists inbound notifications */
                 id: string;
             };
             cookie?: never;
         };
-        requestBody: {
+        requestBody?: {
             content: {
                 "application/json": components["schemas"]["RotateSecretRequest"];
             };
@@ -15040,6 +15044,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description Not `inbound`: GET /admin/webhooks/inbound lists inbound notifications */
                 id: string;
             };
             cookie?: never;
@@ -16067,6 +16072,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description Not `inbound`: GET /admin/webhooks/inbound lists inbound notifications */
                 id: string;
             };
             cookie?: never;

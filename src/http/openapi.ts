@@ -5,6 +5,7 @@ import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteaso
 import type { ZodTypeAny } from 'zod';
 import { BODY_METHODS } from './body-guard.js';
 import { ERROR_CODES, type ErrorCode } from './error-codes.js';
+import { bodyIsOptional } from './validation.js';
 import { z } from './schemas/zod-openapi.js';
 
 type Request = NonNullable<RouteConfig['request']>;
@@ -173,7 +174,9 @@ export class ApiDescription {
       tags: doc.tags,
       security: auth === 'none' ? [] : [{ apiKey: [] }],
       request: {
-        ...(doc.body || doc.rawBody ? { body: { content: { 'application/json': { schema: (doc.body ?? doc.rawBody)! } }, required: true } } : {}),
+        ...(doc.body || doc.rawBody
+          ? { body: { content: { 'application/json': { schema: (doc.body ?? doc.rawBody)! } }, required: !(doc.body && bodyIsOptional(doc.body)) } }
+          : {}),
         ...(doc.params ? { params: doc.params } : {}),
         ...(doc.query ? { query: doc.query } : {}),
       },

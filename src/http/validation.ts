@@ -27,8 +27,14 @@ function badRequest(error: ZodError, prefix = ''): ApiError {
 }
 
 /** The JSON body parsed by `schema`: 400 BODY_INVALID when not an object, BAD_REQUEST per field. */
+/** Whether a body schema asks for nothing (every field optional): such a body may be left out. */
+export function bodyIsOptional(schema: ZodTypeAny): boolean {
+  return schema.safeParse({}).success;
+}
+
 export function parseBody<S extends ZodTypeAny>(req: Request, schema: S): z.infer<S> {
-  const body: unknown = req.body;
+  // No body (or an empty one) where every field is optional reads as {} (rotate-secret's overlap).
+  const body: unknown = req.body === undefined && bodyIsOptional(schema) ? {} : req.body;
   if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
     throw new ApiError(400, 'BODY_INVALID', 'The body must be a JSON object');
   }

@@ -140,14 +140,18 @@ describe('API: webhook delivery failures, retries and backoff (injected clock, n
     expect(ready.status).to.equal(200);
     expect(ready.body.data.webhooks.disabled_endpoints.map((item: { id: string }) => item.id)).to.deep.equal(['gone']);
 
-    // Nothing is sent while disabled, even when due; enabling resumes where it stopped.
+    // Nothing is sent while disabled, even when due; enabling resumes where it stopped, with the
+    // messages of what happened meanwhile (an automatic disable keeps queueing, unlike a pause).
     receiver.respond = () => ({ status: 200 });
     service.clock.advance(3_600_000);
     await createUser(service, 'frank');
     expect(receiver.requests).to.have.length(1);
     expect((await service.admin('PUT', '/admin/webhooks/gone', { url: receiver.url, enabled: true })).status).to.equal(200);
-    await receiver.waitFor((requests) => requests.length >= 2);
-    expect(receiver.requests[1]!.json.data.app_user_id).to.equal('erin');
+    await receiver.waitFor((requests) => requests.length >= 3);
+    expect(receiver.requests.slice(1).map((request) => [request.json.type, request.json.data.app_user_id])).to.deep.equal([
+      ['user.created', 'erin'],
+      ['user.created', 'frank'],
+    ]);
   });
 
   it('dead-letters a message after WEBHOOK_RETRY_HOURS and goes on with the next one', async () => {

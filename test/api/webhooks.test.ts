@@ -82,6 +82,10 @@ describe('API: outgoing webhook endpoints (SPEC §12)', function () {
       source: '/events/0',
     });
     expect((await service.admin('PUT', '/admin/webhooks/_x', { url: receiver.url })).body.errors[0]).to.include({ status: 400, source: 'path:/id' });
+    // `inbound` names the inbound notifications' list, as the id's description says: no endpoint can take it.
+    expect((await service.admin('PUT', '/admin/webhooks/inbound', { url: receiver.url })).status).to.equal(405);
+    const idDoc = (await service.call('GET', '/openapi.json')).body.paths['/admin/webhooks/{id}'].put.parameters[0];
+    expect(idDoc.schema.description ?? idDoc.description).to.contain('Not `inbound`');
     expect((await service.admin('POST', '/admin/webhooks/none/rotate-secret', {})).status).to.equal(404);
     expect((await service.admin('POST', '/admin/webhooks/none/ping')).status).to.equal(404);
     expect((await service.admin('GET', '/admin/webhooks/none/deliveries')).status).to.equal(404);
@@ -187,6 +191,15 @@ describe('API: outgoing webhook endpoints (SPEC §12)', function () {
     expect(String(after.headers['webhook-signature']).split(' ')).to.have.length(1);
     expect(verifyWebhook(newSecret, after).data.app_user_id).to.equal('after');
     expect(() => verifyWebhook(oldSecret, after)).to.throw(/No matching signature/);
+
+    // The body is optional ({overlap_seconds?}): without one, or with an empty one, the overlap is a day.
+    for (const body of [undefined, '']) {
+      const bare = await service.admin('POST', '/admin/webhooks/r/rotate-secret', body);
+      expect(bare.status, JSON.stringify(body)).to.equal(200);
+      const history = (await service.admin('GET', '/admin/events?stream=webhook-r')).body.data.events;
+      const rotation = history[history.length - 1];
+      expect(Date.parse(rotation.data.previous_expires_at) - Date.parse(rotation.data.rotated_at)).to.equal(86_400_000);
+    }
   });
 
   it('redelivers one message and replays from a log position with the same webhook-ids', async () => {

@@ -2,6 +2,10 @@
  * When to try a failed delivery again (SPEC §12): exponential backoff with jitter — the first
  * retry within 30 s, then growing, capped — honouring the receiver's `Retry-After`, until the
  * retry window after the first attempt has passed; then the message is dead. Pure.
+ *
+ * `Retry-After` can only lengthen a wait: a receiver answering `Retry-After: 0` (or a date
+ * already past) on every attempt would otherwise be retried at the engine's polling pace, ten
+ * times a second for the whole retry window.
  */
 
 /** First retry after 5–10 s (full jitter over the upper half), then ×4 per attempt, at most 6 h. */
@@ -32,7 +36,7 @@ export type FailureVerdict = { status: 'failed'; nextAttemptAt: Date } | { statu
 export function afterFailure(input: FailureInput): FailureVerdict {
   const deadline = input.firstAttemptAt.getTime() + input.retryWindowMs;
   if (input.now.getTime() >= deadline) return { status: 'dead' };
-  const delay = input.retryAfterMs ?? backoffDelayMs(input.attempts, input.random);
+  const delay = Math.max(input.retryAfterMs ?? 0, backoffDelayMs(input.attempts, input.random));
   return { status: 'failed', nextAttemptAt: new Date(Math.min(input.now.getTime() + delay, deadline)) };
 }
 

@@ -3,11 +3,15 @@ import { MAX_OVERLAP_SECONDS } from '../../domain/webhooks/webhook-endpoint.js';
 import { dateTime, logPosition, logPositionDoc, outDateTime, pageLimit } from './common.js';
 import { z } from './zod-openapi.js';
 
-/** Endpoint ids: like program ids, but starting with a letter or digit (`_…` ids are the service's own). */
+/**
+ * Endpoint ids: like program ids, but starting with a letter or digit (`_…` ids are the
+ * service's own). `inbound` is taken by the inbound notifications' list; the pattern does not
+ * say so (a look-ahead would defeat fuzzers' generators), the description does.
+ */
 export const webhookId = z
   .string()
   .regex(/^[A-Za-z0-9][A-Za-z0-9_-]{0,63}$/, 'must match [A-Za-z0-9][A-Za-z0-9_-]{0,63}')
-  .openapi({ example: 'backend' });
+  .openapi({ example: 'backend', description: 'Not `inbound`: GET /admin/webhooks/inbound lists inbound notifications' });
 
 /** Whose deliveries: an endpoint, or `_revenuecat` (the RevenueCat fulfilments). */
 export const deliveriesOwner = z.union([webhookId, z.literal('_revenuecat')]).openapi({

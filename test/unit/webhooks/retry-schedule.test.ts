@@ -22,6 +22,9 @@ describe('webhook retry schedule (pure)', () => {
       status: 'failed',
       nextAttemptAt: new Date(T0.getTime() + 120_000),
     });
+    // Retry-After only lengthens the wait: 0, or less than the backoff, leaves the backoff.
+    for (const retryAfterMs of [0, 1_000])
+      expect(afterFailure({ ...base, now: T0, attempts: 3, retryAfterMs })).to.deep.equal({ status: 'failed', nextAttemptAt: new Date(T0.getTime() + 80_000) });
     const late = new Date(T0.getTime() + 71 * HOUR);
     expect(afterFailure({ ...base, now: late, attempts: 15 })).to.deep.equal({ status: 'failed', nextAttemptAt: new Date(T0.getTime() + 72 * HOUR) });
     expect(afterFailure({ ...base, now: new Date(T0.getTime() + 72 * HOUR), attempts: 16 })).to.deep.equal({ status: 'dead' });
