@@ -189,6 +189,12 @@ describe('API: hostile and unusual input never breaks the service', () => {
     const codes = report.projections.find((projection: { name: string }) => projection.name === 'codes');
     expect(codes.failure.error).to.contain('injected');
     expect(report.projections.find((projection: { name: string }) => projection.name === 'users').failure).to.equal(null);
+    // Each projection's lag is counted from its own checkpoint (the log is read once per checkpoint).
+    await eventually(async () => {
+      const lags = new Map(((await svc.call('GET', '/readyz')).body.data.projections as { name: string; lag: number }[]).map((p) => [p.name, p.lag]));
+      expect(lags.get('users')).to.equal(0);
+      expect(lags.get('codes')).to.be.greaterThan(0);
+    });
     expect((await getUser(svc, 'held')).app_user_id).to.equal('held');
     faults.mode = 'ok';
     await eventually(async () => expect(await ready()).to.equal(true));

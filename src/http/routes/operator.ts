@@ -31,9 +31,20 @@ async function readiness(deps: OperatorDeps) {
   const { eventStore, readStore, consistency, config } = deps;
   const head = await eventStore.headPosition();
   await readStore.checkpoint('readiness-probe');
+  // Projections of one runner share their checkpoint: the log after it is read once for them all.
+  const lags = new Map<string, Promise<number>>();
+  const lagAfter = (checkpoint: bigint | null) => {
+    const key = String(checkpoint);
+    if (!lags.has(key))
+      lags.set(
+        key,
+        eventStore.readAll({ after: checkpoint, limit: config.READY_MAX_LAG + 1 }).then((events) => events.length),
+      );
+    return lags.get(key)!;
+  };
   const projections = await Promise.all(
     (await consistency.projections()).map(async (status) => {
-      const behind = (await eventStore.readAll({ after: status.checkpoint, limit: config.READY_MAX_LAG + 1 })).length;
+      const behind = await lagAfter(status.checkpoint);
       return {
         name: status.name,
         checkpoint: status.checkpoint?.toString() ?? null,
