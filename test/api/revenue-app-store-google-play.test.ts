@@ -94,6 +94,22 @@ describe('API: revenue notifications in (SPEC §11) — App Store and Google Pla
         expect(answer.status, JSON.stringify(wrong)).to.equal(400);
         expect(answer.body.errors[0]).to.include({ code: 'BAD_REQUEST', source: '/signedPayload' });
       }
+      // A time past the year 9999, a price beyond a safe integer, a transaction that is not a JWS:
+      // the notification verifies, so these are malformed (400), never a 500 or a bad signature.
+      for (const wrong of [{ purchaseDate: 1e20 }, { price: 1e300 }]) {
+        const transaction = { ...appleTransaction({ transactionId: `t-range-${randomUUID()}`, originalTransactionId: 'o-range' }), ...wrong };
+        const answer = await send(await appleNotification(chain, 'SUBSCRIBED', transaction));
+        expect(answer.status, JSON.stringify(wrong)).to.equal(400);
+        expect(answer.body.errors[0].code).to.equal('BAD_REQUEST');
+      }
+      const garbled = await chain.sign({
+        notificationType: 'SUBSCRIBED',
+        notificationUUID: randomUUID(),
+        version: '2.0',
+        signedDate: Date.now(),
+        data: { bundleId: BUNDLE_ID, environment: 'Sandbox', status: 1, signedTransactionInfo: 'garbage' },
+      });
+      expect((await send({ signedPayload: garbled })).body.errors[0]).to.include({ status: 400, code: 'BAD_REQUEST', source: '/signedPayload' });
       // The same fields from a chain the service does not trust stay a bad signature.
       const forgedBad = await appleNotification(forger, 'SUBSCRIBED', {
         ...appleTransaction({ transactionId: 't-forged', originalTransactionId: 'o-f' }),
@@ -196,6 +212,9 @@ describe('API: revenue notifications in (SPEC §11) — App Store and Google Pla
       });
       expect(malformed.status).to.equal(400);
       expect(malformed.body.errors[0].code).to.equal('BAD_REQUEST');
+      // Verified, but its time is past the year 9999: 400, never a 500.
+      const late = notification({ eventTimeMillis: '99999999999999999999', subscriptionNotification: { notificationType: 4, purchaseToken: 'tok-late' } });
+      expect((await send('m-late', late)).body.errors[0]).to.include({ status: 400, code: 'BAD_REQUEST' });
     });
 
     it('keeps an unknown user, applies it on creation; a voided purchase before its purchase is recorded once', async () => {

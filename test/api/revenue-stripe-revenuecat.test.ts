@@ -83,6 +83,11 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       const malformed = await stripeEvent(svc, { id: 'evt_bad', type: 'invoice.paid', object: { id: 'in_x' } });
       expect(malformed.status).to.equal(400);
       expect(malformed.body.errors[0].code).to.equal('BAD_REQUEST');
+      // An empty event id, or an amount beyond what the log can hold: 400 too, never a 500.
+      expect((await stripeEvent(svc, { id: '', type: 'customer.created', object: {} })).status).to.equal(400);
+      const huge = invoicePaid('huge', 'cus_huge');
+      huge.object.amount_paid = 1e300;
+      expect((await stripeEvent(svc, huge)).body.errors[0]).to.include({ status: 400, code: 'BAD_REQUEST' });
     });
 
     it('keeps a notification of an unknown customer as unmatched and applies it when the user appears', async () => {
@@ -165,6 +170,17 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       const malformed = await post(svc, '/webhooks/revenuecat', JSON.stringify({ event: { type: 'RENEWAL' } }), { authorization: REVENUECAT_AUTH });
       expect(malformed.status).to.equal(400);
       expect(malformed.body.errors[0].code).to.equal('BAD_REQUEST');
+      // Authenticated, but a time past the year 9999 or a price beyond a safe integer: 400, never a 500.
+      for (const extra of [
+        { purchased_at_ms: 1e20 },
+        { event_timestamp_ms: 1e20 },
+        { expiration_at_ms: 8.64e15 + 1 },
+        { price_in_purchased_currency: 1e300 },
+      ]) {
+        const refused = await revenueCat(svc, rcEvent(`rc-range-${Object.keys(extra)[0]}`, 'INITIAL_PURCHASE', 'nobody', extra));
+        expect(refused.status, JSON.stringify(extra)).to.equal(400);
+        expect(refused.body.errors[0].code).to.equal('BAD_REQUEST');
+      }
     });
 
     it('a burst of 50 concurrent deliveries of one notification records one event', async () => {

@@ -3,6 +3,7 @@ import { type Environment, SignedDataVerifier, VerificationException, Verificati
 import {
   currencyDigits,
   type InboundRequest,
+  inRange,
   isoFromMillis,
   type NotificationVerifier,
   parseJsonBody,
@@ -105,7 +106,7 @@ export class AppStoreVerifier implements NotificationVerifier {
       throw new WebhookMalformedError('BAD_REQUEST', 'The notification has no notificationUUID or notificationType', '/signedPayload');
     }
     const signed = payload.data?.signedTransactionInfo;
-    const transaction = signed ? await this.verified(signed, () => this.verifier.verifyAndDecodeTransaction(signed)) : null;
+    const transaction = signed ? await this.verified(signed, () => this.verifier.verifyAndDecodeTransaction(signed), 'inner') : null;
     const kind = kindOf(payload.notificationType);
     if (kind !== 'other' && transaction === null) {
       throw new WebhookMalformedError('BAD_REQUEST', `${payload.notificationType} without signedTransactionInfo`, '/signedPayload');
@@ -122,7 +123,7 @@ export class AppStoreVerifier implements NotificationVerifier {
       original_transaction_id: transaction?.originalTransactionId ?? null,
       product_id: transaction?.productId ?? null,
       // Apple's price is in milliunits (9990 = 9.99).
-      price_minor: currency !== null && typeof price === 'number' ? Math.round((price * 10 ** currencyDigits(currency)) / 1000) : null,
+      price_minor: currency !== null && typeof price === 'number' ? inRange(Math.round((price * 10 ** currencyDigits(currency)) / 1000)) : null,
       currency,
       period_start: isoFromMillis(transaction?.purchaseDate),
       period_end: isoFromMillis(transaction?.expiresDate),
@@ -138,12 +139,22 @@ export class AppStoreVerifier implements NotificationVerifier {
 
   /**
    * Apple's verification failures → 401 (a signature or identity that does not hold), except
-   * fields Apple's validator refuses in a payload whose signature holds → 400.
+   * fields Apple's validator refuses in a payload whose signature holds → 400. An `inner` JWS (the
+   * transaction inside a verified notification) is part of what the App Store signed: one that
+   * does not verify makes the notification malformed (400), unless it names another app or
+   * environment.
    */
-  private async verified<T>(jws: string, step: () => Promise<T>): Promise<T> {
+  private async verified<T>(jws: string, step: () => Promise<T>, level: 'outer' | 'inner' = 'outer'): Promise<T> {
     try {
       return await step();
     } catch (error) {
+      if (level === 'inner' && error instanceof VerificationException && !REJECTED_IDENTITY.has(error.status)) {
+        throw new WebhookMalformedError(
+          'BAD_REQUEST',
+          'The notification is signed by the App Store, but its signedTransactionInfo does not verify',
+          '/signedPayload',
+        );
+      }
       if (error instanceof VerificationException && error.status === VerificationStatus.FAILURE && (await this.verifier.signatureHolds(jws))) {
         throw new WebhookMalformedError(
           'BAD_REQUEST',

@@ -55,7 +55,7 @@ function shape<S extends z.ZodTypeAny>(schema: S, value: unknown, what: string):
 }
 
 /** A Stripe event, as far as it is read before its type's own object (each type parses that). */
-export const stripeEventBody = z.object({ id: z.string(), type: z.string(), data: z.object({ object: z.object({}).loose() }).loose() }).loose();
+export const stripeEventBody = z.object({ id: z.string().min(1), type: z.string(), data: z.object({ object: z.object({}).loose() }).loose() }).loose();
 
 /** Stripe: `Stripe-Signature` verified by the stripe library over the raw body (SPEC §11). */
 export class StripeVerifier implements NotificationVerifier {

@@ -44,8 +44,20 @@ export function parseJsonBody(body: Buffer): unknown {
 
 /** Money in integer minor units of `currency` (ISO 4217 digits: 2 for EUR, 0 for JPY). */
 export function minorUnits(currency: string, amountInMajor: number): number {
-  return Math.round(amountInMajor * 10 ** currencyDigits(currency));
+  return inRange(Math.round(amountInMajor * 10 ** currencyDigits(currency)));
 }
+
+/**
+ * An amount in minor units the log can hold (a safe integer); a verified notification with a price
+ * beyond it (1e300) is malformed: 400, not a failure to record it.
+ */
+export function inRange(minor: number): number {
+  if (!Number.isSafeInteger(minor)) throw new WebhookMalformedError('BAD_REQUEST', 'An amount in the notification is out of range');
+  return minor;
+}
+
+/** The last millisecond of 9999: times the log holds are four-digit years. */
+const LAST_TIME_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 export function currencyDigits(currency: string): number {
   try {
@@ -55,7 +67,10 @@ export function currencyDigits(currency: string): number {
   }
 }
 
+/** Milliseconds since 1970 as an ISO time; null when absent or not positive; 400 past the year 9999. */
 export function isoFromMillis(value: unknown): string | null {
   const number = typeof value === 'string' ? Number(value) : value;
-  return typeof number === 'number' && Number.isFinite(number) && number > 0 ? new Date(number).toISOString() : null;
+  if (typeof number !== 'number' || !(number > 0)) return null;
+  if (!(number <= LAST_TIME_MS)) throw new WebhookMalformedError('BAD_REQUEST', 'A time in the notification is out of range');
+  return new Date(number).toISOString();
 }

@@ -8,6 +8,7 @@ import { StripeVerifier, stripeEventBody } from '../../adapters/revenue/stripe-v
 import { type NotificationVerifier, WebhookMalformedError, WebhookUnauthorizedError } from '../../application/revenue/inbound-request.js';
 import { RevenueInbox } from '../../application/revenue/revenue-inbox.js';
 import type { Config } from '../../config.js';
+import { InvalidEventError } from '../../domain/events/index.js';
 import { REVENUE_PROVIDERS, type RevenueNotification, type RevenueProvider } from '../../domain/revenue/revenue-notification.js';
 import { TOKENS } from '../../ports/tokens.js';
 import { ApiError } from '../errors.js';
@@ -101,7 +102,13 @@ export function inboundWebhookRoutes(container: DependencyContainer): AnyRoute[]
           if (error instanceof WebhookMalformedError) throw new ApiError(400, error.code, error.message, error.source);
           throw error;
         }
-        return { status: 200, body: { data: { status: await inbox.receive(notification, context) } } };
+        try {
+          return { status: 200, body: { data: { status: await inbox.receive(notification, context) } } };
+        } catch (error) {
+          // Whatever a verifier let through that the log's schemas refuse is the payload's fault (400), not ours.
+          if (error instanceof InvalidEventError) throw new ApiError(400, 'BAD_REQUEST', `The notification cannot be recorded: ${error.message}`, null);
+          throw error;
+        }
       },
     }),
   );
