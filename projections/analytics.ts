@@ -100,7 +100,8 @@ function factOf(event: LoggedEvent): Fact | null {
     case 'RenewalRecorded':
     case 'RefundRecorded': {
       const source = event.data.attribution;
-      if (source === null) return null;
+      // A repeated refund of one transaction is counted once.
+      if (source === null || (event.type === 'RefundRecorded' && event.data.repeats_refund === true)) return null;
       const figure = event.type === 'RefundRecorded' ? 'refund' : 'revenue';
       return { ...source, kind: source.type, figure, currency: event.data.currency, amount: event.data.price_minor, day: utcDay(event.data.recorded_at) };
     }

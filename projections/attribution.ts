@@ -39,9 +39,12 @@ function sourceAndDay(event: LoggedEvent): { source: Source; at: string } | null
       return { source: event.data, at: event.data.claimed_at };
     case 'UserConverted':
       return { source: { ...event.data.referred_by, program_id: event.data.program_id }, at: event.data.converted_at };
+    case 'RefundRecorded':
+      // A repeated refund of one transaction is counted once.
+      if (event.data.repeats_refund === true) return null;
+      return event.data.attribution === null ? null : { source: event.data.attribution, at: event.data.occurred_at };
     case 'PurchaseRecorded':
     case 'RenewalRecorded':
-    case 'RefundRecorded':
       return event.data.attribution === null ? null : { source: event.data.attribution, at: event.data.occurred_at };
     default:
       return null;

@@ -247,6 +247,21 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       // Delivered again: nothing more is revoked.
       expect((await revenueCat(svc, refund)).body.data.status).to.equal('duplicate');
       expect(await events(svc, 'type=RewardRevoked')).to.have.length(3);
+      // Another notification refunding the same transaction (as Apple sends REFUND, then REVOKE):
+      // recorded, reverses nothing more, and the figures below count the refund once.
+      const again = rcEvent('rc-refund-2', 'CANCELLATION', 'rc-claimer', { cancel_reason: 'CUSTOMER_SUPPORT', transaction_id: 'tx-rc-buy' });
+      expect((await revenueCat(svc, again)).body.data.status).to.equal('applied');
+      const refunds = await events(svc, 'stream=user-rc-claimer&type=RefundRecorded');
+      expect(refunds.map((event) => [event.data.notification_id, event.data.reverses_conversion, event.data.repeats_refund ?? false])).to.deep.equal([
+        ['rc-refund', true, false],
+        ['rc-refund-2', false, true],
+      ]);
+      await settled(svc);
+      expect(await events(svc, 'type=RewardRevoked')).to.have.length(3);
+      const [day] = refunds[0]!.data.recorded_at.split('T');
+      const daily = (await svc.admin('GET', `/admin/analytics/daily?from=${day}&to=${day}&code=${referrer.referral_code}`)).body.data.days[0];
+      expect(daily).to.include({ refunds: 1 });
+      expect(daily.revenue).to.deep.equal([{ currency: 'USD', gross_minor: 499, refunded_minor: 499 }]);
 
       const attribution = (await svc.admin('GET', '/admin/attribution?group_by=code')).body.data.groups;
       const row = attribution.find((group: any) => group.group === referrer.referral_code);

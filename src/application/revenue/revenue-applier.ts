@@ -63,12 +63,21 @@ export class RevenueApplier {
   private async prepare(state: UserState, position: bigint | null, key: string, notification: RevenueNotification, appUserId: string) {
     if (!(await this.matcher.indexPassed(position))) throw new StoreUnavailableError('The revenue index is behind; retry');
     const inbound = await this.readStore.get<{ status: string; app_user_id: string | null }>(INBOUND, key);
-    const refundKeys = [
-      ...(notification.transaction_id !== null ? [links.refund(notification.provider, notification.transaction_id, null)] : []),
-      ...(notification.original_transaction_id !== null ? [links.refund(notification.provider, null, notification.original_transaction_id)] : []),
-    ];
+    const { provider, transaction_id, original_transaction_id } = notification;
+    // A purchase: any refund of its transaction or original transaction. A refund: the link it writes itself, from an earlier one.
+    const refundKeys =
+      notification.kind === 'refund'
+        ? transaction_id !== null || original_transaction_id !== null
+          ? [links.refund(provider, transaction_id, original_transaction_id)]
+          : []
+        : [
+            ...(transaction_id !== null ? [links.refund(provider, transaction_id, null)] : []),
+            ...(original_transaction_id !== null ? [links.refund(provider, null, original_transaction_id)] : []),
+          ];
     const refunds =
-      ['purchase', 'renewal'].includes(notification.kind) && refundKeys.length > 0 ? await this.readStore.getMany(REVENUE_LINKS, refundKeys) : new Map();
+      ['purchase', 'renewal', 'refund'].includes(notification.kind) && refundKeys.length > 0
+        ? await this.readStore.getMany(REVENUE_LINKS, refundKeys)
+        : new Map();
     return {
       already_recorded: inbound?.status === 'applied' && inbound.app_user_id === appUserId,
       already_refunded: refunds.size > 0,

@@ -39,8 +39,12 @@ export const revenueUserEvents = {
   /** `refunded_before`: a refund of it was recorded first (out of order): it neither makes the user premium nor converts it. */
   PurchaseRecorded: revenueFact.extend({ refunded_before: z.boolean() }),
   RenewalRecorded: revenueFact.extend({ refunded_before: z.boolean() }),
-  /** `reverses_conversion`: the refunded purchase is the one that converted this user (clawback due). */
-  RefundRecorded: revenueFact.extend({ reverses_conversion: z.boolean() }),
+  /**
+   * `reverses_conversion`: the refunded purchase is the one that converted this user (clawback due).
+   * `repeats_refund`: a refund of the same transaction was recorded before (Apple sends REFUND,
+   * then REVOKE): kept as a fact, counted once (absent in events before 2026-11-25: false).
+   */
+  RefundRecorded: revenueFact.extend({ reverses_conversion: z.boolean(), repeats_refund: z.boolean().optional() }),
   SubscriptionExpired: revenueFact,
   /**
    * A grant taken back because the purchase that earned it was refunded (SPEC §11 clawback).

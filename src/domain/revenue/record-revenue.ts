@@ -11,7 +11,10 @@ export interface RecordRevenueCommand {
   event_id: string;
   /** The revenue index already shows this notification applied to this user. */
   already_recorded: boolean;
-  /** An earlier refund names this purchase (a refund delivered before its purchase). */
+  /**
+   * An earlier refund names this transaction: for a purchase, its refund came first (out of
+   * order); for a refund, it repeats one already recorded.
+   */
   already_refunded: boolean;
   conversions: ConversionsFrom;
   /** Receiver rewards with activation "conversion" of the code the user claimed. */
@@ -47,10 +50,13 @@ export function decideRecordRevenue(state: UserState, command: RecordRevenueComm
       events.push({ id: command.event_id, type: RECORDED_TYPE[notification.kind], data: { ...data, refunded_before: command.already_refunded } });
       break;
     case 'refund':
+      // A second refund of one transaction reverses nothing more, and is counted once.
       events.push({
         id: command.event_id,
         type: 'RefundRecorded',
-        data: { ...data, reverses_conversion: refundsPurchase(notification, state.converted_purchase) },
+        data: command.already_refunded
+          ? { ...data, reverses_conversion: false, repeats_refund: true }
+          : { ...data, reverses_conversion: refundsPurchase(notification, state.converted_purchase) },
       });
       break;
     case 'expiry':

@@ -129,6 +129,13 @@ describe('verified revenue (SPEC §11)', () => {
           .when((state) => decideRecordRevenue(state, refundOf('in_2')))
           .decision().events[0]!.data,
       ).to.include({ reverses_conversion: false });
+      // A second refund of the converting transaction repeats the first: it reverses nothing more.
+      expect(
+        user
+          .given(history)
+          .when((state) => decideRecordRevenue(state, { ...refundOf('in_1'), already_refunded: true }))
+          .decision().events[0]!.data,
+      ).to.include({ reverses_conversion: false, repeats_refund: true });
     });
 
     it('expiry churns a verified conversion under verified and both, not under client', () => {
