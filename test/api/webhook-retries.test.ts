@@ -141,11 +141,13 @@ describe('API: webhook delivery failures, retries and backoff (injected clock, n
     expect(ready.body.data.webhooks.disabled_endpoints.map((item: { id: string }) => item.id)).to.deep.equal(['gone']);
 
     // Nothing is sent while disabled, even when due; enabling resumes where it stopped, with the
-    // messages of what happened meanwhile (an automatic disable keeps queueing, unlike a pause).
+    // messages of what happened meanwhile (queued again on re-enabling; a pause, unlike this, is
+    // not made up for). A PUT that leaves `enabled` out keeps the endpoint disabled first.
     receiver.respond = () => ({ status: 200 });
     service.clock.advance(3_600_000);
     await createUser(service, 'frank');
     expect(receiver.requests).to.have.length(1);
+    expect((await service.admin('PUT', '/admin/webhooks/gone', { url: receiver.url, description: 'still off' })).body.data.webhook.enabled).to.equal(false);
     expect((await service.admin('PUT', '/admin/webhooks/gone', { url: receiver.url, enabled: true })).status).to.equal(200);
     await receiver.waitFor((requests) => requests.length >= 3);
     expect(receiver.requests.slice(1).map((request) => [request.json.type, request.json.data.app_user_id])).to.deep.equal([

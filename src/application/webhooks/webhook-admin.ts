@@ -18,7 +18,7 @@ import type { Ids } from '../../ports/ids.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
 import type { DeliveryStatus, OutboxMessage, WebhookOutbox } from '../../ports/webhook-outbox.js';
-import { EventLog, type CommandContext } from '../event-log.js';
+import { EventLog, type CommandContext, type LoggedEvent } from '../event-log.js';
 import { CommandExecutor } from '../command-executor.js';
 import { StreamExecutor } from '../stream-executor.js';
 import { postWithTimeout } from './http-post.js';
@@ -27,6 +27,29 @@ import { checkWebhookUrl } from './webhook-url-policy.js';
 import { generateWebhookSecret, signWebhook } from './webhook-signing.js';
 
 const REPLAY_PAGE = 1_000;
+
+/**
+ * When the endpoint's last event switched it back on and the delivery engine (410 Gone, failing
+ * continuously) was what switched it off: the position of that disabling, from which the
+ * messages it missed are sent. Null otherwise (an operator's pause queues nothing, by design).
+ */
+export function automaticallyDisabledAt(events: readonly LoggedEvent[]): bigint | null {
+  let enabled = false;
+  let off: { position: bigint; automatic: boolean } | null = null;
+  let switchedOn = false;
+  for (const event of events) {
+    const next: boolean =
+      event.type === 'WebhookEndpointCreated' || event.type === 'WebhookEndpointUpdated'
+        ? event.data.webhook.enabled
+        : event.type === 'WebhookEndpointDisabled' || event.type === 'WebhookEndpointDeleted'
+          ? false
+          : enabled;
+    if (enabled && !next) off = { position: event.position, automatic: event.type === 'WebhookEndpointDisabled' };
+    switchedOn = !enabled && next;
+    enabled = next;
+  }
+  return switchedOn && off?.automatic ? off.position : null;
+}
 
 /** A delivery as the admin API lists it (SPEC §12). */
 export function deliveryView(message: OutboxMessage) {
@@ -58,14 +81,24 @@ export class WebhookAdmin {
     @inject(TOKENS.Ids) private readonly ids: Ids,
   ) {}
 
+  /**
+   * PUT /admin/webhooks/{id}. Re-enabling an endpoint the delivery engine disabled resumes where
+   * it stopped: the messages of the events since the disabling (which the feed skipped while it
+   * was off) are queued again, up to this change; later ones the feed queues itself.
+   */
   async define(input: WebhookEndpointInput, given: { events: boolean; description: boolean; enabled: boolean }, context: CommandContext) {
     await checkWebhookUrl(input.url, this.config);
+    const stream = streams.webhook(input.id);
     const executed = await this.commands.execute(
-      streams.webhook(input.id),
+      stream,
       webhookEndpointEvolver,
       (state) => decideDefineWebhook(state, input, given, generateWebhookSecret(), this.clock.now()),
       context,
     );
+    if (executed.position !== null && !executed.result.created) {
+      const disabledAt = automaticallyDisabledAt(await this.log.readStream(stream));
+      if (disabledAt !== null) await this.replay(input.id, { after_position: disabledAt }, executed.position);
+    }
     return executed.result;
   }
 
@@ -133,11 +166,11 @@ export class WebhookAdmin {
   /**
    * Re-enqueues the endpoint's messages from the log after `after_position` and/or recorded at
    * or after `since` (both bounds apply when both are given) up to where the outbox feed stands (later events are fed
-   * anyway), with the endpoint's current event filter. Delivered and dead ones go again.
+   * anyway), or up to `through`, with the endpoint's current event filter. Delivered and dead ones go again.
    */
-  async replay(id: string, from: { after_position?: bigint; since?: string }) {
+  async replay(id: string, from: { after_position?: bigint; since?: string }, through?: bigint) {
     const endpoint = await this.existing(id);
-    const until = await this.outbox.feedCheckpoint(WEBHOOK_FEED);
+    const until = through ?? (await this.outbox.feedCheckpoint(WEBHOOK_FEED));
     let after = from.after_position ?? null;
     const sinceMs = from.since === undefined ? null : Date.parse(from.since);
     const subscribed: [string, Pick<WebhookEndpoint, 'enabled' | 'events'>][] = [[id, { enabled: true, events: endpoint.events }]];

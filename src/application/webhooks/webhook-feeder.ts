@@ -14,13 +14,8 @@ export const WEBHOOK_FEED = 'webhooks';
 /** The outbox "endpoint" of RevenueCat fulfilments (webhook ids cannot start with `_`). */
 export const REVENUECAT_ENDPOINT = '_revenuecat';
 
-/**
- * The events that change which endpoints are subscribed. An automatic disable
- * (`WebhookEndpointDisabled`: 410 Gone, or failing continuously) is not one of them: messages keep
- * being queued, held until the endpoint is enabled again, so it resumes where it stopped and
- * loses nothing. Only an operator's pause (`enabled: false`) stops queueing.
- */
-const SUBSCRIPTION_EVENTS = ['WebhookEndpointCreated', 'WebhookEndpointUpdated', 'WebhookEndpointDeleted'] as const;
+/** The events that change which endpoints are subscribed. */
+const SUBSCRIPTION_EVENTS = ['WebhookEndpointCreated', 'WebhookEndpointUpdated', 'WebhookEndpointDisabled', 'WebhookEndpointDeleted'] as const;
 /** What the feeder reads: subscription changes, and the events a message or a fulfilment comes from. */
 export const FED_EVENTS: readonly string[] = [...SUBSCRIPTION_EVENTS, ...MESSAGE_SOURCE_EVENTS];
 
@@ -33,6 +28,11 @@ function subscribe(subscriptions: Subscriptions, event: LoggedEvent): void {
     case 'WebhookEndpointUpdated':
       subscriptions.set(event.data.webhook.id, { enabled: event.data.webhook.enabled, events: event.data.webhook.events });
       break;
+    case 'WebhookEndpointDisabled': {
+      const current = subscriptions.get(event.data.id);
+      if (current) subscriptions.set(event.data.id, { ...current, enabled: false });
+      break;
+    }
     case 'WebhookEndpointDeleted':
       subscriptions.delete(event.data.id);
       break;
