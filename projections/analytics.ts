@@ -1,4 +1,5 @@
 import type { LoggedEvent } from '../src/application/event-log.js';
+import { repeatsRefund } from '../src/domain/revenue/record-revenue.js';
 import type { Doc, DocumentRef, Projection } from './projection.js';
 
 /**
@@ -100,8 +101,7 @@ function factOf(event: LoggedEvent): Fact | null {
     case 'RenewalRecorded':
     case 'RefundRecorded': {
       const source = event.data.attribution;
-      // A repeated refund of one transaction is counted once.
-      if (source === null || (event.type === 'RefundRecorded' && event.data.repeats_refund === true)) return null;
+      if (source === null || (event.type === 'RefundRecorded' && repeatsRefund(event.data))) return null;
       const figure = event.type === 'RefundRecorded' ? 'refund' : 'revenue';
       return { ...source, kind: source.type, figure, currency: event.data.currency, amount: event.data.price_minor, day: utcDay(event.data.recorded_at) };
     }

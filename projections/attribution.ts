@@ -1,4 +1,5 @@
 import type { LoggedEvent } from '../src/application/event-log.js';
+import { repeatsRefund } from '../src/domain/revenue/record-revenue.js';
 import type { Doc, DocumentRef, Projection } from './projection.js';
 
 /** Revenue attribution (SPEC §11): per group and UTC day, so a date range sums few documents. */
@@ -40,8 +41,7 @@ function sourceAndDay(event: LoggedEvent): { source: Source; at: string } | null
     case 'UserConverted':
       return { source: { ...event.data.referred_by, program_id: event.data.program_id }, at: event.data.converted_at };
     case 'RefundRecorded':
-      // A repeated refund of one transaction is counted once.
-      if (event.data.repeats_refund === true) return null;
+      if (repeatsRefund(event.data)) return null;
       return event.data.attribution === null ? null : { source: event.data.attribution, at: event.data.occurred_at };
     case 'PurchaseRecorded':
     case 'RenewalRecorded':

@@ -12,7 +12,7 @@ import type { ReadStore } from '../ports/read-store.js';
 import { TOKENS } from '../ports/tokens.js';
 import type { Metrics } from '../observability/metrics.js';
 import { ApiKeys, requireKey, requireSecretKey } from './auth.js';
-import { BODY_METHODS, storableBody } from './body-guard.js';
+import { BODY_METHODS, sendsBody, storableBody } from './body-guard.js';
 import { ApiError, errorHandler, pathNotFound } from './errors.js';
 import { ApiDescription } from './openapi.js';
 import { consoleRouter } from './console.js';
@@ -74,8 +74,7 @@ function observe(metrics: Metrics, logger: Logger, activity: RequestActivity): R
 function jsonBody(): RequestHandler[] {
   const parse = express.json({ limit: BODY_LIMIT, type: ['application/json', 'application/*+json'], strict: false });
   const mediaType: RequestHandler = (req, _res, next) => {
-    const hasBody = req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
-    if (hasBody && !req.is(['application/json', 'application/*+json'])) {
+    if (sendsBody(req) && !req.is(['application/json', 'application/*+json'])) {
       throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json', 'header:content-type');
     }
     next();

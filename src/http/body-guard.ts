@@ -1,4 +1,4 @@
-import type { RequestHandler } from 'express';
+import type { Request, RequestHandler } from 'express';
 import { ApiError } from './errors.js';
 
 /** Methods whose body the service reads and checks (JSON, size, storable); others' bodies are ignored. */
@@ -31,10 +31,15 @@ export function unstorablePart(value: unknown, path: string[] = []): { source: s
   return null;
 }
 
+/** Whether the request says it carries a body: a length above 0, or chunks. */
+export function sendsBody(req: Request): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+}
+
 /** 400 for a parsed body that could not be stored as sent. */
 export const storableBody: RequestHandler = (req, _res, next) => {
   // An empty body is no body (SPEC §9: not JSON), though express.json reads it as {}.
-  if (req.headers['content-length'] === '0') req.body = undefined;
+  if (!sendsBody(req)) req.body = undefined;
   const found = unstorablePart(req.body);
   if (found) throw new ApiError(400, 'BAD_REQUEST', `The body ${found.message}`, found.source);
   next();

@@ -26,12 +26,12 @@ function badRequest(error: ZodError, prefix = ''): ApiError {
   return new ApiError(400, 'BAD_REQUEST', `${issue.path.length > 0 ? `${issue.path.join('.')}: ` : ''}${issue.message}`, field);
 }
 
-/** The JSON body parsed by `schema`: 400 BODY_INVALID when not an object, BAD_REQUEST per field. */
 /** Whether a body schema asks for nothing (every field optional): such a body may be left out. */
 export function bodyIsOptional(schema: ZodTypeAny): boolean {
   return schema.safeParse({}).success;
 }
 
+/** The JSON body parsed by `schema`: 400 BODY_INVALID when not an object, BAD_REQUEST per field. */
 export function parseBody<S extends ZodTypeAny>(req: Request, schema: S): z.infer<S> {
   // No body (or an empty one) where every field is optional reads as {} (rotate-secret's overlap).
   const body: unknown = req.body === undefined && bodyIsOptional(schema) ? {} : req.body;

@@ -73,14 +73,14 @@ class AppleVerifier extends SignedDataVerifier {
   }
 }
 
+/** App Store Server Notifications V2: the body holds the signed notification (a JWS). */
+export const appStoreNotificationBody = z.object({ signedPayload: z.string().min(1) });
+
 /**
  * App Store Server Notifications V2: the `signedPayload` JWS and its signedTransactionInfo are
  * verified by Apple's app-store-server-library (SignedDataVerifier) against the configured root
  * certificates, with the bundle id, environment (and app Apple id in Production) checked.
  */
-/** App Store Server Notifications V2: the body holds the signed notification (a JWS). */
-export const appStoreNotificationBody = z.object({ signedPayload: z.string().min(1) });
-
 export class AppStoreVerifier implements NotificationVerifier {
   readonly provider = 'app-store' as const;
   private readonly verifier: AppleVerifier;
@@ -148,7 +148,12 @@ export class AppStoreVerifier implements NotificationVerifier {
     try {
       return await step();
     } catch (error) {
-      if (level === 'inner' && error instanceof VerificationException && !REJECTED_IDENTITY.has(error.status)) {
+      if (
+        level === 'inner' &&
+        error instanceof VerificationException &&
+        !REJECTED_IDENTITY.has(error.status) &&
+        error.status !== VerificationStatus.RETRYABLE_VERIFICATION_FAILURE
+      ) {
         throw new WebhookMalformedError(
           'BAD_REQUEST',
           'The notification is signed by the App Store, but its signedTransactionInfo does not verify',

@@ -248,10 +248,9 @@ export class SqliteEventStore implements EventStore {
 
   /**
    * Reads at most `scanWindow` positions past `after`. A follower's types are looked for in
-   * position order (`+type` keeps the planner off events_by_type, which would gather every event
-   * of these types after `after` and sort them), so without a bound, a follower far behind whose
-   * types are rare would read the rest of the log in one statement, the event loop held
-   * meanwhile. Positions are consecutive here (AUTOINCREMENT, events are never deleted), so the
+   * position order, as `readAll` does for several types, so without a bound, a follower far
+   * behind whose types are rare would read the rest of the log in one statement, the event loop
+   * held meanwhile. Positions are consecutive here (AUTOINCREMENT, events are never deleted), so the
    * window bounds the rows read. The head is read first: every event up to it is visible to the
    * scan that follows, and none after it is returned.
    */
@@ -264,7 +263,7 @@ export class SqliteEventStore implements EventStore {
       const upTo = Math.min(head, from + this.scanWindow);
       const rows = this.cache
         .get<(string | number)[], EventRow>(
-          `SELECT * FROM events WHERE position > ? AND position <= ? AND +type IN (${types.map(() => '?').join(', ')}) ORDER BY position ASC LIMIT ?`,
+          `SELECT * FROM events WHERE position > ? AND position <= ? AND +type IN (${types.map(() => '?').join(', ')}) ORDER BY position ASC LIMIT ${STABLE_PARAM}`,
         )
         .all(from, upTo, ...types, limit);
       const events = rows.map(toRecorded);

@@ -22,7 +22,10 @@ import { customerSubject, userSubject } from './personal-data-cipher.js';
  * meanwhile is appended either before (its key is destroyed with the others) or after
  * `UserErased` (under a new key). Had the keys gone before the lock, an update in between would
  * have made a new key and landed before `UserErased`, readable after the erasure. A writer in
- * another process that slips in makes the append conflict, and the retry destroys again.
+ * another process that slips in makes the append conflict, and the retry destroys again: the
+ * user's key (a new one, if that writer made one) and the customer keys of the ids it can still
+ * read (an id sealed under the key the first attempt destroyed can no longer be read, so its own
+ * key, if that writer made one, survives: a second DELETE cannot find it either).
  */
 @injectable()
 export class UserErasure {

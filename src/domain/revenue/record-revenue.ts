@@ -22,6 +22,11 @@ export interface RecordRevenueCommand {
   now: Date;
 }
 
+/** A second refund of one transaction (`repeats_refund`) is recorded, and never counted again. */
+export function repeatsRefund(refund: { repeats_refund?: boolean }): boolean {
+  return refund.repeats_refund === true;
+}
+
 /** Whether `refund` takes back `purchase`: the same transaction, or (without one) the same original transaction. */
 export function refundsPurchase(refund: RevenueNotification, purchase: PurchaseRef | null): boolean {
   if (purchase === null || refund.provider !== purchase.provider) return false;

@@ -8,8 +8,7 @@ import { StripeVerifier, stripeEventBody } from '../../adapters/revenue/stripe-v
 import { type NotificationVerifier, WebhookMalformedError, WebhookUnauthorizedError } from '../../application/revenue/inbound-request.js';
 import { RevenueInbox } from '../../application/revenue/revenue-inbox.js';
 import type { Config } from '../../config.js';
-import { InvalidEventError } from '../../domain/events/index.js';
-import { REVENUE_PROVIDERS, type RevenueNotification, type RevenueProvider } from '../../domain/revenue/revenue-notification.js';
+import { REVENUE_PROVIDERS, type RevenueNotification, type RevenueProvider, revenueNotificationSchema } from '../../domain/revenue/revenue-notification.js';
 import { TOKENS } from '../../ports/tokens.js';
 import { ApiError } from '../errors.js';
 import { type AnyRoute, route } from '../route.js';
@@ -102,13 +101,13 @@ export function inboundWebhookRoutes(container: DependencyContainer): AnyRoute[]
           if (error instanceof WebhookMalformedError) throw new ApiError(400, error.code, error.message, error.source);
           throw error;
         }
-        try {
-          return { status: 200, body: { data: { status: await inbox.receive(notification, context) } } };
-        } catch (error) {
-          // Whatever a verifier let through that the log's schemas refuse is the payload's fault (400), not ours.
-          if (error instanceof InvalidEventError) throw new ApiError(400, 'BAD_REQUEST', `The notification cannot be recorded: ${error.message}`, null);
-          throw error;
+        // Whatever a verifier let through that the log's schema of a notification refuses is the payload's fault (400).
+        const recordable = revenueNotificationSchema.safeParse(notification);
+        if (!recordable.success) {
+          const issue = recordable.error.issues[0]!;
+          throw new ApiError(400, 'BAD_REQUEST', `The notification cannot be recorded: ${issue.path.join('.')}: ${issue.message}`, null);
         }
+        return { status: 200, body: { data: { status: await inbox.receive(notification, context) } } };
       },
     }),
   );
