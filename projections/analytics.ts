@@ -1,5 +1,5 @@
 import type { LoggedEvent } from '../src/application/event-log.js';
-import { repeatsRefund } from '../src/domain/revenue/record-revenue.js';
+import { refundFigures } from '../src/domain/revenue/record-revenue.js';
 import type { Doc, DocumentRef, Projection } from './projection.js';
 
 /**
@@ -69,7 +69,8 @@ interface Fact {
   kind: CodeKind;
   owner_id: string;
   program_id: string | null;
-  figure: 'claim' | 'conversion' | 'churn' | 'revenue' | 'refund';
+  /** `refund_amount`: money refunded beyond a refund already counted (a repeat of it). */
+  figure: 'claim' | 'conversion' | 'churn' | 'revenue' | 'refund' | 'refund_amount';
   currency: string | null;
   amount: number | null;
   /** The UTC day it counts on (YYYY-MM-DD). */
@@ -98,12 +99,24 @@ function factOf(event: LoggedEvent): Fact | null {
       return { code, kind: type, owner_id, program_id: event.data.program_id, figure, currency: null, amount: null, day: utcDay(at) };
     }
     case 'PurchaseRecorded':
-    case 'RenewalRecorded':
+    case 'RenewalRecorded': {
+      const source = event.data.attribution;
+      if (source === null) return null;
+      return {
+        ...source,
+        kind: source.type,
+        figure: 'revenue',
+        currency: event.data.currency,
+        amount: event.data.price_minor,
+        day: utcDay(event.data.recorded_at),
+      };
+    }
     case 'RefundRecorded': {
       const source = event.data.attribution;
-      if (source === null || (event.type === 'RefundRecorded' && repeatsRefund(event.data))) return null;
-      const figure = event.type === 'RefundRecorded' ? 'refund' : 'revenue';
-      return { ...source, kind: source.type, figure, currency: event.data.currency, amount: event.data.price_minor, day: utcDay(event.data.recorded_at) };
+      const { refunds, amount } = refundFigures(event.data);
+      if (source === null || (refunds === 0 && !amount)) return null;
+      const figure = refunds === 0 ? 'refund_amount' : 'refund';
+      return { ...source, kind: source.type, figure, currency: event.data.currency, amount, day: utcDay(event.data.recorded_at) };
     }
     default:
       return null;
@@ -130,6 +143,8 @@ function count(counters: AnalyticsCounters, fact: Fact): AnalyticsCounters {
       return { claims, conversions, churns, refunds, gross: add(gross, fact.currency, fact.amount), refunded };
     case 'refund':
       return { claims, conversions, churns, refunds: refunds + 1, gross, refunded: add(refunded, fact.currency, fact.amount) };
+    case 'refund_amount':
+      return { claims, conversions, churns, refunds, gross, refunded: add(refunded, fact.currency, fact.amount) };
   }
 }
 

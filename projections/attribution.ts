@@ -1,5 +1,5 @@
 import type { LoggedEvent } from '../src/application/event-log.js';
-import { repeatsRefund } from '../src/domain/revenue/record-revenue.js';
+import { refundFigures } from '../src/domain/revenue/record-revenue.js';
 import type { Doc, DocumentRef, Projection } from './projection.js';
 
 /** Revenue attribution (SPEC §11): per group and UTC day, so a date range sums few documents. */
@@ -40,9 +40,11 @@ function sourceAndDay(event: LoggedEvent): { source: Source; at: string } | null
       return { source: event.data, at: event.data.claimed_at };
     case 'UserConverted':
       return { source: { ...event.data.referred_by, program_id: event.data.program_id }, at: event.data.converted_at };
-    case 'RefundRecorded':
-      if (repeatsRefund(event.data)) return null;
+    case 'RefundRecorded': {
+      const { refunds, amount } = refundFigures(event.data);
+      if (refunds === 0 && !amount) return null;
       return event.data.attribution === null ? null : { source: event.data.attribution, at: event.data.occurred_at };
+    }
     case 'PurchaseRecorded':
     case 'RenewalRecorded':
       return event.data.attribution === null ? null : { source: event.data.attribution, at: event.data.occurred_at };
@@ -77,8 +79,10 @@ export const attributionProjection: Projection = {
       case 'PurchaseRecorded':
       case 'RenewalRecorded':
         return { ...current, gross: add(current.gross, event.data.currency, event.data.price_minor) };
-      case 'RefundRecorded':
-        return { ...current, refunds: current.refunds + 1, refunded: add(current.refunded, event.data.currency, event.data.price_minor) };
+      case 'RefundRecorded': {
+        const { refunds, amount } = refundFigures(event.data);
+        return { ...current, refunds: current.refunds + refunds, refunded: add(current.refunded, event.data.currency, amount) };
+      }
       default:
         return doc;
     }

@@ -67,7 +67,8 @@ const REVENUE_TYPES = ['PurchaseRecorded', 'RenewalRecorded', 'RefundRecorded', 
 export const revenueIndexProjection: Projection = {
   name: 'revenue-index',
   // 2: customer links by digest, erasures noted (SPEC §13).
-  version: 2,
+  // 3: a refund link keeps the amount its transaction's refunds reached (refunded_minor).
+  version: 3,
   collections: [
     { name: INBOUND, indexes: [['provider', 'neg_seq'], ['status', 'neg_seq'], 'neg_seq'] },
     { name: REVENUE_LINKS, indexes: [['customer', 'seq']] },
@@ -145,6 +146,11 @@ export const revenueIndexProjection: Projection = {
       if (event.type === 'TransactionLinked') return doc ?? { app_user_id: event.data.app_user_id };
       if (user === null) return doc;
       if (event.type === 'UserErased') return null;
+      if (event.type === 'RefundRecorded' && ref.id.startsWith('refund:')) {
+        // The most refunded so far: Stripe's partial refunds carry the running total, Apple's REFUND and REVOKE the same price.
+        const before = (doc as { refunded_minor?: number } | null)?.refunded_minor ?? 0;
+        return { app_user_id: user, refunded_minor: Math.max(before, event.data.price_minor ?? 0) };
+      }
       const customer = ref.id.startsWith('customer-link:') ? customerOf(event) : null;
       // The latest link to a customer wins (`seq`), as when one document per customer was overwritten.
       return customer === null ? { app_user_id: user } : { app_user_id: user, customer: links.customer(customer), seq: Number(event.position) };

@@ -103,6 +103,30 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       expect(await revenueEvents(svc, 'stripe-late')).to.have.length(1);
     });
 
+    it('counts partial refunds of one invoice once, with the running total Stripe sends as the amount refunded', async () => {
+      await putProgram(svc, 'stripe-partial', { rewards: { sender: [], receiver: [] } });
+      const referrer = await createUser(svc, 'partial-referrer');
+      await createUser(svc, 'partial-claimer', { payment_customer_id: 'cus_partial' });
+      expect((await svc.call('POST', '/users/partial-claimer/claim-code', { code: referrer.referral_code })).status).to.equal(200);
+      expect((await stripeEvent(svc, invoicePaid('partial', 'cus_partial', 1000))).body.data.status).to.equal('applied');
+      // charge.refunded for each partial refund carries the charge's amount_refunded so far: 300, then 1,000.
+      expect((await stripeEvent(svc, chargeRefunded('partial-r1', 'cus_partial', 'in_partial', 300))).body.data.status).to.equal('applied');
+      expect((await stripeEvent(svc, chargeRefunded('partial-r2', 'cus_partial', 'in_partial', 1000))).body.data.status).to.equal('applied');
+      const refunds = (await revenueEvents(svc, 'partial-claimer')).filter((event) => event.type === 'RefundRecorded');
+      expect(refunds.map((event) => [event.data.price_minor, event.data.repeats_refund ?? false, event.data.adds_refunded_minor ?? null])).to.deep.equal([
+        [300, false, null],
+        [1000, true, 700],
+      ]);
+      await settled(svc);
+      const row = (await svc.admin('GET', '/admin/attribution?group_by=code')).body.data.groups.find((group: any) => group.group === referrer.referral_code);
+      expect(row).to.deep.include({ claims: 1, refunds: 1 });
+      expect(row.revenue).to.deep.equal([{ currency: 'EUR', gross_minor: 1000, refunded_minor: 1000 }]);
+      const [day] = refunds[0]!.data.recorded_at.split('T');
+      const daily = (await svc.admin('GET', `/admin/analytics/daily?from=${day}&to=${day}&code=${referrer.referral_code}`)).body.data.days[0];
+      expect(daily).to.include({ refunds: 1 });
+      expect(daily.revenue).to.deep.equal([{ currency: 'EUR', gross_minor: 1000, refunded_minor: 1000 }]);
+    });
+
     it('records a refund delivered before its purchase; the purchase then does not make the user premium', async () => {
       await createUser(svc, 'stripe-ooo', { payment_customer_id: 'cus_ooo' });
       expect((await stripeEvent(svc, chargeRefunded('ooo-r', 'cus_ooo', 'in_ooo1'))).body.data.status).to.equal('applied');

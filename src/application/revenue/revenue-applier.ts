@@ -76,11 +76,12 @@ export class RevenueApplier {
           ];
     const refunds =
       ['purchase', 'renewal', 'refund'].includes(notification.kind) && refundKeys.length > 0
-        ? await this.readStore.getMany(REVENUE_LINKS, refundKeys)
-        : new Map();
+        ? await this.readStore.getMany<{ refunded_minor?: number }>(REVENUE_LINKS, refundKeys)
+        : new Map<string, { refunded_minor?: number }>();
     return {
       already_recorded: inbound?.status === 'applied' && inbound.app_user_id === appUserId,
       already_refunded: refunds.size > 0,
+      refunded_before_minor: notification.kind === 'refund' ? ([...refunds.values()][0]?.refunded_minor ?? null) : null,
       conversionRewards: await this.conversionRewards(state),
       now: this.clock.now(),
     };

@@ -42,9 +42,16 @@ export const revenueUserEvents = {
   /**
    * `reverses_conversion`: the refunded purchase is the one that converted this user (clawback due).
    * `repeats_refund`: a refund of the same transaction was recorded before (Apple sends REFUND,
-   * then REVOKE): kept as a fact, counted once (absent in events before 2026-11-25: false).
+   * then REVOKE; Stripe sends charge.refunded for each partial refund, with the running total):
+   * kept as a fact, not counted as another refund; `adds_refunded_minor` is what it refunds
+   * beyond the refunds of that transaction recorded before (0 for Apple's pair). Both absent in
+   * events before 2026-11-25.
    */
-  RefundRecorded: revenueFact.extend({ reverses_conversion: z.boolean(), repeats_refund: z.boolean().optional() }),
+  RefundRecorded: revenueFact.extend({
+    reverses_conversion: z.boolean(),
+    repeats_refund: z.boolean().optional(),
+    adds_refunded_minor: z.number().int().min(0).optional(),
+  }),
   SubscriptionExpired: revenueFact,
   /**
    * A grant taken back because the purchase that earned it was refunded (SPEC §11 clawback).

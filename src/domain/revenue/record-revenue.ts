@@ -16,15 +16,24 @@ export interface RecordRevenueCommand {
    * order); for a refund, it repeats one already recorded.
    */
   already_refunded: boolean;
+  /** For a refund that repeats one: the amount the refunds of its transaction recorded so far (null: unknown). */
+  refunded_before_minor: number | null;
   conversions: ConversionsFrom;
   /** Receiver rewards with activation "conversion" of the code the user claimed. */
   conversionRewards: GrantSpec[];
   now: Date;
 }
 
-/** A second refund of one transaction (`repeats_refund`) is recorded, and never counted again. */
-export function repeatsRefund(refund: { repeats_refund?: boolean }): boolean {
-  return refund.repeats_refund === true;
+/**
+ * What a recorded refund adds to the figures (analytics, attribution): one refund and its amount;
+ * or, when it repeats an earlier refund of its transaction, no refund and only the amount it
+ * refunds beyond that one.
+ */
+export function refundFigures(refund: { price_minor: number | null; repeats_refund?: boolean; adds_refunded_minor?: number }): {
+  refunds: number;
+  amount: number | null;
+} {
+  return refund.repeats_refund === true ? { refunds: 0, amount: refund.adds_refunded_minor ?? 0 } : { refunds: 1, amount: refund.price_minor };
 }
 
 /** Whether `refund` takes back `purchase`: the same transaction, or (without one) the same original transaction. */
@@ -60,7 +69,15 @@ export function decideRecordRevenue(state: UserState, command: RecordRevenueComm
         id: command.event_id,
         type: 'RefundRecorded',
         data: command.already_refunded
-          ? { ...data, reverses_conversion: false, repeats_refund: true }
+          ? {
+              ...data,
+              reverses_conversion: false,
+              repeats_refund: true,
+              adds_refunded_minor:
+                command.refunded_before_minor === null || notification.price_minor === null
+                  ? 0
+                  : Math.max(0, notification.price_minor - command.refunded_before_minor),
+            }
           : { ...data, reverses_conversion: refundsPurchase(notification, state.converted_purchase) },
       });
       break;

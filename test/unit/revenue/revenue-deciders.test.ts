@@ -37,6 +37,7 @@ function record(overrides: Partial<RecordRevenueCommand> = {}): RecordRevenueCom
     event_id: 'record-1',
     already_recorded: false,
     already_refunded: false,
+    refunded_before_minor: null,
     conversions: 'verified',
     conversionRewards: [spec('coins', 'credit', { credits: 100 })],
     now: T0,
@@ -129,13 +130,17 @@ describe('verified revenue (SPEC §11)', () => {
           .when((state) => decideRecordRevenue(state, refundOf('in_2')))
           .decision().events[0]!.data,
       ).to.include({ reverses_conversion: false });
-      // A second refund of the converting transaction repeats the first: it reverses nothing more.
-      expect(
+      // A second refund of the converting transaction repeats the first: it reverses nothing more,
+      // and adds only what it refunds beyond it (Stripe's running total of partial refunds).
+      const repeat = (before: number | null) =>
         user
           .given(history)
-          .when((state) => decideRecordRevenue(state, { ...refundOf('in_1'), already_refunded: true }))
-          .decision().events[0]!.data,
-      ).to.include({ reverses_conversion: false, repeats_refund: true });
+          .when((state) => decideRecordRevenue(state, { ...refundOf('in_1'), already_refunded: true, refunded_before_minor: before }))
+          .decision().events[0]!.data;
+      const price = notification().price_minor!;
+      expect(repeat(price - 300)).to.include({ reverses_conversion: false, repeats_refund: true, adds_refunded_minor: 300 });
+      expect(repeat(price)).to.include({ repeats_refund: true, adds_refunded_minor: 0 });
+      expect(repeat(null)).to.include({ repeats_refund: true, adds_refunded_minor: 0 });
     });
 
     it('expiry churns a verified conversion under verified and both, not under client', () => {
