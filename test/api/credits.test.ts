@@ -50,6 +50,7 @@ describe('API: credits — withdrawals, manual grants, ledger and event log', ()
       const reused = await grant('granted', { key: 'vip', operation_id: 'comp-1' });
       expect(reused.status).to.equal(422);
       expect(reused.body.errors[0]).to.include({ code: 'GRANT.OPERATION_ID_REUSED', source: '/operation_id' });
+      expect((await grant('granted', { key: 'no-such-reward', operation_id: 'comp-1' })).body.errors[0].code).to.equal('GRANT.OPERATION_ID_REUSED');
     });
 
     it('errors: 403 client key, 404 user, 422 GRANT.REWARD_NOT_FOUND, 400 shapes', async () => {
@@ -110,6 +111,10 @@ describe('API: credits — withdrawals, manual grants, ledger and event log', ()
       expect(otherAmount.body.errors[0]).to.include({ code: 'WITHDRAW.OPERATION_ID_REUSED', source: '/operation_id' });
       await putReward(svc, 'coins', { kind: 'credit', name: 'Coins', credits: 1 });
       expect((await withdraw('idem', { key: 'coins', amount: 4, operation_id: 'order-1' })).body.errors[0].code).to.equal('WITHDRAW.OPERATION_ID_REUSED');
+      // Another key that names no credit reward: the remembered operation_id answers first (SPEC §6).
+      expect((await withdraw('idem', { key: 'no-such-reward', amount: 4, operation_id: 'order-1' })).body.errors[0].code).to.equal(
+        'WITHDRAW.OPERATION_ID_REUSED',
+      );
     });
 
     it('errors: 400 for every shape rule, 404 user, 422 WITHDRAW.REWARD_NOT_FOUND', async () => {

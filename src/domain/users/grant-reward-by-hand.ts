@@ -19,9 +19,10 @@ export interface GrantRewardCommand {
 /** `created` is false when a non-credit reward was already active (nothing added). */
 export function decideGrantReward(state: UserState, command: GrantRewardCommand): Decision<GrantAnswer> {
   if (!state.exists) throw new DomainError('NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
-  if (command.spec === null) throw new DomainError('GRANT.REWARD_NOT_FOUND', `No reward has the key ${command.key}`, '/key');
+  // A remembered operation_id answers first (SPEC §6), whatever the key names now.
   const repeated = replayed(command.earlier, { kind: 'grant', key: command.key });
   if (repeated !== null) return { events: [], result: repeated };
+  if (command.spec === null) throw new DomainError('GRANT.REWARD_NOT_FOUND', `No reward has the key ${command.key}`, '/key');
   const operationId = command.operation_id;
   const expiries = expireDueRewards(state, command.now);
   const current = expiries.reduce(evolveUser, state);

@@ -29,11 +29,12 @@ function drainOrder(a: RewardEntry, b: RewardEntry): number {
 
 export function decideWithdrawCredits(state: UserState, command: WithdrawCreditsCommand): Decision<WithdrawResult> {
   if (!state.exists) throw new DomainError('NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
+  // A remembered operation_id answers first (SPEC §6): its result, or OPERATION_ID_REUSED for another key or amount, whatever the key names now.
+  const repeated = replayed(command.earlier, { kind: 'withdraw', key: command.key, amount: command.amount });
+  if (repeated !== null) return { events: [], result: repeated };
   if (!command.isCreditReward) {
     throw new DomainError('WITHDRAW.REWARD_NOT_FOUND', `No credit reward has the key ${command.key}`, '/key');
   }
-  const repeated = replayed(command.earlier, { kind: 'withdraw', key: command.key, amount: command.amount });
-  if (repeated !== null) return { events: [], result: repeated };
   const expiries = expireDueRewards(state, command.now);
   const current = expiries.reduce(evolveUser, state);
   // Array#sort is stable, so entries with equal expiry keep grant order.

@@ -316,6 +316,28 @@ describe('decideWithdrawCredits (SPEC §6)', () => {
         .thenError('WITHDRAW.OPERATION_ID_REUSED', '/operation_id');
     });
 
+    it('WITHDRAW.OPERATION_ID_REUSED for another key that names no credit reward: the remembered id answers first', () => {
+      user
+        .given([...wallet, first])
+        .when((state) =>
+          decideWithdrawCredits(
+            state,
+            withdraw({ key: 'premium-week', isCreditReward: false, amount: 7, operation_id: 'op-1', earlier: earlierOf([...wallet, first], 'op-1') }),
+          ),
+        )
+        .thenError('WITHDRAW.OPERATION_ID_REUSED', '/operation_id');
+    });
+
+    it('a repeat returns the stored result even when its key no longer names a credit reward', () => {
+      const { result } = user
+        .given([...wallet, first])
+        .when((state) =>
+          decideWithdrawCredits(state, withdraw({ isCreditReward: false, amount: 7, operation_id: 'op-1', earlier: earlierOf([...wallet, first], 'op-1') })),
+        )
+        .thenNothing();
+      expect(result.credits_withdrawn).to.equal(7);
+    });
+
     it('WITHDRAW.OPERATION_ID_REUSED for an operation_id used by a manual grant', () => {
       user
         .given([...wallet, rewardGranted({ grant_id: 'm/0', credits: 1, balance_after: 21, cause: { type: 'manual', operation_id: 'op-2' } })])
