@@ -77,6 +77,8 @@ export class CommandExecutor {
     return this.execute(streams.user(appUserId), evolver, decide, operationId ? { ...context, operation_id: operationId } : context, {
       ...options,
       prepare: (loaded) => this.operations.lookup(appUserId, operationId, loaded.position),
+      // Commands of a batch have distinct operation ids, so none can change what another looks up.
+      batchable: true,
     });
   }
 }

@@ -39,10 +39,14 @@ export class EventLog {
     expected: ExpectedRevision,
     contexts: CommandContext | readonly CommandContext[],
   ): Promise<AppendResult> {
+    // An operation's events are numbered from 0 within its own context, so a batch of commands gives each the ids it would have alone.
+    const numbered = new Map<CommandContext, number>();
     const prepared = events.map((event, index) => {
       const context = Array.isArray(contexts) ? (contexts as readonly CommandContext[])[index]! : (contexts as CommandContext);
+      const number = numbered.get(context) ?? 0;
+      numbered.set(context, number + 1);
       const { data } = parseEvent(event.type, event.data);
-      const id = event.id ?? (context.operation_id ? this.ids.derived(...operationEventIdParts(stream, context.operation_id, index)) : this.ids.uuid());
+      const id = event.id ?? (context.operation_id ? this.ids.derived(...operationEventIdParts(stream, context.operation_id, number)) : this.ids.uuid());
       return {
         id,
         type: event.type,

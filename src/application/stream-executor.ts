@@ -71,7 +71,54 @@ export interface ExecuteOptions<S, P> {
    * attempt, after the stream is loaded: a conflict re-reads both.
    */
   prepare?: (loaded: Loaded<S>) => Promise<P>;
+  /**
+   * The command may be decided together with the commands queued behind it on the stream (see
+   * `execute`). True by default when there is no `prepare`: the decision then depends on the
+   * state alone. A `prepare` may opt in when what it reads cannot be changed by an earlier
+   * command of the same batch: it gets the state those commands left, with the revision and
+   * position of the stream as loaded. Commands with the same `operation_id` never share a batch.
+   */
+  batchable?: boolean;
 }
+
+/** A command waiting for its stream; `run` by `drain` in a batch with the commands around it. */
+interface QueuedCommand {
+  evolver: Evolver<unknown>;
+  decide: Decide<unknown, unknown, unknown>;
+  context: CommandContext;
+  options: ExecuteOptions<unknown, unknown>;
+  resolve(executed: Executed<unknown, unknown>): void;
+  reject(error: unknown): void;
+}
+
+/** Commands decided together at most (one append). */
+const BATCH_LIMIT = 64;
+
+/**
+ * The leading commands of `queue` that can be decided together: same evolver, batchable, no
+ * `operation_id` twice (its event ids would collide). The first command always goes; the batch
+ * stops at the first that cannot join, so commands keep their order.
+ */
+function takeBatch(queue: QueuedCommand[]): QueuedCommand[] {
+  const [first] = queue;
+  const joins = (command: QueuedCommand) => command.options.batchable ?? command.options.prepare === undefined;
+  if (!first || !joins(first)) return queue.splice(0, 1);
+  const operations = new Set<string>();
+  let size = 0;
+  for (const command of queue) {
+    if (size === BATCH_LIMIT || command.evolver !== first.evolver || !joins(command)) break;
+    const operation = command.context.operation_id;
+    if (operation !== undefined) {
+      if (operations.has(operation)) break;
+      operations.add(operation);
+    }
+    size += 1;
+  }
+  return queue.splice(0, size);
+}
+
+/** One command's part of a batch: its answer without the position yet (`wrote`: whether it appended), or its failure. */
+type Outcome = { ok: true; executed: Omit<Executed<unknown, unknown>, 'position'>; wrote: boolean } | { ok: false; error: unknown };
 
 /**
  * The one write path: load → decide → append with the exact expected revision; on a conflict
@@ -89,6 +136,8 @@ export class StreamExecutor {
    * no snapshot.
    */
   private snapshotCollection: Promise<void> | null = null;
+  /** stream → commands waiting for it (`execute`). */
+  private readonly queues = new Map<string, QueuedCommand[]>();
 
   constructor(
     private readonly log: EventLog,
@@ -188,35 +237,96 @@ export class StreamExecutor {
     });
   }
 
-  async execute<S, R, P = unknown>(
+  /**
+   * Decides `decide` on the stream's state and appends its events. Commands that arrive while
+   * the stream is busy queue, and those that can (`batchable`) are decided one after the other
+   * on the state the previous ones leave, then appended together, in one append with one
+   * expected revision: a hot stream (one user withdrawing from many devices) pays one load and
+   * one commit per batch, not per command. Each command keeps its own answer: one that fails
+   * (a domain error) fails alone and leaves the state as it was for the next; a conflict re-runs
+   * the whole batch. The answer's `position` is the batch's last event.
+   */
+  execute<S, R, P = unknown>(
     stream: string,
     evolver: Evolver<S>,
     decide: Decide<S, R, P>,
     context: CommandContext,
     options: ExecuteOptions<S, P> = {},
   ): Promise<Executed<S, R>> {
-    return this.write<Executed<S, R>>(stream, async () => {
+    return new Promise((resolve, reject) => {
+      const command = { evolver, decide, context, options, resolve, reject } as unknown as QueuedCommand;
+      const queue = this.queues.get(stream);
+      if (queue) {
+        queue.push(command);
+        return;
+      }
+      this.queues.set(stream, [command]);
+      void this.drain(stream);
+    });
+  }
+
+  /** Runs what is queued for `stream`, batch after batch, until the queue is empty. */
+  private async drain(stream: string): Promise<void> {
+    const queue = this.queues.get(stream)!;
+    while (queue.length > 0) {
+      const batch = takeBatch(queue);
+      try {
+        const { outcomes, position } = await this.runBatch(stream, batch);
+        outcomes.forEach((outcome, index) => {
+          const command = batch[index]!;
+          if (outcome.ok) command.resolve({ ...outcome.executed, position: outcome.wrote ? position : null });
+          else command.reject(outcome.error);
+        });
+      } catch (error) {
+        for (const command of batch) command.reject(error);
+      }
+    }
+    this.queues.delete(stream);
+  }
+
+  /** Decides the batch on one load and appends what it decided; the position of its last event (null: none). */
+  private runBatch(stream: string, batch: QueuedCommand[]): Promise<{ outcomes: Outcome[]; position: bigint | null }> {
+    const evolver = batch[0]!.evolver;
+    return this.write<{ outcomes: Outcome[]; position: bigint | null }>(stream, async () => {
       const loaded = await this.load(stream, evolver);
-      const { state, revision, folded } = loaded;
-      const prepared = (options.prepare ? await options.prepare(loaded) : undefined) as P;
-      const { events, result } = decide(state, prepared);
+      let state = loaded.state;
+      const events: NewDomainEvent[] = [];
+      const contexts: CommandContext[] = [];
+      const outcomes: Outcome[] = [];
+      for (const command of batch) {
+        try {
+          const prepared = command.options.prepare ? await command.options.prepare({ ...loaded, state }) : undefined;
+          const decision = command.decide(state, prepared);
+          if (decision.events.length > 0) state = evolver.fold ? evolver.fold(state, decision.events) : decision.events.reduce(evolver.evolve, state);
+          for (const event of decision.events) {
+            events.push(event);
+            contexts.push(command.context);
+          }
+          outcomes.push({
+            ok: true,
+            executed: { result: decision.result, state, revision: loaded.revision + events.length },
+            wrote: decision.events.length > 0,
+          });
+        } catch (error) {
+          outcomes.push({ ok: false, error });
+        }
+      }
       return {
         events,
-        expected: revision === -1 ? 'no_stream' : revision,
-        contexts: context,
-        unchanged: () => ({ result, state, revision, position: null }),
+        expected: loaded.revision === -1 ? 'no_stream' : loaded.revision,
+        contexts,
+        unchanged: () => ({ outcomes, position: null }),
         committed: async (appended) => {
-          const after = evolver.fold ? evolver.fold(state, events) : events.reduce(evolver.evolve, state);
-          const written = { state: after, revision: appended.nextExpectedRevision, position: appended.position };
-          if (folded + events.length >= SNAPSHOT_EVERY) {
-            const state = (this.sealer ? await this.sealer.seal(stream, after) : after) as S;
-            const snapshot: Snapshot<S> = { version: evolver.version, revision: written.revision, position: written.position.toString(), state };
+          const written = { state, revision: appended.nextExpectedRevision, position: appended.position };
+          if (loaded.folded + events.length >= SNAPSHOT_EVERY) {
+            const sealed = this.sealer ? await this.sealer.seal(stream, state) : state;
+            const snapshot: Snapshot<unknown> = { version: evolver.version, revision: written.revision, position: written.position.toString(), state: sealed };
             await this.readStore.putAux(SNAPSHOT_COLLECTION, stream, snapshot as unknown as Record<string, unknown>);
             this.remember(stream, evolver, written, 0);
           } else {
-            this.remember(stream, evolver, written, folded + events.length);
+            this.remember(stream, evolver, written, loaded.folded + events.length);
           }
-          return { result, ...written };
+          return { outcomes, position: appended.position };
         },
       };
     });

@@ -6,9 +6,11 @@ import { type Loaded, StreamExecutor } from '../../../src/application/stream-exe
 import { WRITE_ATTEMPTS } from '../../../src/application/write-retries.js';
 import type { NewDomainEvent } from '../../../src/domain/decider.js';
 import { streams } from '../../../src/domain/events/index.js';
+import { operationEventIdParts } from '../../../src/domain/idempotency.js';
 import { type UserState, userEvolver } from '../../../src/domain/users/user-state.js';
 import { decideWithdrawCredits } from '../../../src/domain/users/withdraw-credits.js';
 import { type EventStore, StoreUnavailableError, WrongExpectedRevisionError } from '../../../src/ports/event-store.js';
+import { operationsProjection } from '../../../projections/operations.js';
 import { applicationSpec } from '../../support/application-spec.js';
 import { event, registered, rewardGranted, T0 } from '../../support/events.js';
 
@@ -312,6 +314,105 @@ describe('StreamExecutor (in memory): conflicts, snapshots, the state cache', ()
       const loaded = await executorOn(cold.store, app.readStore).load(ann, userEvolver);
       expect(loaded.state).to.deep.equal((await app.log.readStream(ann)).reduce(userEvolver.evolve, userEvolver.initialState()));
       expect(cold.counts.eventsRead).to.equal(2);
+      await app.stop();
+    });
+  });
+
+  describe('commands queued on one stream', () => {
+    /** `count` withdrawals of `amount` sent at once, each with its own request id (and operation id, when `operations` names them). */
+    const crowd = (executor: StreamExecutor, count: number, amount: number, operations: (index: number) => string | undefined = () => undefined) =>
+      Array.from({ length: count }, (_, index) => {
+        const operation = operations(index);
+        return executor.execute(ann, userEvolver, withdraw(amount), {
+          ...context,
+          correlation_id: `request-${index}`,
+          ...(operation ? { operation_id: operation } : {}),
+        });
+      });
+
+    it('are decided one after the other on the state the previous left and appended together, each with its own answer and metadata', async () => {
+      const app = await applicationSpec();
+      await app.given({ [ann]: wallet('ann', 10) });
+      const counted = counting(app.store);
+      const executor = executorOn(counted.store, app.readStore);
+      const answers = await Promise.all(crowd(executor, 10, 1));
+      // The first runs as soon as it arrives; the nine queued behind it go in one append.
+      expect(counted.counts.appends).to.equal(2);
+      expect(answers.map((answer) => answer.result.credits_available_at_end)).to.deep.equal([9, 8, 7, 6, 5, 4, 3, 2, 1, 0]);
+      expect(answers.map((answer) => answer.revision)).to.deep.equal([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+      const events = await app.events(ann);
+      expect(events.slice(2).map((logged) => logged.metadata.correlation_id)).to.deep.equal(answers.map((_, index) => `request-${index}`));
+      const last = events[events.length - 1]!.position;
+      expect(
+        answers.slice(1).every((answer) => answer.position === last),
+        'a batch answers with its last position',
+      ).to.equal(true);
+      await app.stop();
+    });
+
+    it('a command that fails fails alone: the next is decided on the state as it was', async () => {
+      const app = await applicationSpec();
+      await app.given({ [ann]: wallet('ann', 10) });
+      const notCredits = (state: UserState) =>
+        decideWithdrawCredits(state, { key: 'coins', amount: 1, operation_id: null, earlier: null, isCreditReward: false, now: T0 });
+      const [first, failing, last] = await Promise.allSettled([
+        app.executor.execute(ann, userEvolver, withdraw(3), context),
+        app.executor.execute(ann, userEvolver, notCredits, context),
+        app.executor.execute(ann, userEvolver, withdraw(3), context),
+      ]);
+      expect(first.status === 'fulfilled' && first.value.result.credits_available_at_end).to.equal(7);
+      expect(failing.status === 'rejected' && (failing.reason as { code?: string }).code).to.equal('WITHDRAW.REWARD_NOT_FOUND');
+      expect(last.status === 'fulfilled' && last.value.result.credits_available_at_end).to.equal(4);
+      expect((await app.events(ann)).map((logged) => logged.type)).to.deep.equal(['UserRegistered', 'RewardGranted', 'CreditsWithdrawn', 'CreditsWithdrawn']);
+      await app.stop();
+    });
+
+    it('an operation gets the event ids it would get alone, and one operation_id never goes twice into a batch', async () => {
+      const counted = { counts: { eventsRead: 0, appends: 0 } };
+      const app = await applicationSpec({
+        projections: [operationsProjection],
+        store: (inner) => {
+          const wrapped = counting(inner);
+          counted.counts = wrapped.counts;
+          return wrapped.store;
+        },
+      });
+      await app.given({ [ann]: wallet('ann', 10) });
+      const withdrawOnce = (operation: string) =>
+        app.commands.executeIdempotent(
+          'ann',
+          operation,
+          userEvolver,
+          (state, earlier) => decideWithdrawCredits(state, { key: 'coins', amount: 1, operation_id: operation, earlier, isCreditReward: true, now: T0 }),
+          app.context,
+        );
+      const answers = await Promise.all(['op-first', 'op-a', 'op-b', 'op-a'].map(withdrawOnce));
+      // [op-first], [op-a, op-b], then the repeat of op-a alone: its prepare finds op-a in the operations index.
+      expect(counted.counts.appends).to.equal(2);
+      const ids = new RandomIds();
+      const written = (await app.events(ann)).slice(2);
+      expect(written.map((logged) => logged.id)).to.deep.equal(
+        ['op-first', 'op-a', 'op-b'].map((operation) => ids.derived(...operationEventIdParts(ann, operation, 0))),
+      );
+      expect(answers.map((answer) => answer.result.credits_available_at_end)).to.deep.equal([9, 8, 7, 8]);
+      await app.stop();
+    });
+
+    it('a command whose prepare did not opt in is decided alone, after those before it', async () => {
+      const app = await applicationSpec();
+      await app.given({ [ann]: wallet('ann', 10) });
+      const counted = counting(app.store);
+      const executor = executorOn(counted.store, app.readStore);
+      const prepared: (bigint | null)[] = [];
+      const prepare = async (loaded: Loaded<UserState>) => void prepared.push(loaded.position);
+      await Promise.all([
+        ...crowd(executor, 3, 1),
+        executor.execute(ann, userEvolver, withdraw(1), context, { prepare }),
+        executor.execute(ann, userEvolver, withdraw(1), context, { prepare }),
+      ]);
+      // [1], [2, 3], [prepare], [prepare]
+      expect(counted.counts.appends).to.equal(4);
+      expect(prepared, 'each saw the stream with every earlier command in it').to.deep.equal([5n, 6n]);
       await app.stop();
     });
   });
