@@ -1,4 +1,5 @@
 import { EventEmitter } from 'node:events';
+import fs from 'node:fs';
 import {
   type AppendResult,
   type EventStore,
@@ -10,6 +11,7 @@ import {
   type ReadStreamOptions,
   type RecordedEvent,
   type RecordedEventJson,
+  StoreUnavailableError,
   WrongExpectedRevisionError,
 } from '../../ports/event-store.js';
 import { guardSqlite, STABLE_PARAM, type SqliteConnection, StatementCache, writeTransaction } from './sqlite-database.js';
@@ -59,18 +61,56 @@ interface PendingAppend {
  */
 const SCAN_WINDOW = 10_000;
 
+/** Makes every commit made so far on the connection durable. */
+export type SyncLog = () => Promise<void>;
+
+/**
+ * `fdatasync` of the connection's WAL file, on libuv's thread pool: the event loop goes on
+ * meanwhile. The connection commits with `synchronous = NORMAL` (src/adapters/sqlite/sqlite-database.ts),
+ * which writes a commit's frames to the WAL without syncing them; syncing the file afterwards
+ * makes every frame written before it durable, as `synchronous = FULL` would have at the commit.
+ * An in-memory database has nothing to sync.
+ */
+export function walSync(db: SqliteConnection): SyncLog {
+  if (db.memory) return async () => {};
+  let fd: number | null = null;
+  return () =>
+    new Promise<void>((resolve, reject) => {
+      // Opened at the first sync: the WAL file exists once the connection has written.
+      fd ??= fs.openSync(`${db.name}-wal`, 'r');
+      fs.fdatasync(fd, (error) => (error ? reject(error) : resolve()));
+    });
+}
+
+export interface SqliteEventStoreOptions {
+  /** Positions one follower's page reads at most (readPage). */
+  scanWindow?: number;
+  /** How commits are made durable (tests inject failures and delays); the WAL's fdatasync by default. */
+  syncLog?: SyncLog;
+}
+
 export class SqliteEventStore implements EventStore {
   private readonly appended = new EventEmitter().setMaxListeners(0);
   private readonly pending: PendingAppend[] = [];
   private readonly statements;
-
   private readonly cache: StatementCache;
+  private readonly scanWindow: number;
+  private readonly syncLog: SyncLog;
+  /** Last position this store committed, and the last one known durable (synced). */
+  private committedThrough = 0;
+  private durableThrough = 0;
+  /** Commits waiting for a sync; `syncing` while one runs. */
+  private waitingForSync: { resolve(): void; reject(error: unknown): void }[] = [];
+  private syncing: Promise<void> | null = null;
+  /** Set when a sync failed: what the disk holds is unknown, so no append is acknowledged any more. */
+  private syncFailure: StoreUnavailableError | null = null;
 
   constructor(
     private readonly db: SqliteConnection,
-    /** Positions one follower's page reads at most (readPage). */
-    private readonly scanWindow = SCAN_WINDOW,
+    options: SqliteEventStoreOptions = {},
   ) {
+    this.scanWindow = options.scanWindow ?? SCAN_WINDOW;
+    this.syncLog = options.syncLog ?? walSync(db);
     this.cache = new StatementCache(db);
     this.statements = {
       currentRevision: db.prepare<[string], { revision: number | null }>(`SELECT MAX(revision) AS revision FROM events WHERE stream = ${STABLE_PARAM}`),
@@ -78,12 +118,18 @@ export class SqliteEventStore implements EventStore {
       insert: db.prepare('INSERT INTO events (id, stream, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)'),
       head: db.prepare<[], { position: number | null }>('SELECT MAX(position) AS position FROM events'),
     };
+    // What the file holds when it is opened is as durable as it will get.
+    this.committedThrough = this.durableThrough = guardSqlite(() => this.statements.head.get()?.position ?? 0);
   }
 
   /**
    * Appends queue for one turn of the event loop and are written together in one transaction
-   * (group commit: one fsync for many requests). Each append runs in its own savepoint, so a
-   * conflict or a repeat concerns that append alone, exactly as if they ran one by one.
+   * (group commit). Each append runs in its own savepoint, so a conflict or a repeat concerns
+   * that append alone, exactly as if they ran one by one. The commit does not wait for the disk:
+   * its appends are answered once a sync of the WAL that started after it is done, and commits
+   * made while a sync runs share the next one (`durable`). Followers see the events only then
+   * (`readPage`), so no read model, reaction or webhook acts on an event a power cut could take
+   * back.
    */
   append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
     if (events.length === 0) return Promise.reject(new Error('append needs at least one event'));
@@ -95,6 +141,10 @@ export class SqliteEventStore implements EventStore {
 
   private flush(): void {
     const group = this.pending.splice(0);
+    if (this.syncFailure) {
+      for (const append of group) append.reject(this.syncFailure);
+      return;
+    }
     let outcomes: ({ ok: true; result: AppendResult; wrote: boolean } | { ok: false; error: unknown })[];
     try {
       outcomes = writeTransaction(this.db, () =>
@@ -110,11 +160,57 @@ export class SqliteEventStore implements EventStore {
       for (const append of group) append.reject(error);
       return;
     }
-    for (const [index, outcome] of outcomes.entries()) {
-      if (outcome.ok) group[index]!.resolve(outcome.result);
-      else group[index]!.reject(outcome.error);
+    for (const outcome of outcomes) {
+      if (outcome.ok && outcome.wrote) this.committedThrough = Math.max(this.committedThrough, Number(outcome.result.position));
     }
-    if (outcomes.some((outcome) => outcome.ok && outcome.wrote)) this.appended.emit('appended');
+    const answer = () => {
+      for (const [index, outcome] of outcomes.entries()) {
+        if (outcome.ok) group[index]!.resolve(outcome.result);
+        else group[index]!.reject(outcome.error);
+      }
+    };
+    // A repeat answers with events that may not be synced yet either.
+    if (this.committedThrough === this.durableThrough) {
+      answer();
+      return;
+    }
+    this.durable().then(
+      () => {
+        answer();
+        this.appended.emit('appended');
+      },
+      (error: unknown) => {
+        for (const append of group) append.reject(error);
+      },
+    );
+  }
+
+  /** Resolves once every commit made so far is durable: at the end of the next sync that starts after this call. */
+  private durable(): Promise<void> {
+    return new Promise((resolve, reject) => {
+      this.waitingForSync.push({ resolve, reject });
+      this.syncing ??= this.syncWaiting().finally(() => {
+        this.syncing = null;
+      });
+    });
+  }
+
+  /** Syncs, over and over, while commits are waiting: each sync answers those that were waiting when it started. */
+  private async syncWaiting(): Promise<void> {
+    while (this.waitingForSync.length > 0) {
+      const waiting = this.waitingForSync.splice(0);
+      const through = this.committedThrough;
+      try {
+        if (this.syncFailure) throw this.syncFailure;
+        await this.syncLog();
+      } catch (error) {
+        this.syncFailure ??= new StoreUnavailableError('The disk failed to sync the event log; restart the service', { cause: error });
+        for (const commit of waiting) commit.reject(this.syncFailure);
+        continue;
+      }
+      this.durableThrough = Math.max(this.durableThrough, through);
+      for (const commit of waiting) commit.resolve();
+    }
   }
 
   /**
@@ -256,7 +352,9 @@ export class SqliteEventStore implements EventStore {
    */
   async readPage({ after, limit, types }: PageOptions): Promise<LogPage> {
     return guardSqlite(() => {
-      const head = this.statements.head.get()?.position ?? null;
+      // Events this store committed and has not synced yet are not shown, nor any after them.
+      const committed = this.statements.head.get()?.position ?? null;
+      const head = committed !== null && this.durableThrough < this.committedThrough ? Math.min(committed, this.durableThrough) || null : committed;
       const from = after === null ? 0 : Number(after);
       if (head === null || head <= from) return { events: [], through: after ?? (head === null ? null : BigInt(head)), more: false };
       if (types.length === 0) return { events: [], through: BigInt(head), more: false };
@@ -283,6 +381,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   async close(): Promise<void> {
+    await this.syncing;
     this.appended.removeAllListeners();
   }
 }

@@ -42,9 +42,6 @@ function sqlValue(value: Scalar): Scalar | number {
   return typeof value === 'boolean' ? Number(value) : value;
 }
 
-/** SQLite's `synchronous = NORMAL`. */
-const NORMAL = 1;
-
 /** Before one table per collection, every document lived in one `documents` table. */
 const LEGACY_TABLE = 'documents';
 
@@ -112,20 +109,13 @@ export class SqliteReadStore implements ReadStore {
   }
 
   /**
-   * A write transaction (BEGIN IMMEDIATE); tables it created are forgotten if it fails.
-   *
-   * It commits without an fsync (`synchronous = NORMAL` for this transaction only; the
-   * connection's own setting is restored after it). Read models and checkpoints are derived
-   * from the log and committed together, so a power cut can only take them back to an earlier
-   * checkpoint, from which they are rebuilt; a process crash loses nothing (the WAL is in the OS's
-   * cache). The next event commit (`synchronous = FULL`) syncs the whole WAL, these pages
-   * included. This saves one fsync per projected batch, which on ordinary disks costs as much as
-   * the event commit itself.
+   * A write transaction (BEGIN IMMEDIATE); tables it created are forgotten if it fails. It does
+   * not wait for the disk (the connection's `synchronous = NORMAL`): read models and checkpoints
+   * are derived from the log and committed together, so a power cut can only take them back to
+   * an earlier checkpoint, from which they catch up; a process crash loses nothing.
    */
   private write<T>(work: () => T): T {
     this.created = [];
-    const synchronous = this.cache.get<[], number>('PRAGMA synchronous').pluck().get()!;
-    if (synchronous > NORMAL) this.setSynchronous(NORMAL);
     try {
       return writeTransaction(this.db, work);
     } catch (error) {
@@ -133,13 +123,7 @@ export class SqliteReadStore implements ReadStore {
       throw error;
     } finally {
       this.created = [];
-      if (synchronous > NORMAL) this.setSynchronous(synchronous);
     }
-  }
-
-  /** Prepared once per level (`db.pragma` would parse the statement again on every write). */
-  private setSynchronous(level: number): void {
-    this.cache.get(`PRAGMA synchronous = ${level}`).run();
   }
 
   /** Creates the collection's table if needed (inside a write). */

@@ -25,7 +25,7 @@ describe('SQLite follower pages read a bounded window of the log', () => {
   const sqlite = recordedSqlite();
 
   it('120 events of other types, then a rare one: each page reads 50 positions, the third finds it', async () => {
-    const store = new SqliteEventStore(sqlite.db, 50);
+    const store = new SqliteEventStore(sqlite.db, { scanWindow: 50 });
     await store.append(
       'busy',
       Array.from({ length: 120 }, (_, index) => event('Common', index)),
@@ -50,7 +50,7 @@ describe('SQLite follower pages read a bounded window of the log', () => {
   });
 
   it('a page full before the window ends was read through its last event', async () => {
-    const store = new SqliteEventStore(sqlite.db, 50);
+    const store = new SqliteEventStore(sqlite.db, { scanWindow: 50 });
     await store.append(
       'busy',
       Array.from({ length: 30 }, (_, index) => event(index % 3 === 0 ? 'Rare' : 'Common', index)),
@@ -63,7 +63,7 @@ describe('SQLite follower pages read a bounded window of the log', () => {
   });
 
   it('a window past the head stops at the head, and events committed after it wait for the next page', async () => {
-    const store = new SqliteEventStore(sqlite.db, 50);
+    const store = new SqliteEventStore(sqlite.db, { scanWindow: 50 });
     await store.append('a', [event('Rare', 0), event('Common', 1)], 'no_stream');
     const page = await store.readPage({ after: null, limit: 10, types: ['Rare'] });
     expect(page).to.deep.include({ through: 2n, more: false });
@@ -74,7 +74,7 @@ describe('SQLite follower pages read a bounded window of the log', () => {
   });
 
   it('a projection runner far behind is told to read on through windows without its events, up to the head', async () => {
-    const log = new EventLog(new SqliteEventStore(sqlite.db, 50), new RandomIds());
+    const log = new EventLog(new SqliteEventStore(sqlite.db, { scanWindow: 50 }), new RandomIds());
     const context = { correlation_id: 'c', causation_id: 'c', actor: 'test' };
     const counted = { type: 'PaymentCustomerClaimCounted' as const, data: { claimers: 1 } };
     const released = { type: 'PaymentCustomerClaimReleased' as const, data: { claimers: 0 } };

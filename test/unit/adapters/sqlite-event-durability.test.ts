@@ -1,0 +1,129 @@
+import { expect } from 'chai';
+import { randomUUID } from 'node:crypto';
+import fs from 'node:fs';
+import { openSqlite } from '../../../src/adapters/sqlite/sqlite-database.js';
+import { SqliteEventStore, type SyncLog } from '../../../src/adapters/sqlite/sqlite-event-store.js';
+import { type NewEvent, StoreUnavailableError } from '../../../src/ports/event-store.js';
+import { recordedSqlite } from '../../support/recorded-sqlite.js';
+import { tempDataDir } from '../../support/test-service.js';
+
+const NORMAL = 1;
+
+const event = (): NewEvent => ({
+  id: randomUUID(),
+  type: 'Something',
+  data: {},
+  metadata: { correlation_id: 'c', causation_id: 'c', actor: 'test', schema_version: 1 },
+});
+
+/** A sync the test finishes by hand: `calls` started so far, `finish(i)` / `fail(i)` ends the i-th. */
+function heldSync() {
+  const calls: { resolve(): void; reject(error: Error): void }[] = [];
+  const syncLog: SyncLog = () => new Promise((resolve, reject) => calls.push({ resolve, reject }));
+  return { syncLog, calls, finish: (index: number) => calls[index]!.resolve(), fail: (index: number, error: Error) => calls[index]!.reject(error) };
+}
+
+/** Whether `promise` has settled, after the event loop has had a turn to settle it. */
+async function settled(promise: Promise<unknown>): Promise<boolean> {
+  let done = false;
+  promise.then(
+    () => (done = true),
+    () => (done = true),
+  );
+  await new Promise((resolve) => setImmediate(resolve));
+  await new Promise((resolve) => setImmediate(resolve));
+  return done;
+}
+
+/**
+ * The embedded log commits without waiting for the disk and syncs the WAL off the event loop; an
+ * append is acknowledged, and shown to followers, only once a sync that started after its commit
+ * is done (src/adapters/sqlite/sqlite-event-store.ts).
+ */
+describe('SQLite event store: an append is durable before it is acknowledged or followed', () => {
+  const sqlite = recordedSqlite();
+
+  it('the connection commits with synchronous = NORMAL: the disk is waited for by the sync, not by the commit', () => {
+    expect(sqlite.db.pragma('synchronous', { simple: true })).to.equal(NORMAL);
+  });
+
+  it('answers an append once the sync after its commit is done, not before', async () => {
+    const sync = heldSync();
+    const store = new SqliteEventStore(sqlite.db, { syncLog: sync.syncLog });
+    const appending = store.append('s', [event()], 'no_stream');
+    expect(await settled(appending), 'answered before the sync').to.equal(false);
+    expect(sync.calls).to.have.length(1);
+    expect(await store.headPosition(), 'committed meanwhile').to.equal(1n);
+    sync.finish(0);
+    expect(await appending).to.deep.equal({ nextExpectedRevision: 0, position: 1n });
+  });
+
+  it('commits made while a sync runs share the next one', async () => {
+    const sync = heldSync();
+    const store = new SqliteEventStore(sqlite.db, { syncLog: sync.syncLog });
+    const first = store.append('first', [event()], 'no_stream');
+    await settled(first);
+    const later = Array.from({ length: 20 }, (_, index) => store.append(`later-${index}`, [event()], 'no_stream'));
+    await settled(Promise.all(later));
+    expect(sync.calls, 'one sync in flight at a time').to.have.length(1);
+    sync.finish(0);
+    await first;
+    expect(await settled(Promise.all(later)), 'the first sync started before they committed').to.equal(false);
+    expect(sync.calls).to.have.length(2);
+    sync.finish(1);
+    expect((await Promise.all(later)).map((result) => result.position)).to.deep.equal(later.map((_, index) => BigInt(index + 2)));
+  });
+
+  it('followers see an event only once it is synced, and are told then', async () => {
+    const sync = heldSync();
+    const store = new SqliteEventStore(sqlite.db, { syncLog: sync.syncLog });
+    let told = 0;
+    store.watch(() => (told += 1));
+    const appending = store.append('s', [event()], 'no_stream');
+    await settled(appending);
+    expect(await store.readPage({ after: null, limit: 10, types: ['Something'] })).to.deep.equal({ events: [], through: null, more: false });
+    expect(told).to.equal(0);
+    sync.finish(0);
+    await appending;
+    expect(told).to.equal(1);
+    const page = await store.readPage({ after: null, limit: 10, types: ['Something'] });
+    expect(page.events.map((recorded) => recorded.position)).to.deep.equal([1n]);
+  });
+
+  it('a failed sync fails its appends (store unavailable) and every append after it: what the disk holds is unknown', async () => {
+    const sync = heldSync();
+    const store = new SqliteEventStore(sqlite.db, { syncLog: sync.syncLog });
+    const appending = store.append('s', [event()], 'no_stream');
+    await settled(appending);
+    sync.fail(0, Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }));
+    const failure = await appending.catch((error: unknown) => error);
+    expect(failure).to.be.instanceOf(StoreUnavailableError);
+    expect((failure as Error).message).to.match(/sync/);
+    const next = await store.append('t', [event()], 'no_stream').catch((error: unknown) => error);
+    expect(next).to.be.instanceOf(StoreUnavailableError);
+    expect(await store.headPosition(), 'nothing written after the failure').to.equal(1n);
+  });
+
+  it('events already in the file when it is opened are followed at once', async () => {
+    await new SqliteEventStore(sqlite.db).append('before', [event(), event()], 'no_stream');
+    const sync = heldSync();
+    const reopened = new SqliteEventStore(sqlite.db, { syncLog: sync.syncLog });
+    const page = await reopened.readPage({ after: null, limit: 10, types: ['Something'] });
+    expect(page.events).to.have.length(2);
+    expect(sync.calls).to.have.length(0);
+  });
+
+  it('the real sync (fdatasync of the WAL file) acknowledges appends, and they are in the file for the next process', async () => {
+    const dir = tempDataDir();
+    const db = openSqlite(dir);
+    const store = new SqliteEventStore(db);
+    const results = await Promise.all(Array.from({ length: 30 }, (_, index) => store.append(`s-${index}`, [event()], 'no_stream')));
+    expect(results.at(-1)!.position).to.equal(30n);
+    await store.close();
+    db.close();
+    const again = openSqlite(dir);
+    expect(await new SqliteEventStore(again).headPosition()).to.equal(30n);
+    again.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
