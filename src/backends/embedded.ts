@@ -9,6 +9,8 @@ import { SqliteWebhookOutbox } from '../adapters/sqlite/sqlite-webhook-outbox.js
 import { PersonalDataCipher } from '../application/privacy/personal-data-cipher.js';
 import { PersonalDataEventStore } from '../application/privacy/personal-data-event-store.js';
 import { PersonalDataOutbox } from '../application/privacy/personal-data-outbox.js';
+import { checkpointInBackground } from '../adapters/sqlite/wal-checkpointer.js';
+import type { Logger } from '../ports/logger.js';
 import type { Backend } from './backend.js';
 
 /** The embedded rate-limit counters' file, beside the events' file in DATA_DIR. */
@@ -64,9 +66,10 @@ function openOutboxConnection(dataDir: string): Database.Database {
 
 /**
  * Events and read models in one SQLite file under `dataDir` (WAL); rate-limit counters, data keys
- * and the webhook outbox each in their own file beside it.
+ * and the webhook outbox each in their own file beside it. Their WALs are checkpointed on a
+ * background thread (src/adapters/sqlite/wal-checkpointer.ts), not by the commits of requests.
  */
-export function openEmbeddedBackend(dataDir: string): Backend {
+export function openEmbeddedBackend(dataDir: string, logger?: Logger): Backend {
   const db = openSqlite(dataDir);
   const limitsDb = openRateLimitConnection(dataDir);
   const keysDb = openKeyConnection(dataDir);
@@ -76,6 +79,9 @@ export function openEmbeddedBackend(dataDir: string): Backend {
   const readStore = new SqliteReadStore(db);
   const rateLimits = new SqliteRateLimitStore(limitsDb);
   const outboxDb = openOutboxConnection(dataDir);
+  const connections = [db, limitsDb, keysDb, outboxDb];
+  const onFailure = (file: string, message: string) => logger?.warn({ file, error: message }, 'background WAL checkpoint failed; trying again');
+  const stopCheckpoints = connections.map((connection) => checkpointInBackground(connection, onFailure));
   return {
     name: 'embedded',
     eventStore,
@@ -96,10 +102,8 @@ export function openEmbeddedBackend(dataDir: string): Backend {
       await readStore.close();
       await rateLimits.close();
       await keyStore.close();
-      limitsDb.close();
-      keysDb.close();
-      outboxDb.close();
-      db.close();
+      await Promise.all(stopCheckpoints.map((stop) => stop()));
+      for (const connection of connections) connection.close();
     },
   };
 }

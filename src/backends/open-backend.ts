@@ -9,5 +9,5 @@ export async function openBackend(config: Config, logger?: Logger): Promise<Back
     const { openExternalBackend } = await import('./external.js');
     return openExternalBackend(config.EVENTSTORE_URL, config.MONGODB_URL, config.MONGODB_DATABASE, logger);
   }
-  return openEmbeddedBackend(config.DATA_DIR);
+  return openEmbeddedBackend(config.DATA_DIR, logger);
 }

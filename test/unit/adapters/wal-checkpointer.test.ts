@@ -1,0 +1,71 @@
+import { expect } from 'chai';
+import fs from 'node:fs';
+import path from 'node:path';
+import { openSqlite, type SqliteConnection } from '../../../src/adapters/sqlite/sqlite-database.js';
+import { checkpointInBackground, checkpointThreadRunning } from '../../../src/adapters/sqlite/wal-checkpointer.js';
+import { tempDataDir } from '../../support/test-service.js';
+
+/** Polls `check` until it holds (bounded): the thread works on its own schedule. */
+async function eventually(check: () => boolean, what: string): Promise<void> {
+  for (let waited = 0; waited < 10_000; waited += 20) {
+    if (check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 20));
+  }
+  throw new Error(`timed out waiting until ${what}`);
+}
+
+/** Writes about `pages` 4 KiB pages into `db` (rows of 4,000 bytes). */
+function fill(db: SqliteConnection, pages: number): void {
+  db.exec('CREATE TABLE IF NOT EXISTS filler (id INTEGER PRIMARY KEY, blob TEXT)');
+  const insert = db.prepare('INSERT INTO filler (blob) VALUES (?)');
+  db.transaction(() => {
+    for (let page = 0; page < pages; page += 1) insert.run('x'.repeat(4_000));
+  })();
+}
+
+/**
+ * The embedded databases' WALs are checkpointed on a background thread, so no request's commit
+ * copies pages into the database and syncs it while the event loop waits
+ * (src/adapters/sqlite/wal-checkpointer.ts).
+ */
+describe('WAL checkpoints on a background thread', () => {
+  const dirs: string[] = [];
+  const open = () => {
+    const dir = tempDataDir();
+    dirs.push(dir);
+    return { db: openSqlite(dir), file: path.join(dir, 'referrals.db') };
+  };
+  afterEach(() => {
+    for (const dir of dirs.splice(0)) fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a registered connection stops checkpointing by itself, and the thread copies its WAL into the database', async () => {
+    const { db, file } = open();
+    const stop = checkpointInBackground(db);
+    expect(db.pragma('wal_autocheckpoint', { simple: true })).to.equal(0);
+    const before = fs.statSync(file).size;
+    fill(db, 300);
+    expect(fs.statSync(`${file}-wal`).size, 'the commit left its pages in the WAL').to.be.greaterThan(300 * 4_096);
+    expect(fs.statSync(file).size, 'and did not checkpoint them itself').to.equal(before);
+    await eventually(() => fs.statSync(file).size > before + 300 * 4_000, 'the database holds the pages');
+    await stop();
+    db.close();
+  });
+
+  it('releasing hands the checkpoints back to the connection; the thread stops with the last release', async () => {
+    const first = open();
+    const second = open();
+    const stopFirst = checkpointInBackground(first.db);
+    const stopSecond = checkpointInBackground(second.db);
+    expect(checkpointThreadRunning()).to.equal(true);
+    await stopFirst();
+    expect(first.db.pragma('wal_autocheckpoint', { simple: true })).to.equal(1000);
+    expect(checkpointThreadRunning(), 'the other connection still uses it').to.equal(true);
+    await stopSecond();
+    expect(checkpointThreadRunning()).to.equal(false);
+    // The last connection's close checkpoints and removes the WAL, as without the thread.
+    first.db.close();
+    second.db.close();
+    expect(fs.existsSync(`${first.file}-wal`)).to.equal(false);
+  });
+});
