@@ -20,19 +20,22 @@ export const RATE_LIMITS_FILE = 'rate-limits.db';
  * Rate-limit counters live in their own file under the same DATA_DIR, so every service on that
  * directory shares the limits. Not in the events' file: a write by another connection makes
  * SQLite drop the page cache of the events' connection, which cost a third of the claim rate
- * when every request wrote a counter there. `synchronous = NORMAL`: a counter lost to a power
- * cut is harmless, and a hit then costs no fsync.
+ * when every request wrote a counter there. A counter lost to a power cut is harmless.
  */
 function openRateLimitConnection(dataDir: string): Database.Database {
-  return openBesideEvents(dataDir, RATE_LIMITS_FILE, { synchronous: 'NORMAL', secureDelete: false });
+  return openBesideEvents(dataDir, RATE_LIMITS_FILE, { secureDelete: false });
 }
 
-/** A SQLite file of its own in DATA_DIR, beside the events' file: WAL, and the same busy timeout. */
-function openBesideEvents(dataDir: string, file: string, options: { synchronous: 'NORMAL' | 'FULL'; secureDelete: boolean }): Database.Database {
+/**
+ * A SQLite file of its own in DATA_DIR, beside the events' file: WAL, the same busy timeout, and
+ * commits that do not wait for the disk (`synchronous = NORMAL`); a store whose writes must be
+ * durable before it answers syncs the WAL itself (src/adapters/sqlite/wal-sync.ts).
+ */
+function openBesideEvents(dataDir: string, file: string, options: { secureDelete: boolean }): Database.Database {
   const db = new Database(path.join(dataDir, file));
   db.pragma('journal_mode = WAL');
   db.pragma('busy_timeout = 5000');
-  db.pragma(`synchronous = ${options.synchronous}`);
+  db.pragma('synchronous = NORMAL');
   if (options.secureDelete) db.pragma('secure_delete = ON');
   return db;
 }
@@ -42,10 +45,12 @@ export const KEYS_FILE = 'data-keys.db';
 
 /**
  * Data keys in their own file, so an operator can back it up (and expire its backups) apart
- * from the log: a restored old copy of this file would bring erased keys back.
+ * from the log: a restored old copy of this file would bring erased keys back. The key store
+ * syncs the WAL itself before it hands out a new key (src/adapters/sqlite/sqlite-key-store.ts),
+ * so the commits do not wait for the disk.
  */
 export function openKeyConnection(dataDir: string): Database.Database {
-  return openBesideEvents(dataDir, KEYS_FILE, { synchronous: 'FULL', secureDelete: true });
+  return openBesideEvents(dataDir, KEYS_FILE, { secureDelete: true });
 }
 
 /** The embedded webhook outbox's file, beside the events' file in DATA_DIR. */
@@ -61,7 +66,7 @@ export const WEBHOOKS_FILE = 'webhooks.db';
  * endpoint is deleted.
  */
 function openOutboxConnection(dataDir: string): Database.Database {
-  return openBesideEvents(dataDir, WEBHOOKS_FILE, { synchronous: 'NORMAL', secureDelete: true });
+  return openBesideEvents(dataDir, WEBHOOKS_FILE, { secureDelete: true });
 }
 
 /**

@@ -1,5 +1,4 @@
 import { EventEmitter } from 'node:events';
-import fs from 'node:fs';
 import {
   type AppendResult,
   type EventStore,
@@ -11,10 +10,10 @@ import {
   type ReadStreamOptions,
   type RecordedEvent,
   type RecordedEventJson,
-  StoreUnavailableError,
   WrongExpectedRevisionError,
 } from '../../ports/event-store.js';
 import { guardSqlite, STABLE_PARAM, type SqliteConnection, StatementCache, writeTransaction } from './sqlite-database.js';
+import { SharedSyncs, type SyncLog, walSync } from './wal-sync.js';
 
 interface EventRow {
   position: number;
@@ -61,27 +60,6 @@ interface PendingAppend {
  */
 const SCAN_WINDOW = 10_000;
 
-/** Makes every commit made so far on the connection durable. */
-export type SyncLog = () => Promise<void>;
-
-/**
- * `fdatasync` of the connection's WAL file, on libuv's thread pool: the event loop goes on
- * meanwhile. The connection commits with `synchronous = NORMAL` (src/adapters/sqlite/sqlite-database.ts),
- * which writes a commit's frames to the WAL without syncing them; syncing the file afterwards
- * makes every frame written before it durable, as `synchronous = FULL` would have at the commit.
- * An in-memory database has nothing to sync.
- */
-export function walSync(db: SqliteConnection): SyncLog {
-  if (db.memory) return async () => {};
-  let fd: number | null = null;
-  return () =>
-    new Promise<void>((resolve, reject) => {
-      // Opened at the first sync: the WAL file exists once the connection has written.
-      fd ??= fs.openSync(`${db.name}-wal`, 'r');
-      fs.fdatasync(fd, (error) => (error ? reject(error) : resolve()));
-    });
-}
-
 export interface SqliteEventStoreOptions {
   /** Positions one follower's page reads at most (readPage). */
   scanWindow?: number;
@@ -95,22 +73,17 @@ export class SqliteEventStore implements EventStore {
   private readonly statements;
   private readonly cache: StatementCache;
   private readonly scanWindow: number;
-  private readonly syncLog: SyncLog;
+  private readonly syncs: SharedSyncs;
   /** Last position this store committed, and the last one known durable (synced). */
   private committedThrough = 0;
   private durableThrough = 0;
-  /** Commits waiting for a sync; `syncing` while one runs. */
-  private waitingForSync: { resolve(): void; reject(error: unknown): void }[] = [];
-  private syncing: Promise<void> | null = null;
-  /** Set when a sync failed: what the disk holds is unknown, so no append is acknowledged any more. */
-  private syncFailure: StoreUnavailableError | null = null;
 
   constructor(
     private readonly db: SqliteConnection,
     options: SqliteEventStoreOptions = {},
   ) {
     this.scanWindow = options.scanWindow ?? SCAN_WINDOW;
-    this.syncLog = options.syncLog ?? walSync(db);
+    this.syncs = new SharedSyncs(options.syncLog ?? walSync(db), 'the event log');
     this.cache = new StatementCache(db);
     this.statements = {
       currentRevision: db.prepare<[string], { revision: number | null }>(`SELECT MAX(revision) AS revision FROM events WHERE stream = ${STABLE_PARAM}`),
@@ -141,8 +114,9 @@ export class SqliteEventStore implements EventStore {
 
   private flush(): void {
     const group = this.pending.splice(0);
-    if (this.syncFailure) {
-      for (const append of group) append.reject(this.syncFailure);
+    const failure = this.syncs.failure;
+    if (failure) {
+      for (const append of group) append.reject(failure);
       return;
     }
     let outcomes: ({ ok: true; result: AppendResult; wrote: boolean } | { ok: false; error: unknown })[];
@@ -174,8 +148,10 @@ export class SqliteEventStore implements EventStore {
       answer();
       return;
     }
-    this.durable().then(
+    const through = this.committedThrough;
+    this.syncs.afterCommit().then(
       () => {
+        this.durableThrough = Math.max(this.durableThrough, through);
         answer();
         this.appended.emit('appended');
       },
@@ -183,34 +159,6 @@ export class SqliteEventStore implements EventStore {
         for (const append of group) append.reject(error);
       },
     );
-  }
-
-  /** Resolves once every commit made so far is durable: at the end of the next sync that starts after this call. */
-  private durable(): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.waitingForSync.push({ resolve, reject });
-      this.syncing ??= this.syncWaiting().finally(() => {
-        this.syncing = null;
-      });
-    });
-  }
-
-  /** Syncs, over and over, while commits are waiting: each sync answers those that were waiting when it started. */
-  private async syncWaiting(): Promise<void> {
-    while (this.waitingForSync.length > 0) {
-      const waiting = this.waitingForSync.splice(0);
-      const through = this.committedThrough;
-      try {
-        if (this.syncFailure) throw this.syncFailure;
-        await this.syncLog();
-      } catch (error) {
-        this.syncFailure ??= new StoreUnavailableError('The disk failed to sync the event log; restart the service', { cause: error });
-        for (const commit of waiting) commit.reject(this.syncFailure);
-        continue;
-      }
-      this.durableThrough = Math.max(this.durableThrough, through);
-      for (const commit of waiting) commit.resolve();
-    }
   }
 
   /**
@@ -381,7 +329,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   async close(): Promise<void> {
-    await this.syncing;
+    await this.syncs.idle();
     this.appended.removeAllListeners();
   }
 }

@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DataKey, KeyStore } from '../../ports/key-store.js';
 import { guardSqlite, type SqliteConnection, writeTransaction } from './sqlite-database.js';
+import { SharedSyncs, type SyncLog, walSync } from './wal-sync.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS data_keys (
@@ -30,15 +31,23 @@ interface KeyRow {
  * `destroy` checkpoints the WAL (TRUNCATE) so no copy of the key stays in the -wal file.
  *
  * New keys are made in groups: the subjects asked for in one turn of the event loop get their
- * keys in one transaction, so one commit (an fsync: the file is `synchronous = FULL`, a key must
- * be durable before any value encrypted under it is) serves every user created meanwhile, not
- * one each.
+ * keys in one transaction. A key must be durable before any value encrypted under it is, so a
+ * key is handed out only once a sync of the file's WAL that started after its commit is done
+ * (off the event loop, shared by the commits made meanwhile: src/adapters/sqlite/wal-sync.ts;
+ * the connection commits with `synchronous = NORMAL`).
  */
 export class SqliteKeyStore implements KeyStore {
   private readonly statements;
   private readonly pending: PendingKey[] = [];
+  private readonly syncs: SharedSyncs;
+  /** Commits of keys not known to be synced yet. */
+  private unsynced = 0;
 
-  constructor(private readonly db: SqliteConnection) {
+  constructor(
+    private readonly db: SqliteConnection,
+    syncLog: SyncLog = walSync(db),
+  ) {
+    this.syncs = new SharedSyncs(syncLog, 'the data keys');
     db.pragma('secure_delete = ON');
     db.exec(SCHEMA);
     this.statements = {
@@ -51,7 +60,12 @@ export class SqliteKeyStore implements KeyStore {
 
   async keyFor(subject: string, material?: Buffer): Promise<DataKey> {
     const existing = guardSqlite(() => this.statements.bySubject.get(subject));
-    if (existing) return toKey(existing);
+    if (existing) {
+      // It may be a key made a moment ago whose sync is still running.
+      if (this.unsynced > 0) await this.syncs.afterCommit();
+      return toKey(existing);
+    }
+    if (this.syncs.failure) throw this.syncs.failure;
     return new Promise((resolve, reject) => {
       this.pending.push({ subject, material, resolve, reject });
       if (this.pending.length === 1) setImmediate(() => this.createPending());
@@ -75,7 +89,16 @@ export class SqliteKeyStore implements KeyStore {
       for (const request of group) request.reject(error);
       return;
     }
-    for (const [index, request] of group.entries()) request.resolve(toKey(rows[index]!));
+    this.unsynced += 1;
+    this.syncs.afterCommit().then(
+      () => {
+        this.unsynced -= 1;
+        for (const [index, request] of group.entries()) request.resolve(toKey(rows[index]!));
+      },
+      (error: unknown) => {
+        for (const request of group) request.reject(error);
+      },
+    );
   }
 
   async existingKey(subject: string): Promise<DataKey | null> {
@@ -105,6 +128,7 @@ export class SqliteKeyStore implements KeyStore {
   /** Makes the keys still asked for, before the backend closes the connection. */
   async close(): Promise<void> {
     this.createPending();
+    await this.syncs.idle();
   }
 }
 

@@ -2,13 +2,16 @@ import fs from 'node:fs';
 import { expect } from 'chai';
 import type { SqliteConnection } from '../../../src/adapters/sqlite/sqlite-database.js';
 import { SqliteKeyStore } from '../../../src/adapters/sqlite/sqlite-key-store.js';
+import type { SyncLog } from '../../../src/adapters/sqlite/wal-sync.js';
+import { StoreUnavailableError } from '../../../src/ports/event-store.js';
 import { openKeyConnection } from '../../../src/backends/embedded.js';
 import { tempDataDir } from '../../support/test-service.js';
 
 /**
  * What the embedded key store adds to the KeyStore contract: the keys asked for in one turn of
- * the event loop are made in one transaction (one fsync for many new users), and they are the
- * keys the file keeps, for this store and for another process on the same file.
+ * the event loop are made in one transaction, handed out only once the file's WAL is synced (off
+ * the event loop, one sync for many new users), and they are the keys the file keeps, for this
+ * store and for another process on the same file.
  */
 describe('SqliteKeyStore: new keys made together', () => {
   let dir: string;
@@ -97,5 +100,46 @@ describe('SqliteKeyStore: new keys made together', () => {
     db.transaction = transaction;
     expect(await store.existingKey('user:a')).to.equal(null);
     expect((await store.keyFor('user:a')).subject).to.equal('user:a');
+  });
+
+  /** A sync the test finishes by hand. */
+  function heldSync() {
+    const calls: { resolve(): void; reject(error: Error): void }[] = [];
+    const syncLog: SyncLog = () => new Promise((resolve, reject) => calls.push({ resolve, reject }));
+    return { syncLog, calls };
+  }
+
+  const turn = () => new Promise((resolve) => setImmediate(resolve));
+
+  it('hands out a new key only once the sync after its commit is done; a second caller for it waits too', async () => {
+    const sync = heldSync();
+    const store = new SqliteKeyStore(connect(), sync.syncLog);
+    let first: unknown = null;
+    const asking = store.keyFor('user:ann').then((key) => (first = key));
+    await turn();
+    await turn();
+    expect(sync.calls, 'the group committed and its sync started').to.have.length(1);
+    expect(first, 'no key before the sync').to.equal(null);
+    let second: unknown = null;
+    const again = store.keyFor('user:ann').then((key) => (second = key));
+    await turn();
+    expect(second, 'the committed key is not handed out before its sync either').to.equal(null);
+    sync.calls[0]!.resolve();
+    await asking;
+    await turn();
+    sync.calls[1]?.resolve();
+    await again;
+    expect(second).to.deep.equal(first);
+  });
+
+  it('a failed sync fails the keys of its group and every new key after it (store unavailable)', async () => {
+    const sync = heldSync();
+    const store = new SqliteKeyStore(connect(), sync.syncLog);
+    const asking = store.keyFor('user:ann').catch((error: unknown) => error);
+    await turn();
+    await turn();
+    sync.calls[0]!.reject(new Error('EIO'));
+    expect(await asking).to.be.instanceOf(StoreUnavailableError);
+    expect(await store.keyFor('user:bob').catch((error: unknown) => error)).to.be.instanceOf(StoreUnavailableError);
   });
 });
