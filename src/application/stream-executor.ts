@@ -242,9 +242,10 @@ export class StreamExecutor {
    * the stream is busy queue, and those that can (`batchable`) are decided one after the other
    * on the state the previous ones leave, then appended together, in one append with one
    * expected revision: a hot stream (one user withdrawing from many devices) pays one load and
-   * one commit per batch, not per command. Each command keeps its own answer: one that fails
-   * (a domain error) fails alone and leaves the state as it was for the next; a conflict re-runs
-   * the whole batch. The answer's `position` is the batch's last event.
+   * one commit per batch, not per command. Each command keeps its own answer: one whose decision
+   * fails (a domain error) fails alone and leaves the state as it was for the next; a conflict
+   * re-runs the whole batch; an append that fails otherwise runs each command again alone. The
+   * answer's `position` is the batch's last event.
    */
   execute<S, R, P = unknown>(
     stream: string,
@@ -271,17 +272,25 @@ export class StreamExecutor {
     while (queue.length > 0) {
       const batch = takeBatch(queue);
       try {
-        const { outcomes, position } = await this.runBatch(stream, batch);
-        outcomes.forEach((outcome, index) => {
-          const command = batch[index]!;
-          if (outcome.ok) command.resolve({ ...outcome.executed, position: outcome.wrote ? position : null });
-          else command.reject(outcome.error);
-        });
+        await this.settle(stream, batch);
       } catch (error) {
-        for (const command of batch) command.reject(error);
+        if (batch.length === 1) batch[0]!.reject(error);
+        // The batch's append failed (an event its store refused, conflicts to the last attempt):
+        // whose command caused it is unknown, so each is tried again alone and fails alone.
+        else for (const command of batch) await this.settle(stream, [command]).catch((alone: unknown) => command.reject(alone));
       }
     }
     this.queues.delete(stream);
+  }
+
+  /** Runs `batch` and gives each command its answer, or throws when the batch as a whole failed. */
+  private async settle(stream: string, batch: QueuedCommand[]): Promise<void> {
+    const { outcomes, position } = await this.runBatch(stream, batch);
+    outcomes.forEach((outcome, index) => {
+      const command = batch[index]!;
+      if (outcome.ok) command.resolve({ ...outcome.executed, position: outcome.wrote ? position : null });
+      else command.reject(outcome.error);
+    });
   }
 
   /** Decides the batch on one load and appends what it decided; the position of its last event (null: none). */

@@ -1,6 +1,6 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
-import { guardSqlite, openSqlite } from '../adapters/sqlite/sqlite-database.js';
+import { openSqlite } from '../adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../adapters/sqlite/sqlite-event-store.js';
 import { SqliteKeyStore } from '../adapters/sqlite/sqlite-key-store.js';
 import { SqliteRateLimitStore } from '../adapters/sqlite/sqlite-rate-limit-store.js';
@@ -10,6 +10,7 @@ import { PersonalDataCipher } from '../application/privacy/personal-data-cipher.
 import { PersonalDataEventStore } from '../application/privacy/personal-data-event-store.js';
 import { PersonalDataOutbox } from '../application/privacy/personal-data-outbox.js';
 import { checkpointInBackground } from '../adapters/sqlite/wal-checkpointer.js';
+import { truncateWal } from '../adapters/sqlite/wal-sync.js';
 import type { Logger } from '../ports/logger.js';
 import type { Backend } from './backend.js';
 
@@ -98,9 +99,7 @@ export function openEmbeddedBackend(dataDir: string, logger?: Logger): Backend {
     // secure_delete (src/adapters/sqlite/sqlite-database.ts) zeroes what an erasure overwrote in
     // the database file; the WAL still holds the older page images until checkpointed.
     async purgeOverwritten() {
-      guardSqlite(() => db.pragma('wal_checkpoint(TRUNCATE)'));
-      guardSqlite(() => keysDb.pragma('wal_checkpoint(TRUNCATE)'));
-      guardSqlite(() => outboxDb.pragma('wal_checkpoint(TRUNCATE)'));
+      for (const connection of [db, keysDb, outboxDb]) await truncateWal(connection);
     },
     async close() {
       await eventStore.close();

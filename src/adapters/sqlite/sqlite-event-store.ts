@@ -13,7 +13,7 @@ import {
   WrongExpectedRevisionError,
 } from '../../ports/event-store.js';
 import { guardSqlite, STABLE_PARAM, type SqliteConnection, StatementCache, writeTransaction } from './sqlite-database.js';
-import { SharedSyncs, type SyncLog, walSync } from './wal-sync.js';
+import { type LogSyncer, SharedSyncs, walSyncer } from './wal-sync.js';
 
 interface EventRow {
   position: number;
@@ -64,7 +64,7 @@ export interface SqliteEventStoreOptions {
   /** Positions one follower's page reads at most (readPage). */
   scanWindow?: number;
   /** How commits are made durable (tests inject failures and delays); the WAL's fdatasync by default. */
-  syncLog?: SyncLog;
+  syncer?: LogSyncer;
 }
 
 export class SqliteEventStore implements EventStore {
@@ -74,16 +74,20 @@ export class SqliteEventStore implements EventStore {
   private readonly cache: StatementCache;
   private readonly scanWindow: number;
   private readonly syncs: SharedSyncs;
-  /** Last position this store committed, and the last one known durable (synced). */
-  private committedThrough = 0;
+  /**
+   * Durable: every position up to it was in the file before a sync of the WAL that has
+   * completed started (whoever wrote it: this process or another on the same file). `syncing`:
+   * the head a sync under way will make durable.
+   */
   private durableThrough = 0;
+  private syncingThrough = 0;
 
   constructor(
     private readonly db: SqliteConnection,
     options: SqliteEventStoreOptions = {},
   ) {
     this.scanWindow = options.scanWindow ?? SCAN_WINDOW;
-    this.syncs = new SharedSyncs(options.syncLog ?? walSync(db), 'the event log');
+    this.syncs = new SharedSyncs(options.syncer ?? walSyncer(db), 'the event log');
     this.cache = new StatementCache(db);
     this.statements = {
       currentRevision: db.prepare<[string], { revision: number | null }>(`SELECT MAX(revision) AS revision FROM events WHERE stream = ${STABLE_PARAM}`),
@@ -91,8 +95,6 @@ export class SqliteEventStore implements EventStore {
       insert: db.prepare('INSERT INTO events (id, stream, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)'),
       head: db.prepare<[], { position: number | null }>('SELECT MAX(position) AS position FROM events'),
     };
-    // What the file holds when it is opened is as durable as it will get.
-    this.committedThrough = this.durableThrough = guardSqlite(() => this.statements.head.get()?.position ?? 0);
   }
 
   /**
@@ -134,31 +136,35 @@ export class SqliteEventStore implements EventStore {
       for (const append of group) append.reject(error);
       return;
     }
-    for (const outcome of outcomes) {
-      if (outcome.ok && outcome.wrote) this.committedThrough = Math.max(this.committedThrough, Number(outcome.result.position));
-    }
     const answer = () => {
       for (const [index, outcome] of outcomes.entries()) {
         if (outcome.ok) group[index]!.resolve(outcome.result);
         else group[index]!.reject(outcome.error);
       }
     };
+    const written = outcomes.reduce((head, outcome) => (outcome.ok ? Math.max(head, Number(outcome.result.position)) : head), 0);
     // A repeat answers with events that may not be synced yet either.
-    if (this.committedThrough === this.durableThrough) {
+    if (written <= this.durableThrough) {
       answer();
       return;
     }
-    const through = this.committedThrough;
-    this.syncs.afterCommit().then(
-      () => {
-        this.durableThrough = Math.max(this.durableThrough, through);
-        answer();
+    this.syncThrough(written).then(answer, (error: unknown) => {
+      for (const append of group) append.reject(error);
+    });
+  }
+
+  /**
+   * Resolves once every position up to `head` is durable: after a sync that starts now. The
+   * followers are told then; until then `readPage` does not show what is beyond the durable head.
+   */
+  private syncThrough(head: number): Promise<void> {
+    this.syncingThrough = Math.max(this.syncingThrough, head);
+    return this.syncs.afterCommit().then(() => {
+      if (head > this.durableThrough) {
+        this.durableThrough = head;
         this.appended.emit('appended');
-      },
-      (error: unknown) => {
-        for (const append of group) append.reject(error);
-      },
-    );
+      }
+    });
   }
 
   /**
@@ -300,9 +306,12 @@ export class SqliteEventStore implements EventStore {
    */
   async readPage({ after, limit, types }: PageOptions): Promise<LogPage> {
     return guardSqlite(() => {
-      // Events this store committed and has not synced yet are not shown, nor any after them.
+      // Events not known durable yet are not shown, whoever wrote them (another process on the
+      // file, or an earlier run that crashed before its sync): a sync is started for them, and
+      // the followers are told when it is done.
       const committed = this.statements.head.get()?.position ?? null;
-      const head = committed !== null && this.durableThrough < this.committedThrough ? Math.min(committed, this.durableThrough) || null : committed;
+      if (committed !== null && committed > this.syncingThrough) void this.syncThrough(committed).catch(() => {});
+      const head = committed === null ? null : Math.min(committed, this.durableThrough) || null;
       const from = after === null ? 0 : Number(after);
       if (head === null || head <= from) return { events: [], through: after ?? (head === null ? null : BigInt(head)), more: false };
       if (types.length === 0) return { events: [], through: BigInt(head), more: false };
@@ -329,7 +338,7 @@ export class SqliteEventStore implements EventStore {
   }
 
   async close(): Promise<void> {
-    await this.syncs.idle();
+    await this.syncs.close();
     this.appended.removeAllListeners();
   }
 }

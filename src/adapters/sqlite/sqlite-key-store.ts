@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DataKey, KeyStore } from '../../ports/key-store.js';
 import { guardSqlite, type SqliteConnection, writeTransaction } from './sqlite-database.js';
-import { SharedSyncs, type SyncLog, walSync } from './wal-sync.js';
+import { type LogSyncer, SharedSyncs, truncateWal, walSyncer } from './wal-sync.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS data_keys (
@@ -11,6 +11,9 @@ CREATE TABLE IF NOT EXISTS data_keys (
   created_at TEXT NOT NULL
 );
 `;
+
+/** Subjects remembered as durable at most (`SqliteKeyStore.durable`). */
+const DURABLE_SUBJECTS = 10_000;
 
 interface PendingKey {
   subject: string;
@@ -40,16 +43,20 @@ export class SqliteKeyStore implements KeyStore {
   private readonly statements;
   private readonly pending: PendingKey[] = [];
   private readonly syncs: SharedSyncs;
-  /** Commits of keys not known to be synced yet. */
-  private unsynced = 0;
+  /**
+   * Subjects whose key is known durable (made here and synced, or found and synced since): a
+   * key found in the file may be one another process, or this one, committed a moment ago and
+   * not synced yet. Bounded: forgotten wholesale when full (the cost is one more shared sync).
+   */
+  private readonly durable = new Set<string>();
 
   constructor(
     private readonly db: SqliteConnection,
-    syncLog: SyncLog = walSync(db),
+    syncer?: LogSyncer,
   ) {
-    this.syncs = new SharedSyncs(syncLog, 'the data keys');
     db.pragma('secure_delete = ON');
     db.exec(SCHEMA);
+    this.syncs = new SharedSyncs(syncer ?? walSyncer(db), 'the data keys');
     this.statements = {
       bySubject: db.prepare<[string], KeyRow>('SELECT id, subject, key FROM data_keys WHERE subject = ?'),
       byId: db.prepare<[string], KeyRow>('SELECT id, subject, key FROM data_keys WHERE id = ?'),
@@ -61,8 +68,10 @@ export class SqliteKeyStore implements KeyStore {
   async keyFor(subject: string, material?: Buffer): Promise<DataKey> {
     const existing = guardSqlite(() => this.statements.bySubject.get(subject));
     if (existing) {
-      // It may be a key made a moment ago whose sync is still running.
-      if (this.unsynced > 0) await this.syncs.afterCommit();
+      if (!this.durable.has(subject)) {
+        await this.syncs.afterCommit();
+        this.knownDurable([subject]);
+      }
       return toKey(existing);
     }
     if (this.syncs.failure) throw this.syncs.failure;
@@ -89,10 +98,9 @@ export class SqliteKeyStore implements KeyStore {
       for (const request of group) request.reject(error);
       return;
     }
-    this.unsynced += 1;
     this.syncs.afterCommit().then(
       () => {
-        this.unsynced -= 1;
+        this.knownDurable(group.map((request) => request.subject));
         for (const [index, request] of group.entries()) request.resolve(toKey(rows[index]!));
       },
       (error: unknown) => {
@@ -121,14 +129,24 @@ export class SqliteKeyStore implements KeyStore {
     // Keys asked for before the erasure are made first, so the erasure destroys them too.
     this.createPending();
     const { changes } = writeTransaction(this.db, () => this.statements.remove.run(subject));
-    if (changes > 0) guardSqlite(() => this.db.pragma('wal_checkpoint(TRUNCATE)'));
+    this.durable.delete(subject);
+    if (changes > 0) {
+      // The deletion is durable, and no copy of the key is left in the WAL.
+      await this.syncs.afterCommit();
+      await truncateWal(this.db);
+    }
     return changes;
+  }
+
+  private knownDurable(subjects: readonly string[]): void {
+    if (this.durable.size + subjects.length > DURABLE_SUBJECTS) this.durable.clear();
+    for (const subject of subjects) this.durable.add(subject);
   }
 
   /** Makes the keys still asked for, before the backend closes the connection. */
   async close(): Promise<void> {
     this.createPending();
-    await this.syncs.idle();
+    await this.syncs.close();
   }
 }
 

@@ -8,10 +8,11 @@ const EVERY_MS = 100;
 /**
  * The background thread: a connection of its own to each registered file, and a PASSIVE
  * checkpoint of each every EVERY_MS (it never waits for readers or writers; a checkpoint that
- * meets another one is simply tried again next time). Its connections keep SQLite's default
- * `synchronous = FULL`, so a checkpoint syncs the WAL before copying it into the database and
- * the database after. Plain CommonJS evaluated by the worker, so it runs the same from the
- * built service and from the TypeScript tests.
+ * meets another one is simply tried again next time). A checkpoint syncs the WAL before copying
+ * it into the database and the database after (any `synchronous` level above OFF does; this
+ * build's default in WAL mode is NORMAL). A file it cannot open is reported, not fatal. Plain
+ * CommonJS evaluated by the worker, so it runs the same from the built service and from the
+ * TypeScript tests.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -19,8 +20,11 @@ const Database = require(workerData.driver);
 const open = new Map();
 parentPort.on('message', (message) => {
   if (message.add) {
-    const db = new Database(message.add.file, { fileMustExist: true });
-    open.set(message.add.id, db);
+    try {
+      open.set(message.add.id, new Database(message.add.file, { fileMustExist: true }));
+    } catch (error) {
+      parentPort.postMessage({ failed: message.add.id, message: String(error.message) });
+    }
   } else if (message.remove) {
     open.get(message.remove)?.close();
     open.delete(message.remove);
@@ -42,7 +46,7 @@ setInterval(() => {
 interface Registered {
   file: string;
   onFailure: (file: string, message: string) => void;
-  /** Called when the thread has closed its connection to the file. */
+  /** Set while it is being released: called when the thread has closed its connection (or is gone). */
   removed?: () => void;
 }
 
@@ -52,7 +56,8 @@ interface Registered {
  * then copies the pages into the database and syncs both files while the event loop waits,
  * every few hundred commands. A registered connection stops checkpointing by itself
  * (`wal_autocheckpoint = 0`); releasing it hands the checkpoints back (before it closes, so its
- * close is the last connection's and removes the WAL). The thread stops with the last release.
+ * close is the last connection's and removes the WAL). The thread stops with the last release;
+ * if it dies, a new one takes over every registered file.
  */
 class WalCheckpointer {
   private worker: Worker | null = null;
@@ -64,7 +69,7 @@ class WalCheckpointer {
     const id = this.nextId++;
     db.pragma('wal_autocheckpoint = 0');
     this.registered.set(id, { file: db.name, onFailure });
-    this.thread().postMessage({ add: { id, file: db.name } });
+    this.started().postMessage({ add: { id, file: db.name } });
     let released: Promise<void> | null = null;
     return () => {
       released ??= this.release(id, db);
@@ -72,28 +77,33 @@ class WalCheckpointer {
     };
   }
 
-  private thread(): Worker {
-    if (!this.worker) {
-      const driver = createRequire(import.meta.url).resolve('better-sqlite3');
-      const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, everyMs: EVERY_MS } });
-      // Never what keeps the process alive.
-      worker.unref();
-      worker.on('message', (message: { removed?: number; failed?: number; message?: string }) => {
-        if (message.removed !== undefined) this.registered.get(message.removed)?.removed?.();
-        const failed = message.failed === undefined ? undefined : this.registered.get(message.failed);
-        failed?.onFailure(failed.file, message.message ?? '');
-      });
-      worker.on('error', (error) => {
-        for (const { file, onFailure } of this.registered.values()) onFailure(file, error.message);
-      });
-      // A thread that died (an error above) is started again by the next registration.
-      worker.on('exit', () => {
-        if (this.worker === worker) this.worker = null;
-        for (const registered of this.registered.values()) registered.removed?.();
-      });
-      this.worker = worker;
-    }
-    return this.worker;
+  private started(): Worker {
+    if (this.worker) return this.worker;
+    const driver = createRequire(import.meta.url).resolve('better-sqlite3');
+    const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, everyMs: EVERY_MS } });
+    // Never what keeps the process alive.
+    worker.unref();
+    worker.on('message', (message: { removed?: number; failed?: number; message?: string }) => {
+      if (message.removed !== undefined) this.registered.get(message.removed)?.removed?.();
+      const failed = message.failed === undefined ? undefined : this.registered.get(message.failed);
+      failed?.onFailure(failed.file, message.message ?? '');
+    });
+    worker.on('error', (error) => {
+      for (const { file, onFailure } of this.registered.values()) onFailure(file, error.message);
+    });
+    worker.on('exit', () => {
+      if (this.worker !== worker) return; // stopped on purpose
+      this.worker = null;
+      // It died: what was being released is released; a new thread takes over the rest.
+      const remaining = [...this.registered].filter(([, registered]) => !registered.removed);
+      for (const [, registered] of this.registered) registered.removed?.();
+      if (remaining.length > 0) {
+        const next = this.started();
+        for (const [id, { file }] of remaining) next.postMessage({ add: { id, file } });
+      }
+    });
+    this.worker = worker;
+    return worker;
   }
 
   private async release(id: number, db: Database.Database): Promise<void> {
@@ -107,15 +117,16 @@ class WalCheckpointer {
     }
     this.registered.delete(id);
     if (db.open) db.pragma('wal_autocheckpoint = 1000');
-    if (this.registered.size === 0 && worker && this.worker === worker) {
+    if (this.registered.size === 0 && this.worker) {
+      const stopping = this.worker;
       this.worker = null;
-      await worker.terminate();
+      await stopping.terminate();
     }
   }
 
-  /** Whether the background thread runs. */
-  get running(): boolean {
-    return this.worker !== null;
+  /** The background thread, when it runs. */
+  get thread(): Worker | null {
+    return this.worker;
   }
 }
 
@@ -130,7 +141,7 @@ export function checkpointInBackground(db: Database.Database, onFailure: Registe
   return checkpointer.register(db, onFailure);
 }
 
-/** Whether the background checkpoint thread is running (tests). */
-export function checkpointThreadRunning(): boolean {
-  return checkpointer.running;
+/** The background checkpoint thread when it runs (tests). */
+export function checkpointThread(): Worker | null {
+  return checkpointer.thread;
 }

@@ -1,26 +1,34 @@
 import fs from 'node:fs';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { StoreUnavailableError } from '../../ports/event-store.js';
-import type { SqliteConnection } from './sqlite-database.js';
+import { guardSqlite, type SqliteConnection } from './sqlite-database.js';
 
 /** Makes every commit made so far on a connection durable. */
-export type SyncLog = () => Promise<void>;
+export interface LogSyncer {
+  sync(): Promise<void>;
+  /** Releases what the syncer holds (its file descriptor). */
+  close(): void;
+}
 
 /**
  * `fdatasync` of the connection's WAL file, on libuv's thread pool: the event loop goes on
  * meanwhile. A connection that commits with `synchronous = NORMAL` writes a commit's frames to
  * the WAL without syncing them; syncing the file afterwards makes every frame written before it
- * durable, as `synchronous = FULL` would have at the commit. An in-memory database has nothing
- * to sync.
+ * durable, as `synchronous = FULL` would have at the commit. The file is opened once, when the
+ * syncer is made (the stores have written their schema by then, so the WAL exists). An
+ * in-memory database has nothing to sync.
  */
-export function walSync(db: SqliteConnection): SyncLog {
-  if (db.memory) return async () => {};
-  let fd: number | null = null;
-  return () =>
-    new Promise<void>((resolve, reject) => {
-      // Opened at the first sync: the WAL file exists once the connection has written.
-      fd ??= fs.openSync(`${db.name}-wal`, 'r');
-      fs.fdatasync(fd, (error) => (error ? reject(error) : resolve()));
-    });
+export function walSyncer(db: SqliteConnection): LogSyncer {
+  if (db.memory) return { sync: async () => {}, close: () => {} };
+  const fd = fs.openSync(`${db.name}-wal`, fs.constants.O_RDWR | fs.constants.O_CREAT);
+  let closed = false;
+  return {
+    sync: () => new Promise<void>((resolve, reject) => fs.fdatasync(fd, (error) => (error ? reject(error) : resolve()))),
+    close: () => {
+      if (!closed) fs.closeSync(fd);
+      closed = true;
+    },
+  };
 }
 
 /**
@@ -35,7 +43,7 @@ export class SharedSyncs {
   private failed: StoreUnavailableError | null = null;
 
   constructor(
-    private readonly sync: SyncLog,
+    private readonly syncer: LogSyncer,
     /** What is synced, for the error message ("the event log"). */
     private readonly what: string,
   ) {}
@@ -49,15 +57,22 @@ export class SharedSyncs {
   afterCommit(): Promise<void> {
     return new Promise((resolve, reject) => {
       this.waiting.push({ resolve, reject });
-      this.running ??= this.syncWhileWaiting().finally(() => {
-        this.running = null;
-      });
+      if (!this.running) this.run();
     });
   }
 
-  /** Resolves when no sync is running (before the connection closes). */
-  async idle(): Promise<void> {
-    await this.running;
+  /** Waits for the syncs under way, then releases the syncer (before the connection closes). */
+  async close(): Promise<void> {
+    while (this.running) await this.running;
+    this.syncer.close();
+  }
+
+  private run(): void {
+    this.running = this.syncWhileWaiting().finally(() => {
+      this.running = null;
+      // A commit that asked between the loop's end and this line.
+      if (this.waiting.length > 0) this.run();
+    });
   }
 
   private async syncWhileWaiting(): Promise<void> {
@@ -65,7 +80,7 @@ export class SharedSyncs {
       const waiting = this.waiting.splice(0);
       try {
         if (this.failed) throw this.failed;
-        await this.sync();
+        await this.syncer.sync();
       } catch (error) {
         this.failed ??= new StoreUnavailableError(`The disk failed to sync ${this.what}; restart the service`, { cause: error });
         for (const commit of waiting) commit.reject(this.failed);
@@ -74,4 +89,19 @@ export class SharedSyncs {
       for (const commit of waiting) commit.resolve();
     }
   }
+}
+
+/**
+ * Copies the whole WAL into the database and empties the WAL file (after an erasure: no older
+ * page image may linger in it). SQLite does not wait for a checkpoint already running (the
+ * background thread's, src/adapters/sqlite/wal-checkpointer.ts): it answers busy without
+ * throwing. Such a checkpoint takes milliseconds, so this tries again for up to 2 s, then fails.
+ */
+export async function truncateWal(db: SqliteConnection): Promise<void> {
+  for (let attempt = 0; attempt < 100; attempt += 1) {
+    const [result] = guardSqlite(() => db.pragma('wal_checkpoint(TRUNCATE)')) as { busy: number }[];
+    if (result?.busy === 0) return;
+    await sleep(20);
+  }
+  throw new StoreUnavailableError(`Another connection kept ${db.name}'s WAL busy; it could not be emptied`);
 }

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import { openSqlite } from '../../../src/adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../../../src/adapters/sqlite/sqlite-event-store.js';
-import type { SyncLog } from '../../../src/adapters/sqlite/wal-sync.js';
+import type { LogSyncer } from '../../../src/adapters/sqlite/wal-sync.js';
 import { type NewEvent, StoreUnavailableError } from '../../../src/ports/event-store.js';
 import { recordedSqlite } from '../../support/recorded-sqlite.js';
 import { tempDataDir } from '../../support/test-service.js';
@@ -20,8 +20,8 @@ const event = (): NewEvent => ({
 /** A sync the test finishes by hand: `calls` started so far, `finish(i)` / `fail(i)` ends the i-th. */
 function heldSync() {
   const calls: { resolve(): void; reject(error: Error): void }[] = [];
-  const syncLog: SyncLog = () => new Promise((resolve, reject) => calls.push({ resolve, reject }));
-  return { syncLog, calls, finish: (index: number) => calls[index]!.resolve(), fail: (index: number, error: Error) => calls[index]!.reject(error) };
+  const syncer: LogSyncer = { sync: () => new Promise((resolve, reject) => calls.push({ resolve, reject })), close: () => {} };
+  return { syncer, calls, finish: (index: number) => calls[index]!.resolve(), fail: (index: number, error: Error) => calls[index]!.reject(error) };
 }
 
 /** Whether `promise` has settled, after the event loop has had a turn to settle it. */
@@ -50,7 +50,7 @@ describe('SQLite event store: an append is durable before it is acknowledged or 
 
   it('answers an append once the sync after its commit is done, not before', async () => {
     const sync = heldSync();
-    const store = new SqliteEventStore(sqlite.db, { syncLog: sync.syncLog });
+    const store = new SqliteEventStore(sqlite.db, { syncer: sync.syncer });
     const appending = store.append('s', [event()], 'no_stream');
     expect(await settled(appending), 'answered before the sync').to.equal(false);
     expect(sync.calls).to.have.length(1);
@@ -61,7 +61,7 @@ describe('SQLite event store: an append is durable before it is acknowledged or 
 
   it('commits made while a sync runs share the next one', async () => {
     const sync = heldSync();
-    const store = new SqliteEventStore(sqlite.db, { syncLog: sync.syncLog });
+    const store = new SqliteEventStore(sqlite.db, { syncer: sync.syncer });
     const first = store.append('first', [event()], 'no_stream');
     await settled(first);
     const later = Array.from({ length: 20 }, (_, index) => store.append(`later-${index}`, [event()], 'no_stream'));
@@ -77,7 +77,7 @@ describe('SQLite event store: an append is durable before it is acknowledged or 
 
   it('followers see an event only once it is synced, and are told then', async () => {
     const sync = heldSync();
-    const store = new SqliteEventStore(sqlite.db, { syncLog: sync.syncLog });
+    const store = new SqliteEventStore(sqlite.db, { syncer: sync.syncer });
     let told = 0;
     store.watch(() => (told += 1));
     const appending = store.append('s', [event()], 'no_stream');
@@ -93,7 +93,7 @@ describe('SQLite event store: an append is durable before it is acknowledged or 
 
   it('a failed sync fails its appends (store unavailable) and every append after it: what the disk holds is unknown', async () => {
     const sync = heldSync();
-    const store = new SqliteEventStore(sqlite.db, { syncLog: sync.syncLog });
+    const store = new SqliteEventStore(sqlite.db, { syncer: sync.syncer });
     const appending = store.append('s', [event()], 'no_stream');
     await settled(appending);
     sync.fail(0, Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' }));
@@ -105,13 +105,21 @@ describe('SQLite event store: an append is durable before it is acknowledged or 
     expect(await store.headPosition(), 'nothing written after the failure').to.equal(1n);
   });
 
-  it('events already in the file when it is opened are followed at once', async () => {
+  it('events another process wrote (or a run that crashed before its sync) are followed once a sync of this process has made them durable', async () => {
     await new SqliteEventStore(sqlite.db).append('before', [event(), event()], 'no_stream');
     const sync = heldSync();
-    const reopened = new SqliteEventStore(sqlite.db, { syncLog: sync.syncLog });
-    const page = await reopened.readPage({ after: null, limit: 10, types: ['Something'] });
-    expect(page.events).to.have.length(2);
-    expect(sync.calls).to.have.length(0);
+    const reopened = new SqliteEventStore(sqlite.db, { syncer: sync.syncer });
+    let told = 0;
+    reopened.watch(() => (told += 1));
+    expect((await reopened.readPage({ after: null, limit: 10, types: ['Something'] })).events).to.have.length(0);
+    expect(sync.calls, 'the page started a sync for them').to.have.length(1);
+    // Another follower's page meanwhile does not start a second one.
+    await reopened.readPage({ after: null, limit: 10, types: ['Something'] });
+    expect(sync.calls).to.have.length(1);
+    sync.finish(0);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(told).to.equal(1);
+    expect((await reopened.readPage({ after: null, limit: 10, types: ['Something'] })).events).to.have.length(2);
   });
 
   it('the real sync (fdatasync of the WAL file) acknowledges appends, and they are in the file for the next process', async () => {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import { expect } from 'chai';
 import type { SqliteConnection } from '../../../src/adapters/sqlite/sqlite-database.js';
 import { SqliteKeyStore } from '../../../src/adapters/sqlite/sqlite-key-store.js';
-import type { SyncLog } from '../../../src/adapters/sqlite/wal-sync.js';
+import type { LogSyncer } from '../../../src/adapters/sqlite/wal-sync.js';
 import { StoreUnavailableError } from '../../../src/ports/event-store.js';
 import { openKeyConnection } from '../../../src/backends/embedded.js';
 import { tempDataDir } from '../../support/test-service.js';
@@ -105,15 +105,15 @@ describe('SqliteKeyStore: new keys made together', () => {
   /** A sync the test finishes by hand. */
   function heldSync() {
     const calls: { resolve(): void; reject(error: Error): void }[] = [];
-    const syncLog: SyncLog = () => new Promise((resolve, reject) => calls.push({ resolve, reject }));
-    return { syncLog, calls };
+    const syncer: LogSyncer = { sync: () => new Promise((resolve, reject) => calls.push({ resolve, reject })), close: () => {} };
+    return { syncer, calls };
   }
 
   const turn = () => new Promise((resolve) => setImmediate(resolve));
 
   it('hands out a new key only once the sync after its commit is done; a second caller for it waits too', async () => {
     const sync = heldSync();
-    const store = new SqliteKeyStore(connect(), sync.syncLog);
+    const store = new SqliteKeyStore(connect(), sync.syncer);
     let first: unknown = null;
     const asking = store.keyFor('user:ann').then((key) => (first = key));
     await turn();
@@ -134,7 +134,7 @@ describe('SqliteKeyStore: new keys made together', () => {
 
   it('a failed sync fails the keys of its group and every new key after it (store unavailable)', async () => {
     const sync = heldSync();
-    const store = new SqliteKeyStore(connect(), sync.syncLog);
+    const store = new SqliteKeyStore(connect(), sync.syncer);
     const asking = store.keyFor('user:ann').catch((error: unknown) => error);
     await turn();
     await turn();

@@ -2,7 +2,9 @@ import { expect } from 'chai';
 import fs from 'node:fs';
 import path from 'node:path';
 import { openSqlite, type SqliteConnection } from '../../../src/adapters/sqlite/sqlite-database.js';
-import { checkpointInBackground, checkpointThreadRunning } from '../../../src/adapters/sqlite/wal-checkpointer.js';
+import { checkpointInBackground, checkpointThread } from '../../../src/adapters/sqlite/wal-checkpointer.js';
+import { truncateWal } from '../../../src/adapters/sqlite/wal-sync.js';
+import { StoreUnavailableError } from '../../../src/ports/event-store.js';
 import { tempDataDir } from '../../support/test-service.js';
 
 /** Polls `check` until it holds (bounded): the thread works on its own schedule. */
@@ -57,15 +59,73 @@ describe('WAL checkpoints on a background thread', () => {
     const second = open();
     const stopFirst = checkpointInBackground(first.db);
     const stopSecond = checkpointInBackground(second.db);
-    expect(checkpointThreadRunning()).to.equal(true);
+    expect(checkpointThread()).to.not.equal(null);
     await stopFirst();
     expect(first.db.pragma('wal_autocheckpoint', { simple: true })).to.equal(1000);
-    expect(checkpointThreadRunning(), 'the other connection still uses it').to.equal(true);
+    expect(checkpointThread(), 'the other connection still uses it').to.not.equal(null);
     await stopSecond();
-    expect(checkpointThreadRunning()).to.equal(false);
+    expect(checkpointThread()).to.equal(null);
     // The last connection's close checkpoints and removes the WAL, as without the thread.
     first.db.close();
     second.db.close();
     expect(fs.existsSync(`${first.file}-wal`)).to.equal(false);
+  });
+
+  it('a thread that dies is replaced, and the new one checkpoints every registered file', async () => {
+    const { db, file } = open();
+    const stop = checkpointInBackground(db);
+    const first = checkpointThread()!;
+    await first.terminate();
+    const second = checkpointThread();
+    expect(second).to.not.equal(null);
+    expect(second).to.not.equal(first);
+    const before = fs.statSync(file).size;
+    fill(db, 100);
+    await eventually(() => fs.statSync(file).size > before + 100 * 4_000, 'the new thread checkpointed the WAL');
+    await stop();
+    expect(checkpointThread()).to.equal(null);
+    db.close();
+  });
+});
+
+/**
+ * After an erasure the WAL is emptied (no older page image may stay in it). SQLite answers
+ * `busy` without throwing when the background thread's checkpoint is running at that moment.
+ */
+describe('truncateWal: emptying the WAL after an erasure', () => {
+  /** A connection whose TRUNCATE checkpoint answers busy `busyTimes` times, then succeeds. */
+  function connection(busyTimes: number) {
+    const calls: string[] = [];
+    const db = {
+      name: 'fake.db',
+      pragma: (source: string) => {
+        calls.push(source);
+        return [{ busy: calls.length <= busyTimes ? 1 : 0, log: 0, checkpointed: 0 }];
+      },
+    } as unknown as SqliteConnection;
+    return { db, calls };
+  }
+
+  it('tries again while another checkpoint holds the WAL, until it is emptied', async () => {
+    const { db, calls } = connection(3);
+    await truncateWal(db);
+    expect(calls).to.deep.equal(Array(4).fill('wal_checkpoint(TRUNCATE)'));
+  });
+
+  it('fails (store unavailable) when the WAL stays busy, so the erasure reports it', async () => {
+    const { db } = connection(Number.POSITIVE_INFINITY);
+    const error = await truncateWal(db).catch((failure: unknown) => failure);
+    expect(error).to.be.instanceOf(StoreUnavailableError);
+  });
+
+  it('empties a real WAL', async () => {
+    const dir = tempDataDir();
+    const db = openSqlite(dir);
+    fill(db, 20);
+    expect(fs.statSync(path.join(dir, 'referrals.db-wal')).size).to.be.greaterThan(0);
+    await truncateWal(db);
+    expect(fs.statSync(path.join(dir, 'referrals.db-wal')).size).to.equal(0);
+    db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 });
