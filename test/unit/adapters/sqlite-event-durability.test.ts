@@ -3,9 +3,9 @@ import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import { openSqlite } from '../../../src/adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../../../src/adapters/sqlite/sqlite-event-store.js';
-import type { LogSyncer } from '../../../src/adapters/sqlite/wal-sync.js';
 import { type NewEvent, StoreUnavailableError } from '../../../src/ports/event-store.js';
 import { recordedSqlite } from '../../support/recorded-sqlite.js';
+import { heldSync } from '../../support/held-sync.js';
 import { tempDataDir } from '../../support/test-service.js';
 
 const NORMAL = 1;
@@ -16,13 +16,6 @@ const event = (): NewEvent => ({
   data: {},
   metadata: { correlation_id: 'c', causation_id: 'c', actor: 'test', schema_version: 1 },
 });
-
-/** A sync the test finishes by hand: `calls` started so far, `finish(i)` / `fail(i)` ends the i-th. */
-function heldSync() {
-  const calls: { resolve(): void; reject(error: Error): void }[] = [];
-  const syncer: LogSyncer = { sync: () => new Promise((resolve, reject) => calls.push({ resolve, reject })), close: () => {} };
-  return { syncer, calls, finish: (index: number) => calls[index]!.resolve(), fail: (index: number, error: Error) => calls[index]!.reject(error) };
-}
 
 /** Whether `promise` has settled, after the event loop has had a turn to settle it. */
 async function settled(promise: Promise<unknown>): Promise<boolean> {

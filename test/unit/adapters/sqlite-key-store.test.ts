@@ -2,9 +2,9 @@ import fs from 'node:fs';
 import { expect } from 'chai';
 import type { SqliteConnection } from '../../../src/adapters/sqlite/sqlite-database.js';
 import { SqliteKeyStore } from '../../../src/adapters/sqlite/sqlite-key-store.js';
-import type { LogSyncer } from '../../../src/adapters/sqlite/wal-sync.js';
 import { StoreUnavailableError } from '../../../src/ports/event-store.js';
 import { openKeyConnection } from '../../../src/backends/embedded.js';
+import { heldSync } from '../../support/held-sync.js';
 import { tempDataDir } from '../../support/test-service.js';
 
 /**
@@ -101,13 +101,6 @@ describe('SqliteKeyStore: new keys made together', () => {
     expect(await store.existingKey('user:a')).to.equal(null);
     expect((await store.keyFor('user:a')).subject).to.equal('user:a');
   });
-
-  /** A sync the test finishes by hand. */
-  function heldSync() {
-    const calls: { resolve(): void; reject(error: Error): void }[] = [];
-    const syncer: LogSyncer = { sync: () => new Promise((resolve, reject) => calls.push({ resolve, reject })), close: () => {} };
-    return { syncer, calls };
-  }
 
   const turn = () => new Promise((resolve) => setImmediate(resolve));
 
