@@ -4,15 +4,26 @@ import type Database from 'better-sqlite3';
 
 /** How often the background thread checkpoints each registered database. */
 const EVERY_MS = 100;
+/**
+ * WAL frames (pages) beyond which the thread makes the WAL start over. Under steady writes a
+ * PASSIVE checkpoint stays a few hundred frames behind, and SQLite only starts the WAL over
+ * when a writer finds it wholly copied: without this, the file grows for as long as the load
+ * lasts. 4,096 frames of 4 KiB: 16 MiB, which is also the size the file is cut back to when it
+ * starts over (`journal_size_limit`).
+ */
+const RESTART_FRAMES = 4_096;
 
 /**
- * The background thread: a connection of its own to each registered file, and a PASSIVE
- * checkpoint of each every EVERY_MS (it never waits for readers or writers; a checkpoint that
- * meets another one is simply tried again next time). A checkpoint syncs the WAL before copying
- * it into the database and the database after (any `synchronous` level above OFF does; this
- * build's default in WAL mode is NORMAL). A file it cannot open is reported, not fatal. Plain
- * CommonJS evaluated by the worker, so it runs the same from the built service and from the
- * TypeScript tests.
+ * The background thread: a connection of its own to each registered file, and every EVERY_MS a
+ * PASSIVE checkpoint of each, which never waits for readers or writers (one that meets another
+ * checkpoint is tried again next time). When the WAL holds more than RESTART_FRAMES frames, a
+ * RESTART checkpoint follows: it copies the few frames left while holding off writers (the
+ * service's next write waits that long, a few milliseconds, through its busy timeout) and waits
+ * for readers to leave the WAL, so the next write starts the WAL over. Each checkpoint syncs the
+ * WAL before copying it into the database and the database after (any `synchronous` level above
+ * OFF does; this build's default in WAL mode is NORMAL). A file it cannot open is reported, not
+ * fatal. Plain CommonJS evaluated by the worker, so it runs the same from the built service and
+ * from the TypeScript tests.
  */
 const WORKER_SOURCE = `
 const { parentPort, workerData } = require('node:worker_threads');
@@ -21,20 +32,23 @@ const open = new Map();
 parentPort.on('message', (message) => {
   if (message.add) {
     try {
-      open.set(message.add.id, new Database(message.add.file, { fileMustExist: true }));
+      const db = new Database(message.add.file, { fileMustExist: true });
+      db.pragma('busy_timeout = 200');
+      open.set(message.add.id, { db, restartFrames: message.add.restartFrames });
     } catch (error) {
       parentPort.postMessage({ failed: message.add.id, message: String(error.message) });
     }
   } else if (message.remove) {
-    open.get(message.remove)?.close();
+    open.get(message.remove)?.db.close();
     open.delete(message.remove);
     parentPort.postMessage({ removed: message.remove });
   }
 });
 setInterval(() => {
-  for (const [id, db] of open) {
+  for (const [id, { db, restartFrames }] of open) {
     try {
-      db.pragma('wal_checkpoint(PASSIVE)');
+      const [passive] = db.pragma('wal_checkpoint(PASSIVE)');
+      if (passive.log > restartFrames) db.pragma('wal_checkpoint(RESTART)');
     } catch (error) {
       if (!/SQLITE_BUSY|SQLITE_LOCKED/.test(String(error.code))) parentPort.postMessage({ failed: id, message: String(error.message) });
     }
@@ -45,6 +59,7 @@ setInterval(() => {
 /** What the main thread keeps of a registered connection. */
 interface Registered {
   file: string;
+  restartFrames: number;
   onFailure: (file: string, message: string) => void;
   /** Set while it is being released: called when the thread has closed its connection (or is gone). */
   removed?: () => void;
@@ -64,12 +79,13 @@ class WalCheckpointer {
   private readonly registered = new Map<number, Registered>();
   private nextId = 1;
 
-  register(db: Database.Database, onFailure: Registered['onFailure']): () => Promise<void> {
+  register(db: Database.Database, onFailure: Registered['onFailure'], restartFrames: number): () => Promise<void> {
     if (db.memory) return async () => {};
     const id = this.nextId++;
     db.pragma('wal_autocheckpoint = 0');
-    this.registered.set(id, { file: db.name, onFailure });
-    this.started().postMessage({ add: { id, file: db.name } });
+    db.pragma(`journal_size_limit = ${restartFrames * Number(db.pragma('page_size', { simple: true }))}`);
+    this.registered.set(id, { file: db.name, onFailure, restartFrames });
+    this.started().postMessage({ add: { id, file: db.name, restartFrames } });
     let released: Promise<void> | null = null;
     return () => {
       released ??= this.release(id, db);
@@ -99,7 +115,7 @@ class WalCheckpointer {
       for (const [, registered] of this.registered) registered.removed?.();
       if (remaining.length > 0) {
         const next = this.started();
-        for (const [id, { file }] of remaining) next.postMessage({ add: { id, file } });
+        for (const [id, { file, restartFrames }] of remaining) next.postMessage({ add: { id, file, restartFrames } });
       }
     });
     this.worker = worker;
@@ -135,10 +151,15 @@ const checkpointer = new WalCheckpointer();
 /**
  * Checkpoints `db`'s WAL on the process's background thread from now on; the returned function
  * stops that (call it before closing `db`). A checkpoint that fails is reported to `onFailure`
- * and tried again at the next turn.
+ * and tried again at the next turn. `restartFrames`: the WAL size, in pages, beyond which it is
+ * made to start over (tests use small ones).
  */
-export function checkpointInBackground(db: Database.Database, onFailure: Registered['onFailure'] = () => {}): () => Promise<void> {
-  return checkpointer.register(db, onFailure);
+export function checkpointInBackground(
+  db: Database.Database,
+  onFailure: Registered['onFailure'] = () => {},
+  restartFrames = RESTART_FRAMES,
+): () => Promise<void> {
+  return checkpointer.register(db, onFailure, restartFrames);
 }
 
 /** The background checkpoint thread when it runs (tests). */

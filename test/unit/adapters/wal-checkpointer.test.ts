@@ -54,6 +54,32 @@ describe('WAL checkpoints on a background thread', () => {
     db.close();
   });
 
+  it('under writes that never pause, the WAL still starts over: its file stays bounded', async () => {
+    const { db, file } = open();
+    // 256 frames of 4 KiB: the WAL starts over (and is cut back to 1 MiB) past 1 MiB.
+    const stop = checkpointInBackground(db, () => {}, 256);
+    try {
+      db.exec('CREATE TABLE IF NOT EXISTS filler (id INTEGER PRIMARY KEY, blob TEXT)');
+      const insert = db.prepare('INSERT INTO filler (blob) VALUES (?)');
+      const write = db.transaction(() => {
+        for (let row = 0; row < 10; row += 1) insert.run('x'.repeat(4_000));
+      });
+      let largest = 0;
+      // About 60 MiB in transactions of 40 KB, one a millisecond for about 2 s: faster than
+      // the service writes under load, and never a pause long enough for a PASSIVE checkpoint.
+      for (let transaction = 0; transaction < 1_500; transaction += 1) {
+        write();
+        largest = Math.max(largest, fs.statSync(`${file}-wal`).size);
+        await new Promise((resolve) => setTimeout(resolve, 1));
+      }
+      expect(fs.statSync(file).size, 'the database received pages all along').to.be.greaterThan(15 * 1_024 * 1_024);
+      expect(largest, 'the largest the WAL file grew').to.be.lessThan(16 * 1_024 * 1_024);
+    } finally {
+      await stop();
+      db.close();
+    }
+  });
+
   it('releasing hands the checkpoints back to the connection; the thread stops with the last release', async () => {
     const first = open();
     const second = open();
