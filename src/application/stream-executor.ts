@@ -317,6 +317,8 @@ export class StreamExecutor {
             wrote: decision.events.length > 0,
           });
         } catch (error) {
+          // A conflict met while preparing concerns the stream: the whole attempt starts again.
+          if (isConflict(error)) throw error;
           outcomes.push({ ok: false, error });
         }
       }

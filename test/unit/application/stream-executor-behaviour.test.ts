@@ -185,6 +185,21 @@ describe('StreamExecutor (in memory): conflicts, snapshots, the state cache', ()
       await app.stop();
     });
 
+    it('a conflict met while preparing starts the attempt again, as one met by the append', async () => {
+      const app = await applicationSpec();
+      await app.given({ [ann]: wallet('ann', 10) });
+      let prepared = 0;
+      const executed = await app.executor.execute(ann, userEvolver, withdraw(1), context, {
+        prepare: async () => {
+          prepared += 1;
+          if (prepared === 1) throw new WrongExpectedRevisionError('code-X', 'no_stream', 0);
+        },
+      });
+      expect(prepared).to.equal(2);
+      expect(executed.result.credits_available_at_end).to.equal(9);
+      await app.stop();
+    });
+
     it(`gives up after ${ATTEMPTS} attempts and reports the conflict; nothing is appended`, async () => {
       const faulty = { counts: { appends: 0 } };
       const app = await applicationSpec({
