@@ -76,8 +76,8 @@ export class SqliteEventStore implements EventStore {
   private readonly syncs: SharedSyncs;
   /**
    * Durable: every position up to it was in the file before a sync of the WAL that has
-   * completed started (whoever wrote it: this process or another on the same file). `syncing`:
-   * the head a sync under way will make durable.
+   * completed started (whoever wrote it: this process or another on the same file).
+   * `syncingThrough`: the head a sync under way will make durable.
    */
   private durableThrough = 0;
   private syncingThrough = 0;
@@ -102,7 +102,7 @@ export class SqliteEventStore implements EventStore {
    * (group commit). Each append runs in its own savepoint, so a conflict or a repeat concerns
    * that append alone, exactly as if they ran one by one. The commit does not wait for the disk:
    * its appends are answered once a sync of the WAL that started after it is done, and commits
-   * made while a sync runs share the next one (`durable`). Followers see the events only then
+   * made while a sync runs share the next one (`syncThrough`). Followers see the events only then
    * (`readPage`), so no read model, reaction or webhook acts on an event a power cut could take
    * back.
    */
@@ -121,7 +121,7 @@ export class SqliteEventStore implements EventStore {
       for (const append of group) append.reject(failure);
       return;
     }
-    let outcomes: ({ ok: true; result: AppendResult; wrote: boolean } | { ok: false; error: unknown })[];
+    let outcomes: ({ ok: true; result: AppendResult } | { ok: false; error: unknown })[];
     try {
       outcomes = writeTransaction(this.db, () =>
         group.map((append) => {
@@ -175,12 +175,12 @@ export class SqliteEventStore implements EventStore {
    * One event needs no savepoint: a failed INSERT undoes itself (SQLite rolls back the statement,
    * not the group). Several run in a savepoint, so a failure part-way leaves none of them.
    */
-  private appendOne(stream: string, events: NewEvent[], expected: ExpectedRevision): { result: AppendResult; wrote: boolean } {
+  private appendOne(stream: string, events: NewEvent[], expected: ExpectedRevision): { result: AppendResult } {
     const current = expected === 'no_stream' ? -1 : (this.statements.currentRevision.get(stream)?.revision ?? -1);
     if (!revisionMatches(expected, current)) return this.repeatOrConflict(stream, events, expected);
     try {
       const position = events.length === 1 ? this.insertFrom(stream, events, current) : this.db.transaction(() => this.insertFrom(stream, events, current))();
-      return { result: { nextExpectedRevision: current + events.length, position }, wrote: true };
+      return { result: { nextExpectedRevision: current + events.length, position } };
     } catch (error) {
       if ((error as { code?: unknown }).code !== 'SQLITE_CONSTRAINT_UNIQUE') throw error;
       return this.repeatOrConflict(stream, events, expected);
@@ -207,9 +207,9 @@ export class SqliteEventStore implements EventStore {
   }
 
   /** The append did not fit where it expected: the original result when it repeats written events, else a conflict. */
-  private repeatOrConflict(stream: string, events: NewEvent[], expected: ExpectedRevision): { result: AppendResult; wrote: boolean } {
+  private repeatOrConflict(stream: string, events: NewEvent[], expected: ExpectedRevision): { result: AppendResult } {
     const repeated = this.findRepeat(stream, events, expected);
-    if (repeated) return { result: repeated, wrote: false };
+    if (repeated) return { result: repeated };
     throw new WrongExpectedRevisionError(stream, expected, this.statements.currentRevision.get(stream)?.revision ?? -1);
   }
 
