@@ -385,15 +385,13 @@ describe('StreamExecutor (in memory): conflicts, snapshots, the state cache', ()
     it('an append the store refuses is tried again command by command: only the command that caused it fails', async () => {
       const app = await applicationSpec();
       await app.given({ [ann]: wallet('ann', 10) });
-      const counted = counting(app.store);
-      const executor = executorOn(counted.store, app.readStore);
       // An event its schema refuses: the log does not append it, whoever else is in the batch.
       const malformed = () => ({ events: [event('CreditsWithdrawn', { key: 'coins' } as never)], result: null });
       const [first, second, failing, last] = await Promise.allSettled([
-        executor.execute(ann, userEvolver, withdraw(1), context),
-        executor.execute(ann, userEvolver, withdraw(1), context),
-        executor.execute(ann, userEvolver, malformed, context),
-        executor.execute(ann, userEvolver, withdraw(1), context),
+        app.executor.execute(ann, userEvolver, withdraw(1), context),
+        app.executor.execute(ann, userEvolver, withdraw(1), context),
+        app.executor.execute(ann, userEvolver, malformed, context),
+        app.executor.execute(ann, userEvolver, withdraw(1), context),
       ]);
       expect([first, second, last].map((answer) => answer.status === 'fulfilled' && answer.value.result.credits_available_at_end)).to.deep.equal([9, 8, 7]);
       expect(failing.status).to.equal('rejected');
