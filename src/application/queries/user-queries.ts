@@ -8,6 +8,7 @@ import type { Clock } from '../../ports/clock.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
 import { referralLink } from '../../domain/codes/referral-code.js';
+import { deepFreeze } from '../deep-freeze.js';
 import { CatalogQueries } from './catalog-queries.js';
 import { programRewardKeys } from './reward-views.js';
 import type { UserOut } from '../../http/schemas/users.js';
@@ -20,6 +21,9 @@ import { EXPIRED_PER_KIND, grantedView, userView } from './user-view.js';
  */
 @injectable()
 export class UserQueries {
+  /** Views asked for whose read has not started yet, by user. */
+  private readonly viewsNotStarted = new Map<string, Promise<UserOut | null>>();
+
   constructor(
     @inject(CatalogQueries) private readonly catalog: CatalogQueries,
     @inject(TOKENS.ReadStore) private readonly readStore: ReadStore,
@@ -31,8 +35,29 @@ export class UserQueries {
     return (await this.catalog.user(appUserId))?.exists === true;
   }
 
-  /** The seed's User as `GET /users/{id}` and every command response show it; null when unknown. */
-  async userView(appUserId: string): Promise<UserOut | null> {
+  /**
+   * The seed's User as `GET /users/{id}` and every command response show it; null when unknown.
+   *
+   * Calls for one user made before a read of it starts share that read, which starts on the next
+   * microtask: the requests a batch of writes answers are released together, so a hot user's
+   * simultaneous answers (withdrawals from many devices) cost one view, not one each. Each caller
+   * still gets a view read after its call, so a caller that waited for its write to reach the read
+   * models (read-your-writes) sees it. The shared view is frozen: callers build their answers
+   * around it, never change it.
+   */
+  userView(appUserId: string): Promise<UserOut | null> {
+    let view = this.viewsNotStarted.get(appUserId);
+    if (!view) {
+      view = Promise.resolve().then(() => {
+        this.viewsNotStarted.delete(appUserId);
+        return this.readView(appUserId);
+      });
+      this.viewsNotStarted.set(appUserId, view);
+    }
+    return view;
+  }
+
+  private async readView(appUserId: string): Promise<UserOut | null> {
     const user = await this.catalog.user(appUserId);
     if (!user?.exists) return null;
     const [live, expired, program] = await Promise.all([
@@ -42,13 +67,15 @@ export class UserQueries {
     ]);
     const keys = [...live, ...expired].map((entry) => entry.reward_key);
     const rewards = await this.catalog.rewards(program ? [...keys, ...programRewardKeys(program)] : keys);
-    return userView(user, live, expired, {
-      now: this.clock.now(),
-      windowDays: this.config.CLAIM_WINDOW_DAYS,
-      linkBase: this.config.REFERRAL_LINK_BASE,
-      rewards,
-      program,
-    });
+    return deepFreeze(
+      userView(user, live, expired, {
+        now: this.clock.now(),
+        windowDays: this.config.CLAIM_WINDOW_DAYS,
+        linkBase: this.config.REFERRAL_LINK_BASE,
+        rewards,
+        program,
+      }),
+    );
   }
 
   /** `rewards_granted` of a command: the grants it made, as granted (pooled ones with their entry's value). */
