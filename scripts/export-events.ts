@@ -108,7 +108,7 @@ async function main(): Promise<number> {
     const seconds = (Date.now() - started) / 1000;
     const last = result.position === null ? 'nothing read' : `last position read ${result.position} (continue later with --after ${result.position})`;
     process.stderr.write(
-      `Exported ${result.written} events as ${options.format} to ${options.out ?? 'stdout'} in ${seconds.toFixed(1)} s ` +
+      `Exported ${result.written} events as ${options.format} to ${options.out ?? 'stdout'} in ${seconds.toFixed(2)} s ` +
         `(${rate(result.written)} events/s); ${last}.\n`,
     );
     return EXIT.OK;

@@ -50,7 +50,7 @@ async function main(): Promise<number> {
       },
     });
     progress.stop();
-    const seconds = ((Date.now() - started) / 1000).toFixed(1);
+    const seconds = ((Date.now() - started) / 1000).toFixed(2);
     for (const projection of selected) process.stdout.write(`${projection.name}: ${outcome === 'switched' ? 'rebuilt and switched in' : 'interrupted'}\n`);
     process.stdout.write(`replayed in ${seconds} s\n`);
     return EXIT.OK;
