@@ -90,9 +90,9 @@ async function main(): Promise<number> {
     format: 'export |{bar}| {percentage}% | {written} events written | {rate} events/s | position {position} | ETA {eta_formatted}',
     line: ({ written, rate, position }) => `${written} events written | ${rate} events/s | position ${position}`,
   });
-  const started = Date.now();
+  const started = performance.now();
   const rate = (written: number) => {
-    const seconds = (Date.now() - started) / 1000;
+    const seconds = (performance.now() - started) / 1000;
     return seconds > 0 ? Math.round(written / seconds) : 0;
   };
   try {
@@ -105,10 +105,10 @@ async function main(): Promise<number> {
       output.end();
       await once(output, 'finish');
     }
-    const seconds = (Date.now() - started) / 1000;
+    const seconds = (performance.now() - started) / 1000;
     const last = result.position === null ? 'nothing read' : `last position read ${result.position} (continue later with --after ${result.position})`;
     process.stderr.write(
-      `Exported ${result.written} events as ${options.format} to ${options.out ?? 'stdout'} in ${seconds.toFixed(2)} s ` +
+      `Exported ${result.written} events as ${options.format} to ${options.out ?? 'stdout'} in ${seconds.toFixed(3)} s ` +
         `(${rate(result.written)} events/s); ${last}.\n`,
     );
     return EXIT.OK;

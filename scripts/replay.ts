@@ -38,19 +38,19 @@ async function main(): Promise<number> {
     line: ({ events, rate }) => `${events} events | ${rate} events/s`,
   });
   try {
-    const started = Date.now();
+    const started = performance.now();
     let first: bigint | null = null;
     const outcome = await replayProjections(context.log, context.backend.readStore, selected, {
       onProgress: ({ position, head, events }) => {
         first ??= position;
         const span = head !== null && first !== null && head > first ? Number(head - first) : 0;
         const done = span > 0 && position !== null && first !== null ? Math.min(100, (100 * Number(position - first)) / span) : 100;
-        const seconds = (Date.now() - started) / 1000;
+        const seconds = (performance.now() - started) / 1000;
         progress.update(Math.round(done), { events, rate: seconds > 0 ? Math.round(events / seconds) : 0 });
       },
     });
     progress.stop();
-    const seconds = ((Date.now() - started) / 1000).toFixed(2);
+    const seconds = ((performance.now() - started) / 1000).toFixed(3);
     for (const projection of selected) process.stdout.write(`${projection.name}: ${outcome === 'switched' ? 'rebuilt and switched in' : 'interrupted'}\n`);
     process.stdout.write(`replayed in ${seconds} s\n`);
     return EXIT.OK;

@@ -39,8 +39,9 @@ export class UserQueries {
    * The seed's User as `GET /users/{id}` and every command response show it; null when unknown.
    *
    * Calls for one user made before a read of it starts share that read, which starts on the next
-   * microtask: the requests a batch of writes answers are released together, so a hot user's
-   * simultaneous answers (withdrawals from many devices) cost one view, not one each. Each caller
+   * microtask. The requests a batch of writes answers are released together and reach this call
+   * in the same microtask round when they took the same path (a batch of withdrawals from many
+   * devices): they cost one view, not one each. A call that arrives later reads again. Each caller
    * still gets a view read after its call, so a caller that waited for its write to reach the read
    * models (read-your-writes) sees it. The shared view is frozen: callers build their answers
    * around it, never change it.
