@@ -34,14 +34,21 @@ export interface FindQuery {
 
 export interface ProjectorBatch {
   projector: string;
+  /**
+   * The version of the projection the stored documents were built by. A batch that continues a
+   * checkpoint (`after` not null) lands only when the stored checkpoint has this version too: a
+   * replay that switched in a read model of another version at the same position is not
+   * continued as if nothing had changed (CheckpointMovedError).
+   */
   version: number;
   changes: DocumentChange[];
   /** Position of the last event the batch reflects: the projector's new checkpoint. */
   position: bigint;
   /**
-   * The checkpoint this batch continues from. If the stored checkpoint is no longer this
-   * (another process projected, or a replay switched the read model), nothing of the commit
-   * lands and CheckpointMovedError is thrown: the projector reloads and folds again.
+   * The checkpoint this batch continues from. If the stored checkpoint is no longer this, or
+   * no longer of `version` (another process projected, or a replay switched the read model),
+   * nothing of the commit lands and CheckpointMovedError is thrown: the projector reloads and
+   * folds again.
    */
   after: bigint | null;
 }

@@ -252,6 +252,21 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
         expect((await store.checkpoint(names[2]!)).position).to.equal(7n);
       });
 
+      it('refuses a batch that continues the position of a checkpoint of another version (a replay switched a read model in), and lands nothing', async function () {
+        const rebuilt = `${people}__rebuild`;
+        await store.commitBatches([batch(projector, null, 8n, [put(people, 'a', { n: 1 })])]);
+        // A replay of version 2 reached the same position and was switched in.
+        await store.commitBatches([batch(`replay:${projector}`, null, 8n, [put(rebuilt, 'a', { n: 1, shape: 2 })], 2)]);
+        await store.swapIn(projector, `replay:${projector}`, 2, [[people, rebuilt]]);
+        const error = await rejects(() => store.commitBatches([batch(projector, 8n, 9n, [put(people, 'a', { n: 2 })])]));
+        expect(error).to.be.instanceOf(CheckpointMovedError);
+        expect(await store.get(people, 'a')).to.deep.equal({ n: 1, shape: 2 });
+        expect(await store.checkpoint(projector)).to.deep.equal({ projector, position: 8n, version: 2 });
+        // Continuing with the stored version lands.
+        await store.commitBatches([batch(projector, 8n, 9n, [put(people, 'a', { n: 2, shape: 2 })], 2)]);
+        expect(await store.checkpoint(projector)).to.deep.equal({ projector, position: 9n, version: 2 });
+      });
+
       it('committing the same batch twice (a replay after a crash) is refused the second time', async function () {
         const first = batch(projector, null, 8n, [put(people, 'a', { n: 1 }), put(people, 'b', { n: 2 })]);
         await store.commitBatches([first]);

@@ -98,6 +98,27 @@ describe('npm run replay', function () {
     }
   });
 
+  it('a rebuild interrupted under one version of a projection starts over under the next version instead of continuing it', async () => {
+    const svc = await startTestService();
+    try {
+      await someTraffic(svc);
+      await settled(svc);
+      const readStore = svc.service.container.resolve<ReadStore>(TOKENS.ReadStore);
+      const log = svc.service.container.resolve(EventLog);
+      const users = allProjections.find((projection) => projection.name === 'users')!;
+      expect(await replayProjections(log, readStore, [users], { pageSize: 10, maxPages: 3 })).to.equal('interrupted');
+      expect((await readStore.checkpoint('replay:users')).version).to.equal(users.version);
+      const next = { ...users, version: users.version + 1 };
+      const positions: (bigint | null)[] = [];
+      expect(await replayProjections(log, readStore, [next], { pageSize: 10, onProgress: ({ position }) => positions.push(position) })).to.equal('switched');
+      // From the first page of the log, not from where the other version stopped.
+      expect(positions[0]! <= 10n).to.equal(true);
+      expect((await readStore.checkpoint('users')).version).to.equal(users.version + 1);
+    } finally {
+      await svc.stop();
+    }
+  });
+
   it('the service tells which read models need a replay after a projection version change', async () => {
     const first = await startTestService();
     await createUser(first, 'versioned');

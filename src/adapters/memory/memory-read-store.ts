@@ -117,7 +117,8 @@ export class MemoryReadStore implements ReadStore {
     const checkpoints = new Map(this.checkpoints);
     const writes: { collection: string; id: string; json: string | null }[] = [];
     for (const { projector, version, changes, position, after } of batches) {
-      if ((checkpoints.get(projector)?.position ?? null) !== after) throw new CheckpointMovedError(projector);
+      const stored = checkpoints.get(projector);
+      if ((stored?.position ?? null) !== after || (after !== null && stored?.version !== version)) throw new CheckpointMovedError(projector);
       for (const change of changes) {
         checkName(COLLECTION, 'collection', change.collection);
         writes.push({ collection: change.collection, id: change.id, json: change.op === 'put' ? JSON.stringify(change.doc) : null });

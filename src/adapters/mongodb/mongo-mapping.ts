@@ -136,13 +136,13 @@ export function guardedWrite(change: DocumentChange, position: bigint): AnyBulkW
 }
 
 /**
- * The checkpoint moves only from `after` (the checkpoint the batch continues from) to
- * `position`: compare-and-set. When it is elsewhere the filter misses and the upsert's insert
+ * The checkpoint moves only from `after` (the checkpoint the batch continues from, of the batch's
+ * version) to `position`: compare-and-set. When it is elsewhere the filter misses and the upsert's insert
  * collides on `_id` — the checkpoint moved under this projector.
  */
 export function checkpointWrite(projector: string, after: bigint | null, position: bigint, version: number) {
   return {
-    filter: { _id: projector, position: after === null ? null : formatPosition(after) } as Filter<StoredCheckpoint>,
+    filter: (after === null ? { _id: projector, position: null } : { _id: projector, position: formatPosition(after), version }) as Filter<StoredCheckpoint>,
     update: { $set: { position: formatPosition(position), version } },
   };
 }
@@ -150,16 +150,19 @@ export function checkpointWrite(projector: string, after: bigint | null, positio
 /**
  * Checks a commit's batches against the stored checkpoints, following chains (a second batch of
  * the same projector continues from the first). Returns the projector whose batch does not
- * continue from where its checkpoint stands, or null when all do.
+ * continue from where its checkpoint stands (position, and version when it has one), or null
+ * when all do.
  */
 export function firstMovedProjector(
-  batches: { projector: string; after: bigint | null; position: bigint }[],
-  stored: Map<string, bigint | null>,
+  batches: { projector: string; after: bigint | null; position: bigint; version: number }[],
+  stored: Map<string, { position: bigint | null; version: number }>,
 ): string | null {
   const current = new Map(stored);
   for (const batch of batches) {
-    if ((current.get(batch.projector) ?? null) !== batch.after) return batch.projector;
-    current.set(batch.projector, batch.position);
+    const checkpoint = current.get(batch.projector);
+    if ((checkpoint?.position ?? null) !== batch.after) return batch.projector;
+    if (batch.after !== null && checkpoint?.version !== batch.version) return batch.projector;
+    current.set(batch.projector, { position: batch.position, version: batch.version });
   }
   return null;
 }

@@ -195,7 +195,7 @@ export class MongoReadStore implements ReadStore {
   private async verifyCheckpoints(batches: ProjectorBatch[], session: ClientSession | null): Promise<void> {
     const projectors = [...new Set(batches.map((batch) => batch.projector))];
     const found = await this.checkpoints.find({ _id: { $in: projectors } }, session ? { session } : {}).toArray();
-    const stored = new Map(found.map((checkpoint) => [checkpoint._id, parsePosition(checkpoint.position)] as const));
+    const stored = new Map(found.map((checkpoint) => [checkpoint._id, { position: parsePosition(checkpoint.position), version: checkpoint.version }] as const));
     const moved = firstMovedProjector(batches, stored);
     if (moved !== null) throw new CheckpointMovedError(moved);
   }

@@ -255,7 +255,7 @@ export class SqliteReadStore implements ReadStore {
 
   /**
    * Moves each batch's checkpoint from `after` to `position`, or throws CheckpointMovedError (the
-   * whole commit then rolls back) when one no longer stands at `after`. The projections of one
+   * whole commit then rolls back) when one no longer stands at `after` with the batch's version. The projections of one
    * runner move alike page after page, so they move in one compare-and-set UPDATE, not a read
    * and a write each: 16 read models made 32 statements per page.
    */
@@ -277,9 +277,9 @@ export class SqliteReadStore implements ReadStore {
       const { after, position, version } = group[0]!;
       const projectors = group.map((batch) => batch.projector);
       const update = this.cache.get<unknown[], string>(
-        `UPDATE checkpoints SET position = ?, version = ? WHERE position = ? AND projector IN (${projectors.map(() => '?').join(', ')}) RETURNING projector`,
+        `UPDATE checkpoints SET position = ? WHERE position = ? AND version = ? AND projector IN (${projectors.map(() => '?').join(', ')}) RETURNING projector`,
       );
-      const advanced = new Set(update.pluck(true).all(position, version, after, ...projectors));
+      const advanced = new Set(update.pluck(true).all(position, after, version, ...projectors));
       const stale = projectors.find((projector) => !advanced.has(projector));
       if (stale !== undefined) throw new CheckpointMovedError(stale);
     }

@@ -12,16 +12,9 @@ export interface FoldedBatch {
 
 /**
  * Folds the events after `checkpoint` into a projection's documents, loading each touched
- * document once. `stored` maps a collection to where its documents live (a replay writes to
- * rebuilt collections). Stops at the first event `evolve` cannot apply.
+ * document once. Stops at the first event `evolve` cannot apply.
  */
-export async function foldBatch(
-  readStore: ReadStore,
-  projection: Projection,
-  events: LoggedEvent[],
-  checkpoint: bigint | null,
-  stored: (collection: string) => string = (collection) => collection,
-): Promise<FoldedBatch> {
+export async function foldBatch(readStore: ReadStore, projection: Projection, events: LoggedEvent[], checkpoint: bigint | null): Promise<FoldedBatch> {
   const handled = new Set<string>(projection.eventTypes);
   const docs = new Map<string, { ref: DocumentRef; doc: Doc | null }>();
   let position: bigint | null = null;
@@ -33,10 +26,9 @@ export async function foldBatch(
         // An event lands in all its documents or, if evolve throws, in none.
         const updates: [string, { ref: DocumentRef; doc: Doc | null }][] = [];
         for (const ref of projection.targets(event)) {
-          const target = { collection: stored(ref.collection), id: ref.id };
-          const key = `${target.collection}\u0000${target.id}`;
-          const current = docs.has(key) ? docs.get(key)!.doc : await readStore.get<Doc>(target.collection, target.id);
-          updates.push([key, { ref: target, doc: projection.evolve(ref, current, event) }]);
+          const key = `${ref.collection}\u0000${ref.id}`;
+          const current = docs.has(key) ? docs.get(key)!.doc : await readStore.get<Doc>(ref.collection, ref.id);
+          updates.push([key, { ref, doc: projection.evolve(ref, current, event) }]);
         }
         for (const [key, update] of updates) docs.set(key, update);
       } catch (error) {

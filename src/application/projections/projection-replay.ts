@@ -230,7 +230,9 @@ export async function replayProjections(
     // The live collections' indexes (they serve the rebuilt documents once swapped in; the
     // rebuild itself reads documents by id only, so it writes without index upkeep).
     for (const collection of projection.collections) await readStore.ensureIndexes(collection.name, collection.indexes);
-    const checkpoint = (await readStore.checkpoint(replayCheckpoint(projection.name))).position;
+    const stored = await readStore.checkpoint(replayCheckpoint(projection.name));
+    // A rebuild begun by another version of the projection is of no use to this one: start over.
+    const checkpoint = stored.version === projection.version ? stored.position : null;
     if (checkpoint === null)
       await readStore.reset(
         replayCheckpoint(projection.name),

@@ -130,30 +130,25 @@ describe('MongoDB read store mapping', function () {
       });
     });
 
-    it('the checkpoint moves only from the position the batch continues from (compare-and-set)', function () {
+    it('the checkpoint moves only from the position and version the batch continues from (compare-and-set)', function () {
       expect(checkpointWrite('users', 42n, 99n, 2)).to.deep.equal({
-        filter: { _id: 'users', position: '00000000000000000042' },
+        filter: { _id: 'users', position: '00000000000000000042', version: 2 },
         update: { $set: { position: '00000000000000000099', version: 2 } },
       });
       expect(checkpointWrite('users', null, 7n, 1).filter).to.deep.equal({ _id: 'users', position: null });
     });
 
-    it('finds the first batch that does not continue from its stored checkpoint, following chains', function () {
-      const stored = new Map<string, bigint | null>([['users', 10n]]);
-      expect(firstMovedProjector([{ projector: 'users', after: 10n, position: 20n }], stored)).to.equal(null);
-      expect(firstMovedProjector([{ projector: 'codes', after: null, position: 20n }], stored)).to.equal(null);
-      expect(
-        firstMovedProjector(
-          [
-            { projector: 'users', after: 10n, position: 20n },
-            { projector: 'users', after: 20n, position: 30n },
-          ],
-          stored,
-        ),
-      ).to.equal(null);
-      expect(firstMovedProjector([{ projector: 'users', after: 5n, position: 20n }], stored)).to.equal('users');
-      expect(firstMovedProjector([{ projector: 'users', after: null, position: 20n }], stored)).to.equal('users');
-      expect(firstMovedProjector([{ projector: 'codes', after: 3n, position: 20n }], stored)).to.equal('codes');
+    it('finds the first batch that does not continue from its stored checkpoint (position and version), following chains', function () {
+      const stored = new Map([['users', { position: 10n as bigint | null, version: 1 }]]);
+      const batch = (projector: string, after: bigint | null, position: bigint, version = 1) => ({ projector, after, position, version });
+      expect(firstMovedProjector([batch('users', 10n, 20n)], stored)).to.equal(null);
+      expect(firstMovedProjector([batch('codes', null, 20n)], stored)).to.equal(null);
+      expect(firstMovedProjector([batch('users', 10n, 20n), batch('users', 20n, 30n)], stored)).to.equal(null);
+      expect(firstMovedProjector([batch('users', 5n, 20n)], stored)).to.equal('users');
+      expect(firstMovedProjector([batch('users', null, 20n)], stored)).to.equal('users');
+      expect(firstMovedProjector([batch('codes', 3n, 20n)], stored)).to.equal('codes');
+      // A replay switched in a read model of version 2 at the same position.
+      expect(firstMovedProjector([batch('users', 10n, 20n, 2)], stored)).to.equal('users');
     });
 
     it('maps duplicate keys on guarded upserts to "already applied"', function () {

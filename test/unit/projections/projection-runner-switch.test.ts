@@ -1,0 +1,91 @@
+import 'reflect-metadata';
+import fs from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { expect } from 'chai';
+import pino from 'pino';
+import type { Projection } from '../../../projections/projection.js';
+import { openSqlite, type SqliteConnection } from '../../../src/adapters/sqlite/sqlite-database.js';
+import { SqliteEventStore } from '../../../src/adapters/sqlite/sqlite-event-store.js';
+import { SqliteReadStore } from '../../../src/adapters/sqlite/sqlite-read-store.js';
+import { RandomIds } from '../../../src/adapters/system/random-ids.js';
+import { type CommandContext, EventLog } from '../../../src/application/event-log.js';
+import { ProjectionRunner } from '../../../src/application/projections/projection-runner.js';
+import { registered } from '../../support/events.js';
+
+const context: CommandContext = { correlation_id: 'request-1', causation_id: 'request-1', actor: 'process:test' };
+const COUNTS = 'event_counts';
+
+/** One document per stream: how many of its events were folded. */
+const counting: Projection = {
+  name: 'event_counts',
+  version: 1,
+  collections: [{ name: COUNTS, indexes: [] }],
+  eventTypes: ['UserRegistered'],
+  targets: (event) => [{ collection: COUNTS, id: event.stream }],
+  evolve: (_ref, doc) => ({ count: ((doc?.count as number | undefined) ?? 0) + 1 }),
+};
+
+/**
+ * A replay run while the service is idle ends at the very position the live projector stands
+ * at, and is switched in. The live projector must not continue it as if it were its own read
+ * model: its next commit is refused (the checkpoint's version changed), it reloads, and goes on
+ * from the switched-in documents, keeping their version.
+ */
+describe('ProjectionRunner after a replay was switched in at its own position', () => {
+  let dir: string;
+  let db: SqliteConnection;
+  let log: EventLog;
+  let store: SqliteReadStore;
+  let runner: ProjectionRunner;
+
+  const append = (stream: string, count: number) =>
+    log.append(
+      stream,
+      Array.from({ length: count }, (_, index) => registered(`${stream}-${index}`)),
+      'any',
+      context,
+    );
+  const catchUp = async () => {
+    while (await runner.processPage());
+  };
+
+  beforeEach(async () => {
+    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'runner-switch-'));
+    db = openSqlite(dir);
+    log = new EventLog(new SqliteEventStore(db), new RandomIds());
+    store = new SqliteReadStore(db);
+    runner = new ProjectionRunner(log, store, [counting], pino({ level: 'silent' }));
+    await runner.init();
+  });
+  afterEach(() => {
+    db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('refuses to continue it as its own read model, then continues the switched-in documents and keeps their version', async () => {
+    await append('hot', 3);
+    await catchUp();
+    const head = (await log.store.headPosition())!;
+    // A replay of version 2 reached the same position, built its documents and was switched in.
+    await store.commitBatches([
+      {
+        projector: 'replay:event_counts',
+        version: 2,
+        position: head,
+        after: null,
+        changes: [{ op: 'put', collection: `${COUNTS}__rebuild`, id: 'hot', doc: { count: 100 } }],
+      },
+    ]);
+    await store.swapIn('event_counts', 'replay:event_counts', 2, [[COUNTS, `${COUNTS}__rebuild`]]);
+    await append('hot', 1);
+    // The first commit names version 1: refused, nothing lands, the runner reloads.
+    await catchUp();
+    expect(await store.get(COUNTS, 'hot')).to.deep.equal({ count: 100 });
+    expect(await store.checkpoint('event_counts')).to.deep.equal({ projector: 'event_counts', position: head, version: 2 });
+    await catchUp();
+    expect(await store.get(COUNTS, 'hot')).to.deep.equal({ count: 101 });
+    expect(await store.checkpoint('event_counts')).to.deep.equal({ projector: 'event_counts', position: head + 1n, version: 2 });
+    expect(runner.status()[0]!.storedVersion).to.equal(2);
+  });
+});
