@@ -14,6 +14,12 @@ import { programRewardKeys } from './reward-views.js';
 import type { UserOut } from '../../http/schemas/users.js';
 import { EXPIRED_PER_KIND, grantedView, userView } from './user-view.js';
 
+/** A view asked for whose read has not started yet, and how many callers wait for it. */
+interface PendingView {
+  callers: number;
+  view: Promise<UserOut | null>;
+}
+
 /**
  * Builds the seed's User (and Affiliate) objects from the read models: the user's document,
  * its live reward entries and, per kind that has any, its most recently expired ones — reads
@@ -22,7 +28,7 @@ import { EXPIRED_PER_KIND, grantedView, userView } from './user-view.js';
 @injectable()
 export class UserQueries {
   /** Views asked for whose read has not started yet, by user. */
-  private readonly viewsNotStarted = new Map<string, Promise<UserOut | null>>();
+  private readonly viewsNotStarted = new Map<string, PendingView>();
 
   constructor(
     @inject(CatalogQueries) private readonly catalog: CatalogQueries,
@@ -43,19 +49,23 @@ export class UserQueries {
    * in the same microtask round when they took the same path (a batch of withdrawals from many
    * devices): they cost one view, not one each. A call that arrives later reads again. Each caller
    * still gets a view read after its call, so a caller that waited for its write to reach the read
-   * models (read-your-writes) sees it. The shared view is frozen: callers build their answers
+   * models (read-your-writes) sees it. A shared view is frozen: callers build their answers
    * around it, never change it.
    */
   userView(appUserId: string): Promise<UserOut | null> {
-    let view = this.viewsNotStarted.get(appUserId);
-    if (!view) {
-      view = Promise.resolve().then(() => {
+    let pending = this.viewsNotStarted.get(appUserId);
+    if (!pending) {
+      const read = Promise.resolve().then(() => {
         this.viewsNotStarted.delete(appUserId);
         return this.readView(appUserId);
       });
-      this.viewsNotStarted.set(appUserId, view);
+      // Frozen only when shared: a view with one caller is that caller's alone.
+      const asked: PendingView = { callers: 0, view: read.then((view) => (asked.callers > 1 ? deepFreeze(view) : view)) };
+      pending = asked;
+      this.viewsNotStarted.set(appUserId, asked);
     }
-    return view;
+    pending.callers += 1;
+    return pending.view;
   }
 
   private async readView(appUserId: string): Promise<UserOut | null> {
@@ -68,15 +78,13 @@ export class UserQueries {
     ]);
     const keys = [...live, ...expired].map((entry) => entry.reward_key);
     const rewards = await this.catalog.rewards(program ? [...keys, ...programRewardKeys(program)] : keys);
-    return deepFreeze(
-      userView(user, live, expired, {
-        now: this.clock.now(),
-        windowDays: this.config.CLAIM_WINDOW_DAYS,
-        linkBase: this.config.REFERRAL_LINK_BASE,
-        rewards,
-        program,
-      }),
-    );
+    return userView(user, live, expired, {
+      now: this.clock.now(),
+      windowDays: this.config.CLAIM_WINDOW_DAYS,
+      linkBase: this.config.REFERRAL_LINK_BASE,
+      rewards,
+      program,
+    });
   }
 
   /** `rewards_granted` of a command: the grants it made, as granted (pooled ones with their entry's value). */
