@@ -67,8 +67,13 @@ export interface SqliteEventStoreOptions {
   syncer?: LogSyncer;
 }
 
+/** How often a watched store looks for commits another process made to the file. */
+const FOREIGN_COMMITS_POLL_MS = 10;
+
 export class SqliteEventStore implements EventStore {
   private readonly appended = new EventEmitter().setMaxListeners(0);
+  /** While anyone watches: the timer looking for other processes' commits (`watch`). */
+  private foreignCommits: NodeJS.Timeout | null = null;
   private readonly pending: PendingAppend[] = [];
   private readonly statements;
   private readonly cache: StatementCache;
@@ -94,6 +99,7 @@ export class SqliteEventStore implements EventStore {
       byId: db.prepare<[string], EventRow>('SELECT * FROM events WHERE id = ?'),
       insert: db.prepare('INSERT INTO events (id, stream, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?)'),
       head: db.prepare<[], { position: number | null }>('SELECT MAX(position) AS position FROM events'),
+      dataVersion: db.prepare<[], number>('PRAGMA data_version').pluck(),
     };
   }
 
@@ -332,12 +338,45 @@ export class SqliteEventStore implements EventStore {
     return row?.position == null ? null : BigInt(row.position);
   }
 
+  /**
+   * Tells `listener` of this process's appends once they are durable, and of commits another
+   * process made to the file (an API instance appending next to a projector process): while
+   * anyone watches, SQLite's `data_version`, which moves when another connection commits, is
+   * looked at every 10 ms (a statement that reads no page). Either is a hint: the follower reads
+   * the log, which syncs what another process wrote before showing it (`readPage`).
+   */
   watch(listener: () => void): () => void {
     this.appended.on('appended', listener);
-    return () => this.appended.off('appended', listener);
+    this.watchForeignCommits();
+    return () => {
+      this.appended.off('appended', listener);
+      if (this.appended.listenerCount('appended') === 0) this.stopWatchingForeignCommits();
+    };
+  }
+
+  private watchForeignCommits(): void {
+    if (this.foreignCommits !== null) return;
+    let seen: number | null = null;
+    const look = () => {
+      try {
+        const version = this.statements.dataVersion.get()!;
+        if (seen !== null && version !== seen) this.appended.emit('appended');
+        seen = version;
+      } catch {
+        // A hint only: the followers' own reads report a store that went away.
+      }
+    };
+    look();
+    this.foreignCommits = setInterval(look, FOREIGN_COMMITS_POLL_MS).unref();
+  }
+
+  private stopWatchingForeignCommits(): void {
+    if (this.foreignCommits !== null) clearInterval(this.foreignCommits);
+    this.foreignCommits = null;
   }
 
   async close(): Promise<void> {
+    this.stopWatchingForeignCommits();
     await this.syncs.close();
     this.appended.removeAllListeners();
   }

@@ -115,6 +115,35 @@ describe('SQLite event store: an append is durable before it is acknowledged or 
     expect((await reopened.readPage({ after: null, limit: 10, types: ['Something'] })).events).to.have.length(2);
   });
 
+  it('a watcher is told of events another process appended to the file, without reading or appending itself, and then follows them', async () => {
+    const dir = tempDataDir();
+    const follower = openSqlite(dir);
+    const writer = openSqlite(dir); // another process on the same DATA_DIR (a split API instance)
+    const watched = new SqliteEventStore(follower);
+    const appending = new SqliteEventStore(writer);
+    try {
+      let told = 0;
+      const unwatch = watched.watch(() => (told += 1));
+      await appending.append('from-elsewhere', [event(), event()], 'no_stream');
+      // No append or read here: the hint comes from the file (a bounded wait, not a timing claim).
+      for (let waited = 0; told === 0 && waited < 5_000; waited += 10) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(told, 'told of the other process’s commit').to.be.greaterThan(0);
+      // The page syncs them first, then shows them.
+      for (let attempt = 0; attempt < 500; attempt += 1) {
+        if ((await watched.readPage({ after: null, limit: 10, types: ['Something'] })).events.length === 2) break;
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      expect((await watched.readPage({ after: null, limit: 10, types: ['Something'] })).events).to.have.length(2);
+      unwatch();
+    } finally {
+      await watched.close();
+      await appending.close();
+      follower.close();
+      writer.close();
+      fs.rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
   it('the real sync (fdatasync of the WAL file) acknowledges appends, and they are in the file for the next process', async () => {
     const dir = tempDataDir();
     const db = openSqlite(dir);
