@@ -79,13 +79,20 @@ describe('npm run replay', function () {
     }
   });
 
-  it('resumes an interrupted replay of every read model and still ends equal', async () => {
+  /** A running service with some settled traffic, for a replay run in the test's own process. */
+  async function withTraffic(test: (stores: { readStore: ReadStore; log: EventLog }) => Promise<void>): Promise<void> {
     const svc = await startTestService();
     try {
       await someTraffic(svc);
       await settled(svc);
-      const readStore = svc.service.container.resolve<ReadStore>(TOKENS.ReadStore);
-      const log = svc.service.container.resolve(EventLog);
+      await test({ readStore: svc.service.container.resolve<ReadStore>(TOKENS.ReadStore), log: svc.service.container.resolve(EventLog) });
+    } finally {
+      await svc.stop();
+    }
+  }
+
+  it('resumes an interrupted replay of every read model and still ends equal', () =>
+    withTraffic(async ({ readStore, log }) => {
       const before = await liveDocuments(readStore);
       expect(await replayProjections(log, readStore, allProjections, { pageSize: 10, maxPages: 3 })).to.equal('interrupted');
       expect(await liveDocuments(readStore)).to.deep.equal(before);
@@ -93,18 +100,10 @@ describe('npm run replay', function () {
       expect(await replayProjections(log, readStore, allProjections, { pageSize: 10 })).to.equal('switched');
       expect(await liveDocuments(readStore)).to.deep.equal(before);
       for (const projection of allProjections) expect((await readStore.checkpoint(`replay:${projection.name}`)).position).to.equal(null);
-    } finally {
-      await svc.stop();
-    }
-  });
+    }));
 
-  it('a rebuild interrupted under one version of a projection starts over under the next version instead of continuing it', async () => {
-    const svc = await startTestService();
-    try {
-      await someTraffic(svc);
-      await settled(svc);
-      const readStore = svc.service.container.resolve<ReadStore>(TOKENS.ReadStore);
-      const log = svc.service.container.resolve(EventLog);
+  it('a rebuild interrupted under one version of a projection starts over under the next version instead of continuing it', () =>
+    withTraffic(async ({ readStore, log }) => {
       const users = allProjections.find((projection) => projection.name === 'users')!;
       expect(await replayProjections(log, readStore, [users], { pageSize: 10, maxPages: 3 })).to.equal('interrupted');
       expect((await readStore.checkpoint('replay:users')).version).to.equal(users.version);
@@ -114,10 +113,7 @@ describe('npm run replay', function () {
       // From the first page of the log, not from where the other version stopped.
       expect(positions[0]! <= 10n).to.equal(true);
       expect((await readStore.checkpoint('users')).version).to.equal(users.version + 1);
-    } finally {
-      await svc.stop();
-    }
-  });
+    }));
 
   it('the service tells which read models need a replay after a projection version change', async () => {
     const first = await startTestService();
