@@ -1,6 +1,6 @@
 /**
  * Freezes a JSON-like value and everything in it, so an object handed to several callers (a
- * shared view, a cached document) cannot be changed by one of them under the others: an
+ * user view shared by simultaneous answers) cannot be changed by one of them under the others: an
  * attempt throws a TypeError (modules run in strict mode) instead of corrupting the others.
  */
 export function deepFreeze<T>(value: T): T {

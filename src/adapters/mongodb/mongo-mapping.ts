@@ -136,9 +136,9 @@ export function guardedWrite(change: DocumentChange, position: bigint): AnyBulkW
 }
 
 /**
- * The checkpoint moves only from `after` (the checkpoint the batch continues from, of the batch's
- * version) to `position`: compare-and-set. When it is elsewhere the filter misses and the upsert's insert
- * collides on `_id` — the checkpoint moved under this projector.
+ * The checkpoint moves only from `after` (the checkpoint the batch continues from, of the
+ * batch's version) to `position`: compare-and-set. When it is elsewhere the filter misses and
+ * the upsert's insert collides on `_id` — the checkpoint moved under this projector.
  */
 export function checkpointWrite(projector: string, after: bigint | null, position: bigint, version: number) {
   return {

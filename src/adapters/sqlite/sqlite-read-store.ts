@@ -255,9 +255,9 @@ export class SqliteReadStore implements ReadStore {
 
   /**
    * Moves each batch's checkpoint from `after` to `position`, or throws CheckpointMovedError (the
-   * whole commit then rolls back) when one no longer stands at `after` with the batch's version. The projections of one
-   * runner move alike page after page, so they move in one compare-and-set UPDATE, not a read
-   * and a write each: 16 read models made 32 statements per page.
+   * whole commit then rolls back) when one no longer stands at `after` with the batch's version.
+   * The projections of one runner move alike page after page, so they move in one compare-and-set
+   * UPDATE, not a read and a write each: 16 read models made 32 statements per page.
    */
   private moveCheckpoints(batches: ProjectorBatch[]): void {
     const alike = new Map<string, ProjectorBatch[]>();
