@@ -12,6 +12,8 @@ export abstract class LogFollower {
   private running = false;
   private loop: Promise<void> | null = null;
   private wake: (() => void) | null = null;
+  /** A hint that came while a page was being processed: the next sleep is skipped. */
+  private hinted = false;
   private unwatch: (() => void) | null = null;
   private backoffMs = 0;
 
@@ -31,7 +33,7 @@ export abstract class LogFollower {
   start(): void {
     if (this.running) return;
     this.running = true;
-    this.unwatch = this.store.watch(() => this.wake?.());
+    this.unwatch = this.store.watch(() => this.nudge());
     this.loop = this.run();
   }
 
@@ -43,8 +45,10 @@ export abstract class LogFollower {
     await this.loop;
   }
 
+  /** Wakes the follower now, or, while it processes a page, makes it look again right after. */
   protected nudge(): void {
-    this.wake?.();
+    if (this.wake) this.wake();
+    else this.hinted = true;
   }
 
   private async run(): Promise<void> {
@@ -70,6 +74,12 @@ export abstract class LogFollower {
   }
 
   private sleep(ms: number): Promise<void> {
+    if (this.hinted && !this.holding() && this.backoffMs === 0) {
+      // New events may have come while the page was processed: look again after one turn.
+      this.hinted = false;
+      return new Promise((resolve) => setImmediate(resolve));
+    }
+    this.hinted = false;
     return new Promise((resolve) => {
       const done = () => {
         clearTimeout(timer);

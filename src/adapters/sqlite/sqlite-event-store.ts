@@ -363,7 +363,9 @@ export class SqliteEventStore implements EventStore {
         if (seen !== null && version !== seen) this.appended.emit('appended');
         seen = version;
       } catch {
-        // A hint only: the followers' own reads report a store that went away.
+        // A hint only: the followers' own reads report a store that went away. A closed
+        // connection stays closed: stop looking.
+        if (!this.db.open) this.stopWatchingForeignCommits();
       }
     };
     look();

@@ -69,6 +69,7 @@ export class CheckpointPoller implements ReadConsistency {
     try {
       while (this.waiters.size > 0) {
         await this.pause();
+        if (this.waiters.size === 0) break; // the last ones timed out meanwhile
         let statuses: ProjectionStatus[];
         try {
           statuses = await this.projections();

@@ -72,7 +72,7 @@ describe('SQLite event store: an append is durable before it is acknowledged or 
     const sync = heldSync();
     const store = new SqliteEventStore(sqlite.db, { syncer: sync.syncer });
     let told = 0;
-    store.watch(() => (told += 1));
+    const unwatch = store.watch(() => (told += 1));
     const appending = store.append('s', [event()], 'no_stream');
     await settled(appending);
     expect(await store.readPage({ after: null, limit: 10, types: ['Something'] })).to.deep.equal({ events: [], through: null, more: false });
@@ -82,6 +82,7 @@ describe('SQLite event store: an append is durable before it is acknowledged or 
     expect(told).to.equal(1);
     const page = await store.readPage({ after: null, limit: 10, types: ['Something'] });
     expect(page.events.map((recorded) => recorded.position)).to.deep.equal([1n]);
+    unwatch();
   });
 
   it('a failed sync fails its appends (store unavailable) and every append after it: what the disk holds is unknown', async () => {
@@ -103,7 +104,7 @@ describe('SQLite event store: an append is durable before it is acknowledged or 
     const sync = heldSync();
     const reopened = new SqliteEventStore(sqlite.db, { syncer: sync.syncer });
     let told = 0;
-    reopened.watch(() => (told += 1));
+    const unwatch = reopened.watch(() => (told += 1));
     expect((await reopened.readPage({ after: null, limit: 10, types: ['Something'] })).events).to.have.length(0);
     expect(sync.calls, 'the page started a sync for them').to.have.length(1);
     // Another follower's page meanwhile does not start a second one.
@@ -113,6 +114,7 @@ describe('SQLite event store: an append is durable before it is acknowledged or 
     await new Promise((resolve) => setImmediate(resolve));
     expect(told).to.equal(1);
     expect((await reopened.readPage({ after: null, limit: 10, types: ['Something'] })).events).to.have.length(2);
+    unwatch();
   });
 
   it('a watcher is told of events another process appended to the file, without reading or appending itself, and then follows them', async () => {

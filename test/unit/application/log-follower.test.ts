@@ -34,4 +34,33 @@ describe('LogFollower', () => {
     await follower.stop();
     expect(pagesWhenTimerRan).to.be.below(100_000);
   });
+
+  it('a hint that comes while a page is processed is not lost: it looks again at once instead of sleeping', async () => {
+    let hint: () => void = () => {};
+    const hinting = {
+      watch: (listener: () => void) => {
+        hint = listener;
+        return () => {};
+      },
+    } as unknown as EventStore;
+    class HintedMidPage extends LogFollower {
+      pages = 0;
+      constructor() {
+        super(hinting, quiet);
+      }
+      protected async processPage(): Promise<boolean> {
+        this.pages += 1;
+        // Another process commits while the first page is being read (the store hints now).
+        if (this.pages === 1) hint();
+        return false;
+      }
+    }
+    const follower = new HintedMidPage();
+    follower.start();
+    for (let turn = 0; turn < 10 && follower.pages < 2; turn += 1) await new Promise((resolve) => setImmediate(resolve));
+    const pages = follower.pages;
+    await follower.stop();
+    // Without the hint kept, it would sleep until its 250 ms poll after the first page.
+    expect(pages).to.equal(2);
+  });
 });
