@@ -41,7 +41,7 @@ export const benchCommand = defineCommand({
     events: { type: 'string', value: 'N', description: 'Events in the generated log that replay and export read', default: '200000' },
     burst: { type: 'string', value: 'S', description: "Seconds of the claim burst before the reactions' catch-up", default: '5' },
     'cost-commands': { type: 'string', value: 'N', description: 'Commands per entity for the rows/bytes cost comparison', default: '200' },
-    'max-requests': { type: 'string', value: 'N', description: 'Upper bound of requests per load test', default: '20000' },
+    'max-requests': { type: 'string', value: 'N', description: 'Upper bound of requests per load test', default: '200000' },
     'catch-up-timeout': { type: 'string', value: 'S', description: 'Give up waiting for reactions or projections to catch up after S seconds', default: '90' },
     json: { type: 'boolean', description: 'Print JSON instead of a table (progress stays on stderr)' },
     'rate-limits': {

@@ -1,5 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { RandomIds } from '../../src/adapters/system/random-ids.js';
@@ -8,6 +10,7 @@ import { openEmbeddedBackend } from '../../src/backends/embedded.js';
 import { streams } from '../../src/domain/events/index.js';
 import { StoreCounter } from '../../scripts/bench/counting-stores.js';
 import { countInstructions, instructionsIn } from '../../scripts/bench/instruction-counter.js';
+import { load } from '../../scripts/bench/load.js';
 import { parseBenchOptions, SECTIONS } from '../../scripts/bench/options.js';
 import { UsageError } from '../../scripts/cli/command-line.js';
 import type { BenchReport } from '../../scripts/bench/report.js';
@@ -93,6 +96,30 @@ describe('npm run bench', function () {
       expect(cost.veteran.rows_read, cost.what).to.be.greaterThan(0);
       expect(cost.ratio.rows_written, cost.what).to.be.a('number');
       expect(cost.by_store.event_store.fresh.rows_written + cost.by_store.read_store.fresh.rows_written, cost.what).to.be.closeTo(cost.fresh.rows_written, 0.2);
+    }
+  });
+});
+
+describe('bench: load runs', () => {
+  // The instrument, not the service: autocannon used to notice a finished run only at its next
+  // whole-second tick, so every rate bounded by --max-requests came out as max / N seconds.
+  it('a run that has sent all its requests ends then, not at the next whole second', async () => {
+    const server = http.createServer((_request, response) => response.end('ok'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    try {
+      const { port } = server.address() as AddressInfo;
+      const measured = await load({
+        url: `http://127.0.0.1:${port}`,
+        connections: 2,
+        duration: 30,
+        maxRequests: 50,
+        request: () => ({ method: 'GET', path: '/' }),
+      });
+      expect(measured).to.include({ requests: 50, ok: 50, errors: 0 });
+      expect(measured.seconds, 'a 50-request run took a whole tick').to.be.below(0.9);
+      expect(measured.req_per_s).to.be.above(50);
+    } finally {
+      await new Promise((resolve) => server.close(resolve));
     }
   });
 });
