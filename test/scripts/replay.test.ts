@@ -102,6 +102,29 @@ describe('npm run replay', function () {
       for (const projection of allProjections) expect((await readStore.checkpoint(`replay:${projection.name}`)).position).to.equal(null);
     }));
 
+  it('flushing after every page still ends equal, and reads back from the store no document the last flush wrote', () =>
+    withTraffic(async ({ readStore, log }) => {
+      const before = await liveDocuments(readStore);
+      let lastFlush = new Set<string>();
+      const readBack: string[] = [];
+      let reads = 0;
+      const counting = Object.create(readStore) as ReadStore;
+      counting.get = async <T extends Record<string, unknown>>(collection: string, id: string) => {
+        reads += 1;
+        if (lastFlush.has(`${collection}/${id}`)) readBack.push(`${collection}/${id}`);
+        return readStore.get<T>(collection, id);
+      };
+      counting.commitBatches = async (batches) => {
+        lastFlush = new Set(batches.flatMap((batch) => batch.changes.map((change) => `${change.collection}/${change.id}`)));
+        return readStore.commitBatches(batches);
+      };
+      expect(await replayProjections(log, counting, allProjections, { pageSize: 5, flushDocuments: 1 })).to.equal('switched');
+      expect(await liveDocuments(readStore)).to.deep.equal(before);
+      // Documents touched again two pages later or more are read from the store.
+      expect(reads).to.be.greaterThan(0);
+      expect(readBack, 'documents the last flush wrote, read back from the store').to.deep.equal([]);
+    }));
+
   it('a rebuild interrupted under one version of a projection starts over under the next version instead of continuing it', () =>
     withTraffic(async ({ readStore, log }) => {
       const users = allProjections.find((projection) => projection.name === 'users')!;

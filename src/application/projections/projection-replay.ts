@@ -55,10 +55,26 @@ export function replayedEvent(record: RecordedEvent): LoggedEvent {
   return record as unknown as LoggedEvent & DomainEvent;
 }
 
+/** A document as the fold holds it (null: deleted). */
+type Held = { doc: Doc | null };
+
+/** One collection being rebuilt: the documents folded since the last flush, and those it wrote. */
+interface RebuiltCollection {
+  /** The rebuilt collection's name, which the flush writes to. */
+  readonly name: string;
+  /** Documents folded since the last flush, by id. */
+  changed: Map<string, Held>;
+  /**
+   * The documents the last flush wrote, kept until the next one: a document that events keep
+   * touching (a user's, a code's) is read back from memory rather than from the store.
+   */
+  flushed: Map<string, Held>;
+}
+
 /** One projection being rebuilt: its checkpoint, and the changed documents not written yet. */
 class Rebuild {
-  /** Documents folded since the last flush, by rebuilt collection and id (null: deleted). */
-  readonly changed = new Map<string, Map<string, { doc: Doc | null }>>();
+  /** By live collection name, as events name their documents. */
+  readonly collections = new Map<string, RebuiltCollection>();
   /** Documents flushed by this run (`collection\u0000id`); null when it resumed a rebuild. */
   written: SeenKeys | null = null;
   /** Last event folded (the checkpoint once flushed). */
@@ -70,15 +86,16 @@ class Rebuild {
     public checkpoint: bigint | null,
   ) {
     this.position = checkpoint;
-    for (const collection of projection.collections) this.changed.set(rebuiltCollection(collection.name), new Map());
+    for (const { name } of projection.collections) this.collections.set(name, { name: rebuiltCollection(name), changed: new Map(), flushed: new Map() });
   }
 }
 
 /**
  * Folds the log into every rebuild in memory: each document is read from the rebuilt
- * collection at most once between flushes, changed in memory by every event that touches it,
- * and written once per flush, with the checkpoints, in one large transaction. Memory stays
- * bounded by the flush size, whatever the length of the log.
+ * collection at most once between flushes (not at all when the last flush wrote it), changed
+ * in memory by every event that touches it, and written once per flush, with the checkpoints,
+ * in one large transaction. Memory stays bounded by twice the flush size (the documents being
+ * folded and those the last flush wrote), whatever the length of the log.
  *
  * A rebuild that started from an empty collection remembers which documents it has written
  * (in a fixed-size SeenKeys), so a document it never wrote is known to be missing without
@@ -111,24 +128,24 @@ class ReplayFold {
         if (refs.length === 1) {
           // The common case, without the bookkeeping of several documents.
           const ref = refs[0]!;
-          const documents = this.documents(rebuild, ref.collection);
-          const held = documents.get(ref.id);
-          const current = held !== undefined ? held.doc : await this.load(rebuild, ref);
+          const collection = this.collection(rebuild, ref.collection);
+          const held = collection.changed.get(ref.id);
+          const current = held !== undefined ? held.doc : await this.load(rebuild, collection, ref.id);
           const doc = this.evolve(projection, ref, current, event);
           if (held !== undefined) held.doc = doc;
           else {
-            documents.set(ref.id, { doc });
+            collection.changed.set(ref.id, { doc });
             this.pendingDocuments += 1;
           }
           continue;
         }
         // An event lands in all its documents or, if evolve throws, in none.
-        const updates: [Map<string, { doc: Doc | null }>, string, Doc | null][] = [];
+        const updates: [Map<string, Held>, string, Doc | null][] = [];
         for (const ref of refs) {
-          const documents = this.documents(rebuild, ref.collection);
-          const held = documents.get(ref.id);
-          const current = held !== undefined ? held.doc : await this.load(rebuild, ref);
-          updates.push([documents, ref.id, this.evolve(projection, ref, current, event)]);
+          const collection = this.collection(rebuild, ref.collection);
+          const held = collection.changed.get(ref.id);
+          const current = held !== undefined ? held.doc : await this.load(rebuild, collection, ref.id);
+          updates.push([collection.changed, ref.id, this.evolve(projection, ref, current, event)]);
         }
         for (const [documents, id, doc] of updates) {
           const held = documents.get(id);
@@ -145,17 +162,21 @@ class ReplayFold {
     if (this.pendingDocuments >= this.flushDocuments) await this.flush();
   }
 
-  private documents(rebuild: Rebuild, collection: string): Map<string, { doc: Doc | null }> {
-    const documents = rebuild.changed.get(rebuiltCollection(collection));
-    if (!documents) throw new ReplayFailedError(rebuild.projection.name, '-', new Error(`collection ${collection} is not declared by the projection`));
-    return documents;
+  private collection(rebuild: Rebuild, name: string): RebuiltCollection {
+    const collection = rebuild.collections.get(name);
+    if (!collection) throw new ReplayFailedError(rebuild.projection.name, '-', new Error(`collection ${name} is not declared by the projection`));
+    return collection;
   }
 
-  /** The stored document, unless this run knows it never wrote it (a fresh rebuild starts empty). */
-  private async load(rebuild: Rebuild, ref: DocumentRef): Promise<Doc | null> {
-    const collection = rebuiltCollection(ref.collection);
-    if (rebuild.written !== null && !rebuild.written.mightHave(`${collection}\u0000${ref.id}`)) return null;
-    return this.readStore.get<Doc>(collection, ref.id);
+  /**
+   * A document not changed since the last flush: as that flush wrote it, or as stored, unless
+   * this run knows it never wrote it (a fresh rebuild starts empty).
+   */
+  private async load(rebuild: Rebuild, collection: RebuiltCollection, id: string): Promise<Doc | null> {
+    const flushed = collection.flushed.get(id);
+    if (flushed !== undefined) return flushed.doc;
+    if (rebuild.written !== null && !rebuild.written.mightHave(`${collection.name}\u0000${id}`)) return null;
+    return this.readStore.get<Doc>(collection.name, id);
   }
 
   private evolve(projection: Projection, ref: DocumentRef, current: Doc | null, event: LoggedEvent): Doc | null {
@@ -172,11 +193,11 @@ class ReplayFold {
     for (const rebuild of this.rebuilds) {
       if (rebuild.position === null || rebuild.position === rebuild.checkpoint) continue;
       const changes: DocumentChange[] = [];
-      for (const [collection, documents] of rebuild.changed) {
+      for (const { name: collection, changed } of rebuild.collections.values()) {
         const written = rebuild.written;
         // In key order: stores write sorted keys into their B-trees far faster than random ones.
-        for (const id of [...documents.keys()].sort()) {
-          const { doc } = documents.get(id)!;
+        for (const id of [...changed.keys()].sort()) {
+          const { doc } = changed.get(id)!;
           if (doc !== null) {
             changes.push({ op: 'put', collection, id, doc });
             written?.add(`${collection}\u0000${id}`);
@@ -197,7 +218,10 @@ class ReplayFold {
     if (batches.length > 0) await this.readStore.commitBatches(batches);
     for (const rebuild of this.rebuilds) {
       rebuild.checkpoint = rebuild.position;
-      for (const documents of rebuild.changed.values()) documents.clear();
+      for (const collection of rebuild.collections.values()) {
+        collection.flushed = collection.changed;
+        collection.changed = new Map();
+      }
     }
     this.pendingDocuments = 0;
   }
