@@ -201,6 +201,9 @@ describe('API: revenue notifications in (SPEC §11) — App Store and Google Pla
       // Verified, but its time is past the year 9999: 400, never a 500.
       const late = notification({ eventTimeMillis: '99999999999999999999', subscriptionNotification: { notificationType: 4, purchaseToken: 'tok-late' } });
       expect((await send('m-late', late)).body.errors[0]).to.include({ status: 400, code: 'BAD_REQUEST' });
+      // Verified, but its message id is a lone UTF-16 surrogate: 400, never a 500.
+      const lone = notification({ subscriptionNotification: { notificationType: 4, purchaseToken: 'tok-lone' } });
+      expect((await send('\ud800', lone)).body.errors[0]).to.include({ status: 400, code: 'BAD_REQUEST' });
     });
 
     it('keeps an unknown user, applies it on creation; a voided purchase before its purchase is recorded once', async () => {

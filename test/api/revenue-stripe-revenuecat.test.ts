@@ -88,6 +88,8 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       const huge = invoicePaid('huge', 'cus_huge');
       huge.object.amount_paid = 1e300;
       expect((await stripeEvent(svc, huge)).body.errors[0]).to.include({ status: 400, code: 'BAD_REQUEST' });
+      // A lone UTF-16 surrogate (which JSON can carry) in the event id: 400, as in every JSON body, never a 500.
+      expect((await stripeEvent(svc, { ...invoicePaid('lone', 'cus_lone'), id: '\ud800' })).body.errors[0]).to.include({ status: 400, code: 'BAD_REQUEST' });
     });
 
     it('keeps a notification of an unknown customer as unmatched and applies it when the user appears', async () => {
@@ -204,6 +206,14 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
         const refused = await revenueCat(svc, rcEvent(`rc-range-${Object.keys(extra)[0]}`, 'INITIAL_PURCHASE', 'nobody', extra));
         expect(refused.status, JSON.stringify(extra)).to.equal(400);
         expect(refused.body.errors[0].code).to.equal('BAD_REQUEST');
+      }
+      // A lone UTF-16 surrogate in the notification's id or user: 400, never a 500.
+      for (const [id, user] of [
+        ['\ud800', 'nobody'],
+        ['rc-lone-user', 'x\udc00'],
+      ]) {
+        const refused = await revenueCat(svc, rcEvent(id!, 'INITIAL_PURCHASE', user!));
+        expect(refused.body.errors[0], JSON.stringify(id)).to.include({ status: 400, code: 'BAD_REQUEST' });
       }
     });
 

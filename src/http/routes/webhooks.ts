@@ -10,6 +10,7 @@ import { RevenueInbox } from '../../application/revenue/revenue-inbox.js';
 import type { Config } from '../../config.js';
 import { REVENUE_PROVIDERS, type RevenueNotification, type RevenueProvider, revenueNotificationSchema } from '../../domain/revenue/revenue-notification.js';
 import { TOKENS } from '../../ports/tokens.js';
+import { unstorablePart } from '../body-guard.js';
 import { ApiError } from '../errors.js';
 import { type AnyRoute, route } from '../route.js';
 import { z } from '../schemas/zod-openapi.js';
@@ -107,6 +108,9 @@ export function inboundWebhookRoutes(container: DependencyContainer): AnyRoute[]
           const issue = recordable.error.issues[0]!;
           throw new ApiError(400, 'BAD_REQUEST', `The notification cannot be recorded: ${issue.path.join('.')}: ${issue.message}`, null);
         }
+        // The raw body skips the JSON bodies' check: a string it cannot store faithfully is refused the same way.
+        const unstorable = unstorablePart(recordable.data);
+        if (unstorable) throw new ApiError(400, 'BAD_REQUEST', `The notification cannot be recorded: ${unstorable.source}: ${unstorable.message}`, null);
         return { status: 200, body: { data: { status: await inbox.receive(notification, context) } } };
       },
     }),
