@@ -188,6 +188,24 @@ describe('API: claiming codes and the rewards engine', () => {
       expect(open.filter((active) => active === false)).to.have.length(1);
     });
 
+    it("one user's many parallel claims of a limited code take one slot: the others are ALREADY_CLAIMED, and other claimers get the rest", async () => {
+      await putPromo(svc, 'SHARED3', { limit: 3 });
+      await Promise.all(['greedy', 'fair-1', 'fair-2'].map((user) => createUser(svc, user)));
+      const [greedy, fair] = await Promise.all([
+        Promise.all(Array.from({ length: 30 }, () => svc.call('POST', '/users/greedy/claim-code', { code: 'SHARED3' }))),
+        Promise.all(['fair-1', 'fair-2'].map((user) => svc.call('POST', `/users/${user}/claim-code`, { code: 'SHARED3' }))),
+      ]);
+      expect(greedy.filter((response) => response.status === 200)).to.have.length(1);
+      // Checked (SPEC §5.1 step 4) before the limit (step 8): no refusal of greedy's is about the limit.
+      expect(greedy.filter((response) => response.status !== 200).map((response) => response.body.errors[0].code)).to.deep.equal(
+        Array(29).fill('CLAIM.ALREADY_CLAIMED'),
+      );
+      // The claims in flight held no slot the other claimers needed: 1 + 2 claims on a limit of 3.
+      expect(fair.map((response) => response.status)).to.deep.equal([200, 200]);
+      const promo = (await svc.admin('GET', '/admin/promo-codes/SHARED3')).body.data.promo_code;
+      expect(promo.stats.claims).to.equal(3);
+    });
+
     it('program limit, stats.claims and a limited sender reward hold with many parallel claimers', async () => {
       await putReward(svc, 'credits-1', { kind: 'credit', name: 'One credit', credits: 1 });
       // Route the next new user into "busy": main 0%, busy 100% (assignment is sticky for others).

@@ -17,6 +17,7 @@ import type { CommandContext } from '../event-log.js';
 import { CodeResolver } from '../queries/code-resolver.js';
 import { StreamExecutor } from '../stream-executor.js';
 import { WRITE_ATTEMPTS } from '../write-retries.js';
+import { KeyedLock } from '../keyed-lock.js';
 import { ClaimFraudChecks, type ClaimFraudSteps } from '../fraud/claim-fraud-checks.js';
 import { ClaimSlots } from '../shared-resources/claim-slots.js';
 
@@ -94,6 +95,12 @@ export async function runClaim<R>(steps: ClaimSteps<R>, request: Omit<ClaimCodeC
  * POST /users/{id}/claim-code: `runClaim` on the service's stores, then the after-commit work
  * (read-your-writes, pooled-code requests) of every write.
  *
+ * One claim per claimer at a time (in this process): a user who already has a claim in flight
+ * would pass the "not claimed before" check (SPEC §5.1 step 4) and take a slot on the code,
+ * only to give it back once the first claim is recorded. Thirty such requests held every slot
+ * of a limited code meanwhile, and other users were told CLAIM.LIMIT_REACHED. Queued, the next
+ * claim sees the first one recorded and is ALREADY_CLAIMED without touching the code.
+ *
  * Fraud rules (SPEC §13) judge referral claims (src/application/fraud/claim-fraud-checks.ts):
  * a `reject` answers 422 and is recorded in the claimer's stream; a `hold` is recorded on the claim.
  */
@@ -110,7 +117,13 @@ export class ClaimCodeHandler {
     @inject(TOKENS.Config) private readonly config: Config,
   ) {}
 
-  async handle(appUserId: string, rawCode: string, context: CommandContext): Promise<{ granted: GrantedFact[] }> {
+  private readonly claimers = new KeyedLock();
+
+  handle(appUserId: string, rawCode: string, context: CommandContext): Promise<{ granted: GrantedFact[] }> {
+    return this.claimers.run(appUserId, () => this.claim(appUserId, rawCode, context));
+  }
+
+  private async claim(appUserId: string, rawCode: string, context: CommandContext): Promise<{ granted: GrantedFact[] }> {
     const code = normalizeCode(rawCode);
     const resolved = await this.resolver.resolve(code);
     const target = await this.resolver.claimTarget(resolved);
