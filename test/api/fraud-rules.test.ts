@@ -316,6 +316,21 @@ describe('API: fraud rules and reviews', () => {
       await disable('hourly', 'referrer_claims_per_hour', { max: 4 }, 'reject');
     });
 
+    it("counts the hour's claims made before the rule was enabled", async () => {
+      // A minute into the next clock hour, so that the three claims share one.
+      svc.clock.set(new Date(Math.ceil((svc.clock.now().getTime() + 1) / 3600_000) * 3600_000 + 60_000));
+      const ref = await referrer();
+      const [early, late, third] = [fresh('early'), fresh('late'), fresh('third')];
+      for (const claimer of [early, late, third]) await createUser(svc, claimer);
+      expect((await claim(early, ref.code)).status).to.equal(200);
+      expect((await claim(late, ref.code)).status).to.equal(200);
+      await rule('hourly-late', 'referrer_claims_per_hour', { max: 2 }, 'reject');
+      const refused = await claim(third, ref.code);
+      expect(refused.status).to.equal(422);
+      expect(refused.body.errors[0]).to.deep.include({ code: 'CLAIM.REJECTED_BY_RULE', source: 'rule:hourly-late' });
+      await disable('hourly-late', 'referrer_claims_per_hour', { max: 2 }, 'reject');
+    });
+
     it('hold: claims past the daily `max` are held, each with its own review', async () => {
       const ref = await referrer();
       await rule('daily-hold', 'referrer_claims_per_day', { max: 2 }, 'hold');
