@@ -211,12 +211,10 @@ export const configSchema = z
         message: 'EVENTSTORE_URL and MONGODB_URL select the external backend together; set both or neither',
       });
     }
-    if (config.NODE_ENV === 'production' && (config.CLIENT_API_KEYS.length === 0 || config.SECRET_API_KEYS.length === 0)) {
-      ctx.addIssue({
-        code: 'custom',
-        path: [config.CLIENT_API_KEYS.length === 0 ? 'CLIENT_API_KEYS' : 'SECRET_API_KEYS'],
-        message: 'is required in production (NODE_ENV=production)',
-      });
+    if (config.NODE_ENV === 'production') {
+      for (const keys of ['CLIENT_API_KEYS', 'SECRET_API_KEYS'] as const) {
+        if (config[keys].length === 0) ctx.addIssue({ code: 'custom', path: [keys], message: 'is required in production (NODE_ENV=production)' });
+      }
     }
   });
 

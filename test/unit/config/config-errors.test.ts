@@ -38,6 +38,16 @@ describe('Configuration errors', () => {
     expect(message).to.match(/^Invalid configuration \(2 problems; nothing was started\):\n {2}- PORT=eighty: .*\n {2}- LOG_LEVEL=loud: /);
   });
 
+  it('in production, name each missing key list', () => {
+    expect(problemsOf({ NODE_ENV: 'production' })).to.deep.equal([
+      'CLIENT_API_KEYS: is required in production (NODE_ENV=production)',
+      'SECRET_API_KEYS: is required in production (NODE_ENV=production)',
+    ]);
+    expect(problemsOf({ NODE_ENV: 'production', CLIENT_API_KEYS: 'ck_live' })).to.deep.equal([
+      'SECRET_API_KEYS: is required in production (NODE_ENV=production)',
+    ]);
+  });
+
   it('do not repeat a password from a connection string', () => {
     const problems = problemsOf({ EVENTSTORE_URL: 'http://admin:hunter2@localhost:2113', MONGODB_URL: 'mongodb://localhost' });
     expect(problems.join('\n')).to.contain('EVENTSTORE_URL=http://admin:***@localhost:2113').and.not.to.contain('hunter2');

@@ -56,6 +56,27 @@ describe('webhook endpoint decider', () => {
     expect(signingSecrets(state.secrets, new Date(T0.getTime() + 3_600_000))).to.deep.equal(['whsec_new']);
   });
 
+  it('rotating again within an overlap does not cut it short: each secret rotated out signs until its own overlap ends', () => {
+    const first = event('WebhookSecretRotated', {
+      id: 'hook',
+      secret: 'whsec_second',
+      rotated_at: T0.toISOString(),
+      previous_expires_at: new Date(T0.getTime() + 3_600_000).toISOString(),
+    });
+    const { state } = deciderSpec(webhookEndpointEvolver)
+      .given([created, first])
+      .when((current) => decideRotateSecret(current, 'hook', 'whsec_third', 600, later))
+      .then([
+        {
+          type: 'WebhookSecretRotated',
+          data: { id: 'hook', secret: 'whsec_third', rotated_at: later.toISOString(), previous_expires_at: new Date(later.getTime() + 600_000).toISOString() },
+        },
+      ]);
+    expect(signingSecrets(state.secrets, later)).to.deep.equal(['whsec_third', 'whsec_second', 'whsec_old']);
+    expect(signingSecrets(state.secrets, new Date(later.getTime() + 600_000))).to.deep.equal(['whsec_third', 'whsec_old']);
+    expect(signingSecrets(state.secrets, new Date(T0.getTime() + 3_600_000))).to.deep.equal(['whsec_third']);
+  });
+
   it('deletes and disables; unknown endpoints are NOT_FOUND.WEBHOOK; disabling twice is a no-op', () => {
     deciderSpec(webhookEndpointEvolver)
       .given()
