@@ -62,6 +62,9 @@ describe('API: the console is served at /console (SPEC §14)', () => {
       expect(response.status, pathname).to.equal(404);
       expect(((await response.json()) as { errors: { code: string }[] }).errors[0]!.code).to.equal('PATH_ERROR');
     }
+    // The message names the path as requested, the /console prefix included.
+    const missing = (await (await fetch(`${svc.url}/console/assets/nope.js`)).json()) as { errors: { message: string }[] };
+    expect(missing.errors[0]!.message).to.equal('No such path: GET /console/assets/nope.js');
     expectConsoleHeaders((await fetch(`${svc.url}/console/nope`)).headers);
   });
 
