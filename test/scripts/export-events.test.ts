@@ -169,6 +169,13 @@ describe('npm run export-events (child process)', function () {
     expect(combined.map((event) => event.type).sort()).to.deep.equal(['CodeClaimed', 'CodeClaimed', 'CreditsWithdrawn']);
   });
 
+  it('a filtered export names the end of the log it read, not the last event it matched, to continue from', async () => {
+    const { stderr } = await exportEvents(dataDir, ['--type', 'UserRegistered']);
+    const head = reference[reference.length - 1]!.position;
+    expect(reference.filter((event) => event.type === 'UserRegistered').at(-1)!.position).to.not.equal(head);
+    expect(stderr).to.contain(`last position read ${head} (continue later with --after ${head})`);
+  });
+
   it('--since: only events recorded at or after the instant', async () => {
     const { stdout } = await exportEvents(dataDir, ['--since', secondPhaseFrom.toISOString()]);
     const exported = ndjson(stdout);

@@ -32,7 +32,11 @@ async function write(output: Writable, chunk: string, failure: () => Error | nul
 
 export interface ExportProgress {
   written: number;
-  /** Position of the last event read (matched or not). */
+  /**
+   * Where a later export continues (`--after`): every event up to it was written or filtered
+   * out. At the end, the log's head as it was when the last (empty) page was asked for, so a
+   * filtered export does not name the last event it matched and make the next one scan the rest again.
+   */
   position: bigint | null;
 }
 
@@ -80,8 +84,14 @@ export async function exportEvents(
     await write(output, preamble(options.format), () => failure);
     const filter = logFilterOf(options);
     for (;;) {
+      // Read before the page: every event at or before it is committed, so an empty page means
+      // none of them matched.
+      const head = await store.headPosition();
       const page = await readPage(store, options, { after: progress.position, limit: PAGE_SIZE, filter });
-      if (page.last === null) return progress;
+      if (page.last === null) {
+        if (head !== null && (progress.position === null || head > progress.position)) progress.position = head;
+        return progress;
+      }
       progress.written += page.written;
       progress.position = page.last;
       await write(output, page.text, () => failure);
