@@ -108,12 +108,13 @@ export class RateLimits {
       const charges = this.charges(req, res);
       if (charges.length === 0) return next();
       res.locals.rateLimitCharges = charges;
-      const outcomes = await Promise.all(charges.map(({ policy, key }) => outcomeOf(policy, policy.limiter.consume(key, 1))));
-      setHeaders(res, outcomes);
+      let outcomes = await Promise.all(charges.map(({ policy, key }) => outcomeOf(policy, policy.limiter.consume(key, 1))));
       if (outcomes[0]!.limited) {
-        // Refused by the caller's budget: the user's counters get their point back.
-        await Promise.all(outcomes.slice(1).map(({ policy }, index) => policy.limiter.reward(charges[index + 1]!.key, 1)));
+        // Refused by the caller's budget: the user's counters get their point back (and the headers say so).
+        const refunded = await Promise.all(outcomes.slice(1).map(({ policy }, index) => outcomeOf(policy, policy.limiter.reward(charges[index + 1]!.key, 1))));
+        outcomes = [outcomes[0]!, ...refunded];
       }
+      setHeaders(res, outcomes);
       refuseOver(res, outcomes);
       next();
     };
