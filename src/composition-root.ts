@@ -14,6 +14,7 @@ import { PersonalDataCipher } from './application/privacy/personal-data-cipher.j
 import { PersonalDataSnapshots } from './application/privacy/personal-data-snapshots.js';
 import { CheckpointPoller } from './application/projections/checkpoint-poller.js';
 import { ProjectionRunner } from './application/projections/projection-runner.js';
+import { ReadModelGate } from './application/projections/read-model-gate.js';
 import { CatalogQueries } from './application/queries/catalog-queries.js';
 import { PoolReactions } from './application/reactions/pool-reactions.js';
 import { ReactionRunner } from './application/reactions/reaction-runner.js';
@@ -121,13 +122,22 @@ export async function composeService(options: CompositionOptions): Promise<Depen
   );
   singleton(container, CatalogQueries, (c) => new CatalogQueries(c.resolve<ReadStore>(TOKENS.ReadStore)));
   container.registerSingleton(OfferCodeLookup);
+  // One gate per process: the projector's commits wait for the multi-read answers under way.
+  container.registerSingleton(ReadModelGate);
   // One instance, so the rules in force stay cached between claims.
   container.registerSingleton(FraudRuleQueries);
   const projections = (c: DependencyContainer) => c.resolve<Projection[]>(TOKENS.Projections);
   singleton(
     container,
     ProjectionRunner,
-    (c) => new ProjectionRunner(c.resolve(EventLog), c.resolve<ReadStore>(TOKENS.ReadStore), projections(c), c.resolve<Logger>(TOKENS.Logger)),
+    (c) =>
+      new ProjectionRunner(
+        c.resolve(EventLog),
+        c.resolve<ReadStore>(TOKENS.ReadStore),
+        projections(c),
+        c.resolve<Logger>(TOKENS.Logger),
+        c.resolve(ReadModelGate),
+      ),
   );
   singleton(container, CheckpointPoller, (c) => new CheckpointPoller(c.resolve<ReadStore>(TOKENS.ReadStore), projections(c)));
   // The local runner tells progress only when it is the projector for sure (embedded); on the

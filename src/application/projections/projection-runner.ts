@@ -7,6 +7,7 @@ import type { ProjectionStatus, ReadConsistency } from '../../ports/read-consist
 import type { EventLog, LoggedEvent } from '../event-log.js';
 import { LogFollower } from '../log-follower.js';
 import { foldBatch } from './fold-batch.js';
+import { ReadModelGate } from './read-model-gate.js';
 
 const PAGE_SIZE = 500;
 const RELOAD_WHEN_IDLE_MS = 5_000;
@@ -27,6 +28,8 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
     private readonly readStore: ReadStore,
     private readonly definitions: Projection[],
     logger: Logger,
+    /** Shared with the answers that read several documents (src/application/queries/user-queries.ts). */
+    private readonly gate = new ReadModelGate(),
   ) {
     super(log.store, logger);
   }
@@ -142,7 +145,7 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
   private async commit(batches: ProjectorBatch[]): Promise<ProjectorBatch[] | null> {
     if (batches.length === 0) return [];
     try {
-      await this.readStore.commitBatches(batches);
+      await this.gate.commit(() => this.readStore.commitBatches(batches));
       return batches;
     } catch (error) {
       if (error instanceof CheckpointMovedError) return this.checkpointMoved(error);
@@ -155,7 +158,7 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
     const landed: ProjectorBatch[] = [];
     for (const batch of batches) {
       try {
-        await this.readStore.commitBatches([batch]);
+        await this.gate.commit(() => this.readStore.commitBatches([batch]));
         landed.push(batch);
       } catch (error) {
         if (error instanceof CheckpointMovedError) return this.checkpointMoved(error);

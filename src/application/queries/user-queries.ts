@@ -9,6 +9,7 @@ import type { ReadStore } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
 import { referralLink } from '../../domain/codes/referral-code.js';
 import { deepFreeze } from '../deep-freeze.js';
+import { ReadModelGate } from '../projections/read-model-gate.js';
 import { CatalogQueries } from './catalog-queries.js';
 import { programRewardKeys } from './reward-views.js';
 import type { UserOut } from '../../http/schemas/users.js';
@@ -35,6 +36,7 @@ export class UserQueries {
     @inject(TOKENS.ReadStore) private readonly readStore: ReadStore,
     @inject(TOKENS.Clock) private readonly clock: Clock,
     @inject(TOKENS.Config) private readonly config: Config,
+    @inject(ReadModelGate) private readonly gate: ReadModelGate,
   ) {}
 
   async exists(appUserId: string): Promise<boolean> {
@@ -57,7 +59,8 @@ export class UserQueries {
     if (!pending) {
       const read = Promise.resolve().then(() => {
         this.viewsNotStarted.delete(appUserId);
-        return this.readView(appUserId);
+        // Its reads see the read models at one moment: this process's projector commits before or after them.
+        return this.gate.read(() => this.readView(appUserId));
       });
       // Frozen only when shared: a view with one caller is that caller's alone.
       const asked: PendingView = { callers: 0, view: read.then((view) => (asked.callers > 1 ? deepFreeze(view) : view)) };

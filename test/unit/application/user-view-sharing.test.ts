@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { ReadModelGate } from '../../../src/application/projections/read-model-gate.js';
 import { expect } from 'chai';
 import { usersProjection } from '../../../projections/users.js';
 import { CatalogQueries } from '../../../src/application/queries/catalog-queries.js';
@@ -22,7 +23,7 @@ describe('UserQueries.userView: simultaneous views of one user share one read', 
   beforeEach(async () => {
     app = await applicationSpec({ projections: [usersProjection] });
     counting = new CountingReadStore(app.readStore);
-    queries = new UserQueries(new CatalogQueries(counting), counting, app.clock, config);
+    queries = new UserQueries(new CatalogQueries(counting), counting, app.clock, config, new ReadModelGate());
     await app.given({ 'user-ann': [registered('ann'), rewardGranted({ grant_id: 'g1', credits: 5, balance_after: 5 })] });
   });
   afterEach(() => app.stop());

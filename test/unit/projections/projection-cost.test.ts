@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { ReadModelGate } from '../../../src/application/projections/read-model-gate.js';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -143,7 +144,7 @@ describe('projection cost does not grow with history (instrumented read store)',
     await append('user-veteran', expired);
     await catchUp();
     const config = { CLAIM_WINDOW_DAYS: 7, REFERRAL_LINK_BASE: null } as unknown as Config;
-    const queries = new UserQueries(new CatalogQueries(store), store, { now: () => new Date(T0.getTime() + 1000 * DAY) }, config);
+    const queries = new UserQueries(new CatalogQueries(store), store, { now: () => new Date(T0.getTime() + 1000 * DAY) }, config, new ReadModelGate());
     store.resetCounts();
     await queries.userView('veteran');
     // The user document, its live entry, the 100 most recent expired entries of one kind (no reward definitions stored here).
