@@ -83,7 +83,9 @@ interface Fact {
  * provider's `occurred_at`). These are the service's clock when it appended the event; unlike the
  * log's own timestamp they travel with the data when the log is migrated to another store.
  */
-const utcDay = (time: string): string => new Date(time).toISOString().slice(0, 10);
+const utcDay = (time: string): string =>
+  // A UTC time in ISO form (what the service writes) starts with its day; anything else is parsed.
+  time[10] === 'T' && time.endsWith('Z') ? time.slice(0, 10) : new Date(time).toISOString().slice(0, 10);
 
 /** What an event counts for which code, and on which day; null when it is not about an attributed code. */
 function factOf(event: LoggedEvent): Fact | null {
