@@ -3730,6 +3730,7 @@ export interface operations {
                 "application/json": {
                     id: string;
                     type: string;
+                    created: number;
                     data: {
                         object: {
                             [key: string]: unknown;

@@ -1,3 +1,4 @@
+import Stripe from 'stripe';
 import { expect } from 'chai';
 import { auditCredits } from '../../src/application/audit/credit-audit.js';
 import { EventLog } from '../../src/application/event-log.js';
@@ -88,6 +89,30 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       const huge = invoicePaid('huge', 'cus_huge');
       huge.object.amount_paid = 1e300;
       expect((await stripeEvent(svc, huge)).body.errors[0]).to.include({ status: 400, code: 'BAD_REQUEST' });
+      // Times the log cannot hold, or that are no time at all: 400, never a 500 (Stripe would retry a 500 for days).
+      const signed = (event: Record<string, unknown>) => {
+        const payload = JSON.stringify(event);
+        return post(svc, '/webhooks/stripe', payload, { 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret: STRIPE_SECRET }) });
+      };
+      const now = Math.floor(Date.now() / 1000);
+      const farPeriod = invoicePaid('far', 'cus_far');
+      farPeriod.object.lines.data[0]!.period.start = 9e15;
+      for (const event of [
+        { id: 'evt_t1', object: 'event', type: 'ping.test', created: 1e14, data: { object: {} } },
+        { id: 'evt_t2', object: 'event', type: 'ping.test', created: 'abc', data: { object: {} } },
+        { id: 'evt_t3', object: 'event', type: 'ping.test', data: { object: {} } },
+        { id: farPeriod.id, object: 'event', type: farPeriod.type, created: now, data: { object: farPeriod.object } },
+        {
+          id: 'evt_t5',
+          object: 'event',
+          type: 'customer.subscription.deleted',
+          created: now,
+          data: { object: { id: 'sub_t5', customer: 'cus_t5', ended_at: -9e15 } },
+        },
+      ]) {
+        const refused = await signed(event);
+        expect(refused.body.errors?.[0], event.id).to.include({ status: 400, code: 'BAD_REQUEST' });
+      }
       // A lone UTF-16 surrogate (which JSON can carry) in the event id: 400, as in every JSON body, never a 500.
       expect((await stripeEvent(svc, { ...invoicePaid('lone', 'cus_lone'), id: '\ud800' })).body.errors[0]).to.include({ status: 400, code: 'BAD_REQUEST' });
     });

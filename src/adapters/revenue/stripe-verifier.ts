@@ -1,6 +1,12 @@
 import Stripe from 'stripe';
 import { z } from 'zod';
-import { type InboundRequest, type NotificationVerifier, WebhookMalformedError, WebhookUnauthorizedError } from '../../application/revenue/inbound-request.js';
+import {
+  type InboundRequest,
+  LAST_TIME_MS,
+  type NotificationVerifier,
+  WebhookMalformedError,
+  WebhookUnauthorizedError,
+} from '../../application/revenue/inbound-request.js';
 import type { RevenueKind, RevenueNotification } from '../../domain/revenue/revenue-notification.js';
 
 /** SPEC §11: Stripe-Signature timestamps older than this are refused (replays). */
@@ -11,7 +17,13 @@ const idOrObject = z
   .union([id, z.object({ id })])
   .nullish()
   .transform((value) => (value == null ? null : typeof value === 'string' ? value : value.id));
-const seconds = z.number().int().nullish();
+/** A Stripe time (seconds since 1970), up to the last one the log can hold. */
+const time = z
+  .number()
+  .int()
+  .min(0)
+  .max(Math.floor(LAST_TIME_MS / 1000));
+const seconds = time.nullish();
 
 const invoiceSchema = z.object({
   id,
@@ -55,7 +67,9 @@ function shape<S extends z.ZodTypeAny>(schema: S, value: unknown, what: string):
 }
 
 /** A Stripe event, as far as it is read before its type's own object (each type parses that). */
-export const stripeEventBody = z.object({ id: z.string().min(1), type: z.string(), data: z.object({ object: z.object({}).loose() }).loose() }).loose();
+export const stripeEventBody = z
+  .object({ id: z.string().min(1), type: z.string(), created: time, data: z.object({ object: z.object({}).loose() }).loose() })
+  .loose();
 
 /** Stripe: `Stripe-Signature` verified by the stripe library over the raw body (SPEC §11). */
 export class StripeVerifier implements NotificationVerifier {
@@ -75,13 +89,13 @@ export class StripeVerifier implements NotificationVerifier {
       throw new WebhookMalformedError('BODY_INVALID', 'The body is not valid JSON');
     }
     if (!stripeEventBody.safeParse(event).success) {
-      throw new WebhookMalformedError('BAD_REQUEST', 'Not a Stripe event (id, type, data.object)', null);
+      throw new WebhookMalformedError('BAD_REQUEST', 'Not a Stripe event (id, type, created, data.object)', null);
     }
     const base = {
       provider: 'stripe' as const,
       notification_id: event.id,
       provider_type: event.type,
-      occurred_at: iso(event.created) ?? new Date().toISOString(),
+      occurred_at: iso(event.created)!,
     };
     const none = {
       transaction_id: null,

@@ -57,7 +57,8 @@ export function inRange(minor: number): number {
 }
 
 /** The last millisecond of 9999: times the log holds are four-digit years. */
-const LAST_TIME_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+/** The last time the log can hold (ISO times have four-digit years). */
+export const LAST_TIME_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 export function currencyDigits(currency: string): number {
   try {
