@@ -156,6 +156,28 @@ describe('API: webhook delivery failures, retries and backoff (injected clock, n
     ]);
   });
 
+  it('re-enabled after a 410, an endpoint sends the message it stopped at at once, not after its backoff', async () => {
+    await createEndpoint(service, 'back', receiver.url);
+    receiver.respond = () => ({ status: 410 });
+    await createUser(service, 'gina');
+    const failed = await afterAttempts(service, 'back', 1);
+    expect(Date.parse(failed.next_attempt_at)).to.be.greaterThan(service.clock.now().getTime());
+    await eventually(
+      () => service.admin('GET', '/admin/webhooks/back'),
+      (response) => response.body.data.webhook.enabled === false,
+    );
+    receiver.respond = () => ({ status: 200 });
+    const before = receiver.requests.length;
+    // The clock does not move: without the reset the message would wait for its next attempt.
+    expect((await service.admin('PUT', '/admin/webhooks/back', { url: receiver.url, enabled: true })).status).to.equal(200);
+    await receiver.waitFor((requests) => requests.length > before);
+    const [row] = await eventually(
+      () => deliveries(service, 'back'),
+      (rows) => rows[0].status === 'delivered',
+    );
+    expect(row).to.include({ status: 'delivered', attempts: 1, last_status_code: 200 });
+  });
+
   it('dead-letters a message after WEBHOOK_RETRY_HOURS and goes on with the next one', async () => {
     await createEndpoint(service, 'dl', receiver.url);
     receiver.respond = (request) => ({ status: request.json.data.app_user_id === 'poison' ? 500 : 200 });

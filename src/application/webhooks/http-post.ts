@@ -11,10 +11,15 @@ export interface PostOutcome {
 }
 
 const MAX_ERROR_BODY = 200;
-/** Kept-alive connections per receiver: one lane per endpoint needs few. */
+/**
+ * Kept-alive connections, with no cap per host: each endpoint's lane has one request in flight
+ * and the engine runs a bounded number of lanes, so endpoints on one host (one receiver, several
+ * paths) never wait for each other's sockets. A cap of 8 let eight hanging endpoints time out a
+ * ninth, healthy one on the same host before it was even sent.
+ */
 const agents = {
-  'http:': new http.Agent({ keepAlive: true, maxSockets: 8 }),
-  'https:': new https.Agent({ keepAlive: true, maxSockets: 8 }),
+  'http:': new http.Agent({ keepAlive: true }),
+  'https:': new https.Agent({ keepAlive: true }),
 };
 
 class RequestTimeout extends Error {}

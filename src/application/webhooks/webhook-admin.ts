@@ -83,8 +83,9 @@ export class WebhookAdmin {
 
   /**
    * PUT /admin/webhooks/{id}. Re-enabling an endpoint the delivery engine disabled resumes where
-   * it stopped: the messages of the events since the disabling (which the feed skipped while it
-   * was off) are queued again, up to this change; later ones the feed queues itself.
+   * it stopped: the message it stopped at is due at once, and the messages of the events since
+   * the disabling (which the feed skipped while it was off) are queued again, up to this change;
+   * later ones the feed queues itself.
    */
   async define(input: WebhookEndpointInput, given: { events: boolean; description: boolean; enabled: boolean }, context: CommandContext) {
     await checkWebhookUrl(input.url, this.config);
@@ -97,7 +98,14 @@ export class WebhookAdmin {
     );
     if (executed.position !== null && !executed.result.created) {
       const disabledAt = automaticallyDisabledAt(await this.log.readStream(stream));
-      if (disabledAt !== null) await this.replay(input.id, { after_position: disabledAt }, executed.position);
+      if (disabledAt !== null) {
+        // The message it stopped at goes at once, on a fresh retry schedule, and the endpoint
+        // starts healthy: not after the backoff it had reached, nor disabled again at its first failure.
+        const head = await this.outbox.head(input.id);
+        if (head) await this.outbox.redeliver(input.id, head.message_id, this.clock.now().toISOString());
+        await this.outbox.setFailingSince(input.id, null);
+        await this.replay(input.id, { after_position: disabledAt }, executed.position);
+      }
     }
     return executed.result;
   }
