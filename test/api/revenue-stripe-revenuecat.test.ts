@@ -90,7 +90,7 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       huge.object.amount_paid = 1e300;
       expect((await stripeEvent(svc, huge)).body.errors[0]).to.include({ status: 400, code: 'BAD_REQUEST' });
       // Times the log cannot hold, or that are no time at all: 400, never a 500 (Stripe would retry a 500 for days).
-      const signed = (event: Record<string, unknown>) => {
+      const signed = (event: unknown) => {
         const payload = JSON.stringify(event);
         return post(svc, '/webhooks/stripe', payload, { 'stripe-signature': Stripe.webhooks.generateTestHeaderString({ payload, secret: STRIPE_SECRET }) });
       };
@@ -113,6 +113,9 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
         const refused = await signed(event);
         expect(refused.body.errors?.[0], event.id).to.include({ status: 400, code: 'BAD_REQUEST' });
       }
+      // Signed JSON that is not an object: BODY_INVALID (SPEC §9).
+      for (const body of [[1, 2], 'x', null])
+        expect((await signed(body)).body.errors[0], JSON.stringify(body)).to.include({ status: 400, code: 'BODY_INVALID' });
       // A lone UTF-16 surrogate (which JSON can carry) in the event id: 400, as in every JSON body, never a 500.
       expect((await stripeEvent(svc, { ...invoicePaid('lone', 'cus_lone'), id: '\ud800' })).body.errors[0]).to.include({ status: 400, code: 'BAD_REQUEST' });
     });
@@ -218,6 +221,13 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       const notJson = await post(svc, '/webhooks/revenuecat', '{not json', { authorization: REVENUECAT_AUTH });
       expect(notJson.status).to.equal(400);
       expect(notJson.body.errors[0].code).to.equal('BODY_INVALID');
+      // JSON, but not an object: BODY_INVALID too (SPEC §9).
+      for (const body of ['[1,2]', '"x"', 'null']) {
+        expect((await post(svc, '/webhooks/revenuecat', body, { authorization: REVENUECAT_AUTH })).body.errors[0], body).to.include({
+          status: 400,
+          code: 'BODY_INVALID',
+        });
+      }
       const malformed = await post(svc, '/webhooks/revenuecat', JSON.stringify({ event: { type: 'RENEWAL' } }), { authorization: REVENUECAT_AUTH });
       expect(malformed.status).to.equal(400);
       expect(malformed.body.errors[0].code).to.equal('BAD_REQUEST');

@@ -96,9 +96,7 @@ export class AppStoreVerifier implements NotificationVerifier {
   }
 
   async verify(request: InboundRequest): Promise<RevenueNotification> {
-    const body = parseJsonBody(request.body);
-    if (typeof body !== 'object' || body === null || Array.isArray(body)) throw new WebhookMalformedError('BODY_INVALID', 'The body must be a JSON object');
-    const parsed = appStoreNotificationBody.safeParse(body);
+    const parsed = appStoreNotificationBody.safeParse(parseJsonBody(request.body));
     if (!parsed.success) throw new WebhookUnauthorizedError('missing signedPayload');
     const { signedPayload } = parsed.data;
     const payload = await this.verified(signedPayload, () => this.verifier.verifyAndDecodeNotification(signedPayload));

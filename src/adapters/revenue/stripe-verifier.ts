@@ -2,6 +2,7 @@ import Stripe from 'stripe';
 import { z } from 'zod';
 import {
   type InboundRequest,
+  jsonObject,
   LAST_TIME_MS,
   type NotificationVerifier,
   WebhookMalformedError,
@@ -88,6 +89,7 @@ export class StripeVerifier implements NotificationVerifier {
       // The signature verified but the body is not JSON.
       throw new WebhookMalformedError('BODY_INVALID', 'The body is not valid JSON');
     }
+    jsonObject(event);
     if (!stripeEventBody.safeParse(event).success) {
       throw new WebhookMalformedError('BAD_REQUEST', 'Not a Stripe event (id, type, created, data.object)', null);
     }

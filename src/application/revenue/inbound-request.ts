@@ -34,12 +34,21 @@ export class WebhookMalformedError extends Error {
   }
 }
 
-export function parseJsonBody(body: Buffer): unknown {
+/** The body as a JSON object; `BODY_INVALID` when it is not JSON, or JSON but not an object (SPEC §9). */
+export function parseJsonBody(body: Buffer): Record<string, unknown> {
+  let parsed: unknown;
   try {
-    return JSON.parse(body.toString('utf8'));
+    parsed = JSON.parse(body.toString('utf8'));
   } catch {
     throw new WebhookMalformedError('BODY_INVALID', 'The body is not valid JSON');
   }
+  return jsonObject(parsed);
+}
+
+/** `value` when it is a JSON object; `BODY_INVALID` otherwise (an array, a string, null…). */
+export function jsonObject(value: unknown): Record<string, unknown> {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new WebhookMalformedError('BODY_INVALID', 'The body must be a JSON object');
+  return value as Record<string, unknown>;
 }
 
 /** Money in integer minor units of `currency` (ISO 4217 digits: 2 for EUR, 0 for JPY). */
