@@ -11,7 +11,7 @@ import type { OutboxMessage, WebhookOutbox } from '../../ports/webhook-outbox.js
 import type { Metrics } from '../../observability/metrics.js';
 import { type PostOutcome, postWithTimeout } from './http-post.js';
 import { REVENUECAT_ENDPOINT } from './webhook-feeder.js';
-import { checkWebhookUrl, type UrlPolicySettings } from './webhook-url-policy.js';
+import { checkWebhookUrl, deliveryLookup, type UrlPolicySettings } from './webhook-url-policy.js';
 import { signWebhook } from './webhook-signing.js';
 
 export interface DeliverySettings extends UrlPolicySettings {
@@ -161,7 +161,9 @@ export class DeliveryEngine {
     const secrets = signingSecrets(endpoint.secrets, this.deps.clock.now());
     // The signature's timestamp is the wall-clock send time: receivers check it against their clocks.
     const headers = { ...signWebhook(message.message_id, new Date(), message.payload, secrets), 'content-type': 'application/json' };
-    const outcome = await postWithTimeout(endpoint.url, headers, message.payload, this.deps.settings.WEBHOOK_TIMEOUT_MS);
+    const outcome = await postWithTimeout(endpoint.url, headers, message.payload, this.deps.settings.WEBHOOK_TIMEOUT_MS, {
+      lookup: deliveryLookup(this.deps.settings),
+    });
     return { ...outcome, permanent: false, gone: outcome.statusCode === 410 };
   }
 

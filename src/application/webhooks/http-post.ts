@@ -1,5 +1,6 @@
 import http from 'node:http';
 import https from 'node:https';
+import type { LookupFunction } from 'node:net';
 
 /** What one outgoing POST came to. `statusCode` null: no response (timeout, refused, reset). */
 export interface PostOutcome {
@@ -29,7 +30,13 @@ class RequestTimeout extends Error {}
  * body). A 2xx is success; anything else is reported with the start of the response body.
  * node:http with kept-alive connections (several times cheaper per request than fetch here).
  */
-export function postWithTimeout(url: string, headers: Record<string, string>, body: string | undefined, timeoutMs: number): Promise<PostOutcome> {
+export function postWithTimeout(
+  url: string,
+  headers: Record<string, string>,
+  body: string | undefined,
+  timeoutMs: number,
+  options: { lookup?: LookupFunction | undefined } = {},
+): Promise<PostOutcome> {
   const started = performance.now();
   const latency = () => Math.round(performance.now() - started);
   return new Promise((resolve) => {
@@ -57,6 +64,7 @@ export function postWithTimeout(url: string, headers: Record<string, string>, bo
     const request = transport.request(target, {
       method: 'POST',
       agent: agents[target.protocol as 'http:' | 'https:'],
+      ...(options.lookup ? { lookup: options.lookup } : {}),
       headers: { ...headers, 'content-length': String(payload?.length ?? 0) },
     });
     const timer = setTimeout(() => request.destroy(new RequestTimeout()), timeoutMs);

@@ -23,7 +23,7 @@ import { CommandExecutor } from '../command-executor.js';
 import { StreamExecutor } from '../stream-executor.js';
 import { postWithTimeout } from './http-post.js';
 import { outboxMessagesFor, REVENUECAT_ENDPOINT, WEBHOOK_FEED } from './webhook-feeder.js';
-import { checkWebhookUrl } from './webhook-url-policy.js';
+import { checkWebhookUrl, deliveryLookup } from './webhook-url-policy.js';
 import { generateWebhookSecret, signWebhook } from './webhook-signing.js';
 
 const REPLAY_PAGE = 1_000;
@@ -152,7 +152,7 @@ export class WebhookAdmin {
     const messageId = this.ids.uuid();
     const body = JSON.stringify({ type: 'webhook.ping', timestamp: this.clock.now().toISOString(), data: { webhook_id: id } });
     const headers = { ...signWebhook(messageId, new Date(), body, signingSecrets(endpoint.secrets, this.clock.now())), 'content-type': 'application/json' };
-    const outcome = await postWithTimeout(endpoint.url, headers, body, this.config.WEBHOOK_TIMEOUT_MS);
+    const outcome = await postWithTimeout(endpoint.url, headers, body, this.config.WEBHOOK_TIMEOUT_MS, { lookup: deliveryLookup(this.config) });
     const delivered = outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
     return { message_id: messageId, delivered, status_code: outcome.statusCode, latency_ms: outcome.latencyMs, error: outcome.error };
   }

@@ -1,4 +1,6 @@
+import dns from 'node:dns';
 import { lookup } from 'node:dns/promises';
+import type { LookupFunction } from 'node:net';
 import ipaddr from 'ipaddr.js';
 import { DomainError } from '../../domain/domain-error.js';
 
@@ -56,3 +58,28 @@ export async function checkWebhookUrl(url: string, settings: UrlPolicySettings, 
     );
   }
 }
+
+/**
+ * The DNS lookup of a delivery's own connection when WEBHOOKS_ALLOW_PRIVATE is off: the
+ * addresses it connects to are checked, so a host cannot pass `checkWebhookUrl` with a public
+ * address and then answer the connection's own lookup with a private one (DNS rebinding).
+ * Undefined (the system's lookup) when private receivers are allowed.
+ */
+export function deliveryLookup(settings: UrlPolicySettings): LookupFunction | undefined {
+  return settings.WEBHOOKS_ALLOW_PRIVATE ? undefined : publicOnlyLookup;
+}
+
+const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
+  dns.lookup(hostname, { ...options, all: true }, (error, addresses) => {
+    if (error) return callback(error, '', 0);
+    const blocked = addresses.find((entry) => !isPublicAddress(entry.address));
+    if (addresses.length === 0 || blocked !== undefined) {
+      const refusal = Object.assign(new Error(`${hostname} resolves to a non-public address${blocked ? ` (${blocked.address})` : ''}`), {
+        code: 'WEBHOOK_URL_NOT_ALLOWED',
+      });
+      return callback(refusal, '', 0);
+    }
+    if (options.all) return callback(null, addresses);
+    return callback(null, addresses[0]!.address, addresses[0]!.family);
+  });
+};

@@ -1,5 +1,8 @@
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { expect } from 'chai';
-import { checkWebhookUrl, isPublicAddress } from '../../../src/application/webhooks/webhook-url-policy.js';
+import { postWithTimeout } from '../../../src/application/webhooks/http-post.js';
+import { checkWebhookUrl, deliveryLookup, isPublicAddress } from '../../../src/application/webhooks/webhook-url-policy.js';
 import { DomainError } from '../../../src/domain/domain-error.js';
 
 const STRICT = { WEBHOOKS_ALLOW_HTTP: false, WEBHOOKS_ALLOW_PRIVATE: false };
@@ -50,5 +53,30 @@ describe('webhook URL policy', () => {
     expect(await refusal('https://internal.example.com/x', STRICT, resolvesPrivate)).to.match(/non-public address \(10\.0\.0\.7\)/);
     expect(await refusal('https://internal.example.com/x', { ...STRICT, WEBHOOKS_ALLOW_PRIVATE: true }, resolvesPrivate)).to.equal(null);
     expect(await refusal('https://nowhere.invalid/x', STRICT, async () => Promise.reject(new Error('ENOTFOUND')))).to.match(/does not resolve/);
+  });
+});
+
+describe('webhook deliveries: the connection checks the address it resolves (no DNS rebinding)', () => {
+  it('a host resolving to a private address is refused at connect time unless WEBHOOKS_ALLOW_PRIVATE=true', async () => {
+    let received = 0;
+    const server = http.createServer((_request, response) => {
+      received += 1;
+      response.writeHead(204).end();
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const url = `http://localhost:${(server.address() as AddressInfo).port}/hook`;
+    try {
+      // As if the host had passed checkWebhookUrl with a public address and now answered 127.0.0.1.
+      const refused = await postWithTimeout(url, {}, '{}', 2_000, { lookup: deliveryLookup({ ...STRICT, WEBHOOKS_ALLOW_HTTP: true }) });
+      expect(refused.statusCode).to.equal(null);
+      expect(refused.error).to.match(/localhost resolves to a non-public address \((127\.0\.0\.1|::1)\)/);
+      expect(received).to.equal(0);
+      const allowed = await postWithTimeout(url, {}, '{}', 2_000, { lookup: deliveryLookup({ WEBHOOKS_ALLOW_HTTP: true, WEBHOOKS_ALLOW_PRIVATE: true }) });
+      expect(allowed.statusCode).to.equal(204);
+      expect(received).to.equal(1);
+    } finally {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
   });
 });
