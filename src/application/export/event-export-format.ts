@@ -167,7 +167,7 @@ export function parseExportOptions(args: Map<string, string | true>): ExportOpti
     if (!KNOWN_FLAGS.has(name)) throw new ExportUsageError(`Unknown option --${name}`);
   }
   const afterText = stringFlag(args, 'after');
-  if (afterText !== null && !/^\d{1,20}$/.test(afterText)) throw new ExportUsageError('--after must be a log position (digits)');
+  if (afterText !== null && !/^\d{1,20}$/.test(afterText)) throw new ExportUsageError('--after must be a log position (1 to 20 digits)');
   const sinceText = stringFlag(args, 'since');
   const since = sinceText === null ? null : parseSince(sinceText);
   const out = stringFlag(args, 'out');

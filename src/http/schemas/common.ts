@@ -31,7 +31,7 @@ const LAST_POSITION = 2n ** 63n - 1n;
 /** A log position or page cursor in a query or body: up to 20 digits, as a string. */
 export const logPosition = z
   .string()
-  .regex(/^\d{1,20}$/, 'must be a log position (digits)')
+  .regex(/^\d{1,20}$/, 'must be a log position (1 to 20 digits)')
   .transform((value) => (BigInt(value) > LAST_POSITION ? LAST_POSITION : BigInt(value)));
 
 /** How `logPosition` is documented (its transform hides the string's pattern). */
