@@ -75,7 +75,7 @@ const publicOnlyLookup: LookupFunction = (hostname, options, callback) => {
     const blocked = addresses.find((entry) => !isPublicAddress(entry.address));
     if (addresses.length === 0 || blocked !== undefined) {
       const refusal = Object.assign(new Error(`${hostname} resolves to a non-public address${blocked ? ` (${blocked.address})` : ''}`), {
-        code: 'WEBHOOK_URL_NOT_ALLOWED',
+        code: 'WEBHOOK.URL_NOT_ALLOWED',
       });
       return callback(refusal, '', 0);
     }
