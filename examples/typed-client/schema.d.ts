@@ -3127,7 +3127,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3367,7 +3367,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3617,7 +3617,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3862,7 +3862,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4082,7 +4082,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4679,7 +4679,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5050,7 +5050,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5461,7 +5461,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5813,7 +5813,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6126,7 +6126,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7244,7 +7244,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8056,7 +8056,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8957,7 +8957,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9601,7 +9601,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -10456,7 +10456,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11309,7 +11309,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14000,7 +14000,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14862,7 +14862,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -15218,7 +15218,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -15890,7 +15890,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -16246,7 +16246,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -17304,7 +17304,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -18211,7 +18211,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -18623,7 +18623,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -19501,7 +19501,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -20098,7 +20098,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -20469,7 +20469,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -20880,7 +20880,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -21232,7 +21232,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -21545,7 +21545,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/). */
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];

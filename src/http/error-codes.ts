@@ -53,7 +53,7 @@ export const ERROR_CODES = {
   METHOD_NOT_ALLOWED: { status: 405, meaning: 'The path exists but not with this method; the `allow` header lists the methods it has.' },
   BODY_TOO_LARGE: {
     status: 413,
-    meaning: 'The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/).',
+    meaning: "The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule).",
     example: { message: 'The body is larger than 64 KiB', source: null },
   },
   UNSUPPORTED_MEDIA_TYPE: {

@@ -43,6 +43,8 @@ interface HttpError {
   /** Set by http-errors on client errors. */
   expose?: boolean;
   message?: string;
+  /** The body limit a too-large body broke (raw-body's `entity.too.large`). */
+  limit?: number;
 }
 
 /** Errors raised by express itself (body parsing, path decoding) mapped to SPEC §9 codes. */
@@ -51,7 +53,8 @@ function fromHttpError(error: HttpError): ApiError | null {
     case 'entity.parse.failed':
       return new ApiError(400, 'BODY_INVALID', 'The body is not valid JSON');
     case 'entity.too.large':
-      return new ApiError(413, 'BODY_TOO_LARGE', 'The body is larger than 64 KiB');
+      // The two limits of src/http/app.ts: the bulk admin uploads', and every other body's.
+      return new ApiError(413, 'BODY_TOO_LARGE', (error.limit ?? 0) > 64 * 1024 ? 'The body is larger than 4 MiB' : 'The body is larger than 64 KiB');
     case 'encoding.unsupported':
       return new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The body encoding is not supported', 'header:content-encoding');
     case 'charset.unsupported':

@@ -222,6 +222,27 @@ describe('API: admin configuration (SPEC §7.1–§7.5)', () => {
       expect(figures.body.data).to.deep.equal({ available: 3, used: 0, expired: 1, waiting: 0 });
     });
 
+    it('takes the 10,000 codes a call may carry (a body over 64 KiB), and refuses a body over 4 MiB with 413', async () => {
+      await putReward(svc, 'bulk-pool', { kind: 'offer_code', name: 'Bulk', offer_code_id: 'bulk', offer_code_ref_name: 'ref', subscription_product_id: 'p1' });
+      const codes = Array.from({ length: 10_000 }, (_, index) => ({
+        value: `BULK-${String(index).padStart(5, '0')}`,
+        link: `https://apps.apple.com/redeem?ctx=offercodes&id=1234567890&code=BULK-${index}`,
+        expires_at: '2099-01-01T00:00:00Z',
+      }));
+      expect(JSON.stringify({ codes }).length).to.be.greaterThan(1024 * 1024);
+      const added = await svc.admin('POST', '/admin/rewards/bulk-pool/codes', { codes });
+      expect(added.status).to.equal(200);
+      expect(added.body.data).to.deep.equal({ added: 10_000, skipped: 0, available: 10_000 });
+      const huge = await svc.admin('POST', '/admin/rewards/bulk-pool/codes', {
+        codes: [{ value: 'X', link: 'x'.repeat(5 * 1024 * 1024), expires_at: '2099-01-01T00:00:00Z' }],
+      });
+      expect(huge.status).to.equal(413);
+      expect(huge.body.errors[0]).to.include({ code: 'BODY_TOO_LARGE', message: 'The body is larger than 4 MiB' });
+      // Elsewhere the limit stays 64 KiB.
+      const user = await svc.call('POST', '/users', { app_user_id: 'big-body', metadata: { blob: 'x'.repeat(70_000) } });
+      expect(user.body.errors[0]).to.include({ code: 'BODY_TOO_LARGE', message: 'The body is larger than 64 KiB' });
+    });
+
     it('needs a link for offer_code pools (400), a pooled kind (422) and a known reward (404)', async () => {
       const noLink = await svc.admin('POST', '/admin/rewards/offer/codes', { codes: [{ value: 'X', expires_at: '2099-01-01T00:00:00Z' }] });
       expect(noLink.body.errors[0]).to.include({ code: 'BAD_REQUEST', source: '/codes/0/link' });
