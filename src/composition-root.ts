@@ -15,6 +15,7 @@ import { PersonalDataSnapshots } from './application/privacy/personal-data-snaps
 import { CheckpointPoller } from './application/projections/checkpoint-poller.js';
 import { ProjectionRunner } from './application/projections/projection-runner.js';
 import { ReadModelGate } from './application/projections/read-model-gate.js';
+import { ClaimCodeHandler } from './application/commands/claim-code.js';
 import { CatalogQueries } from './application/queries/catalog-queries.js';
 import { PoolReactions } from './application/reactions/pool-reactions.js';
 import { ReactionRunner } from './application/reactions/reaction-runner.js';
@@ -124,6 +125,8 @@ export async function composeService(options: CompositionOptions): Promise<Depen
   container.registerSingleton(OfferCodeLookup);
   // One gate per process: the projector's commits wait for the multi-read answers under way.
   container.registerSingleton(ReadModelGate);
+  // One instance: it queues each claimer's claims (one at a time per user).
+  container.registerSingleton(ClaimCodeHandler);
   // One instance, so the rules in force stay cached between claims.
   container.registerSingleton(FraudRuleQueries);
   const projections = (c: DependencyContainer) => c.resolve<Projection[]>(TOKENS.Projections);

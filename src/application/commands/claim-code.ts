@@ -64,11 +64,11 @@ export async function runClaim<R>(steps: ClaimSteps<R>, request: Omit<ClaimCodeC
     const claimer = await steps.claimer();
     checkClaim(claimer, command);
     const parties = fraud ? await fraud.judgeParties(claimer, command.now) : NO_VERDICT;
-    // The slot and the payment customer's count are taken together (one group commit); a claim
-    // refused by either gives back what the other took.
     // A referral code's slots count its claims of the hour and day even while no rule judges
     // them, so that a rate rule enabled later counts the claims made before it.
     const counts = command.target?.type === 'referral' ? { now: command.now } : {};
+    // The slot and the payment customer's count are taken together (one group commit); a claim
+    // refused by either gives back what the other took.
     const [slot, counted] = await Promise.allSettled([
       steps.takeSlot(command.claim_id, fraud ? { now: command.now, rules: fraud.rules, refused: parties.reject } : counts),
       fraud ? fraud.countPaymentCustomer(claimer) : NOT_COUNTED,
