@@ -249,11 +249,18 @@ describe('API: webhook delivery failures, retries and backoff (injected clock, n
     receiver.respond = () => ({ status: 500 });
     await createUser(service, 'gina');
     let row = await afterAttempts(service, 'broken', 1);
+    const enabled = async () => (await service.admin('GET', '/admin/webhooks/broken')).body.data.webhook.enabled as boolean;
     while (row.status === 'failed') {
       const attempts = row.attempts;
       service.clock.advance(Date.parse(row.next_attempt_at) - service.clock.now().getTime());
-      row = await afterAttempts(service, 'broken', attempts + 1);
-      if ((await service.admin('GET', '/admin/webhooks/broken')).body.data.webhook.enabled === false) break;
+      // The attempt that disables the endpoint is recorded before the disabling shows in the
+      // read model: wait for the next attempt, or for the endpoint to be off.
+      const next = await eventually(
+        async () => ({ row: (await deliveries(service, 'broken'))[0], enabled: await enabled() }),
+        (seen) => seen.row.attempts > attempts || !seen.enabled,
+      );
+      row = next.row;
+      if (!next.enabled) break;
     }
     const endpoint = await eventually(
       () => service.admin('GET', '/admin/webhooks/broken'),
