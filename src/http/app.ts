@@ -159,7 +159,7 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
       ...adminUserRoutes(container),
     ]);
     if (winwinkit) mountRoutes(app, api, winwinkitRoutes(container, appRoutes));
-    if (rateLimits) app.use(rateLimits.failedClaimPenalty());
+    if (rateLimits) app.use(rateLimits.claimOutcomes());
   }
 
   app.use(pathNotFound);

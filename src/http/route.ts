@@ -86,6 +86,7 @@ function handler(declaration: AnyRoute): RequestHandler {
     const reply = await declaration.handle(input);
     if ('raw' in reply) return;
     if (!(reply.status in declaration.responses)) throw new Error(`${declaration.operationId} answered an undeclared status ${reply.status}`);
+    await res.locals.beforeReply?.();
     for (const [name, value] of Object.entries(reply.headers ?? {})) res.setHeader(name, value);
     res.status(reply.status);
     if (reply.body === undefined) res.end();

@@ -13,6 +13,8 @@ export interface RateLimitStore {
   /**
    * Adds `points` to `key` atomically (concurrent hits from any process never lose a point):
    * when the key has no live window at `nowMs`, it starts one of `windowMs` with `points`.
+   * Negative points (a refund) never take a counter below 0: a refund reaching a window that
+   * has ended leaves the new one at 0 rather than giving it extra room.
    */
   hit(key: string, points: number, windowMs: number, nowMs: number): Promise<RateLimitCounter>;
   /** Forgets windows that ended before `nowMs` (housekeeping; never changes a live counter). */

@@ -1,16 +1,51 @@
 import { expect } from 'chai';
+import type { Backend } from '../../src/backends/backend.js';
+import type { RateLimitCounter, RateLimitStore } from '../../src/ports/rate-limit-store.js';
 import { createUser, putProgram } from '../support/fixtures.js';
 import { CLIENT_KEY, ManualClock, SECRET_KEY, startTestService, type TestService, tempDataDir } from '../support/test-service.js';
 
 const T0 = new Date('2026-11-23T12:00:00.000Z');
 
 /** Rate limits on with small budgets, on a clock the test moves (no sleeps). */
-function limited(env: Record<string, string> = {}, clock = new ManualClock(T0), dataDir?: string) {
+function limited(env: Record<string, string> = {}, clock = new ManualClock(T0), dataDir?: string, backend?: (embedded: Backend) => Backend) {
   return startTestService({
     clock,
     dataDir,
+    backend,
     env: { RATE_LIMITS: 'on', RATE_LIMIT_READS: '3/60s', RATE_LIMIT_COMMANDS: '100/60s', RATE_LIMIT_CLAIMS: '10/3600s', ...env },
   });
+}
+
+/**
+ * Rate-limit counters whose next `count` charges, once armed, wait for one another: that many
+ * requests stand at the limiter together, as in a burst from another machine (in-process
+ * requests otherwise arrive one after another, each finishing before the next is read).
+ */
+class ChargesTogether implements RateLimitStore {
+  private count = 0;
+  private readonly waiting: (() => void)[] = [];
+
+  constructor(private readonly store: RateLimitStore) {}
+
+  arm(count: number): void {
+    this.count = count;
+  }
+
+  hit(key: string, points: number, windowMs: number, nowMs: number): Promise<RateLimitCounter> {
+    if (points <= 0 || this.count === 0) return this.store.hit(key, points, windowMs, nowMs);
+    this.count -= 1;
+    const together = new Promise<void>((resolve) => this.waiting.push(resolve));
+    if (this.count === 0) for (const release of this.waiting.splice(0)) release();
+    return together.then(() => this.store.hit(key, points, windowMs, nowMs));
+  }
+
+  removeExpired(nowMs: number): Promise<number> {
+    return this.store.removeExpired(nowMs);
+  }
+
+  close(): Promise<void> {
+    return this.store.close();
+  }
 }
 
 describe('Rate limits (SPEC §13)', function () {
@@ -20,6 +55,15 @@ describe('Rate limits (SPEC §13)', function () {
     const svc = await limited(...args);
     services.push(svc);
     return svc;
+  };
+  /** A service whose rate-limit charges can be made to arrive together (ChargesTogether). */
+  const startWithBursts = async (env: Record<string, string>) => {
+    let counters: ChargesTogether | null = null;
+    const svc = await start(env, undefined, undefined, (embedded) => {
+      counters = new ChargesTogether(embedded.rateLimits);
+      return { ...embedded, rateLimits: counters };
+    });
+    return { svc, counters: counters! as ChargesTogether };
   };
   afterEach(async () => {
     await Promise.all(services.splice(0).map((svc) => svc.stop()));
@@ -99,18 +143,22 @@ describe('Rate limits (SPEC §13)', function () {
     const missing = await svc.call('POST', '/users/nobody/claim-code', { code: 'ZZZZZZ' });
     expect(missing.body.errors[0].code).to.equal('NOT_FOUND.USER');
     expect(missing.headers.get('ratelimit')).to.contain('"claims-user";r=5;t=3600');
-    // A claim that succeeds costs 1; claiming again is a failed claim.
+    // A claim that succeeds costs 1; a malformed one (400) is not a failed claim: 1 point, as any command.
     await createUser(svc, 'carol');
     const claimed = await svc.call('POST', '/users/carol/claim-code', { code: bob.referral_code });
     expect(claimed.status).to.equal(200);
     expect(claimed.headers.get('ratelimit')).to.contain('"claims-user";r=9;t=3600');
-    const again = await svc.call('POST', '/users/carol/claim-code', { code: bob.referral_code });
-    expect(again.body.errors[0].code).to.equal('CLAIM.ALREADY_CLAIMED');
-    expect(again.headers.get('ratelimit')).to.contain('"claims-user";r=4;t=3600');
-    // A malformed claim (400) is not a failed claim: 1 point, as any command.
     const malformed = await svc.call('POST', '/users/carol/claim-code', { code: 42 });
     expect(malformed.status).to.equal(400);
-    expect(malformed.headers.get('ratelimit')).to.contain('"claims-user";r=3;t=3600');
+    expect(malformed.headers.get('ratelimit')).to.contain('"claims-user";r=8;t=3600');
+    // Claiming again is a failed claim.
+    const again = await svc.call('POST', '/users/carol/claim-code', { code: bob.referral_code });
+    expect(again.body.errors[0].code).to.equal('CLAIM.ALREADY_CLAIMED');
+    expect(again.headers.get('ratelimit')).to.contain('"claims-user";r=3;t=3600');
+    // With 3 points left, a claim cannot pay for failing: refused before it runs, costing 1.
+    const short = await svc.call('POST', '/users/carol/claim-code', { code: 'ZZZZZZ' });
+    expect(short.status).to.equal(429);
+    expect(short.headers.get('ratelimit')).to.contain('"claims-user";r=2;t=3600');
   });
 
   it('count a malformed, mistyped or oversized body against the caller, with the headers, and refuse it over budget', async () => {
@@ -168,14 +216,44 @@ describe('Rate limits (SPEC §13)', function () {
     expect(statuses.filter((status) => status === 429)).to.have.length(30);
   });
 
-  it('never let a 50-way burst of claims by one user past the claim budget', async () => {
-    const svc = await start({ RATE_LIMIT_CLAIMS: '20/3600s' });
+  it('let a 50-way burst of failed claims by one user through no more than its budget allows at 5 points each', async () => {
+    const { svc, counters } = await startWithBursts({ RATE_LIMIT_CLAIMS: '20/3600s' });
     await createUser(svc, 'carol');
-    const answers = await Promise.all(Array.from({ length: 50 }, () => svc.call('POST', '/users/carol/claim-code', { code: 'ZZZZZZ' })));
-    const failed = answers.filter((answer) => answer.status === 422);
-    // Each attempt takes 1 point up front; at most 20 attempts get past the limiter.
-    expect(failed.length).to.be.at.most(20).and.at.least(4);
-    expect(answers.filter((answer) => answer.status === 429)).to.have.length(50 - failed.length);
+    counters.arm(50 * 2); // each claim charges the caller's and the user's counter
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => svc.call('POST', '/users/carol/claim-code', { code: `ZZZZZ${i}` })));
+    // Every claim takes 5 points up front, so no more than 20 / 5 guesses get past the limiter.
+    expect(answers.filter((answer) => answer.status === 422)).to.have.length(4);
+    expect(answers.filter((answer) => answer.status === 429)).to.have.length(46);
+  });
+
+  it("let a 60-way burst of failed claims by 60 users through no more than the caller's budget allows at 5 points each", async () => {
+    const { svc, counters } = await startWithBursts({ RATE_LIMIT_COMMANDS: '50/60s' });
+    // Created with the secret key (exempt), so the client's budget is whole when the burst starts.
+    for (let i = 0; i < 60; i++) expect((await svc.admin('POST', '/users', { app_user_id: `guesser-${i}` })).status).to.equal(201);
+    counters.arm(60 * 2);
+    const answers = await Promise.all(Array.from({ length: 60 }, (_, i) => svc.call('POST', `/users/guesser-${i}/claim-code`, { code: `ZZZZZ${i}` })));
+    expect(answers.filter((answer) => answer.status === 422)).to.have.length(10);
+    expect(answers.filter((answer) => answer.status === 429)).to.have.length(50);
+    // Refused by the caller's budget, no claim used up its user's: each of those users still has its 10.
+    const refused = answers.findIndex((answer) => answer.status === 429);
+    const after = await svc.admin('GET', `/users/guesser-${refused}`);
+    expect(after.status).to.equal(200);
+    expect(answers[refused]!.headers.get('ratelimit')).to.match(/"claims-user";r=10;t=3600$/);
+  });
+
+  it('give a claim that succeeds all but 1 of its 5 points back before answering, even 8 at once', async () => {
+    const { svc, counters } = await startWithBursts({ RATE_LIMIT_COMMANDS: '41/60s' });
+    await putProgram(svc, 'p', {});
+    const ann = await createUser(svc, 'ann');
+    for (let i = 0; i < 8; i++) expect((await svc.admin('POST', '/users', { app_user_id: `friend-${i}` })).status).to.equal(201);
+    counters.arm(8 * 2);
+    // 8 claims at once hold 5 points each while they run: 40, the whole budget after creating ann.
+    const answers = await Promise.all(Array.from({ length: 8 }, (_, i) => svc.call('POST', `/users/friend-${i}/claim-code`, { code: ann.referral_code })));
+    expect(answers.map((answer) => answer.status)).to.deep.equal(Array(8).fill(200));
+    // In the end each cost 1: the caller spent 1 (creating ann) + 8 + 1 now.
+    const next = await svc.call('POST', '/users', { app_user_id: 'late' });
+    expect(next.status).to.equal(201);
+    expect(next.headers.get('ratelimit')).to.match(/^"commands-caller";r=31;t=60/);
   });
 
   it('are off with RATE_LIMITS=off: no headers, no 429', async () => {

@@ -32,6 +32,17 @@ export function rateLimitStoreContract(name: string, open: OpenContractSubject<R
       expect(await store.hit(key('a'), 2, 60_000, T0 + 60_000)).to.deep.equal({ points: 2, resetAtMs: T0 + 120_000 });
     });
 
+    it('never takes a counter below 0 with a refund, nor gives a new window room with one', async () => {
+      await store.hit(key('a'), 2, 60_000, T0);
+      expect(await store.hit(key('a'), -4, 60_000, T0 + 1)).to.deep.equal({ points: 0, resetAtMs: T0 + 60_000 });
+      expect(await store.hit(key('a'), 1, 60_000, T0 + 2)).to.deep.equal({ points: 1, resetAtMs: T0 + 60_000 });
+      // Charged 5 in one window, refunded 4 in the next: the new window starts at 0.
+      await store.hit(key('b'), 5, 60_000, T0);
+      expect(await store.hit(key('b'), -4, 60_000, T0 + 60_000)).to.deep.equal({ points: 0, resetAtMs: T0 + 120_000 });
+      expect(await store.hit(key('b'), 1, 60_000, T0 + 60_001)).to.deep.equal({ points: 1, resetAtMs: T0 + 120_000 });
+      expect(await store.hit(key('fresh'), -3, 60_000, T0)).to.deep.equal({ points: 0, resetAtMs: T0 + 60_000 });
+    });
+
     it('keeps keys apart', async () => {
       await store.hit(key('a'), 3, 60_000, T0);
       expect(await store.hit(key('b'), 1, 60_000, T0)).to.deep.equal({ points: 1, resetAtMs: T0 + 60_000 });

@@ -37,7 +37,7 @@ export class MongoRateLimitStore implements RateLimitStore {
     const pipeline = [
       {
         $set: {
-          points: { $cond: [live, { $add: ['$points', points] }, points] },
+          points: { $cond: [live, { $max: [{ $add: ['$points', points] }, 0] }, Math.max(points, 0)] },
           reset_at: { $cond: [live, '$reset_at', new Date(nowMs + windowMs)] },
         },
       },

@@ -34,9 +34,9 @@ export class SqliteRateLimitStore implements RateLimitStore {
   constructor(private readonly db: SqliteConnection) {
     db.exec(SCHEMA);
     this.upsert = db.prepare<[{ key: string; points: number; now: number; window: number }], RateLimitRow>(`
-      INSERT INTO rate_limits (key, points, reset_at) VALUES (@key, @points, @now + @window)
+      INSERT INTO rate_limits (key, points, reset_at) VALUES (@key, MAX(@points, 0), @now + @window)
       ON CONFLICT (key) DO UPDATE SET
-        points   = CASE WHEN reset_at <= @now THEN excluded.points ELSE points + excluded.points END,
+        points   = CASE WHEN reset_at <= @now THEN excluded.points ELSE MAX(points + @points, 0) END,
         reset_at = CASE WHEN reset_at <= @now THEN excluded.reset_at ELSE reset_at END
       RETURNING points, reset_at`);
     this.deleteExpired = db.prepare<[number]>('DELETE FROM rate_limits WHERE reset_at <= ?');
@@ -53,11 +53,11 @@ export class SqliteRateLimitStore implements RateLimitStore {
     const group = this.pending.splice(0);
     // Hits on one key at the same instant add up in one UPSERT (a caller's key is charged by every
     // request it sends); each gets the count as it stood after its own points, as one UPSERT per
-    // hit would have left it.
+    // hit would have left it. Refunds go in their own UPSERT, as the floor at 0 applies to them.
     const together = new Map<string, PendingHit[]>();
     for (const hit of group) {
-      const { key, now, window } = hit.params;
-      const id = `${now}|${window}|${key}`;
+      const { key, now, window, points } = hit.params;
+      const id = `${now}|${window}|${key}|${points < 0 ? '-' : '+'}`;
       const hits = together.get(id);
       if (hits) hits.push(hit);
       else together.set(id, [hit]);
@@ -75,7 +75,7 @@ export class SqliteRateLimitStore implements RateLimitStore {
       let points = row.points - pointsOf(hits);
       for (const hit of hits) {
         points += hit.params.points;
-        hit.resolve({ points, resetAtMs: row.reset_at });
+        hit.resolve({ points: Math.max(points, 0), resetAtMs: row.reset_at });
       }
     }
   }

@@ -8,10 +8,12 @@ import { ApiError, toApiError } from '../errors.js';
 import { StoreRateLimiter } from './store-rate-limiter.js';
 
 /**
- * What a failed claim costs (SPEC §13: "failed claims counting 5"): any claim refused with 404
- * or 422 — an unknown or own code, one already claimed, a code at its limit, a rule's refusal, an
- * unknown claimer — so enumerating codes through claims is slow too. A malformed request (400)
- * costs 1, as any command.
+ * What a failed claim costs (SPEC §13: "failed claims counting 5"): any claim refused with 404 or
+ * 422 — an unknown or own code, one already claimed, a code at its limit, a rule's refusal, an
+ * unknown claimer — so enumerating codes through claims is slow too. Every claim takes this much
+ * up front and gives back all but 1 unless it fails so (a success, a malformed request, a 429):
+ * charging the rest only after a failure let every claim already in flight through at 1 point,
+ * so a burst of guesses got about 5 times the budget.
  */
 export const FAILED_CLAIM_COST = 5;
 const FAILED_CLAIM_STATUSES = new Set([404, 422]);
@@ -46,6 +48,8 @@ interface Policy {
 interface Charge {
   policy: Policy;
   key: string;
+  /** Points taken beyond what the request costs if it does not fail as a claim (given back by `settle`). */
+  held: number;
 }
 
 interface Outcome {
@@ -57,8 +61,10 @@ interface Outcome {
 declare global {
   namespace Express {
     interface Locals {
-      /** The rate-limit counters this request was charged to (the failed-claim penalty adds to them). */
+      /** The rate-limit counters this request was charged to, with what a claim holds until its outcome. */
       rateLimitCharges?: Charge[];
+      /** Work to finish before the answer is written (src/http/route.ts): a claim's held points come back. */
+      beforeReply?: () => Promise<void>;
     }
   }
 }
@@ -96,28 +102,56 @@ export class RateLimits {
     if (!caller || (caller.kind === 'secret' && !this.config.RATE_LIMIT_SECRET)) return [];
     const read = req.method === 'GET' || req.method === 'HEAD';
     const claim = req.method === 'POST' && CLAIM_PATH.test(req.path);
-    const charges: Charge[] = [{ policy: this.policies[read ? 'reads-caller' : 'commands-caller'], key: `${caller.actor}|${req.ip ?? 'unknown'}` }];
+    const held = claim ? FAILED_CLAIM_COST - 1 : 0;
+    const charges: Charge[] = [{ policy: this.policies[read ? 'reads-caller' : 'commands-caller'], key: `${caller.actor}|${req.ip ?? 'unknown'}`, held }];
     const userId = appUserIdOf(req);
-    if (userId !== null) charges.push({ policy: this.policies[read ? 'reads-user' : claim ? 'claims-user' : 'commands-user'], key: userId });
+    if (userId !== null) charges.push({ policy: this.policies[read ? 'reads-user' : claim ? 'claims-user' : 'commands-user'], key: userId, held });
     return charges;
   }
 
-  /** Charges the request one point per counter (one store round trip); over any budget → 429 RATE_LIMITED with Retry-After. */
+  /**
+   * Charges the request one point per counter, a claim FAILED_CLAIM_COST (one store round trip);
+   * over any budget → 429 RATE_LIMITED with Retry-After.
+   */
   middleware(): RequestHandler {
     return async (req, res, next) => {
       const charges = this.charges(req, res);
       if (charges.length === 0) return next();
       res.locals.rateLimitCharges = charges;
-      let outcomes = await Promise.all(charges.map(({ policy, key }) => outcomeOf(policy, policy.limiter.consume(key, 1))));
+      let outcomes = await Promise.all(charges.map(({ policy, key, held }) => outcomeOf(policy, policy.limiter.consume(key, 1 + held))));
       if (outcomes[0]!.limited) {
-        // Refused by the caller's budget: the user's counters get their point back (and the headers say so).
-        const refunded = await Promise.all(outcomes.slice(1).map(({ policy }, index) => outcomeOf(policy, policy.limiter.reward(charges[index + 1]!.key, 1))));
+        // Refused by the caller's budget: the user's counters get all their points back (and the headers say so).
+        const refunded = await Promise.all(
+          charges.slice(1).map((charge) => {
+            const points = 1 + charge.held;
+            charge.held = 0;
+            return outcomeOf(charge.policy, charge.policy.limiter.reward(charge.key, points));
+          }),
+        );
         outcomes = [outcomes[0]!, ...refunded];
       }
       setHeaders(res, outcomes);
+      res.locals.beforeReply = () => this.settle(res, false);
       refuseOver(res, outcomes);
       next();
     };
+  }
+
+  /**
+   * A claim's outcome: one that failed as a claim keeps what it held; any other answer gives it
+   * back before it is written, and its headers show the counters after that.
+   */
+  private async settle(res: Response, failedClaim: boolean): Promise<void> {
+    const charges = res.locals.rateLimitCharges ?? [];
+    if (failedClaim || !charges.some((charge) => charge.held > 0) || res.headersSent) return;
+    const outcomes = await Promise.all(
+      charges.map((charge) => {
+        const points = charge.held;
+        charge.held = 0;
+        return outcomeOf(charge.policy, charge.policy.limiter.reward(charge.key, points));
+      }),
+    );
+    setHeaders(res, outcomes);
   }
 
   /**
@@ -141,18 +175,15 @@ export class RateLimits {
     };
   }
 
-  /** A failed claim (404 or 422) costs FAILED_CLAIM_COST in all: the rest is added before the answer. */
-  failedClaimPenalty(): ErrorRequestHandler {
+  /** An error answer settles the claim before the error handler writes it: a 404 or 422 keeps FAILED_CLAIM_COST. */
+  claimOutcomes(): ErrorRequestHandler {
     return async (error, req, res, next) => {
-      const charges = res.locals.rateLimitCharges;
       const status = toApiError(error)?.status ?? null;
-      if (charges && req.method === 'POST' && CLAIM_PATH.test(req.path) && status !== null && FAILED_CLAIM_STATUSES.has(status) && !res.headersSent) {
-        try {
-          const outcomes = await Promise.all(charges.map(({ policy, key }) => outcomeOf(policy, policy.limiter.penalty(key, FAILED_CLAIM_COST - 1))));
-          setHeaders(res, outcomes);
-        } catch {
-          // The claim's own answer matters more than the penalty; the store's failure shows on the next request.
-        }
+      const failedClaim = req.method === 'POST' && CLAIM_PATH.test(req.path) && status !== null && FAILED_CLAIM_STATUSES.has(status);
+      try {
+        await this.settle(res, failedClaim);
+      } catch {
+        // The claim's own answer matters more than the refund; the store's failure shows on the next request.
       }
       next(error);
     };
