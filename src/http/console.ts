@@ -3,7 +3,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import express, { type RequestHandler, Router } from 'express';
 import type { Config } from '../config.js';
-import { pathNotFound } from './errors.js';
+import { methodNotAllowed, pathNotFound } from './errors.js';
 
 /**
  * The operator console (SPEC §14): a single-page app built by `npm run build:console` into
@@ -61,10 +61,31 @@ export function consoleRouter(config: Pick<Config, 'CONSOLE'>, assetsDir: string
     }
     res.sendFile(index);
   };
+  const assets = path.join(assetsDir, 'assets');
   router.use('/console', securityHeaders);
   router.get(['/console', '/console/'], page);
-  router.use('/console/assets', express.static(path.join(assetsDir, 'assets'), { index: false, fallthrough: true, etag: true, lastModified: false }));
+  router.all(['/console', '/console/'], methodNotAllowed(['GET']));
+  router.use('/console/assets', express.static(assets, { index: false, fallthrough: true, etag: true, lastModified: false }));
+  // Another method on an asset that exists is 405, as on every known path (SPEC §1).
+  router.use('/console/assets', (req, _res, next) => (isAsset(assets, req.path) ? methodNotAllowed(['GET'])(req, _res, next) : next()));
   // Anything else under /console is the API's 404, still with the console's headers.
   router.use('/console', pathNotFound);
   return router;
+}
+
+/** Whether `urlPath` (relative to /console/assets) names a file of the built assets. */
+function isAsset(assets: string, urlPath: string): boolean {
+  let relative: string;
+  try {
+    relative = decodeURIComponent(urlPath);
+  } catch {
+    return false;
+  }
+  const file = path.resolve(assets, `.${path.posix.normalize(relative)}`);
+  if (!file.startsWith(`${assets}${path.sep}`)) return false;
+  try {
+    return fs.statSync(file).isFile();
+  } catch {
+    return false;
+  }
 }

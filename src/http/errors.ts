@@ -98,7 +98,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
 }
 
 export const pathNotFound: RequestHandler = (req) => {
-  throw new ApiError(404, 'PATH_ERROR', `No such path: ${req.method} ${req.baseUrl}${req.path}`);
+  throw new ApiError(404, 'PATH_ERROR', `No such path: ${req.method} ${req.originalUrl.split('?')[0]}`);
 };
 
 /** For `router.route(path).get(...).all(methodNotAllowed(['GET']))`. */

@@ -68,6 +68,25 @@ describe('API: the console is served at /console (SPEC §14)', () => {
     expectConsoleHeaders((await fetch(`${svc.url}/console/nope`)).headers);
   });
 
+  it('answers another method on the page or an asset with 405 METHOD_NOT_ALLOWED (Allow: GET), on a missing asset 404', async () => {
+    for (const method of ['POST', 'PUT', 'DELETE', 'PATCH']) {
+      for (const pathname of ['/console', '/console/', '/console/assets/main.js', '/console/assets/main.css']) {
+        const response = await fetch(`${svc.url}${pathname}`, { method });
+        expect(response.status, `${method} ${pathname}`).to.equal(405);
+        expect(response.headers.get('allow')).to.equal('GET');
+        expect(((await response.json()) as { errors: { code: string }[] }).errors[0]!.code).to.equal('METHOD_NOT_ALLOWED');
+        expectConsoleHeaders(response.headers);
+      }
+    }
+    for (const pathname of ['/console/assets/nope.js', '/console/assets/../../package.json', '/console/assets/', '/console/assets/%E0%A4%A']) {
+      const response = await fetch(`${svc.url}${pathname}`, { method: 'POST' });
+      expect(response.status, pathname).to.equal(404);
+    }
+    // The 404 names the path as requested.
+    const page = (await (await fetch(`${svc.url}/console/nope?x=1`, { method: 'POST' })).json()) as { errors: { message: string }[] };
+    expect(page.errors[0]!.message).to.equal('No such path: POST /console/nope');
+  });
+
   it('CONSOLE=off: /console is 404 PATH_ERROR', async () => {
     const off = await startTestService({ env: { CONSOLE: 'off' }, validateResponses: false });
     try {
