@@ -2793,7 +2793,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -2849,7 +2849,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -2924,7 +2924,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -2982,7 +2982,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -3051,7 +3051,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -3084,7 +3084,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "WEBHOOK.UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -3117,7 +3117,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "WEBHOOK.NOT_CONFIGURED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -3150,7 +3150,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -3183,7 +3183,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -3216,7 +3216,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -3291,7 +3291,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -3324,7 +3324,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "WEBHOOK.UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -3357,7 +3357,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "WEBHOOK.NOT_CONFIGURED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -3390,7 +3390,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -3423,7 +3423,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -3456,7 +3456,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -3541,7 +3541,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -3574,7 +3574,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "WEBHOOK.UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -3607,7 +3607,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "WEBHOOK.NOT_CONFIGURED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -3640,7 +3640,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -3673,7 +3673,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -3706,7 +3706,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -3786,7 +3786,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -3819,7 +3819,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "WEBHOOK.UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -3852,7 +3852,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "WEBHOOK.NOT_CONFIGURED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -3885,7 +3885,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -3918,7 +3918,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -3951,7 +3951,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -4037,7 +4037,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -4072,7 +4072,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -4107,7 +4107,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -4142,7 +4142,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -4177,7 +4177,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "USER.FIRST_SEEN_AT_IN_FUTURE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 422;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -4213,7 +4213,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -4248,7 +4248,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -4283,7 +4283,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -4349,7 +4349,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -4384,7 +4384,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -4419,7 +4419,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.USER";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -4455,7 +4455,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -4490,7 +4490,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -4525,7 +4525,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -4599,7 +4599,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -4634,7 +4634,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -4669,7 +4669,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.USER";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -4704,7 +4704,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -4739,7 +4739,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -4790,7 +4790,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "CLAIM.CODE_NOT_FOUND" | "CLAIM.ALREADY_CLAIMED" | "CLAIM.OWN_CODE" | "CLAIM.NOT_ELIGIBLE" | "CLAIM.CODE_INACTIVE" | "CLAIM.LIMIT_REACHED" | "CLAIM.SLOT_LOST" | "CLAIM.REJECTED_BY_RULE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 422;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -4826,7 +4826,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -4861,7 +4861,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -4896,7 +4896,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -4970,7 +4970,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -5005,7 +5005,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -5040,7 +5040,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.USER";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -5075,7 +5075,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -5110,7 +5110,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -5149,7 +5149,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "WITHDRAW.REWARD_NOT_FOUND" | "WITHDRAW.OPERATION_ID_REUSED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 422;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -5185,7 +5185,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -5220,7 +5220,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -5255,7 +5255,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -5346,7 +5346,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -5381,7 +5381,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -5416,7 +5416,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -5451,7 +5451,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.USER";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -5486,7 +5486,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -5521,7 +5521,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -5560,7 +5560,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "GRANT.REWARD_NOT_FOUND" | "GRANT.OPERATION_ID_REUSED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 422;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -5596,7 +5596,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -5631,7 +5631,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -5666,7 +5666,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -5733,7 +5733,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -5768,7 +5768,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -5803,7 +5803,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.USER";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -5838,7 +5838,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -5873,7 +5873,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -5909,7 +5909,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -5944,7 +5944,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -5979,7 +5979,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -6046,7 +6046,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -6081,7 +6081,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -6116,7 +6116,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.USER";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -6151,7 +6151,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -6186,7 +6186,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -6222,7 +6222,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -6257,7 +6257,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -6292,7 +6292,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -6354,7 +6354,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -6389,7 +6389,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -6424,7 +6424,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.CODE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -6460,7 +6460,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -6495,7 +6495,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -6530,7 +6530,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -6592,7 +6592,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -6631,7 +6631,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED" | "APP_STORE_CONNECT.UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -6666,7 +6666,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.OFFER_CODE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -6701,7 +6701,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "APP_STORE_CONNECT.REQUEST_FAILED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 424;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -6737,7 +6737,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -6772,7 +6772,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -6807,7 +6807,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -6869,7 +6869,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -6904,7 +6904,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -6939,7 +6939,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -6974,7 +6974,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.OFFER_CODE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -7010,7 +7010,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -7045,7 +7045,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -7080,7 +7080,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -7164,7 +7164,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -7199,7 +7199,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -7234,7 +7234,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -7269,7 +7269,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -7304,7 +7304,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -7340,7 +7340,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -7375,7 +7375,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -7410,7 +7410,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -7472,7 +7472,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -7507,7 +7507,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -7543,7 +7543,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -7578,7 +7578,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -7613,7 +7613,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -7677,7 +7677,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -7712,7 +7712,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -7747,7 +7747,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -7782,7 +7782,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.REWARD";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -7818,7 +7818,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -7853,7 +7853,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -7888,7 +7888,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -7976,7 +7976,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -8011,7 +8011,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -8046,7 +8046,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -8081,7 +8081,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -8116,7 +8116,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -8155,7 +8155,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "REWARD.IMMUTABLE_FIELD" | "REWARD.OFFER_CODE_UNKNOWN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 422;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -8191,7 +8191,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -8226,7 +8226,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -8261,7 +8261,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -8323,7 +8323,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -8358,7 +8358,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -8394,7 +8394,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -8429,7 +8429,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -8464,7 +8464,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -8526,7 +8526,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -8561,7 +8561,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -8596,7 +8596,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -8631,7 +8631,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.REWARD";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -8666,7 +8666,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "REWARD.NOT_POOLED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 422;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -8702,7 +8702,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -8737,7 +8737,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -8772,7 +8772,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -8842,7 +8842,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -8877,7 +8877,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -8912,7 +8912,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -8947,7 +8947,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.REWARD";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -8982,7 +8982,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -9017,7 +9017,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -9052,7 +9052,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "REWARD.NOT_POOLED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 422;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -9088,7 +9088,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -9123,7 +9123,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -9158,7 +9158,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -9222,7 +9222,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -9257,7 +9257,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -9292,7 +9292,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -9327,7 +9327,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.PROGRAM";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -9363,7 +9363,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -9398,7 +9398,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -9433,7 +9433,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -9521,7 +9521,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -9556,7 +9556,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -9591,7 +9591,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -9626,7 +9626,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -9661,7 +9661,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -9702,7 +9702,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "PROGRAM.REWARD_NOT_FOUND" | "PROGRAM.INVALID_ACTIVATION" | "PROGRAM.DISTRIBUTION_EXCEEDED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 422;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -9738,7 +9738,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -9773,7 +9773,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -9808,7 +9808,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -9870,7 +9870,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -9905,7 +9905,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -9941,7 +9941,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -9976,7 +9976,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -10011,7 +10011,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -10076,7 +10076,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -10111,7 +10111,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -10146,7 +10146,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -10181,7 +10181,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.PROMO_CODE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -10217,7 +10217,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -10252,7 +10252,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -10287,7 +10287,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -10376,7 +10376,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -10411,7 +10411,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -10446,7 +10446,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -10481,7 +10481,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -10516,7 +10516,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -10557,7 +10557,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "CODE.REWARD_NOT_FOUND" | "CODE.INVALID_ACTIVATION" | "CODE.TAKEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 422;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -10593,7 +10593,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -10628,7 +10628,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -10663,7 +10663,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -10725,7 +10725,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -10760,7 +10760,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -10796,7 +10796,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -10831,7 +10831,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -10866,7 +10866,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -10930,7 +10930,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -10965,7 +10965,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -11000,7 +11000,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -11035,7 +11035,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.AFFILIATE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -11071,7 +11071,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -11106,7 +11106,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -11141,7 +11141,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -11229,7 +11229,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -11264,7 +11264,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -11299,7 +11299,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -11334,7 +11334,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -11369,7 +11369,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -11412,7 +11412,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "AFFILIATE.REWARD_NOT_FOUND" | "AFFILIATE.INVALID_ACTIVATION" | "AFFILIATE.BANNED" | "CODE.TAKEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 422;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -11448,7 +11448,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -11483,7 +11483,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -11518,7 +11518,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -11580,7 +11580,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -11615,7 +11615,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -11651,7 +11651,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -11686,7 +11686,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -11721,7 +11721,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -11790,7 +11790,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -11825,7 +11825,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -11860,7 +11860,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -11896,7 +11896,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -11931,7 +11931,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -11966,7 +11966,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -12031,7 +12031,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -12066,7 +12066,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -12101,7 +12101,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -12136,7 +12136,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.USER";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -12172,7 +12172,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -12207,7 +12207,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -12242,7 +12242,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -12321,7 +12321,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -12356,7 +12356,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -12391,7 +12391,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -12427,7 +12427,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -12462,7 +12462,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -12497,7 +12497,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -12577,7 +12577,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -12612,7 +12612,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -12647,7 +12647,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -12683,7 +12683,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -12718,7 +12718,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -12753,7 +12753,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -12819,7 +12819,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -12854,7 +12854,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -12889,7 +12889,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -12924,7 +12924,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.USER";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -12960,7 +12960,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -12995,7 +12995,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -13030,7 +13030,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -13071,7 +13071,9 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
+                            /** Format: date */
                             from: string;
+                            /** Format: date */
                             to: string;
                             days: {
                                 /** Format: date */
@@ -13116,7 +13118,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -13151,7 +13153,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -13186,7 +13188,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -13222,7 +13224,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -13257,7 +13259,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -13292,7 +13294,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -13379,7 +13381,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -13414,7 +13416,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -13449,7 +13451,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -13485,7 +13487,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -13520,7 +13522,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -13555,7 +13557,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -13620,7 +13622,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -13655,7 +13657,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -13690,7 +13692,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -13725,7 +13727,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.WEBHOOK";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -13761,7 +13763,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -13796,7 +13798,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -13831,7 +13833,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -13920,7 +13922,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -13955,7 +13957,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -13990,7 +13992,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -14025,7 +14027,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -14060,7 +14062,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -14095,7 +14097,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "WEBHOOK.URL_NOT_ALLOWED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 422;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -14131,7 +14133,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -14166,7 +14168,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -14201,7 +14203,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -14260,7 +14262,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -14295,7 +14297,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -14330,7 +14332,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -14365,7 +14367,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.WEBHOOK";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -14401,7 +14403,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -14436,7 +14438,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -14471,7 +14473,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -14533,7 +14535,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -14568,7 +14570,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -14604,7 +14606,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -14639,7 +14641,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -14674,7 +14676,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -14747,7 +14749,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -14782,7 +14784,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -14817,7 +14819,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -14852,7 +14854,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.WEBHOOK";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -14887,7 +14889,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -14922,7 +14924,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -14958,7 +14960,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -14993,7 +14995,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -15028,7 +15030,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -15103,7 +15105,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -15138,7 +15140,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -15173,7 +15175,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -15208,7 +15210,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.WEBHOOK";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -15243,7 +15245,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -15278,7 +15280,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -15313,7 +15315,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "WEBHOOK.URL_NOT_ALLOWED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 422;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -15349,7 +15351,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -15384,7 +15386,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -15419,7 +15421,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -15490,7 +15492,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -15525,7 +15527,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -15560,7 +15562,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -15595,7 +15597,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.WEBHOOK";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -15631,7 +15633,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -15666,7 +15668,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -15701,7 +15703,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -15771,7 +15773,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -15806,7 +15808,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -15841,7 +15843,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -15880,7 +15882,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.WEBHOOK" | "NOT_FOUND.DELIVERY";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -15915,7 +15917,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -15950,7 +15952,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -15986,7 +15988,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -16021,7 +16023,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -16056,7 +16058,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -16131,7 +16133,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -16166,7 +16168,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -16201,7 +16203,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -16236,7 +16238,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.WEBHOOK";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -16271,7 +16273,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -16306,7 +16308,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -16342,7 +16344,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -16377,7 +16379,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -16412,7 +16414,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -16475,7 +16477,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -16510,7 +16512,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -16545,7 +16547,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -16580,7 +16582,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.USER";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -16616,7 +16618,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -16651,7 +16653,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -16686,7 +16688,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -16770,7 +16772,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -16805,7 +16807,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -16840,7 +16842,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -16875,7 +16877,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.RULE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -16911,7 +16913,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -16946,7 +16948,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -16981,7 +16983,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -17224,7 +17226,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -17259,7 +17261,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -17294,7 +17296,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -17329,7 +17331,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -17364,7 +17366,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -17399,7 +17401,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RULE.IMMUTABLE_FIELD";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 422;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -17435,7 +17437,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -17470,7 +17472,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -17505,7 +17507,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -17587,7 +17589,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -17622,7 +17624,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -17658,7 +17660,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -17693,7 +17695,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -17728,7 +17730,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -17824,7 +17826,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -17859,7 +17861,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -17894,7 +17896,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -17930,7 +17932,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -17965,7 +17967,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -18000,7 +18002,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -18096,7 +18098,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -18131,7 +18133,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -18166,7 +18168,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -18201,7 +18203,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.REVIEW";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -18236,7 +18238,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -18271,7 +18273,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -18306,7 +18308,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "REVIEW.ALREADY_DECIDED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 422;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -18342,7 +18344,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -18377,7 +18379,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -18412,7 +18414,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -18508,7 +18510,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -18543,7 +18545,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -18578,7 +18580,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -18613,7 +18615,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.REVIEW";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -18648,7 +18650,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -18683,7 +18685,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -18718,7 +18720,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "REVIEW.ALREADY_DECIDED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 422;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -18754,7 +18756,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -18789,7 +18791,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -18824,7 +18826,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -18883,7 +18885,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -18918,7 +18920,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -18953,7 +18955,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -18988,7 +18990,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.USER";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -19024,7 +19026,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -19059,7 +19061,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -19094,7 +19096,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -19159,7 +19161,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -19194,7 +19196,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -19229,7 +19231,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -19264,7 +19266,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.USER";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -19300,7 +19302,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -19335,7 +19337,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -19370,7 +19372,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -19456,7 +19458,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -19491,7 +19493,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -19526,7 +19528,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -19561,7 +19563,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -19596,7 +19598,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "USER.FIRST_SEEN_AT_IN_FUTURE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 422;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -19632,7 +19634,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -19667,7 +19669,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -19702,7 +19704,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -19768,7 +19770,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -19803,7 +19805,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -19838,7 +19840,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.USER";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -19874,7 +19876,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -19909,7 +19911,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -19944,7 +19946,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -20018,7 +20020,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -20053,7 +20055,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -20088,7 +20090,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.USER";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -20123,7 +20125,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -20158,7 +20160,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -20209,7 +20211,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "CLAIM.CODE_NOT_FOUND" | "CLAIM.ALREADY_CLAIMED" | "CLAIM.OWN_CODE" | "CLAIM.NOT_ELIGIBLE" | "CLAIM.CODE_INACTIVE" | "CLAIM.LIMIT_REACHED" | "CLAIM.SLOT_LOST" | "CLAIM.REJECTED_BY_RULE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 422;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -20245,7 +20247,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -20280,7 +20282,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -20315,7 +20317,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -20389,7 +20391,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -20424,7 +20426,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -20459,7 +20461,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.USER";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -20494,7 +20496,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -20529,7 +20531,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -20568,7 +20570,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "WITHDRAW.REWARD_NOT_FOUND" | "WITHDRAW.OPERATION_ID_REUSED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 422;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -20604,7 +20606,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -20639,7 +20641,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -20674,7 +20676,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -20765,7 +20767,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -20800,7 +20802,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -20835,7 +20837,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "FORBIDDEN";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 403;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -20870,7 +20872,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.USER";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -20905,7 +20907,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -20940,7 +20942,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -20979,7 +20981,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "GRANT.REWARD_NOT_FOUND" | "GRANT.OPERATION_ID_REUSED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 422;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -21015,7 +21017,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -21050,7 +21052,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -21085,7 +21087,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -21152,7 +21154,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -21187,7 +21189,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -21222,7 +21224,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.USER";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -21257,7 +21259,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -21292,7 +21294,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -21328,7 +21330,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -21363,7 +21365,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -21398,7 +21400,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -21465,7 +21467,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_INVALID" | "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -21500,7 +21502,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -21535,7 +21537,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.USER";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -21570,7 +21572,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BODY_TOO_LARGE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 413;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -21605,7 +21607,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNSUPPORTED_MEDIA_TYPE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -21641,7 +21643,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -21676,7 +21678,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -21711,7 +21713,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -21773,7 +21775,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -21808,7 +21810,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -21843,7 +21845,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.CODE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -21879,7 +21881,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -21914,7 +21916,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -21949,7 +21951,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -22011,7 +22013,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "BAD_REQUEST";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -22046,7 +22048,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "UNAUTHORIZED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 401;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -22081,7 +22083,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "NOT_FOUND.OFFER_CODE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -22116,7 +22118,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "APP_STORE_CONNECT.REQUEST_FAILED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 424;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -22152,7 +22154,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "RATE_LIMITED";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 429;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -22187,7 +22189,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "INTERNAL_SERVER_ERROR";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 500;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
@@ -22222,7 +22224,7 @@ export interface operations {
                         errors: {
                             /** @enum {string} */
                             code: "SERVICE_UNAVAILABLE";
-                            /** @enum {number} */
+                            /** @enum {integer} */
                             status: 503;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;

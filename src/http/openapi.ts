@@ -68,7 +68,7 @@ function errorResponse(status: number, codes: ErrorCode[]) {
           z
             .object({
               code: z.enum(codes as [ErrorCode, ...ErrorCode[]]),
-              status: z.literal(status),
+              status: z.literal(status).openapi({ type: 'integer', enum: [status] }),
               message: z.string().openapi({ description: 'For humans; may change. Branch on `code`.' }),
               source: z.string().nullable().openapi({
                 description: 'The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null.',

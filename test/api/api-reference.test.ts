@@ -99,4 +99,20 @@ describe('API reference: docs/ and the document are generated from the service a
     expect(new Set(ids).size).to.equal(ids.length);
     expect(new OpenApiResponseValidator(document).exampleProblems()).to.deep.equal([]);
   });
+
+  it("types every error's status as an integer, the status of its response", () => {
+    const document = JSON.parse(generated.get('docs/openapi.json')!);
+    let checked = 0;
+    for (const item of Object.values(document.paths) as any[]) {
+      for (const operation of Object.values(item) as any[]) {
+        for (const [status, response] of Object.entries(operation.responses) as [string, any][]) {
+          const errors = response.content?.['application/json']?.schema?.properties?.errors;
+          if (Number(status) < 400 || !errors) continue;
+          expect(errors.items.properties.status, `${operation.operationId} ${status}`).to.deep.equal({ type: 'integer', enum: [Number(status)] });
+          checked += 1;
+        }
+      }
+    }
+    expect(checked).to.be.greaterThan(100);
+  });
 });

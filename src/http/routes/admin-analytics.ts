@@ -47,8 +47,8 @@ const revenueOut = z
 
 const dailyOut = z.object({
   data: z.object({
-    from: z.string(),
-    to: z.string(),
+    from: z.string().openapi({ format: 'date' }),
+    to: z.string().openapi({ format: 'date' }),
     days: z.array(
       z.object({
         date: z.string().openapi({ format: 'date' }),
