@@ -1,8 +1,7 @@
 import { inject, injectable } from 'tsyringe';
 import { OPERATIONS, operationDocumentId, operationsProjection } from '../../projections/operations.js';
 import type { OperationRecord } from '../domain/idempotency.js';
-import { StoreUnavailableError } from '../ports/event-store.js';
-import type { ReadConsistency } from '../ports/read-consistency.js';
+import { ReadModelsBehindError, type ReadConsistency } from '../ports/read-consistency.js';
 import type { ReadStore } from '../ports/read-store.js';
 import { TOKENS } from '../ports/tokens.js';
 
@@ -26,7 +25,7 @@ export class OperationIndex {
     if (operationId === null || streamPosition === null) return null;
     if (!(await this.consistency.waitFor(streamPosition, WAIT_MS, operationsProjection.name))) {
       // Answering without the index could apply an operation twice: refuse instead (503).
-      throw new StoreUnavailableError('The operations index is behind; retry the request');
+      throw new ReadModelsBehindError('The operations index is behind the log; nothing was done, retry the request');
     }
     return (await this.readStore.get(OPERATIONS, operationDocumentId(appUserId, operationId))) as OperationRecord | null;
   }

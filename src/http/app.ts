@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import express, { type RequestHandler } from 'express';
 import type { DependencyContainer } from 'tsyringe';
+import { CatchUpGuard } from '../application/projections/catch-up-guard.js';
 import type { ReactionHealth } from '../application/reactions/reaction-runner.js';
 import type { Config } from '../config.js';
 import type { EventStore } from '../ports/event-store.js';
@@ -54,6 +55,14 @@ const requestId: RequestHandler = (req, res, next) => {
   res.setHeader('x-request-id', id);
   next();
 };
+
+/** Commands (every method but GET and HEAD) wait for nothing and are refused while the read models catch up (CatchUpGuard). */
+function refuseCommandsWhileCatchingUp(guard: CatchUpGuard): RequestHandler {
+  return (req, _res, next) => {
+    if (req.method === 'GET' || req.method === 'HEAD') return next();
+    guard.check().then(() => next(), next);
+  };
+}
 
 /** Metrics and one access-log line per request, with its request id; the request counts as activity until it closes. */
 function observe(metrics: Metrics, logger: Logger, activity: RequestActivity): RequestHandler {
@@ -134,8 +143,15 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
     mountRoutes(app, api, inboundWebhookRoutes(container));
     // SPEC §15: the WinWinKit-compatible mount (on by default); off, it is an unknown path.
     const winwinkit = config.COMPAT_WINWINKIT === 'on';
-    app.use(['/users', '/codes', '/store', '/admin', ...(winwinkit ? [WINWINKIT_MOUNT] : [])], requireKey(keys));
+    const keyed = ['/users', '/codes', '/store', '/admin', ...(winwinkit ? [WINWINKIT_MOUNT] : [])];
+    app.use(keyed, requireKey(keys));
     app.use('/admin', requireSecretKey);
+    app.use(
+      keyed,
+      refuseCommandsWhileCatchingUp(
+        new CatchUpGuard(container.resolve<EventStore>(TOKENS.EventStore), container.resolve<ReadConsistency>(TOKENS.ReadConsistency), config.READY_MAX_LAG),
+      ),
+    );
     const rateLimits =
       config.RATE_LIMITS === 'on'
         ? new RateLimits(config, container.resolve<RateLimitStore>(TOKENS.RateLimitStore), container.resolve<Clock>(TOKENS.Clock))

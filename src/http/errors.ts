@@ -1,6 +1,7 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { DomainError } from '../domain/domain-error.js';
 import { StoreUnavailableError } from '../ports/event-store.js';
+import { ReadModelsBehindError } from '../ports/read-consistency.js';
 import type { Logger } from '../ports/logger.js';
 import { statusOf } from './error-codes.js';
 
@@ -78,6 +79,8 @@ function fromHttpError(error: HttpError): ApiError | null {
 export function toApiError(error: unknown): ApiError | null {
   if (error instanceof ApiError) return error;
   if (error instanceof DomainError) return fromDomainError(error);
+  // Read models behind the log: the message says what happened (and that nothing was done).
+  if (error instanceof ReadModelsBehindError) return new ApiError(503, 'SERVICE_UNAVAILABLE', error.message);
   if (error instanceof StoreUnavailableError) return new ApiError(503, 'SERVICE_UNAVAILABLE', 'A backing store is unavailable; retry later');
   if (error !== null && typeof error === 'object') return fromHttpError(error as HttpError);
   return null;

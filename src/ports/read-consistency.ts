@@ -1,3 +1,5 @@
+import { StoreUnavailableError } from './event-store.js';
+
 export interface ProjectionStatus {
   name: string;
   version: number;
@@ -15,4 +17,13 @@ export interface ReadConsistency {
    */
   waitFor(position: bigint, timeoutMs: number, projection?: string): Promise<boolean>;
   projections(): Promise<ProjectionStatus[]>;
+}
+
+/**
+ * A request refused because the read models it needs are behind the log, with nothing done:
+ * a 503 SERVICE_UNAVAILABLE whose message (shown to the client) says so, unlike the generic
+ * message of an unreachable store.
+ */
+export class ReadModelsBehindError extends StoreUnavailableError {
+  override name = 'ReadModelsBehindError';
 }

@@ -1,6 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
+import type { EventStore } from '../../src/ports/event-store.js';
 import type { ProjectorBatch } from '../../src/ports/read-store.js';
+import { TOKENS } from '../../src/ports/tokens.js';
 import { createUser, eventually, events, getUser, never, putPromo, putReward } from '../support/fixtures.js';
 import { FaultSwitch, faultyBackend } from '../support/faulty-backend.js';
 import { CLIENT_KEY, SECRET_KEY, startTestService, type TestService } from '../support/test-service.js';
@@ -208,5 +211,50 @@ describe('API: hostile and unusual input never breaks the service', () => {
     expect(response.body.errors[0].code).to.equal('SERVICE_UNAVAILABLE');
     faults.mode = 'ok';
     await eventually(async () => expect((await getUser(svc, 'lagging')).is_premium).to.equal(true));
+  });
+});
+
+describe('API: while the read models catch up with the log, commands are refused before they run', () => {
+  it('503 SERVICE_UNAVAILABLE with nothing written; reads still answer; commands run once the read models are back within READY_MAX_LAG', async () => {
+    const faults = new FaultSwitch();
+    const svc = await startTestService({ backend: faultyBackend(faults), env: { READY_MAX_LAG: '3' } });
+    try {
+      await putReward(svc, 'coins', { kind: 'credit', name: 'Coins', credits: 5 });
+      await createUser(svc, 'ann');
+      // The projector is held (every commit refused) while 5 events reach the log: a backlog.
+      faults.mode = 'broken';
+      faults.when = (method) => method === 'commitBatches';
+      const log = svc.service.container.resolve<EventStore>(TOKENS.EventStore);
+      const metadata = { correlation_id: 'test', causation_id: 'test', actor: 'test', schema_version: 1 };
+      for (let i = 0; i < 5; i++) {
+        const data = { id: `gone-${i}`, deleted_at: new Date().toISOString() };
+        await log.append(`webhook-gone-${i}`, [{ id: randomUUID(), type: 'WebhookEndpointDeleted', data, metadata }], 'no_stream');
+      }
+      await eventually(async () => expect((await svc.call('GET', '/readyz')).status).to.equal(503));
+      // The guard's verdict is at most 250 ms old: a command that writes nothing either way shows when it has turned.
+      await eventually(async () => expect((await svc.call('POST', '/users/nobody/claim-code', { code: 'ZZZZZZ' })).status).to.equal(503));
+      const before = await events(svc, 'stream_prefix=user-');
+
+      const grant = await svc.admin('POST', '/users/ann/rewards/grant', { key: 'coins' });
+      expect(grant.status).to.equal(503);
+      expect(grant.body.errors[0]).to.include({ code: 'SERVICE_UNAVAILABLE', status: 503, source: null });
+      expect(grant.body.errors[0].message).to.contain('catching up with its event log');
+      for (const [method, path, body] of [
+        ['POST', '/users', { app_user_id: 'bob' }],
+        ['POST', '/users/ann/rewards/withdraw-credits', { key: 'coins', amount: 1 }],
+        ['POST', '/users/ann/claim-code', { code: 'ZZZZZZ' }],
+      ] as const) {
+        expect((await svc.call(method, path, body)).status, path).to.equal(503);
+      }
+      // Nothing was written, and reads answer from the read models as they stand.
+      expect(await events(svc, 'stream_prefix=user-')).to.deep.equal(before);
+      expect((await svc.call('GET', '/users/ann')).status).to.equal(200);
+
+      faults.mode = 'ok';
+      await eventually(async () => expect((await svc.admin('POST', '/users/ann/rewards/grant', { key: 'coins' })).status).to.equal(201));
+      expect((await getUser(svc, 'ann')).rewards.active.credit.map((entry: { credits: number }) => entry.credits)).to.deep.equal([5]);
+    } finally {
+      await svc.stop();
+    }
   });
 });

@@ -4,6 +4,7 @@ import type { Config } from '../../config.js';
 import type { EventStore } from '../../ports/event-store.js';
 import type { ReadConsistency } from '../../ports/read-consistency.js';
 import type { ReadStore } from '../../ports/read-store.js';
+import { projectionLags } from '../../application/projections/projection-lag.js';
 import type { ReactionHealth } from '../../application/reactions/reaction-runner.js';
 import type { Metrics } from '../../observability/metrics.js';
 import { ERROR_CODES } from '../error-codes.js';
@@ -31,30 +32,14 @@ async function readiness(deps: OperatorDeps) {
   const { eventStore, readStore, consistency, config } = deps;
   const head = await eventStore.headPosition();
   await readStore.checkpoint('readiness-probe');
-  // Projections of one runner share their checkpoint: the log after it is read once for them all.
-  const lags = new Map<string, Promise<number>>();
-  const lagAfter = (checkpoint: bigint | null) => {
-    const key = String(checkpoint);
-    if (!lags.has(key))
-      lags.set(
-        key,
-        eventStore.readAll({ after: checkpoint, limit: config.READY_MAX_LAG + 1 }).then((events) => events.length),
-      );
-    return lags.get(key)!;
-  };
-  const projections = await Promise.all(
-    (await consistency.projections()).map(async (status) => {
-      const behind = await lagAfter(status.checkpoint);
-      return {
-        name: status.name,
-        checkpoint: status.checkpoint?.toString() ?? null,
-        lag: behind > config.READY_MAX_LAG ? `>${config.READY_MAX_LAG}` : behind,
-        caught_up: behind <= config.READY_MAX_LAG,
-        needs_replay: status.storedVersion !== status.version,
-        failure: status.failure,
-      };
-    }),
-  );
+  const projections = (await projectionLags(eventStore, consistency, config.READY_MAX_LAG)).map(({ status, behind, caughtUp }) => ({
+    name: status.name,
+    checkpoint: status.checkpoint?.toString() ?? null,
+    lag: caughtUp ? behind : `>${config.READY_MAX_LAG}`,
+    caught_up: caughtUp,
+    needs_replay: status.storedVersion !== status.version,
+    failure: status.failure,
+  }));
   const reactions = deps.reactions();
   const ready = projections.every((projection) => projection.caught_up && projection.failure === null) && !reactions?.failure;
   const webhooks = deps.webhooks ? await deps.webhooks() : null;

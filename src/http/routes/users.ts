@@ -39,12 +39,18 @@ export function userRoutes(container: DependencyContainer): AnyRoute[] {
 
   /**
    * The user after a command. Handlers return once the read models include their events
-   * (read-your-writes), so the user is there; if the read models are too far behind to show
-   * it, the client is told to retry (the write itself is kept, and repeats are idempotent).
+   * (read-your-writes), so the user is there. Commands are refused before they run while the
+   * read models catch up (CatchUpGuard); if they still cannot show the user in time (a read
+   * model held at a failing batch), the write is kept and the client is told so.
    */
   async function userAfterCommand(appUserIdValue: string): Promise<Record<string, unknown>> {
     const user = await queries.userView(appUserIdValue);
-    if (!user) throw new ApiError(503, 'SERVICE_UNAVAILABLE', 'The read models are behind the write; retry later');
+    if (!user)
+      throw new ApiError(
+        503,
+        'SERVICE_UNAVAILABLE',
+        'The write is recorded, but the read models are behind it: read the user later, and repeat a grant or withdrawal only with its operation_id',
+      );
     return user;
   }
 

@@ -1,0 +1,34 @@
+import type { EventStore } from '../../ports/event-store.js';
+import type { ProjectionStatus, ReadConsistency } from '../../ports/read-consistency.js';
+
+export interface ProjectionLag {
+  status: ProjectionStatus;
+  /** Events of the log after the read model's checkpoint, counted up to `maxLag + 1`. */
+  behind: number;
+  /** Within `maxLag` events of the log (READY_MAX_LAG). */
+  caughtUp: boolean;
+}
+
+/**
+ * How far each read model is behind the log, counted in events (positions are not counts on
+ * every store), up to `maxLag + 1`. Projections of one runner share their checkpoint: the log
+ * after it is read once for them all. The one measure /readyz and the catch-up guard use.
+ */
+export async function projectionLags(eventStore: Pick<EventStore, 'readAll'>, consistency: ReadConsistency, maxLag: number): Promise<ProjectionLag[]> {
+  const counts = new Map<string, Promise<number>>();
+  const behindAfter = (checkpoint: bigint | null) => {
+    const key = String(checkpoint);
+    let count = counts.get(key);
+    if (!count) {
+      count = eventStore.readAll({ after: checkpoint, limit: maxLag + 1 }).then((events) => events.length);
+      counts.set(key, count);
+    }
+    return count;
+  };
+  return Promise.all(
+    (await consistency.projections()).map(async (status) => {
+      const behind = await behindAfter(status.checkpoint);
+      return { status, behind, caughtUp: behind <= maxLag };
+    }),
+  );
+}
