@@ -10,7 +10,7 @@ export type WebhookDoc = WebhookEndpoint & { secrets: WebhookEndpointState['secr
 /** Outgoing webhook endpoints, folded with the same evolver the command side uses. */
 export const webhooksProjection: Projection = {
   name: 'webhooks',
-  // Version 1 while the evolver's is 1: bump the 0 when this file changes what it writes.
+  // The evolver's version (2) plus this file's own 0: bump the 0 when this file changes what it writes.
   ...foldsWith(0, [webhookEndpointEvolver]),
   collections: [{ name: WEBHOOKS, indexes: ['created_at'] }],
   eventTypes: ['WebhookEndpointCreated', 'WebhookEndpointUpdated', 'WebhookSecretRotated', 'WebhookEndpointDisabled', 'WebhookEndpointDeleted'],

@@ -175,7 +175,9 @@ describe('API: outgoing webhook endpoints (SPEC §12)', function () {
     expect(newSecret)
       .to.match(/^whsec_/)
       .and.not.equal(oldSecret);
-    expect((await service.admin('GET', '/admin/webhooks/r')).body.data.webhook).to.not.have.property('secret');
+    const shown = (await service.admin('GET', '/admin/webhooks/r')).body.data.webhook;
+    expect(shown).to.not.have.property('secret');
+    expect(shown.updated_at).to.equal(service.clock.now().toISOString());
 
     await createUsers(service, ['during']);
     await receiver.waitFor((requests) => requests.length >= 1);

@@ -11,7 +11,8 @@ export interface WebhookEndpointState {
 
 export const webhookEndpointEvolver: Evolver<WebhookEndpointState> = {
   name: 'webhook-endpoint',
-  version: 1,
+  // 2: a rotation sets the endpoint's updated_at.
+  version: 2,
   initialState: () => ({ endpoint: null, secrets: [] }),
   evolve(state, event) {
     switch (event.type) {
@@ -21,7 +22,7 @@ export const webhookEndpointEvolver: Evolver<WebhookEndpointState> = {
         return { ...state, endpoint: event.data.webhook };
       case 'WebhookSecretRotated':
         return {
-          ...state,
+          endpoint: state.endpoint ? { ...state.endpoint, updated_at: event.data.rotated_at } : null,
           secrets: [
             { secret: event.data.secret, expires_at: null },
             ...state.secrets.map((secret) => (secret.expires_at === null ? { ...secret, expires_at: event.data.previous_expires_at } : secret)),

@@ -28,9 +28,9 @@ describe('projection versions follow the evolvers they fold with', () => {
     }
   });
 
-  it('webhooks: version 1 with the endpoint evolver at version 1; a new evolver version asks for a replay', () => {
+  it("webhooks: the endpoint evolver's version (2: a rotation sets updated_at); a new evolver version asks for a replay", () => {
     expect(webhooksProjection.evolvers).to.deep.equal([webhookEndpointEvolver]);
-    expect(webhooksProjection.version).to.equal(webhookEndpointEvolver.version);
+    expect(webhooksProjection.version).to.equal(webhookEndpointEvolver.version).and.equal(2);
     const moved = foldsWith(0, [{ ...webhookEndpointEvolver, version: webhookEndpointEvolver.version + 1 }]);
     expect(moved.version).to.be.greaterThan(webhooksProjection.version);
   });

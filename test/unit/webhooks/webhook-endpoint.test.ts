@@ -106,6 +106,8 @@ describe('webhook endpoint decider', () => {
     const docs = projected(webhooksProjection, [logged('webhook-hook', created, { position: 1n }), logged('webhook-hook', rotated, { position: 2n })]);
     expect(docs[`${WEBHOOKS}/hook`]).to.deep.equal({
       ...endpoint,
+      // A new secret changes the endpoint.
+      updated_at: T0.toISOString(),
       secrets: [
         { secret: 'whsec_new', expires_at: null },
         { secret: 'whsec_old', expires_at: later.toISOString() },
