@@ -2,6 +2,10 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
+import { auditCredits } from '../../src/application/audit/credit-audit.js';
+import { EventLog } from '../../src/application/event-log.js';
+import type { ReadStore } from '../../src/ports/read-store.js';
+import { TOKENS } from '../../src/ports/tokens.js';
 import { createUser, putReward } from '../support/fixtures.js';
 import { startTestService } from '../support/test-service.js';
 
@@ -52,5 +56,38 @@ describe('npm run audit-credits', function () {
     expect(dirty.stdout).to.match(/^tampered\s+tokens\s+read_model\s+4\s+104\s/m);
     expect(dirty.stdout).to.not.match(/honest.*read_model/);
     expect(dirty.stdout).to.match(/[0-9a-f]{8}-[0-9a-f]{4}-/);
+  });
+
+  it('finds no mismatch when the service writes for a user while the audit runs (a tampered balance is compared again and still shows)', async () => {
+    const svc = await startTestService();
+    try {
+      await putReward(svc, 'tokens', { kind: 'credit', name: 'Tokens', credits: 7 });
+      await createUser(svc, 'busy');
+      await svc.admin('POST', '/users/busy/rewards/grant', { key: 'tokens' });
+      const log = svc.service.container.resolve(EventLog);
+      const readStore = svc.service.container.resolve<ReadStore>(TOKENS.ReadStore);
+      // The service grants again after the scan stopped at its head, before the audit reads busy's rows.
+      let granted = false;
+      const racing = new Proxy(readStore, {
+        get(target, property) {
+          const value = Reflect.get(target, property) as unknown;
+          if (typeof value !== 'function') return value;
+          if (property !== 'find') return value.bind(target);
+          return async (...args: unknown[]) => {
+            if (!granted) {
+              granted = true;
+              expect((await svc.admin('POST', '/users/busy/rewards/grant', { key: 'tokens' })).status).to.equal(201);
+            }
+            return value.apply(target, args);
+          };
+        },
+      });
+      const audit = await auditCredits(log, racing);
+      expect(granted).to.equal(true);
+      expect(audit.mismatches).to.deep.equal([]);
+      expect(audit.rows.find((row) => row.app_user_id === 'busy')).to.include({ events: 14, read_model: 14, ledger_sum: 14 });
+    } finally {
+      await svc.stop();
+    }
   });
 });

@@ -94,6 +94,109 @@ function recordedBalance(event: LoggedEvent): { key: string; balance: number } |
   return null;
 }
 
+/** The read models the audit compares with: a user's entries and its ledger are read from these. */
+const AUDITED_READ_MODELS = ['users', 'credit_ledger'];
+
+/** How often a user whose balances disagree is compared again, at a moment its stream stood still. */
+const RECHECKS = 5;
+
+/** The position both audited read models have passed (null: one has none yet). */
+async function settledThrough(readStore: ReadStore): Promise<bigint | null> {
+  const positions = (await Promise.all(AUDITED_READ_MODELS.map((name) => readStore.checkpoint(name)))).map((checkpoint) => checkpoint.position);
+  return positions.some((position) => position === null) ? null : positions.reduce((low, position) => (position! < low! ? position : low));
+}
+
+interface StoredCredits {
+  /** Balance per key in the users read model (entries whose expiry is not recorded). */
+  readModel: Map<string, number>;
+  ledger: { key: string; delta: number; balance_after: number; event_id: string }[];
+}
+
+/** What the read models hold of one user's credits. */
+async function storedCredits(readStore: ReadStore, appUserId: string): Promise<StoredCredits> {
+  const [readModel, ledger] = await Promise.all([
+    readModelBalances(readStore, appUserId),
+    readStore.find<StoredCredits['ledger'][number]>(CREDIT_LEDGER, { where: { app_user_id: appUserId }, orderBy: { field: 'seq', direction: 'asc' } }),
+  ]);
+  return { readModel, ledger };
+}
+
+/** One user's balances from its events (`book`) against what the read models hold of them. */
+function compareUser(
+  appUserId: string,
+  book: CreditBook,
+  lastEvent: ReadonlyMap<string, string>,
+  stored: StoredCredits,
+): { rows: AuditRow[]; mismatches: Mismatch[] } {
+  const rows: AuditRow[] = [];
+  const mismatches: Mismatch[] = [];
+  for (const key of book.keys) {
+    const rowsOfKey = stored.ledger.filter((row) => row.key === key);
+    const row: AuditRow = {
+      app_user_id: appUserId,
+      key,
+      events: book.balance(key),
+      read_model: stored.readModel.get(key) ?? 0,
+      ledger_last: rowsOfKey.length > 0 ? rowsOfKey[rowsOfKey.length - 1]!.balance_after : null,
+      ledger_sum: rowsOfKey.reduce((sum, entry) => sum + entry.delta, 0),
+    };
+    rows.push(row);
+    const eventIds = [lastEvent.get(`${appUserId}\u0000${key}`) ?? ''].filter(Boolean);
+    const ledgerIds = rowsOfKey.slice(-1).map((entry) => entry.event_id);
+    if (row.read_model !== row.events)
+      mismatches.push({ app_user_id: appUserId, key, check: 'read_model', expected: row.events, actual: row.read_model, event_ids: eventIds });
+    if (row.ledger_last !== row.events)
+      mismatches.push({
+        app_user_id: appUserId,
+        key,
+        check: 'ledger_last',
+        expected: row.events,
+        actual: row.ledger_last,
+        event_ids: [...eventIds, ...ledgerIds],
+      });
+    if (row.ledger_sum !== row.events)
+      mismatches.push({
+        app_user_id: appUserId,
+        key,
+        check: 'ledger_sum',
+        expected: row.events,
+        actual: row.ledger_sum,
+        event_ids: [...eventIds, ...ledgerIds],
+      });
+  }
+  return { rows, mismatches };
+}
+
+/**
+ * A user whose balances disagreed, compared again at one moment: its rows are read between two
+ * looks at the read models' checkpoint, and when none of its events falls between the two, the
+ * rows show exactly its events up to the first look, which are folded again from its stream.
+ * The service writing during the audit (the user's newer events already in the read models but
+ * past the head the scan stopped at) then shows no difference; a real one shows again. null when
+ * the user's stream moved during every attempt.
+ */
+async function recheckUser(log: EventLog, readStore: ReadStore, appUserId: string): Promise<{ rows: AuditRow[]; mismatches: Mismatch[] } | null> {
+  for (let attempt = 0; attempt < RECHECKS; attempt += 1) {
+    const before = await settledThrough(readStore);
+    if (before === null) return null;
+    const stored = await storedCredits(readStore, appUserId);
+    const after = await settledThrough(readStore);
+    // Read after the rows: the stream holds every event they can show.
+    const events = await log.readStream(streams.user(appUserId));
+    if (after === null || events.some((event) => event.position > before && event.position <= after)) continue;
+    const book = new CreditBook();
+    const lastEvent = new Map<string, string>();
+    for (const event of events) {
+      if (event.position > before) break;
+      book.apply(event);
+      const recorded = recordedBalance(event);
+      if (recorded) lastEvent.set(`${appUserId}\u0000${recorded.key}`, event.id);
+    }
+    return compareUser(appUserId, book, lastEvent, stored);
+  }
+  return null;
+}
+
 /**
  * Recomputes every user's credit balances straight from the event log and checks them
  * against what each event recorded, the users read model and the credit ledger.
@@ -140,47 +243,12 @@ export async function auditCredits(log: EventLog, readStore: ReadStore, onProgre
 
   const rows: AuditRow[] = [];
   for (const [appUserId, book] of books) {
-    const keys = [...book.keys];
-    if (keys.length === 0) continue;
-    const readModel = await readModelBalances(readStore, appUserId);
-    const ledger = await readStore.find<{ key: string; delta: number; balance_after: number; event_id: string }>(CREDIT_LEDGER, {
-      where: { app_user_id: appUserId },
-      orderBy: { field: 'seq', direction: 'asc' },
-    });
-    for (const key of keys) {
-      const rowsOfKey = ledger.filter((row) => row.key === key);
-      const row: AuditRow = {
-        app_user_id: appUserId,
-        key,
-        events: book.balance(key),
-        read_model: readModel.get(key) ?? 0,
-        ledger_last: rowsOfKey.length > 0 ? rowsOfKey[rowsOfKey.length - 1]!.balance_after : null,
-        ledger_sum: rowsOfKey.reduce((sum, entry) => sum + entry.delta, 0),
-      };
-      rows.push(row);
-      const eventIds = [lastEvent.get(`${appUserId}\u0000${key}`) ?? ''].filter(Boolean);
-      const ledgerIds = rowsOfKey.slice(-1).map((entry) => entry.event_id);
-      if (row.read_model !== row.events)
-        mismatches.push({ app_user_id: appUserId, key, check: 'read_model', expected: row.events, actual: row.read_model, event_ids: eventIds });
-      if (row.ledger_last !== row.events)
-        mismatches.push({
-          app_user_id: appUserId,
-          key,
-          check: 'ledger_last',
-          expected: row.events,
-          actual: row.ledger_last,
-          event_ids: [...eventIds, ...ledgerIds],
-        });
-      if (row.ledger_sum !== row.events)
-        mismatches.push({
-          app_user_id: appUserId,
-          key,
-          check: 'ledger_sum',
-          expected: row.events,
-          actual: row.ledger_sum,
-          event_ids: [...eventIds, ...ledgerIds],
-        });
-    }
+    if (book.keys.size === 0) continue;
+    let compared = compareUser(appUserId, book, lastEvent, await storedCredits(readStore, appUserId));
+    // Disagreeing may only mean the service wrote for this user after the scan's head.
+    if (compared.mismatches.length > 0) compared = (await recheckUser(log, readStore, appUserId)) ?? compared;
+    rows.push(...compared.rows);
+    mismatches.push(...compared.mismatches);
   }
   return { head: head?.toString() ?? null, events: count, rows, mismatches };
 }
