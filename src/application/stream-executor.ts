@@ -65,7 +65,7 @@ export type Decide<S, R, P> = (state: S, prepared: NoInfer<P>) => Decision<R> & 
 /** A decision on a stream's latest event alone; synchronous like `Decide`. */
 export type DecideOnLatest<R> = (latest: LoggedEvent | undefined) => Decision<R> & { then?: never };
 
-export interface ExecuteOptions<S, P> {
+export interface ExecuteOptions<S, P, R = unknown> {
   /**
    * Reads what the decision needs besides the stream (an index, another read model), once per
    * attempt, after the stream is loaded: a conflict re-reads both.
@@ -79,6 +79,12 @@ export interface ExecuteOptions<S, P> {
    * position of the stream as loaded. Commands with the same `operation_id` never share a batch.
    */
   batchable?: boolean;
+  /**
+   * Each event's own context, in the decision's order, when one decision records the effects of
+   * several causes (a reaction counting a page of claims for one referrer): each event then
+   * names the event that caused it. The command's context otherwise.
+   */
+  contextsOf?: (decision: Decision<R>) => readonly CommandContext[];
 }
 
 /** A command waiting for its stream; `run` by `drain` in a batch with the commands around it. */
@@ -252,7 +258,7 @@ export class StreamExecutor {
     evolver: Evolver<S>,
     decide: Decide<S, R, P>,
     context: CommandContext,
-    options: ExecuteOptions<S, P> = {},
+    options: ExecuteOptions<S, P, R> = {},
   ): Promise<Executed<S, R>> {
     return new Promise((resolve, reject) => {
       const command = { evolver, decide, context, options, resolve, reject } as unknown as QueuedCommand;
@@ -307,9 +313,10 @@ export class StreamExecutor {
           const prepared = command.options.prepare ? await command.options.prepare({ ...loaded, state }) : undefined;
           const decision = command.decide(state, prepared);
           if (decision.events.length > 0) state = evolver.fold ? evolver.fold(state, decision.events) : decision.events.reduce(evolver.evolve, state);
-          for (const event of decision.events) {
+          const own = command.options.contextsOf?.(decision);
+          for (const [index, event] of decision.events.entries()) {
             events.push(event);
-            contexts.push(command.context);
+            contexts.push(own?.[index] ?? command.context);
           }
           outcomes.push({
             ok: true,

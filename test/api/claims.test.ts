@@ -235,6 +235,20 @@ describe('API: claiming codes and the rewards engine', () => {
       expect(user.rewards.active.credit.map((entry: any) => [entry.reward.key, entry.credits])).to.deep.equal([['credits-1', 5]]);
       const counted = await events(svc, `stream=user-popular&type=ReferralClaimCounted`);
       expect(counted.map((event) => event.data.claims)).to.deep.equal(Array.from({ length: 30 }, (_, index) => index + 1));
+      // Counted in batches, each count and grant still names the claim that caused it (auditors trace credits by it).
+      const claims = await events(svc, 'type=CodeClaimed&stream_prefix=user-fan-');
+      const claimAt = new Map(claims.map((claim) => [claim.position, claim]));
+      const claimBy = new Map(claims.map((claim) => [claim.stream.slice('user-'.length), claim]));
+      for (const event of counted) {
+        const claim = claimAt.get(event.data.cause_position)!;
+        expect(event.metadata, `count ${event.data.claims}`).to.include({ causation_id: claim.id, correlation_id: claim.metadata.correlation_id });
+      }
+      const grants = (await events(svc, 'stream=user-popular&type=RewardGranted')).filter((event) => event.data.cause?.type === 'referrals');
+      expect(grants).to.have.length(5);
+      for (const grant of grants) {
+        const claim = claimBy.get(grant.data.cause.claimer)!;
+        expect(grant.metadata, `grant at ${grant.data.cause.count}`).to.include({ causation_id: claim.id, correlation_id: claim.metadata.correlation_id });
+      }
     });
   });
 });

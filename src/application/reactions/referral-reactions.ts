@@ -97,12 +97,14 @@ export class ReferralReactions implements Reaction {
 
   private async count(referrer: string, counts: ReferralCount[]): Promise<void> {
     const senderRewards = await this.senderRewards(referrer);
-    const last = counts[counts.length - 1]!.cause as LoggedEvent;
+    const contexts = new Map(counts.map(({ cause }) => [cause.id, reactionContext(cause as LoggedEvent, this.name)]));
     await this.executor.execute(
       streams.user(referrer),
       userEvolver,
       (state) => decideReferralCounts(state, counts, senderRewards, this.clock.now(), (...parts) => this.ids.derived(...parts)),
-      reactionContext(last, this.name),
+      reactionContext(counts[counts.length - 1]!.cause as LoggedEvent, this.name),
+      // Each count's events name the claim, conversion or churn that caused them.
+      { contextsOf: (decision) => decision.result.causes.map((cause) => contexts.get(cause)!) },
     );
     // After the held rewards are in the referrer's stream, so an approval always finds them. Opening
     // is idempotent: after a crash the page is handled again and an open review stays as it is.

@@ -117,7 +117,8 @@ export function referralCountOf(cause: ReferralCause): ReferralCount | null {
 /**
  * The referral reaction's decision for one referrer: its claimers' counts, in log order, each
  * decided on the state the previous one left. Event ids derive from the causing event
- * (`deriveId`: the Ids port's), so handling a cause twice can never write twice.
+ * (`deriveId`: the Ids port's), so handling a cause twice can never write twice. The result
+ * names each event's cause (its id), in the events' order, for the events' metadata.
  */
 export function decideReferralCounts(
   referrer: UserState,
@@ -125,8 +126,9 @@ export function decideReferralCounts(
   senderRewards: SenderReward[],
   now: Date,
   deriveId: (...parts: string[]) => string,
-): Decision<null> {
+): Decision<{ causes: string[] }> {
   const events: NewDomainEvent[] = [];
+  const causes: string[] = [];
   let current = referrer;
   for (const { cause, figure, referredBy, hold, refused } of counts) {
     const decision = decideCountReferral(current, {
@@ -141,8 +143,11 @@ export function decideReferralCounts(
       hold,
       refused,
     });
-    for (const [index, next] of decision.events.entries()) events.push({ ...next, id: deriveId(cause.id, 'referral', String(index)) });
+    for (const [index, next] of decision.events.entries()) {
+      events.push({ ...next, id: deriveId(cause.id, 'referral', String(index)) });
+      causes.push(cause.id);
+    }
     current = foldUserEvents(current, decision.events);
   }
-  return { events, result: null };
+  return { events, result: { causes } };
 }
