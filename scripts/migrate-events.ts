@@ -126,8 +126,9 @@ async function resumePoint(source: EventStore, target: EventStore): Promise<{ af
   return { after: same.position, resumedAfter: last };
 }
 
+/** The copy keeps the time the event was first recorded (the credit ledger's `at`, exports' `recorded_at`, `--since`). */
 function toNewEvent(event: RecordedEvent): NewEvent {
-  return { id: event.id, type: event.type, data: event.data, metadata: event.metadata };
+  return { id: event.id, type: event.type, data: event.data, metadata: event.metadata, recordedAt: event.recordedAt };
 }
 
 /** Consecutive events of one stream, bounded in count and size, to append in one call. */
@@ -300,6 +301,16 @@ function parseArguments(argv: string[]): { from: string; to: string; pageSize?: 
   const { from, to } = options;
   if (from === undefined || to === undefined) return command.fail('--from and --to are both required');
   if (from === to) return command.fail('--from and --to are the same');
+  for (const [name, location] of [
+    ['from', from],
+    ['to', to],
+  ] as const) {
+    // Any other scheme (mongodb://, https://) would be taken for a directory and created as one.
+    if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(location) && !isConnectionString(location))
+      return command.fail(
+        `--${name} ${location}: not an esdb:// or kurrentdb:// connection string (the other side of a migration is an embedded data directory)`,
+      );
+  }
   return { from, to, pageSize: positiveInteger('page-size', options['page-size']), maxEvents: positiveInteger('max-events', options['max-events']) };
 }
 
@@ -344,7 +355,9 @@ async function main(argv: string[]): Promise<number> {
     );
     return EXIT.OK;
   } catch (error) {
-    process.stderr.write(`migrate-events failed: ${error instanceof Error ? error.message : String(error)}\nRun again to resume.\n`);
+    // A refusal (the target holds another log) stays one however often it runs; anything else resumes.
+    const next = error instanceof MigrationConflictError ? '' : 'Run again to resume.\n';
+    process.stderr.write(`migrate-events failed: ${error instanceof Error ? error.message : String(error)}\n${next}`);
     return EXIT.FAILURE;
   } finally {
     await source.close();

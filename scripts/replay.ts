@@ -1,5 +1,5 @@
 /**
- * npm run replay [-- --projection NAME]
+ * npm run replay [-- --projection NAME[,NAME…]]
  *
  * Rebuilds one or all read models from position 0 into fresh collections, then switches
  * them in atomically; the service keeps serving the old ones meanwhile and picks up the new
@@ -20,16 +20,23 @@ const command = defineCommand({
     'the old ones, then switches them in atomically (the running service continues from there). Interrupted? Run it again: it resumes. ' +
     "Reads the service's store (DATA_DIR, or EVENTSTORE_URL + MONGODB_URL).",
   options: {
-    projection: { type: 'string', value: 'NAME', description: `Rebuild only this read model: ${NAMES.join(', ')} (default: all)` },
+    projection: { type: 'string', value: 'NAME[,NAME…]', description: `Rebuild only these read models: ${NAMES.join(', ')} (default: all)` },
   },
   notes: ['Exit codes: 0 rebuilt; 1 failed; 2 usage error; 66 no database in DATA_DIR; 78 bad configuration.'],
-  examples: ['npm run replay', 'npm run replay -- --projection users', 'node dist/scripts/replay.js --projection credit_ledger     # in the container image'],
+  examples: [
+    'npm run replay',
+    'npm run replay -- --projection users',
+    'npm run replay -- --projection users,codes',
+    'node dist/scripts/replay.js --projection credit_ledger     # in the container image',
+  ],
 });
 
 async function main(): Promise<number> {
   const { projection: only } = command.parse(process.argv.slice(2));
-  const selected = only === undefined ? allProjections : allProjections.filter((projection) => projection.name === only);
-  if (selected.length === 0) command.fail(`unknown projection ${only}; known: ${NAMES.join(', ')}`);
+  const names = only === undefined ? NAMES : only.split(',').map((name) => name.trim());
+  const unknown = names.filter((name) => !NAMES.includes(name));
+  if (unknown.length > 0) command.fail(`unknown projection ${unknown.join(', ')}; known: ${NAMES.join(', ')}`);
+  const selected = allProjections.filter((projection) => names.includes(projection.name));
   const context = await openScriptContext({ readsExistingStore: command.name });
   const progress = createProgress({
     label: 'replay',

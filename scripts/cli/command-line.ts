@@ -155,13 +155,14 @@ export function defineCommand<const O extends Record<string, OptionSpec>>(spec: 
     ]),
   );
   const tryParse = (argv: string[]) => {
-    let parsed: { values: Record<string, unknown>; positionals: string[] };
+    let parsed: { values: Record<string, unknown>; positionals: string[]; tokens: { kind: string; name?: string }[] };
     try {
       parsed = parseArgs({
         args: argv,
         options: { ...options, help: { type: 'boolean', short: 'h' } },
         strict: true,
         allowPositionals: spec.positionals !== undefined,
+        tokens: true,
       }) as typeof parsed;
     } catch (error) {
       // Node's own messages name the flag; drop its hint about `--` (not how npm scripts take arguments).
@@ -169,6 +170,10 @@ export function defineCommand<const O extends Record<string, OptionSpec>>(spec: 
       throw new UsageError(message);
     }
     if (parsed.values.help === true) return null;
+    // parseArgs keeps the last of a repeated option; the first would be dropped without a word.
+    const given = parsed.tokens.flatMap((token) => (token.kind === 'option' && token.name !== undefined ? [token.name] : []));
+    const repeated = given.find((name, index) => given.indexOf(name) !== index);
+    if (repeated !== undefined) throw new UsageError(`Option --${repeated} is given more than once`);
     const { help: _help, ...values } = parsed.values;
     for (const [name, option] of Object.entries(spec.options)) {
       const value = values[name];

@@ -18,6 +18,12 @@ export interface NewEvent {
   type: string;
   data: Record<string, unknown>;
   metadata: EventMetadata;
+  /**
+   * When the event was first recorded, for a copy of it into another store (`npm run
+   * migrate-events`), which keeps it as its `recordedAt`. New events leave it out: the store
+   * records them at its own time.
+   */
+  recordedAt?: Date;
 }
 
 export interface RecordedEvent extends NewEvent {

@@ -263,6 +263,28 @@ export function eventStoreContract(name: string, open: OpenContractSubject<Event
         expect(Math.abs(recorded!.recordedAt.getTime() - before)).to.be.lessThan(86_400_000);
       });
 
+      it('keeps the recordedAt of a copied event (a migration), with the metadata as given, in every read', async function () {
+        const stream = streamName();
+        const firstRecorded = new Date('2024-02-29T23:59:58.123Z');
+        const copied: NewEvent = { ...newEvent('Copied', { n: 1 }), recordedAt: firstRecorded };
+        const fresh = newEvent('Fresh');
+        const before = Date.now();
+        const head = await store.headPosition();
+        await store.append(stream, [copied], 'no_stream');
+        await store.append(stream, [fresh], 0);
+        const [again, now] = await store.readStream(stream);
+        expect(again!.recordedAt.toISOString()).to.equal(firstRecorded.toISOString());
+        expect(again!.metadata).to.deep.equal(copied.metadata);
+        expect(Math.abs(now!.recordedAt.getTime() - before)).to.be.lessThan(86_400_000);
+        const fromLog = (await store.readAll({ after: head, limit: 10, filter: { streamPrefixes: [stream] } })).find((event) => event.id === copied.id)!;
+        expect(fromLog.recordedAt.toISOString()).to.equal(firstRecorded.toISOString());
+        expect(fromLog.metadata).to.deep.equal(copied.metadata);
+        if (store.readAllJson) {
+          const json = (await store.readAllJson({ after: head, limit: 10, filter: { streamPrefixes: [stream] } })).find((event) => event.id === copied.id)!;
+          expect(json.recordedAtIso).to.equal(firstRecorded.toISOString());
+        }
+      });
+
       it('reads forwards from a revision, with a maximum count', async function () {
         const stream = streamName();
         await store.append(stream, events(5), 'no_stream');

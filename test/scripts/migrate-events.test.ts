@@ -72,9 +72,17 @@ async function everything(store: EventStore): Promise<RecordedEvent[]> {
   }
 }
 
-/** What a migration must keep: order, ids, streams, revisions, types, data and metadata. */
+/** What a migration must keep: order, ids, streams, revisions, types, data, metadata and when each was first recorded. */
 function comparable(events: RecordedEvent[]) {
-  return events.map(({ id, stream, revision, type, data, metadata }) => ({ id, stream, revision, type, data, metadata }));
+  return events.map(({ id, stream, revision, type, data, metadata, recordedAt }) => ({
+    id,
+    stream,
+    revision,
+    type,
+    data,
+    metadata,
+    recordedAt: recordedAt.toISOString(),
+  }));
 }
 
 describe('scripts/migrate-events (embedded → embedded)', function () {
@@ -92,7 +100,9 @@ describe('scripts/migrate-events (embedded → embedded)', function () {
     closeLog(target);
   });
 
-  it('copies the whole log in commit order, preserving ids, revisions, types, data and metadata', async function () {
+  it('copies the whole log in commit order, preserving ids, revisions, types, data, metadata and recording times', async function () {
+    // The copy is made later than the source was written: its times must still be the source's.
+    await new Promise((resolve) => setTimeout(resolve, 5));
     const result = await migrateEvents(source.store, target.store, { pageSize: 4 });
     expect(result).to.deep.equal({ copied: 10, resumedAfter: null, complete: true });
     expect(comparable(await everything(target.store))).to.deep.equal(comparable(await everything(source.store)));
@@ -178,6 +188,24 @@ describe('scripts/migrate-events (embedded → embedded)', function () {
     expect(noSource).to.deep.include({ code: 66 });
     expect(noSource.stderr).to.contain(`no database at ${path.join(missing, 'referrals.db')}`);
     expect(fs.existsSync(missing)).to.equal(false);
+    // A connection string of another kind is not taken for a directory (and created as one).
+    const mongo = await run(process.execPath, ['--import', 'tsx', script, '--from', source.dir, '--to', 'mongodb://x']).catch(
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(mongo).to.deep.include({ code: 2 });
+    expect(mongo.stderr).to.contain('--to mongodb://x: not an esdb:// or kurrentdb:// connection string');
+    expect(fs.existsSync('mongodb:')).to.equal(false);
+  });
+
+  it('on a target holding another log, says so without asking to run again (exit 1)', async function () {
+    await target.store.append('user-zed', [event('UserRegistered', { app_user_id: 'zed' })], 'no_stream');
+    const script = path.resolve('scripts/migrate-events.ts');
+    const refused = await run(process.execPath, ['--import', 'tsx', script, '--from', source.dir, '--to', target.dir]).catch(
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(refused).to.deep.include({ code: 1 });
+    expect(refused.stderr).to.contain('migrate-events failed');
+    expect(refused.stderr).to.not.contain('Run again');
   });
 });
 

@@ -149,11 +149,15 @@ describe('npm run replay', function () {
     try {
       const ready = (await svc.call('GET', '/readyz')).body.data.projections as { name: string; needs_replay: boolean }[];
       expect(ready.filter((projection) => projection.needs_replay).map((projection) => projection.name)).to.deep.equal(['users']);
-      const replay = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/replay.ts', '--projection', 'users'], {
+      // A comma-separated list rebuilds each read model named.
+      const replay = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/replay.ts', '--projection', 'users,codes'], {
         env: { ...process.env, DATA_DIR: svc.dataDir, NODE_ENV: 'test' },
         encoding: 'utf8',
       });
       expect(replay.status, replay.stderr).to.equal(0);
+      expect(replay.stdout)
+        .to.match(/^users: rebuilt and switched in$/m)
+        .and.match(/^codes: rebuilt and switched in$/m);
       await eventually(async () => {
         const after = (await svc.call('GET', '/readyz')).body.data.projections as { needs_replay: boolean }[];
         expect(after.every((projection) => !projection.needs_replay)).to.equal(true);

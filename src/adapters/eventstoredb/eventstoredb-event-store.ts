@@ -15,6 +15,7 @@ import { readFilteredPage } from './eventstoredb-filtered-read.js';
 import { EventStoreDbLogWatcher, type LogWatcherOptions } from './eventstoredb-log-watcher.js';
 import {
   hasFilter,
+  RECORDED_AT,
   toEsdbConnectionString,
   isStreamNotFound,
   positionOf,
@@ -35,7 +36,9 @@ async function collect<E>(read: StreamingRead<E>): Promise<E[]> {
 }
 
 function toEventData(event: NewEvent) {
-  return jsonEvent({ id: event.id, type: event.type, data: event.data, metadata: event.metadata });
+  // EventStoreDB sets `created` itself: a copied event's first recording time travels in its metadata.
+  const metadata = event.recordedAt ? { ...event.metadata, [RECORDED_AT]: event.recordedAt.toISOString() } : event.metadata;
+  return jsonEvent({ id: event.id, type: event.type, data: event.data, metadata });
 }
 
 /**

@@ -186,6 +186,8 @@ export function toRecordedEvent(resolved: ResolvedEvent | AllStreamResolvedEvent
   const event = resolved.event;
   if (!event) return null;
   if (isSystemEvent(event.streamId, event.type)) return null;
+  const { [RECORDED_AT]: copiedAt, ...metadata } = parseJsonObject(event.metadata);
+  const firstRecorded = typeof copiedAt === 'string' ? new Date(copiedAt) : null;
   return {
     id: event.id,
     type: event.type,
@@ -193,10 +195,16 @@ export function toRecordedEvent(resolved: ResolvedEvent | AllStreamResolvedEvent
     revision: Number(event.revision),
     position: positionOf(resolved) ?? -1n,
     data: parseJsonObject(event.data),
-    metadata: parseJsonObject(event.metadata) as EventMetadata,
-    recordedAt: event.created,
+    metadata: metadata as EventMetadata,
+    recordedAt: firstRecorded && !Number.isNaN(firstRecorded.getTime()) ? firstRecorded : event.created,
   };
 }
+
+/**
+ * The metadata key holding when a copied event was first recorded (NewEvent.recordedAt):
+ * EventStoreDB sets `created` itself. Read back as `recordedAt`, and not shown in `metadata`.
+ */
+export const RECORDED_AT = '$recorded_at';
 
 // ---------------------------------------------------------------------------------------------
 // Filters

@@ -68,7 +68,7 @@ export class MemoryEventStore implements EventStore {
         type: event.type,
         dataJson: JSON.stringify(event.data),
         metadataJson: JSON.stringify(event.metadata),
-        recordedAtIso,
+        recordedAtIso: event.recordedAt?.toISOString() ?? recordedAtIso,
       }),
     );
     const positions = this.streams.get(stream) ?? [];

@@ -205,7 +205,7 @@ export class SqliteEventStore implements EventStore {
         event.type,
         JSON.stringify(event.data),
         JSON.stringify(event.metadata),
-        recordedAt,
+        event.recordedAt?.toISOString() ?? recordedAt,
       );
       position = BigInt(info.lastInsertRowid);
     }

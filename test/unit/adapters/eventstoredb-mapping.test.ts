@@ -29,6 +29,7 @@ import {
   toPortError,
   toPortPosition,
   toReadPosition,
+  RECORDED_AT,
   toRecordedEvent,
   UNKNOWN_COMMIT_POSITION,
 } from '../../../src/adapters/eventstoredb/eventstoredb-mapping.js';
@@ -182,6 +183,15 @@ describe('EventStoreDB mapping', function () {
         metadata: { correlation_id: 'c', causation_id: 'c', actor: 'a', schema_version: 1 },
         recordedAt: new Date('2026-01-02T03:04:05.678Z'),
       });
+    });
+
+    it("reads a copied event's first recording time from its metadata, and leaves the key out of the metadata", function () {
+      const metadata = { correlation_id: 'c', causation_id: 'c', actor: 'a', schema_version: 1, [RECORDED_AT]: '2024-02-29T23:59:58.123Z' };
+      const recorded = toRecordedEvent(resolved({ metadata: Buffer.from(JSON.stringify(metadata)) }))!;
+      expect(recorded.recordedAt).to.deep.equal(new Date('2024-02-29T23:59:58.123Z'));
+      expect(recorded.metadata).to.deep.equal({ correlation_id: 'c', causation_id: 'c', actor: 'a', schema_version: 1 });
+      const unreadable = toRecordedEvent(resolved({ metadata: Buffer.from(JSON.stringify({ ...metadata, [RECORDED_AT]: 'not a time' })) }))!;
+      expect(unreadable.recordedAt).to.deep.equal(new Date('2026-01-02T03:04:05.678Z'));
     });
 
     it('skips system events and unresolved links', function () {

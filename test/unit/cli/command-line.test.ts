@@ -36,6 +36,16 @@ describe('scripts/cli: the shared command-line parser', () => {
     expect(() => command.tryParse(['--nope'])).to.throw(/--nope/);
   });
 
+  it('refuses an option given twice, rather than dropping the first', () => {
+    for (const argv of [
+      ['--projection', 'users', '--projection', 'codes'],
+      ['--projection=users', '--projection', 'codes'],
+      ['-v', '--verbose'],
+    ]) {
+      expect(() => command.tryParse(argv), argv.join(' ')).to.throw(UsageError, /is given more than once/);
+    }
+  });
+
   it('prints a help with the usage, every option (and --help), the notes and the examples', () => {
     const help = command.help();
     expect(help).to.match(/^Usage: npm run sample -- \[options\]\n/);
