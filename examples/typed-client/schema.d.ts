@@ -11743,6 +11743,7 @@ export interface operations {
                 stream?: string;
                 /** @description Stream name prefix, e.g. user- (all users) */
                 stream_prefix?: string;
+                /** @description An event type, or a comma-separated list of up to 50 (any of them) */
                 type?: string;
             };
             header?: never;

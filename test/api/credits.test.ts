@@ -214,6 +214,14 @@ describe('API: credits — withdrawals, manual grants, ledger and event log', ()
       const withdrawals = (await svc.admin('GET', '/admin/events?type=CreditsWithdrawn&limit=1000')).body.data.events;
       expect(withdrawals.length).to.be.greaterThan(0);
       expect(withdrawals.every((event: any) => event.type === 'CreditsWithdrawn')).to.equal(true);
+      // A comma-separated list is any of its types, in one page, in commit order (as export-events --type).
+      const mixed = (await svc.admin('GET', '/admin/events?type=CreditsWithdrawn,RewardGranted&limit=1000')).body.data.events;
+      expect(new Set(mixed.map((event: any) => event.type))).to.deep.equal(new Set(['CreditsWithdrawn', 'RewardGranted']));
+      expect(mixed.filter((event: any) => event.type === 'CreditsWithdrawn')).to.deep.equal(withdrawals);
+      const own2 = (await svc.admin('GET', '/admin/events?stream=user-audited&type=CreditsWithdrawn,RewardGranted')).body.data.events;
+      expect(own2.length).to.be.greaterThan(1);
+      expect(own2.every((event: any) => ['CreditsWithdrawn', 'RewardGranted'].includes(event.type))).to.equal(true);
+      expect((await svc.admin('GET', '/admin/events?type=CreditsWithdrawn,')).status).to.equal(400);
       const own = (await svc.admin('GET', '/admin/events?stream=user-audited')).body.data.events;
       expect(own.map((event: any) => event.revision)).to.deep.equal(own.map((_: unknown, index: number) => index));
       const users = (await svc.admin('GET', '/admin/events?stream_prefix=reward-')).body.data.events;

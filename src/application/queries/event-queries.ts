@@ -10,7 +10,8 @@ export interface EventPageQuery {
   limit: number;
   stream: string | null;
   streamPrefix: string | null;
-  type: string | null;
+  /** Any of these types (null: every type). */
+  types: string[] | null;
 }
 
 /** The raw log for analysts and auditors, and the credit ledger read model. */
@@ -26,14 +27,14 @@ export class EventQueries {
     const events =
       query.stream !== null
         ? (await this.store.readStream(query.stream))
-            .filter((event) => (query.after === null || event.position > query.after) && (query.type === null || event.type === query.type))
+            .filter((event) => (query.after === null || event.position > query.after) && (query.types === null || query.types.includes(event.type)))
             .slice(0, query.limit)
         : await this.store.readAll({
             after: query.after,
             limit: query.limit,
             filter: {
               ...(query.streamPrefix !== null ? { streamPrefixes: [query.streamPrefix] } : {}),
-              ...(query.type !== null ? { types: [query.type] } : {}),
+              ...(query.types !== null ? { types: query.types } : {}),
             },
           });
     const last = events[events.length - 1];

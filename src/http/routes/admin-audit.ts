@@ -28,7 +28,7 @@ export function adminAuditRoutes(container: DependencyContainer): AnyRoute[] {
           limit: query.limit,
           stream: query.stream ?? null,
           streamPrefix: query.stream_prefix ?? null,
-          type: query.type ?? null,
+          types: query.type ?? null,
         });
         return { status: 200, body: { data: page } };
       },

@@ -6,7 +6,11 @@ export const eventsQuery = z.object({
   limit: pageLimit(1000, 100),
   stream: chars(1, 300).optional().openapi({ description: 'Exact stream name, e.g. user-alice' }),
   stream_prefix: chars(1, 300).optional().openapi({ description: 'Stream name prefix, e.g. user- (all users)' }),
-  type: chars(1, 100).optional(),
+  type: chars(1, 2000)
+    .transform((value) => value.split(','))
+    .pipe(z.array(chars(1, 100)).max(50))
+    .optional()
+    .openapi({ type: 'string', minLength: 1, maxLength: 2000, description: 'An event type, or a comma-separated list of up to 50 (any of them)' }),
 });
 
 export const eventPageOut = z
