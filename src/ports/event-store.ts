@@ -58,6 +58,12 @@ export interface ReadStreamOptions {
   fromRevision?: number;
   direction?: 'forwards' | 'backwards';
   maxCount?: number;
+  /**
+   * Forwards only: just the events after this log position (a page of one stream by position,
+   * GET /admin/events?stream=). The embedded store starts at once after an event of the stream
+   * itself (a previous page's `next_after`); others may read the stream from its start.
+   */
+  afterPosition?: bigint;
 }
 
 export interface LogFilter {

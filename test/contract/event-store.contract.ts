@@ -298,6 +298,26 @@ export function eventStoreContract(name: string, open: OpenContractSubject<Event
         expect(await store.readStream(stream, { maxCount: 50 })).to.have.length(5);
       });
 
+      it('reads forwards after a log position: after an event of its own, of another stream, with a maximum count', async function () {
+        const stream = streamName();
+        const other = streamName('other');
+        const first = await store.append(stream, events(3), 'no_stream');
+        const between = await store.append(other, events(1), 'no_stream');
+        await store.append(stream, events(3), first.nextExpectedRevision);
+        const all = await store.readStream(stream);
+        const revisions = (events: RecordedEvent[]) => events.map((event) => event.revision);
+        // After its own third event (a page's next_after): the rest, or the next two.
+        expect(revisions(await store.readStream(stream, { afterPosition: first.position }))).to.deep.equal([3, 4, 5]);
+        expect(revisions(await store.readStream(stream, { afterPosition: first.position, maxCount: 2 }))).to.deep.equal([3, 4]);
+        expect(revisions(await store.readStream(stream, { afterPosition: all[0]!.position, maxCount: 2 }))).to.deep.equal([1, 2]);
+        // After another stream's event, or before the stream began: by position.
+        expect(revisions(await store.readStream(stream, { afterPosition: between.position }))).to.deep.equal([3, 4, 5]);
+        expect(revisions(await store.readStream(stream, { afterPosition: 0n, maxCount: 4 }))).to.deep.equal([0, 1, 2, 3]);
+        expect(await store.readStream(stream, { afterPosition: all[5]!.position })).to.deep.equal([]);
+        expect(await store.readStream(streamName('missing'), { afterPosition: 0n })).to.deep.equal([]);
+        expect(await store.readStream(stream, { afterPosition: all[1]!.position })).to.deep.equal(all.slice(2));
+      });
+
       it('reads backwards from the end or from a revision', async function () {
         const stream = streamName();
         await store.append(stream, events(5), 'no_stream');

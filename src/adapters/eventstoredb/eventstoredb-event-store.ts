@@ -101,16 +101,20 @@ export class EventStoreDbEventStore implements EventStore {
       throw new RangeError(`fromRevision must be a non-negative integer, got ${options.fromRevision}`);
     }
     const fromRevision = options.fromRevision === undefined ? (backwards ? END : START) : BigInt(options.fromRevision);
+    // After a log position: the stream is read from `fromRevision` and its earlier events skipped
+    // (EventStoreDB has no per-stream seek by $all position).
+    const after = backwards ? undefined : options.afterPosition;
     try {
       const resolved = await collect(
         this.client.readStream(stream, {
           fromRevision,
           direction: backwards ? BACKWARDS : FORWARDS,
-          ...(options.maxCount === undefined ? {} : { maxCount: options.maxCount }),
+          ...(options.maxCount === undefined || after !== undefined ? {} : { maxCount: options.maxCount }),
           requiresLeader: true,
         }),
       );
-      return resolved.map(toRecordedEvent).filter((event): event is RecordedEvent => event !== null);
+      const events = resolved.map(toRecordedEvent).filter((event): event is RecordedEvent => event !== null);
+      return after === undefined ? events : events.filter((event) => event.position > after).slice(0, options.maxCount);
     } catch (error) {
       if (isStreamNotFound(error)) return [];
       throw toPortError(error);

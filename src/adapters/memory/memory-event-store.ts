@@ -123,7 +123,8 @@ export class MemoryEventStore implements EventStore {
       selected = positions.slice(Math.max(0, from + 1 - count), from + 1).reverse();
     } else {
       const from = Math.max(0, options.fromRevision ?? 0);
-      selected = positions.slice(from, from + count);
+      const after = options.afterPosition;
+      selected = (after === undefined ? positions.slice(from) : positions.slice(from).filter((position) => position > after)).slice(0, count);
     }
     return selected.map((position) => this.recorded(position));
   }

@@ -243,13 +243,39 @@ export class SqliteEventStore implements EventStore {
 
   async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     const backwards = options.direction === 'backwards';
-    const from = options.fromRevision ?? (backwards ? Number.MAX_SAFE_INTEGER : 0);
     const limit = options.maxCount ?? -1;
+    if (!backwards && options.afterPosition !== undefined) return this.readStreamAfter(stream, options.afterPosition, options.fromRevision ?? 0, limit);
+    const from = options.fromRevision ?? (backwards ? Number.MAX_SAFE_INTEGER : 0);
     const sql = backwards
       ? `SELECT * FROM events WHERE stream = ${STABLE_PARAM} AND revision <= ? ORDER BY revision DESC LIMIT ${STABLE_PARAM}`
       : `SELECT * FROM events WHERE stream = ${STABLE_PARAM} AND revision >= ? ORDER BY revision ASC LIMIT ${STABLE_PARAM}`;
     const rows = guardSqlite(() => this.cache.get<[string, number, number], EventRow>(sql).all(stream, from, limit));
     return rows.map(toRecorded);
+  }
+
+  /**
+   * The stream's events after a log position. After one of its own events (the usual cursor)
+   * the next revision is found by the primary key, so a page costs the same deep in a long
+   * stream as at its start; after another position, the stream's index is scanned for it.
+   */
+  private readStreamAfter(stream: string, after: bigint, fromRevision: number, limit: number): RecordedEvent[] {
+    return guardSqlite(() => {
+      const own = this.cache
+        .get<[bigint, string], { revision: number }>(`SELECT revision FROM events WHERE position = ${STABLE_PARAM} AND stream = ${STABLE_PARAM}`)
+        .get(after, stream);
+      const rows = own
+        ? this.cache
+            .get<[string, number, number], EventRow>(
+              `SELECT * FROM events WHERE stream = ${STABLE_PARAM} AND revision >= ? ORDER BY revision ASC LIMIT ${STABLE_PARAM}`,
+            )
+            .all(stream, Math.max(fromRevision, own.revision + 1), limit)
+        : this.cache
+            .get<[string, number, bigint, number], EventRow>(
+              `SELECT * FROM events WHERE stream = ${STABLE_PARAM} AND revision >= ? AND position > ? ORDER BY revision ASC LIMIT ${STABLE_PARAM}`,
+            )
+            .all(stream, fromRevision, after, limit);
+      return rows.map(toRecorded);
+    });
   }
 
   async readAll(options: ReadAllOptions): Promise<RecordedEvent[]> {

@@ -1,6 +1,6 @@
 import { inject, injectable } from 'tsyringe';
 import { CREDIT_LEDGER } from '../../../projections/credit-ledger.js';
-import type { EventStore } from '../../ports/event-store.js';
+import type { EventStore, RecordedEvent } from '../../ports/event-store.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
 import { exportedEvent } from '../export/event-export-format.js';
@@ -26,9 +26,7 @@ export class EventQueries {
   async page(query: EventPageQuery) {
     const events =
       query.stream !== null
-        ? (await this.store.readStream(query.stream))
-            .filter((event) => (query.after === null || event.position > query.after) && (query.types === null || query.types.includes(event.type)))
-            .slice(0, query.limit)
+        ? await this.streamPage(query.stream, query)
         : await this.store.readAll({
             after: query.after,
             limit: query.limit,
@@ -39,6 +37,22 @@ export class EventQueries {
           });
     const last = events[events.length - 1];
     return { events: events.map(exportedEvent), next_after: last ? last.position.toString() : (query.after?.toString() ?? null) };
+  }
+
+  /**
+   * One stream's page, read a page at a time from `after` (never the whole stream: a console
+   * paging through a user of 100,000 events reads each event once), until `limit` events of the
+   * asked types are found or the stream ends.
+   */
+  private async streamPage(stream: string, query: EventPageQuery): Promise<RecordedEvent[]> {
+    const found: RecordedEvent[] = [];
+    let after = query.after;
+    for (;;) {
+      const chunk = await this.store.readStream(stream, { ...(after === null ? {} : { afterPosition: after }), maxCount: query.limit });
+      found.push(...(query.types === null ? chunk : chunk.filter((event) => query.types!.includes(event.type))));
+      if (chunk.length < query.limit || found.length >= query.limit) return found.slice(0, query.limit);
+      after = chunk[chunk.length - 1]!.position;
+    }
   }
 
   /** Every credit movement of a user, oldest first. */

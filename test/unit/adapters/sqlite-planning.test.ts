@@ -47,6 +47,9 @@ describe('SQLite statements with STABLE_PARAM: same answers, same indexes', () =
     expect((await store.readStream('b', { direction: 'backwards', maxCount: 1 })).map((e) => e.revision)).to.deep.equal([3]);
     expect((await store.readAll({ after: null, limit: 3, filter: { types: ['Odd'] } })).map((e) => e.id)).to.deep.equal(['a-1', 'a-3', 'b-1']);
     await store.append('a', [event('a', 4)], 3);
+    // A page of one stream by position (GET /admin/events?stream=): after its own event (position 2: a-1), after another's (6: b-1).
+    expect((await store.readStream('a', { afterPosition: 2n, maxCount: 2 })).map((e) => e.revision)).to.deep.equal([2, 3]);
+    expect((await store.readStream('a', { afterPosition: 6n })).map((e) => e.revision)).to.deep.equal([4]);
 
     expect((await store.readAll({ after: null, limit: 10, filter: { types: ['Even', 'Odd'] } })).length).to.equal(9);
 

@@ -1,0 +1,73 @@
+import 'reflect-metadata';
+import { expect } from 'chai';
+import { EventQueries } from '../../../src/application/queries/event-queries.js';
+import { SqliteEventStore } from '../../../src/adapters/sqlite/sqlite-event-store.js';
+import type { EventStore, NewEvent, ReadStreamOptions, RecordedEvent } from '../../../src/ports/event-store.js';
+import type { ReadStore } from '../../../src/ports/read-store.js';
+import { recordedSqlite } from '../../support/recorded-sqlite.js';
+
+const event = (index: number): NewEvent => ({
+  id: `e-${index}`,
+  type: index % 3 === 0 ? 'Third' : 'Other',
+  data: { index },
+  metadata: { correlation_id: 'c', causation_id: 'c', actor: 'test', schema_version: 1 },
+});
+
+/** An event store that counts the events its stream reads hand back. */
+function counting(store: EventStore) {
+  const counted = { events: 0, reads: 0 };
+  const readStream = store.readStream.bind(store);
+  store.readStream = async (stream: string, options?: ReadStreamOptions): Promise<RecordedEvent[]> => {
+    const events = await readStream(stream, options);
+    counted.reads += 1;
+    counted.events += events.length;
+    return events;
+  };
+  return counted;
+}
+
+describe('EventQueries: GET /admin/events?stream= pages a long stream without reading it whole', () => {
+  const sqlite = recordedSqlite();
+
+  it('paging a stream of 2,000 events 100 at a time reads each event once, with other streams in between', async () => {
+    const store = new SqliteEventStore(sqlite.db);
+    let revision = -1;
+    for (let start = 0; start < 2_000; start += 200) {
+      await store.append(
+        'user-hot',
+        Array.from({ length: 200 }, (_, i) => event(start + i)),
+        revision === -1 ? 'no_stream' : revision,
+      );
+      revision += 200;
+      await store.append(`user-other-${start}`, [{ ...event(0), id: `other-${start}` }], 'no_stream');
+    }
+    const counted = counting(store);
+    const queries = new EventQueries(store, {} as ReadStore);
+    const seen: number[] = [];
+    let after: bigint | null = null;
+    for (;;) {
+      const page = await queries.page({ after, limit: 100, stream: 'user-hot', streamPrefix: null, types: null });
+      seen.push(...page.events.map((shown) => shown.revision));
+      if (page.events.length === 0) break;
+      after = BigInt(page.next_after!);
+    }
+    expect(seen).to.deep.equal(Array.from({ length: 2_000 }, (_, i) => i));
+    // 20 full pages and the empty one at the end; each event handed back once.
+    expect(counted.events).to.equal(2_000);
+    expect(counted.reads).to.equal(21);
+  });
+
+  it('a type filter reads on until the page is full, and the next page goes on after its last event', async () => {
+    const store = new SqliteEventStore(sqlite.db);
+    await store.append(
+      'user-hot',
+      Array.from({ length: 30 }, (_, i) => event(i)),
+      'no_stream',
+    );
+    const queries = new EventQueries(store, {} as ReadStore);
+    const first = await queries.page({ after: null, limit: 4, stream: 'user-hot', streamPrefix: null, types: ['Third'] });
+    expect(first.events.map((shown) => shown.data.index)).to.deep.equal([0, 3, 6, 9]);
+    const second = await queries.page({ after: BigInt(first.next_after!), limit: 4, stream: 'user-hot', streamPrefix: null, types: ['Third'] });
+    expect(second.events.map((shown) => shown.data.index)).to.deep.equal([12, 15, 18, 21]);
+  });
+});
