@@ -256,6 +256,25 @@ describe('Rate limits (SPEC §13)', function () {
     expect(next.headers.get('ratelimit')).to.match(/^"commands-caller";r=31;t=60/);
   });
 
+  it('answer a claim that succeeded 200 even when the store fails to take its refund', async () => {
+    const svc = await start({}, undefined, undefined, (embedded) => ({
+      ...embedded,
+      rateLimits: {
+        hit: (key, points, windowMs, nowMs) =>
+          points < 0 ? Promise.reject(new Error('refunds are down')) : embedded.rateLimits.hit(key, points, windowMs, nowMs),
+        removeExpired: (nowMs) => embedded.rateLimits.removeExpired(nowMs),
+        close: () => embedded.rateLimits.close(),
+      },
+    }));
+    await putProgram(svc, 'p', {});
+    const ann = await createUser(svc, 'ann');
+    await createUser(svc, 'bob');
+    const claimed = await svc.call('POST', '/users/bob/claim-code', { code: ann.referral_code });
+    expect(claimed.status).to.equal(200);
+    // The headers show the counters as charged (the refund did not land).
+    expect(claimed.headers.get('ratelimit')).to.contain('"claims-user";r=5;t=3600');
+  });
+
   it('are off with RATE_LIMITS=off: no headers, no 429', async () => {
     const svc = await start({ RATE_LIMITS: 'off' });
     for (let i = 0; i < 5; i++) {

@@ -51,18 +51,23 @@ export class SqliteRateLimitStore implements RateLimitStore {
 
   private flush(): void {
     const group = this.pending.splice(0);
-    // Hits on one key at the same instant add up in one UPSERT (a caller's key is charged by every
-    // request it sends); each gets the count as it stood after its own points, as one UPSERT per
-    // hit would have left it. Refunds go in their own UPSERT, as the floor at 0 applies to them.
-    const together = new Map<string, PendingHit[]>();
+    // Consecutive hits on one key at the same instant add up in one UPSERT (a caller's key is
+    // charged by every request it sends); each gets the count as it stood after its own points,
+    // as one UPSERT per hit would have left it. A refund after a charge (or a charge after a
+    // refund) starts the key's next UPSERT, as the floor at 0 applies to refunds alone: the
+    // UPSERTs run in the order their first hit came, so a charge never passes an earlier refund.
+    const latest = new Map<string, PendingHit[]>();
+    const batches: PendingHit[][] = [];
     for (const hit of group) {
       const { key, now, window, points } = hit.params;
-      const id = `${now}|${window}|${key}|${points < 0 ? '-' : '+'}`;
-      const hits = together.get(id);
-      if (hits) hits.push(hit);
-      else together.set(id, [hit]);
+      const id = `${now}|${window}|${key}`;
+      const hits = latest.get(id);
+      if (hits && hits[0]!.params.points < 0 === points < 0) hits.push(hit);
+      else {
+        latest.set(id, [hit]);
+        batches.push(latest.get(id)!);
+      }
     }
-    const batches = [...together.values()];
     let rows: RateLimitRow[];
     try {
       rows = guardSqlite(() => this.db.transaction(() => batches.map((hits) => this.upsert.get({ ...hits[0]!.params, points: pointsOf(hits) })!)).immediate());

@@ -50,6 +50,8 @@ interface Charge {
   key: string;
   /** Points taken beyond what the request costs if it does not fail as a claim (given back by `settle`). */
   held: number;
+  /** The counter as the headers show it. */
+  outcome?: Outcome;
 }
 
 interface Outcome {
@@ -130,8 +132,12 @@ export class RateLimits {
         );
         outcomes = [outcomes[0]!, ...refunded];
       }
+      outcomes.forEach((outcome, index) => {
+        charges[index]!.outcome = outcome;
+      });
       setHeaders(res, outcomes);
-      res.locals.beforeReply = () => this.settle(res, false);
+      // The claim is done by then: a refund the store fails to take must not turn its answer into an error.
+      res.locals.beforeReply = () => this.settle(res, false).catch(() => undefined);
       refuseOver(res, outcomes);
       next();
     };
@@ -144,14 +150,19 @@ export class RateLimits {
   private async settle(res: Response, failedClaim: boolean): Promise<void> {
     const charges = res.locals.rateLimitCharges ?? [];
     if (failedClaim || !charges.some((charge) => charge.held > 0) || res.headersSent) return;
-    const outcomes = await Promise.all(
-      charges.map((charge) => {
+    await Promise.all(
+      charges.map(async (charge) => {
+        if (charge.held === 0) return;
         const points = charge.held;
         charge.held = 0;
-        return outcomeOf(charge.policy, charge.policy.limiter.reward(charge.key, points));
+        charge.outcome = await outcomeOf(charge.policy, charge.policy.limiter.reward(charge.key, points));
       }),
     );
-    setHeaders(res, outcomes);
+    if (!res.headersSent)
+      setHeaders(
+        res,
+        charges.flatMap((charge) => (charge.outcome ? [charge.outcome] : [])),
+      );
   }
 
   /**

@@ -44,6 +44,16 @@ describe('SqliteRateLimitStore: hits sent together', () => {
     ]);
   });
 
+  it('takes a refund sent between two charges before the second one (a claim refunding as another arrives)', async () => {
+    const results = await Promise.all([
+      store.hit('caller', 5, 60_000, T0),
+      store.hit('caller', -4, 60_000, T0),
+      store.hit('caller', 5, 60_000, T0),
+      store.hit('caller', 5, 60_000, T0),
+    ]);
+    expect(results.map((result) => result.points)).to.deep.equal([5, 1, 6, 11]);
+  });
+
   it('writes one row per key and instant, not one per hit', async () => {
     const before = rowsChanged();
     await Promise.all([
