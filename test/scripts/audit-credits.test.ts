@@ -90,4 +90,37 @@ describe('npm run audit-credits', function () {
       await svc.stop();
     }
   });
+
+  it('keeps a mismatch when the read models stand behind the head it scanned to (no re-check hides a stale read model)', async () => {
+    const svc = await startTestService();
+    try {
+      await putReward(svc, 'tokens', { kind: 'credit', name: 'Tokens', credits: 7 });
+      await createUser(svc, 'stale');
+      await svc.admin('POST', '/users/stale/rewards/grant', { key: 'tokens' });
+      const db = new Database(path.join(svc.dataDir, 'referrals.db'));
+      const row = db.prepare("SELECT id, doc FROM rm_user_rewards WHERE json_extract(doc, '$.app_user_id') = 'stale'").get() as { id: string; doc: string };
+      db.prepare('UPDATE rm_user_rewards SET doc = ? WHERE id = ?').run(JSON.stringify({ ...JSON.parse(row.doc), credits: 0 }), row.id);
+      db.close();
+      const log = svc.service.container.resolve(EventLog);
+      const readStore = svc.service.container.resolve<ReadStore>(TOKENS.ReadStore);
+      // The read models say they stand at position 1, long before the grant.
+      const behind = new Proxy(readStore, {
+        get(target, property) {
+          const value = Reflect.get(target, property) as unknown;
+          if (typeof value !== 'function') return value;
+          if (property !== 'checkpoint') return value.bind(target);
+          return async (name: string) => ({ ...(await readStore.checkpoint(name)), position: 1n });
+        },
+      });
+      const audit = await auditCredits(log, behind);
+      expect(audit.mismatches.map((mismatch) => [mismatch.app_user_id, mismatch.check, mismatch.expected, mismatch.actual])).to.deep.include([
+        'stale',
+        'read_model',
+        7,
+        0,
+      ]);
+    } finally {
+      await svc.stop();
+    }
+  });
 });

@@ -100,10 +100,12 @@ const AUDITED_READ_MODELS = ['users', 'credit_ledger'];
 /** How often a user whose balances disagree is compared again, at a moment its stream stood still. */
 const RECHECKS = 5;
 
-/** The position both audited read models have passed (null: one has none yet). */
-async function settledThrough(readStore: ReadStore): Promise<bigint | null> {
+/** Where the audited read models stand: the lowest and the highest of their checkpoints (null: one has none yet). */
+async function checkpoints(readStore: ReadStore): Promise<{ low: bigint; high: bigint } | null> {
   const positions = (await Promise.all(AUDITED_READ_MODELS.map((name) => readStore.checkpoint(name)))).map((checkpoint) => checkpoint.position);
-  return positions.some((position) => position === null) ? null : positions.reduce((low, position) => (position! < low! ? position : low));
+  if (positions.some((position) => position === null)) return null;
+  const known = positions as bigint[];
+  return { low: known.reduce((a, b) => (b < a ? b : a)), high: known.reduce((a, b) => (b > a ? b : a)) };
 }
 
 interface StoredCredits {
@@ -169,25 +171,28 @@ function compareUser(
 
 /**
  * A user whose balances disagreed, compared again at one moment: its rows are read between two
- * looks at the read models' checkpoint, and when none of its events falls between the two, the
- * rows show exactly its events up to the first look, which are folded again from its stream.
- * The service writing during the audit (the user's newer events already in the read models but
- * past the head the scan stopped at) then shows no difference; a real one shows again. null when
- * the user's stream moved during every attempt.
+ * looks at the read models' checkpoints, and when none of its events falls between the lowest
+ * of the first look and the highest of the second, the rows of both read models show exactly its
+ * events up to that lowest, which are folded again from its stream. The service writing during
+ * the audit (the user's newer events already in the read models but past the head the scan
+ * stopped at) then shows no difference; a real one shows again. Only read models that have
+ * passed the scan's `head` are compared so: one held behind it keeps its mismatch (a re-check
+ * would compare its old state with the old events and hide it). null when no re-check could be
+ * made (read models behind the head, or the user's stream moving during every attempt).
  */
-async function recheckUser(log: EventLog, readStore: ReadStore, appUserId: string): Promise<{ rows: AuditRow[]; mismatches: Mismatch[] } | null> {
+async function recheckUser(log: EventLog, readStore: ReadStore, appUserId: string, head: bigint): Promise<{ rows: AuditRow[]; mismatches: Mismatch[] } | null> {
   for (let attempt = 0; attempt < RECHECKS; attempt += 1) {
-    const before = await settledThrough(readStore);
-    if (before === null) return null;
+    const before = await checkpoints(readStore);
+    if (before === null || before.low < head) return null;
     const stored = await storedCredits(readStore, appUserId);
-    const after = await settledThrough(readStore);
+    const after = await checkpoints(readStore);
     // Read after the rows: the stream holds every event they can show.
     const events = await log.readStream(streams.user(appUserId));
-    if (after === null || events.some((event) => event.position > before && event.position <= after)) continue;
+    if (after === null || events.some((event) => event.position > before.low && event.position <= after.high)) continue;
     const book = new CreditBook();
     const lastEvent = new Map<string, string>();
     for (const event of events) {
-      if (event.position > before) break;
+      if (event.position > before.low) break;
       book.apply(event);
       const recorded = recordedBalance(event);
       if (recorded) lastEvent.set(`${appUserId}\u0000${recorded.key}`, event.id);
@@ -246,7 +251,7 @@ export async function auditCredits(log: EventLog, readStore: ReadStore, onProgre
     if (book.keys.size === 0) continue;
     let compared = compareUser(appUserId, book, lastEvent, await storedCredits(readStore, appUserId));
     // Disagreeing may only mean the service wrote for this user after the scan's head.
-    if (compared.mismatches.length > 0) compared = (await recheckUser(log, readStore, appUserId)) ?? compared;
+    if (compared.mismatches.length > 0 && head !== null) compared = (await recheckUser(log, readStore, appUserId, head)) ?? compared;
     rows.push(...compared.rows);
     mismatches.push(...compared.mismatches);
   }
