@@ -4,6 +4,7 @@ import { expect } from 'chai';
 import type { EventStore } from '../../src/ports/event-store.js';
 import type { ProjectorBatch } from '../../src/ports/read-store.js';
 import { TOKENS } from '../../src/ports/tokens.js';
+import { CATCH_UP_MIN_LAG } from '../../src/application/projections/catch-up-guard.js';
 import { createUser, eventually, events, getUser, never, putPromo, putReward } from '../support/fixtures.js';
 import { FaultSwitch, faultyBackend } from '../support/faulty-backend.js';
 import { CLIENT_KEY, SECRET_KEY, startTestService, type TestService } from '../support/test-service.js';
@@ -215,28 +216,37 @@ describe('API: hostile and unusual input never breaks the service', () => {
 });
 
 describe('API: while the read models catch up with the log, commands are refused before they run', () => {
-  it('503 SERVICE_UNAVAILABLE with nothing written; reads still answer; commands run once the read models are back within READY_MAX_LAG', async () => {
+  const metadata = { correlation_id: 'test', causation_id: 'test', actor: 'test', schema_version: 1 };
+  /** A backlog past the guard's floor (1,000 events), appended straight to the log. */
+  async function backlog(svc: TestService, stream: string) {
+    const log = svc.service.container.resolve<EventStore>(TOKENS.EventStore);
+    const deleted = Array.from({ length: CATCH_UP_MIN_LAG + 1 }, (_, i) => ({
+      id: randomUUID(),
+      type: 'WebhookEndpointDeleted',
+      data: { id: `${stream}-${i}`, deleted_at: new Date().toISOString() },
+      metadata,
+    }));
+    await log.append(stream, deleted, 'no_stream');
+  }
+
+  it('503 SERVICE_UNAVAILABLE with Retry-After and nothing written; reads still answer; commands run once the read models catch up', async () => {
     const faults = new FaultSwitch();
     const svc = await startTestService({ backend: faultyBackend(faults), env: { READY_MAX_LAG: '3' } });
     try {
       await putReward(svc, 'coins', { kind: 'credit', name: 'Coins', credits: 5 });
       await createUser(svc, 'ann');
-      // The projector is held (every commit refused) while 5 events reach the log: a backlog.
-      faults.mode = 'broken';
+      // The projector is held (every commit refused, as on a slow disk) while a backlog reaches the log.
+      faults.mode = 'unavailable';
       faults.when = (method) => method === 'commitBatches';
-      const log = svc.service.container.resolve<EventStore>(TOKENS.EventStore);
-      const metadata = { correlation_id: 'test', causation_id: 'test', actor: 'test', schema_version: 1 };
-      for (let i = 0; i < 5; i++) {
-        const data = { id: `gone-${i}`, deleted_at: new Date().toISOString() };
-        await log.append(`webhook-gone-${i}`, [{ id: randomUUID(), type: 'WebhookEndpointDeleted', data, metadata }], 'no_stream');
-      }
+      await backlog(svc, 'webhook-gone');
       await eventually(async () => expect((await svc.call('GET', '/readyz')).status).to.equal(503));
-      // The guard's verdict is at most 250 ms old: a command that writes nothing either way shows when it has turned.
+      // The guard's verdict is at most a second old: a command that writes nothing either way shows when it has turned.
       await eventually(async () => expect((await svc.call('POST', '/users/nobody/claim-code', { code: 'ZZZZZZ' })).status).to.equal(503));
       const before = await events(svc, 'stream_prefix=user-');
 
       const grant = await svc.admin('POST', '/users/ann/rewards/grant', { key: 'coins' });
       expect(grant.status).to.equal(503);
+      expect(grant.headers.get('retry-after')).to.equal('5');
       expect(grant.body.errors[0]).to.include({ code: 'SERVICE_UNAVAILABLE', status: 503, source: null });
       expect(grant.body.errors[0].message).to.contain('catching up with its event log');
       for (const [method, path, body] of [
@@ -253,6 +263,28 @@ describe('API: while the read models catch up with the log, commands are refused
       faults.mode = 'ok';
       await eventually(async () => expect((await svc.admin('POST', '/users/ann/rewards/grant', { key: 'coins' })).status).to.equal(201));
       expect((await getUser(svc, 'ann')).rewards.active.credit.map((entry: { credits: number }) => entry.credits)).to.deep.equal([5]);
+    } finally {
+      await svc.stop();
+    }
+  });
+
+  it('a read model held at a failing batch does not stop commands, however far behind it falls; nor does a small READY_MAX_LAG', async () => {
+    const faults = new FaultSwitch();
+    const svc = await startTestService({ backend: faultyBackend(faults), env: { READY_MAX_LAG: '0' } });
+    try {
+      faults.mode = 'broken';
+      faults.when = (method, args) => method === 'commitBatches' && (args[0] as ProjectorBatch[]).some((batch) => batch.projector === 'webhooks');
+      await backlog(svc, 'webhook-held');
+      await eventually(async () => {
+        const response = await svc.call('GET', '/readyz');
+        expect(response.status).to.equal(503);
+        const lagOf = (name: string) => response.body.data.projections.find((projection: { name: string }) => projection.name === name);
+        expect(lagOf('webhooks').failure).to.not.equal(null);
+        expect(lagOf('webhooks').lag).to.equal('>0');
+        expect(lagOf('users').lag).to.equal(0);
+      });
+      // The other read models are at the head: commands run, though /readyz is 503 (READY_MAX_LAG 0, one held).
+      for (let i = 0; i < 2; i++) expect((await svc.call('POST', '/users', { app_user_id: `still-${i}` })).status).to.equal(201);
     } finally {
       await svc.stop();
     }

@@ -12,11 +12,19 @@ export interface ProjectionLag {
 /**
  * How far each read model is behind the log, counted in events (positions are not counts on
  * every store), up to `maxLag + 1`. Projections of one runner share their checkpoint: the log
- * after it is read once for them all. The one measure /readyz and the catch-up guard use.
+ * after it is read once for them all, and nothing is read for those at the head. The one measure
+ * /readyz and the catch-up guard use.
  */
-export async function projectionLags(eventStore: Pick<EventStore, 'readAll'>, consistency: ReadConsistency, maxLag: number): Promise<ProjectionLag[]> {
+export async function projectionLags(
+  eventStore: Pick<EventStore, 'readAll' | 'headPosition'>,
+  consistency: ReadConsistency,
+  maxLag: number,
+): Promise<ProjectionLag[]> {
+  const head = await eventStore.headPosition();
   const counts = new Map<string, Promise<number>>();
   const behindAfter = (checkpoint: bigint | null) => {
+    // At the head (or an empty log): nothing to read.
+    if (head === null || (checkpoint !== null && checkpoint >= head)) return Promise.resolve(0);
     const key = String(checkpoint);
     let count = counts.get(key);
     if (!count) {
