@@ -46,12 +46,12 @@ export class EventQueries {
    */
   private async streamPage(stream: string, query: EventPageQuery): Promise<RecordedEvent[]> {
     const found: RecordedEvent[] = [];
-    let after = query.after;
+    // The first read starts after the cursor's position; the next ones after the revision read last.
+    let chunk = await this.store.readStream(stream, { ...(query.after === null ? {} : { afterPosition: query.after }), maxCount: query.limit });
     for (;;) {
-      const chunk = await this.store.readStream(stream, { ...(after === null ? {} : { afterPosition: after }), maxCount: query.limit });
       found.push(...(query.types === null ? chunk : chunk.filter((event) => query.types!.includes(event.type))));
       if (chunk.length < query.limit || found.length >= query.limit) return found.slice(0, query.limit);
-      after = chunk[chunk.length - 1]!.position;
+      chunk = await this.store.readStream(stream, { fromRevision: chunk[chunk.length - 1]!.revision + 1, maxCount: query.limit });
     }
   }
 
