@@ -114,4 +114,32 @@ describe('API: reward expiry and pooled one-time codes', () => {
     const servedLater = assigned.filter((event) => order.includes(event.data.grant_id)).map((event) => event.data.grant_id);
     expect(servedLater).to.deep.equal(order);
   });
+
+  it('manual grants with operation_ids, 20 at once and one operation_id for two users: each 201 at once, each a code of its own', async () => {
+    await putReward(svc, 'manual-pool', { kind: 'store_promo_code', name: 'Manual pool' });
+    await svc.admin('POST', '/admin/rewards/manual-pool/codes', {
+      codes: Array.from({ length: 30 }, (_, index) => ({ value: `MP-${index}`, expires_at: '2099-01-01T00:00:00Z' })),
+    });
+    const users = Array.from({ length: 20 }, (_, index) => `manual-taker-${index}`);
+    await Promise.all(users.map((user) => createUser(svc, user)));
+    const grants = await Promise.all(
+      users.map((user, index) => svc.admin('POST', `/users/${user}/rewards/grant`, { key: 'manual-pool', operation_id: `op-${index}` })),
+    );
+    expect(grants.map((grant) => grant.status)).to.deep.equal(Array(20).fill(201));
+    // One operation_id used by two users is two operations (operation ids are per user).
+    await createUser(svc, 'welcome-ann');
+    await createUser(svc, 'welcome-bob');
+    const ann = await svc.admin('POST', '/users/welcome-ann/rewards/grant', { key: 'manual-pool', operation_id: 'welcome' });
+    const bob = await svc.admin('POST', '/users/welcome-bob/rewards/grant', { key: 'manual-pool', operation_id: 'welcome' });
+    expect([ann.status, bob.status]).to.deep.equal([201, 201]);
+    const valueOf = async (user: string) =>
+      (await getUser(svc, user)).rewards.active.store_promo_code.find((entry: any) => entry.reward.key === 'manual-pool').value.value;
+    const values = await Promise.all([...users, 'welcome-ann', 'welcome-bob'].map(valueOf));
+    expect(new Set(values).size).to.equal(22);
+    expect((await svc.admin('GET', '/admin/rewards/manual-pool/codes')).body.data).to.deep.include({ used: 22, waiting: 0 });
+    // The repeat answers the first grant, with its code.
+    const again = await svc.admin('POST', '/users/welcome-bob/rewards/grant', { key: 'manual-pool', operation_id: 'welcome' });
+    expect(again.status).to.equal(200);
+    expect(await valueOf('welcome-bob')).to.equal(values[21]);
+  });
 });

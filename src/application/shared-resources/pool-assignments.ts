@@ -1,7 +1,15 @@
 import { inject, injectable } from 'tsyringe';
 import { streams } from '../../domain/events/index.js';
 import type { PoolCode } from '../../domain/events/pool-events.js';
-import { availableCodes, decideAddPoolCodes, decideRequestPoolCode, type PoolFigures, poolEvolver, poolFigures } from '../../domain/pools/pool.js';
+import {
+  availableCodes,
+  decideAddPoolCodes,
+  decideRequestPoolCode,
+  type PoolFigures,
+  poolEvolver,
+  poolFigures,
+  poolGrantKey,
+} from '../../domain/pools/pool.js';
 import { decideAssignRewardValue } from '../../domain/users/assign-reward-value.js';
 import { userEvolver } from '../../domain/users/user-state.js';
 import type { Clock } from '../../ports/clock.js';
@@ -27,16 +35,21 @@ export class PoolAssignments {
       streams.pool(rewardKey),
       poolEvolver,
       (pool) => decideRequestPoolCode(pool, grantId, appUserId, this.clock.now()),
-      context,
+      followUp(context),
     );
-    const value = state.byGrant[grantId];
+    const value = state.byGrant[poolGrantKey(appUserId, grantId)];
     const code = value === undefined ? undefined : state.codes.find((candidate) => candidate.value === value);
     if (code) await this.deliver(appUserId, grantId, code, context);
   }
 
   /** Records the pool's decision in the user's stream (no-op when already there). */
   async deliver(appUserId: string, grantId: string, code: PoolCode, context: CommandContext): Promise<void> {
-    await this.executor.execute(streams.user(appUserId), userEvolver, (user) => decideAssignRewardValue(user, grantId, code, this.clock.now()), context);
+    await this.executor.execute(
+      streams.user(appUserId),
+      userEvolver,
+      (user) => decideAssignRewardValue(user, grantId, code, this.clock.now()),
+      followUp(context),
+    );
   }
 
   async addCodes(rewardKey: string, codes: PoolCode[], context: CommandContext) {
@@ -54,4 +67,16 @@ export class PoolAssignments {
     const { state } = await this.executor.load(streams.pool(rewardKey), poolEvolver);
     return poolFigures(state, this.clock.now());
   }
+}
+
+/**
+ * The context of a grant's follow-up writes (the pool's request, the delivery): without the
+ * request's `operation_id`. Those writes are idempotent by grant already, and event ids derived
+ * from the operation id would repeat the grant's own (the delivery's first event took the id of
+ * the grant's first event, a conflict, and a 500 after the grant was kept) and another user's
+ * with the same operation id (the pool took the second user's request for a repeat).
+ */
+function followUp(context: CommandContext): CommandContext {
+  const { operation_id: _operation, ...rest } = context;
+  return rest;
 }

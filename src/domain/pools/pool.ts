@@ -5,12 +5,21 @@ import type { PoolCode } from '../events/pool-events.js';
 /** A reward's pool of one-time codes: which are free, which grants wait, who got what. */
 export interface PoolState {
   codes: PoolCode[];
-  /** value → grant id it went to. */
+  /** value → the grant it went to (`poolGrantKey`). */
   assigned: Record<string, string>;
-  /** grant id → code value. */
+  /** grant (`poolGrantKey`) → code value. */
   byGrant: Record<string, string>;
   /** Grants waiting for a code, in grant order. */
   waiting: { grant_id: string; app_user_id: string }[];
+}
+
+/**
+ * A grant as the pool knows it: grant ids are unique within one user's stream only (a manual
+ * grant's is `manual:<operation_id>/n`, and two users may use one operation id), so the pool
+ * tells grants apart by user and grant id together.
+ */
+export function poolGrantKey(appUserId: string, grantId: string): string {
+  return `${appUserId}\u0000${grantId}`;
 }
 
 export function initialPoolState(): PoolState {
@@ -23,19 +32,22 @@ export function evolvePool(state: PoolState, event: DomainEvent): PoolState {
       return { ...state, codes: [...state.codes, ...event.data.codes] };
     case 'PoolCodeRequested':
       return { ...state, waiting: [...state.waiting, { grant_id: event.data.grant_id, app_user_id: event.data.app_user_id }] };
-    case 'PoolCodeAssigned':
+    case 'PoolCodeAssigned': {
+      const grant = poolGrantKey(event.data.app_user_id, event.data.grant_id);
       return {
         ...state,
-        assigned: { ...state.assigned, [event.data.code.value]: event.data.grant_id },
-        byGrant: { ...state.byGrant, [event.data.grant_id]: event.data.code.value },
-        waiting: state.waiting.filter((waiting) => waiting.grant_id !== event.data.grant_id),
+        assigned: { ...state.assigned, [event.data.code.value]: grant },
+        byGrant: { ...state.byGrant, [grant]: event.data.code.value },
+        waiting: state.waiting.filter((waiting) => poolGrantKey(waiting.app_user_id, waiting.grant_id) !== grant),
       };
+    }
     default:
       return state;
   }
 }
 
-export const poolEvolver: Evolver<PoolState> = { name: 'pool', version: 1, initialState: initialPoolState, evolve: evolvePool };
+// 2: grants are keyed by user and grant id (poolGrantKey).
+export const poolEvolver: Evolver<PoolState> = { name: 'pool', version: 2, initialState: initialPoolState, evolve: evolvePool };
 
 /** Oldest unused code that is still valid at `now`. */
 function nextFreeCode(state: PoolState, now: Date, taken: Set<string>): PoolCode | undefined {
@@ -72,7 +84,8 @@ function serveWaiting(state: PoolState, now: Date): NewDomainEvent[] {
 
 /** A grant asks for a code: it gets the oldest usable one, or waits in line. Idempotent per grant. */
 export function decideRequestPoolCode(state: PoolState, grantId: string, appUserId: string, now: Date): Decision<null> {
-  if (state.byGrant[grantId] !== undefined || state.waiting.some((waiting) => waiting.grant_id === grantId)) {
+  const grant = poolGrantKey(appUserId, grantId);
+  if (state.byGrant[grant] !== undefined || state.waiting.some((waiting) => poolGrantKey(waiting.app_user_id, waiting.grant_id) === grant)) {
     return { events: [], result: null };
   }
   const code = state.waiting.length === 0 ? nextFreeCode(state, now, new Set()) : undefined;

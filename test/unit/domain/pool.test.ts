@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { describe, it } from 'mocha';
 import type { PoolCode } from '../../../src/domain/events/pool-events.js';
-import { availableCodes, decideAddPoolCodes, decideRequestPoolCode, poolEvolver } from '../../../src/domain/pools/pool.js';
+import { availableCodes, decideAddPoolCodes, decideRequestPoolCode, poolEvolver, poolGrantKey } from '../../../src/domain/pools/pool.js';
 import { deciderSpec } from '../../support/decider-spec.js';
 import { at, DAY, event, iso, T0 } from '../../support/events.js';
 
@@ -54,6 +54,17 @@ describe('code pools (SPEC §5.3, §7.5)', () => {
         .then([requested('g2', 'bob')]);
     });
 
+    it('tells grants apart by user: one grant id of two users (one operation_id) gets two codes', () => {
+      pool
+        .given([added(code('A'), code('B')), assigned('manual:welcome/0', code('A'), 'ann')])
+        .when((state) => decideRequestPoolCode(state, 'manual:welcome/0', 'bob', T0))
+        .then([assigned('manual:welcome/0', code('B'), 'bob')]);
+      pool
+        .given([requested('manual:welcome/0', 'ann')])
+        .when((state) => decideRequestPoolCode(state, 'manual:welcome/0', 'bob', T0))
+        .then([requested('manual:welcome/0', 'bob')]);
+    });
+
     it('is idempotent per grant: assigned or waiting grants ask for nothing new', () => {
       pool
         .given([added(code('A'), code('B')), assigned('g1', code('A'))])
@@ -97,7 +108,7 @@ describe('code pools (SPEC §5.3, §7.5)', () => {
         .when((state) => decideAddPoolCodes(state, [code('A'), code('B')], T0))
         .then([added(code('A'), code('B')), assigned('g1', code('A'), 'ann'), assigned('g2', code('B'), 'bob')]);
       expect(state.waiting).to.deep.equal([{ grant_id: 'g3', app_user_id: 'cid' }]);
-      expect(state.byGrant).to.deep.equal({ g1: 'A', g2: 'B' });
+      expect(state.byGrant).to.deep.equal({ [poolGrantKey('ann', 'g1')]: 'A', [poolGrantKey('bob', 'g2')]: 'B' });
     });
 
     it('does not serve waiting grants with expired codes', () => {
