@@ -3160,6 +3160,39 @@ export interface operations {
                     };
                 };
             };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *           "status": 415,
+                     *           "message": "Send the body as application/json",
+                     *           "source": "header:content-type"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "UNSUPPORTED_MEDIA_TYPE";
+                            /** @enum {integer} */
+                            status: 415;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
@@ -3392,6 +3425,39 @@ export interface operations {
                             code: "BODY_TOO_LARGE";
                             /** @enum {integer} */
                             status: 413;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *           "status": 415,
+                     *           "message": "Send the body as application/json",
+                     *           "source": "header:content-type"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "UNSUPPORTED_MEDIA_TYPE";
+                            /** @enum {integer} */
+                            status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -3650,6 +3716,39 @@ export interface operations {
                     };
                 };
             };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *           "status": 415,
+                     *           "message": "Send the body as application/json",
+                     *           "source": "header:content-type"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "UNSUPPORTED_MEDIA_TYPE";
+                            /** @enum {integer} */
+                            status: 415;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
@@ -3887,6 +3986,39 @@ export interface operations {
                             code: "BODY_TOO_LARGE";
                             /** @enum {integer} */
                             status: 413;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *           "status": 415,
+                     *           "message": "Send the body as application/json",
+                     *           "source": "header:content-type"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "UNSUPPORTED_MEDIA_TYPE";
+                            /** @enum {integer} */
+                            status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */

@@ -137,6 +137,14 @@ describe('API: hostile and unusual input never breaks the service', () => {
     expect(large.status).to.equal(413);
   });
 
+  it('answers an inbound notification in an unsupported content-encoding 415, as its operation declares', async () => {
+    for (const provider of ['stripe', 'revenuecat', 'app-store', 'google-play']) {
+      const response = await svc.call('POST', `/webhooks/${provider}`, '{}', { 'content-type': 'application/json', 'content-encoding': 'x-foo' });
+      expect(response.status, provider).to.equal(415);
+      expect(response.body.errors[0]).to.include({ code: 'UNSUPPORTED_MEDIA_TYPE', source: 'header:content-encoding' });
+    }
+  });
+
   it('ignores bodies on GET, and names the header on every 415', async () => {
     const withBody = await fetch(`${svc.url}/users/proto`, {
       method: 'GET',
