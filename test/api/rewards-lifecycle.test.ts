@@ -132,14 +132,14 @@ describe('API: reward expiry and pooled one-time codes', () => {
     const ann = await svc.admin('POST', '/users/welcome-ann/rewards/grant', { key: 'manual-pool', operation_id: 'welcome' });
     const bob = await svc.admin('POST', '/users/welcome-bob/rewards/grant', { key: 'manual-pool', operation_id: 'welcome' });
     expect([ann.status, bob.status]).to.deep.equal([201, 201]);
-    const valueOf = async (user: string) =>
+    const codeOf = async (user: string) =>
       (await getUser(svc, user)).rewards.active.store_promo_code.find((entry: any) => entry.reward.key === 'manual-pool').value.value;
-    const values = await Promise.all([...users, 'welcome-ann', 'welcome-bob'].map(valueOf));
+    const values = await Promise.all([...users, 'welcome-ann', 'welcome-bob'].map(codeOf));
     expect(new Set(values).size).to.equal(22);
     expect((await svc.admin('GET', '/admin/rewards/manual-pool/codes')).body.data).to.deep.include({ used: 22, waiting: 0 });
     // The repeat answers the first grant, with its code.
     const again = await svc.admin('POST', '/users/welcome-bob/rewards/grant', { key: 'manual-pool', operation_id: 'welcome' });
     expect(again.status).to.equal(200);
-    expect(await valueOf('welcome-bob')).to.equal(values[21]);
+    expect(await codeOf('welcome-bob')).to.equal(values[21]);
   });
 });
