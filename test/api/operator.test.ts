@@ -72,7 +72,8 @@ describe('API: operator endpoints (no key needed)', () => {
     expect(codesOf('422')).to.have.members(['WITHDRAW.REWARD_NOT_FOUND', 'WITHDRAW.OPERATION_ID_REUSED']);
     expect(codesOf('400')).to.have.members(['BODY_INVALID', 'BAD_REQUEST']);
     expect(Object.keys(response.body.paths)).to.include.members(['/healthz', '/readyz', '/metrics', '/openapi.json']);
-    // Inbound notifications: read as raw bytes, documented with what each provider sends; no 415, a 503 when the store is down.
+    // Inbound notifications: read as raw bytes whatever their content type, documented with what each provider sends;
+    // 415 only for a content-encoding the service cannot undo, a 503 when the store is down.
     for (const [provider, field] of [
       ['app-store', 'signedPayload'],
       ['google-play', 'message'],
@@ -81,14 +82,27 @@ describe('API: operator endpoints (no key needed)', () => {
     ]) {
       const inbound = response.body.paths[`/webhooks/${provider}`].post;
       expect(inbound.requestBody.content['application/json'].schema.required, provider).to.include(field);
-      expect(inbound.responses, provider).to.have.keys('200', '400', '401', '404', '413', '500', '503');
+      expect(inbound.responses, provider).to.have.keys('200', '400', '401', '404', '413', '415', '500', '503');
     }
     expect(response.body.info.version).to.equal(JSON.parse(fs.readFileSync(new URL('../../package.json', import.meta.url), 'utf8')).version);
   });
 
-  it('GET /docs serves a browsable page of the API description', async () => {
+  it('GET /docs serves a browsable page of the API description, with its script; nothing else under /docs', async () => {
     const response = await fetch(`${svc.url}/docs/`);
     expect(response.status).to.equal(200);
-    expect(await response.text()).to.contain('swagger-ui');
+    const html = await response.text();
+    expect(html).to.contain('swagger-ui');
+    const init = await fetch(`${svc.url}/docs/swagger-ui-init.js`);
+    expect(init.status).to.equal(200);
+    expect(await init.text()).to.contain('/openapi.json');
+    expect((await fetch(`${svc.url}/docs/swagger-ui-bundle.js`)).status).to.equal(200);
+    const other = await fetch(`${svc.url}/docs/anything`);
+    expect(other.status).to.equal(404);
+    expect(((await other.json()) as { errors: { code: string }[] }).errors[0]!.code).to.equal('PATH_ERROR');
+    for (const method of ['POST', 'DELETE']) {
+      const wrong = await fetch(`${svc.url}/docs`, { method });
+      expect(wrong.status, method).to.equal(405);
+      expect(wrong.headers.get('allow')).to.equal('GET');
+    }
   });
 });

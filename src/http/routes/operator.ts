@@ -8,6 +8,7 @@ import { projectionLags } from '../../application/projections/projection-lag.js'
 import type { ReactionHealth } from '../../application/reactions/reaction-runner.js';
 import type { Metrics } from '../../observability/metrics.js';
 import { ERROR_CODES } from '../error-codes.js';
+import { methodNotAllowed } from '../errors.js';
 import type { ApiDescription } from '../openapi.js';
 import { type AnyRoute, route } from '../route.js';
 import type { webhookHealthOut } from '../schemas/webhooks.js';
@@ -120,6 +121,10 @@ export function operatorRoutes(deps: OperatorDeps): AnyRoute[] {
 /** The API reference to browse, from /openapi.json. */
 export function apiReferenceRouter(): Router {
   const router = Router({ caseSensitive: true });
-  router.use('/docs', swaggerUi.serveFiles(undefined, { swaggerUrl: '/openapi.json' }), swaggerUi.setup(undefined, { swaggerUrl: '/openapi.json' }));
+  // Swagger UI's script and assets, then its page at /docs only: another path under it is the
+  // API's 404, another method on the page 405 (setup alone would answer both with the page).
+  router.use('/docs', swaggerUi.serveFiles(undefined, { swaggerUrl: '/openapi.json' }));
+  router.get(['/docs', '/docs/'], swaggerUi.setup(undefined, { swaggerUrl: '/openapi.json' }));
+  router.all(['/docs', '/docs/'], methodNotAllowed(['GET']));
   return router;
 }
