@@ -1,3 +1,4 @@
+import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
 import express, { type RequestHandler } from 'express';
 import type { DependencyContainer } from 'tsyringe';
@@ -88,7 +89,11 @@ function observe(metrics: Metrics, logger: Logger, activity: RequestActivity): R
  * (bounded depth, well-formed strings); a body of any other media type is 415.
  */
 function jsonBody(): RequestHandler[] {
-  const options = { type: ['application/json', 'application/*+json'], strict: false };
+  // Bytes that are not UTF-8 would be read as U+FFFD and stored so, silently: storableBody refuses them.
+  const verify = (req: express.Request, _res: unknown, raw: Buffer, encoding: string) => {
+    if (/^utf-?8$/i.test(encoding) && !isUtf8(raw)) req.res!.locals.bodyNotUtf8 = true;
+  };
+  const options = { type: ['application/json', 'application/*+json'], strict: false, verify };
   const parseSmall = express.json({ ...options, limit: BODY_LIMIT });
   const parseBulk = express.json({ ...options, limit: BULK_BODY_LIMIT });
   const parse: RequestHandler = (req, res, next) => (BULK_PATHS.test(req.path) ? parseBulk : parseSmall)(req, res, next);

@@ -41,6 +41,8 @@ declare global {
       requestId: string;
       /** Where the router handling the request is mounted (metrics labels). */
       mountPath?: string;
+      /** The JSON body's bytes are not UTF-8 (src/http/app.ts, jsonBody): refused by storableBody. */
+      bodyNotUtf8?: boolean;
     }
   }
 }

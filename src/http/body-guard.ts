@@ -37,9 +37,10 @@ export function sendsBody(req: Request): boolean {
 }
 
 /** 400 for a parsed body that could not be stored as sent. */
-export const storableBody: RequestHandler = (req, _res, next) => {
+export const storableBody: RequestHandler = (req, res, next) => {
   // An empty body is no body (SPEC §9: not JSON), though express.json reads it as {}.
   if (!sendsBody(req)) req.body = undefined;
+  if (res.locals.bodyNotUtf8 === true) throw new ApiError(400, 'BODY_INVALID', 'The body is not valid UTF-8', null);
   const found = unstorablePart(req.body);
   if (found) throw new ApiError(400, 'BAD_REQUEST', `The body ${found.message}`, found.source);
   next();

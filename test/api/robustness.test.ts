@@ -57,6 +57,21 @@ describe('API: hostile and unusual input never breaks the service', () => {
     expect((await svc.call('GET', '/users/bad%ED%A0%80')).status).to.equal(400);
   });
 
+  it('refuses a JSON body whose bytes are not UTF-8 (400 BODY_INVALID) rather than storing U+FFFD, and writes nothing', async () => {
+    const post = (body: Buffer, contentType = 'application/json') =>
+      fetch(`${svc.url}/users`, { method: 'POST', headers: { 'x-api-key': CLIENT_KEY, 'content-type': contentType }, body });
+    const invalid = Buffer.concat([Buffer.from('{"app_user_id":"u8","payment_customer_id":"a'), Buffer.from([0xff]), Buffer.from('b"}')]);
+    for (const contentType of ['application/json', 'application/json; charset=utf-8']) {
+      const response = await post(invalid, contentType);
+      expect(response.status, contentType).to.equal(400);
+      expect(((await response.json()) as { errors: { code: string }[] }).errors[0]!.code).to.equal('BODY_INVALID');
+    }
+    expect((await events(svc, 'type=UserRegistered')).some((event) => event.data.app_user_id === 'u8')).to.equal(false);
+    // A real U+FFFD, sent as its UTF-8 bytes, is kept.
+    expect((await post(Buffer.from('{"app_user_id":"u8","metadata":{"mark":"\uFFFD"}}'))).status).to.equal(201);
+    expect((await getUser(svc, 'u8')).metadata).to.deep.equal({ mark: '\uFFFD' });
+  });
+
   it('counts characters, not UTF-16 units, and refuses C1 control characters', async () => {
     const emoji = '😀'.repeat(128);
     expect((await svc.call('POST', '/users', { app_user_id: emoji })).status).to.equal(201);
