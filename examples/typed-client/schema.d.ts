@@ -11875,7 +11875,7 @@ export interface operations {
                 stream?: string;
                 /** @description Stream name prefix, e.g. user- (all users) */
                 stream_prefix?: string;
-                /** @description An event type, or a comma-separated list of up to 50 (any of them) */
+                /** @description An event type, or a comma-separated list of up to 50 (any of them), each 1 to 100 characters */
                 type?: string;
             };
             header?: never;

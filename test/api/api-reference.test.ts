@@ -115,4 +115,22 @@ describe('API reference: docs/ and the document are generated from the service a
     }
     expect(checked).to.be.greaterThan(100);
   });
+
+  it('documents the date-times the service accepts: no hour 24, no minute or second 60', () => {
+    const document = JSON.parse(generated.get('docs/openapi.json')!);
+    const patterns = new Set<string>();
+    JSON.stringify(document, (key, value) => {
+      if (key === 'format' && value === 'date-time') return value;
+      if (value && typeof value === 'object' && value.format === 'date-time' && typeof value.pattern === 'string') patterns.add(value.pattern);
+      return value;
+    });
+    expect(patterns.size).to.be.greaterThan(0);
+    for (const pattern of patterns) {
+      const accepts = (text: string) => new RegExp(pattern).test(text);
+      expect(accepts('2026-01-02T23:59:59.678Z'), pattern).to.equal(true);
+      expect(accepts('2026-01-02T00:00:00+05:30'), pattern).to.equal(true);
+      for (const refused of ['2016-12-31T23:59:60Z', '2026-01-02T24:00:00Z', '2026-01-02T12:60:00Z'])
+        expect(accepts(refused), `${pattern} ${refused}`).to.equal(false);
+    }
+  });
 });

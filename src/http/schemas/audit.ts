@@ -10,7 +10,12 @@ export const eventsQuery = z.object({
     .transform((value) => value.split(','))
     .pipe(z.array(chars(1, 100)).max(50))
     .optional()
-    .openapi({ type: 'string', minLength: 1, maxLength: 2000, description: 'An event type, or a comma-separated list of up to 50 (any of them)' }),
+    .openapi({
+      type: 'string',
+      minLength: 1,
+      maxLength: 2000,
+      description: 'An event type, or a comma-separated list of up to 50 (any of them), each 1 to 100 characters',
+    }),
 });
 
 export const eventPageOut = z

@@ -3,11 +3,13 @@ import { isWellFormed } from '../body-guard.js';
 import { z } from './zod-openapi.js';
 
 /**
- * The date-times accepted, as a pattern the document carries too: upper-case `T` and `Z`, and
+ * The date-times accepted, as a pattern the document carries too: upper-case `T` and `Z`, hours
+ * 00–23 and minutes and seconds 00–59 (no leap second: zod's check refuses `:60`), and
  * since an offset could move 0000-01-01 or 9999-12-31 out of the four-digit years events store,
  * those two days take no offset away from UTC.
  */
-const DATE_TIME = '^(?!0000-01-01T.*\\+(?!00:00$)|9999-12-31T.*-(?!00:00$))\\d{4}-\\d{2}-\\d{2}T\\d{2}:\\d{2}:\\d{2}(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$';
+const DATE_TIME =
+  '^(?!0000-01-01T.*\\+(?!00:00$)|9999-12-31T.*-(?!00:00$))\\d{4}-\\d{2}-\\d{2}T([01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$';
 
 /** ISO 8601 date-time with offset; normalised to UTC with milliseconds. */
 export const dateTime = z.iso
