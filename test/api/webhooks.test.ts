@@ -172,6 +172,8 @@ describe('API: outgoing webhook endpoints (SPEC §12)', function () {
     const rotated = await service.admin('POST', '/admin/webhooks/r/rotate-secret', { overlap_seconds: 3600 });
     expect(rotated.status).to.equal(200);
     const newSecret = rotated.body.data.webhook.secret as string;
+    // The answer shows the endpoint as rotated: updated_at moved.
+    expect(rotated.body.data.webhook.updated_at).to.equal(service.clock.now().toISOString());
     expect(newSecret)
       .to.match(/^whsec_/)
       .and.not.equal(oldSecret);

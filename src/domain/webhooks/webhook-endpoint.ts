@@ -1,4 +1,4 @@
-import type { Decision, Evolver } from '../decider.js';
+import type { Decision, Evolver, NewDomainEvent } from '../decider.js';
 import { DomainError } from '../domain-error.js';
 import type { WebhookEndpoint } from '../events/webhook-events.js';
 
@@ -96,10 +96,12 @@ export function decideRotateSecret(
 ): Decision<{ webhook: WebhookEndpoint; secret: string }> {
   if (!state.endpoint) throw notFound(id);
   const previousExpiresAt = new Date(now.getTime() + overlapSeconds * 1000).toISOString();
-  return {
-    events: [{ type: 'WebhookSecretRotated', data: { id, secret: newSecret, rotated_at: now.toISOString(), previous_expires_at: previousExpiresAt } }],
-    result: { webhook: state.endpoint, secret: newSecret },
+  const rotated: NewDomainEvent = {
+    type: 'WebhookSecretRotated',
+    data: { id, secret: newSecret, rotated_at: now.toISOString(), previous_expires_at: previousExpiresAt },
   };
+  // The endpoint as the rotation leaves it (its updated_at moves), as a GET then shows it.
+  return { events: [rotated], result: { webhook: webhookEndpointEvolver.evolve(state, rotated).endpoint!, secret: newSecret } };
 }
 
 /** DELETE /admin/webhooks/{id}. */
