@@ -16,6 +16,17 @@ function runAudit(dataDir: string) {
   });
 }
 
+/** `readStore` with one method replaced, the others its own. */
+function replacing<K extends keyof ReadStore>(readStore: ReadStore, name: K, replacement: ReadStore[K]): ReadStore {
+  return new Proxy(readStore, {
+    get(target, property) {
+      if (property === name) return replacement;
+      const value = Reflect.get(target, property) as unknown;
+      return typeof value === 'function' ? value.bind(target) : value;
+    },
+  });
+}
+
 describe('npm run audit-credits', function () {
   this.timeout(60_000);
 
@@ -68,19 +79,12 @@ describe('npm run audit-credits', function () {
       const readStore = svc.service.container.resolve<ReadStore>(TOKENS.ReadStore);
       // The service grants again after the scan stopped at its head, before the audit reads busy's rows.
       let granted = false;
-      const racing = new Proxy(readStore, {
-        get(target, property) {
-          const value = Reflect.get(target, property) as unknown;
-          if (typeof value !== 'function') return value;
-          if (property !== 'find') return value.bind(target);
-          return async (...args: unknown[]) => {
-            if (!granted) {
-              granted = true;
-              expect((await svc.admin('POST', '/users/busy/rewards/grant', { key: 'tokens' })).status).to.equal(201);
-            }
-            return value.apply(target, args);
-          };
-        },
+      const racing = replacing(readStore, 'find', async (...args) => {
+        if (!granted) {
+          granted = true;
+          expect((await svc.admin('POST', '/users/busy/rewards/grant', { key: 'tokens' })).status).to.equal(201);
+        }
+        return readStore.find(...args);
       });
       const audit = await auditCredits(log, racing);
       expect(granted).to.equal(true);
@@ -104,14 +108,7 @@ describe('npm run audit-credits', function () {
       const log = svc.service.container.resolve(EventLog);
       const readStore = svc.service.container.resolve<ReadStore>(TOKENS.ReadStore);
       // The read models say they stand at position 1, long before the grant.
-      const behind = new Proxy(readStore, {
-        get(target, property) {
-          const value = Reflect.get(target, property) as unknown;
-          if (typeof value !== 'function') return value;
-          if (property !== 'checkpoint') return value.bind(target);
-          return async (name: string) => ({ ...(await readStore.checkpoint(name)), position: 1n });
-        },
-      });
+      const behind = replacing(readStore, 'checkpoint', async (name) => ({ ...(await readStore.checkpoint(name)), position: 1n }));
       const audit = await auditCredits(log, behind);
       expect(audit.mismatches.map((mismatch) => [mismatch.app_user_id, mismatch.check, mismatch.expected, mismatch.actual])).to.deep.include([
         'stale',
