@@ -2746,6 +2746,8 @@ export interface components {
         RateLimitPolicy: string;
         /** @description Seconds to wait before the budget that was exceeded has room again. */
         RetryAfter: string;
+        /** @description On a 503 because the read models are behind the log (catching up, or the operations index): seconds before trying again. Absent when a store is unreachable. */
+        RetryAfterBehind: string;
     };
     pathItems: never;
 }
@@ -2863,6 +2865,7 @@ export interface operations {
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3230,6 +3233,7 @@ export interface operations {
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3503,6 +3507,7 @@ export interface operations {
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -3786,6 +3791,7 @@ export interface operations {
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4064,6 +4070,7 @@ export interface operations {
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4396,6 +4403,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -4638,6 +4646,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5009,6 +5018,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5368,6 +5378,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -5779,6 +5790,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6092,6 +6104,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6405,6 +6418,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6643,6 +6657,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -6920,6 +6935,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7193,6 +7209,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7523,6 +7540,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -7726,6 +7744,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8001,6 +8020,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8374,6 +8394,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8577,6 +8598,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -8885,6 +8907,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9271,6 +9294,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9546,6 +9570,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -9921,6 +9946,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10124,6 +10150,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10400,6 +10427,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10776,6 +10804,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -10979,6 +11008,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11254,6 +11284,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11631,6 +11662,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -11834,6 +11866,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12080,6 +12113,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12356,6 +12390,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12611,6 +12646,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -12867,6 +12903,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13144,6 +13181,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13408,6 +13446,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13671,6 +13710,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -13947,6 +13987,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14317,6 +14358,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14587,6 +14629,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -14790,6 +14833,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15144,6 +15188,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15535,6 +15580,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -15817,6 +15863,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16172,6 +16219,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16528,6 +16576,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -16802,6 +16851,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17097,6 +17147,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17621,6 +17672,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -17844,6 +17896,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18116,6 +18169,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18528,6 +18582,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -18940,6 +18995,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19210,6 +19266,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19486,6 +19543,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -19818,6 +19876,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20060,6 +20119,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20431,6 +20491,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -20790,6 +20851,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21201,6 +21263,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21514,6 +21577,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -21827,6 +21891,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22065,6 +22130,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -22338,6 +22404,7 @@ export interface operations {
                     "x-request-id": components["headers"]["RequestId"];
                     RateLimit: components["headers"]["RateLimit"];
                     "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    "Retry-After": components["headers"]["RetryAfterBehind"];
                     [name: string]: unknown;
                 };
                 content: {

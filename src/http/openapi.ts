@@ -132,6 +132,11 @@ export class ApiDescription {
       description: 'Seconds to wait before the budget that was exceeded has room again.',
       schema: { type: 'string', pattern: '^[0-9]+$' },
     });
+    this.registry.registerComponent('headers', 'RetryAfterBehind', {
+      description:
+        'On a 503 because the read models are behind the log (catching up, or the operations index): seconds before trying again. Absent when a store is unreachable.',
+      schema: { type: 'string', pattern: '^[0-9]+$' },
+    });
     this.registry.registerComponent('securitySchemes', 'apiKey', {
       type: 'apiKey',
       in: 'header',
@@ -162,6 +167,7 @@ export class ApiDescription {
         'x-request-id': { $ref: '#/components/headers/RequestId' },
         ...(limited ? { RateLimit: { $ref: '#/components/headers/RateLimit' }, 'RateLimit-Policy': { $ref: '#/components/headers/RateLimitPolicy' } } : {}),
         ...(status === '429' ? { 'Retry-After': { $ref: '#/components/headers/RetryAfter' } } : {}),
+        ...(status === '503' ? { 'Retry-After': { $ref: '#/components/headers/RetryAfterBehind' } } : {}),
       };
     }
     const auth = doc.auth ?? 'client';

@@ -68,6 +68,8 @@ describe('API: operator endpoints (no key needed)', () => {
     expect(resolved.properties.amount).to.include({ type: 'integer', minimum: 1 });
     expect(withdraw.responses).to.have.keys('200', '400', '401', '404', '413', '415', '422', '429', '500', '503');
     expect(withdraw.operationId).to.equal('withdrawCredits');
+    // A 503 while the read models catch up says when to come back.
+    expect(withdraw.responses['503'].headers['Retry-After']).to.deep.equal({ $ref: '#/components/headers/RetryAfterBehind' });
     const codesOf = (status: string) => withdraw.responses[status].content['application/json'].schema.properties.errors.items.properties.code.enum;
     expect(codesOf('422')).to.have.members(['WITHDRAW.REWARD_NOT_FOUND', 'WITHDRAW.OPERATION_ID_REUSED']);
     expect(codesOf('400')).to.have.members(['BODY_INVALID', 'BAD_REQUEST']);
