@@ -38,9 +38,14 @@ export function operationEventIdParts(stream: string, operationId: string, index
   return [stream, 'operation', operationId, String(index)];
 }
 
-/** Prefix of a manual grant's grant ids: the operation id, else a fresh id (a request that cannot repeat). */
+/**
+ * Prefix of a manual grant's grant ids: `manual:` and the operation id, else `manual/` and a
+ * fresh id (a request that cannot repeat). The two never meet: an operation id equal to a fresh
+ * id a client read in the ledger once named that grant's entry again (the entry then counted
+ * one grant, and a withdrawal took it below 0).
+ */
 export function manualGrantIdPrefix(operationId: string | null, freshId: () => string): string {
-  return `manual:${operationId ?? freshId()}`;
+  return operationId === null ? `manual/${freshId()}` : `manual:${operationId}`;
 }
 
 /** The operation an event records, if any: what the operations index keeps by (user, operation_id). */

@@ -53,6 +53,23 @@ describe('API: credits — withdrawals, manual grants, ledger and event log', ()
       expect((await grant('granted', { key: 'no-such-reward', operation_id: 'comp-1' })).body.errors[0].code).to.equal('GRANT.OPERATION_ID_REUSED');
     });
 
+    it("an operation_id equal to a grant's generated id is a new grant with an entry of its own", async () => {
+      await createUser(svc, 'namesake');
+      await svc.admin('POST', '/users/namesake/rewards/grant', { key: 'gems', deactivation: days(1) });
+      // The id a grant without operation_id got, as a client reads it in the log, sent as an operation_id.
+      const generated = String((await events(svc, 'stream=user-namesake&type=RewardGranted'))[0]!.data.grant_id);
+      const namesake = generated.replace(/^manual[:/]/, '').replace(/\/\d+$/, '');
+      const second = await svc.admin('POST', '/users/namesake/rewards/grant', { key: 'gems', operation_id: namesake, deactivation: days(1) });
+      expect(second.status).to.equal(201);
+      const withdrawn = await svc.call('POST', '/users/namesake/rewards/withdraw-credits', { key: 'gems', amount: 15 });
+      expect(withdrawn.body.data.withdraw_result).to.include({ credits_available_at_start: 20, credits_withdrawn: 15, credits_available_at_end: 5 });
+      const entries = (await getUser(svc, 'namesake')).rewards.active.credit.map((entry: { credits: number }) => entry.credits);
+      expect(entries.reduce((sum: number, credits: number) => sum + credits, 0)).to.equal(5);
+      expect(entries.every((credits: number) => credits >= 0)).to.equal(true);
+      const grants = await events(svc, 'stream=user-namesake&type=RewardGranted');
+      expect(new Set(grants.map((grant) => grant.data.grant_id)).size).to.equal(2);
+    });
+
     it('errors: 403 client key, 404 user, 422 GRANT.REWARD_NOT_FOUND, 400 shapes', async () => {
       expect((await svc.call('POST', '/users/granted/rewards/grant', { key: 'gems' }, { 'x-api-key': CLIENT_KEY })).status).to.equal(403);
       expect((await grant('nobody', { key: 'gems' })).body.errors[0].code).to.equal('NOT_FOUND.USER');
