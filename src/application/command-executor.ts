@@ -56,7 +56,7 @@ export class CommandExecutor {
    */
   async afterCommit(position: bigint | null, context: CommandContext, appUserId: string | null = null, granted: readonly GrantedFact[] = []): Promise<void> {
     const pooled = appUserId === null ? [] : granted.filter((grant) => POOLED_KINDS.includes(grant.kind));
-    for (const grant of pooled) await this.pools.request(grant.reward_key, grant.grant_id, appUserId!, context);
+    for (const grant of pooled) await this.pools.request(grant.reward_key, grant.grant_id, appUserId!, grant.expires_at, context);
     await this.readYourWrites.after(pooled.length > 0 ? null : position);
   }
 

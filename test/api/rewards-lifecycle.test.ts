@@ -142,4 +142,21 @@ describe('API: reward expiry and pooled one-time codes', () => {
     expect(again.status).to.equal(200);
     expect(await codeOf('welcome-bob')).to.equal(values[21]);
   });
+
+  it('a waiting grant whose entry expired gets no code from a refill: the next waiting grant does', async () => {
+    await putReward(svc, 'short-pool', { kind: 'store_promo_code', name: 'Short pool' });
+    await createUser(svc, 'short-lived');
+    await createUser(svc, 'long-lived');
+    expect((await svc.admin('POST', '/users/short-lived/rewards/grant', { key: 'short-pool', deactivation: days(1) })).status).to.equal(201);
+    svc.clock.advance(2 * DAY);
+    expect((await svc.admin('POST', '/users/long-lived/rewards/grant', { key: 'short-pool' })).status).to.equal(201);
+    const figures = async () => (await svc.admin('GET', '/admin/rewards/short-pool/codes')).body.data;
+    expect(await figures()).to.include({ waiting: 1 });
+    await svc.admin('POST', '/admin/rewards/short-pool/codes', { codes: [{ value: 'E1', expires_at: '2099-01-01T00:00:00Z' }] });
+    await eventually(async () => {
+      const entry = (await getUser(svc, 'long-lived')).rewards.active.store_promo_code.find((candidate: any) => candidate.reward.key === 'short-pool');
+      expect(entry.value?.value).to.equal('E1');
+    });
+    expect(await figures()).to.deep.equal({ available: 0, used: 1, expired: 0, waiting: 0 });
+  });
 });

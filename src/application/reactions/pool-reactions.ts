@@ -19,7 +19,7 @@ export class PoolReactions implements Reaction {
   async handle(event: LoggedEvent): Promise<void> {
     const context = reactionContext(event, this.name);
     if (event.type === 'RewardGranted' && POOLED_KINDS.includes(event.data.kind)) {
-      await this.pools.request(event.data.reward_key, event.data.grant_id, appUserIdOf(event.stream)!, context);
+      await this.pools.request(event.data.reward_key, event.data.grant_id, appUserIdOf(event.stream)!, event.data.expires_at, context);
     }
     if (event.type === 'PoolCodeAssigned') {
       await this.pools.deliver(event.data.app_user_id, event.data.grant_id, event.data.code, context);

@@ -30,11 +30,12 @@ export class PoolAssignments {
   ) {}
 
   /** A pooled entry was granted: give it a code now, or queue it until codes arrive. */
-  async request(rewardKey: string, grantId: string, appUserId: string, context: CommandContext): Promise<void> {
+  /** `expiresAt`: when the grant's entry expires (null: never); an expired grant gets no code. */
+  async request(rewardKey: string, grantId: string, appUserId: string, expiresAt: string | null, context: CommandContext): Promise<void> {
     const { state } = await this.executor.execute(
       streams.pool(rewardKey),
       poolEvolver,
-      (pool) => decideRequestPoolCode(pool, grantId, appUserId, this.clock.now()),
+      (pool) => decideRequestPoolCode(pool, grantId, appUserId, expiresAt, this.clock.now()),
       followUp(context),
     );
     const value = state.byGrant[poolGrantKey(appUserId, grantId)];

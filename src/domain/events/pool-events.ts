@@ -7,7 +7,11 @@ export type PoolCode = z.infer<typeof poolCodeSchema>;
 
 export const poolEvents = {
   PoolCodesAdded: z.object({ codes: z.array(poolCodeSchema) }),
-  /** A grant waits for a code: the pool had none usable. */
-  PoolCodeRequested: z.object({ grant_id: z.string(), app_user_id: z.string() }),
+  /**
+   * A grant waits for a code: the pool had none usable. `expires_at`: when the grant's entry
+   * expires (null: never; absent in events recorded before it was kept), after which no code is
+   * handed to it.
+   */
+  PoolCodeRequested: z.object({ grant_id: z.string(), app_user_id: z.string(), expires_at: isoDateTime.nullable().default(null) }),
   PoolCodeAssigned: z.object({ grant_id: z.string(), app_user_id: z.string(), code: poolCodeSchema }),
 };

@@ -9,8 +9,15 @@ export interface PoolState {
   assigned: Record<string, string>;
   /** grant (`poolGrantKey`) → code value. */
   byGrant: Record<string, string>;
-  /** Grants waiting for a code, in grant order. */
-  waiting: { grant_id: string; app_user_id: string }[];
+  /** Grants waiting for a code, in grant order, with when their entry expires (null: never). */
+  waiting: { grant_id: string; app_user_id: string; expires_at: string | null }[];
+}
+
+type Waiting = PoolState['waiting'][number];
+
+/** A waiting grant whose entry has expired gets no code: the user could never see it. */
+function stillWaiting(waiting: Waiting, now: Date): boolean {
+  return waiting.expires_at === null || Date.parse(waiting.expires_at) > now.getTime();
 }
 
 /**
@@ -30,8 +37,10 @@ export function evolvePool(state: PoolState, event: DomainEvent): PoolState {
   switch (event.type) {
     case 'PoolCodesAdded':
       return { ...state, codes: [...state.codes, ...event.data.codes] };
-    case 'PoolCodeRequested':
-      return { ...state, waiting: [...state.waiting, { grant_id: event.data.grant_id, app_user_id: event.data.app_user_id }] };
+    case 'PoolCodeRequested': {
+      const { grant_id, app_user_id, expires_at } = event.data;
+      return { ...state, waiting: [...state.waiting, { grant_id, app_user_id, expires_at }] };
+    }
     case 'PoolCodeAssigned': {
       const grant = poolGrantKey(event.data.app_user_id, event.data.grant_id);
       return {
@@ -46,8 +55,8 @@ export function evolvePool(state: PoolState, event: DomainEvent): PoolState {
   }
 }
 
-// 2: grants are keyed by user and grant id (poolGrantKey).
-export const poolEvolver: Evolver<PoolState> = { name: 'pool', version: 2, initialState: initialPoolState, evolve: evolvePool };
+// 3: grants are keyed by user and grant id (poolGrantKey), and waiting ones keep their expiry.
+export const poolEvolver: Evolver<PoolState> = { name: 'pool', version: 3, initialState: initialPoolState, evolve: evolvePool };
 
 /** Oldest unused code that is still valid at `now`. */
 function nextFreeCode(state: PoolState, now: Date, taken: Set<string>): PoolCode | undefined {
@@ -73,24 +82,26 @@ export function decideAddPoolCodes(state: PoolState, codes: PoolCode[], now: Dat
 function serveWaiting(state: PoolState, now: Date): NewDomainEvent[] {
   const events: NewDomainEvent[] = [];
   const taken = new Set<string>();
-  for (const waiting of state.waiting) {
+  for (const { grant_id, app_user_id } of state.waiting.filter((waiting) => stillWaiting(waiting, now))) {
     const code = nextFreeCode(state, now, taken);
     if (!code) break;
     taken.add(code.value);
-    events.push({ type: 'PoolCodeAssigned', data: { ...waiting, code } });
+    events.push({ type: 'PoolCodeAssigned', data: { grant_id, app_user_id, code } });
   }
   return events;
 }
 
 /** A grant asks for a code: it gets the oldest usable one, or waits in line. Idempotent per grant. */
-export function decideRequestPoolCode(state: PoolState, grantId: string, appUserId: string, now: Date): Decision<null> {
+export function decideRequestPoolCode(state: PoolState, grantId: string, appUserId: string, expiresAt: string | null, now: Date): Decision<null> {
   const grant = poolGrantKey(appUserId, grantId);
   if (state.byGrant[grant] !== undefined || state.waiting.some((waiting) => poolGrantKey(waiting.app_user_id, waiting.grant_id) === grant)) {
     return { events: [], result: null };
   }
-  const code = state.waiting.length === 0 ? nextFreeCode(state, now, new Set()) : undefined;
+  const waiting: Waiting = { grant_id: grantId, app_user_id: appUserId, expires_at: expiresAt };
+  if (!stillWaiting(waiting, now)) return { events: [], result: null };
+  const code = state.waiting.some((earlier) => stillWaiting(earlier, now)) ? undefined : nextFreeCode(state, now, new Set());
   if (code) return { events: [{ type: 'PoolCodeAssigned', data: { grant_id: grantId, app_user_id: appUserId, code } }], result: null };
-  return { events: [{ type: 'PoolCodeRequested', data: { grant_id: grantId, app_user_id: appUserId } }], result: null };
+  return { events: [{ type: 'PoolCodeRequested', data: waiting }], result: null };
 }
 
 /** What an operator sees of a pool: codes left, handed out, expired unused, and grants waiting. */
@@ -104,7 +115,7 @@ export interface PoolFigures {
 export function poolFigures(state: PoolState, now: Date): PoolFigures {
   const available = availableCodes(state, now);
   const used = Object.keys(state.assigned).length;
-  return { available, used, expired: state.codes.length - available - used, waiting: state.waiting.length };
+  return { available, used, expired: state.codes.length - available - used, waiting: state.waiting.filter((waiting) => stillWaiting(waiting, now)).length };
 }
 
 export function availableCodes(state: PoolState, now: Date): number {
