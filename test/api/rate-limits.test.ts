@@ -287,7 +287,7 @@ describe('Rate limits (SPEC §13)', function () {
   it('are described in /openapi.json: 429 and the headers on every operation that needs a key', async () => {
     const svc = await start();
     const document = (await (await fetch(`${svc.url}/openapi.json`)).json()) as any;
-    expect(document.components.headers).to.have.keys('RequestId', 'RateLimit', 'RateLimitPolicy', 'RetryAfter');
+    expect(document.components.headers).to.have.keys('RequestId', 'RateLimit', 'RateLimitPolicy', 'RetryAfter', 'RetryAfterBehind');
     for (const [path, item] of Object.entries<any>(document.paths)) {
       for (const [method, operation] of Object.entries<any>(item)) {
         const keyed = (operation.security ?? []).length > 0;
