@@ -365,4 +365,26 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       expect(await readModels(svc)).to.deep.equal(before);
     });
   });
+
+  describe('a purchase refunded before its user claims a code (CONVERSIONS_FROM=verified)', () => {
+    it('does not convert the claimer at the claim: no conversion, no reward for anyone', async () => {
+      const svc = await startTestService({ env: { STRIPE_WEBHOOK_SECRET: STRIPE_SECRET, CONVERSIONS_FROM: 'verified' } });
+      try {
+        await putReward(svc, 'coins', { kind: 'credit', name: 'Coins', credits: 100 });
+        await putProgram(svc, 'main', {
+          rewards: { sender: [{ reward_key: 'coins', activation: { variant: 'conversion', amount: 1, limit: 0 }, deactivation: never }], receiver: [] },
+        });
+        const referrer = await createUser(svc, 'refund-referrer');
+        await createUser(svc, 'refund-claimer', { payment_customer_id: 'cus_rbc' });
+        expect((await stripeEvent(svc, invoicePaid('rbc1', 'cus_rbc'))).body.data.status).to.equal('applied');
+        expect((await stripeEvent(svc, chargeRefunded('rbc-r', 'cus_rbc', 'in_rbc1'))).body.data.status).to.equal('applied');
+        expect((await svc.call('POST', '/users/refund-claimer/claim-code', { code: referrer.referral_code })).status).to.equal(200);
+        await settled(svc);
+        expect((await events(svc, 'stream=user-refund-claimer&type=UserConverted')).length).to.equal(0);
+        expect((await getUser(svc, 'refund-referrer')).stats.conversions).to.equal(0);
+      } finally {
+        await svc.stop();
+      }
+    });
+  });
 });

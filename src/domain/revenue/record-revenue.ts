@@ -1,5 +1,5 @@
 import type { Decision, NewDomainEvent } from '../decider.js';
-import type { PurchaseRef } from '../events/revenue-events.js';
+import { refundsPurchase } from '../events/revenue-events.js';
 import { expireDueRewards, type GrantSpec } from '../rewards/grant-and-expire.js';
 import { type ConversionsFrom, conversionEvents } from '../users/conversion.js';
 import { foldUserEvents, type UserState } from '../users/user-state.js';
@@ -34,13 +34,6 @@ export function refundFigures(refund: { price_minor: number | null; repeats_refu
   amount: number | null;
 } {
   return refund.repeats_refund === true ? { refunds: 0, amount: refund.adds_refunded_minor ?? 0 } : { refunds: 1, amount: refund.price_minor };
-}
-
-/** Whether `refund` takes back `purchase`: the same transaction, or (without one) the same original transaction. */
-export function refundsPurchase(refund: RevenueNotification, purchase: PurchaseRef | null): boolean {
-  if (purchase === null || refund.provider !== purchase.provider) return false;
-  if (refund.transaction_id !== null) return refund.transaction_id === purchase.transaction_id;
-  return refund.original_transaction_id !== null && refund.original_transaction_id === purchase.original_transaction_id;
 }
 
 /**

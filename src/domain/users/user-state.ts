@@ -1,6 +1,6 @@
 import type { Evolver } from '../decider.js';
 import type { DomainEvent, EventDataOf } from '../events/index.js';
-import type { PurchaseRef } from '../events/revenue-events.js';
+import { type PurchaseRef, refundsPurchase } from '../events/revenue-events.js';
 import type { PooledValue, ReferredByFact } from '../events/user-events.js';
 import type { RewardKind } from '../rewards/reward-kinds.js';
 import { PERSONAL_PROFILE_FIELDS } from '../privacy/personal-fields.js';
@@ -190,6 +190,14 @@ function applyUserEvent(draft: UserDraft, event: DomainEvent): void {
     case 'SubscriptionExpired':
       state.verified_premium = false;
       return;
+    case 'RefundRecorded':
+      // The purchase that made the user premium is refunded: it proves nothing any more (a claim
+      // made afterwards must not convert on it). Neither premium nor churned until the next fact.
+      if (event.data.repeats_refund !== true && refundsPurchase(event.data, state.verified_purchase)) {
+        state.verified_premium = null;
+        state.verified_purchase = null;
+      }
+      return;
     case 'RewardRevoked': {
       const { debits, entry_id, kind, revoked_at } = event.data;
       if (kind !== 'credit') {
@@ -275,7 +283,8 @@ export const userEvolver: Evolver<UserState> = {
   // 3: verified revenue (SPEC §11): verified_premium, verified_purchase, converted_purchase, revocations.
   // 4: held sender rewards (fraud rules, SPEC §13).
   // 5: erasure (SPEC §13): `erased`, personal fields null after UserErased.
-  version: 5,
+  // 6: a refund of the verified purchase clears verified_premium and verified_purchase.
+  version: 6,
   initialState: initialUserState,
   evolve: evolveUser,
   fold: foldUserEvents,

@@ -99,6 +99,33 @@ describe('verified revenue (SPEC §11)', () => {
       expect(state.verified_premium).to.equal(null);
     });
 
+    it('a refund of the purchase that made the user premium leaves nothing to convert on: a later claim converts nothing', () => {
+      const bought = user
+        .given([registered('ann')])
+        .when((state) => decideRecordRevenue(state, record()))
+        .decision().events;
+      expect(user.given([registered('ann'), ...bought]).state.verified_premium).to.equal(true);
+      const refunded = user
+        .given([registered('ann'), ...bought])
+        .when((state) => decideRecordRevenue(state, record({ event_id: 'refund-1', notification: notification({ notification_id: 'evt_r', kind: 'refund' }) })))
+        .decision().events;
+      const { state } = user.given([registered('ann'), ...bought, ...refunded]);
+      expect(state.verified_premium).to.equal(null);
+      expect(isConverting(state, 'verified')).to.equal(false);
+      expect(isChurning(state, 'verified')).to.equal(false);
+      // A refund of another transaction leaves the purchase standing.
+      const other = user
+        .given([registered('ann'), ...bought])
+        .when((state) =>
+          decideRecordRevenue(
+            state,
+            record({ event_id: 'refund-2', notification: notification({ notification_id: 'evt_o', kind: 'refund', transaction_id: 'in_9' }) }),
+          ),
+        )
+        .decision().events;
+      expect(user.given([registered('ann'), ...bought, ...other]).state.verified_premium).to.equal(true);
+    });
+
     it('a repeat, or a notification with no revenue meaning, records nothing', () => {
       user
         .given(claimedHistory)
