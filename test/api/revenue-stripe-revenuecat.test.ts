@@ -157,6 +157,20 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       expect(daily.revenue).to.deep.equal([{ currency: 'EUR', gross_minor: 1000, refunded_minor: 1000 }]);
     });
 
+    it('applies notifications that waited for their user in the order they arrived, not by their ids', async () => {
+      // The refund arrives first under an id that sorts last; both wait for a user with this customer.
+      expect((await stripeEvent(svc, chargeRefunded('zz-pending-r', 'cus_pending', 'in_aa-pending1'))).body.data.status).to.equal('unmatched');
+      expect((await stripeEvent(svc, invoicePaid('aa-pending1', 'cus_pending'))).body.data.status).to.equal('unmatched');
+      await createUser(svc, 'stripe-pending', { payment_customer_id: 'cus_pending' });
+      const recorded = await eventually(async () => {
+        const found = await revenueEvents(svc, 'stripe-pending');
+        expect(found).to.have.length(2);
+        return found;
+      });
+      expect(recorded.map((event) => event.type)).to.deep.equal(['RefundRecorded', 'PurchaseRecorded']);
+      expect(recorded[1]!.data.refunded_before).to.equal(true);
+    });
+
     it('records a refund delivered before its purchase; the purchase then does not make the user premium', async () => {
       await createUser(svc, 'stripe-ooo', { payment_customer_id: 'cus_ooo' });
       expect((await stripeEvent(svc, chargeRefunded('ooo-r', 'cus_ooo', 'in_ooo1'))).body.data.status).to.equal('applied');

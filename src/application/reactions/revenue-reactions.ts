@@ -92,18 +92,24 @@ export class RevenueReactions implements Reaction {
     }
     if (keys.length === 0) return;
     if (!(await this.matcher.indexPassed(event.position))) throw new StoreUnavailableError('The revenue index is behind');
+    const found = new Map<string, { provider: RevenueProvider; notification_id: string }>();
     for (const key of keys) {
       const pending = await this.readStore.find<{ notification_key: string; provider: RevenueProvider; notification_id: string }>(REVENUE_PENDING, {
         where: { match_key: key },
       });
-      for (const item of pending) {
-        const inbound = await this.readStore.get<{ status: string }>(INBOUND, item.notification_key);
-        if (inbound?.status !== 'unmatched') continue;
-        const received = await this.log.first(streams.inbound(item.provider, item.notification_id));
-        if (received?.type !== 'NotificationReceived') continue;
-        await this.applier.apply(received.data.notification, received.id, user, context);
-      }
+      for (const item of pending) found.set(item.notification_key, item);
     }
+    const waiting: Extract<LoggedEvent, { type: 'NotificationReceived' }>[] = [];
+    for (const [notificationKey, item] of found) {
+      const inbound = await this.readStore.get<{ status: string }>(INBOUND, notificationKey);
+      if (inbound?.status !== 'unmatched') continue;
+      const received = await this.log.first(streams.inbound(item.provider, item.notification_id));
+      if (received?.type === 'NotificationReceived') waiting.push(received);
+    }
+    // In the order they arrived, as if the user had been there all along: a refund that came
+    // before its purchase is still recorded first (whatever the notifications' ids or keys).
+    waiting.sort((a, b) => (a.position < b.position ? -1 : a.position > b.position ? 1 : 0));
+    for (const received of waiting) await this.applier.apply(received.data.notification, received.id, user, context);
   }
 
   private async clawBack(claimer: string, refund: PurchaseRef, event: LoggedEvent, context: CommandContext): Promise<void> {
