@@ -67,7 +67,7 @@ export function consoleRouter(config: Pick<Config, 'CONSOLE'>, assetsDir: string
   router.all(['/console', '/console/'], methodNotAllowed(['GET']));
   router.use('/console/assets', express.static(assets, { index: false, fallthrough: true, etag: true, lastModified: false }));
   // Another method on an asset that exists is 405, as on every known path (SPEC §1).
-  router.use('/console/assets', (req, _res, next) => (isAsset(assets, req.path) ? methodNotAllowed(['GET'])(req, _res, next) : next()));
+  router.use('/console/assets', (req, res, next) => (isAsset(assets, req.path) ? methodNotAllowed(['GET'])(req, res, next) : next()));
   // Anything else under /console is the API's 404, still with the console's headers.
   router.use('/console', pathNotFound);
   return router;

@@ -91,14 +91,15 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     const requestId = String(res.getHeader('x-request-id') ?? '');
     const known = toApiError(error);
     const apiError = known ?? new ApiError(500, 'INTERNAL_SERVER_ERROR', `Internal error (request ${requestId})`);
-    // A refusal while the read models catch up is expected, many times over: not an error to log.
-    if (!known || (apiError.status >= 500 && !(error instanceof ReadModelsBehindError))) {
+    // Read models behind the log: expected while they catch up, many times over (not an error to
+    // log), and usually over within seconds (Retry-After).
+    const behind = error instanceof ReadModelsBehindError;
+    if (!known || (apiError.status >= 500 && !behind)) {
       logger.error({ err: error, requestId, method: req.method, path: req.path }, 'request failed');
     }
     if (res.headersSent) return;
     if (apiError.status === 405) res.setHeader('allow', apiError.source ?? '');
-    // Read models behind the log: they usually catch up within seconds.
-    if (error instanceof ReadModelsBehindError) res.setHeader('retry-after', '5');
+    if (behind) res.setHeader('retry-after', '5');
     res.status(apiError.status).json(errorBody(apiError.status === 405 ? { ...apiError.toJSON(), source: null } : apiError.toJSON()));
   };
 }

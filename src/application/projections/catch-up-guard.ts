@@ -50,9 +50,10 @@ export class CatchUpGuard {
   }
 
   private count(): Promise<boolean> {
-    this.counting ??= projectionLags(this.eventStore, this.consistency, this.maxLag)
+    // A held read model is not measured: its backlog (read again every 250 ms) would count for nothing.
+    this.counting ??= projectionLags(this.eventStore, this.consistency, this.maxLag, (status) => status.failure === null)
       .then((lags) => {
-        const behind = lags.some((lag) => !lag.caughtUp && lag.status.failure === null);
+        const behind = lags.some((lag) => !lag.caughtUp);
         this.verdict = { until: performance.now() + (behind ? BEHIND_VERDICT_MS : CAUGHT_UP_VERDICT_MS), behind };
         return behind;
       })

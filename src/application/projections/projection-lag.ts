@@ -19,6 +19,8 @@ export async function projectionLags(
   eventStore: Pick<EventStore, 'readAll' | 'headPosition'>,
   consistency: ReadConsistency,
   maxLag: number,
+  /** Which read models to measure (all by default); the others are left out of the answer. */
+  measured: (status: ProjectionStatus) => boolean = () => true,
 ): Promise<ProjectionLag[]> {
   const head = await eventStore.headPosition();
   const counts = new Map<string, Promise<number>>();
@@ -34,7 +36,7 @@ export async function projectionLags(
     return count;
   };
   return Promise.all(
-    (await consistency.projections()).map(async (status) => {
+    (await consistency.projections()).filter(measured).map(async (status) => {
       const behind = await behindAfter(status.checkpoint);
       return { status, behind, caughtUp: behind <= maxLag };
     }),

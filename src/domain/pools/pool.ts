@@ -29,6 +29,8 @@ export function poolGrantKey(appUserId: string, grantId: string): string {
   return `${appUserId}\u0000${grantId}`;
 }
 
+const keyOf = (waiting: Waiting) => poolGrantKey(waiting.app_user_id, waiting.grant_id);
+
 export function initialPoolState(): PoolState {
   return { codes: [], assigned: {}, byGrant: {}, waiting: [] };
 }
@@ -47,7 +49,7 @@ export function evolvePool(state: PoolState, event: DomainEvent): PoolState {
         ...state,
         assigned: { ...state.assigned, [event.data.code.value]: grant },
         byGrant: { ...state.byGrant, [grant]: event.data.code.value },
-        waiting: state.waiting.filter((waiting) => poolGrantKey(waiting.app_user_id, waiting.grant_id) !== grant),
+        waiting: state.waiting.filter((waiting) => keyOf(waiting) !== grant),
       };
     }
     default:
@@ -94,7 +96,7 @@ function serveWaiting(state: PoolState, now: Date): NewDomainEvent[] {
 /** A grant asks for a code: it gets the oldest usable one, or waits in line. Idempotent per grant. */
 export function decideRequestPoolCode(state: PoolState, grantId: string, appUserId: string, expiresAt: string | null, now: Date): Decision<null> {
   const grant = poolGrantKey(appUserId, grantId);
-  if (state.byGrant[grant] !== undefined || state.waiting.some((waiting) => poolGrantKey(waiting.app_user_id, waiting.grant_id) === grant)) {
+  if (state.byGrant[grant] !== undefined || state.waiting.some((waiting) => keyOf(waiting) === grant)) {
     return { events: [], result: null };
   }
   const waiting: Waiting = { grant_id: grantId, app_user_id: appUserId, expires_at: expiresAt };
