@@ -1,6 +1,7 @@
 import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { CONVERSION_SOURCES } from './domain/users/conversion.js';
 
 const commaList = z
   .string()
@@ -141,7 +142,7 @@ export const configSchema = z
     REVENUECAT_SECRET_API_KEY: optionalString,
     REVENUECAT_BASE_URL: z.string().url().default('https://api.revenuecat.com'),
     // Revenue notifications in (SPEC §11): each provider is off until all its settings are set.
-    CONVERSIONS_FROM: z.enum(['client', 'verified', 'both']).default('client'),
+    CONVERSIONS_FROM: z.enum(CONVERSION_SOURCES).default('client'),
     ACCOUNT_TOKEN_NAMESPACE: z
       .string()
       .regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i)

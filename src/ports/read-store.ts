@@ -12,13 +12,6 @@ export function indexFields(index: IndexSpec): string[] {
   return typeof index === 'string' ? [index] : index;
 }
 
-export interface StoredDocument {
-  id: string;
-  /** Global position of the last event folded into this document. */
-  position: bigint;
-  doc: Record<string, unknown>;
-}
-
 export type DocumentChange = { op: 'put'; collection: string; id: string; doc: Record<string, unknown> } | { op: 'delete'; collection: string; id: string };
 
 export interface FindQuery {

@@ -3,9 +3,6 @@ import { isoDateTime } from '../rewards/reward-schemas.js';
 
 /** Events of the `webhook-{id}` stream: an outgoing webhook endpoint's configuration (SPEC §12). */
 
-/** A signing secret (`whsec_` + base64 of 32 bytes) and until when it still signs (null: current). */
-export const webhookSecretSchema = z.object({ secret: z.string(), expires_at: isoDateTime.nullable() });
-
 export const webhookEndpointSchema = z.object({
   id: z.string(),
   url: z.string(),

@@ -31,11 +31,6 @@ function verdictOf(hits: RuleHit[]): Verdict {
   return { reject: hits.find((one) => one.action === 'reject') ?? null, hold: hits.find((one) => one.action === 'hold') ?? null };
 }
 
-/** The first reject of either verdict, else the first hold. */
-export function combine(first: Verdict, second: Verdict): Verdict {
-  return { reject: first.reject ?? second.reject, hold: first.hold ?? second.hold };
-}
-
 /** 422 `CLAIM.REJECTED_BY_RULE`; `source` names the rule (`rule:{id}`). */
 export class RejectedByRule extends DomainError {
   readonly rule: RuleRef;

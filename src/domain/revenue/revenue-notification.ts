@@ -60,8 +60,3 @@ export const RECORDED_TYPE = {
 export function notificationKey(provider: RevenueProvider, notificationId: string): string {
   return `${provider}:${notificationId}`;
 }
-
-/** Currency amounts in integer minor units from a decimal amount in major units (2 decimals unless told). */
-export function toMinorUnits(amount: number, decimals = 2): number {
-  return Math.round(amount * 10 ** decimals);
-}

@@ -24,9 +24,3 @@ export function emptyByKind<T>(): ByKind<T> {
     partner_offering: [],
   };
 }
-
-export function groupByKind<T>(items: T[], kindOf: (item: T) => RewardKind): ByKind<T> {
-  const grouped = emptyByKind<T>();
-  for (const item of items) grouped[kindOf(item)].push(item);
-  return grouped;
-}

@@ -7,8 +7,8 @@ import { evolveUser, type UserState } from './user-state.js';
  * (`client`, the seed's behaviour), verified store/billing revenue only (`verified`), or the
  * first of either (`both`; a conversion is never counted twice).
  */
-export type ConversionsFrom = 'client' | 'verified' | 'both';
 export const CONVERSION_SOURCES = ['client', 'verified', 'both'] as const;
+export type ConversionsFrom = (typeof CONVERSION_SOURCES)[number];
 
 function clientPremium(state: UserState): boolean {
   return state.is_premium === true && state.is_trial !== true;

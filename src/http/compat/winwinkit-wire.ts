@@ -19,7 +19,6 @@ export const KIND_ON_WIRE = {
   partner_offering: 'revenuecat_offering',
 } as const satisfies Record<RewardKind, string>;
 export type WireKind = (typeof KIND_ON_WIRE)[RewardKind];
-export const WIRE_KINDS = REWARD_KINDS.map((kind) => KIND_ON_WIRE[kind]);
 
 /** The user's payment customer id: native → wire. */
 export const CUSTOMER_ID = { native: 'payment_customer_id', wire: 'stripe_customer_id' } as const;

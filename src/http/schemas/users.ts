@@ -87,4 +87,3 @@ export const withdrawResponse = z.object({ data: z.object({ withdraw_result: wit
 
 /** The shapes the view builders produce, from these schemas. */
 export type UserOut = z.input<typeof userOut>;
-export type AffiliateOut = z.input<typeof affiliateOut>;
