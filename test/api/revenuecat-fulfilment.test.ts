@@ -74,6 +74,34 @@ describe('API: RevenueCat fulfilment of partner_entitlement rewards (fake Revenu
     expect(revenuecat.requests).to.have.length(2);
   });
 
+  it('keeps the entitlement while another live reward grants it: the revoke is followed by a grant until that reward ends', async () => {
+    const year = { kind: 'partner_entitlement', name: 'Pro for a year', entitlement_id: 'premium access', entitlement_key: 'pro' };
+    expect((await service.admin('PUT', '/admin/rewards/pro-year', year)).status).to.equal(201);
+    const grant = (key: string, duration: number) =>
+      service.admin('POST', `/users/${encodeURIComponent('user/1')}/rewards/grant`, { key, deactivation: { variant: 'interval', duration, period: 'days' } });
+    expect((await grant('pro-year', 365)).status).to.equal(201);
+    const yearEnds = new Date(service.clock.now().getTime() + 365 * 86_400_000).toISOString();
+    expect((await grant('pro', 30)).status).to.equal(201);
+    await revenuecat.waitFor((requests) => requests.length >= 2);
+
+    service.clock.advance(31 * 86_400_000);
+    await service.service.runMaintenance();
+    await revenuecat.waitFor((requests) => requests.length >= 4);
+    const [revoke, regrant] = revenuecat.requests.slice(2);
+    expect(revoke!.path).to.equal('/v1/subscribers/user%2F1/entitlements/premium%20access/revoke_promotionals');
+    expect(regrant!.path).to.equal('/v1/subscribers/user%2F1/entitlements/premium%20access/promotional');
+    expect(regrant!.json).to.deep.equal({ end_time_ms: Date.parse(yearEnds) });
+
+    // When the year ends too, nothing holds it any more: a revoke alone.
+    service.clock.advance(335 * 86_400_000);
+    await service.service.runMaintenance();
+    await revenuecat.waitFor((requests) => requests.length >= 5);
+    expect(revenuecat.requests[4]!.path).to.match(/\/revoke_promotionals$/);
+    expect((await deliveries(service)).map((row) => row.status)).to.deep.equal(['delivered', 'delivered', 'delivered', 'delivered']);
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(revenuecat.requests).to.have.length(5);
+  });
+
   it('grants a reward that never ends for a lifetime', async () => {
     expect((await service.admin('POST', `/users/${encodeURIComponent('user/1')}/rewards/grant`, { key: 'forever' })).status).to.equal(201);
     await revenuecat.waitFor((requests) => requests.length >= 1);

@@ -1,4 +1,7 @@
+import { REWARDS } from '../../../projections/catalog.js';
+import { type RewardEntryDoc, USER_REWARDS } from '../../../projections/users.js';
 import { type WebhookDoc, WEBHOOKS } from '../../../projections/webhooks.js';
+import { type EntitlementEntry, entitlementStillHeld } from '../../domain/rewards/partner-entitlement.js';
 import type { RewardDefinition } from '../../domain/rewards/reward-schemas.js';
 import type { FulfilmentAction } from '../../domain/webhooks/message-catalogue.js';
 import { afterFailure, parseRetryAfter } from '../../domain/webhooks/retry-schedule.js';
@@ -47,6 +50,17 @@ const YIELD_POLL_MS = 10;
 const MAX_ENDPOINTS_IN_FLIGHT = 64;
 
 type Attempt = PostOutcome & { permanent: boolean; gone: boolean };
+
+function succeeded(outcome: PostOutcome): boolean {
+  return outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
+}
+
+/** A partner's answer as an attempt: a refusal (4xx other than 408/429) will not change by retrying, so it is recorded and passed. */
+function partnerAttempt(outcome: PostOutcome): Attempt {
+  const code = outcome.statusCode;
+  const permanent = code !== null && code >= 400 && code < 500 && code !== 408 && code !== 429;
+  return { ...outcome, permanent, gone: false };
+}
 
 /**
  * Delivers the outbox: each endpoint in its own lane, one message at a time in log order
@@ -138,7 +152,7 @@ export class DeliveryEngine {
       if (!endpoint.enabled) return;
       const attempt = await this.send(endpoint, message);
       await this.record(message, attempt, endpoint);
-      if (attempt.statusCode === null || attempt.statusCode < 200 || attempt.statusCode >= 300) return;
+      if (!succeeded(attempt)) return;
     }
   }
 
@@ -170,7 +184,7 @@ export class DeliveryEngine {
   private async fulfil(message: OutboxMessage): Promise<Attempt> {
     const partner = this.deps.partner!;
     const action = JSON.parse(message.payload) as FulfilmentAction;
-    const reward = await this.deps.readStore.get<RewardDefinition>('rewards', action.reward_key);
+    const reward = await this.deps.readStore.get<RewardDefinition>(REWARDS, action.reward_key);
     if (!reward?.entitlement_id) {
       return {
         statusCode: null,
@@ -181,21 +195,35 @@ export class DeliveryEngine {
         gone: false,
       };
     }
-    const outcome =
-      action.action === 'grant'
-        ? await partner.grant(action.app_user_id, reward.entitlement_id, action.expires_at)
-        : await partner.revoke(action.app_user_id, reward.entitlement_id);
-    // A refusal (4xx other than 408/429) will not change by retrying: record it and move on.
-    const code = outcome.statusCode;
-    const permanent = code !== null && code >= 400 && code < 500 && code !== 408 && code !== 429;
-    return { ...outcome, permanent, gone: false };
+    const entitlementId = reward.entitlement_id;
+    if (action.action === 'grant') return partnerAttempt(await partner.grant(action.app_user_id, entitlementId, action.expires_at));
+    const revoked = await partner.revoke(action.app_user_id, entitlementId);
+    if (!succeeded(revoked)) return partnerAttempt(revoked);
+    // The revoke ended every grant of the entitlement: grant it again while another entry holds it.
+    const held = entitlementStillHeld(await this.entitlementEntries(action.app_user_id), entitlementId, action.grant_id, this.deps.clock.now());
+    return partnerAttempt(held ? await partner.grant(action.app_user_id, entitlementId, held.endsAt) : revoked);
+  }
+
+  /** The user's live `partner_entitlement` entries, with the entitlement each one's reward grants. */
+  private async entitlementEntries(appUserId: string): Promise<EntitlementEntry[]> {
+    const { readStore } = this.deps;
+    const entries = await readStore.find<RewardEntryDoc>(USER_REWARDS, { where: { app_user_id: appUserId, expired: false, kind: 'partner_entitlement' } });
+    const rewards = await readStore.getMany<RewardDefinition>(
+      REWARDS,
+      entries.map((entry) => entry.reward_key),
+    );
+    return entries.map((entry) => ({
+      entry_id: entry.entry_id,
+      entitlement_id: rewards.get(entry.reward_key)?.entitlement_id ?? null,
+      expires_at: entry.expires_at,
+    }));
   }
 
   private async record(message: OutboxMessage, attempt: Attempt, endpoint: WebhookDoc | null): Promise<void> {
     const { outbox, metrics, settings, logger } = this.deps;
     const now = this.deps.clock.now();
     const endpointId = message.endpoint_id;
-    const delivered = attempt.statusCode !== null && attempt.statusCode >= 200 && attempt.statusCode < 300;
+    const delivered = succeeded(attempt);
     const base = { attempted_at: now.toISOString(), status_code: attempt.statusCode, error: attempt.error, latency_ms: attempt.latencyMs };
     if (delivered) {
       await outbox.recordAttempt(endpointId, message.message_id, { ...base, status: 'delivered', next_attempt_at: message.next_attempt_at });
