@@ -3,6 +3,7 @@ import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import type { EventStore } from '../../src/ports/event-store.js';
 import type { ProjectorBatch } from '../../src/ports/read-store.js';
+import type { ReadConsistency } from '../../src/ports/read-consistency.js';
 import { TOKENS } from '../../src/ports/tokens.js';
 import { CATCH_UP_MIN_LAG } from '../../src/application/projections/catch-up-guard.js';
 import { createUser, eventually, events, getUser, never, putPromo, putReward } from '../support/fixtures.js';
@@ -308,6 +309,10 @@ describe('API: while the read models catch up with the log, commands are refused
       });
       // The other read models are at the head: commands run, though /readyz is 503 (READY_MAX_LAG 0, one held).
       for (let i = 0; i < 2; i++) expect((await svc.call('POST', '/users', { app_user_id: `still-${i}` })).status).to.equal(201);
+      // Read-your-writes does not wait for the held one: the head counts as reached at once.
+      const head = (await svc.service.container.resolve<EventStore>(TOKENS.EventStore).headPosition())!;
+      expect(await svc.service.container.resolve<ReadConsistency>(TOKENS.ReadConsistency).waitFor(head, 0)).to.equal(true);
+      expect(await svc.service.container.resolve<ReadConsistency>(TOKENS.ReadConsistency).waitFor(head, 0, 'webhooks')).to.equal(false);
     } finally {
       await svc.stop();
     }

@@ -75,11 +75,21 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
     return this.lowest(this.definitions);
   }
 
-  /** Resolves true once every projection has passed `position`, false after `timeoutMs`. */
+  /**
+   * Resolves true once every projection (or `projection`) has passed `position`, false after
+   * `timeoutMs`. Without a name, a read model held at a failing event or batch is not waited
+   * for: it cannot move until fixed, so waiting would only delay every answer by `timeoutMs`
+   * (the catch-up guard leaves it out too). Which read models are held is judged at each look.
+   */
   async waitFor(position: bigint, timeoutMs: number, projection?: string): Promise<boolean> {
-    const watched = projection === undefined ? this.definitions : this.definitions.filter((definition) => definition.name === projection);
+    const watched = () =>
+      projection === undefined
+        ? this.definitions.filter((definition) => this.statuses.get(definition.name)!.failure === null)
+        : this.definitions.filter((definition) => definition.name === projection);
     const reached = () => {
-      const lowest = this.lowest(watched);
+      const group = watched();
+      if (group.length === 0) return true;
+      const lowest = this.lowest(group);
       return lowest !== null && lowest >= position;
     };
     if (reached()) return true;
