@@ -401,4 +401,45 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       }
     });
   });
+
+  describe('a clawback of a pooled reward still waiting for its code', () => {
+    it("takes the grant out of the pool's line: a refill serves the next waiting grant, never the revoked one", async () => {
+      const svc = await startTestService({ env: { REVENUECAT_WEBHOOK_AUTH: REVENUECAT_AUTH, CONVERSIONS_FROM: 'verified' } });
+      try {
+        await putReward(svc, 'offer', { kind: 'store_promo_code', name: 'Offer' });
+        await putProgram(svc, 'main', {
+          rewards: {
+            sender: [{ reward_key: 'offer', activation: { variant: 'conversion', amount: 1, limit: 0 }, deactivation: never, clawback: 'on_refund' }],
+            receiver: [],
+          },
+        });
+        const referrer = await createUser(svc, 'pool-referrer');
+        for (const claimer of ['pool-refunded', 'pool-kept']) {
+          await createUser(svc, claimer);
+          expect((await svc.call('POST', `/users/${claimer}/claim-code`, { code: referrer.referral_code })).status).to.equal(200);
+          expect((await revenueCat(svc, rcEvent(`buy-${claimer}`, 'INITIAL_PURCHASE', claimer))).body.data.status).to.equal('applied');
+        }
+        const figures = async () => (await svc.admin('GET', '/admin/rewards/offer/codes')).body.data;
+        await eventually(async () => expect(await figures()).to.include({ waiting: 2 }));
+
+        const refund = rcEvent('refund-pool', 'CANCELLATION', 'pool-refunded', { cancel_reason: 'CUSTOMER_SUPPORT', transaction_id: 'tx-buy-pool-refunded' });
+        expect((await revenueCat(svc, refund)).body.data.status).to.equal('applied');
+        await eventually(async () => expect(await events(svc, 'stream=pool-offer&type=PoolRequestWithdrawn')).to.have.length(1));
+        expect(await figures()).to.include({ waiting: 1 });
+
+        await svc.admin('POST', '/admin/rewards/offer/codes', { codes: [{ value: 'ONLY-ONE', expires_at: '2099-01-01T00:00:00Z' }] });
+        await settled(svc);
+        // The referrer's grant for the kept conversion gets the code; the revoked one's waits no more.
+        const [revoked] = await events(svc, 'stream=user-pool-referrer&type=RewardRevoked');
+        const assigned = await events(svc, 'stream=pool-offer&type=PoolCodeAssigned');
+        expect(assigned).to.have.length(1);
+        expect(assigned[0]!.data.grant_id).to.not.equal(revoked!.data.grant_id);
+        const active = (await getUser(svc, 'pool-referrer')).rewards.active.store_promo_code;
+        expect(active.map((entry: any) => entry.value?.value ?? null)).to.deep.equal(['ONLY-ONE']);
+        expect(await figures()).to.deep.equal({ available: 0, used: 1, expired: 0, waiting: 0 });
+      } finally {
+        await svc.stop();
+      }
+    });
+  });
 });

@@ -5,6 +5,7 @@ import {
   availableCodes,
   decideAddPoolCodes,
   decideRequestPoolCode,
+  decideWithdrawPoolRequest,
   type PoolFigures,
   poolEvolver,
   poolFigures,
@@ -41,6 +42,16 @@ export class PoolAssignments {
     const value = state.byGrant[poolGrantKey(appUserId, grantId)];
     const code = value === undefined ? undefined : state.codes.find((candidate) => candidate.value === value);
     if (code) await this.deliver(appUserId, grantId, code, context);
+  }
+
+  /** A pooled grant was revoked: it leaves the pool's line if it still waits there. */
+  async withdraw(rewardKey: string, grantId: string, appUserId: string, context: CommandContext): Promise<void> {
+    await this.executor.execute(
+      streams.pool(rewardKey),
+      poolEvolver,
+      (pool) => decideWithdrawPoolRequest(pool, grantId, appUserId, this.clock.now()),
+      followUp(context),
+    );
   }
 
   /** Records the pool's decision in the user's stream (no-op when already there). */

@@ -14,4 +14,6 @@ export const poolEvents = {
    */
   PoolCodeRequested: z.object({ grant_id: z.string(), app_user_id: z.string(), expires_at: isoDateTime.nullable().default(null) }),
   PoolCodeAssigned: z.object({ grant_id: z.string(), app_user_id: z.string(), code: poolCodeSchema }),
+  /** A waiting grant was revoked (refund clawback) before it got a code: it waits no more. */
+  PoolRequestWithdrawn: z.object({ grant_id: z.string(), app_user_id: z.string(), withdrawn_at: isoDateTime }),
 };

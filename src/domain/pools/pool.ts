@@ -52,6 +52,10 @@ export function evolvePool(state: PoolState, event: DomainEvent): PoolState {
         waiting: state.waiting.filter((waiting) => keyOf(waiting) !== grant),
       };
     }
+    case 'PoolRequestWithdrawn': {
+      const grant = poolGrantKey(event.data.app_user_id, event.data.grant_id);
+      return { ...state, waiting: state.waiting.filter((waiting) => keyOf(waiting) !== grant) };
+    }
     default:
       return state;
   }
@@ -104,6 +108,16 @@ export function decideRequestPoolCode(state: PoolState, grantId: string, appUser
   const code = state.waiting.some((earlier) => stillWaiting(earlier, now)) ? undefined : nextFreeCode(state, now, new Set());
   if (code) return { events: [{ type: 'PoolCodeAssigned', data: { grant_id: grantId, app_user_id: appUserId, code } }], result: null };
   return { events: [{ type: 'PoolCodeRequested', data: waiting }], result: null };
+}
+
+/**
+ * A grant was revoked: if it still waits for a code, it waits no more (a one-time code is not
+ * spent on an entry its user has lost). A grant that already has its code keeps it.
+ */
+export function decideWithdrawPoolRequest(state: PoolState, grantId: string, appUserId: string, now: Date): Decision<null> {
+  const grant = poolGrantKey(appUserId, grantId);
+  if (!state.waiting.some((waiting) => keyOf(waiting) === grant)) return { events: [], result: null };
+  return { events: [{ type: 'PoolRequestWithdrawn', data: { grant_id: grantId, app_user_id: appUserId, withdrawn_at: now.toISOString() } }], result: null };
 }
 
 /** What an operator sees of a pool: codes left, handed out, expired unused, and grants waiting. */

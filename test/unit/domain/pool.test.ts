@@ -1,7 +1,15 @@
 import { expect } from 'chai';
 import { describe, it } from 'mocha';
 import type { PoolCode } from '../../../src/domain/events/pool-events.js';
-import { availableCodes, decideAddPoolCodes, decideRequestPoolCode, poolEvolver, poolFigures, poolGrantKey } from '../../../src/domain/pools/pool.js';
+import {
+  availableCodes,
+  decideAddPoolCodes,
+  decideRequestPoolCode,
+  decideWithdrawPoolRequest,
+  poolEvolver,
+  poolFigures,
+  poolGrantKey,
+} from '../../../src/domain/pools/pool.js';
 import { deciderSpec } from '../../support/decider-spec.js';
 import { at, DAY, event, iso, T0 } from '../../support/events.js';
 
@@ -89,6 +97,38 @@ describe('code pools (SPEC §5.3, §7.5)', () => {
       pool
         .given([requested('g1')])
         .when((state) => decideRequestPoolCode(state, 'g1', 'ann', null, T0))
+        .thenNothing();
+    });
+  });
+
+  describe('decideWithdrawPoolRequest', () => {
+    const withdrawn = (grantId: string, user = 'ann') =>
+      event('PoolRequestWithdrawn', { grant_id: grantId, app_user_id: user, withdrawn_at: T0.toISOString() });
+
+    it('takes a revoked waiting grant out of the line: the next refill serves the grant behind it', () => {
+      const { state } = pool
+        .given([requested('revoked', 'ann'), requested('live', 'bob')])
+        .when((state) => decideWithdrawPoolRequest(state, 'revoked', 'ann', T0))
+        .then([withdrawn('revoked', 'ann')]);
+      expect(poolFigures(state, T0)).to.include({ waiting: 1 });
+      pool
+        .given([requested('revoked', 'ann'), requested('live', 'bob'), withdrawn('revoked', 'ann')])
+        .when((state) => decideAddPoolCodes(state, [code('R1')], T0))
+        .then([added(code('R1')), assigned('live', code('R1'), 'bob')]);
+    });
+
+    it("records nothing for a grant that has its code, another user's grant of that id, or a repeat", () => {
+      pool
+        .given([added(code('A')), assigned('g1', code('A'))])
+        .when((state) => decideWithdrawPoolRequest(state, 'g1', 'ann', T0))
+        .thenNothing();
+      pool
+        .given([requested('g1', 'ann')])
+        .when((state) => decideWithdrawPoolRequest(state, 'g1', 'bob', T0))
+        .thenNothing();
+      pool
+        .given([requested('g1', 'ann'), withdrawn('g1', 'ann')])
+        .when((state) => decideWithdrawPoolRequest(state, 'g1', 'ann', T0))
         .thenNothing();
     });
   });
