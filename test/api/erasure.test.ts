@@ -7,12 +7,15 @@ import { allProjections } from '../../projections/index.js';
 import { EventLog } from '../../src/application/event-log.js';
 import { auditCredits } from '../../src/application/audit/credit-audit.js';
 import { replayProjections } from '../../src/application/projections/projection-replay.js';
+import { customerSubject } from '../../src/application/privacy/personal-data-cipher.js';
+import type { Backend } from '../../src/backends/backend.js';
 import { WEBHOOKS_FILE } from '../../src/backends/embedded.js';
 import type { EventStore } from '../../src/ports/event-store.js';
 import type { ReadConsistency } from '../../src/ports/read-consistency.js';
 import type { ReadStore } from '../../src/ports/read-store.js';
 import { TOKENS } from '../../src/ports/tokens.js';
 import { createUser, eventually, getUser, never, putProgram, putReward } from '../support/fixtures.js';
+import { invoicePaid, STRIPE_SECRET, stripeEvent } from '../support/revenue-senders.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 /** Distinctive plaintexts: found in the bytes only if they are stored in the clear. */
@@ -221,6 +224,51 @@ describe('API: erasure and access (DELETE /admin/users/{id}, GET /admin/users/{i
       expect(before, `round ${round}`).not.to.contain(`cus_${user}_`);
       const exported = JSON.stringify((await svc.admin('GET', `/admin/users/${user}/export`)).body.data.export.events.slice(0, lastErasure));
       expect(exported).not.to.contain('@example.org');
+    }
+  });
+});
+
+describe('API: a Stripe notification racing the erasure of its customer', () => {
+  const RACING_CUSTOMER = 'cus_RacingErasure5150';
+
+  it('is matched and kept before the customer key goes, or kept unmatched after: never readable and linked to the erased user', async () => {
+    let svc: TestService | undefined;
+    let racing: Promise<{ status: number; body: any }> | null = null;
+    // The erasure's key store: right after the customer's key is destroyed, and before the
+    // read models drop the user's link to the customer, a notification naming it arrives.
+    const backend = (inner: Backend): Backend => {
+      const destroy = async (subject: string) => {
+        const destroyed = await inner.keyStore.destroy(subject);
+        if (subject === customerSubject(RACING_CUSTOMER) && racing === null) {
+          racing = stripeEvent(svc!, invoicePaid('in_racing', RACING_CUSTOMER));
+          // Matched through the old link, it would be kept by now (the lock makes it wait instead).
+          await Promise.race([racing, new Promise((resolve) => setTimeout(resolve, 1_000))]);
+        }
+        return destroyed;
+      };
+      return {
+        ...inner,
+        keyStore: new Proxy(inner.keyStore, { get: (target, property) => (property === 'destroy' ? destroy : Reflect.get(target, property)) }),
+      };
+    };
+    svc = await startTestService({ backend, env: { STRIPE_WEBHOOK_SECRET: STRIPE_SECRET } });
+    try {
+      await createUser(svc, 'racing', { payment_customer_id: RACING_CUSTOMER });
+      expect((await stripeEvent(svc, invoicePaid('in_before', RACING_CUSTOMER))).body.data.status).to.equal('applied');
+      expect((await svc.admin('DELETE', '/admin/users/racing')).status).to.equal(204);
+      expect(racing).to.not.equal(null);
+      const answer = await racing!;
+      expect(answer.status).to.equal(200);
+      expect(answer.body.data.status).to.equal('unmatched');
+      const received = (await svc.admin('GET', '/admin/events?type=NotificationReceived&limit=1000')).body.data.events as any[];
+      expect(received).to.have.length(2);
+      // Linked to the erased user: its customer id reads as erased (kept unmatched after the erasure, it is the customer's own).
+      expect(received.map((event) => event.data.app_user_id)).to.deep.equal(['racing', null]);
+      for (const event of received.filter((candidate) => candidate.data.app_user_id === 'racing')) {
+        expect(event.data.notification.match.customer_id, event.id).to.deep.equal({ erased: true });
+      }
+    } finally {
+      await svc.stop();
     }
   });
 });

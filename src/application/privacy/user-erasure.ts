@@ -10,6 +10,7 @@ import { TOKENS } from '../../ports/tokens.js';
 import { type CommandContext, EventLog } from '../event-log.js';
 import { CommandExecutor } from '../command-executor.js';
 import { StreamExecutor } from '../stream-executor.js';
+import { CustomerErasureLock } from './customer-erasure-lock.js';
 import { customerSubject, userSubject } from './personal-data-cipher.js';
 
 /**
@@ -37,6 +38,7 @@ export class UserErasure {
     @inject(CommandExecutor) private readonly commands: CommandExecutor,
     @inject(TOKENS.Clock) private readonly clock: Clock,
     @inject(TOKENS.Logger) private readonly logger: Logger,
+    @inject(CustomerErasureLock) private readonly customerLock: CustomerErasureLock,
   ) {}
 
   async erase(appUserId: string, context: CommandContext): Promise<{ erased: boolean }> {
@@ -45,30 +47,45 @@ export class UserErasure {
     // Unknown → NOT_FOUND.USER, already erased → nothing to do: the decider says so.
     const early = decideEraseUser(state, this.clock.now(), []);
     if (early.events.length === 0) return early.result;
-    const executed = await this.executor.execute(
-      stream,
-      userEvolver,
-      (current, held: { eventIds: string[] }) => decideEraseUser(current, this.clock.now(), held.eventIds),
-      context,
-      {
-        prepare: async () => {
-          const held = await this.personalValues(stream);
-          // Keys first: if this request dies after it, the retry finds the user not erased yet
-          // and finishes; the other order could record an erasure whose key survives.
-          for (const subject of [userSubject(appUserId), ...held.customerIds.map(customerSubject)]) await this.keys.destroy(subject);
-          return held;
+    // Notifications naming the user's customers wait from before their keys go until the read
+    // models have dropped the user's links to them (src/application/privacy/customer-erasure-lock.ts).
+    const releases: (() => void)[] = [];
+    const locked = new Set<string>();
+    try {
+      const executed = await this.executor.execute(
+        stream,
+        userEvolver,
+        (current, held: { eventIds: string[] }) => decideEraseUser(current, this.clock.now(), held.eventIds),
+        context,
+        {
+          prepare: async () => {
+            const held = await this.personalValues(stream);
+            const customers = held.customerIds.filter((id) => !locked.has(id));
+            releases.push(await this.customerLock.acquire(customers));
+            for (const id of customers) locked.add(id);
+            // Keys first: if this request dies after it, the retry finds the user not erased yet
+            // and finishes; the other order could record an erasure whose key survives.
+            for (const subject of [userSubject(appUserId), ...held.customerIds.map(customerSubject)]) await this.keys.destroy(subject);
+            return held;
+          },
         },
-      },
-    );
-    // The snapshot (it holds the personal values) goes before the request's after-commit work.
-    await this.executor.forgetSnapshot(stream);
-    await this.commands.afterCommit(executed.position, context, appUserId);
+      );
+      // The snapshot (it holds the personal values) goes before the request's after-commit work.
+      await this.executor.forgetSnapshot(stream);
+      await this.commands.afterCommit(executed.position, context, appUserId);
+      return await this.purged(executed.result);
+    } finally {
+      for (const release of releases.reverse()) release();
+    }
+  }
+
+  private async purged(result: { erased: boolean }): Promise<{ erased: boolean }> {
     try {
       await this.purgeOverwritten();
     } catch (error) {
       this.logger.warn({ err: error }, 'erasure: the store could not drop overwritten copies now; they go at its next checkpoint');
     }
-    return executed.result;
+    return result;
   }
 
   /** The user's events that hold a personal value, and every payment customer id among them (decrypted while the keys exist). */

@@ -7,6 +7,7 @@ import type { Ids } from '../../ports/ids.js';
 import { TOKENS } from '../../ports/tokens.js';
 import type { CommandContext } from '../event-log.js';
 import { CommandExecutor } from '../command-executor.js';
+import { CustomerErasureLock } from '../privacy/customer-erasure-lock.js';
 import { StreamExecutor } from '../stream-executor.js';
 import { RevenueApplier } from './revenue-applier.js';
 import { RevenueMatcher } from './revenue-matcher.js';
@@ -35,30 +36,36 @@ export class RevenueInbox {
     @inject(CommandExecutor) private readonly commands: CommandExecutor,
     @inject(TOKENS.Clock) private readonly clock: Clock,
     @inject(TOKENS.Ids) private readonly ids: Ids,
+    @inject(CustomerErasureLock) private readonly customerLock: CustomerErasureLock,
   ) {}
 
   async receive(notification: RevenueNotification, context: CommandContext): Promise<InboundStatus> {
     const key = notificationKey(notification.provider, notification.notification_id);
     const receivedId = this.ids.derived('inbound', key);
-    const appUserId = notification.kind === 'other' ? null : await this.matcher.match(notification);
-    const received = await this.executor.execute(
-      streams.inbound(notification.provider, notification.notification_id),
-      inboundEvolver,
-      (state) =>
-        state.received
-          ? { events: [], result: false }
-          : {
-              events: [
-                {
-                  id: receivedId,
-                  type: 'NotificationReceived' as const,
-                  data: { received_at: this.clock.now().toISOString(), notification, app_user_id: appUserId },
-                },
-              ],
-              result: true,
-            },
-      { ...context, causation_id: context.causation_id },
-    );
+    // Matched and kept in one step with respect to an erasure of the customer's user (CustomerErasureLock).
+    const customers = notification.match.customer_id ? [notification.match.customer_id] : [];
+    const { appUserId, received } = await this.customerLock.run(customers, async () => {
+      const appUserId = notification.kind === 'other' ? null : await this.matcher.match(notification);
+      const received = await this.executor.execute(
+        streams.inbound(notification.provider, notification.notification_id),
+        inboundEvolver,
+        (state) =>
+          state.received
+            ? { events: [], result: false }
+            : {
+                events: [
+                  {
+                    id: receivedId,
+                    type: 'NotificationReceived' as const,
+                    data: { received_at: this.clock.now().toISOString(), notification, app_user_id: appUserId },
+                  },
+                ],
+                result: true,
+              },
+        { ...context, causation_id: context.causation_id },
+      );
+      return { appUserId, received };
+    });
     if (!received.result) return 'duplicate';
     let position = received.position;
     let status: InboundStatus = notification.kind === 'other' ? 'applied' : 'unmatched';

@@ -1,0 +1,34 @@
+import { singleton } from 'tsyringe';
+import { KeyedLock } from '../keyed-lock.js';
+import { customerSubject } from './personal-data-cipher.js';
+
+/**
+ * Orders, within this process, the erasure of a user and the receipt of a notification naming
+ * one of its payment customer ids. A notification is matched and kept either before the erasure
+ * destroys that customer's key (its copy goes with the key) or after the read models dropped the
+ * user's link to the customer (it is kept unmatched, under a new key, as any notification of an
+ * unknown customer). Without this, one matched through the old link in between was kept under a
+ * fresh key of the customer: readable after the erasure, and linked to the erased user.
+ */
+@singleton()
+export class CustomerErasureLock {
+  private readonly lock = new KeyedLock();
+
+  /** Holds the customers' locks, in one order (two erasures sharing customers cannot deadlock). */
+  async acquire(customerIds: readonly string[]): Promise<() => void> {
+    const releases: (() => void)[] = [];
+    for (const subject of [...new Set(customerIds.map(customerSubject))].sort()) releases.push(await this.lock.acquire(subject));
+    return () => {
+      for (const release of releases.reverse()) release();
+    };
+  }
+
+  async run<T>(customerIds: readonly string[], work: () => Promise<T>): Promise<T> {
+    const release = await this.acquire(customerIds);
+    try {
+      return await work();
+    } finally {
+      release();
+    }
+  }
+}
