@@ -10,7 +10,8 @@ import { PersonalDataCipher } from '../application/privacy/personal-data-cipher.
 import { PersonalDataEventStore } from '../application/privacy/personal-data-event-store.js';
 import { PersonalDataOutbox } from '../application/privacy/personal-data-outbox.js';
 import { checkpointInBackground } from '../adapters/sqlite/wal-checkpointer.js';
-import { truncateWal } from '../adapters/sqlite/wal-sync.js';
+import { DeferredWalPurges, truncateWal } from '../adapters/sqlite/wal-sync.js';
+import { StoreUnavailableError } from '../ports/event-store.js';
 import type { Logger } from '../ports/logger.js';
 import type { Backend } from './backend.js';
 
@@ -88,6 +89,7 @@ export function openEmbeddedBackend(dataDir: string, logger?: Logger): Backend {
   const connections = [db, limitsDb, keysDb, outboxDb];
   const onFailure = (file: string, message: string) => logger?.warn({ file, error: message }, 'background WAL checkpoint failed; trying again');
   const stopCheckpoints = connections.map((connection) => checkpointInBackground(connection, onFailure));
+  const purges = new DeferredWalPurges();
   return {
     name: 'embedded',
     eventStore,
@@ -99,9 +101,22 @@ export function openEmbeddedBackend(dataDir: string, logger?: Logger): Backend {
     // secure_delete (src/adapters/sqlite/sqlite-database.ts) zeroes what an erasure overwrote in
     // the database file; the WAL still holds the older page images until checkpointed.
     async purgeOverwritten() {
-      for (const connection of [db, keysDb, outboxDb]) await truncateWal(connection);
+      const deferred: string[] = [];
+      for (const connection of [db, keysDb, outboxDb]) {
+        try {
+          await truncateWal(connection);
+        } catch (error) {
+          if (!(error instanceof StoreUnavailableError)) throw error;
+          purges.add(connection);
+          deferred.push(path.basename(connection.name));
+        }
+      }
+      if (deferred.length > 0) {
+        throw new StoreUnavailableError(`A reader holds the WAL of ${deferred.join(', ')}; it is emptied as soon as the reader lets go`);
+      }
     },
     async close() {
+      purges.stop();
       await eventStore.close();
       await readStore.close();
       await rateLimits.close();

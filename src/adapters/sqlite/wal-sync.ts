@@ -93,15 +93,70 @@ export class SharedSyncs {
 
 /**
  * Copies the whole WAL into the database and empties the WAL file (after an erasure: no older
- * page image may linger in it). SQLite does not wait for a checkpoint already running (the
- * background thread's, src/adapters/sqlite/wal-checkpointer.ts): it answers busy without
- * throwing. Such a checkpoint takes milliseconds, so this tries again for up to 2 s, then fails.
+ * page image may linger in it). The WAL cannot be emptied while another connection reads from
+ * it (an online backup, a long export) or checkpoints it (the background thread,
+ * src/adapters/sqlite/wal-checkpointer.ts): SQLite then answers busy. Each attempt answers at
+ * once (busy timeout 0: with the connection's own 5 s timeout, every attempt held the event
+ * loop, and so every request, while a reader stayed); this tries again for up to 2 s, then fails
+ * (StoreUnavailableError), and `DeferredWalPurges` takes it from there.
  */
 export async function truncateWal(db: SqliteConnection): Promise<void> {
   for (let attempt = 0; attempt < 100; attempt += 1) {
-    const [result] = guardSqlite(() => db.pragma('wal_checkpoint(TRUNCATE)')) as { busy: number }[];
-    if (result?.busy === 0) return;
+    if (truncateNow(db)) return;
     await sleep(20);
   }
   throw new StoreUnavailableError(`Another connection kept ${db.name}'s WAL busy; it could not be emptied`);
+}
+
+/** One attempt at emptying the WAL, without waiting for other connections: true when it is empty. */
+function truncateNow(db: SqliteConnection): boolean {
+  return guardSqlite(() => {
+    const timeout = db.pragma('busy_timeout', { simple: true }) as number;
+    db.pragma('busy_timeout = 0');
+    try {
+      const [result] = db.pragma('wal_checkpoint(TRUNCATE)') as { busy: number }[];
+      return result?.busy === 0;
+    } finally {
+      db.pragma(`busy_timeout = ${timeout}`);
+    }
+  });
+}
+
+/**
+ * WALs an erasure could not empty at once (a reader held them past `truncateWal`'s 2 s): each is
+ * tried again every second, without waiting, until it is emptied, so the erased pages go as soon
+ * as the reader lets go rather than whenever later writes overwrite them.
+ */
+export class DeferredWalPurges {
+  private readonly waiting = new Set<SqliteConnection>();
+  private timer: NodeJS.Timeout | null = null;
+
+  constructor(private readonly intervalMs = 1_000) {}
+
+  add(db: SqliteConnection): void {
+    this.waiting.add(db);
+    this.timer ??= setInterval(() => this.retry(), this.intervalMs).unref();
+  }
+
+  /** Connections whose WAL still waits to be emptied. */
+  get pending(): number {
+    return this.waiting.size;
+  }
+
+  private retry(): void {
+    for (const db of this.waiting) {
+      try {
+        if (truncateNow(db)) this.waiting.delete(db);
+      } catch {
+        // The store is failing now; the next round tries again.
+      }
+    }
+    if (this.waiting.size === 0) this.stop();
+  }
+
+  /** Stops trying (before the connections close). */
+  stop(): void {
+    if (this.timer) clearInterval(this.timer);
+    this.timer = null;
+  }
 }

@@ -83,7 +83,7 @@ export class UserErasure {
     try {
       await this.purgeOverwritten();
     } catch (error) {
-      this.logger.warn({ err: error }, 'erasure: the store could not drop overwritten copies now; they go at its next checkpoint');
+      this.logger.warn({ err: error }, 'erasure: the store could not drop overwritten copies now; it drops them as soon as it can');
     }
     return result;
   }

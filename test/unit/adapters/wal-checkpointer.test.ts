@@ -1,9 +1,10 @@
 import { expect } from 'chai';
+import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 import { openSqlite, type SqliteConnection } from '../../../src/adapters/sqlite/sqlite-database.js';
 import { checkpointInBackground, checkpointThread } from '../../../src/adapters/sqlite/wal-checkpointer.js';
-import { truncateWal } from '../../../src/adapters/sqlite/wal-sync.js';
+import { DeferredWalPurges, truncateWal } from '../../../src/adapters/sqlite/wal-sync.js';
 import { StoreUnavailableError } from '../../../src/ports/event-store.js';
 import { tempDataDir } from '../../support/test-service.js';
 
@@ -125,6 +126,7 @@ describe('truncateWal: emptying the WAL after an erasure', () => {
     const db = {
       name: 'fake.db',
       pragma: (source: string) => {
+        if (source.startsWith('busy_timeout')) return 5000;
         calls.push(source);
         return [{ busy: calls.length <= busyTimes ? 1 : 0, log: 0, checkpointed: 0 }];
       },
@@ -142,6 +144,35 @@ describe('truncateWal: emptying the WAL after an erasure', () => {
     const { db } = connection(Number.POSITIVE_INFINITY);
     const error = await truncateWal(db).catch((failure: unknown) => failure);
     expect(error).to.be.instanceOf(StoreUnavailableError);
+  });
+
+  it('does not wait on a reader that holds the WAL (an online backup): it fails in its 2 s, the event loop running; deferred, the WAL is emptied once the reader lets go', async () => {
+    const dir = tempDataDir();
+    const db = openSqlite(dir);
+    fill(db, 20);
+    const reader = new Database(path.join(dir, 'referrals.db'));
+    reader.exec('BEGIN');
+    reader.prepare('SELECT COUNT(*) FROM sqlite_master').get();
+    let turns = 0;
+    const ticking = setInterval(() => (turns += 1), 5);
+    const error = await truncateWal(db).catch((failure: unknown) => failure);
+    clearInterval(ticking);
+    expect(error).to.be.instanceOf(StoreUnavailableError);
+    // Each attempt answered at once: the event loop turned between them (a 5 s busy wait each would have taken 500 s).
+    expect(turns).to.be.greaterThan(20);
+    expect(db.pragma('busy_timeout', { simple: true })).to.equal(5000);
+
+    const purges = new DeferredWalPurges(10);
+    purges.add(db);
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(purges.pending).to.equal(1);
+    reader.exec('COMMIT');
+    await eventually(() => purges.pending === 0, 'the deferred purge emptied the WAL');
+    expect(fs.statSync(path.join(dir, 'referrals.db-wal')).size).to.equal(0);
+    purges.stop();
+    reader.close();
+    db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 
   it('empties a real WAL', async () => {
