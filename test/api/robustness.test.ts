@@ -87,6 +87,19 @@ describe('API: hostile and unusual input never breaks the service', () => {
     expect(Object.keys(user.metadata)).to.deep.equal(['__proto__', 'y']);
   });
 
+  it('keeps metadata with an "$encrypted" key that is not an encrypted value\'s shape; refuses only that shape (400)', async () => {
+    for (const [user, metadata] of [
+      ['dollar-1', { $encrypted: 'hello' }],
+      ['dollar-2', { $encrypted: 'pd1.a.b', note: 'two keys' }],
+    ] as const) {
+      expect((await svc.call('POST', '/users', { app_user_id: user, metadata })).status).to.equal(201);
+      expect((await getUser(svc, user)).metadata).to.deep.equal(metadata);
+    }
+    const refused = await svc.call('POST', '/users', { app_user_id: 'dollar-3', metadata: { $encrypted: 'pd1.a.b.c.d' } });
+    expect(refused.body.errors[0]).to.include({ status: 400, code: 'BAD_REQUEST', source: '/metadata' });
+    expect((await svc.call('GET', '/users/dollar-3')).status).to.equal(404);
+  });
+
   it('caps deactivation intervals at 100 years (400), so no expiry date can leave the calendar', async () => {
     const program = await svc.admin('PUT', '/admin/programs/far', {
       name: 'Far',

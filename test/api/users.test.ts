@@ -109,6 +109,8 @@ describe('API: users (POST /users, GET /users/{id})', () => {
       ['first_seen_at not a date-time', { app_user_id: 'u', first_seen_at: 'yesterday' }, '/first_seen_at'],
       ['metadata an array', { app_user_id: 'u', metadata: [1, 2] }, '/metadata'],
       ['metadata over 16 KiB', { app_user_id: 'u', metadata: { blob: 'x'.repeat(17 * 1024) } }, '/metadata'],
+      // Stored as sent, it would have skipped encryption, read as erased and outlived an erasure.
+      ['metadata shaped like an encrypted value', { app_user_id: 'u', metadata: { $encrypted: 'pd1.zqxenv.jane.doe@mail.example' } }, '/metadata'],
       ['payment_customer_id over 255', { app_user_id: 'u', payment_customer_id: 'p'.repeat(256) }, '/payment_customer_id'],
     ];
     for (const [name, body, source] of cases) {

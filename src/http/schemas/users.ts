@@ -1,3 +1,4 @@
+import { isEnvelope } from '../../application/privacy/personal-data-cipher.js';
 import { z } from './zod-openapi.js';
 import { appUserId, byKind, chars, dateTime, nullableJsonObject, operationId, orNull, outDateTime } from './common.js';
 import { activeEntryOut, deactivationBody, expiredEntryOut, referralProgramOut, rewardsGrantedOut } from './rewards.js';
@@ -13,7 +14,9 @@ export const upsertUserBody = z
     last_seen_at: orNull(dateTime, 'string').optional().openapi({ deprecated: true, description: 'Accepted and ignored; always returned as null.' }),
     metadata: nullableJsonObject
       .optional()
-      .refine((value) => value == null || Buffer.byteLength(JSON.stringify(value)) <= METADATA_MAX_BYTES, 'must be at most 16 KiB serialized'),
+      .refine((value) => value == null || Buffer.byteLength(JSON.stringify(value)) <= METADATA_MAX_BYTES, 'must be at most 16 KiB serialized')
+      // The shape the log stores an encrypted value in: taken as one, it would skip encryption and erasure.
+      .refine((value) => !isEnvelope(value), 'must not be shaped like an encrypted value (a lone "$encrypted" key holding "pd1.…")'),
     payment_customer_id: orNull(chars(0, 255), 'string').optional(),
   })
   .openapi('UpsertUserRequest');
