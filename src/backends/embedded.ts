@@ -23,22 +23,24 @@ export const RATE_LIMITS_FILE = 'rate-limits.db';
  * directory shares the limits. Not in the events' file: a write by another connection makes
  * SQLite drop the page cache of the events' connection, which cost a third of the claim rate
  * when every request wrote a counter there. A counter lost to a power cut is harmless.
+ * secure_delete: counters are keyed by client IP addresses too, personal data that should not
+ * stay in free pages once a window's counter is gone.
  */
 function openRateLimitConnection(dataDir: string): Database.Database {
-  return openBesideEvents(dataDir, RATE_LIMITS_FILE, { secureDelete: false });
+  return openBesideEvents(dataDir, RATE_LIMITS_FILE);
 }
 
 /**
- * A SQLite file of its own in DATA_DIR, beside the events' file: WAL, the same busy timeout, and
- * commits that do not wait for the disk (`synchronous = NORMAL`); a store whose writes must be
+ * A SQLite file of its own in DATA_DIR, beside the events' file: WAL, the same busy timeout,
+ * `secure_delete` (freed bytes are zeroed), and commits that do not wait for the disk (`synchronous = NORMAL`); a store whose writes must be
  * durable before it answers syncs the WAL itself (src/adapters/sqlite/wal-sync.ts).
  */
-function openBesideEvents(dataDir: string, file: string, options: { secureDelete: boolean }): Database.Database {
+function openBesideEvents(dataDir: string, file: string): Database.Database {
   const db = new Database(path.join(dataDir, file));
   db.pragma('journal_mode = WAL');
   db.pragma('busy_timeout = 5000');
   db.pragma('synchronous = NORMAL');
-  if (options.secureDelete) db.pragma('secure_delete = ON');
+  db.pragma('secure_delete = ON');
   return db;
 }
 
@@ -52,7 +54,7 @@ export const KEYS_FILE = 'data-keys.db';
  * so the commits do not wait for the disk.
  */
 export function openKeyConnection(dataDir: string): Database.Database {
-  return openBesideEvents(dataDir, KEYS_FILE, { secureDelete: true });
+  return openBesideEvents(dataDir, KEYS_FILE);
 }
 
 /** The embedded webhook outbox's file, beside the events' file in DATA_DIR. */
@@ -68,7 +70,7 @@ export const WEBHOOKS_FILE = 'webhooks.db';
  * endpoint is deleted.
  */
 function openOutboxConnection(dataDir: string): Database.Database {
-  return openBesideEvents(dataDir, WEBHOOKS_FILE, { secureDelete: true });
+  return openBesideEvents(dataDir, WEBHOOKS_FILE);
 }
 
 /**

@@ -1,7 +1,9 @@
 import fs from 'node:fs';
+import path from 'node:path';
 import { expect } from 'chai';
 import { openSqlite, type SqliteConnection } from '../../../src/adapters/sqlite/sqlite-database.js';
 import { SqliteRateLimitStore } from '../../../src/adapters/sqlite/sqlite-rate-limit-store.js';
+import { openEmbeddedBackend, RATE_LIMITS_FILE } from '../../../src/backends/embedded.js';
 import { tempDataDir } from '../../support/test-service.js';
 
 const T0 = Date.parse('2026-11-23T12:00:00.000Z');
@@ -62,5 +64,20 @@ describe('SqliteRateLimitStore: hits sent together', () => {
     ]);
     expect(rowsChanged() - before).to.equal(17);
     expect(await store.hit('caller', 1, 60_000, T0)).to.deep.equal({ points: 17, resetAtMs: T0 + 60_000 });
+  });
+});
+
+describe('embedded rate-limit counters: personal data', () => {
+  it('leave no trace of a client address in the file once its counter is removed (secure_delete)', async () => {
+    const dir = tempDataDir();
+    const backend = openEmbeddedBackend(dir);
+    await backend.rateLimits.hit('ck_demo|203.0.113.77', 1, 60_000, T0);
+    await backend.rateLimits.hit('ck_demo|198.51.100.1', 1, 3_600_000, T0);
+    expect(await backend.rateLimits.removeExpired(T0 + 60_000)).to.equal(1);
+    await backend.close();
+    const file = fs.readFileSync(path.join(dir, RATE_LIMITS_FILE));
+    expect(file.includes(Buffer.from('198.51.100.1'))).to.equal(true);
+    expect(file.includes(Buffer.from('203.0.113.77'))).to.equal(false);
+    fs.rmSync(dir, { recursive: true, force: true });
   });
 });
