@@ -78,6 +78,27 @@ describe('API: webhook deliveries yield to requests being answered (WEBHOOK_YIEL
     expect(verifyWebhook(secret, receiver.requests[0]!).data.app_user_id).to.equal('bob');
   });
 
+  it('a message held while requests are answered is not sent once its endpoint was deleted, nor to one created again under its id', async () => {
+    await start();
+    const successor = await new Receiver().start();
+    try {
+      busy = requestInFlight(service);
+      expect((await service.call('POST', '/users', { app_user_id: 'dave' })).status).to.equal(201);
+      await aWhile();
+      expect((await service.admin('DELETE', '/admin/webhooks/app')).status).to.equal(204);
+      expect((await service.admin('PUT', '/admin/webhooks/app', { url: successor.url, events: ['user.created'] })).status).to.equal(201);
+      expect(await busy.finish()).to.equal(201);
+      busy = null;
+      // slow-writer's user.created came after the new endpoint: it is the first message the successor gets.
+      await successor.waitFor((requests) => requests.length >= 1, 5_000, "the successor endpoint's first message");
+      await aWhile();
+      expect(successor.requests.map((request) => request.json.data.app_user_id)).to.deep.equal(['slow-writer']);
+      expect(receiver.requests).to.have.length(0);
+    } finally {
+      await successor.stop();
+    }
+  });
+
   it('WEBHOOK_YIELD_MAX_S=0: deliveries never wait for requests', async () => {
     await start({ WEBHOOK_YIELD_MAX_S: '0' });
     busy = requestInFlight(service);

@@ -1,5 +1,10 @@
 import { expect } from 'chai';
 import { v5 as uuidv5 } from 'uuid';
+import type { Backend } from '../../src/backends/backend.js';
+import { MESSAGE_TYPES } from '../../src/domain/webhooks/message-catalogue.js';
+import { StoreUnavailableError } from '../../src/ports/event-store.js';
+import type { WebhookOutbox } from '../../src/ports/webhook-outbox.js';
+import { never, putProgram, putReward } from '../support/fixtures.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { eventually, Receiver, verifyWebhook } from '../support/webhook-receiver.js';
 
@@ -42,10 +47,16 @@ describe('API: outgoing webhook endpoints (SPEC §12)', function () {
     expect(got.body.data.webhook).to.not.have.property('secret');
     expect(got.body.data.webhook).to.not.have.property('secrets');
 
-    // A type listed twice counts once.
+    // A type listed twice counts once, also in a list longer than the catalogue.
     const twice = await service.admin('PUT', '/admin/webhooks/backend', { url: receiver.url, events: ['reward.granted', 'reward.granted'] });
     expect(twice.status).to.equal(200);
     expect(twice.body.data.webhook.events).to.deep.equal(['reward.granted']);
+    const every = [...MESSAGE_TYPES];
+    const longer = await service.admin('PUT', '/admin/webhooks/longer', { url: receiver.url, events: [...every, 'user.created', 'reward.granted'] });
+    expect(longer.status, JSON.stringify(longer.body)).to.equal(201);
+    expect(longer.body.data.webhook.events).to.have.members(every);
+    expect(longer.body.data.webhook.events).to.have.length(every.length);
+    expect((await service.admin('DELETE', '/admin/webhooks/longer')).status).to.equal(204);
     // Left out of an update, events and description keep their values (documented in the README and the OpenAPI document).
     const updated = await service.admin('PUT', '/admin/webhooks/backend', { url: receiver.url, enabled: false });
     expect(updated.status).to.equal(200);
@@ -230,6 +241,48 @@ describe('API: outgoing webhook endpoints (SPEC §12)', function () {
     expect(since.body.data.requeued).to.equal(3);
     await receiver.waitFor((requests) => requests.length >= 9);
     expect(receiver.requests.slice(6).map((request) => request.headers['webhook-id'])).to.deep.equal(ids);
+  });
+});
+
+describe('API: an endpoint deleted and created again under its id (SPEC §12)', () => {
+  it('gets exactly the events after its new creation, never a message queued for its predecessor, however far behind the feed is', async () => {
+    let feedPaused = true;
+    // The outbox feed held back (as when it runs behind the log) while the endpoint is deleted and created again.
+    const backend = (inner: Backend): Backend => {
+      const outbox = inner.webhookOutbox;
+      const feed: WebhookOutbox['feed'] = async (...args) => {
+        if (feedPaused) throw new StoreUnavailableError('injected: the feed is held back');
+        return outbox.feed(...args);
+      };
+      return { ...inner, webhookOutbox: new Proxy(outbox, { get: (target, property) => (property === 'feed' ? feed : Reflect.get(target, property)) }) };
+    };
+    const service = await startTestService({ backend, env: LOCAL });
+    const first = await new Receiver().start();
+    const second = await new Receiver().start();
+    try {
+      await putReward(service, 'gift', { kind: 'basic', name: 'Gift' });
+      await putProgram(service, 'friends', {
+        rewards: { sender: [], receiver: [{ reward_key: 'gift', activation: { variant: 'claim' }, deactivation: never }] },
+      });
+      await createEndpoint(service, 'reused', first.url, { events: ['user.created'] });
+      await createUsers(service, ['before-delete']);
+      expect((await service.admin('DELETE', '/admin/webhooks/reused')).status).to.equal(204);
+      const referrer = (await service.call('POST', '/users', { app_user_id: 'referrer' })).body.data.user;
+      await createEndpoint(service, 'reused', second.url, { events: ['code.claimed'] });
+      feedPaused = false;
+      await createUsers(service, ['claimer']);
+      expect((await service.call('POST', '/users/claimer/claim-code', { code: referrer.referral_code })).status).to.equal(200);
+      await second.waitFor((requests) => requests.length >= 1);
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      // In log order, a message for before-delete would have gone first: the lane sends its messages one by one.
+      expect(second.requests.map((request) => [request.json.type, request.json.data.app_user_id])).to.deep.equal([['code.claimed', 'claimer']]);
+      // The first endpoint's message was fed only after its deletion: its lane had nothing to send.
+      expect(first.requests).to.have.length(0);
+    } finally {
+      await service.stop();
+      await first.stop();
+      await second.stop();
+    }
   });
 });
 

@@ -135,13 +135,13 @@ export class DeliveryEngine {
   /** Delivers the endpoint's due messages in order until none is due (or the endpoint is off). */
   private async drain(endpointId: string): Promise<void> {
     while (this.running) {
-      const message = await this.deps.outbox.head(endpointId);
-      if (!message || message.next_attempt_at > this.now()) return;
-      await this.yieldToRequests(message);
+      const waited = await this.deps.outbox.head(endpointId);
+      if (!waited || waited.next_attempt_at > this.now()) return;
+      await this.yieldToRequests(waited);
       if (!this.running) return;
       if (endpointId === REVENUECAT_ENDPOINT) {
         if (!this.deps.partner) return;
-        await this.record(message, await this.fulfil(message), null);
+        await this.record(waited, await this.fulfil(waited), null);
         continue;
       }
       const endpoint = await this.deps.readStore.get<WebhookDoc>(WEBHOOKS, endpointId);
@@ -150,6 +150,10 @@ export class DeliveryEngine {
         return;
       }
       if (!endpoint.enabled) return;
+      // Still the head after the wait, read after the endpoint: a DELETE meanwhile removed it (and
+      // an endpoint created again under the id is not sent its predecessor's message).
+      const message = await this.deps.outbox.head(endpointId);
+      if (message?.message_id !== waited.message_id) continue;
       const attempt = await this.send(endpoint, message);
       await this.record(message, attempt, endpoint);
       if (!succeeded(attempt)) return;

@@ -137,27 +137,49 @@ export class WebhookFeeder extends LogFollower {
     }
   }
 
+  /**
+   * Feeds one page. At an endpoint's deletion, what is fed before it lands first, then the
+   * endpoint's messages are removed: those the feed added after the DELETE had already cleared
+   * the outbox (the feed runs behind the log) would otherwise go to an endpoint created again
+   * under the same id. The checkpoint stays before the deletion until it is done, so a crash in
+   * between removes them again.
+   */
   async processPage(): Promise<boolean> {
     const { events, through, more } = await this.log.readPage(this.checkpoint, PAGE_SIZE, FED_EVENTS);
     if (through === null || through === this.checkpoint) return false;
-    const rows: NewOutboxMessage[] = [];
+    let rows: NewOutboxMessage[] = [];
+    let fed = false;
     // Due at once, on the service clock (which drives every later attempt time).
     const now = this.clock.now().toISOString();
-    for (const event of events) {
-      subscribe(this.subscriptions, event);
-      rows.push(...outboxMessagesFor(event, this.subscriptions, this.ids, this.fulfilment, now));
-    }
     try {
-      await this.outbox.feed(WEBHOOK_FEED, rows, this.checkpoint, through);
-      this.checkpoint = through;
+      let last = this.checkpoint;
+      for (const event of events) {
+        if (event.type === 'WebhookEndpointDeleted') {
+          if (last !== this.checkpoint) await this.feed(rows, last!);
+          fed ||= rows.length > 0;
+          rows = [];
+          await this.outbox.removeEndpoint(event.data.id);
+        }
+        subscribe(this.subscriptions, event);
+        rows.push(...outboxMessagesFor(event, this.subscriptions, this.ids, this.fulfilment, now));
+        last = event.position;
+      }
+      await this.feed(rows, through);
+      fed ||= rows.length > 0;
     } catch (error) {
       // The subscriptions already moved through this page: fold them again up to the checkpoint.
       await this.init();
       if (!(error instanceof FeedCheckpointMovedError)) throw error;
       return false;
+    } finally {
+      if (fed) this.onFed();
     }
-    if (rows.length > 0) this.onFed();
     return more;
+  }
+
+  private async feed(rows: NewOutboxMessage[], through: bigint): Promise<void> {
+    await this.outbox.feed(WEBHOOK_FEED, rows, this.checkpoint, through);
+    this.checkpoint = through;
   }
 
   /** Where the feed stands (the last log position turned into outbox rows). */
