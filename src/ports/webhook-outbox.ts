@@ -33,6 +33,13 @@ export interface OutboxMessage extends Omit<NewOutboxMessage, 'position'> {
 
 /** What one attempt changed. */
 export interface AttemptRecord {
+  /**
+   * The message's `next_attempt_at` when the attempt was made: the record applies only while it
+   * still is, so a redeliver or a replay made while the attempt was in flight wins (the message
+   * is sent again) instead of being overwritten by the attempt's outcome. (One made in the very
+   * millisecond the message was due is not told apart: a person redelivers later than that.)
+   */
+  due_at: string;
   status: Exclude<DeliveryStatus, 'pending'>;
   attempted_at: string;
   next_attempt_at: string;

@@ -217,6 +217,27 @@ describe('API: outgoing webhook endpoints (SPEC §12)', function () {
     }
   });
 
+  it("a redeliver while an attempt is in flight sends the message again, whatever that attempt's outcome", async () => {
+    const secret = await createEndpoint(service, 'slow', receiver.url);
+    // The first attempt is answered only after the redeliver: its outcome must not overwrite it.
+    receiver.respond = (_request, index) => (index === 0 ? { status: 204, delayMs: 600 } : { status: 204 });
+    await createUsers(service, ['in-flight']);
+    await receiver.waitFor((requests) => requests.length >= 1);
+    const id = receiver.requests[0]!.headers['webhook-id'];
+    // The test clock stands still unless moved: the redeliver comes a second after the message was due.
+    service.clock.advance(1_000);
+    const redelivered = await service.admin('POST', `/admin/webhooks/slow/deliveries/${id}/redeliver`);
+    expect(redelivered.body.data.delivery).to.include({ status: 'pending', attempts: 0 });
+    await receiver.waitFor((requests) => requests.length >= 2, 5_000, 'the redelivered message');
+    expect(receiver.requests.map((request) => request.headers['webhook-id'])).to.deep.equal([id, id]);
+    expect(verifyWebhook(secret, receiver.requests[1]!).data.app_user_id).to.equal('in-flight');
+    const deliveries = await eventually(
+      async () => (await service.admin('GET', '/admin/webhooks/slow/deliveries')).body.data.deliveries as any[],
+      (rows) => rows[0]?.status === 'delivered',
+    );
+    expect(deliveries[0]).to.include({ message_id: id, status: 'delivered', attempts: 1 });
+  });
+
   it('redelivers one message and replays from a log position with the same webhook-ids', async () => {
     const secret = await createEndpoint(service, 'rp', receiver.url);
     await createUsers(service, ['u1', 'u2', 'u3']);

@@ -54,6 +54,7 @@ export function webhookOutboxContract(name: string, open: OpenContractSubject<We
       const first = message(5n);
       await outbox.feed(feed, [first], null, 5n);
       await outbox.recordAttempt(endpoint, first.message_id, {
+        due_at: T0,
         status: 'delivered',
         attempted_at: T1,
         next_attempt_at: T0,
@@ -73,6 +74,7 @@ export function webhookOutboxContract(name: string, open: OpenContractSubject<We
       expect((await outbox.head(endpoint))!.message_id).to.equal(b.message_id);
       expect(await outbox.dueEndpoints(T0)).to.include(endpoint);
       await outbox.recordAttempt(endpoint, b.message_id, {
+        due_at: T0,
         status: 'failed',
         attempted_at: T0,
         next_attempt_at: T2,
@@ -96,6 +98,7 @@ export function webhookOutboxContract(name: string, open: OpenContractSubject<We
       });
       expect(failed.position).to.equal(10n);
       await outbox.recordAttempt(endpoint, b.message_id, {
+        due_at: T2,
         status: 'dead',
         attempted_at: T2,
         next_attempt_at: T2,
@@ -111,6 +114,7 @@ export function webhookOutboxContract(name: string, open: OpenContractSubject<We
       const rows = [message(1n, { enqueued_at: T1 }), message(2n, { enqueued_at: T0 }), message(3n, { enqueued_at: T2 })];
       await outbox.feed(feed, rows, null, 3n);
       await outbox.recordAttempt(endpoint, rows[0]!.message_id, {
+        due_at: T1,
         status: 'delivered',
         attempted_at: T1,
         next_attempt_at: T1,
@@ -130,6 +134,7 @@ export function webhookOutboxContract(name: string, open: OpenContractSubject<We
       const [a, b] = [message(1n), message(2n)];
       await outbox.feed(feed, [a], null, 1n);
       await outbox.recordAttempt(endpoint, a.message_id, {
+        due_at: T0,
         status: 'delivered',
         attempted_at: T0,
         next_attempt_at: T0,
@@ -147,6 +152,7 @@ export function webhookOutboxContract(name: string, open: OpenContractSubject<We
         delivered_at: null,
       });
       await outbox.recordAttempt(endpoint, a.message_id, {
+        due_at: T1,
         status: 'delivered',
         attempted_at: T1,
         next_attempt_at: T1,
@@ -160,6 +166,21 @@ export function webhookOutboxContract(name: string, open: OpenContractSubject<We
         ['pending', 0, T2],
         ['pending', 0, T2],
       ]);
+    });
+
+    it('ignores an attempt whose message was redelivered or requeued while it was in flight: the message goes again', async () => {
+      const [a, b] = [message(1n), message(2n)];
+      await outbox.feed(feed, [a, b], null, 2n);
+      const inFlight = { status: 'delivered', attempted_at: T1, next_attempt_at: T0, status_code: 200, error: null, latency_ms: 1 } as const;
+      expect(await outbox.redeliver(endpoint, a.message_id, T1)).to.equal(true);
+      await outbox.recordAttempt(endpoint, a.message_id, { ...inFlight, due_at: T0 });
+      expect((await outbox.get(endpoint, a.message_id))!).to.include({ status: 'pending', attempts: 0, next_attempt_at: T1, delivered_at: null });
+      expect(await outbox.requeue([b], T2)).to.equal(1);
+      await outbox.recordAttempt(endpoint, b.message_id, { ...inFlight, status: 'failed', next_attempt_at: T2, due_at: T0 });
+      expect((await outbox.get(endpoint, b.message_id))!).to.include({ status: 'pending', attempts: 0, next_attempt_at: T2 });
+      // The attempt made for the redelivery is recorded.
+      await outbox.recordAttempt(endpoint, a.message_id, { ...inFlight, attempted_at: T2, due_at: T1 });
+      expect((await outbox.get(endpoint, a.message_id))!).to.include({ status: 'delivered', attempts: 1, delivered_at: T2 });
     });
 
     it('remembers since when an endpoint fails, and forgets a removed endpoint', async () => {

@@ -142,10 +142,10 @@ export class MongoWebhookOutbox implements WebhookOutbox {
   async recordAttempt(endpointId: string, messageId: string, attempt: AttemptRecord): Promise<void> {
     const _id = key(endpointId, messageId);
     const stored = await guard(() => this.messages.findOne({ _id }));
-    if (!stored) return;
+    if (!stored || stored.next_attempt_at !== attempt.due_at) return;
     await guard(() =>
       this.messages.updateOne(
-        { _id },
+        { _id, next_attempt_at: attempt.due_at },
         {
           $set: {
             status: attempt.status,

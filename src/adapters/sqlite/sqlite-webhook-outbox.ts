@@ -91,7 +91,7 @@ export class SqliteWebhookOutbox implements WebhookOutbox {
       atPosition: read<[string, bigint], Row>('SELECT * FROM webhook_messages WHERE endpoint_id = ? AND position = ? AND open = 1 LIMIT 1'),
       record: db.prepare(
         'UPDATE webhook_messages SET status = ?, open = ?, attempts = attempts + 1, first_attempt_at = COALESCE(first_attempt_at, ?), next_attempt_at = ?, ' +
-          'last_status_code = ?, last_error = ?, last_latency_ms = ?, delivered_at = ? WHERE endpoint_id = ? AND message_id = ?',
+          'last_status_code = ?, last_error = ?, last_latency_ms = ?, delivered_at = ? WHERE endpoint_id = ? AND message_id = ? AND next_attempt_at = ?',
       ),
       get: read<[string, string], Row>('SELECT * FROM webhook_messages WHERE endpoint_id = ? AND message_id = ?'),
       redeliver: db.prepare(
@@ -165,6 +165,7 @@ export class SqliteWebhookOutbox implements WebhookOutbox {
         deliveredAt,
         endpointId,
         messageId,
+        attempt.due_at,
       ),
     );
   }

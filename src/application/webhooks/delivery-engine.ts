@@ -228,7 +228,13 @@ export class DeliveryEngine {
     const now = this.deps.clock.now();
     const endpointId = message.endpoint_id;
     const delivered = succeeded(attempt);
-    const base = { attempted_at: now.toISOString(), status_code: attempt.statusCode, error: attempt.error, latency_ms: attempt.latencyMs };
+    const base = {
+      due_at: message.next_attempt_at,
+      attempted_at: now.toISOString(),
+      status_code: attempt.statusCode,
+      error: attempt.error,
+      latency_ms: attempt.latencyMs,
+    };
     if (delivered) {
       await outbox.recordAttempt(endpointId, message.message_id, { ...base, status: 'delivered', next_attempt_at: message.next_attempt_at });
       metrics.webhookDeliveries.inc({ endpoint: endpointId, outcome: 'delivered' });
