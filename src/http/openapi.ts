@@ -1,6 +1,3 @@
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { OpenAPIRegistry, OpenApiGeneratorV31, type RouteConfig } from '@asteasolutions/zod-to-openapi';
 import type { ZodTypeAny } from 'zod';
 import { BODY_METHODS } from './body-guard.js';
@@ -85,19 +82,8 @@ function errorResponse(status: number, codes: ErrorCode[]) {
   };
 }
 
-function packageVersion(): string {
-  let dir = path.dirname(fileURLToPath(import.meta.url));
-  for (;;) {
-    const candidate = path.join(dir, 'package.json');
-    if (fs.existsSync(candidate)) {
-      const pkg = JSON.parse(fs.readFileSync(candidate, 'utf8')) as { name?: string; version?: string };
-      if (pkg.name === 'referral-rewards-service' && pkg.version) return pkg.version;
-    }
-    const parent = path.dirname(dir);
-    if (parent === dir) return '0.0.0';
-    dir = parent;
-  }
-}
+/** The interface's version, as the customer's API declares it (seed-api.md, Versioning); not the package's. */
+export const API_VERSION = '1.0';
 
 const DESCRIPTION = [
   'Self-hosted referral, affiliate and promo-code backend for subscription apps.',
@@ -195,7 +181,7 @@ export class ApiDescription {
       openapi: '3.1.0',
       info: {
         title: 'Referral & Rewards Service',
-        version: packageVersion(),
+        version: API_VERSION,
         description: DESCRIPTION,
         license: { name: 'MIT', identifier: 'MIT' },
       },
