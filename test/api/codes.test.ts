@@ -38,6 +38,9 @@ describe('API: GET /codes/{code} and affiliates of users', () => {
     expect(spring).to.deep.include({ type: 'promo', code: 'SPRING', is_active: true, entity: { name: 'Spring sale', logo_url: null, platforms: [] } });
     const plain = codeResponse.parse((await svc.call('GET', '/codes/PLAIN')).body).data;
     expect(plain).to.deep.include({ is_active: false, entity: { name: 'PLAIN', logo_url: null, platforms: [] } });
+    // An empty description is no description: the code names the entity.
+    await putPromo(svc, 'EMPTY', { description: '' });
+    expect((await svc.call('GET', '/codes/EMPTY')).body.data.entity.name).to.equal('EMPTY');
   });
 
   it('resolves an affiliate code with its logo and platforms; only approved affiliates are active', async () => {

@@ -57,7 +57,7 @@ export class CodeResolver {
           owner_active: promo.is_active,
           limit: promo.limit,
           receiverEntries: promo.rewards,
-          entity: { name: promo.description ?? promo.code, logo_url: null, platforms: [] },
+          entity: { name: promo.description || promo.code, logo_url: null, platforms: [] },
         };
       }
       case 'affiliate': {
