@@ -1235,6 +1235,7 @@ export interface components {
             first_seen_at: string | null;
             /** @deprecated */
             last_seen_at: null;
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata: {
                 [key: string]: unknown;
             } | null;
@@ -1323,6 +1324,7 @@ export interface components {
             key: string;
             name: string;
             description: string | null;
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata: {
                 [key: string]: unknown;
             } | null;
@@ -1361,6 +1363,7 @@ export interface components {
             id: string;
             name: string;
             description: string | null;
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata: {
                 [key: string]: unknown;
             } | null;
@@ -1448,6 +1451,7 @@ export interface components {
              * @example 2026-01-02T03:04:05.678Z
              */
             last_seen_at?: string | null;
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1612,6 +1616,7 @@ export interface components {
             kind: "basic" | "credit" | "offer_code" | "store_promo_code" | "partner_entitlement" | "partner_offering";
             name: string;
             description: string | null;
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata: {
                 [key: string]: unknown;
             } | null;
@@ -1633,6 +1638,7 @@ export interface components {
             kind: "basic";
             name: string;
             description?: string | null;
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1641,6 +1647,7 @@ export interface components {
             kind: "credit";
             name: string;
             description?: string | null;
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1650,6 +1657,7 @@ export interface components {
             kind: "offer_code";
             name: string;
             description?: string | null;
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1661,6 +1669,7 @@ export interface components {
             kind: "store_promo_code";
             name: string;
             description?: string | null;
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1669,6 +1678,7 @@ export interface components {
             kind: "partner_entitlement";
             name: string;
             description?: string | null;
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1679,6 +1689,7 @@ export interface components {
             kind: "partner_offering";
             name: string;
             description?: string | null;
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1715,6 +1726,7 @@ export interface components {
         ProgramRequest: {
             name: string;
             description?: string | null;
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1851,9 +1863,11 @@ export interface components {
                 revision: number;
                 id: string;
                 type: string;
+                /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
                 data: {
                     [key: string]: unknown;
                 };
+                /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
                 metadata: {
                     [key: string]: unknown;
                 };
@@ -1881,6 +1895,7 @@ export interface components {
                 delta: number;
                 balance_after: number;
                 operation_id: string | null;
+                /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
                 cause: {
                     [key: string]: unknown;
                 };
@@ -2025,6 +2040,7 @@ export interface components {
                 delta: number;
                 balance_after: number;
                 operation_id: string | null;
+                /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
                 cause: {
                     [key: string]: unknown;
                 };
@@ -2036,9 +2052,11 @@ export interface components {
                 revision: number;
                 id: string;
                 type: string;
+                /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
                 data: {
                     [key: string]: unknown;
                 };
+                /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
                 metadata: {
                     [key: string]: unknown;
                 };
@@ -2055,9 +2073,11 @@ export interface components {
                 revision: number;
                 id: string;
                 type: string;
+                /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
                 data: {
                     [key: string]: unknown;
                 };
+                /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
                 metadata: {
                     [key: string]: unknown;
                 };
@@ -2111,6 +2131,7 @@ export interface components {
             first_seen_at: string | null;
             /** @deprecated */
             last_seen_at: null;
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata: {
                 [key: string]: unknown;
             } | null;
@@ -2180,6 +2201,7 @@ export interface components {
             key: string;
             name: string;
             description: string | null;
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata: {
                 [key: string]: unknown;
             } | null;
@@ -2217,6 +2239,7 @@ export interface components {
             key: string;
             name: string;
             description: string | null;
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata: {
                 [key: string]: unknown;
             } | null;
@@ -2255,6 +2278,7 @@ export interface components {
             key: string;
             name: string;
             description: string | null;
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata: {
                 [key: string]: unknown;
             } | null;
@@ -2304,6 +2328,7 @@ export interface components {
             key: string;
             name: string;
             description: string | null;
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata: {
                 [key: string]: unknown;
             } | null;
@@ -2348,6 +2373,7 @@ export interface components {
             key: string;
             name: string;
             description: string | null;
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata: {
                 [key: string]: unknown;
             } | null;
@@ -2386,6 +2412,7 @@ export interface components {
             key: string;
             name: string;
             description: string | null;
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata: {
                 [key: string]: unknown;
             } | null;
@@ -2514,6 +2541,7 @@ export interface components {
             id: string;
             name: string;
             description: string | null;
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata: {
                 [key: string]: unknown;
             } | null;
@@ -2685,6 +2713,7 @@ export interface components {
              * @example 2026-01-02T03:04:05.678Z
              */
             last_seen_at?: string | null;
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata?: {
                 [key: string]: unknown;
             } | null;

@@ -121,6 +121,21 @@ describe('API: users (POST /users, GET /users/{id})', () => {
       });
     }
 
+    it('400 BAD_REQUEST for metadata numbers that would not read back as sent (1e400, integers past 2^53), and writes nothing', async () => {
+      for (const raw of [
+        '{"app_user_id":"u-num","metadata":{"inf":1e400}}',
+        '{"app_user_id":"u-num","metadata":{"deep":[{"big":12345678901234567890}]}}',
+        '{"app_user_id":"u-num","metadata":{"negative":-9007199254740993}}',
+      ]) {
+        const response = await svc.call('POST', '/users', raw);
+        expect(response.body.errors[0], raw).to.include({ status: 400, code: 'BAD_REQUEST', source: '/metadata' });
+      }
+      expect((await svc.call('GET', '/users/u-num')).status).to.equal(404);
+      const kept = { max: 9007199254740991, min: -9007199254740991, pi: 3.141592653589793, tiny: 1e-300 };
+      expect((await svc.call('POST', '/users', { app_user_id: 'u-num', metadata: kept })).status).to.equal(201);
+      expect((await svc.call('GET', '/users/u-num')).body.data.user.metadata).to.deep.equal(kept);
+    });
+
     it('400 BODY_INVALID for malformed JSON, an array, a scalar or an empty body, and writes nothing', async () => {
       for (const raw of ['{"app_user_id": "u-bad",', '[{"app_user_id":"u-bad"}]', '"u-bad"', '']) {
         const response = await svc.call('POST', '/users', raw);

@@ -77,10 +77,27 @@ export const appUserId = chars(1, 128)
 
 export const operationId = chars(1, 128).openapi({ description: 'Idempotency key: the first successful call with it is remembered forever' });
 
+/**
+ * Whether every number in a parsed JSON value reads back as sent: JSON.parse turns `1e400` into
+ * Infinity (stored as null) and rounds integers past ±(2^53 − 1) (12345678901234567890 would be
+ * stored as 12345678901234567000).
+ */
+function faithfulNumbers(value: unknown): boolean {
+  if (typeof value === 'number') return Number.isFinite(value) && (!Number.isInteger(value) || Number.isSafeInteger(value));
+  if (Array.isArray(value)) return value.every(faithfulNumbers);
+  if (typeof value === 'object' && value !== null) return Object.values(value).every(faithfulNumbers);
+  return true;
+}
+
 /** A JSON object (not an array), kept exactly as sent (keys such as "__proto__" included). */
 export const jsonObject = z
   .custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), 'must be a JSON object')
-  .openapi({ type: 'object', additionalProperties: true });
+  .refine(faithfulNumbers, 'numbers must be finite, and integers within ±(2^53 − 1) (send larger ones as strings)')
+  .openapi({
+    type: 'object',
+    additionalProperties: true,
+    description: 'Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1)',
+  });
 
 /**
  * `schema` or null, spelled out for the document: a schema whose OpenAPI type is given by hand
