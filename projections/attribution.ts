@@ -43,11 +43,13 @@ function sourceAndDay(event: LoggedEvent): { source: Source; at: string } | null
     case 'RefundRecorded': {
       const { refunds, amount } = refundFigures(event.data);
       if (refunds === 0 && !amount) return null;
-      return event.data.attribution === null ? null : { source: event.data.attribution, at: event.data.occurred_at };
+      return event.data.attribution === null ? null : { source: event.data.attribution, at: event.data.recorded_at };
     }
     case 'PurchaseRecorded':
     case 'RenewalRecorded':
-      return event.data.attribution === null ? null : { source: event.data.attribution, at: event.data.occurred_at };
+      // The service's clock, as analytics counts money: a provider's back- or future-dated
+      // `occurred_at` cannot move revenue into another range.
+      return event.data.attribution === null ? null : { source: event.data.attribution, at: event.data.recorded_at };
     default:
       return null;
   }
@@ -57,7 +59,8 @@ const docId = (dimension: AttributionGroup, group: string, day: string) => `${di
 
 export const attributionProjection: Projection = {
   name: 'attribution',
-  version: 1,
+  // 2: money on its `recorded_at` day, not the provider's `occurred_at` (run `npm run replay`).
+  version: 2,
   collections: [{ name: ATTRIBUTION, indexes: [['dimension', 'day']] }],
   eventTypes: ['CodeClaimed', 'UserConverted', 'PurchaseRecorded', 'RenewalRecorded', 'RefundRecorded'],
   targets: (event) => {

@@ -46,6 +46,7 @@ interface JsonSchema {
   oneOf?: JsonSchema[];
   items?: JsonSchema;
   properties?: Record<string, JsonSchema>;
+  required?: string[];
 }
 
 interface OpenApiDocument {
@@ -167,7 +168,7 @@ const EVENT_MEANINGS: Record<string, string> = {
   UserErased:
     'The user\'s personal fields were erased (`DELETE /admin/users/{app_user_id}`): their data key destroyed, so every earlier value reads as null (`{"erased": true}` in the log). Holds no personal data.',
   ReferralProgramAssigned: 'The user got a program and its referral code (once, never changed).',
-  CodeClaimed: 'The user claimed a referral, promo or affiliate code.',
+  CodeClaimed: 'The user claimed a referral, promo or affiliate code. `hold` only when a fraud rule held it for review.',
   ClaimAbandoned: 'A claim whose slot was repaired after a crash: the claim did not happen.',
   UserConverted: 'A claimer became premium (not trial): counts as a conversion of the code it claimed.',
   UserChurned: 'A converted claimer stopped being premium.',
@@ -181,8 +182,9 @@ const EVENT_MEANINGS: Record<string, string> = {
   ReferralConversionCounted: 'A conversion of one of its claimers was counted.',
   ReferralChurnCounted: 'A churn of one of its claimers was counted.',
   CodeReserved: 'The code got its owner: the first reservation wins, and a code is never freed.',
-  ClaimSlotTaken: "A claim took one of the code's slots (`taken`: slots held after it); checked against the limit.",
-  ClaimSlotReleased: 'A slot was given back (the claim did not complete).',
+  ClaimSlotTaken:
+    "A claim took one of the code's slots (`taken`: slots held after it); checked against the limit. `window`: the code's claims this UTC hour and day (absent in events written before fraud rules).",
+  ClaimSlotReleased: 'A slot was given back (the claim did not complete). `window` as in `ClaimSlotTaken`.',
   RewardCreated: 'A reward was defined (the full definition).',
   RewardUpdated: 'A reward definition changed (the full new definition).',
   ProgramCreated: 'A referral program was defined.',
@@ -216,6 +218,8 @@ const EVENT_MEANINGS: Record<string, string> = {
   ReviewRejected: 'A reviewer rejected: the held referrer rewards are dropped.',
   PaymentCustomerClaimCounted: 'A referral claimer of this payment customer was counted (`claimers`: the count after it).',
   PaymentCustomerClaimReleased: 'A counted claim did not complete; the count went back.',
+  RefundRecorded:
+    'A refund of a store purchase or renewal. A first refund of a transaction refunds `price_minor`; a repeat (Apple sends REFUND then REVOKE, Stripe a running total per partial refund) has `repeats_refund: true` and `adds_refunded_minor`, what it refunds beyond the earlier ones, and counts as no new refund.',
 };
 
 /** The stream each event type is appended to. */
@@ -252,7 +256,8 @@ export function eventsMarkdown(): string {
   const sections = groups.map(([title, events]) => {
     const rows = Object.entries(events).map(([type, schema]) => {
       const json = z.toJSONSchema(schema, { unrepresentable: 'any', io: 'output' }) as JsonSchema;
-      const fields = Object.entries(json.properties ?? {}).map(([key, value]) => `\`${key}\`: ${typeText(value)}`);
+      const required = new Set(json.required ?? []);
+      const fields = Object.entries(json.properties ?? {}).map(([key, value]) => `\`${key}\`${required.has(key) ? '' : '?'}: ${typeText(value)}`);
       return `| \`${type}\` | ${streamOf(type)} | ${EVENT_MEANINGS[type] ?? ''} | ${fields.join('<br>')} |`;
     });
     return [`## ${title}`, '', '| Event | Stream | What it records | Data (fields and types) |', '|---|---|---|---|', ...rows, ''].join('\n');
@@ -269,7 +274,8 @@ export function eventsMarkdown(): string {
     '',
     'Every event also has metadata: `correlation_id` (the request id), `causation_id` (the request or event that',
     'caused it), `actor` (`client:<hash>`, `secret:<hash>` or `process:<name>`), `schema_version`, and `operation_id`',
-    'when the client sent one. Times are ISO 8601 UTC with milliseconds. `[T]` is a list of `T`; `a \\| b` is either.',
+    'when the client sent one. Times are ISO 8601 UTC with milliseconds. `[T]` is a list of `T`; `a \\| b` is either;',
+    "`name?` is a field some events of the type do not have (the type's description says which).",
     '',
     ...sections,
   ].join('\n');

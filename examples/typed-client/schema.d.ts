@@ -12711,9 +12711,9 @@ export interface operations {
         parameters: {
             query: {
                 group_by: "code" | "program" | "affiliate";
-                /** @description First UTC day included */
+                /** @description First UTC day included (a purchase or refund counts on the day the service recorded it) */
                 from?: string;
-                /** @description Last UTC day included */
+                /** @description Last UTC day included; not before `from` */
                 to?: string;
             };
             header?: never;

@@ -51,8 +51,8 @@ export const revenueUserEvents = {
    * `repeats_refund`: a refund of the same transaction was recorded before (Apple sends REFUND,
    * then REVOKE; Stripe sends charge.refunded for each partial refund, with the running total):
    * kept as a fact, not counted as another refund; `adds_refunded_minor` is what it refunds
-   * beyond the refunds of that transaction recorded before (0 for Apple's pair). Both absent in
-   * events before 2026-11-25.
+   * beyond the refunds of that transaction recorded before (0 for Apple's pair). Both are present
+   * on a repeat only: a first refund has neither, and refunds its `price_minor`.
    */
   RefundRecorded: revenueFact.extend({
     reverses_conversion: z.boolean(),

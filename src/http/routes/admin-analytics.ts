@@ -4,18 +4,12 @@ import { normalizeCode } from '../../domain/codes/referral-code.js';
 import { ApiError } from '../errors.js';
 import { type AnyRoute, route } from '../route.js';
 import { programId } from '../schemas/admin.js';
-import { isRealUtcTime, pageLimit } from '../schemas/common.js';
+import { checkOrder, pageLimit, utcDay } from '../schemas/common.js';
 import { z } from '../schemas/zod-openapi.js';
 
 const TAG = 'admin: analytics';
 /** The longest range one call covers, in days (both ends included). */
 export const MAX_RANGE_DAYS = 366;
-
-const utcDay = z
-  .string()
-  .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD')
-  .refine(isRealUtcTime, 'must be a calendar date YYYY-MM-DD')
-  .openapi({ type: 'string', format: 'date', example: '2026-11-01' });
 
 const range = {
   from: utcDay.openapi({ description: 'First UTC day, included' }),
@@ -80,7 +74,7 @@ const topCodesOut = z.object({
 
 /** from ≤ to, and at most MAX_RANGE_DAYS days: 400 BAD_REQUEST naming the parameter otherwise. */
 function checkRange(from: string, to: string): void {
-  if (from > to) throw new ApiError(400, 'BAD_REQUEST', `from (${from}) is after to (${to})`, 'query:/from');
+  checkOrder(from, to);
   const days = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000 + 1;
   if (days > MAX_RANGE_DAYS) throw new ApiError(400, 'BAD_REQUEST', `to: the range covers ${days} days, at most ${MAX_RANGE_DAYS}`, 'query:/to');
 }

@@ -8,13 +8,8 @@ import { REVENUE_PROVIDERS } from '../../domain/revenue/revenue-notification.js'
 import { TOKENS } from '../../ports/tokens.js';
 import { ApiError } from '../errors.js';
 import { type AnyRoute, route } from '../route.js';
-import { appUserId, isRealUtcTime, logPosition, logPositionDoc, pageLimit } from '../schemas/common.js';
+import { appUserId, checkOrder, logPosition, logPositionDoc, pageLimit, utcDay } from '../schemas/common.js';
 import { z } from '../schemas/zod-openapi.js';
-
-const day = z
-  .string()
-  .regex(/^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}(\.\d{1,3})?)?Z)?$/, 'must be a date (YYYY-MM-DD) or an ISO date-time in UTC')
-  .refine(isRealUtcTime, 'must be a real date (and time)');
 
 export const inboundQuery = z.object({
   provider: z.enum(REVENUE_PROVIDERS).optional(),
@@ -24,8 +19,8 @@ export const inboundQuery = z.object({
 });
 export const attributionQuery = z.object({
   group_by: z.enum(ATTRIBUTION_GROUPS),
-  from: day.optional().openapi({ description: 'First UTC day included' }),
-  to: day.optional().openapi({ description: 'Last UTC day included' }),
+  from: utcDay.optional().openapi({ description: 'First UTC day included (a purchase or refund counts on the day the service recorded it)' }),
+  to: utcDay.optional().openapi({ description: 'Last UTC day included; not before `from`' }),
 });
 const inboundOut = z.object({
   notifications: z.array(
@@ -86,6 +81,7 @@ export function adminRevenueRoutes(container: DependencyContainer): AnyRoute[] {
       errors: [],
       auth: 'secret',
       async handle({ query }) {
+        if (query.from && query.to) checkOrder(query.from, query.to);
         const groups = await revenue.attribution(query.group_by, query.from ?? null, query.to ?? null);
         return { status: 200, body: { data: { group_by: query.group_by, groups } } };
       },

@@ -1,5 +1,6 @@
 import { REWARD_KINDS } from '../../domain/rewards/reward-kinds.js';
 import { isWellFormed } from '../body-guard.js';
+import { ApiError } from '../errors.js';
 import { z } from './zod-openapi.js';
 
 /**
@@ -25,6 +26,18 @@ export const dateTime = z.iso
 export function isRealUtcTime(value: string): boolean {
   const time = Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value);
   return !Number.isNaN(time) && new Date(time).toISOString().startsWith(value.slice(0, 10));
+}
+
+/** A UTC calendar day, YYYY-MM-DD (the analytics and attribution ranges). */
+export const utcDay = z
+  .string()
+  .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD')
+  .refine(isRealUtcTime, 'must be a calendar date YYYY-MM-DD')
+  .openapi({ type: 'string', format: 'date', example: '2026-11-01' });
+
+/** A range of days whose `from` is after its `to`: 400 BAD_REQUEST naming `from`. */
+export function checkOrder(from: string, to: string): void {
+  if (from > to) throw new ApiError(400, 'BAD_REQUEST', `from (${from}) is after to (${to})`, 'query:/from');
 }
 
 /** The largest position a store can hold; a cursor past it simply has nothing after it. */

@@ -91,8 +91,13 @@ describe('revenue read models', () => {
         program_id: 'prog',
       }),
     );
-    log.append('user-ann', event('PurchaseRecorded', { ...fact, recorded_at: T0.toISOString(), attribution, refunded_before: false }));
-    log.append('user-ann', event('RefundRecorded', { ...fact, kind: 'refund', recorded_at: T0.toISOString(), attribution, reverses_conversion: true }));
+    // The provider dates the money 3 days back: it counts on the day the service recorded it, as in analytics.
+    const backdated = new Date(T0.getTime() - 3 * 86_400_000).toISOString();
+    log.append('user-ann', event('PurchaseRecorded', { ...fact, occurred_at: backdated, recorded_at: T0.toISOString(), attribution, refunded_before: false }));
+    log.append(
+      'user-ann',
+      event('RefundRecorded', { ...fact, kind: 'refund', occurred_at: backdated, recorded_at: T0.toISOString(), attribution, reverses_conversion: true }),
+    );
     const docs = project(attributionProjection, log.events);
     const day = T0.toISOString().slice(0, 10);
     for (const [dimension, group] of [
