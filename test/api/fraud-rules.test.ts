@@ -275,6 +275,27 @@ describe('API: fraud rules and reviews', () => {
       await disable('shared-card', 'payment_customer_claimers', { max: 3 }, 'reject');
     });
 
+    it("a claim it refuses does not count in the referrer's hour and day: fake claimers cannot use up an honest referrer's hourly allowance", async () => {
+      await rule('hourly-allowance', 'referrer_claims_per_hour', { max: 3 }, 'reject');
+      await rule('one-per-card', 'payment_customer_claimers', { max: 1 }, 'reject');
+      const victim = await referrer('victim');
+      const fakes = [fresh('fake'), fresh('fake'), fresh('fake')];
+      for (const fake of fakes) await createUser(svc, fake, { payment_customer_id: 'cus_fake_farm' });
+      expect((await claim(fakes[0]!, victim.code)).status).to.equal(200);
+      for (const fake of fakes.slice(1)) {
+        expect((await claim(fake, victim.code)).body.errors[0]).to.deep.include({ code: 'CLAIM.REJECTED_BY_RULE', source: 'rule:one-per-card' });
+      }
+      // One claim this hour, of the 3 allowed: two honest claimers get through, the third is refused by the hourly rule.
+      const honest = [fresh('honest'), fresh('honest'), fresh('honest')];
+      for (const [index, claimer] of honest.entries()) await createUser(svc, claimer, { payment_customer_id: `cus_honest_${index}` });
+      expect((await claim(honest[0]!, victim.code)).status).to.equal(200);
+      expect((await claim(honest[1]!, victim.code)).status).to.equal(200);
+      expect((await claim(honest[2]!, victim.code)).body.errors[0]).to.deep.include({ code: 'CLAIM.REJECTED_BY_RULE', source: 'rule:hourly-allowance' });
+      await claimsCounted(victim.id, 3);
+      await disable('one-per-card', 'payment_customer_claimers', { max: 1 }, 'reject');
+      await disable('hourly-allowance', 'referrer_claims_per_hour', { max: 3 }, 'reject');
+    });
+
     it('hold: claimers past `max` are held; the log never holds the plaintext payment customer id in the counter', async () => {
       await rule('shared-card-hold', 'payment_customer_claimers', { max: 1 }, 'hold');
       const refs = [await referrer(), await referrer()];

@@ -35,8 +35,11 @@ export interface ClaimSteps<R> {
   takeSlot(claimId: string, guard: Pick<TakeSlot, 'now' | 'rules' | 'refused'>): Promise<RuleHit | null>;
   /** Records the claim in the claimer's stream, decided by `decide` on its latest state. */
   record(decide: (state: UserState) => Decision<{ granted: GrantedFact[] }>): Promise<R>;
-  /** Gives the slot back after a failed `record` (or a claim refused after its slot). */
-  giveBack(claimId: string): Promise<void>;
+  /**
+   * Gives the slot back after a failed `record`, or after a claim refused once its slot was taken
+   * (`refusedAt`: when that claim was made; it then no longer counts in its hour and day).
+   */
+  giveBack(claimId: string, refusedAt?: Date): Promise<void>;
   /** The fraud rules' steps (SPEC §13); null when no rule judges this claim. */
   fraud: ClaimFraudSteps | null;
 }
@@ -74,7 +77,7 @@ export async function runClaim<R>(steps: ClaimSteps<R>, request: Omit<ClaimCodeC
       fraud ? fraud.countPaymentCustomer(claimer) : NOT_COUNTED,
     ]);
     if (slot.status === 'rejected' || counted.status === 'rejected') {
-      if (slot.status === 'fulfilled') await steps.giveBack(command.claim_id);
+      if (slot.status === 'fulfilled') await steps.giveBack(command.claim_id, command.now);
       if (counted.status === 'fulfilled') await fraud?.releasePaymentCustomer(counted.value.stream);
       const error: unknown = slot.status === 'rejected' ? slot.reason : (counted as PromiseRejectedResult).reason;
       if (fraud && error instanceof RejectedByRule) await fraud.recordRejection(error.rule, command.now);
@@ -139,8 +142,8 @@ export class ClaimCodeHandler {
         // checkClaim has refused an unknown code before a slot is taken.
         takeSlot: (claimId, guard) => this.slots.take(code, claimId, appUserId, resolved!.limit, context, guard),
         record: (decide) => this.executor.execute(stream, userEvolver, decide, context),
-        giveBack: async (claimId) => {
-          await this.slots.abandon(code, claimId, appUserId, context);
+        giveBack: async (claimId, refusedAt) => {
+          await this.slots.abandon(code, claimId, appUserId, context, refusedAt);
         },
         fraud: await this.fraud.stepsFor(target, appUserId, context),
       },

@@ -64,12 +64,12 @@ export class ClaimSlots {
    * abandoned again (the repair and a stalled request, or the repair twice) finds its slot no
    * longer held in the claim-slots index, read once it has passed the code stream's last event.
    */
-  async abandon(code: string, claimId: string, claimer: string, context: CommandContext): Promise<'claimed' | 'abandoned'> {
+  async abandon(code: string, claimId: string, claimer: string, context: CommandContext, refusedAt?: Date): Promise<'claimed' | 'abandoned'> {
     const { result } = await this.executor.execute(streams.user(claimer), userEvolver, (state) => decideAbandonClaim(state, claimId, code), context);
     if (result === 'abandoned') {
       let release = this.releasing.get(claimId);
       if (!release) {
-        release = this.releaseIfHeld(code, claimId, claimer, context).finally(() => this.releasing.delete(claimId));
+        release = this.releaseIfHeld(code, claimId, claimer, context, refusedAt).finally(() => this.releasing.delete(claimId));
         this.releasing.set(claimId, release);
       }
       await release;
@@ -77,13 +77,14 @@ export class ClaimSlots {
     return result;
   }
 
-  private async releaseIfHeld(code: string, claimId: string, claimer: string, context: CommandContext): Promise<void> {
+  /** `refusedAt`: the claim was refused after its slot was taken (it then no longer counts in its hour and day). */
+  private async releaseIfHeld(code: string, claimId: string, claimer: string, context: CommandContext, refusedAt?: Date): Promise<void> {
     const head = (await this.log.last(streams.code(code)))?.position;
     if (head !== undefined && !(await this.consistency.waitFor(head, 5_000, claimSlotsProjection.name))) {
       throw new StoreUnavailableError('The claim-slots index is behind; the claim repair will try again');
     }
     if ((await this.readStore.get(CLAIM_SLOTS, claimId)) === null) return;
-    await this.submit(code, { kind: 'release', claim_id: claimId, claimer }, context);
+    await this.submit(code, { kind: 'release', claim_id: claimId, claimer, ...(refusedAt ? { refused_at: refusedAt } : {}) }, context);
   }
 
   private submit(code: string, request: SlotRequest, context: CommandContext): Promise<RuleHit | null> {

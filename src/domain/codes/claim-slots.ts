@@ -3,7 +3,7 @@ import { DomainError } from '../domain-error.js';
 import type { ClaimWindow } from '../events/code-events.js';
 import type { FraudRule } from '../events/fraud-events.js';
 import type { DomainEvent } from '../events/index.js';
-import { judgeReferrerRate, type RuleHit, rejectedByRule, windowAfterClaim } from '../fraud/claim-rules.js';
+import { judgeReferrerRate, type RuleHit, rejectedByRule, windowAfterClaim, windowWithoutClaim } from '../fraud/claim-rules.js';
 
 /** What the latest event of a `code-{CODE}` stream tells: slots held and this hour's and day's claims. */
 export interface SlotCounts {
@@ -56,13 +56,21 @@ export function decideGuardedTake(counts: SlotCounts, take: TakeSlot): Decision<
   };
 }
 
-/** A released slot no longer counts toward the limit; it still counts as a claim of its hour and day. */
-export function decideReleaseSlot(taken: number, claimId: string, claimer: string, window?: ClaimWindow): Decision<number> {
-  const after = Math.max(0, taken - 1);
-  return { events: [{ type: 'ClaimSlotReleased', data: { claim_id: claimId, claimer, taken: after, ...(window ? { window } : {}) } }], result: after };
+/**
+ * A released slot no longer counts toward the limit. A claim that was refused after its slot was
+ * taken (`refusedAt`: when it was made; the payment-customer rule) no longer counts in its hour
+ * and day either: it did not happen. One that did not complete for another reason (a crash, a
+ * lost race) still counts there, on the safe side: the service cannot tell it never happened.
+ */
+export function decideReleaseSlot(counts: SlotCounts, claimId: string, claimer: string, refusedAt?: Date): Decision<{ counts: SlotCounts }> {
+  const after = { taken: Math.max(0, counts.taken - 1), window: refusedAt ? windowWithoutClaim(counts.window, refusedAt) : counts.window };
+  return {
+    events: [{ type: 'ClaimSlotReleased', data: { claim_id: claimId, claimer, taken: after.taken, ...(after.window ? { window: after.window } : {}) } }],
+    result: { counts: after },
+  };
 }
 
-export type SlotRequest = ({ kind: 'take' } & TakeSlot) | { kind: 'release'; claim_id: string; claimer: string };
+export type SlotRequest = ({ kind: 'take' } & TakeSlot) | { kind: 'release'; claim_id: string; claimer: string; refused_at?: Date };
 
 export type SlotOutcome = { ok: true; hold: RuleHit | null } | { ok: false; error: DomainError };
 
@@ -85,8 +93,8 @@ export function decideSlotRequests(start: SlotCounts | number, requests: SlotReq
         hold = taken.result.hold;
         decision = taken;
       } else {
-        const released = decideReleaseSlot(current.taken, request.claim_id, request.claimer, current.window);
-        current = { taken: released.result, window: current.window };
+        const released = decideReleaseSlot(current, request.claim_id, request.claimer, request.refused_at);
+        current = released.result.counts;
         decision = released;
       }
       for (const event of decision.events) {

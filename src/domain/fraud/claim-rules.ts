@@ -101,6 +101,19 @@ export function windowAfterClaim(window: ClaimWindow | undefined, now: Date): Cl
   return { hour: hourOf(now), hour_claims: counted.hour + 1, day: dayOf(now), day_claims: counted.day + 1 };
 }
 
+/**
+ * The window without a claim made at `claimedAt` that was refused after it was counted: its hour
+ * and day each lose one, if the window still counts that hour or day.
+ */
+export function windowWithoutClaim(window: ClaimWindow | undefined, claimedAt: Date): ClaimWindow | undefined {
+  if (!window) return window;
+  return {
+    ...window,
+    hour_claims: window.hour === hourOf(claimedAt) ? Math.max(0, window.hour_claims - 1) : window.hour_claims,
+    day_claims: window.day === dayOf(claimedAt) ? Math.max(0, window.day_claims - 1) : window.day_claims,
+  };
+}
+
 /** The referrer's rate rules: would this claim go past `max` claims in the clock hour or day? */
 export function judgeReferrerRate(rules: readonly FraudRule[], window: ClaimWindow | undefined, now: Date): Verdict {
   const counted = claimsInWindow(window, now);

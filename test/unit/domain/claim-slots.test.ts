@@ -51,16 +51,33 @@ describe('claim slots of a code stream (SPEC §5.1 step 8)', () => {
 
   describe('decideReleaseSlot', () => {
     it('gives one slot back', () => {
-      expect(decideReleaseSlot(3, 'c3', 'ann').events).to.deep.equal([event('ClaimSlotReleased', { claim_id: 'c3', claimer: 'ann', taken: 2 })]);
+      expect(decideReleaseSlot({ taken: 3, window: undefined }, 'c3', 'ann').events).to.deep.equal([
+        event('ClaimSlotReleased', { claim_id: 'c3', claimer: 'ann', taken: 2 }),
+      ]);
     });
 
     it('never records a negative count', () => {
-      expect(decideReleaseSlot(0, 'c1', 'ann').events).to.deep.equal([event('ClaimSlotReleased', { claim_id: 'c1', claimer: 'ann', taken: 0 })]);
+      expect(decideReleaseSlot({ taken: 0, window: undefined }, 'c1', 'ann').events).to.deep.equal([
+        event('ClaimSlotReleased', { claim_id: 'c1', claimer: 'ann', taken: 0 }),
+      ]);
     });
 
     it('a released slot can be taken again at the limit', () => {
-      const released = decideReleaseSlot(2, 'c2', 'ann').events[0]!;
+      const released = decideReleaseSlot({ taken: 2, window: undefined }, 'c2', 'ann').events[0]!;
       expect(decideTakeSlot(slotsTaken(released), 2, 'c3', 'bob').result).to.equal(2);
+    });
+
+    const window = { hour: '2026-06-01T10', hour_claims: 3, day: '2026-06-01', day_claims: 7 };
+    it('a claim that did not complete still counts in its hour and day (the safe side)', () => {
+      expect(decideReleaseSlot({ taken: 3, window }, 'c3', 'ann').events[0]!.data).to.deep.include({ taken: 2, window });
+    });
+
+    it('a claim refused after its slot was taken counts no more in its hour and day, nor in a later window', () => {
+      const refused = decideReleaseSlot({ taken: 3, window }, 'c3', 'ann', new Date('2026-06-01T10:59:00.000Z'));
+      expect(refused.events[0]!.data).to.deep.include({ taken: 2, window: { ...window, hour_claims: 2, day_claims: 6 } });
+      // Refused in the previous hour (a slow claim): only the day still counts it.
+      const earlierHour = decideReleaseSlot({ taken: 3, window }, 'c3', 'ann', new Date('2026-06-01T09:59:00.000Z'));
+      expect(earlierHour.events[0]!.data).to.deep.include({ window: { ...window, day_claims: 6 } });
     });
   });
 });
