@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { z } from 'zod';
 import { CONVERSION_SOURCES } from './domain/users/conversion.js';
+import { FAILED_CLAIM_COST } from './http/rate-limits/claim-cost.js';
 
 const commaList = z
   .string()
@@ -24,7 +25,8 @@ export const DEFAULT_ACCOUNT_TOKEN_NAMESPACE = '5b2c1c52-3d4e-5f60-8a71-92b3c4d5
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 /** `points/seconds` + `s`, e.g. `600/60s`: a budget of points per fixed window. */
-const budget = (fallback: string) =>
+/** A rate-limit budget `<points>/<seconds>s`; `minPoints`: the room one request needs (a claim takes FAILED_CLAIM_COST up front). */
+const budget = (fallback: string, minPoints = 1) =>
   z
     .string()
     .default(fallback)
@@ -32,6 +34,10 @@ const budget = (fallback: string) =>
       const match = /^\s*([1-9][0-9]{0,8})\s*\/\s*([1-9][0-9]{0,8})s\s*$/.exec(value);
       if (!match) {
         ctx.addIssue({ code: 'custom', message: 'must look like 600/60s' });
+        return z.NEVER;
+      }
+      if (Number(match[1]) < minPoints) {
+        ctx.addIssue({ code: 'custom', message: `must allow at least ${minPoints} points: a claim needs ${minPoints} points of room` });
         return z.NEVER;
       }
       return { points: Number(match[1]), seconds: Number(match[2]) };
@@ -112,8 +118,8 @@ export const configSchema = z
     RATE_LIMITS: z.enum(['on', 'off']).default('on'),
     RATE_LIMIT_READS: budget('600/60s'),
     /** Per user (and per key + IP); a failed claim (refused with 404 or 422) costs 5 points. */
-    RATE_LIMIT_CLAIMS: budget('20/3600s'),
-    RATE_LIMIT_COMMANDS: budget('120/60s'),
+    RATE_LIMIT_CLAIMS: budget('20/3600s', FAILED_CLAIM_COST),
+    RATE_LIMIT_COMMANDS: budget('120/60s', FAILED_CLAIM_COST),
     RATE_LIMIT_SECRET: z
       .enum(['true', 'false'])
       .default('false')
@@ -255,8 +261,8 @@ const EXPECTED: Record<string, string> = {
   SHUTDOWN_TIMEOUT_S: 'a number of seconds greater than 0 (default 10)',
   RATE_LIMITS: 'on or off (default on)',
   RATE_LIMIT_READS: 'requests per window, written <points>/<seconds>s, e.g. 600/60s (the default)',
-  RATE_LIMIT_CLAIMS: 'claim points per window, written <points>/<seconds>s, e.g. 20/3600s (the default)',
-  RATE_LIMIT_COMMANDS: 'requests per window, written <points>/<seconds>s, e.g. 120/60s (the default)',
+  RATE_LIMIT_CLAIMS: 'claim points per window, written <points>/<seconds>s, e.g. 20/3600s (the default); at least 5 points, the room a claim needs',
+  RATE_LIMIT_COMMANDS: 'requests per window, written <points>/<seconds>s, e.g. 120/60s (the default); at least 5 points, the room a claim needs',
   RATE_LIMIT_SECRET: 'true or false (default false: secret keys are not rate limited)',
   CONSOLE: 'on or off (default on)',
   COMPAT_WINWINKIT: 'on or off (default on)',

@@ -162,18 +162,19 @@ describe('Rate limits (SPEC §13)', function () {
   });
 
   it('count a malformed, mistyped or oversized body against the caller, with the headers, and refuse it over budget', async () => {
-    const svc = await start({ RATE_LIMIT_COMMANDS: '3/60s' });
+    const svc = await start({ RATE_LIMIT_COMMANDS: '5/60s' });
     const post = (body: string, contentType = 'application/json') =>
       fetch(`${svc.url}/users`, { method: 'POST', headers: { 'x-api-key': CLIENT_KEY, 'content-type': contentType }, body });
     const notJson = await post('notjson');
     expect(notJson.status).to.equal(400);
-    expect(notJson.headers.get('ratelimit')).to.equal('"commands-caller";r=2;t=60');
+    expect(notJson.headers.get('ratelimit')).to.equal('"commands-caller";r=4;t=60');
     const text = await post('hello', 'text/plain');
     expect(text.status).to.equal(415);
-    expect(text.headers.get('ratelimit')).to.equal('"commands-caller";r=1;t=60');
+    expect(text.headers.get('ratelimit')).to.equal('"commands-caller";r=3;t=60');
     const large = await post(JSON.stringify({ app_user_id: 'big', metadata: { blob: 'x'.repeat(70_000) } }));
     expect(large.status).to.equal(413);
-    expect(large.headers.get('ratelimit')).to.equal('"commands-caller";r=0;t=60');
+    expect(large.headers.get('ratelimit')).to.equal('"commands-caller";r=2;t=60');
+    for (let i = 0; i < 2; i++) expect((await post('notjson')).status).to.equal(400);
     const over = await post('notjson');
     expect(over.status).to.equal(429);
     expect(over.headers.get('retry-after')).to.equal('60');
@@ -201,11 +202,11 @@ describe('Rate limits (SPEC §13)', function () {
   it('are shared by two services on one database file', async () => {
     const dataDir = tempDataDir();
     const clock = new ManualClock(T0);
-    const first = await start({ RATE_LIMIT_COMMANDS: '4/60s' }, clock, dataDir);
-    const second = await start({ RATE_LIMIT_COMMANDS: '4/60s' }, clock, dataDir);
+    const first = await start({ RATE_LIMIT_COMMANDS: '5/60s' }, clock, dataDir);
+    const second = await start({ RATE_LIMIT_COMMANDS: '5/60s' }, clock, dataDir);
     const statuses = [];
-    for (let i = 0; i < 6; i++) statuses.push((await (i % 2 === 0 ? first : second).call('POST', '/users', { app_user_id: `u${i}` })).status);
-    expect(statuses).to.deep.equal([201, 201, 201, 201, 429, 429]);
+    for (let i = 0; i < 7; i++) statuses.push((await (i % 2 === 0 ? first : second).call('POST', '/users', { app_user_id: `u${i}` })).status);
+    expect(statuses).to.deep.equal([201, 201, 201, 201, 201, 429, 429]);
   });
 
   it('never let a 50-way concurrent burst past the budget', async () => {

@@ -65,6 +65,10 @@ describe('Configuration errors', () => {
     expect(loadConfig({ TRUST_PROXY: '10.0.0.0/8, loopback,::1' }).TRUST_PROXY).to.deep.equal(['10.0.0.0/8', 'loopback', '::1']);
     expect(problemsOf({ RATE_LIMIT_READS: '600 per minute' })[0]).to.match(/^RATE_LIMIT_READS="600 per minute": expected requests per window/);
     expect(problemsOf({ RATE_LIMIT_CLAIMS: '0/60s' })[0]).to.match(/^RATE_LIMIT_CLAIMS=0\/60s: expected/);
+    // A claim takes 5 points up front: a smaller claims or commands budget would refuse every claim.
+    expect(problemsOf({ RATE_LIMIT_CLAIMS: '4/3600s' })[0]).to.match(/^RATE_LIMIT_CLAIMS=4\/3600s: .*at least 5 points, the room a claim needs$/);
+    expect(problemsOf({ RATE_LIMIT_COMMANDS: '1/60s' })[0]).to.match(/^RATE_LIMIT_COMMANDS=1\/60s: .*at least 5 points, the room a claim needs$/);
+    expect(loadConfig({ RATE_LIMIT_CLAIMS: '5/3600s' }).RATE_LIMIT_CLAIMS).to.deep.equal({ points: 5, seconds: 3600 });
     expect(problemsOf({ TRUST_PROXY: '10.0.0.0/40' })[0]).to.match(/^TRUST_PROXY=10.0.0.0\/40: expected false \(default\), a hop count/);
     expect(problemsOf({ RATE_LIMITS: 'maybe' })[0]).to.equal('RATE_LIMITS=maybe: expected on or off (default on)');
   });
