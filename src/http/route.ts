@@ -1,7 +1,8 @@
 import type express from 'express';
 import type { Request, RequestHandler, Response, Router } from 'express';
-import type { z, ZodObject, ZodTypeAny } from 'zod';
+import { z, type ZodObject, type ZodTypeAny } from 'zod';
 import { requireSecretKey } from './auth.js';
+import { BODY_METHODS } from './body-guard.js';
 import { methodNotAllowed } from './errors.js';
 import type { ApiDescription, OperationDoc } from './openapi.js';
 import { parseBody, parsePathParam, parseQuery } from './validation.js';
@@ -74,12 +75,22 @@ function parseParams(req: Request, params: ZodObject | undefined): Record<string
   return parsed;
 }
 
+/**
+ * A keyed POST, PUT or PATCH that takes no body (approve, reject, ping) is documented as checking
+ * one sent anyway (src/http/openapi.ts, operationErrorCodes): it must be a JSON object, as any
+ * body (400 BODY_INVALID), not `[]`, `"x"` or `null` acted on as if absent.
+ */
+function unusedBody(req: Request, declaration: AnyRoute): Record<string, never> {
+  if (declaration.auth !== 'none' && BODY_METHODS.has(req.method) && req.body !== undefined) parseBody(req, z.object({}));
+  return {};
+}
+
 function handler(declaration: AnyRoute): RequestHandler {
   return async (req, res) => {
     const input = {
       params: parseParams(req, declaration.params),
       query: declaration.query ? parseQuery(req, declaration.query) : {},
-      body: declaration.body ? parseBody(req, declaration.body) : {},
+      body: declaration.body ? parseBody(req, declaration.body) : unusedBody(req, declaration),
       req,
       res,
     };

@@ -164,6 +164,16 @@ describe('API: hostile and unusual input never breaks the service', () => {
     expect(text.status).to.equal(415);
     const large = await svc.call('POST', '/admin/reviews/nope/approve', JSON.stringify({ blob: 'x'.repeat(70_000) }), secret());
     expect(large.status).to.equal(413);
+    // JSON that is not an object is refused before anything is looked up (the review would not be found here).
+    for (const body of ['[]', '"x"', '1', 'null']) {
+      for (const path of ['/admin/reviews/nope/approve', '/admin/reviews/nope/reject', '/admin/webhooks/nope/ping']) {
+        const refused = await svc.call('POST', path, body, secret());
+        expect(refused.body.errors[0], `${path} ${body}`).to.include({ status: 400, code: 'BODY_INVALID' });
+      }
+    }
+    // An object, or no body at all, is what they take.
+    expect((await svc.call('POST', '/admin/reviews/nope/approve', '{}', secret())).status).to.equal(404);
+    expect((await svc.call('POST', '/admin/reviews/nope/approve', undefined, secret())).status).to.equal(404);
   });
 
   it('answers an inbound notification in an unsupported content-encoding 415, as its operation declares', async () => {
