@@ -10,6 +10,7 @@ import { EventLog } from './application/event-log.js';
 import { BackgroundJobs } from './application/maintenance/background-jobs.js';
 import { ClaimRepair } from './application/maintenance/claim-repair.js';
 import { ExpirySweep } from './application/maintenance/expiry-sweep.js';
+import { CustomerErasureLock } from './application/privacy/customer-erasure-lock.js';
 import { PersonalDataCipher } from './application/privacy/personal-data-cipher.js';
 import { PersonalDataSnapshots } from './application/privacy/personal-data-snapshots.js';
 import { CheckpointPoller } from './application/projections/checkpoint-poller.js';
@@ -129,6 +130,8 @@ export async function composeService(options: CompositionOptions): Promise<Depen
   container.registerSingleton(ClaimCodeHandler);
   // One instance, so the rules in force stay cached between claims.
   container.registerSingleton(FraudRuleQueries);
+  // One per service: erasures and the notifications naming their customers wait for each other.
+  container.registerSingleton(CustomerErasureLock);
   const projections = (c: DependencyContainer) => c.resolve<Projection[]>(TOKENS.Projections);
   singleton(
     container,

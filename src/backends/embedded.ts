@@ -10,7 +10,7 @@ import { PersonalDataCipher } from '../application/privacy/personal-data-cipher.
 import { PersonalDataEventStore } from '../application/privacy/personal-data-event-store.js';
 import { PersonalDataOutbox } from '../application/privacy/personal-data-outbox.js';
 import { checkpointInBackground } from '../adapters/sqlite/wal-checkpointer.js';
-import { DeferredWalPurges, truncateWal } from '../adapters/sqlite/wal-sync.js';
+import { DeferredWalPurges, truncateWals } from '../adapters/sqlite/wal-sync.js';
 import { StoreUnavailableError } from '../ports/event-store.js';
 import type { Logger } from '../ports/logger.js';
 import type { Backend } from './backend.js';
@@ -103,16 +103,9 @@ export function openEmbeddedBackend(dataDir: string, logger?: Logger): Backend {
     // secure_delete (src/adapters/sqlite/sqlite-database.ts) zeroes what an erasure overwrote in
     // the database file; the WAL still holds the older page images until checkpointed.
     async purgeOverwritten() {
-      const deferred: string[] = [];
-      for (const connection of [db, keysDb, outboxDb]) {
-        try {
-          await truncateWal(connection);
-        } catch (error) {
-          if (!(error instanceof StoreUnavailableError)) throw error;
-          purges.add(connection);
-          deferred.push(path.basename(connection.name));
-        }
-      }
+      const busy = await truncateWals([db, keysDb, outboxDb]);
+      for (const connection of busy) purges.add(connection);
+      const deferred = busy.map((connection) => path.basename(connection.name));
       if (deferred.length > 0) {
         throw new StoreUnavailableError(`A reader holds the WAL of ${deferred.join(', ')}; it is emptied as soon as the reader lets go`);
       }

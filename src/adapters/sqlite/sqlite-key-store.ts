@@ -1,8 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DataKey, KeyStore } from '../../ports/key-store.js';
-import { StoreUnavailableError } from '../../ports/event-store.js';
 import { guardSqlite, type SqliteConnection, writeTransaction } from './sqlite-database.js';
-import { type LogSyncer, SharedSyncs, truncateWal, walSyncer } from './wal-sync.js';
+import { type LogSyncer, SharedSyncs, truncateNow, walSyncer } from './wal-sync.js';
 
 const SCHEMA = `
 CREATE TABLE IF NOT EXISTS data_keys (
@@ -132,12 +131,11 @@ export class SqliteKeyStore implements KeyStore {
     const { changes } = writeTransaction(this.db, () => this.statements.remove.run(subject));
     this.durable.delete(subject);
     if (changes > 0) {
-      // The deletion is durable, and no copy of the key is left in the WAL (unless a reader holds
-      // it: then the erasure's purge of every file, which follows, defers it).
+      // The deletion is durable, and no copy of the key is left in the WAL. One attempt, without
+      // waiting: while a reader holds the WAL, the erasure's purge of every file, which follows
+      // once the erasure is recorded, tries again and then defers it.
       await this.syncs.afterCommit();
-      await truncateWal(this.db).catch((error: unknown) => {
-        if (!(error instanceof StoreUnavailableError)) throw error;
-      });
+      truncateNow(this.db);
     }
     return changes;
   }

@@ -92,24 +92,26 @@ export class SharedSyncs {
 }
 
 /**
- * Copies the whole WAL into the database and empties the WAL file (after an erasure: no older
- * page image may linger in it). The WAL cannot be emptied while another connection reads from
- * it (an online backup, a long export) or checkpoints it (the background thread,
+ * Copies the whole WAL of each file into its database and empties the WAL file (after an
+ * erasure: no older page image may linger in it), within one 2 s for all; resolves to those whose
+ * WAL stayed busy. A WAL cannot be emptied while another connection reads from it (an online
+ * backup, a long export) or checkpoints it (the background thread,
  * src/adapters/sqlite/wal-checkpointer.ts): SQLite then answers busy. Each attempt answers at
  * once (busy timeout 0: with the connection's own 5 s timeout, every attempt held the event
- * loop, and so every request, while a reader stayed); this tries again for up to 2 s, then fails
- * (StoreUnavailableError), and `DeferredWalPurges` takes it from there.
+ * loop, and so every request, while a reader stayed); `DeferredWalPurges` takes the busy ones
+ * from there.
  */
-export async function truncateWal(db: SqliteConnection): Promise<void> {
-  for (let attempt = 0; attempt < 100; attempt += 1) {
-    if (truncateNow(db)) return;
-    await sleep(20);
+export async function truncateWals(dbs: readonly SqliteConnection[]): Promise<SqliteConnection[]> {
+  let busy = [...dbs];
+  for (let attempt = 0; attempt < 100 && busy.length > 0; attempt += 1) {
+    if (attempt > 0) await sleep(20);
+    busy = busy.filter((db) => !truncateNow(db));
   }
-  throw new StoreUnavailableError(`Another connection kept ${db.name}'s WAL busy; it could not be emptied`);
+  return busy;
 }
 
 /** One attempt at emptying the WAL, without waiting for other connections: true when it is empty. */
-function truncateNow(db: SqliteConnection): boolean {
+export function truncateNow(db: SqliteConnection): boolean {
   return guardSqlite(() => {
     const timeout = db.pragma('busy_timeout', { simple: true }) as number;
     db.pragma('busy_timeout = 0');
@@ -123,17 +125,20 @@ function truncateNow(db: SqliteConnection): boolean {
 }
 
 /**
- * WALs an erasure could not empty at once (a reader held them past `truncateWal`'s 2 s): each is
+ * WALs an erasure could not empty at once (a reader held them past `truncateWals`' 2 s): each is
  * tried again every second, without waiting, until it is emptied, so the erased pages go as soon
  * as the reader lets go rather than whenever later writes overwrite them.
  */
 export class DeferredWalPurges {
   private readonly waiting = new Set<SqliteConnection>();
   private timer: NodeJS.Timeout | null = null;
+  private stopped = false;
 
   constructor(private readonly intervalMs = 1_000) {}
 
   add(db: SqliteConnection): void {
+    // Stopped: the connections are closing (an erasure finishing during shutdown).
+    if (this.stopped) return;
     this.waiting.add(db);
     this.timer ??= setInterval(() => this.retry(), this.intervalMs).unref();
   }
@@ -151,11 +156,16 @@ export class DeferredWalPurges {
         // The store is failing now; the next round tries again.
       }
     }
-    if (this.waiting.size === 0) this.stop();
+    if (this.waiting.size === 0) this.pause();
   }
 
-  /** Stops trying (before the connections close). */
+  /** Stops trying, for good (before the connections close). */
   stop(): void {
+    this.stopped = true;
+    this.pause();
+  }
+
+  private pause(): void {
     if (this.timer) clearInterval(this.timer);
     this.timer = null;
   }

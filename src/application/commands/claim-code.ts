@@ -77,7 +77,9 @@ export async function runClaim<R>(steps: ClaimSteps<R>, request: Omit<ClaimCodeC
       fraud ? fraud.countPaymentCustomer(claimer) : NOT_COUNTED,
     ]);
     if (slot.status === 'rejected' || counted.status === 'rejected') {
-      if (slot.status === 'fulfilled') await steps.giveBack(command.claim_id, command.now);
+      // Refused by the payment-customer rule, the claim did not happen: it no longer counts in its hour and day.
+      const refusedByRule = counted.status === 'rejected' && counted.reason instanceof RejectedByRule;
+      if (slot.status === 'fulfilled') await steps.giveBack(command.claim_id, refusedByRule ? command.now : undefined);
       if (counted.status === 'fulfilled') await fraud?.releasePaymentCustomer(counted.value.stream);
       const error: unknown = slot.status === 'rejected' ? slot.reason : (counted as PromiseRejectedResult).reason;
       if (fraud && error instanceof RejectedByRule) await fraud.recordRejection(error.rule, command.now);

@@ -1,4 +1,4 @@
-import { singleton } from 'tsyringe';
+import { injectable } from 'tsyringe';
 import { KeyedLock } from '../keyed-lock.js';
 import { customerSubject } from './personal-data-cipher.js';
 
@@ -9,10 +9,21 @@ import { customerSubject } from './personal-data-cipher.js';
  * user's link to the customer (it is kept unmatched, under a new key, as any notification of an
  * unknown customer). Without this, one matched through the old link in between was kept under a
  * fresh key of the customer: readable after the erasure, and linked to the erased user.
+ * One instance per service (src/composition-root.ts).
  */
-@singleton()
+@injectable()
 export class CustomerErasureLock {
   private readonly lock = new KeyedLock();
+  private readonly erasures = new KeyedLock();
+
+  /**
+   * Erasures run one at a time in this process, so only one holds customer locks at any moment:
+   * one that finds more customers on a retry can take their locks too without risking a
+   * deadlock with another erasure. (Notifications take one lock each, never waiting while holding.)
+   */
+  oneErasureAtATime<T>(work: () => Promise<T>): Promise<T> {
+    return this.erasures.run('erasure', work);
+  }
 
   /** Holds the customers' locks, in one order (two erasures sharing customers cannot deadlock). */
   async acquire(customerIds: readonly string[]): Promise<() => void> {

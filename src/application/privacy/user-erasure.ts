@@ -47,8 +47,21 @@ export class UserErasure {
     // Unknown → NOT_FOUND.USER, already erased → nothing to do: the decider says so.
     const early = decideEraseUser(state, this.clock.now(), []);
     if (early.events.length === 0) return early.result;
-    // Notifications naming the user's customers wait from before their keys go until the read
-    // models have dropped the user's links to them (src/application/privacy/customer-erasure-lock.ts).
+    const result = await this.customerLock.oneErasureAtATime(() => this.eraseLocked(appUserId, stream, context));
+    try {
+      await this.purgeOverwritten();
+    } catch (error) {
+      this.logger.warn({ err: error }, 'erasure: the store could not drop overwritten copies now; it drops them as soon as it can');
+    }
+    return result;
+  }
+
+  /**
+   * Notifications naming the user's customers wait from before their keys go until the read models
+   * have dropped the user's links to them (src/application/privacy/customer-erasure-lock.ts); the
+   * purge of overwritten pages comes after, without holding them.
+   */
+  private async eraseLocked(appUserId: string, stream: string, context: CommandContext): Promise<{ erased: boolean }> {
     const releases: (() => void)[] = [];
     const locked = new Set<string>();
     try {
@@ -60,6 +73,8 @@ export class UserErasure {
         {
           prepare: async () => {
             const held = await this.personalValues(stream);
+            // A retry may find customers a writer in another process added: they are locked too
+            // (no other erasure holds customer locks meanwhile, so the order cannot deadlock).
             const customers = held.customerIds.filter((id) => !locked.has(id));
             releases.push(await this.customerLock.acquire(customers));
             for (const id of customers) locked.add(id);
@@ -73,19 +88,10 @@ export class UserErasure {
       // The snapshot (it holds the personal values) goes before the request's after-commit work.
       await this.executor.forgetSnapshot(stream);
       await this.commands.afterCommit(executed.position, context, appUserId);
-      return await this.purged(executed.result);
+      return executed.result;
     } finally {
       for (const release of releases.reverse()) release();
     }
-  }
-
-  private async purged(result: { erased: boolean }): Promise<{ erased: boolean }> {
-    try {
-      await this.purgeOverwritten();
-    } catch (error) {
-      this.logger.warn({ err: error }, 'erasure: the store could not drop overwritten copies now; it drops them as soon as it can');
-    }
-    return result;
   }
 
   /** The user's events that hold a personal value, and every payment customer id among them (decrypted while the keys exist). */

@@ -1,10 +1,12 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import Database from 'better-sqlite3';
 import fs from 'node:fs';
 import path from 'node:path';
 import { openSqlite, type SqliteConnection } from '../../../src/adapters/sqlite/sqlite-database.js';
 import { checkpointInBackground, checkpointThread } from '../../../src/adapters/sqlite/wal-checkpointer.js';
-import { DeferredWalPurges, truncateWal } from '../../../src/adapters/sqlite/wal-sync.js';
+import { DeferredWalPurges, truncateWals } from '../../../src/adapters/sqlite/wal-sync.js';
+import { openEmbeddedBackend } from '../../../src/backends/embedded.js';
 import { StoreUnavailableError } from '../../../src/ports/event-store.js';
 import { tempDataDir } from '../../support/test-service.js';
 
@@ -119,7 +121,7 @@ describe('WAL checkpoints on a background thread', () => {
  * After an erasure the WAL is emptied (no older page image may stay in it). SQLite answers
  * `busy` without throwing when the background thread's checkpoint is running at that moment.
  */
-describe('truncateWal: emptying the WAL after an erasure', () => {
+describe('truncateWals: emptying WALs after an erasure', () => {
   /** A connection whose TRUNCATE checkpoint answers busy `busyTimes` times, then succeeds. */
   function connection(busyTimes: number) {
     const calls: string[] = [];
@@ -136,14 +138,16 @@ describe('truncateWal: emptying the WAL after an erasure', () => {
 
   it('tries again while another checkpoint holds the WAL, until it is emptied', async () => {
     const { db, calls } = connection(3);
-    await truncateWal(db);
+    expect(await truncateWals([db])).to.deep.equal([]);
     expect(calls).to.deep.equal(Array(4).fill('wal_checkpoint(TRUNCATE)'));
   });
 
-  it('fails (store unavailable) when the WAL stays busy, so the erasure reports it', async () => {
-    const { db } = connection(Number.POSITIVE_INFINITY);
-    const error = await truncateWal(db).catch((failure: unknown) => failure);
-    expect(error).to.be.instanceOf(StoreUnavailableError);
+  it('gives up after its 2 s on a WAL that stays busy, and names it; the others share the same 2 s', async () => {
+    const stuck = connection(Number.POSITIVE_INFINITY);
+    const free = connection(1);
+    expect(await truncateWals([stuck.db, free.db])).to.deep.equal([stuck.db]);
+    expect(free.calls).to.have.length(2);
+    expect(stuck.calls).to.have.length(100);
   });
 
   it('does not wait on a reader that holds the WAL (an online backup): it fails in its 2 s, the event loop running; deferred, the WAL is emptied once the reader lets go', async () => {
@@ -155,9 +159,9 @@ describe('truncateWal: emptying the WAL after an erasure', () => {
     reader.prepare('SELECT COUNT(*) FROM sqlite_master').get();
     let turns = 0;
     const ticking = setInterval(() => (turns += 1), 5);
-    const error = await truncateWal(db).catch((failure: unknown) => failure);
+    const busy = await truncateWals([db]);
     clearInterval(ticking);
-    expect(error).to.be.instanceOf(StoreUnavailableError);
+    expect(busy).to.deep.equal([db]);
     // Each attempt answered at once: the event loop turned between them (a 5 s busy wait each would have taken 500 s).
     expect(turns).to.be.greaterThan(20);
     expect(db.pragma('busy_timeout', { simple: true })).to.equal(5000);
@@ -180,9 +184,40 @@ describe('truncateWal: emptying the WAL after an erasure', () => {
     const db = openSqlite(dir);
     fill(db, 20);
     expect(fs.statSync(path.join(dir, 'referrals.db-wal')).size).to.be.greaterThan(0);
-    await truncateWal(db);
+    expect(await truncateWals([db])).to.deep.equal([]);
     expect(fs.statSync(path.join(dir, 'referrals.db-wal')).size).to.equal(0);
     db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+});
+
+describe('embedded backend: purging overwritten pages after an erasure', () => {
+  it("answers within its 2 s while a reader holds the events' WAL, and empties it once the reader lets go", async () => {
+    const dir = tempDataDir();
+    const backend = openEmbeddedBackend(dir);
+    await backend.eventStore.append(
+      'probe-1',
+      [
+        {
+          id: randomUUID(),
+          type: 'WebhookEndpointDeleted',
+          data: { id: 'x', deleted_at: new Date().toISOString() },
+          metadata: { correlation_id: 't', causation_id: 't', actor: 'test', schema_version: 1 },
+        },
+      ],
+      'any',
+    );
+    const reader = new Database(path.join(dir, 'referrals.db'));
+    reader.exec('BEGIN');
+    reader.prepare('SELECT COUNT(*) FROM sqlite_master').get();
+    const error = await backend.purgeOverwritten().catch((failure: unknown) => failure);
+    expect(error).to.be.instanceOf(StoreUnavailableError);
+    expect((error as Error).message).to.contain('referrals.db');
+    expect(fs.statSync(path.join(dir, 'referrals.db-wal')).size).to.be.greaterThan(0);
+    reader.exec('COMMIT');
+    reader.close();
+    await eventually(() => fs.statSync(path.join(dir, 'referrals.db-wal')).size === 0, 'the deferred purge emptied the WAL');
+    await backend.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
 });
