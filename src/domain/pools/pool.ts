@@ -11,6 +11,8 @@ export interface PoolState {
   byGrant: Record<string, string>;
   /** Grants waiting for a code, in grant order, with when their entry expires (null: never). */
   waiting: { grant_id: string; app_user_id: string; expires_at: string | null }[];
+  /** Grants revoked while they waited (`poolGrantKey`): a repeated request of one gets nothing. */
+  withdrawn: Record<string, true>;
 }
 
 type Waiting = PoolState['waiting'][number];
@@ -32,7 +34,7 @@ export function poolGrantKey(appUserId: string, grantId: string): string {
 const keyOf = (waiting: Waiting) => poolGrantKey(waiting.app_user_id, waiting.grant_id);
 
 export function initialPoolState(): PoolState {
-  return { codes: [], assigned: {}, byGrant: {}, waiting: [] };
+  return { codes: [], assigned: {}, byGrant: {}, waiting: [], withdrawn: {} };
 }
 
 export function evolvePool(state: PoolState, event: DomainEvent): PoolState {
@@ -54,7 +56,7 @@ export function evolvePool(state: PoolState, event: DomainEvent): PoolState {
     }
     case 'PoolRequestWithdrawn': {
       const grant = poolGrantKey(event.data.app_user_id, event.data.grant_id);
-      return { ...state, waiting: state.waiting.filter((waiting) => keyOf(waiting) !== grant) };
+      return { ...state, waiting: state.waiting.filter((waiting) => keyOf(waiting) !== grant), withdrawn: { ...state.withdrawn, [grant]: true } };
     }
     default:
       return state;
@@ -62,7 +64,8 @@ export function evolvePool(state: PoolState, event: DomainEvent): PoolState {
 }
 
 // 3: grants are keyed by user and grant id (poolGrantKey), and waiting ones keep their expiry.
-export const poolEvolver: Evolver<PoolState> = { name: 'pool', version: 3, initialState: initialPoolState, evolve: evolvePool };
+// 4: revoked waiting grants are remembered (a reaction repeating the grant's request gets nothing).
+export const poolEvolver: Evolver<PoolState> = { name: 'pool', version: 4, initialState: initialPoolState, evolve: evolvePool };
 
 /** Oldest unused code that is still valid at `now`. */
 function nextFreeCode(state: PoolState, now: Date, taken: Set<string>): PoolCode | undefined {
@@ -97,10 +100,13 @@ function serveWaiting(state: PoolState, now: Date): NewDomainEvent[] {
   return events;
 }
 
-/** A grant asks for a code: it gets the oldest usable one, or waits in line. Idempotent per grant. */
+/**
+ * A grant asks for a code: it gets the oldest usable one, or waits in line. Idempotent per grant,
+ * and a grant revoked while it waited asks no more (reactions repeat requests after a failure).
+ */
 export function decideRequestPoolCode(state: PoolState, grantId: string, appUserId: string, expiresAt: string | null, now: Date): Decision<null> {
   const grant = poolGrantKey(appUserId, grantId);
-  if (state.byGrant[grant] !== undefined || state.waiting.some((waiting) => keyOf(waiting) === grant)) {
+  if (state.byGrant[grant] !== undefined || state.withdrawn[grant] || state.waiting.some((waiting) => keyOf(waiting) === grant)) {
     return { events: [], result: null };
   }
   const waiting: Waiting = { grant_id: grantId, app_user_id: appUserId, expires_at: expiresAt };

@@ -117,6 +117,13 @@ describe('code pools (SPEC §5.3, §7.5)', () => {
         .then([added(code('R1')), assigned('live', code('R1'), 'bob')]);
     });
 
+    it('a revoked grant asks no more: a repeated request (a reaction page handled again) gets no code, even with codes free', () => {
+      pool
+        .given([requested('revoked', 'ann'), withdrawn('revoked', 'ann'), added(code('FREE'))])
+        .when((state) => decideRequestPoolCode(state, 'revoked', 'ann', null, T0))
+        .thenNothing();
+    });
+
     it("records nothing for a grant that has its code, another user's grant of that id, or a repeat", () => {
       pool
         .given([added(code('A')), assigned('g1', code('A'))])
