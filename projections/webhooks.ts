@@ -4,14 +4,19 @@ import { foldsWith, type Projection } from './projection.js';
 
 export const WEBHOOKS = 'webhooks';
 
-/** The stored endpoint: what GET shows plus the secrets the delivery engine signs with (never shown). */
-export type WebhookDoc = WebhookEndpoint & { secrets: WebhookEndpointState['secrets'] };
+/**
+ * The stored endpoint: what GET shows, plus what the delivery engine needs and never shows: the
+ * secrets it signs with, and the log position of the endpoint's creation (`created_position`), so
+ * that a message queued for an endpoint deleted since, whose id this one took, is never sent to it.
+ */
+export type WebhookDoc = WebhookEndpoint & { secrets: WebhookEndpointState['secrets']; created_position: string };
 
 /** Outgoing webhook endpoints, folded with the same evolver the command side uses. */
 export const webhooksProjection: Projection = {
   name: 'webhooks',
-  // The evolver's version (2) plus this file's own 0: bump the 0 when this file changes what it writes.
-  ...foldsWith(0, [webhookEndpointEvolver]),
+  // The evolver's version (2) plus this file's own 1: bump it when this file changes what it writes.
+  // 1: `created_position`.
+  ...foldsWith(1, [webhookEndpointEvolver]),
   collections: [{ name: WEBHOOKS, indexes: ['created_at'] }],
   eventTypes: ['WebhookEndpointCreated', 'WebhookEndpointUpdated', 'WebhookSecretRotated', 'WebhookEndpointDisabled', 'WebhookEndpointDeleted'],
   targets: (event) => {
@@ -29,9 +34,11 @@ export const webhooksProjection: Projection = {
   },
   evolve: (_ref, doc, event) => {
     const current = doc as WebhookDoc | null;
-    const { secrets = [], ...endpoint } = current ?? {};
+    const { secrets = [], created_position, ...endpoint } = current ?? {};
     const state: WebhookEndpointState = { endpoint: current ? (endpoint as WebhookEndpoint) : null, secrets };
     const next = webhookEndpointEvolver.evolve(state, event);
-    return next.endpoint ? { ...next.endpoint, secrets: next.secrets } : null;
+    if (!next.endpoint) return null;
+    const createdAt = event.type === 'WebhookEndpointCreated' ? event.position.toString() : (created_position ?? '0');
+    return { ...next.endpoint, secrets: next.secrets, created_position: createdAt };
   },
 };

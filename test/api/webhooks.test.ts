@@ -267,12 +267,13 @@ describe('API: outgoing webhook endpoints (SPEC §12)', function () {
 
 describe('API: an endpoint deleted and created again under its id (SPEC §12)', () => {
   it('gets exactly the events after its new creation, never a message queued for its predecessor, however far behind the feed is', async () => {
-    let feedPaused = true;
-    // The outbox feed held back (as when it runs behind the log) while the endpoint is deleted and created again.
+    // The outbox feed held back (as when it runs behind the log), then let go.
+    let letFeedGo!: () => void;
+    const feedHeld = new Promise<void>((resolve) => (letFeedGo = resolve));
     const backend = (inner: Backend): Backend => {
       const outbox = inner.webhookOutbox;
       const feed: WebhookOutbox['feed'] = async (...args) => {
-        if (feedPaused) throw new StoreUnavailableError('injected: the feed is held back');
+        await feedHeld;
         return outbox.feed(...args);
       };
       return { ...inner, webhookOutbox: new Proxy(outbox, { get: (target, property) => (property === 'feed' ? feed : Reflect.get(target, property)) }) };
@@ -290,7 +291,7 @@ describe('API: an endpoint deleted and created again under its id (SPEC §12)', 
       expect((await service.admin('DELETE', '/admin/webhooks/reused')).status).to.equal(204);
       const referrer = (await service.call('POST', '/users', { app_user_id: 'referrer' })).body.data.user;
       await createEndpoint(service, 'reused', second.url, { events: ['code.claimed'] });
-      feedPaused = false;
+      letFeedGo();
       await createUsers(service, ['claimer']);
       expect((await service.call('POST', '/users/claimer/claim-code', { code: referrer.referral_code })).status).to.equal(200);
       await second.waitFor((requests) => requests.length >= 1);
@@ -299,6 +300,58 @@ describe('API: an endpoint deleted and created again under its id (SPEC §12)', 
       expect(second.requests.map((request) => [request.json.type, request.json.data.app_user_id])).to.deep.equal([['code.claimed', 'claimer']]);
       // The first endpoint's message was fed only after its deletion: its lane had nothing to send.
       expect(first.requests).to.have.length(0);
+    } finally {
+      await service.stop();
+      await first.stop();
+      await second.stop();
+    }
+  });
+});
+
+describe("API: an endpoint created again while its predecessor's messages span feed pages and a removal fails", function () {
+  this.timeout(120_000);
+  it('the successor gets none of them', async () => {
+    // The outbox feed held back (as when it runs behind the log), then let go.
+    let letFeedGo!: () => void;
+    const feedHeld = new Promise<void>((resolve) => (letFeedGo = resolve));
+    let feedPaused = true;
+    let failedRemovals = 0;
+    const backend = (inner: Backend): Backend => {
+      const outbox = inner.webhookOutbox;
+      const feed: WebhookOutbox['feed'] = async (...args) => {
+        await feedHeld;
+        return outbox.feed(...args);
+      };
+      // The first removals the feed makes fail (a store hiccup), after the messages before them were fed.
+      const removeEndpoint: WebhookOutbox['removeEndpoint'] = async (id) => {
+        if (!feedPaused && failedRemovals < 3) {
+          failedRemovals += 1;
+          throw new StoreUnavailableError('injected: removal failed');
+        }
+        return outbox.removeEndpoint(id);
+      };
+      const replaced: Record<string, unknown> = { feed, removeEndpoint };
+      return { ...inner, webhookOutbox: new Proxy(outbox, { get: (target, property) => replaced[String(property)] ?? Reflect.get(target, property) }) };
+    };
+    const service = await startTestService({ backend, env: LOCAL });
+    const first = await new Receiver().start();
+    const second = await new Receiver().start();
+    try {
+      await createEndpoint(service, 'reused', first.url, { events: ['user.created'] });
+      // More than one feed page (500 events) of the predecessor's messages.
+      await createUsers(
+        service,
+        Array.from({ length: 520 }, (_, index) => `early-${index}`),
+      );
+      expect((await service.admin('DELETE', '/admin/webhooks/reused')).status).to.equal(204);
+      await createEndpoint(service, 'reused', second.url, { events: ['user.created'] });
+      feedPaused = false;
+      letFeedGo();
+      await createUsers(service, ['after']);
+      await second.waitFor((requests) => requests.some((request) => request.json.data.app_user_id === 'after'), 20_000, "the successor's own message");
+      await new Promise((resolve) => setTimeout(resolve, 300));
+      expect(failedRemovals).to.equal(3);
+      expect(second.requests.map((request) => request.json.data.app_user_id)).to.deep.equal(['after']);
     } finally {
       await service.stop();
       await first.stop();

@@ -13,7 +13,7 @@ import type { ReadStore } from '../../ports/read-store.js';
 import type { OutboxMessage, WebhookOutbox } from '../../ports/webhook-outbox.js';
 import type { Metrics } from '../../observability/metrics.js';
 import { type PostOutcome, postWithTimeout } from './http-post.js';
-import { REVENUECAT_ENDPOINT } from './webhook-feeder.js';
+import { REVENUECAT_ENDPOINT, WEBHOOK_FEED } from './webhook-feeder.js';
 import { checkWebhookUrl, deliveryLookup, type UrlPolicySettings } from './webhook-url-policy.js';
 import { signWebhook } from './webhook-signing.js';
 
@@ -78,6 +78,8 @@ export class DeliveryEngine {
   private running = false;
   private ticking = false;
   private readonly random: () => number;
+  /** Where the outbox feed stood when last looked at (it only moves forward). */
+  private fedUpTo: bigint | null = null;
 
   constructor(private readonly deps: DeliveryEngineDeps) {
     this.random = deps.random ?? Math.random;
@@ -150,14 +152,25 @@ export class DeliveryEngine {
         return;
       }
       if (!endpoint.enabled) return;
-      // Still the head after the wait, read after the endpoint: a DELETE meanwhile removed it (and
-      // an endpoint created again under the id is not sent its predecessor's message).
+      // Nothing goes to an endpoint before the feed has passed its creation: until then, messages
+      // of a deleted predecessor with its id may still be queued (the feed removes them there).
+      if (!(await this.fedThrough(endpoint.created_position))) return;
+      // Still the head after the wait, read after the endpoint: a DELETE meanwhile removed it.
       const message = await this.deps.outbox.head(endpointId);
       if (message?.message_id !== waited.message_id) continue;
       const attempt = await this.send(endpoint, message);
       await this.record(message, attempt, endpoint);
       if (!succeeded(attempt)) return;
     }
+  }
+
+  /** Whether the outbox feed has passed `position` (absent: a read model built before it was kept). */
+  private async fedThrough(position: string | undefined): Promise<boolean> {
+    if (position === undefined) return true;
+    const target = BigInt(position);
+    if (this.fedUpTo !== null && this.fedUpTo >= target) return true;
+    this.fedUpTo = await this.deps.outbox.feedCheckpoint(WEBHOOK_FEED);
+    return this.fedUpTo !== null && this.fedUpTo >= target;
   }
 
   /** Waits while requests are being answered, up to WEBHOOK_YIELD_MAX_S after the message was enqueued. */

@@ -138,11 +138,12 @@ export class WebhookFeeder extends LogFollower {
   }
 
   /**
-   * Feeds one page. At an endpoint's deletion, what is fed before it lands first, then the
-   * endpoint's messages are removed: those the feed added after the DELETE had already cleared
-   * the outbox (the feed runs behind the log) would otherwise go to an endpoint created again
-   * under the same id. The checkpoint stays before the deletion until it is done, so a crash in
-   * between removes them again.
+   * Feeds one page. At an endpoint's creation, what is fed before it lands first, then the
+   * messages still queued under its id are removed: they were a deleted predecessor's (the feed
+   * runs behind the log, so it can add them after the DELETE cleared the queue). The checkpoint
+   * stays before the creation until that is done, so a failure or a crash in between removes them
+   * again; and no lane sends to the endpoint before the feed has passed its creation
+   * (src/application/webhooks/delivery-engine.ts).
    */
   async processPage(): Promise<boolean> {
     const { events, through, more } = await this.log.readPage(this.checkpoint, PAGE_SIZE, FED_EVENTS);
@@ -154,11 +155,11 @@ export class WebhookFeeder extends LogFollower {
     try {
       let last = this.checkpoint;
       for (const event of events) {
-        if (event.type === 'WebhookEndpointDeleted') {
+        if (event.type === 'WebhookEndpointCreated') {
           if (last !== this.checkpoint) await this.feed(rows, last!);
           fed ||= rows.length > 0;
           rows = [];
-          await this.outbox.removeEndpoint(event.data.id);
+          await this.outbox.removeEndpoint(event.data.webhook.id);
         }
         subscribe(this.subscriptions, event);
         rows.push(...outboxMessagesFor(event, this.subscriptions, this.ids, this.fulfilment, now));

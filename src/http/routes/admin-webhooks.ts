@@ -20,9 +20,12 @@ import {
 
 const TAG = 'admin: webhooks';
 
-/** The stored endpoint as the API shows it: never its secrets (a new secret only when just made). */
-function webhookView(endpoint: Omit<WebhookDoc, 'secrets'> & { secrets?: unknown }, secret: string | null = null) {
-  const { secrets: _secrets, ...shown } = endpoint;
+/** The stored endpoint as the API shows it: never its secrets (a new secret only when just made), nor where it was created in the log. */
+function webhookView(
+  endpoint: Omit<WebhookDoc, 'secrets' | 'created_position'> & { secrets?: unknown; created_position?: unknown },
+  secret: string | null = null,
+) {
+  const { secrets: _secrets, created_position: _created, ...shown } = endpoint;
   return secret === null ? shown : { ...shown, secret };
 }
 
