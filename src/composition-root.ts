@@ -193,6 +193,7 @@ export async function composeService(options: CompositionOptions): Promise<Depen
     return new DeliveryEngine({
       outbox: c.resolve<WebhookOutbox>(TOKENS.WebhookOutbox),
       readStore: c.resolve<ReadStore>(TOKENS.ReadStore),
+      consistency: c.resolve<ReadConsistency>(TOKENS.ReadConsistency),
       clock: c.resolve<Clock>(TOKENS.Clock),
       settings: config,
       metrics: c.resolve<Metrics>(TOKENS.Metrics),

@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import { RandomIds } from '../../src/adapters/system/random-ids.js';
 import { EventLog } from '../../src/application/event-log.js';
 import { openEmbeddedBackend } from '../../src/backends/embedded.js';
+import type { ProjectorBatch } from '../../src/ports/read-store.js';
+import { FaultSwitch, faultyBackend } from '../support/faulty-backend.js';
 import { SECRET_KEY, startTestService, type TestService, tempDataDir } from '../support/test-service.js';
 import { eventually, Receiver } from '../support/webhook-receiver.js';
 
@@ -100,6 +102,40 @@ describe('API: RevenueCat fulfilment of partner_entitlement rewards (fake Revenu
     expect((await deliveries(service)).map((row) => row.status)).to.deep.equal(['delivered', 'delivered', 'delivered', 'delivered']);
     await new Promise((resolve) => setTimeout(resolve, 300));
     expect(revenuecat.requests).to.have.length(5);
+  });
+
+  it("waits for the users read model to include the revoke before reading the user's other entries; meanwhile it fails and retries", async () => {
+    await service.stop();
+    const faults = new FaultSwitch();
+    service = await startTestService({
+      backend: faultyBackend(faults),
+      env: { REVENUECAT_SECRET_API_KEY: API_KEY, REVENUECAT_BASE_URL: revenuecat.url, WEBHOOK_TIMEOUT_MS: '2000' },
+    });
+    expect(
+      (await service.admin('PUT', '/admin/rewards/pro', { kind: 'partner_entitlement', name: 'Pro', entitlement_id: 'premium', entitlement_key: 'pro' }))
+        .status,
+    ).to.equal(201);
+    expect((await service.call('POST', '/users', { app_user_id: 'held' })).status).to.equal(201);
+    const grant = { key: 'pro', deactivation: { variant: 'interval', duration: 1, period: 'days' } };
+    expect((await service.admin('POST', '/users/held/rewards/grant', grant)).status).to.equal(201);
+    await revenuecat.waitFor((requests) => requests.length >= 1);
+    // The users read model is held at a failing batch from here: the expiry's revoke must wait for it.
+    faults.mode = 'broken';
+    faults.when = (method, args) => method === 'commitBatches' && (args[0] as ProjectorBatch[]).some((batch) => batch.projector === 'users');
+    service.clock.advance(2 * 86_400_000);
+    await service.service.runMaintenance();
+    const waiting = await eventually(
+      () => deliveries(service),
+      (rows) => rows[1]?.attempts >= 1,
+      15_000,
+    );
+    expect(waiting[1]).to.include({ event_type: 'entitlement.revoke', status: 'failed' });
+    expect(waiting[1].last_error).to.contain('users read model is behind');
+    expect(revenuecat.requests).to.have.length(1);
+    faults.mode = 'ok';
+    service.clock.advance(Date.parse(waiting[1].next_attempt_at) - service.clock.now().getTime());
+    await revenuecat.waitFor((requests) => requests.length >= 2);
+    expect(revenuecat.requests[1]!.path).to.match(/\/premium\/revoke_promotionals$/);
   });
 
   it('grants a reward that never ends for a lifetime', async () => {

@@ -1,5 +1,5 @@
 import { REWARDS } from '../../../projections/catalog.js';
-import { type RewardEntryDoc, USER_REWARDS } from '../../../projections/users.js';
+import { type RewardEntryDoc, USER_REWARDS, usersProjection } from '../../../projections/users.js';
 import { type WebhookDoc, WEBHOOKS } from '../../../projections/webhooks.js';
 import { type EntitlementEntry, entitlementStillHeld } from '../../domain/rewards/partner-entitlement.js';
 import type { RewardDefinition } from '../../domain/rewards/reward-schemas.js';
@@ -9,6 +9,7 @@ import { signingSecrets } from '../../domain/webhooks/webhook-endpoint.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
 import type { PartnerEntitlements } from '../../ports/partner-entitlements.js';
+import type { ReadConsistency } from '../../ports/read-consistency.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import type { OutboxMessage, WebhookOutbox } from '../../ports/webhook-outbox.js';
 import type { Metrics } from '../../observability/metrics.js';
@@ -28,6 +29,8 @@ export interface DeliverySettings extends UrlPolicySettings {
 export interface DeliveryEngineDeps {
   outbox: WebhookOutbox;
   readStore: ReadStore;
+  /** Where the read models stand: a revoke's fulfilment reads the user's entries once they include it. */
+  consistency: ReadConsistency;
   clock: Clock;
   settings: DeliverySettings;
   metrics: Metrics;
@@ -46,6 +49,8 @@ export interface DeliveryEngineDeps {
 const POLL_MS = 100;
 /** How often a lane yielding to requests looks again. */
 const YIELD_POLL_MS = 10;
+/** How long a fulfilment waits for the read models it reads before trying again later. */
+const READ_MODELS_WAIT_MS = 5_000;
 /** Endpoints delivered to at once; each endpoint has one message in flight (its log order). */
 const MAX_ENDPOINTS_IN_FLIGHT = 64;
 
@@ -214,6 +219,11 @@ export class DeliveryEngine {
     }
     const entitlementId = reward.entitlement_id;
     if (action.action === 'grant') return partnerAttempt(await partner.grant(action.app_user_id, entitlementId, action.expires_at));
+    // The user's other entries are read once the read models include this revoke's event (they and
+    // the outbox feed follow the log each at its own pace): an entry granted just before it counts.
+    if (!(await this.deps.consistency.waitFor(message.position, READ_MODELS_WAIT_MS, usersProjection.name))) {
+      return { statusCode: null, latencyMs: 0, retryAfter: null, error: 'the users read model is behind this revoke', permanent: false, gone: false };
+    }
     const revoked = await partner.revoke(action.app_user_id, entitlementId);
     if (!succeeded(revoked)) return partnerAttempt(revoked);
     // The revoke ended every grant of the entitlement: grant it again while another entry holds it.
