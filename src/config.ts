@@ -24,8 +24,10 @@ export const DEFAULT_ACCOUNT_TOKEN_NAMESPACE = '5b2c1c52-3d4e-5f60-8a71-92b3c4d5
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
-/** `points/seconds` + `s`, e.g. `600/60s`: a budget of points per fixed window. */
-/** A rate-limit budget `<points>/<seconds>s`; `minPoints`: the room one request needs (a claim takes FAILED_CLAIM_COST up front). */
+/**
+ * `points/seconds` + `s`, e.g. `600/60s`: a budget of points per fixed window; `minPoints`: the
+ * room one request needs (a claim takes FAILED_CLAIM_COST up front).
+ */
 const budget = (fallback: string, minPoints = 1) =>
   z
     .string()

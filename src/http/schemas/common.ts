@@ -91,9 +91,9 @@ export const appUserId = chars(1, 128)
 export const operationId = chars(1, 128).openapi({ description: 'Idempotency key: the first successful call with it is remembered forever' });
 
 /**
- * Whether every number in a parsed JSON value reads back as sent: JSON.parse turns `1e400` into
+ * Whether every number in a parsed JSON value is one JSON can store: JSON.parse turns `1e400` into
  * Infinity (stored as null) and rounds integers past ±(2^53 − 1) (12345678901234567890 would be
- * stored as 12345678901234567000).
+ * stored as 12345678901234567000). Decimals are kept as doubles, as any JSON store keeps them.
  */
 function faithfulNumbers(value: unknown): boolean {
   if (typeof value === 'number') return Number.isFinite(value) && (!Number.isInteger(value) || Number.isSafeInteger(value));
