@@ -176,11 +176,15 @@ describe('API: hostile and unusual input never breaks the service', () => {
     expect((await svc.call('POST', '/admin/reviews/nope/approve', undefined, secret())).status).to.equal(404);
   });
 
-  it('answers an inbound notification in an unsupported content-encoding 415, as its operation declares', async () => {
+  it('answers an inbound notification in an unsupported content-encoding or not sent as JSON 415, as its operation declares', async () => {
     for (const provider of ['stripe', 'revenuecat', 'app-store', 'google-play']) {
       const response = await svc.call('POST', `/webhooks/${provider}`, '{}', { 'content-type': 'application/json', 'content-encoding': 'x-foo' });
       expect(response.status, provider).to.equal(415);
       expect(response.body.errors[0]).to.include({ code: 'UNSUPPORTED_MEDIA_TYPE', source: 'header:content-encoding' });
+      for (const contentType of ['text/plain', 'application/x-www-form-urlencoded']) {
+        const notJson = await svc.call('POST', `/webhooks/${provider}`, '{}', { 'content-type': contentType });
+        expect(notJson.body.errors[0], `${provider} ${contentType}`).to.include({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', source: 'header:content-type' });
+      }
     }
   });
 

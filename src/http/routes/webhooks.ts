@@ -10,7 +10,7 @@ import { RevenueInbox } from '../../application/revenue/revenue-inbox.js';
 import type { Config } from '../../config.js';
 import { REVENUE_PROVIDERS, type RevenueNotification, type RevenueProvider, revenueNotificationSchema } from '../../domain/revenue/revenue-notification.js';
 import { TOKENS } from '../../ports/tokens.js';
-import { unstorablePart } from '../body-guard.js';
+import { sendsBody, unstorablePart } from '../body-guard.js';
 import { ApiError } from '../errors.js';
 import { type AnyRoute, route } from '../route.js';
 import { z } from '../schemas/zod-openapi.js';
@@ -53,8 +53,15 @@ export function configuredVerifiers(config: Config): Map<RevenueProvider, Notifi
   return verifiers;
 }
 
-/** Any content type, up to 1 MiB, kept as the exact bytes. */
+/**
+ * Up to 1 MiB, kept as the exact bytes (signatures cover them). Every provider sends JSON: a body
+ * sent as anything else is 415, as on the rest of the API.
+ */
 const rawBody: RequestHandler = (req, res, next) => {
+  if (sendsBody(req) && !req.is(['application/json', 'application/*+json'])) {
+    next(new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the notification as application/json', 'header:content-type'));
+    return;
+  }
   express.raw({ type: () => true, limit: RAW_LIMIT })(req, res, (error?: unknown) => {
     if ((error as { type?: string } | undefined)?.type === 'entity.too.large') {
       next(new ApiError(413, 'BODY_TOO_LARGE', 'The body is larger than 1 MiB'));
