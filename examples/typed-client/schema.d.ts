@@ -1451,7 +1451,7 @@ export interface components {
              * @example 2026-01-02T03:04:05.678Z
              */
             last_seen_at?: string | null;
-            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+            /** @description Any JSON object, kept as sent, at most 16 KiB serialized; numbers finite, integers within ±(2^53 − 1); not a lone `"$encrypted"` key holding a string starting `pd1.` (the form encrypted values take) */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -2713,7 +2713,7 @@ export interface components {
              * @example 2026-01-02T03:04:05.678Z
              */
             last_seen_at?: string | null;
-            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+            /** @description Any JSON object, kept as sent, at most 16 KiB serialized; numbers finite, integers within ±(2^53 − 1); not a lone `"$encrypted"` key holding a string starting `pd1.` (the form encrypted values take) */
             metadata?: {
                 [key: string]: unknown;
             } | null;

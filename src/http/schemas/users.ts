@@ -16,7 +16,13 @@ export const upsertUserBody = z
       .optional()
       .refine((value) => value == null || Buffer.byteLength(JSON.stringify(value)) <= METADATA_MAX_BYTES, 'must be at most 16 KiB serialized')
       // The shape the log stores an encrypted value in: taken as one, it would skip encryption and erasure.
-      .refine((value) => !isEnvelope(value), 'must not be shaped like an encrypted value (a lone "$encrypted" key holding "pd1.…")'),
+      .refine((value) => !isEnvelope(value), 'must not be shaped like an encrypted value (a lone "$encrypted" key holding "pd1.…")')
+      .openapi({
+        type: ['object', 'null'],
+        additionalProperties: true,
+        description:
+          'Any JSON object, kept as sent, at most 16 KiB serialized; numbers finite, integers within ±(2^53 − 1); not a lone `"$encrypted"` key holding a string starting `pd1.` (the form encrypted values take)',
+      }),
     payment_customer_id: orNull(chars(0, 255), 'string').optional(),
   })
   .openapi('UpsertUserRequest');
