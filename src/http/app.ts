@@ -35,7 +35,7 @@ import { adminTransactionRoutes, transactionRoutes } from './routes/transactions
 import { userRoutes } from './routes/users.js';
 import { WINWINKIT_MOUNT } from './compat/winwinkit-wire.js';
 import { winwinkitRoutes } from './compat/winwinkit-routes.js';
-import { mountRoutes } from './route.js';
+import { methodGate, mountRoutes } from './route.js';
 import { RequestActivity } from '../observability/request-activity.js';
 
 const BODY_LIMIT = 64 * 1024;
@@ -149,6 +149,24 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
     // SPEC §15: the WinWinKit-compatible mount (on by default); off, it is an unknown path.
     const winwinkit = config.COMPAT_WINWINKIT === 'on';
     const keyed = ['/users', '/codes', '/store', '/admin', ...(winwinkit ? [WINWINKIT_MOUNT] : [])];
+    // The app's operations, mounted natively and (the same route objects) under the WinWinKit mount.
+    const appRoutes = [...userRoutes(container), ...transactionRoutes(container), ...codeRoutes(container), ...storeRoutes(container)];
+    const nativeRoutes = [
+      ...appRoutes,
+      ...adminStoreRoutes(container),
+      ...adminRoutes(container),
+      ...adminRevenueRoutes(container),
+      ...adminAnalyticsRoutes(container),
+      // After the revenue routes: GET /admin/webhooks/inbound is not an endpoint id.
+      ...adminWebhookRoutes(container),
+      ...adminTransactionRoutes(container),
+      ...adminRuleRoutes(container),
+      ...adminReviewRoutes(container),
+      ...adminUserRoutes(container),
+    ];
+    const compatRoutes = winwinkit ? winwinkitRoutes(container, appRoutes) : [];
+    // A known path with another method is 405 whoever asks, before any key is checked.
+    app.use(methodGate([...nativeRoutes, ...compatRoutes]));
     app.use(keyed, requireKey(keys));
     app.use('/admin', requireSecretKey);
     app.use(
@@ -164,22 +182,8 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
     app.use(jsonBody());
     // After the body (POST /users names its user there); a body refused before it still costs the caller.
     if (rateLimits) app.use(rateLimits.bodyRefusals(), rateLimits.middleware());
-    // The app's operations, mounted natively and (the same route objects) under the WinWinKit mount.
-    const appRoutes = [...userRoutes(container), ...transactionRoutes(container), ...codeRoutes(container), ...storeRoutes(container)];
-    mountRoutes(app, api, [
-      ...appRoutes,
-      ...adminStoreRoutes(container),
-      ...adminRoutes(container),
-      ...adminRevenueRoutes(container),
-      ...adminAnalyticsRoutes(container),
-      // After the revenue routes: GET /admin/webhooks/inbound is not an endpoint id.
-      ...adminWebhookRoutes(container),
-      ...adminTransactionRoutes(container),
-      ...adminRuleRoutes(container),
-      ...adminReviewRoutes(container),
-      ...adminUserRoutes(container),
-    ]);
-    if (winwinkit) mountRoutes(app, api, winwinkitRoutes(container, appRoutes));
+    mountRoutes(app, api, nativeRoutes);
+    if (winwinkit) mountRoutes(app, api, compatRoutes);
     if (rateLimits) app.use(rateLimits.claimOutcomes());
   }
 

@@ -1,4 +1,4 @@
-import type express from 'express';
+import express from 'express';
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { z, type ZodObject, type ZodTypeAny } from 'zod';
 import { requireSecretKey } from './auth.js';
@@ -103,6 +103,28 @@ function handler(declaration: AnyRoute): RequestHandler {
     if (reply.body === undefined) res.end();
     else res.json(reply.body);
   };
+}
+
+/**
+ * Answers 405 (with the Allow header) for a known path asked with a method it does not have, and
+ * passes every other request on: mounted before the key checks, so the answer does not depend on
+ * the key sent (mountRoutes' own 405 stays for the routes mounted without it).
+ */
+export function methodGate(routes: AnyRoute[]): Router {
+  const gate = express.Router({ caseSensitive: true });
+  for (const [path, allowed] of methodsByPath(routes)) {
+    gate.route(expressPath(path)).all((req, res, next) => {
+      if (allowed.includes(req.method) || (req.method === 'HEAD' && allowed.includes('GET'))) next();
+      else methodNotAllowed(allowed)(req, res, next);
+    });
+  }
+  return gate;
+}
+
+function methodsByPath(routes: AnyRoute[]): Map<string, string[]> {
+  const byPath = new Map<string, string[]>();
+  for (const declaration of routes) byPath.set(declaration.path, [...(byPath.get(declaration.path) ?? []), declaration.method.toUpperCase()]);
+  return byPath;
 }
 
 /**

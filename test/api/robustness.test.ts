@@ -188,6 +188,25 @@ describe('API: hostile and unusual input never breaks the service', () => {
     }
   });
 
+  it('answers a known path asked with another method 405 with its Allow header, whatever key is sent (none, client, secret)', async () => {
+    for (const [method, path, allow] of [
+      ['PATCH', '/admin/rewards', 'GET'],
+      ['DELETE', '/users/ann', 'GET'],
+      ['PUT', '/users/ann/claim-code', 'POST'],
+      ['POST', '/admin/webhooks/inbound', 'GET'],
+    ] as const) {
+      for (const key of [null, CLIENT_KEY, SECRET_KEY]) {
+        const response = await fetch(`${svc.url}${path}`, { method, headers: key ? { 'x-api-key': key } : {} });
+        expect(response.status, `${method} ${path} ${key}`).to.equal(405);
+        expect(response.headers.get('allow'), `${method} ${path}`).to.equal(allow);
+        expect(((await response.json()) as { errors: { code: string }[] }).errors[0]!.code).to.equal('METHOD_NOT_ALLOWED');
+      }
+    }
+    // A method the path has still needs its key.
+    expect((await fetch(`${svc.url}/admin/rewards`)).status).to.equal(401);
+    expect((await fetch(`${svc.url}/admin/rewards`, { headers: { 'x-api-key': CLIENT_KEY } })).status).to.equal(403);
+  });
+
   it('ignores bodies on GET, and names the header on every 415', async () => {
     const withBody = await fetch(`${svc.url}/users/proto`, {
       method: 'GET',
