@@ -101,7 +101,7 @@ describe('webhook endpoint decider', () => {
       .thenNothing();
   });
 
-  it('projects the endpoint with its secrets (for signing) and removes it on delete', () => {
+  it('projects the endpoint with its secrets (for signing) and where it was created, and removes it on delete', () => {
     const rotated = event('WebhookSecretRotated', { id: 'hook', secret: 'whsec_new', rotated_at: T0.toISOString(), previous_expires_at: later.toISOString() });
     const docs = projected(webhooksProjection, [logged('webhook-hook', created, { position: 1n }), logged('webhook-hook', rotated, { position: 2n })]);
     expect(docs[`${WEBHOOKS}/hook`]).to.deep.equal({
@@ -112,6 +112,8 @@ describe('webhook endpoint decider', () => {
         { secret: 'whsec_new', expires_at: null },
         { secret: 'whsec_old', expires_at: later.toISOString() },
       ],
+      // The creation's log position, kept through later changes.
+      created_position: '1',
     });
     const deleted = event('WebhookEndpointDeleted', { id: 'hook', deleted_at: T0.toISOString() });
     expect(projected(webhooksProjection, [logged('webhook-hook', created, { position: 1n }), logged('webhook-hook', deleted, { position: 2n })])).to.deep.equal(
