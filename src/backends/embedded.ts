@@ -10,7 +10,7 @@ import { PersonalDataCipher } from '../application/privacy/personal-data-cipher.
 import { PersonalDataEventStore } from '../application/privacy/personal-data-event-store.js';
 import { PersonalDataOutbox } from '../application/privacy/personal-data-outbox.js';
 import { checkpointInBackground } from '../adapters/sqlite/wal-checkpointer.js';
-import { DeferredWalPurges, truncateWals } from '../adapters/sqlite/wal-sync.js';
+import { DeferredWalPurges, truncateNow, truncateWals } from '../adapters/sqlite/wal-sync.js';
 import { StoreUnavailableError } from '../ports/event-store.js';
 import type { Logger } from '../ports/logger.js';
 import type { Backend } from './backend.js';
@@ -92,6 +92,10 @@ export function openEmbeddedBackend(dataDir: string, logger?: Logger): Backend {
   const onFailure = (file: string, message: string) => logger?.warn({ file, error: message }, 'background WAL checkpoint failed; trying again');
   const stopCheckpoints = connections.map((connection) => checkpointInBackground(connection, onFailure));
   const purges = new DeferredWalPurges();
+  // A purge an erasure had to defer lives in memory only: a stop or a crash before it ran leaves
+  // erased pages (destroyed keys among them) in a WAL. So every start empties the WALs first,
+  // at once, or as soon as a reader holding one lets go.
+  for (const connection of [db, keysDb, outboxDb]) if (!truncateNow(connection)) purges.add(connection);
   return {
     name: 'embedded',
     eventStore,

@@ -192,6 +192,38 @@ describe('truncateWals: emptying WALs after an erasure', () => {
 });
 
 describe('embedded backend: purging overwritten pages after an erasure', () => {
+  it('empties the WALs when it opens: a purge deferred by a process that stopped before it ran is not lost', async () => {
+    const dir = tempDataDir();
+    const first = openEmbeddedBackend(dir);
+    const append = (backend: ReturnType<typeof openEmbeddedBackend>, stream: string) =>
+      backend.eventStore.append(
+        stream,
+        [
+          {
+            id: randomUUID(),
+            type: 'WebhookEndpointDeleted',
+            data: { id: 'x', deleted_at: new Date().toISOString() },
+            metadata: { correlation_id: 't', causation_id: 't', actor: 'test', schema_version: 1 },
+          },
+        ],
+        'any',
+      );
+    await append(first, 'probe-1');
+    const reader = new Database(path.join(dir, 'referrals.db'));
+    reader.exec('BEGIN');
+    reader.prepare('SELECT COUNT(*) FROM sqlite_master').get();
+    expect(await first.purgeOverwritten().catch((failure: unknown) => failure)).to.be.instanceOf(StoreUnavailableError);
+    // The process stops with the purge still deferred; the reader lets go later, but stays open (no last-close checkpoint).
+    await first.close();
+    reader.exec('COMMIT');
+    expect(fs.statSync(path.join(dir, 'referrals.db-wal')).size).to.be.greaterThan(0);
+    const second = openEmbeddedBackend(dir);
+    expect(fs.statSync(path.join(dir, 'referrals.db-wal')).size).to.equal(0);
+    await second.close();
+    reader.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
   it("answers within its 2 s while a reader holds the events' WAL, and empties it once the reader lets go", async () => {
     const dir = tempDataDir();
     const backend = openEmbeddedBackend(dir);
