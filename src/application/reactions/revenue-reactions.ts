@@ -6,6 +6,7 @@ import type { PurchaseRef } from '../../domain/events/revenue-events.js';
 import { accountToken } from '../../domain/revenue/account-token.js';
 import type { RevenueProvider } from '../../domain/revenue/revenue-notification.js';
 import { decideRevokeGrants, type GrantToRevoke } from '../../domain/revenue/revoke-grants.js';
+import { POOLED_KINDS } from '../../domain/rewards/reward-kinds.js';
 import { userEvolver } from '../../domain/users/user-state.js';
 import type { Clock } from '../../ports/clock.js';
 import { StoreUnavailableError } from '../../ports/event-store.js';
@@ -15,6 +16,7 @@ import { TOKENS } from '../../ports/tokens.js';
 import { type CommandContext, EventLog, type LoggedEvent } from '../event-log.js';
 import { RevenueApplier } from '../revenue/revenue-applier.js';
 import { RevenueMatcher } from '../revenue/revenue-matcher.js';
+import { PoolAssignments } from '../shared-resources/pool-assignments.js';
 import { StreamExecutor } from '../stream-executor.js';
 import { type Reaction, reactionContext } from './reaction-runner.js';
 
@@ -51,6 +53,7 @@ export class RevenueReactions implements Reaction {
     @inject(TOKENS.Clock) private readonly clock: Clock,
     @inject(TOKENS.Ids) private readonly ids: Ids,
     @inject(TOKENS.Config) private readonly config: Config,
+    @inject(PoolAssignments) private readonly pools: PoolAssignments,
   ) {}
 
   async handle(event: LoggedEvent): Promise<void> {
@@ -120,6 +123,7 @@ export class RevenueReactions implements Reaction {
     const grants = (await this.readStore.find(CLAWBACK_GRANTS, { where: { claimer } })) as unknown as ClawbackGrant[];
     const holders = [...new Set(grants.filter((grant) => !grant.revoked).map((grant) => grant.holder))];
     for (const holder of holders) {
+      let revoked: GrantToRevoke[] = [];
       await this.executor.execute(
         streams.user(holder),
         userEvolver,
@@ -136,10 +140,17 @@ export class RevenueReactions implements Reaction {
           prepare: async ({ position }) => {
             if (!(await this.matcher.indexPassed(position))) throw new StoreUnavailableError('The revenue index is behind');
             const current = (await this.readStore.find(CLAWBACK_GRANTS, { where: { claimer, holder } })) as unknown as ClawbackGrant[];
-            return current.filter((grant) => !grant.revoked);
+            revoked = current.filter((grant) => !grant.revoked);
+            return revoked;
           },
         },
       );
+      // Pooled grants still waiting for a code leave their pool's line now, not when the pools
+      // reaction gets to the revocation: a refill meanwhile would spend a one-time code on them.
+      // (The pools reaction does it too; withdrawing is idempotent.)
+      for (const grant of revoked.filter((one) => POOLED_KINDS.includes(one.kind))) {
+        await this.pools.withdraw(grant.reward_key, grant.grant_id, holder, context);
+      }
     }
   }
 }
