@@ -196,7 +196,7 @@ const EVENT_MEANINGS: Record<string, string> = {
   PoolCodesAdded: 'One-time codes were added to the pool (values already there are skipped).',
   PoolCodeRequested: 'A grant waits for a code from the pool.',
   PoolCodeAssigned: 'The pool gave a code to a grant (each code to one grant, ever).',
-  PoolRequestWithdrawn: 'A waiting grant was revoked (refund clawback) before it got a code: it waits no more.',
+  PoolRequestWithdrawn: 'A grant was revoked (refund clawback) before it got a code: it gets none (it leaves the line, or is never served).',
   StoreOfferCodeCreated: 'A store offer code entered the catalog.',
   StoreOfferCodeUpdated: 'A catalog entry changed (the whole new entry).',
   WebhookEndpointCreated: 'An outgoing webhook endpoint was configured, with its first signing secret.',

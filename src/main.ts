@@ -84,7 +84,8 @@ async function main(): Promise<void> {
   }
   const logger = createLogger(config.LOG_LEVEL);
   config = withDevelopmentKeys(config, (message) => process.stderr.write(message));
-  const backend = await openBackend(config, logger);
+  // The service's start empties the WALs an erasure's deferred purge may have left (src/backends/embedded.ts).
+  const backend = await openBackend(config, logger, { purgeWalsOnOpen: true });
   const service = await startService({ config, backend, logger, role });
   stopOnSignals(service, config, logger);
 }

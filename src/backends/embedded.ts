@@ -10,7 +10,7 @@ import { PersonalDataCipher } from '../application/privacy/personal-data-cipher.
 import { PersonalDataEventStore } from '../application/privacy/personal-data-event-store.js';
 import { PersonalDataOutbox } from '../application/privacy/personal-data-outbox.js';
 import { checkpointInBackground } from '../adapters/sqlite/wal-checkpointer.js';
-import { DeferredWalPurges, truncateNow, truncateWals } from '../adapters/sqlite/wal-sync.js';
+import { DeferredWalPurges, truncateWals } from '../adapters/sqlite/wal-sync.js';
 import { StoreUnavailableError } from '../ports/event-store.js';
 import type { Logger } from '../ports/logger.js';
 import type { Backend } from './backend.js';
@@ -73,12 +73,22 @@ function openOutboxConnection(dataDir: string): Database.Database {
   return openBesideEvents(dataDir, WEBHOOKS_FILE);
 }
 
+export interface EmbeddedOptions {
+  /**
+   * Empty the WALs when opening (the service's start: `npm start`, `npm run projector`). A purge
+   * an erasure had to defer lives in memory only, so a stop or a crash before it ran leaves erased
+   * pages, destroyed keys among them, in a WAL; the start empties them, at once or as soon as a
+   * reader holding one lets go. Scripts that open the files beside a running service do not.
+   */
+  purgeWalsOnOpen?: boolean;
+}
+
 /**
  * Events and read models in one SQLite file under `dataDir` (WAL); rate-limit counters, data keys
  * and the webhook outbox each in their own file beside it. Their WALs are checkpointed on a
  * background thread (src/adapters/sqlite/wal-checkpointer.ts), not by the commits of requests.
  */
-export function openEmbeddedBackend(dataDir: string, logger?: Logger): Backend {
+export function openEmbeddedBackend(dataDir: string, logger?: Logger, options: EmbeddedOptions = {}): Backend {
   const db = openSqlite(dataDir);
   const limitsDb = openRateLimitConnection(dataDir);
   const keysDb = openKeyConnection(dataDir);
@@ -92,10 +102,9 @@ export function openEmbeddedBackend(dataDir: string, logger?: Logger): Backend {
   const onFailure = (file: string, message: string) => logger?.warn({ file, error: message }, 'background WAL checkpoint failed; trying again');
   const stopCheckpoints = connections.map((connection) => checkpointInBackground(connection, onFailure));
   const purges = new DeferredWalPurges();
-  // A purge an erasure had to defer lives in memory only: a stop or a crash before it ran leaves
-  // erased pages (destroyed keys among them) in a WAL. So every start empties the WALs first,
-  // at once, or as soon as a reader holding one lets go.
-  for (const connection of [db, keysDb, outboxDb]) if (!truncateNow(connection)) purges.add(connection);
+  if (options.purgeWalsOnOpen) {
+    for (const connection of [db, keysDb, outboxDb]) purges.addUnlessEmptied(connection);
+  }
   return {
     name: 'embedded',
     eventStore,

@@ -119,8 +119,8 @@ describe('API: RevenueCat fulfilment of partner_entitlement rewards (fake Revenu
     const grant = { key: 'pro', deactivation: { variant: 'interval', duration: 1, period: 'days' } };
     expect((await service.admin('POST', '/users/held/rewards/grant', grant)).status).to.equal(201);
     await revenuecat.waitFor((requests) => requests.length >= 1);
-    // The users read model is held at a failing batch from here: the expiry's revoke must wait for it.
-    faults.mode = 'broken';
+    // The read models stop moving from here (the store refuses their commits for a while): the expiry's revoke must wait for them.
+    faults.mode = 'unavailable';
     faults.when = (method, args) => method === 'commitBatches' && (args[0] as ProjectorBatch[]).some((batch) => batch.projector === 'users');
     service.clock.advance(2 * 86_400_000);
     await service.service.runMaintenance();
@@ -136,6 +136,16 @@ describe('API: RevenueCat fulfilment of partner_entitlement rewards (fake Revenu
     service.clock.advance(Date.parse(waiting[1].next_attempt_at) - service.clock.now().getTime());
     await revenuecat.waitFor((requests) => requests.length >= 2);
     expect(revenuecat.requests[1]!.path).to.match(/\/premium\/revoke_promotionals$/);
+
+    // A users read model held at a failing batch (waiting for an operator) is not waited for: the revoke goes at its first attempt.
+    expect((await service.admin('POST', '/users/held/rewards/grant', grant)).status).to.equal(201);
+    await revenuecat.waitFor((requests) => requests.length >= 3);
+    faults.mode = 'broken';
+    service.clock.advance(2 * 86_400_000);
+    await service.service.runMaintenance();
+    await revenuecat.waitFor((requests) => requests.length >= 4, 15_000);
+    expect(revenuecat.requests[3]!.path).to.match(/\/premium\/revoke_promotionals$/);
+    expect((await deliveries(service))[3]).to.include({ status: 'delivered', attempts: 1 });
   });
 
   it('grants a reward that never ends for a lifetime', async () => {

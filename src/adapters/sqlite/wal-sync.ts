@@ -143,6 +143,17 @@ export class DeferredWalPurges {
     this.timer ??= setInterval(() => this.retry(), this.intervalMs).unref();
   }
 
+  /** Tries once now; a WAL that could not be emptied (busy, or the store failing) waits for the next rounds. */
+  addUnlessEmptied(db: SqliteConnection): void {
+    let emptied = false;
+    try {
+      emptied = truncateNow(db);
+    } catch {
+      // Tried again with the others.
+    }
+    if (!emptied) this.add(db);
+  }
+
   /** Connections whose WAL still waits to be emptied. */
   get pending(): number {
     return this.waiting.size;

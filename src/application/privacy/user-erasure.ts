@@ -47,13 +47,22 @@ export class UserErasure {
     // Unknown → NOT_FOUND.USER, already erased → nothing to do: the decider says so.
     const early = decideEraseUser(state, this.clock.now(), []);
     if (early.events.length === 0) return early.result;
-    const result = await this.customerLock.oneErasureAtATime(() => this.eraseLocked(appUserId, stream, context));
+    // Once a key is destroyed, the purge runs even if what follows fails (a retried DELETE finds
+    // the user erased and would not purge).
+    const progress = { destroyed: false };
+    try {
+      return await this.customerLock.oneErasureAtATime(() => this.eraseLocked(appUserId, stream, context, progress));
+    } finally {
+      if (progress.destroyed) await this.purge();
+    }
+  }
+
+  private async purge(): Promise<void> {
     try {
       await this.purgeOverwritten();
     } catch (error) {
       this.logger.warn({ err: error }, 'erasure: the store could not drop overwritten copies now; it drops them as soon as it can');
     }
-    return result;
   }
 
   /**
@@ -61,7 +70,7 @@ export class UserErasure {
    * have dropped the user's links to them (src/application/privacy/customer-erasure-lock.ts); the
    * purge of overwritten pages comes after, without holding them.
    */
-  private async eraseLocked(appUserId: string, stream: string, context: CommandContext): Promise<{ erased: boolean }> {
+  private async eraseLocked(appUserId: string, stream: string, context: CommandContext, progress: { destroyed: boolean }): Promise<{ erased: boolean }> {
     const releases: (() => void)[] = [];
     const locked = new Set<string>();
     try {
@@ -80,7 +89,10 @@ export class UserErasure {
             for (const id of customers) locked.add(id);
             // Keys first: if this request dies after it, the retry finds the user not erased yet
             // and finishes; the other order could record an erasure whose key survives.
-            for (const subject of [userSubject(appUserId), ...held.customerIds.map(customerSubject)]) await this.keys.destroy(subject);
+            for (const subject of [userSubject(appUserId), ...held.customerIds.map(customerSubject)]) {
+              progress.destroyed = true;
+              await this.keys.destroy(subject);
+            }
             return held;
           },
         },

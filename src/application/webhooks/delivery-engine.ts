@@ -1,6 +1,6 @@
 import { REWARDS } from '../../../projections/catalog.js';
 import { type RewardEntryDoc, USER_REWARDS, usersProjection } from '../../../projections/users.js';
-import { type WebhookDoc, WEBHOOKS } from '../../../projections/webhooks.js';
+import { type WebhookDoc, WEBHOOKS, webhooksProjection } from '../../../projections/webhooks.js';
 import { type EntitlementEntry, entitlementStillHeld } from '../../domain/rewards/partner-entitlement.js';
 import type { RewardDefinition } from '../../domain/rewards/reward-schemas.js';
 import type { FulfilmentAction } from '../../domain/webhooks/message-catalogue.js';
@@ -153,7 +153,9 @@ export class DeliveryEngine {
       }
       const endpoint = await this.deps.readStore.get<WebhookDoc>(WEBHOOKS, endpointId);
       if (!endpoint) {
-        await this.deps.outbox.removeEndpoint(endpointId);
+        // Deleted, unless the webhooks read model has not reached the endpoint's creation yet (it
+        // trails the feed): then its first messages wait, rather than being removed.
+        if (await this.deps.consistency.waitFor(waited.position, 0, webhooksProjection.name)) await this.deps.outbox.removeEndpoint(endpointId);
         return;
       }
       if (!endpoint.enabled) return;
@@ -167,6 +169,13 @@ export class DeliveryEngine {
       await this.record(message, attempt, endpoint);
       if (!succeeded(attempt)) return;
     }
+  }
+
+  /** Whether the read model `projection` has passed `position` (waiting a while), or is held at a failing batch. */
+  private async readModelsReached(position: bigint, projection: string): Promise<boolean> {
+    if (await this.deps.consistency.waitFor(position, READ_MODELS_WAIT_MS, projection)) return true;
+    const status = (await this.deps.consistency.projections()).find((candidate) => candidate.name === projection);
+    return status?.failure != null;
   }
 
   /** Whether the outbox feed has passed `position` (absent: a read model built before it was kept). */
@@ -221,7 +230,9 @@ export class DeliveryEngine {
     if (action.action === 'grant') return partnerAttempt(await partner.grant(action.app_user_id, entitlementId, action.expires_at));
     // The user's other entries are read once the read models include this revoke's event (they and
     // the outbox feed follow the log each at its own pace): an entry granted just before it counts.
-    if (!(await this.deps.consistency.waitFor(message.position, READ_MODELS_WAIT_MS, usersProjection.name))) {
+    // A `users` read model held at a failing batch is not waited for (it waits for an operator):
+    // the entries are read as they stand, rather than every fulfilment queueing behind this one.
+    if (!(await this.readModelsReached(message.position, usersProjection.name))) {
       return { statusCode: null, latencyMs: 0, retryAfter: null, error: 'the users read model is behind this revoke', permanent: false, gone: false };
     }
     const revoked = await partner.revoke(action.app_user_id, entitlementId);

@@ -14,6 +14,6 @@ export const poolEvents = {
    */
   PoolCodeRequested: z.object({ grant_id: z.string(), app_user_id: z.string(), expires_at: isoDateTime.nullable().default(null) }),
   PoolCodeAssigned: z.object({ grant_id: z.string(), app_user_id: z.string(), code: poolCodeSchema }),
-  /** A waiting grant was revoked (refund clawback) before it got a code: it waits no more. */
+  /** A grant was revoked (refund clawback) before it got a code: it gets none (it leaves the line, or is never served). */
   PoolRequestWithdrawn: z.object({ grant_id: z.string(), app_user_id: z.string(), withdrawn_at: isoDateTime }),
 };

@@ -117,12 +117,13 @@ export function decideRequestPoolCode(state: PoolState, grantId: string, appUser
 }
 
 /**
- * A grant was revoked: if it still waits for a code, it waits no more (a one-time code is not
- * spent on an entry its user has lost). A grant that already has its code keeps it.
+ * A grant was revoked: if it has no code yet, it gets none (a one-time code is not spent on an
+ * entry its user has lost): it leaves the line, or, not asked for yet (the pools reaction can
+ * trail the clawback), its request will find it withdrawn. A grant that has its code keeps it.
  */
 export function decideWithdrawPoolRequest(state: PoolState, grantId: string, appUserId: string, now: Date): Decision<null> {
   const grant = poolGrantKey(appUserId, grantId);
-  if (!state.waiting.some((waiting) => keyOf(waiting) === grant)) return { events: [], result: null };
+  if (state.byGrant[grant] !== undefined || state.withdrawn[grant]) return { events: [], result: null };
   return { events: [{ type: 'PoolRequestWithdrawn', data: { grant_id: grantId, app_user_id: appUserId, withdrawn_at: now.toISOString() } }], result: null };
 }
 

@@ -124,14 +124,21 @@ describe('code pools (SPEC §5.3, §7.5)', () => {
         .thenNothing();
     });
 
-    it("records nothing for a grant that has its code, another user's grant of that id, or a repeat", () => {
-      pool
-        .given([added(code('A')), assigned('g1', code('A'))])
-        .when((state) => decideWithdrawPoolRequest(state, 'g1', 'ann', T0))
-        .thenNothing();
+    it('withdraws a grant the pool has not been asked for yet (the pools reaction trails the clawback): its later request gets nothing', () => {
       pool
         .given([requested('g1', 'ann')])
         .when((state) => decideWithdrawPoolRequest(state, 'g1', 'bob', T0))
+        .then([withdrawn('g1', 'bob')]);
+      pool
+        .given([added(code('FREE')), withdrawn('g1', 'bob')])
+        .when((state) => decideRequestPoolCode(state, 'g1', 'bob', null, T0))
+        .thenNothing();
+    });
+
+    it('records nothing for a grant that has its code, or a repeat', () => {
+      pool
+        .given([added(code('A')), assigned('g1', code('A'))])
+        .when((state) => decideWithdrawPoolRequest(state, 'g1', 'ann', T0))
         .thenNothing();
       pool
         .given([requested('g1', 'ann'), withdrawn('g1', 'ann')])
