@@ -308,6 +308,45 @@ describe('API: an endpoint deleted and created again under its id (SPEC §12)', 
   });
 });
 
+describe('API: a replay asked for right after an endpoint is created, while the feed is behind', function () {
+  this.timeout(60_000);
+  it('is refused (503, Retry-After, nothing queued) until the feed has passed the creation; then it sends the history', async () => {
+    let letFeedGo!: () => void;
+    const feedHeld = new Promise<void>((resolve) => (letFeedGo = resolve));
+    let holding = false;
+    const backend = (inner: Backend): Backend => {
+      const outbox = inner.webhookOutbox;
+      const feed: WebhookOutbox['feed'] = async (...args) => {
+        if (holding) await feedHeld;
+        return outbox.feed(...args);
+      };
+      return { ...inner, webhookOutbox: new Proxy(outbox, { get: (target, property) => (property === 'feed' ? feed : Reflect.get(target, property)) }) };
+    };
+    const service = await startTestService({ backend, env: LOCAL });
+    const receiver = await new Receiver().start();
+    try {
+      await createUsers(service, ['history-1', 'history-2']);
+      holding = true;
+      await createEndpoint(service, 'late', receiver.url, { events: ['user.created'] });
+      const refused = await service.admin('POST', '/admin/webhooks/late/replay', { after_position: '0' });
+      expect(refused.status).to.equal(503);
+      expect(refused.headers.get('retry-after')).to.equal('5');
+      expect(refused.body.errors[0].message).to.contain("has not reached this endpoint's creation");
+      letFeedGo();
+      const replayed = await eventually(
+        () => service.admin('POST', '/admin/webhooks/late/replay', { after_position: '0' }),
+        (answer) => answer.status === 200,
+      );
+      expect(replayed.body.data.requeued).to.equal(2);
+      await receiver.waitFor((requests) => requests.length >= 2, 10_000, 'the replayed history');
+      expect(receiver.requests.map((request) => request.json.data.app_user_id)).to.deep.equal(['history-1', 'history-2']);
+    } finally {
+      await service.stop();
+      await receiver.stop();
+    }
+  });
+});
+
 describe("API: an endpoint created again while its predecessor's messages span feed pages and a removal fails", function () {
   this.timeout(120_000);
   it('the successor gets none of them', async () => {

@@ -15,6 +15,7 @@ import {
 } from '../../domain/webhooks/webhook-endpoint.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Ids } from '../../ports/ids.js';
+import { ReadModelsBehindError } from '../../ports/read-consistency.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
 import type { DeliveryStatus, OutboxMessage, WebhookOutbox } from '../../ports/webhook-outbox.js';
@@ -25,6 +26,10 @@ import { postWithTimeout } from './http-post.js';
 import { outboxMessagesFor, REVENUECAT_ENDPOINT, WEBHOOK_FEED } from './webhook-feeder.js';
 import { checkWebhookUrl, deliveryLookup } from './webhook-url-policy.js';
 import { generateWebhookSecret, signWebhook } from './webhook-signing.js';
+
+/** How long a replay waits for the outbox feed to pass the endpoint's creation, and how often it looks. */
+const FEED_WAIT_MS = 5_000;
+const FEED_POLL_MS = 50;
 
 const REPLAY_PAGE = 1_000;
 
@@ -172,12 +177,30 @@ export class WebhookAdmin {
   }
 
   /**
+   * The feed removes what is queued under an id when it reaches the endpoint's creation
+   * (src/application/webhooks/webhook-feeder.ts): a replay queued before then would go with it.
+   * So a replay waits (bounded) for the feed to pass the creation; 503 with nothing queued if not.
+   */
+  private async feedPastCreation(endpoint: WebhookDoc): Promise<void> {
+    if (endpoint.created_position === undefined) return;
+    const created = BigInt(endpoint.created_position);
+    for (let waited = 0; ; waited += FEED_POLL_MS) {
+      const fed = await this.outbox.feedCheckpoint(WEBHOOK_FEED);
+      if (fed !== null && fed >= created) return;
+      if (waited >= FEED_WAIT_MS) break;
+      await new Promise((resolve) => setTimeout(resolve, FEED_POLL_MS));
+    }
+    throw new ReadModelsBehindError("The outbox feed has not reached this endpoint's creation yet; nothing was queued, retry the replay");
+  }
+
+  /**
    * Re-enqueues the endpoint's messages from the log after `after_position` and/or recorded at
    * or after `since` (both bounds apply when both are given) up to where the outbox feed stands (later events are fed
    * anyway), or up to `through`, with the endpoint's current event filter. Delivered and dead ones go again.
    */
   async replay(id: string, from: { after_position?: bigint; since?: string }, through?: bigint) {
     const endpoint = await this.existing(id);
+    await this.feedPastCreation(endpoint);
     const until = through ?? (await this.outbox.feedCheckpoint(WEBHOOK_FEED));
     let after = from.after_position ?? null;
     const sinceMs = from.since === undefined ? null : Date.parse(from.since);
