@@ -265,20 +265,42 @@ describe('API: outgoing webhook endpoints (SPEC §12)', function () {
   });
 });
 
+/**
+ * A backend whose outbox feed can be held back (as when it runs behind the log): after `hold()`,
+ * feeds wait until `letGo()`. `replace` swaps other outbox methods (given the real outbox).
+ */
+function heldFeed(replace: (outbox: WebhookOutbox) => Partial<WebhookOutbox> = () => ({})) {
+  let release!: () => void;
+  const released = new Promise<void>((resolve) => (release = resolve));
+  let holding = false;
+  const backend = (inner: Backend): Backend => {
+    const outbox = inner.webhookOutbox;
+    const methods: Record<string, unknown> = {
+      feed: (async (...args) => {
+        if (holding) await released;
+        return outbox.feed(...args);
+      }) satisfies WebhookOutbox['feed'],
+      ...replace(outbox),
+    };
+    return { ...inner, webhookOutbox: new Proxy(outbox, { get: (target, property) => methods[String(property)] ?? Reflect.get(target, property) }) };
+  };
+  return {
+    backend,
+    hold: () => {
+      holding = true;
+    },
+    letGo: () => {
+      holding = false;
+      release();
+    },
+  };
+}
+
 describe('API: an endpoint deleted and created again under its id (SPEC §12)', () => {
   it('gets exactly the events after its new creation, never a message queued for its predecessor, however far behind the feed is', async () => {
-    // The outbox feed held back (as when it runs behind the log), then let go.
-    let letFeedGo!: () => void;
-    const feedHeld = new Promise<void>((resolve) => (letFeedGo = resolve));
-    const backend = (inner: Backend): Backend => {
-      const outbox = inner.webhookOutbox;
-      const feed: WebhookOutbox['feed'] = async (...args) => {
-        await feedHeld;
-        return outbox.feed(...args);
-      };
-      return { ...inner, webhookOutbox: new Proxy(outbox, { get: (target, property) => (property === 'feed' ? feed : Reflect.get(target, property)) }) };
-    };
-    const service = await startTestService({ backend, env: LOCAL });
+    const feed = heldFeed();
+    feed.hold();
+    const service = await startTestService({ backend: feed.backend, env: LOCAL });
     const first = await new Receiver().start();
     const second = await new Receiver().start();
     try {
@@ -291,7 +313,7 @@ describe('API: an endpoint deleted and created again under its id (SPEC §12)', 
       expect((await service.admin('DELETE', '/admin/webhooks/reused')).status).to.equal(204);
       const referrer = (await service.call('POST', '/users', { app_user_id: 'referrer' })).body.data.user;
       await createEndpoint(service, 'reused', second.url, { events: ['code.claimed'] });
-      letFeedGo();
+      feed.letGo();
       await createUsers(service, ['claimer']);
       expect((await service.call('POST', '/users/claimer/claim-code', { code: referrer.referral_code })).status).to.equal(200);
       await second.waitFor((requests) => requests.length >= 1);
@@ -311,28 +333,18 @@ describe('API: an endpoint deleted and created again under its id (SPEC §12)', 
 describe('API: a replay asked for right after an endpoint is created, while the feed is behind', function () {
   this.timeout(60_000);
   it('is refused (503, Retry-After, nothing queued) until the feed has passed the creation; then it sends the history', async () => {
-    let letFeedGo!: () => void;
-    const feedHeld = new Promise<void>((resolve) => (letFeedGo = resolve));
-    let holding = false;
-    const backend = (inner: Backend): Backend => {
-      const outbox = inner.webhookOutbox;
-      const feed: WebhookOutbox['feed'] = async (...args) => {
-        if (holding) await feedHeld;
-        return outbox.feed(...args);
-      };
-      return { ...inner, webhookOutbox: new Proxy(outbox, { get: (target, property) => (property === 'feed' ? feed : Reflect.get(target, property)) }) };
-    };
-    const service = await startTestService({ backend, env: LOCAL });
+    const feed = heldFeed();
+    const service = await startTestService({ backend: feed.backend, env: LOCAL });
     const receiver = await new Receiver().start();
     try {
       await createUsers(service, ['history-1', 'history-2']);
-      holding = true;
+      feed.hold();
       await createEndpoint(service, 'late', receiver.url, { events: ['user.created'] });
       const refused = await service.admin('POST', '/admin/webhooks/late/replay', { after_position: '0' });
       expect(refused.status).to.equal(503);
       expect(refused.headers.get('retry-after')).to.equal('5');
       expect(refused.body.errors[0].message).to.contain("has not reached this endpoint's creation");
-      letFeedGo();
+      feed.letGo();
       const replayed = await eventually(
         () => service.admin('POST', '/admin/webhooks/late/replay', { after_position: '0' }),
         (answer) => answer.status === 200,
@@ -350,29 +362,20 @@ describe('API: a replay asked for right after an endpoint is created, while the 
 describe("API: an endpoint created again while its predecessor's messages span feed pages and a removal fails", function () {
   this.timeout(120_000);
   it('the successor gets none of them', async () => {
-    // The outbox feed held back (as when it runs behind the log), then let go.
-    let letFeedGo!: () => void;
-    const feedHeld = new Promise<void>((resolve) => (letFeedGo = resolve));
-    let feedPaused = true;
     let failedRemovals = 0;
-    const backend = (inner: Backend): Backend => {
-      const outbox = inner.webhookOutbox;
-      const feed: WebhookOutbox['feed'] = async (...args) => {
-        await feedHeld;
-        return outbox.feed(...args);
-      };
-      // The first removals the feed makes fail (a store hiccup), after the messages before them were fed.
-      const removeEndpoint: WebhookOutbox['removeEndpoint'] = async (id) => {
-        if (!feedPaused && failedRemovals < 3) {
+    let fed = false;
+    // The first removals the feed makes fail (a store hiccup), after the messages before them were fed.
+    const feed = heldFeed((outbox) => ({
+      removeEndpoint: async (id) => {
+        if (fed && failedRemovals < 3) {
           failedRemovals += 1;
           throw new StoreUnavailableError('injected: removal failed');
         }
         return outbox.removeEndpoint(id);
-      };
-      const replaced: Record<string, unknown> = { feed, removeEndpoint };
-      return { ...inner, webhookOutbox: new Proxy(outbox, { get: (target, property) => replaced[String(property)] ?? Reflect.get(target, property) }) };
-    };
-    const service = await startTestService({ backend, env: LOCAL });
+      },
+    }));
+    feed.hold();
+    const service = await startTestService({ backend: feed.backend, env: LOCAL });
     const first = await new Receiver().start();
     const second = await new Receiver().start();
     try {
@@ -384,8 +387,8 @@ describe("API: an endpoint created again while its predecessor's messages span f
       );
       expect((await service.admin('DELETE', '/admin/webhooks/reused')).status).to.equal(204);
       await createEndpoint(service, 'reused', second.url, { events: ['user.created'] });
-      feedPaused = false;
-      letFeedGo();
+      fed = true;
+      feed.letGo();
       await createUsers(service, ['after']);
       await second.waitFor((requests) => requests.some((request) => request.json.data.app_user_id === 'after'), 20_000, "the successor's own message");
       await new Promise((resolve) => setTimeout(resolve, 300));
