@@ -19,6 +19,8 @@ export interface FindQuery {
   where?: Record<string, Scalar>;
   /** Range on one top-level field: field <= value (ISO dates compare as strings). */
   atMost?: { field: string; value: string | number };
+  /** Range on one top-level field: field >= value (with atMost, on the same field: between both). */
+  atLeast?: { field: string; value: string | number };
   orderBy?: { field: string; direction: 'asc' | 'desc' };
   /** Documents with id > afterId (id order) — for paging when no orderBy is given. */
   afterId?: string;

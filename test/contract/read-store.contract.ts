@@ -143,6 +143,15 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
         expect(ids(await store.find(people, { where: { team: 'red' }, atMost: { field: 'age', value: 36 } }))).to.deep.equal(['Ada', 'Di']);
       });
 
+      it('filters a range with atLeast, alone or with atMost on the same field (both ends included)', async function () {
+        const since = await store.find(people, { atLeast: { field: 'joined_at', value: '2026-01-03T00:00:00.000Z' } });
+        expect(ids(since)).to.deep.equal(['Bob', 'Di', 'Ed']);
+        expect(ids(await store.find(people, { atLeast: { field: 'age', value: 30 }, atMost: { field: 'age', value: 41 } }))).to.deep.equal(['Ada', 'Cy']);
+        expect(
+          ids(await store.find(people, { where: { team: 'blue' }, atLeast: { field: 'age', value: 25 }, atMost: { field: 'age', value: 25 } })),
+        ).to.deep.equal(['Bob']);
+      });
+
       it('orders by a field, ties broken by id', async function () {
         const ascending = await store.find(people, { orderBy: { field: 'joined_at', direction: 'asc' } });
         expect(ids(ascending)).to.deep.equal(['Ada', 'Cy', 'Bob', 'Ed', 'Di']);

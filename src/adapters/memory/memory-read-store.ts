@@ -84,11 +84,12 @@ export class MemoryReadStore implements ReadStore {
   }
 
   async find<T extends Doc>(collection: string, query: FindQuery = {}): Promise<T[]> {
-    const { where = {}, atMost, orderBy, afterId, limit } = query;
+    const { where = {}, atMost, atLeast, orderBy, afterId, limit } = query;
     const docs = this.all(collection).filter(
       ([id, doc]) =>
         matches(doc, where) &&
         (atMost === undefined || (fieldOf(doc, atMost.field) !== null && compare(fieldOf(doc, atMost.field), atMost.value) <= 0)) &&
+        (atLeast === undefined || (fieldOf(doc, atLeast.field) !== null && compare(fieldOf(doc, atLeast.field), atLeast.value) >= 0)) &&
         (afterId === undefined || id > afterId),
     );
     if (orderBy) {

@@ -107,6 +107,7 @@ export function whereFilter(where?: Record<string, Scalar>): Filter<StoredDocume
 export function findFilter(query: FindQuery): Filter<StoredDocument> {
   const conditions = equality(query.where);
   if (query.atMost) conditions.push({ [fieldPath(query.atMost.field)]: { $lte: query.atMost.value } } as Filter<StoredDocument>);
+  if (query.atLeast) conditions.push({ [fieldPath(query.atLeast.field)]: { $gte: query.atLeast.value } } as Filter<StoredDocument>);
   if (query.afterId !== undefined) conditions.push({ _id: { $gt: query.afterId } });
   return allOf(conditions);
 }

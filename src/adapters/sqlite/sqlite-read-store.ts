@@ -195,6 +195,10 @@ export class SqliteReadStore implements ReadStore {
       clauses.push(`${fieldPath(query.atMost.field)} <= ${STABLE_PARAM}`);
       params.push(query.atMost.value);
     }
+    if (query.atLeast) {
+      clauses.push(`${fieldPath(query.atLeast.field)} >= ${STABLE_PARAM}`);
+      params.push(query.atLeast.value);
+    }
     if (query.afterId !== undefined) {
       clauses.push('id > ?');
       params.push(query.afterId);

@@ -58,11 +58,12 @@ export class RevenueQueries {
   async attribution(groupBy: AttributionGroup, from: string | null, to: string | null): Promise<AttributionRow[]> {
     const days = await this.readStore.find<AttributionDay>(ATTRIBUTION, {
       where: { dimension: groupBy },
+      // The days in range only (the [dimension, day] index): a range's cost does not grow with the days before it.
       ...(to ? { atMost: { field: 'day', value: to.slice(0, 10) } } : {}),
+      ...(from ? { atLeast: { field: 'day', value: from.slice(0, 10) } } : {}),
     });
     const rows = new Map<string, AttributionRow & { money: Map<string, { gross: number; refunded: number }> }>();
     for (const day of days) {
-      if (from && day.day < from.slice(0, 10)) continue;
       const row = rows.get(day.group) ?? { group: day.group, claims: 0, conversions: 0, refunds: 0, revenue: [], money: new Map() };
       row.claims += day.claims;
       row.conversions += day.conversions;

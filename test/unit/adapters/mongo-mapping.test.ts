@@ -102,6 +102,11 @@ describe('MongoDB read store mapping', function () {
         $and: [{ 'doc.expires_at': null }, { 'doc.expires_at': { $lte: '2026' } }, { _id: { $gt: 'k' } }],
       });
       expect(findFilter({})).to.deep.equal({});
+      expect(
+        findFilter({ where: { dimension: 'code' }, atMost: { field: 'day', value: '2026-02-01' }, atLeast: { field: 'day', value: '2026-01-01' } }),
+      ).to.deep.equal({
+        $and: [{ 'doc.dimension': 'code' }, { 'doc.day': { $lte: '2026-02-01' } }, { 'doc.day': { $gte: '2026-01-01' } }],
+      });
     });
 
     it('orders by the field then by id, or by id alone', function () {
