@@ -60,6 +60,11 @@ function succeeded(outcome: PostOutcome): boolean {
   return outcome.statusCode !== null && outcome.statusCode >= 200 && outcome.statusCode < 300;
 }
 
+/** An attempt that sent nothing (`error` says why): retried on the usual schedule. */
+function notSent(error: string): Attempt {
+  return { statusCode: null, latencyMs: 0, retryAfter: null, error, permanent: false, gone: false };
+}
+
 /** A partner's answer as an attempt: a refusal (4xx other than 408/429) will not change by retrying, so it is recorded and passed. */
 function partnerAttempt(outcome: PostOutcome): Attempt {
   const code = outcome.statusCode;
@@ -201,7 +206,7 @@ export class DeliveryEngine {
     try {
       await checkWebhookUrl(endpoint.url, this.deps.settings);
     } catch (error) {
-      return { statusCode: null, latencyMs: 0, retryAfter: null, error: (error as Error).message, permanent: false, gone: false };
+      return notSent((error as Error).message);
     }
     const secrets = signingSecrets(endpoint.secrets, this.deps.clock.now());
     // The signature's timestamp is the wall-clock send time: receivers check it against their clocks.
@@ -217,14 +222,7 @@ export class DeliveryEngine {
     const action = JSON.parse(message.payload) as FulfilmentAction;
     const reward = await this.deps.readStore.get<RewardDefinition>(REWARDS, action.reward_key);
     if (!reward?.entitlement_id) {
-      return {
-        statusCode: null,
-        latencyMs: 0,
-        retryAfter: null,
-        error: `reward ${action.reward_key} has no entitlement_id (yet)`,
-        permanent: false,
-        gone: false,
-      };
+      return notSent(`reward ${action.reward_key} has no entitlement_id (yet)`);
     }
     const entitlementId = reward.entitlement_id;
     if (action.action === 'grant') return partnerAttempt(await partner.grant(action.app_user_id, entitlementId, action.expires_at));
@@ -233,7 +231,7 @@ export class DeliveryEngine {
     // A `users` read model held at a failing batch is not waited for (it waits for an operator):
     // the entries are read as they stand, rather than every fulfilment queueing behind this one.
     if (!(await this.readModelsReached(message.position, usersProjection.name))) {
-      return { statusCode: null, latencyMs: 0, retryAfter: null, error: 'the users read model is behind this revoke', permanent: false, gone: false };
+      return notSent('the users read model is behind this revoke');
     }
     const revoked = await partner.revoke(action.app_user_id, entitlementId);
     if (!succeeded(revoked)) return partnerAttempt(revoked);
