@@ -2,8 +2,13 @@ import type { LoggedEvent } from '../src/application/event-log.js';
 import { refundFigures } from '../src/domain/revenue/record-revenue.js';
 import type { Doc, DocumentRef, Projection } from './projection.js';
 
-/** Revenue attribution (SPEC §11): per group and UTC day, so a date range sums few documents. */
+/**
+ * Revenue attribution (SPEC §11): per group and UTC day, so a date range sums the days in it;
+ * and per group all time, so a report without a range reads one document per group whatever
+ * the number of days behind it.
+ */
 export const ATTRIBUTION = 'attribution';
+export const ATTRIBUTION_TOTALS = 'attribution_totals';
 export const ATTRIBUTION_GROUPS = ['code', 'program', 'affiliate'] as const;
 export type AttributionGroup = (typeof ATTRIBUTION_GROUPS)[number];
 
@@ -14,16 +19,19 @@ interface Source {
   program_id: string | null;
 }
 
-export interface AttributionDay extends Doc {
+export interface AttributionCounts extends Doc {
   dimension: AttributionGroup;
   group: string;
-  day: string;
   claims: number;
   conversions: number;
   refunds: number;
   /** currency → minor units */
   gross: Record<string, number>;
   refunded: Record<string, number>;
+}
+
+export interface AttributionDay extends AttributionCounts {
+  day: string;
 }
 
 /** The groups one event counts for: its code, its program (when any), its affiliate (affiliate codes). */
@@ -55,23 +63,34 @@ function sourceAndDay(event: LoggedEvent): { source: Source; at: string } | null
   }
 }
 
-const docId = (dimension: AttributionGroup, group: string, day: string) => `${dimension}\u001f${group}\u001f${day}`;
+const SEPARATOR = '\u001f';
+const dayId = (dimension: AttributionGroup, group: string, day: string) => `${dimension}${SEPARATOR}${group}${SEPARATOR}${day}`;
+const totalId = (dimension: AttributionGroup, group: string) => `${dimension}${SEPARATOR}${group}`;
 
 export const attributionProjection: Projection = {
   name: 'attribution',
-  // 2: money on its `recorded_at` day, not the provider's `occurred_at` (run `npm run replay`).
-  version: 2,
-  collections: [{ name: ATTRIBUTION, indexes: [['dimension', 'day']] }],
+  // 2: money on its `recorded_at` day, not the provider's `occurred_at`; 3: all-time totals
+  // (run `npm run replay`).
+  version: 3,
+  collections: [
+    { name: ATTRIBUTION, indexes: [['dimension', 'day']] },
+    { name: ATTRIBUTION_TOTALS, indexes: [['dimension']] },
+  ],
   eventTypes: ['CodeClaimed', 'UserConverted', 'PurchaseRecorded', 'RenewalRecorded', 'RefundRecorded'],
   targets: (event) => {
     const found = sourceAndDay(event);
     if (found === null) return [];
     const day = found.at.slice(0, 10);
-    return groupsOf(found.source).map(([dimension, group]) => ({ collection: ATTRIBUTION, id: docId(dimension, group, day) }));
+    return groupsOf(found.source).flatMap(([dimension, group]) => [
+      { collection: ATTRIBUTION, id: dayId(dimension, group, day) },
+      { collection: ATTRIBUTION_TOTALS, id: totalId(dimension, group) },
+    ]);
   },
   evolve: (ref: DocumentRef, doc: Doc | null, event: LoggedEvent): Doc | null => {
-    const [dimension, group, day] = ref.id.split('\u001f') as [AttributionGroup, string, string];
-    const current: AttributionDay = (doc as AttributionDay | null) ?? { dimension, group, day, claims: 0, conversions: 0, refunds: 0, gross: {}, refunded: {} };
+    const [dimension, group, day] = ref.id.split(SEPARATOR) as [AttributionGroup, string, string | undefined];
+    const counts = { claims: 0, conversions: 0, refunds: 0, gross: {}, refunded: {} };
+    // A day document's id ends in its day; a total's does not.
+    const current = (doc as AttributionCounts | null) ?? (day === undefined ? { dimension, group, ...counts } : { dimension, group, day, ...counts });
     const add = (into: Record<string, number>, currency: string | null, amount: number | null) =>
       currency === null || amount === null ? into : { ...into, [currency]: (into[currency] ?? 0) + amount };
     switch (event.type) {

@@ -1,5 +1,5 @@
 import { inject, injectable } from 'tsyringe';
-import { ATTRIBUTION, type AttributionDay, type AttributionGroup } from '../../../projections/attribution.js';
+import { ATTRIBUTION, ATTRIBUTION_TOTALS, type AttributionCounts, type AttributionGroup } from '../../../projections/attribution.js';
 import { INBOUND } from '../../../projections/revenue-index.js';
 import type { ReadStore, Scalar } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
@@ -54,14 +54,20 @@ export class RevenueQueries {
     return { notifications, next_after: docs.length === filter.limit && last ? String(last.seq) : null };
   }
 
-  /** Per group over [from, to] (UTC days, inclusive): claims, conversions, refunds, revenue per currency. */
+  /**
+   * Per group over [from, to] (UTC days, inclusive): claims, conversions, refunds, revenue per
+   * currency. All time reads one total per group; a range reads the days in it only (the
+   * [dimension, day] index). Neither grows with the days outside what is asked.
+   */
   async attribution(groupBy: AttributionGroup, from: string | null, to: string | null): Promise<AttributionRow[]> {
-    const days = await this.readStore.find<AttributionDay>(ATTRIBUTION, {
-      where: { dimension: groupBy },
-      // The days in range only (the [dimension, day] index): a range's cost does not grow with the days before it.
-      ...(to ? { atMost: { field: 'day', value: to.slice(0, 10) } } : {}),
-      ...(from ? { atLeast: { field: 'day', value: from.slice(0, 10) } } : {}),
-    });
+    const days =
+      from === null && to === null
+        ? await this.readStore.find<AttributionCounts>(ATTRIBUTION_TOTALS, { where: { dimension: groupBy } })
+        : await this.readStore.find<AttributionCounts>(ATTRIBUTION, {
+            where: { dimension: groupBy },
+            ...(to ? { atMost: { field: 'day', value: to.slice(0, 10) } } : {}),
+            ...(from ? { atLeast: { field: 'day', value: from.slice(0, 10) } } : {}),
+          });
     const rows = new Map<string, AttributionRow & { money: Map<string, { gross: number; refunded: number }> }>();
     for (const day of days) {
       const row = rows.get(day.group) ?? { group: day.group, claims: 0, conversions: 0, refunds: 0, revenue: [], money: new Map() };

@@ -114,4 +114,24 @@ describe('revenue read models', () => {
     }
     expect([...docs.keys()].some((key) => key.includes('affiliate'))).to.equal(false);
   });
+
+  it('attribution: one all-time total per group, summing every day', () => {
+    const log = new TestLog();
+    const later = new Date(T0.getTime() + 40 * 86_400_000).toISOString();
+    log.append('user-ann', codeClaimed({ claim_id: 'c1', code: 'BOB234', owner_id: 'bob', program_id: 'prog', claimed_at: T0.toISOString() }));
+    log.append('user-ann', event('PurchaseRecorded', { ...fact, recorded_at: T0.toISOString(), attribution, refunded_before: false }));
+    log.append('user-ann', event('RenewalRecorded', { ...fact, kind: 'renewal', recorded_at: later, attribution, refunded_before: false }));
+    const docs = project(attributionProjection, log.events);
+    expect(docs.get('attribution_totals/code\u001fBOB234')).to.deep.equal({
+      dimension: 'code',
+      group: 'BOB234',
+      claims: 1,
+      conversions: 0,
+      refunds: 0,
+      gross: { USD: 1998 },
+      refunded: {},
+    });
+    expect(docs.get('attribution_totals/program\u001fprog')).to.deep.include({ claims: 1, gross: { USD: 1998 } });
+    expect(docs.get(`attribution/code\u001fBOB234\u001f${later.slice(0, 10)}`)).to.deep.include({ day: later.slice(0, 10), claims: 0, gross: { USD: 999 } });
+  });
 });
