@@ -98,6 +98,18 @@ describe('API: claiming codes and the rewards engine', () => {
       expect(response.body.errors[0]).to.include({ code: 'CLAIM.CODE_NOT_FOUND', source: '/code' });
     });
 
+    it('422 CLAIM.CODE_NOT_FOUND for a Unicode look-alike of a code (only ASCII letters match case-insensitively)', async () => {
+      await putPromo(svc, 'STRASSE');
+      await createUser(svc, 'look-alike');
+      for (const code of ['straße', '\ufb06rasse']) {
+        const response = await svc.call('POST', '/users/look-alike/claim-code', { code });
+        expect(response.status, code).to.equal(422);
+        expect(response.body.errors[0]).to.include({ code: 'CLAIM.CODE_NOT_FOUND', source: '/code' });
+        expect((await svc.call('GET', `/codes/${encodeURIComponent(code)}`)).status, code).to.equal(404);
+      }
+      expect((await svc.call('POST', '/users/look-alike/claim-code', { code: 'strasse' })).status).to.equal(200);
+    });
+
     it('422 CLAIM.ALREADY_CLAIMED', async () => {
       const referrer = await getUser(svc, 'ref-a');
       const response = await svc.call('POST', '/users/claimer-a/claim-code', { code: referrer.referral_code });

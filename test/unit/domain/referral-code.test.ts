@@ -20,6 +20,12 @@ describe('referral codes and links (SPEC §4)', () => {
       expect(normalizeCode('ABC234')).to.equal('ABC234');
     });
 
+    it('changes the case of ASCII letters only: a Unicode look-alike matches no code', () => {
+      expect(normalizeCode('straße')).to.equal('STRAßE');
+      expect(normalizeCode('\ufb06rasse')).to.equal('\ufb06RASSE');
+      expect(normalizeCode('ǆ-é')).to.equal('ǆ-é');
+    });
+
     it('a code typed in any case normalises to the same value', () => {
       expect(new Set(['abc234', 'ABC234', 'aBc234'].map(normalizeCode)).size).to.equal(1);
     });
