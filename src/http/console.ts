@@ -59,13 +59,18 @@ export function consoleRouter(config: Pick<Config, 'CONSOLE'>, assetsDir: string
       res.status(503).type('text/plain').send('The console is not built: run `npm run build:console` (npm ci, npm start and npm test do it).\n');
       return;
     }
-    res.sendFile(index);
+    res.sendFile(index, { acceptRanges: false });
   };
   const assets = path.join(assetsDir, 'assets');
   router.use('/console', securityHeaders);
   router.get(['/console', '/console/'], page);
   router.all(['/console', '/console/'], methodNotAllowed(['GET']));
-  router.use('/console/assets', express.static(assets, { index: false, fallthrough: true, etag: true, lastModified: false }));
+  // No redirect of a folder to its slash (it went to a 404, under the file server's own policy);
+  // no byte ranges (the files are small, and a range past the end was answered as a bad body).
+  router.use(
+    '/console/assets',
+    express.static(assets, { index: false, redirect: false, acceptRanges: false, fallthrough: true, etag: true, lastModified: false }),
+  );
   // Another method on an asset that exists is 405, as on every known path (SPEC §1).
   router.use('/console/assets', (req, res, next) => (isAsset(assets, req.path) ? methodNotAllowed(['GET'])(req, res, next) : next()));
   // Anything else under /console is the API's 404, still with the console's headers.

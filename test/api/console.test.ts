@@ -57,8 +57,11 @@ describe('API: the console is served at /console (SPEC §14)', () => {
   });
 
   it('answers an unknown console path with 404 PATH_ERROR, still with the headers', async () => {
-    for (const pathname of ['/console/assets/nope.js', '/console/settings', '/console/assets/../../package.json']) {
-      const response = await fetch(`${svc.url}${pathname}`);
+    // The assets folder itself is no page either: a 404 under the console's policy, not a redirect.
+    for (const pathname of ['/console/assets/nope.js', '/console/settings', '/console/assets/../../package.json', '/console/assets', '/console/assets?x=1']) {
+      const response = await fetch(`${svc.url}${pathname}`, { redirect: 'manual' });
+      // (fetch resolves the `..` of the third path: it asks for /package.json, outside the console)
+      if (!pathname.includes('..')) expectConsoleHeaders(response.headers);
       expect(response.status, pathname).to.equal(404);
       expect(((await response.json()) as { errors: { code: string }[] }).errors[0]!.code).to.equal('PATH_ERROR');
     }
@@ -66,6 +69,16 @@ describe('API: the console is served at /console (SPEC §14)', () => {
     const missing = (await (await fetch(`${svc.url}/console/assets/nope.js`)).json()) as { errors: { message: string }[] };
     expect(missing.errors[0]!.message).to.equal('No such path: GET /console/assets/nope.js');
     expectConsoleHeaders((await fetch(`${svc.url}/console/nope`)).headers);
+  });
+
+  it('ignores a byte range: the whole file, never an error about a body', async () => {
+    for (const pathname of ['/console/', '/console/assets/main.js']) {
+      for (const range of ['bytes=999999999-', 'bytes=0-9']) {
+        const response = await fetch(`${svc.url}${pathname}`, { headers: { range } });
+        expect(response.status, `${pathname} ${range}`).to.equal(200);
+        expect((await response.text()).length).to.be.greaterThan(100);
+      }
+    }
   });
 
   it('answers another method on the page or an asset with 405 METHOD_NOT_ALLOWED (Allow: GET), on a missing asset 404', async () => {
