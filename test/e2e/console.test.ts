@@ -389,6 +389,43 @@ describe('Console in the browser (SPEC §14)', function () {
     expect(positions).to.deep.equal([...positions].sort((a, b) => b - a));
   });
 
+  it('the users "." and "..": says their profile is out of a browser\'s reach and shows their history', async () => {
+    await createUser(svc, '.');
+    await createUser(svc, '..');
+    await signIn();
+    await open('Users');
+    for (const id of ['.', '..']) {
+      await page.getByRole('searchbox', { name: 'App user ID' }).fill(id);
+      await page.getByRole('button', { name: 'Search' }).click();
+      await page
+        .getByRole('status')
+        .filter({ hasText: `cannot ask for the user “${id}”` })
+        .waitFor();
+      await page.getByRole('region', { name: 'Event history' }).getByRole('listitem').first().waitFor();
+    }
+    expect(requests.filter((url) => /\/users\/?$|\/admin\/(users\/)?credit-ledger/.test(new URL(url).pathname))).to.deep.equal([]);
+  });
+
+  it('adds codes to an offer-code pool, each with its redemption link', async () => {
+    const reward = {
+      kind: 'offer_code',
+      name: 'Spring offer',
+      offer_code_id: 'spring-oc',
+      offer_code_ref_name: 'Spring',
+      subscription_product_id: 'premium.monthly',
+    };
+    expect((await svc.admin('PUT', '/admin/rewards/spring-offer', reward)).status).to.equal(201);
+    await signIn();
+    await open('Codes');
+    await page.getByRole('combobox', { name: 'Pool reward' }).selectOption('spring-offer');
+    const link = (code: string) => `https://apps.apple.com/redeem?ctx=offercodes&id=123&code=${code}`;
+    await page.getByRole('textbox', { name: 'Codes to add' }).fill(`SPRING1 ${link('SPRING1')}\nSPRING2 ${link('SPRING2')}\n`);
+    await page.getByRole('textbox', { name: 'Codes expire at' }).fill(new Date(Date.now() + 90 * DAY).toISOString());
+    await page.getByRole('button', { name: 'Add codes' }).click();
+    await eventually(async () => expect((await svc.admin('GET', '/admin/rewards/spring-offer/codes')).body.data).to.include({ available: 2 }));
+    expect(await page.getByRole('textbox', { name: 'Codes to add' }).inputValue()).to.equal('');
+  });
+
   it('the reviews view shows the queue by status (empty here: no rule holds a claim)', async () => {
     await signIn();
     await open('Reviews');

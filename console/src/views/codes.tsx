@@ -94,13 +94,17 @@ function Pools(props: { rewards: Schemas['AdminReward'][] }) {
     return { ok: true as const, data: rows };
   }, [keys, added]);
   if (props.rewards.length === 0) return <Empty>No offer_code or store_promo_code reward: pools belong to those.</Empty>;
+  // An offer code is redeemed through its own link (SPEC §7.5): each line is the code, then its link.
+  const withLinks = props.rewards.find((r) => r.key === key)?.kind === 'offer_code';
   const submit = async (event: Event) => {
     event.preventDefault();
-    const values = codes
-      .split(/\s+/)
-      .map((v) => v.trim())
-      .filter(Boolean);
-    const body = { codes: values.map((value) => ({ value, expires_at: expires })) };
+    const lines = codes
+      .split('\n')
+      .map((line) => line.trim().split(/\s+/))
+      .filter(([value]) => Boolean(value));
+    const body = {
+      codes: lines.map(([value, link]) => (withLinks ? { value: value!, link: link ?? '', expires_at: expires } : { value: value!, expires_at: expires })),
+    };
     const result = await outcome(api.POST('/admin/rewards/{key}/codes', { params: { path: { key } }, body }));
     if (!result.ok) return setErrors(result.errors);
     setErrors([]);
@@ -149,7 +153,15 @@ function Pools(props: { rewards: Schemas['AdminReward'][] }) {
             ))}
           </select>
         </div>
-        <Field id="pool-codes" label="Codes to add" multiline value={codes} onInput={setCodes} error={byField.codes} hint="One code per line" />
+        <Field
+          id="pool-codes"
+          label="Codes to add"
+          multiline
+          value={codes}
+          onInput={setCodes}
+          error={byField.codes}
+          hint={withLinks ? 'One code per line, then a space and its redemption link' : 'One code per line'}
+        />
         <Field id="pool-expires" label="Codes expire at" value={expires} onInput={setExpires} hint="ISO date-time, e.g. 2027-01-01T00:00:00Z" />
         {rest.length > 0 ? <Problem errors={rest} /> : null}
         <div class="actions">

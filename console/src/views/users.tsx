@@ -46,7 +46,36 @@ export function UsersView() {
   );
 }
 
+/**
+ * A browser reads a path segment `.` or `..` (even percent-encoded) as a folder step, so the user
+ * `.` or `..` cannot be asked for by its URL path from here: their profile and ledger are
+ * reachable with `curl --path-as-is` only. Their history reads the log by query and shows.
+ */
+const PATH_UNREACHABLE = new Set(['.', '..']);
+
 function UserDetail(props: { appUserId: string }) {
+  const id = props.appUserId;
+  return PATH_UNREACHABLE.has(id) ? <DotUserDetail appUserId={id} /> : <FullUserDetail appUserId={id} />;
+}
+
+function DotUserDetail(props: { appUserId: string }) {
+  const id = props.appUserId;
+  const [events] = useLoad(() => history(id), [id]);
+  return (
+    <>
+      <p role="status">
+        A browser cannot ask for the user “{id}” by its URL path, so its profile and credit ledger are not shown here: use <code>curl --path-as-is</code> on{' '}
+        <code>/users/{id}</code> and <code>/admin/users/{id}/credit-ledger</code>.
+      </p>
+      <section aria-labelledby="history-heading">
+        <h2 id="history-heading">Event history</h2>
+        <History loaded={events} />
+      </section>
+    </>
+  );
+}
+
+function FullUserDetail(props: { appUserId: string }) {
   const id = props.appUserId;
   const [user] = useLoad(() => outcome(api.GET('/users/{app_user_id}', { params: { path: { app_user_id: id } } })), [id]);
   const [ledger] = useLoad(() => outcome(api.GET('/admin/users/{app_user_id}/credit-ledger', { params: { path: { app_user_id: id } } })), [id]);
