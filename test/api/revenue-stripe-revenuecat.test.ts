@@ -113,11 +113,59 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
         const refused = await signed(event);
         expect(refused.body.errors?.[0], event.id).to.include({ status: 400, code: 'BAD_REQUEST' });
       }
+      // A negative amount, or a currency that is not three letters: malformed, never counted as money.
+      const negative = invoicePaid('negative', 'cus_neg');
+      negative.object.amount_paid = -500;
+      const refunded = chargeRefunded('neg-r', 'cus_neg', 'in_neg', -1);
+      for (const event of [negative, refunded])
+        expect((await stripeEvent(svc, event)).body.errors?.[0], event.id).to.include({ status: 400, code: 'BAD_REQUEST' });
+      for (const currency of ['', '\u0000', 'EURO', '999', 'x'.repeat(5000)]) {
+        const odd = invoicePaid(`currency-${currency.length}-${currency.charCodeAt(0)}`, 'cus_neg');
+        odd.object.currency = currency;
+        expect((await stripeEvent(svc, odd)).body.errors?.[0], JSON.stringify(currency)).to.include({
+          status: 400,
+          code: 'BAD_REQUEST',
+          source: '/data/object/currency',
+        });
+      }
       // Signed JSON that is not an object: BODY_INVALID (SPEC §9).
       for (const body of [[1, 2], 'x', null])
         expect((await signed(body)).body.errors[0], JSON.stringify(body)).to.include({ status: 400, code: 'BODY_INVALID' });
       // A lone UTF-16 surrogate (which JSON can carry) in the event id: 400, as in every JSON body, never a 500.
       expect((await stripeEvent(svc, { ...invoicePaid('lone', 'cus_lone'), id: '\ud800' })).body.errors[0]).to.include({ status: 400, code: 'BAD_REQUEST' });
+    });
+
+    it("matches the user's current payment customer only: one it changed or cleared no longer matches", async () => {
+      await createUser(svc, 'stripe-mover', { payment_customer_id: 'cus_old' });
+      await createUser(svc, 'stripe-mover', { payment_customer_id: 'cus_new' });
+      await createUser(svc, 'stripe-leaver', { payment_customer_id: 'cus_gone' });
+      await createUser(svc, 'stripe-leaver', { payment_customer_id: null });
+      expect((await stripeEvent(svc, invoicePaid('mover-old', 'cus_old'))).body.data.status).to.equal('unmatched');
+      expect((await stripeEvent(svc, invoicePaid('leaver-gone', 'cus_gone'))).body.data.status).to.equal('unmatched');
+      expect((await stripeEvent(svc, invoicePaid('mover-new', 'cus_new'))).body.data.status).to.equal('applied');
+      // A customer passed on: the user who has it now, though an earlier holder's link is newer than theirs is not.
+      await createUser(svc, 'stripe-heir', { payment_customer_id: 'cus_passed' });
+      await createUser(svc, 'stripe-giver', { payment_customer_id: 'cus_passed' });
+      await createUser(svc, 'stripe-giver', { payment_customer_id: 'cus_other' });
+      expect((await stripeEvent(svc, invoicePaid('passed', 'cus_passed'))).body.data.status).to.equal('applied');
+      expect((await revenueEvents(svc, 'stripe-heir')).map((event) => event.data.notification_id)).to.deep.equal(['evt_passed']);
+      expect(await revenueEvents(svc, 'stripe-giver')).to.deep.equal([]);
+      expect((await revenueEvents(svc, 'stripe-mover')).map((event) => event.data.notification_id)).to.deep.equal(['evt_mover-new']);
+    });
+
+    it('records a dispute whose charge names its customer as a refund of the invoice; one naming a bare charge id stays unmatched', async () => {
+      await createUser(svc, 'stripe-disputed', { payment_customer_id: 'cus_disputed' });
+      expect((await stripeEvent(svc, invoicePaid('disputed', 'cus_disputed', 1200))).body.data.status).to.equal('applied');
+      const dispute = (id: string, charge: unknown) => ({
+        id: `evt_${id}`,
+        type: 'charge.dispute.created',
+        object: { id: `dp_${id}`, object: 'dispute', charge, amount: 1200, currency: 'eur' },
+      });
+      const expanded = { id: 'ch_disputed', object: 'charge', customer: 'cus_disputed', invoice: 'in_disputed' };
+      expect((await stripeEvent(svc, dispute('dp1', expanded))).body.data.status).to.equal('applied');
+      const refund = (await revenueEvents(svc, 'stripe-disputed')).find((event) => event.type === 'RefundRecorded');
+      expect(refund?.data).to.include({ notification_id: 'evt_dp1', transaction_id: 'in_disputed', price_minor: 1200, currency: 'EUR' });
+      expect((await stripeEvent(svc, dispute('dp2', 'ch_bare'))).body.data.status).to.equal('unmatched');
     });
 
     it('keeps a notification of an unknown customer as unmatched and applies it when the user appears', async () => {
@@ -256,6 +304,14 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
         expect(refused.status, JSON.stringify(extra)).to.equal(400);
         expect(refused.body.errors[0].code).to.equal('BAD_REQUEST');
       }
+      // A currency that is not three letters: 400; one in lower case is kept upper case, as every provider's.
+      const oddCurrency = await revenueCat(svc, rcEvent('rc-odd-currency', 'INITIAL_PURCHASE', 'nobody', { currency: 'US' }));
+      expect(oddCurrency.body.errors[0]).to.include({ status: 400, code: 'BAD_REQUEST', source: '/event/currency' });
+      await createUser(svc, 'rc-lower');
+      expect(
+        (await revenueCat(svc, rcEvent('rc-lower-currency', 'INITIAL_PURCHASE', 'rc-lower', { currency: 'jpy', price_in_purchased_currency: 500 }))).status,
+      ).to.equal(200);
+      expect((await revenueEvents(svc, 'rc-lower'))[0]!.data).to.include({ currency: 'JPY', price_minor: 500 });
       // A lone UTF-16 surrogate in the notification's id or user: 400, never a 500.
       for (const [id, user] of [
         ['\ud800', 'nobody'],

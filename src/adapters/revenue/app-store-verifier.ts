@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { type Environment, SignedDataVerifier, VerificationException, VerificationStatus } from '@apple/app-store-server-library';
 import {
+  currencyCode,
   currencyDigits,
   type InboundRequest,
   inRange,
@@ -109,7 +110,7 @@ export class AppStoreVerifier implements NotificationVerifier {
     if (kind !== 'other' && transaction === null) {
       throw new WebhookMalformedError('BAD_REQUEST', `${payload.notificationType} without signedTransactionInfo`, '/signedPayload');
     }
-    const currency = transaction?.currency ?? null;
+    const currency = currencyCode(transaction?.currency ?? null, '/signedPayload');
     const price = transaction?.price;
     return {
       provider: 'app-store',

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import {
+  currencyCode,
   type InboundRequest,
   isoFromMillis,
   minorUnits,
@@ -68,7 +69,7 @@ export class RevenueCatVerifier implements NotificationVerifier {
       throw new WebhookMalformedError('BAD_REQUEST', `Not a RevenueCat event: ${issue.message}`, `/${issue.path.join('/')}`);
     }
     const { event } = parsed.data;
-    const currency = event.currency ?? null;
+    const currency = currencyCode(event.currency ?? null, '/event/currency');
     const price = event.price_in_purchased_currency;
     const appUserIds = [event.app_user_id, event.original_app_user_id, ...(event.aliases ?? [])].filter(
       (id): id is string => typeof id === 'string' && id.length > 0,

@@ -1,6 +1,7 @@
 import Stripe from 'stripe';
 import { z } from 'zod';
 import {
+  currencyCode,
   type InboundRequest,
   jsonObject,
   LAST_TIME_MS,
@@ -32,7 +33,7 @@ const invoiceSchema = z.object({
   subscription: idOrObject,
   parent: z.object({ subscription_details: z.object({ subscription: idOrObject }).nullish() }).nullish(),
   billing_reason: z.string().nullish(),
-  amount_paid: z.number().int(),
+  amount_paid: z.number().int().min(0),
   currency: z.string(),
   lines: z
     .object({
@@ -53,8 +54,15 @@ const subscriptionSchema = z.object({
   current_period_end: seconds,
   items: z.object({ data: z.array(z.object({ price: z.object({ id }).nullish() })) }).nullish(),
 });
-const chargeSchema = z.object({ id, customer: idOrObject, invoice: idOrObject, amount_refunded: z.number().int(), currency: z.string() });
-const disputeSchema = z.object({ id, charge: idOrObject, amount: z.number().int(), currency: z.string(), customer: idOrObject.optional() });
+const amount = z.number().int().min(0);
+const chargeSchema = z.object({ id, customer: idOrObject, invoice: idOrObject, amount_refunded: amount, currency: z.string() });
+/** A dispute names its charge: an id, or (expanded) the charge with its customer and invoice. */
+const disputeSchema = z.object({
+  id,
+  charge: z.union([id.transform((chargeId) => ({ id: chargeId, customer: null, invoice: null })), z.object({ id, customer: idOrObject, invoice: idOrObject })]),
+  amount,
+  currency: z.string(),
+});
 
 const iso = (value: number | null | undefined) => (value == null ? null : new Date(value * 1000).toISOString());
 
@@ -122,7 +130,7 @@ export class StripeVerifier implements NotificationVerifier {
           original_transaction_id: invoice.subscription ?? invoice.parent?.subscription_details?.subscription ?? null,
           product_id: line?.price?.id ?? line?.pricing?.price_details?.price ?? null,
           price_minor: invoice.amount_paid,
-          currency: invoice.currency.toUpperCase(),
+          currency: currencyCode(invoice.currency, '/data/object/currency'),
           period_start: iso(line?.period?.start),
           period_end: iso(line?.period?.end),
           // A subscription's first invoice of 0 is its trial.
@@ -150,7 +158,7 @@ export class StripeVerifier implements NotificationVerifier {
           kind: 'refund',
           transaction_id: charge.invoice ?? charge.id,
           price_minor: charge.amount_refunded,
-          currency: charge.currency.toUpperCase(),
+          currency: currencyCode(charge.currency, '/data/object/currency'),
           match: match(charge.customer),
         };
       }
@@ -160,10 +168,12 @@ export class StripeVerifier implements NotificationVerifier {
           ...base,
           ...none,
           kind: 'refund',
-          transaction_id: dispute.charge,
+          // As a refund of the charge: its invoice when the charge names one (the converting purchase).
+          transaction_id: dispute.charge.invoice ?? dispute.charge.id,
           price_minor: dispute.amount,
-          currency: dispute.currency.toUpperCase(),
-          match: match(dispute.customer ?? null),
+          currency: currencyCode(dispute.currency, '/data/object/currency'),
+          // A dispute names no customer of its own: matched when its charge is expanded with one.
+          match: match(dispute.charge.customer),
         };
       }
       default: {

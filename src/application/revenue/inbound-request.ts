@@ -51,6 +51,16 @@ export function jsonObject(value: unknown): Record<string, unknown> {
   return value as Record<string, unknown>;
 }
 
+/**
+ * A currency as the log keeps it: ISO 4217's three letters, upper case (Stripe sends `eur`, Apple
+ * `EUR`: one currency is one row in the figures). Anything else in a verified payload is 400.
+ */
+export function currencyCode<C extends string | null>(currency: C, source: string): C {
+  if (currency === null) return currency;
+  if (!/^[A-Za-z]{3}$/.test(currency)) throw new WebhookMalformedError('BAD_REQUEST', 'The currency is not an ISO 4217 code (three letters)', source);
+  return currency.toUpperCase() as C;
+}
+
 /** Money in integer minor units of `currency` (ISO 4217 digits: 2 for EUR, 0 for JPY). */
 export function minorUnits(currency: string, amountInMajor: number): number {
   return inRange(Math.round(amountInMajor * 10 ** currencyDigits(currency)));

@@ -1,14 +1,18 @@
 import { inject, injectable } from 'tsyringe';
 import { INBOUND, links, REVENUE_LINKS, revenueIndexProjection } from '../../../projections/revenue-index.js';
 import { streams } from '../../domain/events/index.js';
+import { userEvolver } from '../../domain/users/user-state.js';
 import type { RevenueNotification } from '../../domain/revenue/revenue-notification.js';
 import type { EventStore } from '../../ports/event-store.js';
 import type { ReadConsistency } from '../../ports/read-consistency.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
 import { EventLog } from '../event-log.js';
+import { StreamExecutor } from '../stream-executor.js';
 
 const WAIT_MS = 5_000;
+/** Users that held one payment customer, newest first, looked at before giving up on it. */
+const CUSTOMER_HOLDERS_LOOKED_AT = 10;
 
 /**
  * Finds a notification's user, first match wins (SPEC §11): an app_user_id it names (RevenueCat
@@ -24,6 +28,7 @@ export class RevenueMatcher {
     @inject(TOKENS.EventStore) private readonly store: EventStore,
     @inject(TOKENS.ReadStore) private readonly readStore: ReadStore,
     @inject(TOKENS.ReadConsistency) private readonly consistency: ReadConsistency,
+    @inject(StreamExecutor) private readonly executor: StreamExecutor,
   ) {}
 
   /** Waits (bounded) until the revenue index has passed `position` (default: the log's head); false if it did not. */
@@ -46,20 +51,28 @@ export class RevenueMatcher {
     if (!(await this.indexPassed(position))) return null;
     const found = await this.readStore.getMany<{ app_user_id: string }>(REVENUE_LINKS, keys);
     for (const key of keys) {
-      const link = found.get(key) ?? (key.startsWith('customer:') ? await this.customerLink(key) : undefined);
+      const link = found.get(key) ?? (key.startsWith('customer:') ? await this.customerHolder(key, match.customer_id!) : undefined);
       if (link) return link.app_user_id;
     }
     return null;
   }
 
-  /** The latest user link to a payment customer (links are kept per user event: projections/revenue-index.ts). */
-  private async customerLink(customer: string): Promise<{ app_user_id: string } | undefined> {
-    const [latest] = await this.readStore.find<{ app_user_id: string }>(REVENUE_LINKS, {
-      where: { customer },
+  /**
+   * The user whose `payment_customer_id` is this customer now (SPEC §11), among the users linked
+   * to it, newest link first (links are kept per user event: projections/revenue-index.ts). A
+   * user who has since changed or cleared it no longer matches.
+   */
+  private async customerHolder(key: string, customerId: string): Promise<{ app_user_id: string } | undefined> {
+    const linked = await this.readStore.find<{ app_user_id: string }>(REVENUE_LINKS, {
+      where: { customer: key },
       orderBy: { field: 'seq', direction: 'desc' },
-      limit: 1,
+      limit: CUSTOMER_HOLDERS_LOOKED_AT,
     });
-    return latest;
+    for (const link of new Map(linked.map((candidate) => [candidate.app_user_id, candidate])).values()) {
+      const { state } = await this.executor.load(streams.user(link.app_user_id), userEvolver);
+      if (state.payment_customer_id === customerId) return link;
+    }
+    return undefined;
   }
 
   /** The inbox document of a notification (status, app_user_id, event ids). */
