@@ -1,6 +1,6 @@
-import { existsSync } from 'node:fs';
 import { isIP } from 'node:net';
 import { z } from 'zod';
+import { certificateFileProblem } from './adapters/revenue/certificate-file.js';
 import { CONVERSION_SOURCES } from './domain/users/conversion.js';
 import { FAILED_CLAIM_COST } from './http/rate-limits/claim-cost.js';
 
@@ -194,7 +194,8 @@ export const configSchema = z
       ctx.addIssue({ code: 'custom', path: ['APPLE_APP_APPLE_ID'], message: 'APPLE_APP_APPLE_ID is required when APPLE_ENVIRONMENT is Production' });
     }
     for (const path of config.APPLE_ROOT_CERTS) {
-      if (!existsSync(path)) ctx.addIssue({ code: 'custom', path: ['APPLE_ROOT_CERTS'], message: `no such file: ${path}` });
+      const problem = certificateFileProblem(path);
+      if (problem) ctx.addIssue({ code: 'custom', path: ['APPLE_ROOT_CERTS'], message: `certificate files, DER or PEM (${path}: ${problem})` });
     }
     const oidc = [config.GOOGLE_PLAY_PUSH_AUDIENCE, config.GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT];
     if (oidc.some((value) => value !== null) && oidc.some((value) => value === null)) {

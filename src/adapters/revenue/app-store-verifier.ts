@@ -1,4 +1,3 @@
-import { readFileSync } from 'node:fs';
 import { type Environment, SignedDataVerifier, VerificationException, VerificationStatus } from '@apple/app-store-server-library';
 import {
   currencyCode,
@@ -13,6 +12,7 @@ import {
 } from '../../application/revenue/inbound-request.js';
 import type { RevenueKind, RevenueNotification } from '../../domain/revenue/revenue-notification.js';
 import { z } from 'zod';
+import { derCertificate } from './certificate-file.js';
 
 export interface AppStoreSettings {
   rootCertificatePaths: string[];
@@ -20,14 +20,6 @@ export interface AppStoreSettings {
   appAppleId: number | null;
   environment: 'Production' | 'Sandbox' | 'Xcode' | 'LocalTesting';
   onlineChecks: boolean;
-}
-
-/** A certificate file as DER: PEM files (one certificate) are decoded, DER files taken as they are. */
-function derCertificate(path: string): Buffer {
-  const bytes = readFileSync(path);
-  const text = bytes.toString('latin1');
-  const pem = /-----BEGIN CERTIFICATE-----([\s\S]+?)-----END CERTIFICATE-----/.exec(text);
-  return pem ? Buffer.from(pem[1]!.replace(/\s+/g, ''), 'base64') : bytes;
 }
 
 /** App Store Server Notifications V2 → what they mean for revenue. */

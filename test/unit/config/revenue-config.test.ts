@@ -1,5 +1,7 @@
 import { expect } from 'chai';
 import { ConfigError, configuredRevenueProviders, loadConfig } from '../../../src/config.js';
+import os from 'node:os';
+import { makeAppleTestChain } from '../../support/apple-signing.js';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -22,10 +24,20 @@ describe('Configuration of revenue notifications (SPEC §11)', () => {
     expect(problemsOf({ APPLE_BUNDLE_ID: 'com.example' }).join('\n')).to.contain(
       'APPLE_ROOT_CERTS, APPLE_BUNDLE_ID and APPLE_ENVIRONMENT must be set together',
     );
-    expect(problemsOf({ APPLE_ROOT_CERTS: '/nonexistent/root.cer', APPLE_BUNDLE_ID: 'com.example', APPLE_ENVIRONMENT: 'Sandbox' }).join('\n')).to.contain(
-      'no such file: /nonexistent/root.cer',
-    );
-    expect(problemsOf({ APPLE_ROOT_CERTS: import.meta.filename, APPLE_BUNDLE_ID: 'com.example', APPLE_ENVIRONMENT: 'Production' }).join('\n')).to.contain(
+    const apple = { APPLE_BUNDLE_ID: 'com.example', APPLE_ENVIRONMENT: 'Sandbox' };
+    // A root certificate that is missing, a folder, or not a certificate: one line naming the variable, the path and why.
+    expect(problemsOf({ ...apple, APPLE_ROOT_CERTS: '/nonexistent/root.cer' })).to.deep.equal([
+      'APPLE_ROOT_CERTS=/nonexistent/root.cer: expected certificate files, DER or PEM (/nonexistent/root.cer: no such file)',
+    ]);
+    expect(problemsOf({ ...apple, APPLE_ROOT_CERTS: os.tmpdir() })).to.deep.equal([
+      `APPLE_ROOT_CERTS=${os.tmpdir()}: expected certificate files, DER or PEM (${os.tmpdir()}: not a file)`,
+    ]);
+    expect(problemsOf({ ...apple, APPLE_ROOT_CERTS: import.meta.filename })).to.deep.equal([
+      `APPLE_ROOT_CERTS=${import.meta.filename}: expected certificate files, DER or PEM (${import.meta.filename}: not a certificate (DER or PEM))`,
+    ]);
+    const root = makeAppleTestChain();
+    expect(loadConfig({ ...apple, APPLE_ROOT_CERTS: root.rootPath }).APPLE_ROOT_CERTS).to.deep.equal([root.rootPath]);
+    expect(problemsOf({ APPLE_ROOT_CERTS: root.rootPath, APPLE_BUNDLE_ID: 'com.example', APPLE_ENVIRONMENT: 'Production' }).join('\n')).to.contain(
       'APPLE_APP_APPLE_ID is required',
     );
     expect(problemsOf({ GOOGLE_PLAY_PACKAGE_NAME: 'com.example' }).join('\n')).to.contain('GOOGLE_PLAY_PACKAGE_NAME needs');
