@@ -131,7 +131,11 @@ export class ApiDescription {
     });
   }
 
+  /** The tags the operations carry: only those are declared (the mount's is absent when it is off). */
+  private readonly tagsInUse = new Set<string>();
+
   operation(doc: OperationDoc): void {
+    for (const tag of doc.tags) this.tagsInUse.add(tag);
     if (this.operationIds.has(doc.operationId)) throw new Error(`operationId ${doc.operationId} is used twice`);
     this.operationIds.add(doc.operationId);
     const responses: RouteConfig['responses'] = {};
@@ -203,7 +207,7 @@ export class ApiDescription {
         { name: 'admin: audit', description: 'Event log and credit ledgers' },
         { name: 'admin: privacy', description: "Erasure and export of a user's personal data" },
         { name: 'operator', description: 'Health, readiness, metrics and this description' },
-      ],
+      ].filter((tag) => this.tagsInUse.has(tag.name)),
     });
   }
 }

@@ -89,8 +89,12 @@ describe('API: the WinWinKit-compatible mount (SPEC §15)', function () {
       expectError(await svc.call('GET', `${MOUNT}/users/off-ann`, undefined, { 'x-api-key': '' }), 404, 'PATH_ERROR');
       expectError(await svc.call('POST', `${MOUNT}/users`, { app_user_id: 'x' }), 404, 'PATH_ERROR');
       expect((await svc.call('GET', '/users/off-ann')).status).to.equal(200);
-      const document = (await (await fetch(`${svc.url}/openapi.json`)).json()) as { paths: Record<string, unknown> };
+      const document = (await (await fetch(`${svc.url}/openapi.json`)).json()) as { paths: Record<string, unknown>; tags: { name: string }[] };
       expect(Object.keys(document.paths).filter((one: string) => one.startsWith(MOUNT))).to.deep.equal([]);
+      // Nor its tag, which says operations are served under the mount.
+      expect(document.tags.map((tag) => tag.name))
+        .to.include('users')
+        .and.not.to.include('compat: winwinkit');
     });
   });
 
