@@ -2025,6 +2025,8 @@ export interface components {
              */
             exported_at: string;
             user: components["schemas"]["User"] & unknown;
+            /** @description The affiliate linked to the user, whole as GET /admin/affiliates/{id} shows it (name, platforms, codes…); null without one */
+            affiliate: components["schemas"]["AdminAffiliate"] | null;
             /** @description Every credit movement, oldest first, as in the credit ledger */
             credit_ledger: {
                 /**

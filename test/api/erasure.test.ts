@@ -14,7 +14,7 @@ import type { EventStore } from '../../src/ports/event-store.js';
 import type { ReadConsistency } from '../../src/ports/read-consistency.js';
 import type { ReadStore } from '../../src/ports/read-store.js';
 import { TOKENS } from '../../src/ports/tokens.js';
-import { createUser, eventually, getUser, never, putProgram, putReward } from '../support/fixtures.js';
+import { createUser, eventually, getUser, never, putAffiliate, putProgram, putReward } from '../support/fixtures.js';
 import { invoicePaid, STRIPE_SECRET, stripeEvent } from '../support/revenue-senders.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
@@ -159,6 +159,16 @@ describe('API: erasure and access (DELETE /admin/users/{id}, GET /admin/users/{i
       .split('\n')
       .map((text) => JSON.parse(text) as { data: Record<string, unknown> });
     expect(line!.data).to.deep.include({ metadata: { erased: true }, payment_customer_id: { erased: true } });
+  });
+
+  it('the export holds the affiliate linked to the user, whole as the admin API shows it (null without one)', async () => {
+    await createUser(svc, 'export-affiliate');
+    expect((await svc.admin('GET', '/admin/users/export-affiliate/export')).body.data.export.affiliate).to.equal(null);
+    const platforms = [{ type: 'youtube', handle: '@exported', verified: true }];
+    await putAffiliate(svc, 'aff-export', { name: 'Exported Affiliate', platforms, app_user_id: 'export-affiliate', codes: ['EXPORTAFF'] });
+    const exported = (await svc.admin('GET', '/admin/users/export-affiliate/export')).body.data.export;
+    expect(exported.affiliate).to.deep.equal((await svc.admin('GET', '/admin/affiliates/aff-export')).body.data.affiliate);
+    expect(exported.affiliate).to.deep.include({ id: 'aff-export', name: 'Exported Affiliate', platforms });
   });
 
   it('a second DELETE is a no-op (204, no new event); an unknown user is 404 NOT_FOUND.USER', async () => {

@@ -129,12 +129,23 @@ export class UserQueries {
   }
 
   async affiliateObject(affiliate: Affiliate) {
+    const { id, status, codes, stats } = await this.affiliateRecord(affiliate);
+    return { id, status, codes, stats };
+  }
+
+  /** An affiliate as the admin API shows it: everything it holds, its codes' links and its figures. */
+  async affiliateRecord(affiliate: Affiliate) {
     const stats = await this.catalog.claimStats('affiliate', affiliate.id);
     return {
-      id: affiliate.id,
-      status: affiliate.status,
+      ...affiliate,
       codes: affiliate.codes.map((code) => ({ code, code_link: referralLink(this.config.REFERRAL_LINK_BASE, code) })),
       stats: { claims: stats.claims, conversions: stats.conversions, earnings: 0 },
     };
+  }
+
+  /** The affiliate linked to a user, whole (the user's data export); null without one. */
+  async affiliateRecordOfUser(appUserId: string) {
+    const affiliate = await this.catalog.affiliateOfUser(appUserId);
+    return affiliate && this.affiliateRecord(affiliate);
   }
 }

@@ -1,16 +1,14 @@
 import type { DependencyContainer } from 'tsyringe';
-import type { Config } from '../../config.js';
 import { DefineAffiliateHandler } from '../../application/admin/define-affiliate.js';
 import { DefineProgramHandler } from '../../application/admin/define-program.js';
 import { DefinePromoCodeHandler } from '../../application/admin/define-promo-code.js';
 import { DefineRewardHandler } from '../../application/admin/define-reward.js';
 import { PoolAssignments } from '../../application/shared-resources/pool-assignments.js';
 import { CatalogQueries } from '../../application/queries/catalog-queries.js';
+import { UserQueries } from '../../application/queries/user-queries.js';
 import { adminRewardView, programRewardKeys, programView } from '../../application/queries/reward-views.js';
-import { referralLink } from '../../domain/codes/referral-code.js';
 import type { Affiliate, PromoCode } from '../../domain/events/config-events.js';
 import { POOLED_KINDS } from '../../domain/rewards/reward-kinds.js';
-import { TOKENS } from '../../ports/tokens.js';
 import { commandContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import { type AnyRoute, route } from '../route.js';
@@ -38,7 +36,6 @@ import { adminResourceRoutes } from './admin-resource.js';
 /** The admin API (secret key): rewards, programs, promo codes, affiliates, code pools. */
 export function adminRoutes(container: DependencyContainer): AnyRoute[] {
   const catalog = container.resolve(CatalogQueries);
-  const config = container.resolve<Config>(TOKENS.Config);
 
   const defineReward = container.resolve(DefineRewardHandler);
   const rewards = adminResourceRoutes({
@@ -115,14 +112,8 @@ export function adminRoutes(container: DependencyContainer): AnyRoute[] {
   });
 
   const defineAffiliate = container.resolve(DefineAffiliateHandler);
-  const affiliateView = async (affiliate: Affiliate) => {
-    const stats = await catalog.claimStats('affiliate', affiliate.id);
-    return {
-      ...affiliate,
-      codes: affiliate.codes.map((code) => ({ code, code_link: referralLink(config.REFERRAL_LINK_BASE, code) })),
-      stats: { ...stats, earnings: 0 },
-    };
-  };
+  const users = container.resolve(UserQueries);
+  const affiliateView = (affiliate: Affiliate) => users.affiliateRecord(affiliate);
   const affiliates = adminResourceRoutes({
     tag: 'admin: affiliates',
     path: '/affiliates',

@@ -1,6 +1,7 @@
 import { creditLedgerOut, eventPageOut } from './audit.js';
 import { outDateTime } from './common.js';
 import { refusedAttemptOut, transactionLinkOut } from './transactions.js';
+import { adminAffiliateOut } from './admin.js';
 import { userOut } from './users.js';
 import { z } from './zod-openapi.js';
 
@@ -12,6 +13,9 @@ export const userDataExportOut = z
     app_user_id: z.string(),
     exported_at: outDateTime,
     user: userOut.openapi({ description: 'The user as GET /users/{app_user_id} shows it; erased personal fields are null' }),
+    affiliate: z
+      .union([adminAffiliateOut, z.null()])
+      .openapi({ description: 'The affiliate linked to the user, whole as GET /admin/affiliates/{id} shows it (name, platforms, codes…); null without one' }),
     credit_ledger: creditLedgerOut.shape.entries.openapi({ description: 'Every credit movement, oldest first, as in the credit ledger' }),
     events: z.array(loggedEvent).openapi({
       description: 'Every event of the user stream in order, personal fields decrypted; an erased field is {"erased": true}',
