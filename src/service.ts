@@ -6,6 +6,7 @@ import { type CompositionOptions, composeService, PROCESS, type Projector, type 
 import { BackgroundJobs } from './application/maintenance/background-jobs.js';
 import { configuredRevenueProviders } from './config.js';
 import { createApp } from './http/app.js';
+import { answerUnparsableRequests, MAX_HEADER_BYTES } from './http/unparsable-requests.js';
 
 export type { Role };
 
@@ -55,7 +56,8 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   if (runsProjector) await projector.start();
 
   const app = createApp(container, role === 'projector' ? 'operator' : 'full');
-  const server = createServer(app);
+  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app);
+  answerUnparsableRequests(server);
   const inFlight = trackRequests(server);
   let url: string;
   try {

@@ -10,6 +10,7 @@ import type { ReadStore } from '../../src/ports/read-store.js';
 import { TOKENS } from '../../src/ports/tokens.js';
 import { createUser, eventually, events, getUser, never, putProgram, putReward } from '../support/fixtures.js';
 import { chargeRefunded, invoicePaid, post, REVENUECAT_AUTH, rcEvent, revenueCat, STRIPE_SECRET, stripeEvent } from '../support/revenue-senders.js';
+import { FaultSwitch, faultyBackend } from '../support/faulty-backend.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 async function readModels(svc: TestService) {
@@ -435,6 +436,40 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
         await replayProjections(svc.service.container.resolve(EventLog), svc.service.container.resolve<ReadStore>(TOKENS.ReadStore), allProjections),
       ).to.equal('switched');
       expect(await readModels(svc)).to.deep.equal(before);
+    });
+  });
+
+  describe('a notification kept but not applied (the process died between the two appends)', () => {
+    it('a repeat of it applies it before answering duplicate: a refund sent next finds its purchase', async () => {
+      const faults = new FaultSwitch();
+      const svc = await startTestService({ env: { REVENUECAT_WEBHOOK_AUTH: REVENUECAT_AUTH, CONVERSIONS_FROM: 'verified' }, backend: faultyBackend(faults) });
+      try {
+        await putProgram(svc, 'half', { rewards: { sender: [], receiver: [] } });
+        const referrer = await createUser(svc, 'half-referrer');
+        await createUser(svc, 'half-buyer');
+        const claim = await svc.call('POST', '/users/half-buyer/claim-code', { code: referrer.referral_code });
+        expect(claim.status, JSON.stringify(claim.body)).to.equal(200);
+        // The purchase is kept in its own stream; recording it on the user fails, as if the process died there.
+        faults.mode = 'unavailable';
+        faults.when = (method, args) =>
+          method === 'append' && args[0] === 'user-half-buyer' && (args[1] as { type: string }[]).some((event) => event.type === 'PurchaseRecorded');
+        const purchase = rcEvent('half-buy', 'INITIAL_PURCHASE', 'half-buyer');
+        expect((await revenueCat(svc, purchase)).status).to.equal(503);
+        faults.mode = 'ok';
+        // The provider delivers it again: received before, so duplicate, but recorded by the time of the answer.
+        expect((await revenueCat(svc, purchase)).body.data.status).to.equal('duplicate');
+        expect((await revenueEvents(svc, 'half-buyer')).map((event) => event.type)).to.deep.equal(['PurchaseRecorded']);
+        const refund = rcEvent('half-refund', 'CANCELLATION', 'half-buyer', { cancel_reason: 'CUSTOMER_SUPPORT', transaction_id: 'tx-half-buy' });
+        expect((await revenueCat(svc, refund)).body.data.status).to.equal('applied');
+        const recorded = await revenueEvents(svc, 'half-buyer');
+        expect(recorded.map((event) => [event.type, event.data.refunded_before ?? event.data.reverses_conversion])).to.deep.equal([
+          ['PurchaseRecorded', false],
+          ['RefundRecorded', true],
+        ]);
+        expect(await events(svc, 'stream=user-half-buyer&type=UserConverted')).to.have.length(1);
+      } finally {
+        await svc.stop();
+      }
     });
   });
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import net from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { expect } from 'chai';
 import type { EventStore } from '../../src/ports/event-store.js';
@@ -205,6 +206,32 @@ describe('API: hostile and unusual input never breaks the service', () => {
     // A method the path has still needs its key.
     expect((await fetch(`${svc.url}/admin/rewards`)).status).to.equal(401);
     expect((await fetch(`${svc.url}/admin/rewards`, { headers: { 'x-api-key': CLIENT_KEY } })).status).to.equal(403);
+  });
+
+  it('takes every request its document allows, however it is percent-encoded; one past 64 KiB of headers, or not HTTP, is a 400 in the API shape', async () => {
+    // 1,400 emoji in `type` (allowed by its 2,000-character limit) are 16.8 KiB percent-encoded: past Node's default 16 KiB.
+    const emoji = encodeURIComponent('\u{1F600}'.repeat(1400));
+    const long = await fetch(`${svc.url}/admin/events?type=${emoji}&stream_prefix=${encodeURIComponent('\u{1F600}'.repeat(300))}`, {
+      headers: { 'x-api-key': SECRET_KEY },
+    });
+    expect(long.status).to.equal(400);
+    expect(((await long.json()) as { errors: { source: string }[] }).errors[0]!.source).to.equal('query:/type/0');
+    const raw = async (request: string) => {
+      const { port } = new URL(svc.url);
+      const socket = net.connect(Number(port), '127.0.0.1');
+      socket.end(request);
+      const chunks: Buffer[] = [];
+      for await (const chunk of socket) chunks.push(chunk as Buffer);
+      return Buffer.concat(chunks).toString('utf8');
+    };
+    for (const request of [`GET /users/x HTTP/1.1\r\nhost: x\r\nx-pad: ${'a'.repeat(70 * 1024)}\r\n\r\n`, 'NOT HTTP AT ALL\r\n\r\n']) {
+      const answer = await raw(request);
+      const [head, body] = answer.split('\r\n\r\n') as [string, string];
+      expect(head.split('\r\n')[0]).to.equal('HTTP/1.1 400 Bad Request');
+      expect(head).to.match(/^x-request-id: [0-9a-f-]{36}$/m);
+      expect(JSON.parse(body).errors[0]).to.include({ status: 400, code: 'BAD_REQUEST', source: null });
+    }
+    expect((await fetch(`${svc.url}/healthz`)).status).to.equal(200);
   });
 
   it('ignores bodies on GET, and names the header on every 415', async () => {

@@ -14,11 +14,12 @@ import { RevenueMatcher } from './revenue-matcher.js';
 
 export type InboundStatus = 'applied' | 'duplicate' | 'unmatched';
 
-const inboundEvolver: Evolver<{ received: boolean }> = {
+/** A notification's own stream: whether it was received, and the user it was matched to then. */
+const inboundEvolver: Evolver<{ received: boolean; app_user_id: string | null }> = {
   name: 'inbound',
-  version: 1,
-  initialState: () => ({ received: false }),
-  evolve: (state, event) => (event.type === 'NotificationReceived' ? { received: true } : state),
+  version: 2,
+  initialState: () => ({ received: false, app_user_id: null }),
+  evolve: (state, event) => (event.type === 'NotificationReceived' ? { received: true, app_user_id: event.data.app_user_id } : state),
 };
 
 /**
@@ -51,7 +52,7 @@ export class RevenueInbox {
         inboundEvolver,
         (state) =>
           state.received
-            ? { events: [], result: false }
+            ? { events: [], result: { first: false, app_user_id: state.app_user_id } }
             : {
                 events: [
                   {
@@ -60,13 +61,23 @@ export class RevenueInbox {
                     data: { received_at: this.clock.now().toISOString(), notification, app_user_id: appUserId },
                   },
                 ],
-                result: true,
+                result: { first: true, app_user_id: appUserId },
               },
         { ...context, causation_id: context.causation_id },
       );
       return { appUserId, received };
     });
-    if (!received.result) return 'duplicate';
+    if (!received.result.first) {
+      // Received before and matched then: it may not be applied yet (the process died between the
+      // two appends). Applying it now (once: the applier knows what is recorded) keeps the order
+      // the provider sent things in: a refund sent after this answer finds its purchase recorded.
+      const matched = received.result.app_user_id;
+      if (matched !== null && notification.kind !== 'other') {
+        const applied = await this.applier.apply(notification, receivedId, matched, { ...context, causation_id: receivedId });
+        await this.commands.afterCommit(applied.position ?? received.position, context);
+      }
+      return 'duplicate';
+    }
     let position = received.position;
     let status: InboundStatus = notification.kind === 'other' ? 'applied' : 'unmatched';
     if (appUserId !== null && notification.kind !== 'other') {
