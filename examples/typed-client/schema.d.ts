@@ -98,7 +98,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** Inbound google-play notification (verified by the provider's signature or token) */
+        /**
+         * Inbound google-play notification (verified by the provider's signature or token)
+         * @description Authenticated by the push subscription's OIDC bearer token or, without OIDC, by the shared token in the query (`?token=`).
+         */
         post: operations["receiveGooglePlayNotification"];
         delete?: never;
         options?: never;
@@ -3306,12 +3309,17 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description Needs `messageId` (or `message_id`): it identifies the notification */
                     message: {
+                        /**
+                         * Format: byte
+                         * @description Base64 of the Play developer notification (JSON: packageName, eventTimeMillis, one of its notification objects)
+                         */
                         data: string;
                         messageId?: string;
                         message_id?: string;
                         publishTime?: string;
-                    };
+                    } | unknown | unknown;
                     subscription?: string;
                 };
             };

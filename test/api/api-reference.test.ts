@@ -134,3 +134,14 @@ describe('API reference: docs/ and the document are generated from the service a
     }
   });
 });
+
+describe('API reference: what the inbound notifications need beyond their shape is stated', () => {
+  it("Play's push needs a messageId and base64 data; RevenueCat's currency is three letters", async () => {
+    const document = JSON.parse((await generatedReference()).get('docs/openapi.json')!);
+    const body = (path: string) => document.paths[path].post.requestBody.content['application/json'].schema;
+    const message = body('/webhooks/google-play').properties.message;
+    expect(message.anyOf).to.deep.equal([{ required: ['messageId'] }, { required: ['message_id'] }]);
+    expect(message.properties.data).to.include({ type: 'string', format: 'byte' });
+    expect(body('/webhooks/revenuecat').properties.event.properties.currency).to.deep.equal({ type: ['string', 'null'], pattern: '^[A-Za-z]{3}$' });
+  });
+});

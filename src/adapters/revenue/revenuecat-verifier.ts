@@ -26,7 +26,11 @@ export const revenueCatWebhookBody = z.object({
     expiration_at_ms: z.number().nullish(),
     event_timestamp_ms: z.number().nullish(),
     price_in_purchased_currency: z.number().nullish(),
-    currency: z.string().nullish(),
+    /** ISO 4217, any case (kept upper case). */
+    currency: z
+      .string()
+      .regex(/^[A-Za-z]{3}$/)
+      .nullish(),
     transaction_id: z.string().nullish(),
     original_transaction_id: z.string().nullish(),
     cancel_reason: z.string().nullish(),

@@ -18,10 +18,26 @@ import { z } from '../schemas/zod-openapi.js';
 /** SPEC §11: notifications are read as raw bytes (signatures cover them), up to 1 MiB. */
 const RAW_LIMIT = 1024 * 1024;
 
+/** A Pub/Sub push as documented: what the verifier checks beyond its zod shape, stated. */
+const { message } = googlePlayPushBody.shape;
+const googlePlayPushDoc = googlePlayPushBody.extend({
+  message: message
+    .extend({
+      data: message.shape.data.openapi({
+        format: 'byte',
+        description: 'Base64 of the Play developer notification (JSON: packageName, eventTimeMillis, one of its notification objects)',
+      }),
+    })
+    .openapi({
+      description: 'Needs `messageId` (or `message_id`): it identifies the notification',
+      anyOf: [{ required: ['messageId'] }, { required: ['message_id'] }],
+    }),
+});
+
 /** What each provider sends, for the API description (its verifier checks it). */
 const NOTIFICATION_BODIES: Record<RevenueProvider, ZodTypeAny> = {
   'app-store': appStoreNotificationBody,
-  'google-play': googlePlayPushBody,
+  'google-play': googlePlayPushDoc,
   revenuecat: revenueCatWebhookBody,
   stripe: stripeEventBody,
 };
@@ -87,6 +103,9 @@ export function inboundWebhookRoutes(container: DependencyContainer): AnyRoute[]
         .join('')}Notification`,
       path: `/webhooks/${provider}`,
       summary: `Inbound ${provider} notification (verified by the provider's signature or token)`,
+      ...(provider === 'google-play'
+        ? { description: "Authenticated by the push subscription's OIDC bearer token or, without OIDC, by the shared token in the query (`?token=`)." }
+        : {}),
       tags: ['webhooks in'],
       responses: { 200: { description: 'Kept: applied to its user, a duplicate, or unmatched (applied when the user appears)', schema: answer } },
       errors: [
