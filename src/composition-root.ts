@@ -199,7 +199,7 @@ export async function composeService(options: CompositionOptions): Promise<Depen
       metrics: c.resolve<Metrics>(TOKENS.Metrics),
       logger: c.resolve<Logger>(TOKENS.Logger),
       partner: c.resolve<PartnerEntitlements | null>(PROCESS.PartnerEntitlements),
-      disable: (endpointId, reason) => webhookAdmin.disable(endpointId, reason),
+      disable: (endpointId, reason, attempted) => webhookAdmin.disable(endpointId, reason, attempted),
       activity: c.resolve(RequestActivity),
     });
   });

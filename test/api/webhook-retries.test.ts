@@ -156,6 +156,28 @@ describe('API: webhook delivery failures, retries and backoff (injected clock, n
     ]);
   });
 
+  it('a 410 answered to a deleted endpoint does not disable the one created again under its id', async () => {
+    const slow = await startTestService({ env: { ...LOCAL, WEBHOOK_TIMEOUT_MS: '5000' } });
+    try {
+      await createEndpoint(slow, 'reborn', receiver.url);
+      // The first request (to the first endpoint) is answered 410, late; the others 204.
+      receiver.respond = (_request, index) => (index === 0 ? { status: 410, delayMs: 1500 } : { status: 204 });
+      await createUser(slow, 'old-generation');
+      await receiver.waitFor((requests) => requests.length >= 1);
+      expect((await slow.admin('DELETE', '/admin/webhooks/reborn')).status).to.equal(204);
+      slow.clock.advance(1_000);
+      await createEndpoint(slow, 'reborn', receiver.url);
+      // The 410 comes back meanwhile; then the new endpoint's first message goes out.
+      await createUser(slow, 'new-generation');
+      await receiver.waitFor((requests) => requests.some((request) => request.json.data.app_user_id === 'new-generation'));
+      expect((await slow.admin('GET', '/admin/webhooks/reborn')).body.data.webhook.enabled).to.equal(true);
+      const history = (await slow.admin('GET', '/admin/events?stream=webhook-reborn')).body.data.events.map((event: { type: string }) => event.type);
+      expect(history).to.deep.equal(['WebhookEndpointCreated', 'WebhookEndpointDeleted', 'WebhookEndpointCreated']);
+    } finally {
+      await slow.stop();
+    }
+  });
+
   it('re-enabled after a 410, an endpoint sends the message it stopped at at once, not after its backoff', async () => {
     await createEndpoint(service, 'back', receiver.url);
     receiver.respond = () => ({ status: 410 });

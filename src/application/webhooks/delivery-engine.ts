@@ -5,7 +5,7 @@ import { type EntitlementEntry, entitlementStillHeld } from '../../domain/reward
 import type { RewardDefinition } from '../../domain/rewards/reward-schemas.js';
 import type { FulfilmentAction } from '../../domain/webhooks/message-catalogue.js';
 import { afterFailure, parseRetryAfter } from '../../domain/webhooks/retry-schedule.js';
-import { signingSecrets } from '../../domain/webhooks/webhook-endpoint.js';
+import { type AttemptedEndpoint, signingSecrets } from '../../domain/webhooks/webhook-endpoint.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
 import type { PartnerEntitlements } from '../../ports/partner-entitlements.js';
@@ -35,8 +35,8 @@ export interface DeliveryEngineDeps {
   settings: DeliverySettings;
   metrics: Metrics;
   logger: Logger;
-  /** Disables an endpoint with an event (410 Gone, failing continuously). */
-  disable(endpointId: string, reason: string): Promise<void>;
+  /** Disables an endpoint with an event (410 Gone, failing continuously), if it is still the one `attempted`. */
+  disable(endpointId: string, reason: string, attempted: AttemptedEndpoint): Promise<void>;
   /** RevenueCat when configured. */
   partner: PartnerEntitlements | null;
   /** A random number in [0, 1) for the backoff jitter (injectable). */
@@ -299,14 +299,20 @@ export class DeliveryEngine {
       'webhook delivery failed',
     );
     if (!endpoint) return;
+    // What the receiver answered says nothing about an endpoint deleted and created again under
+    // its id, or moved to another URL, while the attempt was in flight.
+    const attempted: AttemptedEndpoint = { url: endpoint.url, created_at: endpoint.created_at };
+    const current = await this.deps.readStore.get<WebhookDoc>(WEBHOOKS, endpointId);
+    if (current?.url !== attempted.url || current.created_at !== attempted.created_at) return;
     if (attempt.gone) {
-      await this.deps.disable(endpointId, 'the endpoint answered 410 Gone');
+      await this.deps.disable(endpointId, 'the endpoint answered 410 Gone', attempted);
       return;
     }
     const failingSince = await outbox.failingSince(endpointId);
     if (failingSince === null) await outbox.setFailingSince(endpointId, now.toISOString());
     else if (now.getTime() - Date.parse(failingSince) >= settings.WEBHOOK_DISABLE_AFTER_HOURS * 3_600_000) {
-      await this.deps.disable(endpointId, `failing continuously since ${failingSince} (WEBHOOK_DISABLE_AFTER_HOURS=${settings.WEBHOOK_DISABLE_AFTER_HOURS})`);
+      const reason = `failing continuously since ${failingSince} (WEBHOOK_DISABLE_AFTER_HOURS=${settings.WEBHOOK_DISABLE_AFTER_HOURS})`;
+      await this.deps.disable(endpointId, reason, attempted);
       await outbox.setFailingSince(endpointId, null);
     }
   }

@@ -5,6 +5,7 @@ import { DomainError } from '../../domain/domain-error.js';
 import { streams } from '../../domain/events/index.js';
 import type { WebhookEndpoint } from '../../domain/events/webhook-events.js';
 import {
+  type AttemptedEndpoint,
   decideDefineWebhook,
   decideDeleteWebhook,
   decideDisableWebhook,
@@ -131,9 +132,14 @@ export class WebhookAdmin {
   }
 
   /** The delivery engine's disabling (410, failing continuously): an event like any other change. */
-  async disable(id: string, reason: string): Promise<void> {
+  async disable(id: string, reason: string, attempted: AttemptedEndpoint): Promise<void> {
     const context = { correlation_id: this.ids.uuid(), causation_id: `webhook-delivery:${id}`, actor: 'process:webhook-delivery' };
-    await this.executor.execute(streams.webhook(id), webhookEndpointEvolver, (state) => decideDisableWebhook(state, id, reason, this.clock.now()), context);
+    await this.executor.execute(
+      streams.webhook(id),
+      webhookEndpointEvolver,
+      (state) => decideDisableWebhook(state, id, reason, this.clock.now(), attempted),
+      context,
+    );
   }
 
   get(id: string): Promise<WebhookDoc | null> {

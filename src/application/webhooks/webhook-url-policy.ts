@@ -17,7 +17,10 @@ const systemResolve: Resolve = async (host) => (await lookup(host, { all: true, 
 /** Only public unicast addresses: loopback, private, link-local, unspecified and every special range are refused. */
 export function isPublicAddress(address: string): boolean {
   if (!ipaddr.isValid(address)) return false;
-  return ipaddr.process(address).range() === 'unicast';
+  const parsed = ipaddr.process(address);
+  // IPv4-compatible IPv6 (`::a.b.c.d`, deprecated): ipaddr.js calls it unicast, whatever IPv4 address it carries.
+  if (parsed.kind() === 'ipv6' && (parsed as ipaddr.IPv6).parts.slice(0, 6).every((part) => part === 0)) return false;
+  return parsed.range() === 'unicast';
 }
 
 function refused(message: string): DomainError {

@@ -38,9 +38,19 @@ export const webhookEndpointEvolver: Evolver<WebhookEndpointState> = {
   },
 };
 
-/** The secrets that sign at `now`: the current one and any still in their overlap window. */
+/** At most this many secrets sign a message: each adds about 48 bytes to `webhook-signature`. */
+export const MAX_SIGNING_SECRETS = 10;
+
+/**
+ * The secrets that sign at `now`: the current one and the newest still in their overlap window,
+ * MAX_SIGNING_SECRETS in all (hundreds of rotations would otherwise make a header receivers
+ * refuse, 431, until the overlaps end).
+ */
 export function signingSecrets(secrets: WebhookEndpointState['secrets'], now: Date): string[] {
-  return secrets.filter((secret) => secret.expires_at === null || Date.parse(secret.expires_at) > now.getTime()).map((secret) => secret.secret);
+  return secrets
+    .filter((secret) => secret.expires_at === null || Date.parse(secret.expires_at) > now.getTime())
+    .slice(0, MAX_SIGNING_SECRETS)
+    .map((secret) => secret.secret);
 }
 
 export interface WebhookEndpointInput {
@@ -110,8 +120,16 @@ export function decideDeleteWebhook(state: WebhookEndpointState, id: string, now
   return { events: [{ type: 'WebhookEndpointDeleted', data: { id, deleted_at: now.toISOString() } }], result: null };
 }
 
-/** The delivery engine disables an endpoint (410 Gone, or failing continuously); a no-op when already off. */
-export function decideDisableWebhook(state: WebhookEndpointState, id: string, reason: string, now: Date): Decision<null> {
+/** The endpoint as a delivery attempt found it: its generation (`created_at`) and the URL it was sent to. */
+export type AttemptedEndpoint = Pick<WebhookEndpoint, 'url' | 'created_at'>;
+
+/**
+ * The delivery engine disables an endpoint (410 Gone, or failing continuously) for an attempt
+ * made to `attempted`; a no-op when already off, or when the endpoint is no longer the one the
+ * attempt went to (deleted and created again under its id, or moved to another URL meanwhile).
+ */
+export function decideDisableWebhook(state: WebhookEndpointState, id: string, reason: string, now: Date, attempted: AttemptedEndpoint): Decision<null> {
   if (!state.endpoint?.enabled) return { events: [], result: null };
+  if (state.endpoint.url !== attempted.url || state.endpoint.created_at !== attempted.created_at) return { events: [], result: null };
   return { events: [{ type: 'WebhookEndpointDisabled', data: { id, disabled_at: now.toISOString(), reason } }], result: null };
 }

@@ -77,6 +77,28 @@ describe('webhook endpoint decider', () => {
     expect(signingSecrets(state.secrets, new Date(T0.getTime() + 3_600_000))).to.deep.equal(['whsec_third']);
   });
 
+  it('signs with the newest 10 secrets at most, however many are still in their overlap', () => {
+    const rotations = Array.from({ length: 15 }, (_, index) =>
+      event('WebhookSecretRotated', { id: 'hook', secret: `whsec_${index}`, rotated_at: T0.toISOString(), previous_expires_at: later.toISOString() }),
+    );
+    const { state } = deciderSpec(webhookEndpointEvolver)
+      .given([created, ...rotations])
+      .when(() => ({ events: [], result: null }))
+      .thenNothing();
+    expect(signingSecrets(state.secrets, T0)).to.deep.equal([
+      'whsec_14',
+      'whsec_13',
+      'whsec_12',
+      'whsec_11',
+      'whsec_10',
+      'whsec_9',
+      'whsec_8',
+      'whsec_7',
+      'whsec_6',
+      'whsec_5',
+    ]);
+  });
+
   it('deletes and disables; unknown endpoints are NOT_FOUND.WEBHOOK; disabling twice is a no-op', () => {
     deciderSpec(webhookEndpointEvolver)
       .given()
@@ -91,14 +113,36 @@ describe('webhook endpoint decider', () => {
       .when((state) => decideDeleteWebhook(state, 'hook', T0))
       .then([{ type: 'WebhookEndpointDeleted', data: { id: 'hook', deleted_at: T0.toISOString() } }]);
     const disabled = event('WebhookEndpointDisabled', { id: 'hook', disabled_at: T0.toISOString(), reason: '410' });
+    const attempted = { url: endpoint.url, created_at: endpoint.created_at };
     deciderSpec(webhookEndpointEvolver)
       .given([created])
-      .when((state) => decideDisableWebhook(state, 'hook', '410', T0))
+      .when((state) => decideDisableWebhook(state, 'hook', '410', T0, attempted))
       .then([disabled]);
     deciderSpec(webhookEndpointEvolver)
       .given([created, disabled])
-      .when((state) => decideDisableWebhook(state, 'hook', '410', T0))
+      .when((state) => decideDisableWebhook(state, 'hook', '410', T0, attempted))
       .thenNothing();
+  });
+
+  it('does not disable an endpoint that is no longer the one the attempt went to: created again, or moved', () => {
+    const attempted = { url: endpoint.url, created_at: endpoint.created_at };
+    const deleted = event('WebhookEndpointDeleted', { id: 'hook', deleted_at: later.toISOString() });
+    const recreated = event('WebhookEndpointCreated', {
+      webhook: { ...endpoint, url: 'https://example.com/new', created_at: later.toISOString() },
+      secret: 'whsec_2',
+    });
+    const sameUrlAgain = event('WebhookEndpointCreated', { webhook: { ...endpoint, created_at: later.toISOString() }, secret: 'whsec_3' });
+    const moved = event('WebhookEndpointUpdated', { webhook: { ...endpoint, url: 'https://example.com/moved', updated_at: later.toISOString() } });
+    for (const history of [
+      [created, deleted, recreated],
+      [created, deleted, sameUrlAgain],
+      [created, moved],
+    ]) {
+      deciderSpec(webhookEndpointEvolver)
+        .given(history)
+        .when((state) => decideDisableWebhook(state, 'hook', '410', T0, attempted))
+        .thenNothing();
+    }
   });
 
   it('projects the endpoint with its secrets (for signing) and where it was created, and removes it on delete', () => {

@@ -31,6 +31,15 @@ describe('webhook URL policy', () => {
       '100.64.0.1',
       '::1',
       '::',
+      '::127.0.0.1',
+      '::10.0.0.1',
+      '::169.254.169.254',
+      '::0.0.0.2',
+      // As a URL writes them (new URL('https://[::127.0.0.1]/').hostname is [::7f00:1]): IPv4-compatible, deprecated.
+      '::7f00:1',
+      '::a00:1',
+      '::a9fe:a9fe',
+      '::808:808',
       'fe80::1',
       'fc00::1',
       '::ffff:10.0.0.1',
@@ -46,6 +55,9 @@ describe('webhook URL policy', () => {
     expect(await refusal('http://hooks.example.com/x')).to.match(/must use https/);
     expect(await refusal('http://hooks.example.com/x', { ...STRICT, WEBHOOKS_ALLOW_HTTP: true })).to.equal(null);
     expect(await refusal('https://user:pass@hooks.example.com/x')).to.match(/credentials/);
+    // An address literal is checked as written, IPv4-compatible IPv6 included.
+    for (const url of ['https://[::127.0.0.1]/', 'https://[::10.0.0.1]/x', 'https://[::169.254.169.254]/', 'https://[::ffff:127.0.0.1]/'])
+      expect(await refusal(url), url).to.match(/non-public address/);
   });
 
   it('refuses a name resolving to a private address (any of its addresses), unless WEBHOOKS_ALLOW_PRIVATE', async () => {
