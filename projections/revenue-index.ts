@@ -19,7 +19,7 @@ export const links = {
   token: (token: string) => `token:${token.toLowerCase()}`,
   /**
    * A payment customer as a match key: a digest, so the read models hold no personal value
-   * (SPEC §13). Customer links are found by their `customer` field (see `customerLink`).
+   * (SPEC §13). Customer links are found by their `customer` field (RevenueMatcher#customerHolder).
    */
   customer: (customerId: string) => `customer:${createHash('sha256').update(customerId, 'utf8').digest('hex')}`,
   /**

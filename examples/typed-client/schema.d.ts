@@ -2028,8 +2028,8 @@ export interface components {
              */
             exported_at: string;
             user: components["schemas"]["User"] & unknown;
-            /** @description The affiliate linked to the user, whole as GET /admin/affiliates/{id} shows it (name, platforms, codes…); null without one */
-            affiliate: components["schemas"]["AdminAffiliate"] | null;
+            /** @description The affiliates linked to the user (usually none or one), whole as GET /admin/affiliates/{id} shows them: name, platforms, codes… */
+            affiliates: components["schemas"]["AdminAffiliate"][];
             /** @description Every credit movement, oldest first, as in the credit ledger */
             credit_ledger: {
                 /**

@@ -16,16 +16,19 @@ export const MAX_HEADER_BYTES = 64 * 1024;
  * This answers it as the API answers every bad request (SPEC §1, §9), then closes the connection.
  */
 export function answerUnparsableRequests(server: Server): void {
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
-    if (error.code === 'ECONNRESET' || !socket.writable) {
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: { headersSent?: boolean } }) => {
+    // Gone, or a response already started on it: nothing can be answered (as Node's own handler).
+    if (error.code === 'ECONNRESET' || !socket.writable || socket._httpMessage?.headersSent) {
       socket.destroy();
       return;
     }
-    const message =
-      error.code === 'HPE_HEADER_OVERFLOW'
-        ? `The request line and headers are larger than ${MAX_HEADER_BYTES / 1024} KiB`
-        : 'The request could not be parsed as HTTP';
-    const body = JSON.stringify(errorBody(new ApiError(400, 'BAD_REQUEST', message, null).toJSON()));
+    // A client too slow to send its request: Node's 408, not a complaint about what it sent.
+    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      socket.end('HTTP/1.1 408 Request Timeout\r\nconnection: close\r\n\r\n');
+      return;
+    }
+    const answer = answerTo(error.code);
+    const body = JSON.stringify(errorBody(answer.toJSON()));
     socket.end(
       [
         'HTTP/1.1 400 Bad Request',
@@ -38,4 +41,10 @@ export function answerUnparsableRequests(server: Server): void {
       ].join('\r\n'),
     );
   });
+}
+
+function answerTo(code: string | undefined): ApiError {
+  if (code === 'HPE_HEADER_OVERFLOW')
+    return new ApiError(400, 'BAD_REQUEST', `The request line and headers are larger than ${MAX_HEADER_BYTES / 1024} KiB`, null);
+  return new ApiError(400, 'BAD_REQUEST', 'The request could not be parsed as HTTP', null);
 }

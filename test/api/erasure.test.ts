@@ -161,14 +161,16 @@ describe('API: erasure and access (DELETE /admin/users/{id}, GET /admin/users/{i
     expect(line!.data).to.deep.include({ metadata: { erased: true }, payment_customer_id: { erased: true } });
   });
 
-  it('the export holds the affiliate linked to the user, whole as the admin API shows it (null without one)', async () => {
+  it('the export holds every affiliate linked to the user, whole as the admin API shows them', async () => {
     await createUser(svc, 'export-affiliate');
-    expect((await svc.admin('GET', '/admin/users/export-affiliate/export')).body.data.export.affiliate).to.equal(null);
+    expect((await svc.admin('GET', '/admin/users/export-affiliate/export')).body.data.export.affiliates).to.deep.equal([]);
     const platforms = [{ type: 'youtube', handle: '@exported', verified: true }];
     await putAffiliate(svc, 'aff-export', { name: 'Exported Affiliate', platforms, app_user_id: 'export-affiliate', codes: ['EXPORTAFF'] });
+    await putAffiliate(svc, 'aff-export-2', { name: 'Second Channel', app_user_id: 'export-affiliate', codes: ['EXPORTAFF2'] });
     const exported = (await svc.admin('GET', '/admin/users/export-affiliate/export')).body.data.export;
-    expect(exported.affiliate).to.deep.equal((await svc.admin('GET', '/admin/affiliates/aff-export')).body.data.affiliate);
-    expect(exported.affiliate).to.deep.include({ id: 'aff-export', name: 'Exported Affiliate', platforms });
+    const admin = async (id: string) => (await svc.admin('GET', `/admin/affiliates/${id}`)).body.data.affiliate;
+    expect(exported.affiliates).to.deep.equal([await admin('aff-export'), await admin('aff-export-2')]);
+    expect(exported.affiliates[0]).to.deep.include({ id: 'aff-export', name: 'Exported Affiliate', platforms });
   });
 
   it('a second DELETE is a no-op (204, no new event); an unknown user is 404 NOT_FOUND.USER', async () => {

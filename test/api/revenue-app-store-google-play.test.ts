@@ -86,7 +86,8 @@ describe('API: revenue notifications in (SPEC §11) — App Store and Google Pla
       // Signed by the App Store's chain, with fields Apple's validator refuses, a time past the year
       // 9999 or a price beyond a safe integer: malformed (400), never a bad signature or a 500.
       const refusedByApple: Record<string, unknown>[] = [{ price: 'lots' }, { originalTransactionId: 5 }, { purchaseDate: 'yesterday' }];
-      for (const wrong of [...refusedByApple, { purchaseDate: 1e20 }, { price: 1e300 }]) {
+      // A negative price or a currency that is not three letters: malformed too, never counted as money.
+      for (const wrong of [...refusedByApple, { purchaseDate: 1e20 }, { price: 1e300 }, { price: -9990 }, { currency: 'US Dollar' }]) {
         const transaction = { ...appleTransaction({ transactionId: `t-bad-${randomUUID()}`, originalTransactionId: 'o-bad' }), ...wrong };
         const answer = await send(await appleNotification(chain, 'SUBSCRIBED', transaction));
         expect(answer.status, JSON.stringify(wrong)).to.equal(400);

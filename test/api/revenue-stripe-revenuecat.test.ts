@@ -152,11 +152,19 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       expect((await revenueEvents(svc, 'stripe-heir')).map((event) => event.data.notification_id)).to.deep.equal(['evt_passed']);
       expect(await revenueEvents(svc, 'stripe-giver')).to.deep.equal([]);
       expect((await revenueEvents(svc, 'stripe-mover')).map((event) => event.data.notification_id)).to.deep.equal(['evt_mover-new']);
+      // However many newer links others left behind (one per change), the holder is found.
+      await createUser(svc, 'stripe-holder', { payment_customer_id: 'cus_held' });
+      for (let round = 0; round < 60; round += 1) await createUser(svc, 'stripe-flapper', { payment_customer_id: round % 2 === 0 ? 'cus_held' : 'cus_else' });
+      await createUser(svc, 'stripe-flapper', { payment_customer_id: 'cus_else' });
+      expect((await stripeEvent(svc, invoicePaid('held', 'cus_held'))).body.data.status).to.equal('applied');
+      expect((await revenueEvents(svc, 'stripe-holder')).map((event) => event.data.notification_id)).to.deep.equal(['evt_held']);
     });
 
-    it('records a dispute whose charge names its customer as a refund of the invoice; one naming a bare charge id stays unmatched', async () => {
+    it('records a dispute whose charge names its customer as a refund of its own; one naming a bare charge id stays unmatched', async () => {
       await createUser(svc, 'stripe-disputed', { payment_customer_id: 'cus_disputed' });
-      expect((await stripeEvent(svc, invoicePaid('disputed', 'cus_disputed', 1200))).body.data.status).to.equal('applied');
+      expect((await stripeEvent(svc, invoicePaid('disputed', 'cus_disputed', 1500))).body.data.status).to.equal('applied');
+      // A partial refund first (running total 300): the dispute's 1,200 adds to it, it does not repeat it.
+      expect((await stripeEvent(svc, chargeRefunded('disputed-r', 'cus_disputed', 'in_disputed', 300))).body.data.status).to.equal('applied');
       const dispute = (id: string, charge: unknown) => ({
         id: `evt_${id}`,
         type: 'charge.dispute.created',
@@ -164,8 +172,13 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       });
       const expanded = { id: 'ch_disputed', object: 'charge', customer: 'cus_disputed', invoice: 'in_disputed' };
       expect((await stripeEvent(svc, dispute('dp1', expanded))).body.data.status).to.equal('applied');
-      const refund = (await revenueEvents(svc, 'stripe-disputed')).find((event) => event.type === 'RefundRecorded');
-      expect(refund?.data).to.include({ notification_id: 'evt_dp1', transaction_id: 'in_disputed', price_minor: 1200, currency: 'EUR' });
+      const refunds = (await revenueEvents(svc, 'stripe-disputed')).filter((event) => event.type === 'RefundRecorded');
+      expect(
+        refunds.map((event) => [event.data.notification_id, event.data.transaction_id, event.data.price_minor, event.data.repeats_refund ?? false]),
+      ).to.deep.equal([
+        ['evt_disputed-r', 'in_disputed', 300, false],
+        ['evt_dp1', 'dp_dp1', 1200, false],
+      ]);
       expect((await stripeEvent(svc, dispute('dp2', 'ch_bare'))).body.data.status).to.equal('unmatched');
     });
 

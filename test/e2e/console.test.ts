@@ -424,6 +424,24 @@ describe('Console in the browser (SPEC §14)', function () {
     await page.getByRole('button', { name: 'Add codes' }).click();
     await eventually(async () => expect((await svc.admin('GET', '/admin/rewards/spring-offer/codes')).body.data).to.include({ available: 2 }));
     expect(await page.getByRole('textbox', { name: 'Codes to add' }).inputValue()).to.equal('');
+    // A line without its link (or with more than one) is named at the field, and nothing is added.
+    await page.getByRole('textbox', { name: 'Codes to add' }).fill(`SPRING3\nSPRING4 ${link('SPRING4')}`);
+    await page.getByRole('button', { name: 'Add codes' }).click();
+    await page.getByText('Each line: an offer code, a space, its redemption link').waitFor();
+    expect((await svc.admin('GET', '/admin/rewards/spring-offer/codes')).body.data).to.include({ available: 2 });
+  });
+
+  it('adds store promo codes separated by any white space', async () => {
+    const reward = { kind: 'store_promo_code', name: 'Play promo' };
+    const created = await svc.admin('PUT', '/admin/rewards/play-promo', reward);
+    expect(created.status, JSON.stringify(created.body)).to.equal(201);
+    await signIn();
+    await open('Codes');
+    await page.getByRole('combobox', { name: 'Pool reward' }).selectOption('play-promo');
+    await page.getByRole('textbox', { name: 'Codes to add' }).fill('PLAY1 PLAY2\nPLAY3');
+    await page.getByRole('textbox', { name: 'Codes expire at' }).fill(new Date(Date.now() + 90 * DAY).toISOString());
+    await page.getByRole('button', { name: 'Add codes' }).click();
+    await eventually(async () => expect((await svc.admin('GET', '/admin/rewards/play-promo/codes')).body.data).to.include({ available: 3 }));
   });
 
   it('the reviews view shows the queue by status (empty here: no rule holds a claim)', async () => {

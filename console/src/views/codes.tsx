@@ -98,12 +98,18 @@ function Pools(props: { rewards: Schemas['AdminReward'][] }) {
   const withLinks = props.rewards.find((r) => r.key === key)?.kind === 'offer_code';
   const submit = async (event: Event) => {
     event.preventDefault();
+    // Codes: separated by any white space. Offer codes: a line each, the code then its link.
     const lines = codes
       .split('\n')
       .map((line) => line.trim().split(/\s+/))
       .filter(([value]) => Boolean(value));
+    if (withLinks && lines.some((line) => line.length !== 2)) {
+      return setErrors([{ status: 400, code: 'BAD_REQUEST', message: 'Each line: an offer code, a space, its redemption link', source: '/codes' }]);
+    }
     const body = {
-      codes: lines.map(([value, link]) => (withLinks ? { value: value!, link: link ?? '', expires_at: expires } : { value: value!, expires_at: expires })),
+      codes: withLinks
+        ? lines.map(([value, link]) => ({ value: value!, link: link!, expires_at: expires }))
+        : lines.flat().map((value) => ({ value, expires_at: expires })),
     };
     const result = await outcome(api.POST('/admin/rewards/{key}/codes', { params: { path: { key } }, body }));
     if (!result.ok) return setErrors(result.errors);

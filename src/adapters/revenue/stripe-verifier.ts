@@ -56,10 +56,10 @@ const subscriptionSchema = z.object({
 });
 const amount = z.number().int().min(0);
 const chargeSchema = z.object({ id, customer: idOrObject, invoice: idOrObject, amount_refunded: amount, currency: z.string() });
-/** A dispute names its charge: an id, or (expanded) the charge with its customer and invoice. */
+/** A dispute names its charge: an id, or (expanded) the charge with its customer. */
 const disputeSchema = z.object({
   id,
-  charge: z.union([id.transform((chargeId) => ({ id: chargeId, customer: null, invoice: null })), z.object({ id, customer: idOrObject, invoice: idOrObject })]),
+  charge: z.union([id.transform((chargeId) => ({ id: chargeId, customer: null })), z.object({ id, customer: idOrObject })]),
   amount,
   currency: z.string(),
 });
@@ -168,8 +168,9 @@ export class StripeVerifier implements NotificationVerifier {
           ...base,
           ...none,
           kind: 'refund',
-          // As a refund of the charge: its invoice when the charge names one (the converting purchase).
-          transaction_id: dispute.charge.invoice ?? dispute.charge.id,
+          // A refund of its own: a dispute's amount is not a running total of the charge's refunds
+          // (as `charge.refunded` sends), so it must not be taken for a repeat of them.
+          transaction_id: dispute.id,
           price_minor: dispute.amount,
           currency: currencyCode(dispute.currency, '/data/object/currency'),
           // A dispute names no customer of its own: matched when its charge is expanded with one.

@@ -19,8 +19,8 @@ export interface UserDataExport {
   exported_at: string;
   /** The user as `GET /users/{app_user_id}` shows it (profile, program, code, referral, rewards, stats). */
   user: Record<string, unknown>;
-  /** The affiliate linked to the user, whole as the admin API shows it (name, platforms, codes…); null without one. */
-  affiliate: Record<string, unknown> | null;
+  /** The affiliates linked to the user, whole as the admin API shows them (name, platforms, codes…). */
+  affiliates: Record<string, unknown>[];
   /** Every credit movement (`GET /admin/users/{app_user_id}/credit-ledger`). */
   credit_ledger: Record<string, unknown>[];
   /** Every event of the user's stream, personal fields decrypted (erased ones `{"erased": true}`). */
@@ -50,8 +50,8 @@ export class UserExport {
   async export(appUserId: string): Promise<UserDataExport | null> {
     const user = await this.users.userView(appUserId);
     if (user === null) return null;
-    const [affiliate, ledger, events, notifications, transactions] = await Promise.all([
-      this.users.affiliateRecordOfUser(appUserId),
+    const [affiliates, ledger, events, notifications, transactions] = await Promise.all([
+      this.users.affiliateRecordsOfUser(appUserId),
       this.events.creditLedger(appUserId, null),
       this.store.readStream(streams.user(appUserId)),
       this.notifications(appUserId),
@@ -61,7 +61,7 @@ export class UserExport {
       app_user_id: appUserId,
       exported_at: this.clock.now().toISOString(),
       user,
-      affiliate,
+      affiliates,
       credit_ledger: ledger.map(({ seq: _seq, app_user_id: _user, request_id: _request, ...row }) => row),
       events: events.map(exportedEvent),
       notifications,

@@ -52,6 +52,11 @@ export class CatalogQueries {
     return this.readStore.find<Affiliate>(AFFILIATES);
   }
 
+  /** Every affiliate linked to the user, by id. */
+  affiliatesOfUser(appUserId: string): Promise<Affiliate[]> {
+    return this.readStore.find<Affiliate>(AFFILIATES, { where: { app_user_id: appUserId } });
+  }
+
   async affiliateOfUser(appUserId: string): Promise<Affiliate | null> {
     const [affiliate] = await this.readStore.find<Affiliate>(AFFILIATES, { where: { app_user_id: appUserId }, limit: 1 });
     return affiliate ?? null;

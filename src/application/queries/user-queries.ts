@@ -143,9 +143,8 @@ export class UserQueries {
     };
   }
 
-  /** The affiliate linked to a user, whole (the user's data export); null without one. */
-  async affiliateRecordOfUser(appUserId: string) {
-    const affiliate = await this.catalog.affiliateOfUser(appUserId);
-    return affiliate && this.affiliateRecord(affiliate);
+  /** Every affiliate linked to a user, whole (the user's data export). */
+  async affiliateRecordsOfUser(appUserId: string) {
+    return Promise.all((await this.catalog.affiliatesOfUser(appUserId)).map((affiliate) => this.affiliateRecord(affiliate)));
   }
 }

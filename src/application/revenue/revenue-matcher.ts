@@ -11,8 +11,8 @@ import { EventLog } from '../event-log.js';
 import { StreamExecutor } from '../stream-executor.js';
 
 const WAIT_MS = 5_000;
-/** Users that held one payment customer, newest first, looked at before giving up on it. */
-const CUSTOMER_HOLDERS_LOOKED_AT = 10;
+/** Links to one payment customer read at a time, newest first. */
+const CUSTOMER_LINKS_PAGE = 50;
 
 /**
  * Finds a notification's user, first match wins (SPEC §11): an app_user_id it names (RevenueCat
@@ -63,16 +63,24 @@ export class RevenueMatcher {
    * user who has since changed or cleared it no longer matches.
    */
   private async customerHolder(key: string, customerId: string): Promise<{ app_user_id: string } | undefined> {
-    const linked = await this.readStore.find<{ app_user_id: string }>(REVENUE_LINKS, {
-      where: { customer: key },
-      orderBy: { field: 'seq', direction: 'desc' },
-      limit: CUSTOMER_HOLDERS_LOOKED_AT,
-    });
-    for (const link of new Map(linked.map((candidate) => [candidate.app_user_id, candidate])).values()) {
-      const { state } = await this.executor.load(streams.user(link.app_user_id), userEvolver);
-      if (state.payment_customer_id === customerId) return link;
+    const looked = new Set<string>();
+    let before: number | null = null;
+    for (;;) {
+      const page: { app_user_id: string; seq: number }[] = await this.readStore.find<{ app_user_id: string; seq: number }>(REVENUE_LINKS, {
+        where: { customer: key },
+        ...(before === null ? {} : { atMost: { field: 'seq', value: before - 1 } }),
+        orderBy: { field: 'seq', direction: 'desc' },
+        limit: CUSTOMER_LINKS_PAGE,
+      });
+      for (const link of page) {
+        if (looked.has(link.app_user_id)) continue;
+        looked.add(link.app_user_id);
+        const { state } = await this.executor.load(streams.user(link.app_user_id), userEvolver);
+        if (state.payment_customer_id === customerId) return link;
+      }
+      if (page.length < CUSTOMER_LINKS_PAGE) return undefined;
+      before = page[page.length - 1]!.seq;
     }
-    return undefined;
   }
 
   /** The inbox document of a notification (status, app_user_id, event ids). */

@@ -142,6 +142,11 @@ export function inboundWebhookRoutes(container: DependencyContainer): AnyRoute[]
           const issue = recordable.error.issues[0]!;
           throw new ApiError(400, 'BAD_REQUEST', `The notification cannot be recorded: ${issue.path.join('.')}: ${issue.message}`, null);
         }
+        // Money as every provider's is kept: never negative, in an upper-case ISO 4217 code.
+        const { price_minor, currency } = recordable.data;
+        if ((price_minor !== null && price_minor < 0) || (currency !== null && !/^[A-Z]{3}$/.test(currency))) {
+          throw new ApiError(400, 'BAD_REQUEST', 'The notification cannot be recorded: a negative amount, or a currency that is not ISO 4217', null);
+        }
         // The raw body skips the JSON bodies' check: a string it cannot store faithfully is refused the same way.
         const unstorable = unstorablePart(recordable.data);
         if (unstorable) throw new ApiError(400, 'BAD_REQUEST', `The notification cannot be recorded: ${unstorable.source}: ${unstorable.message}`, null);

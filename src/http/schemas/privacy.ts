@@ -13,9 +13,9 @@ export const userDataExportOut = z
     app_user_id: z.string(),
     exported_at: outDateTime,
     user: userOut.openapi({ description: 'The user as GET /users/{app_user_id} shows it; erased personal fields are null' }),
-    affiliate: z
-      .union([adminAffiliateOut, z.null()])
-      .openapi({ description: 'The affiliate linked to the user, whole as GET /admin/affiliates/{id} shows it (name, platforms, codes…); null without one' }),
+    affiliates: z.array(adminAffiliateOut).openapi({
+      description: 'The affiliates linked to the user (usually none or one), whole as GET /admin/affiliates/{id} shows them: name, platforms, codes…',
+    }),
     credit_ledger: creditLedgerOut.shape.entries.openapi({ description: 'Every credit movement, oldest first, as in the credit ledger' }),
     events: z.array(loggedEvent).openapi({
       description: 'Every event of the user stream in order, personal fields decrypted; an erased field is {"erased": true}',
