@@ -452,6 +452,27 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
     });
   });
 
+  describe("a customer's waiting notifications go to the user who has it when they are applied", () => {
+    it('not to a user who set it and left it before the reaction got there', async () => {
+      const faults = new FaultSwitch();
+      const svc = await startTestService({ env: { STRIPE_WEBHOOK_SECRET: STRIPE_SECRET }, backend: faultyBackend(faults) });
+      try {
+        expect((await stripeEvent(svc, invoicePaid('passing', 'cus_passing'))).body.data.status).to.equal('unmatched');
+        // The reaction cannot read what waits for a while: the user sets the customer and leaves it meanwhile.
+        faults.mode = 'unavailable';
+        faults.when = (method, args) => method === 'find' && args[0] === 'revenue_pending';
+        await createUser(svc, 'passer-by', { payment_customer_id: 'cus_passing' });
+        await createUser(svc, 'passer-by', { payment_customer_id: 'cus_elsewhere' });
+        faults.mode = 'ok';
+        await createUser(svc, 'keeper', { payment_customer_id: 'cus_passing' });
+        await eventually(async () => expect((await revenueEvents(svc, 'keeper')).map((event) => event.data.notification_id)).to.deep.equal(['evt_passing']));
+        expect(await revenueEvents(svc, 'passer-by')).to.deep.equal([]);
+      } finally {
+        await svc.stop();
+      }
+    });
+  });
+
   describe('a notification kept but not applied (the process died between the two appends)', () => {
     it('a repeat of it applies it before answering duplicate: a refund sent next finds its purchase', async () => {
       const faults = new FaultSwitch();

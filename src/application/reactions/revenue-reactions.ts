@@ -89,10 +89,16 @@ export class RevenueReactions implements Reaction {
       keys.push(links.transaction(event.data.provider, event.data.transaction_id));
     } else if (event.type === 'UserRegistered') {
       keys.push(links.user(user), links.token(accountToken(user, this.config.ACCOUNT_TOKEN_NAMESPACE)));
-      if (event.data.payment_customer_id) keys.push(links.customer(event.data.payment_customer_id));
-    } else if (event.type === 'UserProfileUpdated' && event.data.changes.payment_customer_id) {
-      keys.push(links.customer(event.data.changes.payment_customer_id));
     }
+    // A customer's notifications go to the user who has it now (SPEC §11): not to one who has
+    // since changed or cleared it (they wait for its next holder).
+    const customer =
+      event.type === 'UserRegistered'
+        ? event.data.payment_customer_id
+        : event.type === 'UserProfileUpdated'
+          ? (event.data.changes.payment_customer_id ?? null)
+          : null;
+    if (customer && (await this.matcher.holdsCustomer(user, customer))) keys.push(links.customer(customer));
     if (keys.length === 0) return;
     if (!(await this.matcher.indexPassed(event.position))) throw new StoreUnavailableError('The revenue index is behind');
     const found = new Map<string, { provider: RevenueProvider; notification_id: string }>();

@@ -57,6 +57,11 @@ export class RevenueMatcher {
     return null;
   }
 
+  /** Whether `appUserId`'s `payment_customer_id` is `customerId` now. */
+  async holdsCustomer(appUserId: string, customerId: string): Promise<boolean> {
+    return (await this.executor.load(streams.user(appUserId), userEvolver)).state.payment_customer_id === customerId;
+  }
+
   /**
    * The user whose `payment_customer_id` is this customer now (SPEC §11), among the users linked
    * to it, newest link first (links are kept per user event: projections/revenue-index.ts). A
@@ -75,8 +80,7 @@ export class RevenueMatcher {
       for (const link of page) {
         if (looked.has(link.app_user_id)) continue;
         looked.add(link.app_user_id);
-        const { state } = await this.executor.load(streams.user(link.app_user_id), userEvolver);
-        if (state.payment_customer_id === customerId) return link;
+        if (await this.holdsCustomer(link.app_user_id, customerId)) return link;
       }
       if (page.length < CUSTOMER_LINKS_PAGE) return undefined;
       before = page[page.length - 1]!.seq;
