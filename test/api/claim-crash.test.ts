@@ -48,6 +48,39 @@ describe('Crash safety of claims and reactions', () => {
     }
   });
 
+  it('a claimer whose claim died after its payment customer was counted is not counted again when it retries', async () => {
+    const faults = new FaultSwitch();
+    const svc = await startTestService({ backend: faultyBackend(faults) });
+    try {
+      await putProgram(svc, 'cards', { rewards: { sender: [], receiver: [] } });
+      expect(
+        (await svc.admin('PUT', '/admin/rules/one-per-card', { kind: 'payment_customer_claimers', params: { max: 1 }, action: 'reject', enabled: true }))
+          .status,
+      ).to.equal(201);
+      const referrer = await createUser(svc, 'card-referrer');
+      await createUser(svc, 'card-holder', { payment_customer_id: 'cus_card' });
+      // The claim and every compensation of it fail, as if the process died right after counting the payment customer.
+      faults.mode = 'unavailable';
+      faults.when = (method, args) =>
+        method === 'append' &&
+        (args[0] === 'user-card-holder' ||
+          (String(args[0]).startsWith('payment-customer-') && (args[1] as NewEvent[]).some((event) => event.type === 'PaymentCustomerClaimReleased')));
+      expect((await svc.call('POST', '/users/card-holder/claim-code', { code: referrer.referral_code })).status).to.equal(503);
+      faults.mode = 'ok';
+      // Its retry is the same claimer, not a second one sharing the card.
+      const retried = await svc.call('POST', '/users/card-holder/claim-code', { code: referrer.referral_code });
+      expect(retried.status, JSON.stringify(retried.body)).to.equal(200);
+      const counted = await events(svc, 'type=PaymentCustomerClaimCounted');
+      expect(counted.map((event) => event.data.claimers)).to.deep.equal([1, 1]);
+      // A second card holder is one too many.
+      await createUser(svc, 'card-sharer', { payment_customer_id: 'cus_card' });
+      const shared = await svc.call('POST', '/users/card-sharer/claim-code', { code: referrer.referral_code });
+      expect(shared.body.errors[0]).to.deep.include({ code: 'CLAIM.REJECTED_BY_RULE', source: 'rule:one-per-card' });
+    } finally {
+      await svc.stop();
+    }
+  });
+
   it('a claim that lost its race gives its slot back at once', async () => {
     const svc = await startTestService();
     try {

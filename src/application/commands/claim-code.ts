@@ -74,13 +74,13 @@ export async function runClaim<R>(steps: ClaimSteps<R>, request: Omit<ClaimCodeC
     // refused by either gives back what the other took.
     const [slot, counted] = await Promise.allSettled([
       steps.takeSlot(command.claim_id, fraud ? { now: command.now, rules: fraud.rules, refused: parties.reject } : counts),
-      fraud ? fraud.countPaymentCustomer(claimer) : NOT_COUNTED,
+      fraud ? fraud.countPaymentCustomer(claimer, command.claim_id) : NOT_COUNTED,
     ]);
     if (slot.status === 'rejected' || counted.status === 'rejected') {
       // Refused by the payment-customer rule, the claim did not happen: it no longer counts in its hour and day.
       const refusedByRule = counted.status === 'rejected' && counted.reason instanceof RejectedByRule;
       if (slot.status === 'fulfilled') await steps.giveBack(command.claim_id, refusedByRule ? command.now : undefined);
-      if (counted.status === 'fulfilled') await fraud?.releasePaymentCustomer(counted.value.stream);
+      if (counted.status === 'fulfilled') await fraud?.releasePaymentCustomer(counted.value.stream, command.claim_id);
       const error: unknown = slot.status === 'rejected' ? slot.reason : (counted as PromiseRejectedResult).reason;
       if (fraud && error instanceof RejectedByRule) await fraud.recordRejection(error.rule, command.now);
       throw error;
@@ -92,7 +92,7 @@ export async function runClaim<R>(steps: ClaimSteps<R>, request: Omit<ClaimCodeC
       return await steps.record((state) => decideClaimCode(state, { ...command, now: steps.now(), hold: claimHold }));
     } catch (error) {
       await steps.giveBack(command.claim_id);
-      await fraud?.releasePaymentCustomer(paymentCustomer);
+      await fraud?.releasePaymentCustomer(paymentCustomer, command.claim_id);
       const slotLost = error instanceof DomainError && error.code === 'CLAIM.SLOT_LOST';
       if (!slotLost || attempt >= WRITE_ATTEMPTS) throw error;
     }

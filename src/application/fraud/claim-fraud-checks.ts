@@ -20,9 +20,9 @@ export interface ClaimFraudSteps {
   rules: FraudRule[];
   /** The rules judged on the claimer and the referrer alone (before the slot). */
   judgeParties(claimer: UserState, now: Date): Promise<Verdict>;
-  /** Counts the claimer for its payment customer; the stream to release if the claim fails. */
-  countPaymentCustomer(claimer: UserState): Promise<{ hold: RuleHit | null; stream: string | null }>;
-  releasePaymentCustomer(stream: string | null): Promise<void>;
+  /** Counts the claimer's claim `claimId` for its payment customer; the stream to release if the claim fails. */
+  countPaymentCustomer(claimer: UserState, claimId: string): Promise<{ hold: RuleHit | null; stream: string | null }>;
+  releasePaymentCustomer(stream: string | null, claimId: string): Promise<void>;
   /** The hold recorded on the claim (same review id on every retry of the claim). */
   holdOf(hit: RuleHit | null, claimId: string): ClaimHold | null;
   /** Records a refusal by a `reject` rule in the claimer's stream. */
@@ -56,8 +56,8 @@ export class ClaimFraudChecks {
     return {
       rules,
       judgeParties: (state, now) => this.judgeParties(rules, state, target, now),
-      countPaymentCustomer: (state) => this.countPaymentCustomer(rules, state, context),
-      releasePaymentCustomer: (stream) => this.releasePaymentCustomer(stream, context),
+      countPaymentCustomer: (state, claimId) => this.countPaymentCustomer(rules, state, claimId, context),
+      releasePaymentCustomer: (stream, claimId) => this.releasePaymentCustomer(stream, claimer, claimId, context),
       holdOf: (hit, claimId) => this.holdOf(hit, claimId),
       recordRejection: (rule, now) => this.recordRejection(claimer, rule, target, now, context),
     };
@@ -80,13 +80,18 @@ export class ClaimFraudChecks {
   }
 
   /** Counts the claimer for its payment customer when a rule needs it; the stream to release if the claim fails. */
-  async countPaymentCustomer(rules: FraudRule[], claimer: UserState, context: CommandContext): Promise<{ hold: RuleHit | null; stream: string | null }> {
+  async countPaymentCustomer(
+    rules: FraudRule[],
+    claimer: UserState,
+    claimId: string,
+    context: CommandContext,
+  ): Promise<{ hold: RuleHit | null; stream: string | null }> {
     if (!hasKind(rules, 'payment_customer_claimers') || claimer.payment_customer_id === null) return { hold: null, stream: null };
-    return this.paymentCustomers.count(claimer.payment_customer_id, rules, context);
+    return this.paymentCustomers.count(claimer.payment_customer_id, claimer.app_user_id, claimId, rules, context);
   }
 
-  releasePaymentCustomer(stream: string | null, context: CommandContext): Promise<void> {
-    return stream === null ? Promise.resolve() : this.paymentCustomers.release(stream, context);
+  releasePaymentCustomer(stream: string | null, claimer: string, claimId: string, context: CommandContext): Promise<void> {
+    return stream === null ? Promise.resolve() : this.paymentCustomers.release(stream, claimer, claimId, context);
   }
 
   /** The hold recorded on a claim: its review id derives from the claim, so it is the same on every retry. */

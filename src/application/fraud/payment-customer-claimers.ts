@@ -12,25 +12,74 @@ import { PAYMENT_CUSTOMER_DIGEST_SUBJECT } from '../privacy/personal-data-cipher
 import { StreamExecutor } from '../stream-executor.js';
 import { legacyDigestKey } from './legacy-digest-key.js';
 
-function claimersOf(latest: DomainEvent | undefined): number {
-  return latest && (latest.type === 'PaymentCustomerClaimCounted' || latest.type === 'PaymentCustomerClaimReleased') ? latest.data.claimers : 0;
+type RecentClaimer = { claimer: string; claims: string[] };
+interface Counter {
+  claimers: number;
+  recent: RecentClaimer[];
 }
 
-/** The rule `payment_customer_claimers`: the claim of a claimer whose payment customer already has `claimers`. */
-export function decideCountPaymentCustomerClaim(latest: DomainEvent | undefined, rules: readonly FraudRule[]): Decision<RuleHit | null> {
-  const claimers = claimersOf(latest);
-  const verdict = judgePaymentCustomerClaimers(rules, claimers);
+/** Claimers remembered with their unreleased claims, and claims remembered per claimer. */
+const RECENT_CLAIMERS = 64;
+const CLAIMS_PER_CLAIMER = 16;
+
+function counterOf(latest: DomainEvent | undefined): Counter {
+  return latest && (latest.type === 'PaymentCustomerClaimCounted' || latest.type === 'PaymentCustomerClaimReleased')
+    ? { claimers: latest.data.claimers, recent: latest.data.recent ?? [] }
+    : { claimers: 0, recent: [] };
+}
+
+/**
+ * The rule `payment_customer_claimers`: `claimer`'s claim `claimId` (the claimer a keyed digest)
+ * when its payment customer already has `claimers`. A claimer already counted with a claim that
+ * was not released (one that died between the count and the claim, or one in flight elsewhere)
+ * is the same claimer: judged as then, not counted again.
+ */
+export function decideCountPaymentCustomerClaim(
+  latest: DomainEvent | undefined,
+  rules: readonly FraudRule[],
+  claimer: string,
+  claimId: string,
+): Decision<RuleHit | null> {
+  const { claimers, recent } = counterOf(latest);
+  const earlier = recent.find((entry) => entry.claimer === claimer);
+  const verdict = judgePaymentCustomerClaimers(rules, earlier ? claimers - 1 : claimers);
   if (verdict.reject) throw rejectedByRule(verdict.reject);
-  return { events: [{ type: 'PaymentCustomerClaimCounted', data: { claimers: claimers + 1 } }], result: verdict.hold };
+  const counted: Counter = earlier
+    ? { claimers, recent: recent.map((entry) => (entry === earlier ? { claimer, claims: [...entry.claims, claimId].slice(-CLAIMS_PER_CLAIMER) } : entry)) }
+    : { claimers: claimers + 1, recent: [...recent, { claimer, claims: [claimId] }].slice(-RECENT_CLAIMERS) };
+  return { events: [{ type: 'PaymentCustomerClaimCounted', data: counted }], result: verdict.hold };
+}
+
+/**
+ * Gives `claimer`'s claim `claimId` back when it did not happen after all: the claimer stops
+ * counting once none of its claims is left. A claim of a remembered claimer released already
+ * changes nothing; a claimer not remembered (counted before `recent` was kept, or pushed out by
+ * RECENT_CLAIMERS later ones) is uncounted, as every release was before.
+ */
+export function decideReleasePaymentCustomerClaim(latest: DomainEvent | undefined, claimer: string, claimId: string): Decision<null> {
+  const { claimers, recent } = counterOf(latest);
+  const entry = recent.find((candidate) => candidate.claimer === claimer);
+  let released: Counter;
+  if (!entry) released = { claimers: Math.max(0, claimers - 1), recent };
+  else if (!entry.claims.includes(claimId)) return { events: [], result: null };
+  else {
+    const claims = entry.claims.filter((id) => id !== claimId);
+    released =
+      claims.length > 0
+        ? { claimers, recent: recent.map((candidate) => (candidate === entry ? { claimer, claims } : candidate)) }
+        : { claimers: Math.max(0, claimers - 1), recent: recent.filter((candidate) => candidate !== entry) };
+  }
+  return { events: [{ type: 'PaymentCustomerClaimReleased', data: released }], result: null };
 }
 
 /**
  * How many referral claimers shared one payment customer (SPEC §13, `payment_customer_claimers`):
  * a counter in `payment-customer-{digest}` whose latest event carries the count, so a claim
  * appends one event, reading the latest one only when the counter exists (exact under
- * concurrency: the append has the exact expected revision; constant cost). Privacy: the stream
- * is named by a keyed digest (HMAC-SHA-256 with a random key kept in the key store, outside the
- * log) and its events hold counts only — no plaintext payment customer id, no user id.
+ * concurrency: the append has the exact expected revision; constant cost: the latest event holds
+ * at most RECENT_CLAIMERS claimers). Privacy: the stream is named by a keyed digest (HMAC-SHA-256
+ * with a random key kept in the key store, outside the log) and its events hold counts and keyed
+ * digests of claimers' ids — no plaintext payment customer id, no user id.
  */
 @injectable()
 export class PaymentCustomerClaimers {
@@ -42,25 +91,29 @@ export class PaymentCustomerClaimers {
     @inject(TOKENS.KeyStore) private readonly keyStore: KeyStore,
   ) {}
 
-  /** Counts one more claimer of this payment customer; a `reject` rule past `max` throws, a `hold` rule is returned. */
-  async count(paymentCustomerId: string, rules: readonly FraudRule[], context: CommandContext): Promise<{ hold: RuleHit | null; stream: string }> {
+  /** Counts `claimerId`'s claim for this payment customer; a `reject` rule past `max` throws, a `hold` rule is returned. */
+  async count(
+    paymentCustomerId: string,
+    claimerId: string,
+    claimId: string,
+    rules: readonly FraudRule[],
+    context: CommandContext,
+  ): Promise<{ hold: RuleHit | null; stream: string }> {
     const stream = streams.paymentCustomer(await this.digest(paymentCustomerId));
+    const claimer = await this.digest(`claimer\u001f${claimerId}`);
     // Almost every payment customer belongs to one claimer, so its counter does not exist yet: the
     // first attempt appends without reading; a counter that exists answers with a conflict, and
     // the next attempt reads it.
-    const { result } = await this.executor.executeOnLatest(stream, (latest) => decideCountPaymentCustomerClaim(latest, rules), context, {
+    const { result } = await this.executor.executeOnLatest(stream, (latest) => decideCountPaymentCustomerClaim(latest, rules, claimer, claimId), context, {
       expectNew: true,
     });
     return { hold: result, stream };
   }
 
-  /** Gives the count back when the claim did not happen after all. */
-  async release(stream: string, context: CommandContext): Promise<void> {
-    await this.executor.executeOnLatest(
-      stream,
-      (latest) => ({ events: [{ type: 'PaymentCustomerClaimReleased', data: { claimers: Math.max(0, claimersOf(latest) - 1) } }], result: null }),
-      context,
-    );
+  /** Gives `claimerId`'s claim `claimId` back when it did not happen after all. */
+  async release(stream: string, claimerId: string, claimId: string, context: CommandContext): Promise<void> {
+    const claimer = await this.digest(`claimer\u001f${claimerId}`);
+    await this.executor.executeOnLatest(stream, (latest) => decideReleasePaymentCustomerClaim(latest, claimer, claimId), context);
   }
 
   async digest(paymentCustomerId: string): Promise<string> {

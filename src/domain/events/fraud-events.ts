@@ -52,6 +52,9 @@ export const heldGrantSchema = z.object({
 });
 export type HeldGrant = z.infer<typeof heldGrantSchema>;
 
+/** A claimer counted for a payment customer, by a keyed digest of its id, with its claims not released. */
+const recentClaimerSchema = z.object({ claimer: z.string(), claims: z.array(z.string()) });
+
 export const fraudEvents = {
   FraudRuleCreated: z.object({ rule: fraudRuleSchema }),
   FraudRuleUpdated: z.object({ rule: fraudRuleSchema }),
@@ -80,7 +83,12 @@ export const fraudEvents = {
   /** `opened_position`: log position of the review's `ReviewOpened` (the reviews list is in that order). */
   ReviewApproved: claimHoldSchema.extend({ referrer: z.string(), decided_at: isoDateTime, opened_position: z.string() }),
   ReviewRejected: claimHoldSchema.extend({ referrer: z.string(), decided_at: isoDateTime, opened_position: z.string() }),
-  /** `claimers`: claims counted for this payment customer after the event. */
-  PaymentCustomerClaimCounted: z.object({ claimers: z.number().int() }),
-  PaymentCustomerClaimReleased: z.object({ claimers: z.number().int() }),
+  /**
+   * `claimers`: claimers counted for this payment customer after the event. `recent`: the latest
+   * claimers counted (keyed digests of their ids, never the ids), each with the claims of theirs
+   * counted and not released: a claimer's retry after a claim that died is not counted again.
+   * Absent on events written before it was kept.
+   */
+  PaymentCustomerClaimCounted: z.object({ claimers: z.number().int(), recent: z.array(recentClaimerSchema).optional() }),
+  PaymentCustomerClaimReleased: z.object({ claimers: z.number().int(), recent: z.array(recentClaimerSchema).optional() }),
 };
