@@ -81,6 +81,29 @@ describe('Crash safety of claims and reactions', () => {
     }
   });
 
+  it("a claim refused after its payment customer was counted gives the count back: the customer's next claimer gets through", async () => {
+    const svc = await startTestService();
+    try {
+      await putProgram(svc, 'cards', { limit: 1, rewards: { sender: [], receiver: [] } });
+      expect(
+        (await svc.admin('PUT', '/admin/rules/one-per-card', { kind: 'payment_customer_claimers', params: { max: 1 }, action: 'reject', enabled: true }))
+          .status,
+      ).to.equal(201);
+      const full = await createUser(svc, 'full-referrer');
+      const open = await createUser(svc, 'open-referrer');
+      await createUser(svc, 'first-in');
+      expect((await svc.call('POST', '/users/first-in/claim-code', { code: full.referral_code })).status).to.equal(200);
+      // Counted for its card, then refused by the referrer's limit: the count is given back.
+      await createUser(svc, 'too-late', { payment_customer_id: 'cus_one' });
+      expect((await svc.call('POST', '/users/too-late/claim-code', { code: full.referral_code })).body.errors[0].code).to.equal('CLAIM.LIMIT_REACHED');
+      await createUser(svc, 'card-owner', { payment_customer_id: 'cus_one' });
+      expect((await svc.call('POST', '/users/card-owner/claim-code', { code: open.referral_code })).status).to.equal(200);
+      expect((await events(svc, 'type=PaymentCustomerClaimReleased')).map((event) => event.data.claimers)).to.deep.equal([0]);
+    } finally {
+      await svc.stop();
+    }
+  });
+
   it('a claim that lost its race gives its slot back at once', async () => {
     const svc = await startTestService();
     try {

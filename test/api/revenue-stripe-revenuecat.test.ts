@@ -467,6 +467,16 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
         await createUser(svc, 'keeper', { payment_customer_id: 'cus_passing' });
         await eventually(async () => expect((await revenueEvents(svc, 'keeper')).map((event) => event.data.notification_id)).to.deep.equal(['evt_passing']));
         expect(await revenueEvents(svc, 'passer-by')).to.deep.equal([]);
+        // Two users set one customer while the reaction cannot read: what waits goes to the newer, as a notification arriving now would.
+        expect((await stripeEvent(svc, invoicePaid('shared', 'cus_shared'))).body.data.status).to.equal('unmatched');
+        faults.mode = 'unavailable';
+        await createUser(svc, 'first-holder', { payment_customer_id: 'cus_shared' });
+        await createUser(svc, 'second-holder', { payment_customer_id: 'cus_shared' });
+        faults.mode = 'ok';
+        await eventually(async () =>
+          expect((await revenueEvents(svc, 'second-holder')).map((event) => event.data.notification_id)).to.deep.equal(['evt_shared']),
+        );
+        expect(await revenueEvents(svc, 'first-holder')).to.deep.equal([]);
       } finally {
         await svc.stop();
       }

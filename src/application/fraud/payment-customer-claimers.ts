@@ -19,8 +19,8 @@ interface Counter {
 }
 
 /** Claimers remembered with their unreleased claims, and claims remembered per claimer. */
-const RECENT_CLAIMERS = 64;
-const CLAIMS_PER_CLAIMER = 16;
+const RECENT_CLAIMERS = 32;
+const CLAIMS_PER_CLAIMER = 4;
 
 function counterOf(latest: DomainEvent | undefined): Counter {
   return latest && (latest.type === 'PaymentCustomerClaimCounted' || latest.type === 'PaymentCustomerClaimReleased')
@@ -29,10 +29,10 @@ function counterOf(latest: DomainEvent | undefined): Counter {
 }
 
 /**
- * The rule `payment_customer_claimers`: `claimer`'s claim `claimId` (the claimer a keyed digest)
- * when its payment customer already has `claimers`. A claimer already counted with a claim that
- * was not released (one that died between the count and the claim, or one in flight elsewhere)
- * is the same claimer: judged as then, not counted again.
+ * The rule `payment_customer_claimers`: `claimer`'s claim `claimId` (both keyed digests) when its
+ * payment customer already has `claimers`. A claimer already counted with a claim that was not
+ * released (one that died between the count and the claim, or one in flight elsewhere) is the
+ * same claimer: judged against the other claimers counted, and not counted again.
  */
 export function decideCountPaymentCustomerClaim(
   latest: DomainEvent | undefined,
@@ -100,11 +100,11 @@ export class PaymentCustomerClaimers {
     context: CommandContext,
   ): Promise<{ hold: RuleHit | null; stream: string }> {
     const stream = streams.paymentCustomer(await this.digest(paymentCustomerId));
-    const claimer = await this.digest(`claimer\u001f${claimerId}`);
+    const { claimer, claim } = await this.claimDigests(claimerId, claimId);
     // Almost every payment customer belongs to one claimer, so its counter does not exist yet: the
     // first attempt appends without reading; a counter that exists answers with a conflict, and
     // the next attempt reads it.
-    const { result } = await this.executor.executeOnLatest(stream, (latest) => decideCountPaymentCustomerClaim(latest, rules, claimer, claimId), context, {
+    const { result } = await this.executor.executeOnLatest(stream, (latest) => decideCountPaymentCustomerClaim(latest, rules, claimer, claim), context, {
       expectNew: true,
     });
     return { hold: result, stream };
@@ -112,8 +112,13 @@ export class PaymentCustomerClaimers {
 
   /** Gives `claimerId`'s claim `claimId` back when it did not happen after all. */
   async release(stream: string, claimerId: string, claimId: string, context: CommandContext): Promise<void> {
-    const claimer = await this.digest(`claimer\u001f${claimerId}`);
-    await this.executor.executeOnLatest(stream, (latest) => decideReleasePaymentCustomerClaim(latest, claimer, claimId), context);
+    const { claimer, claim } = await this.claimDigests(claimerId, claimId);
+    await this.executor.executeOnLatest(stream, (latest) => decideReleasePaymentCustomerClaim(latest, claimer, claim), context);
+  }
+
+  /** What the counter remembers of a claim: keyed digests, so its events name neither the claimer nor the claim. */
+  private async claimDigests(claimerId: string, claimId: string): Promise<{ claimer: string; claim: string }> {
+    return { claimer: await this.digest(`claimer\u001f${claimerId}`), claim: await this.digest(`claim\u001f${claimId}`) };
   }
 
   async digest(paymentCustomerId: string): Promise<string> {

@@ -90,17 +90,18 @@ export class RevenueReactions implements Reaction {
     } else if (event.type === 'UserRegistered') {
       keys.push(links.user(user), links.token(accountToken(user, this.config.ACCOUNT_TOKEN_NAMESPACE)));
     }
-    // A customer's notifications go to the user who has it now (SPEC §11): not to one who has
-    // since changed or cleared it (they wait for its next holder).
     const customer =
       event.type === 'UserRegistered'
         ? event.data.payment_customer_id
         : event.type === 'UserProfileUpdated'
           ? (event.data.changes.payment_customer_id ?? null)
           : null;
-    if (customer && (await this.matcher.holdsCustomer(user, customer))) keys.push(links.customer(customer));
-    if (keys.length === 0) return;
+    if (keys.length === 0 && !customer) return;
     if (!(await this.matcher.indexPassed(event.position))) throw new StoreUnavailableError('The revenue index is behind');
+    // A customer's notifications go to the user they would match now (SPEC §11): its newest
+    // holder, not one who set it and has since changed or cleared it, or passed it on.
+    if (customer && (await this.matcher.customerHolderOf(customer))?.app_user_id === user) keys.push(links.customer(customer));
+    if (keys.length === 0) return;
     const found = new Map<string, { provider: RevenueProvider; notification_id: string }>();
     for (const key of keys) {
       const pending = await this.readStore.find<{ notification_key: string; provider: RevenueProvider; notification_id: string }>(REVENUE_PENDING, {

@@ -57,8 +57,12 @@ export class RevenueMatcher {
     return null;
   }
 
-  /** Whether `appUserId`'s `payment_customer_id` is `customerId` now. */
-  async holdsCustomer(appUserId: string, customerId: string): Promise<boolean> {
+  /** The user a notification of this Stripe customer goes to now (read once the index has passed what it must see). */
+  customerHolderOf(customerId: string): Promise<{ app_user_id: string } | undefined> {
+    return this.customerHolder(links.customer(customerId), customerId);
+  }
+
+  private async holdsCustomer(appUserId: string, customerId: string): Promise<boolean> {
     return (await this.executor.load(streams.user(appUserId), userEvolver)).state.payment_customer_id === customerId;
   }
 

@@ -55,9 +55,9 @@ describe('payment customer counter (payment_customer_claimers)', () => {
     });
   });
 
-  it('remembers at most 64 claimers: its events do not grow with history', () => {
+  it('remembers at most 32 claimers: its events do not grow with history', () => {
     const latest = run(Array.from({ length: 500 }, (_, index) => count(`claimer-${index}`, `c${index}`)));
     expect(claimersAfter(latest)).to.equal(500);
-    expect((latest as { data: { recent: unknown[] } }).data.recent).to.have.length(64);
+    expect((latest as { data: { recent: unknown[] } }).data.recent).to.have.length(32);
   });
 });
