@@ -60,17 +60,13 @@ function UserDetail(props: { appUserId: string }) {
 
 function DotUserDetail(props: { appUserId: string }) {
   const id = props.appUserId;
-  const [events] = useLoad(() => history(id), [id]);
   return (
     <>
       <p role="status">
         A browser cannot ask for the user “{id}” by its URL path, so its profile and credit ledger are not shown here: use <code>curl --path-as-is</code> on{' '}
         <code>/users/{id}</code> and <code>/admin/users/{id}/credit-ledger</code>.
       </p>
-      <section aria-labelledby="history-heading">
-        <h2 id="history-heading">Event history</h2>
-        <History loaded={events} />
-      </section>
+      <EventHistory appUserId={id} />
     </>
   );
 }
@@ -79,7 +75,6 @@ function FullUserDetail(props: { appUserId: string }) {
   const id = props.appUserId;
   const [user] = useLoad(() => outcome(api.GET('/users/{app_user_id}', { params: { path: { app_user_id: id } } })), [id]);
   const [ledger] = useLoad(() => outcome(api.GET('/admin/users/{app_user_id}/credit-ledger', { params: { path: { app_user_id: id } } })), [id]);
-  const [events] = useLoad(() => history(id), [id]);
   if (user.state === 'error' && user.errors.some((e) => e.code === 'NOT_FOUND.USER')) return <p role="status">No user has the app user ID “{id}”.</p>;
   return (
     <>
@@ -92,11 +87,20 @@ function FullUserDetail(props: { appUserId: string }) {
           {(body) => <Ledger entries={body.data.entries} />}
         </Section>
       </section>
-      <section aria-labelledby="history-heading">
-        <h2 id="history-heading">Event history</h2>
-        <History loaded={events} />
-      </section>
+      <EventHistory appUserId={id} />
     </>
+  );
+}
+
+/** The user's stream, newest first (read by query: reachable for every id). */
+function EventHistory(props: { appUserId: string }) {
+  const id = props.appUserId;
+  const [events] = useLoad(() => history(id), [id]);
+  return (
+    <section aria-labelledby="history-heading">
+      <h2 id="history-heading">Event history</h2>
+      <History loaded={events} />
+    </section>
   );
 }
 

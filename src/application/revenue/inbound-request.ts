@@ -57,8 +57,16 @@ export function jsonObject(value: unknown): Record<string, unknown> {
  */
 export function currencyCode<C extends string | null>(currency: C, source: string): C {
   if (currency === null) return currency;
-  if (!/^[A-Za-z]{3}$/.test(currency)) throw new WebhookMalformedError('BAD_REQUEST', 'The currency is not an ISO 4217 code (three letters)', source);
+  if (!ISO_CURRENCY.test(currency)) throw new WebhookMalformedError('BAD_REQUEST', 'The currency is not an ISO 4217 code (three letters)', source);
   return currency.toUpperCase() as C;
+}
+
+const ISO_CURRENCY = /^[A-Za-z]{3}$/;
+
+/** Money as the log keeps it from every provider: never negative, in an upper-case ISO 4217 code (`currencyCode`). */
+export function recordableMoney(money: { price_minor: number | null; currency: string | null }): boolean {
+  const { price_minor, currency } = money;
+  return (price_minor === null || price_minor >= 0) && (currency === null || (ISO_CURRENCY.test(currency) && currency === currency.toUpperCase()));
 }
 
 /** Money in integer minor units of `currency` (ISO 4217 digits: 2 for EUR, 0 for JPY). */

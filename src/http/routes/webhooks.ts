@@ -5,7 +5,7 @@ import { AppStoreVerifier, appStoreNotificationBody } from '../../adapters/reven
 import { GooglePlayVerifier, googlePlayPushBody } from '../../adapters/revenue/google-play-verifier.js';
 import { RevenueCatVerifier, revenueCatWebhookBody } from '../../adapters/revenue/revenuecat-verifier.js';
 import { StripeVerifier, stripeEventBody } from '../../adapters/revenue/stripe-verifier.js';
-import { type NotificationVerifier, WebhookMalformedError, WebhookUnauthorizedError } from '../../application/revenue/inbound-request.js';
+import { type NotificationVerifier, recordableMoney, WebhookMalformedError, WebhookUnauthorizedError } from '../../application/revenue/inbound-request.js';
 import { RevenueInbox } from '../../application/revenue/revenue-inbox.js';
 import type { Config } from '../../config.js';
 import { REVENUE_PROVIDERS, type RevenueNotification, type RevenueProvider, revenueNotificationSchema } from '../../domain/revenue/revenue-notification.js';
@@ -142,9 +142,7 @@ export function inboundWebhookRoutes(container: DependencyContainer): AnyRoute[]
           const issue = recordable.error.issues[0]!;
           throw new ApiError(400, 'BAD_REQUEST', `The notification cannot be recorded: ${issue.path.join('.')}: ${issue.message}`, null);
         }
-        // Money as every provider's is kept: never negative, in an upper-case ISO 4217 code.
-        const { price_minor, currency } = recordable.data;
-        if ((price_minor !== null && price_minor < 0) || (currency !== null && !/^[A-Z]{3}$/.test(currency))) {
+        if (!recordableMoney(recordable.data)) {
           throw new ApiError(400, 'BAD_REQUEST', 'The notification cannot be recorded: a negative amount, or a currency that is not ISO 4217', null);
         }
         // The raw body skips the JSON bodies' check: a string it cannot store faithfully is refused the same way.
