@@ -5,7 +5,7 @@ import type { RewardKind } from '../src/domain/rewards/reward-kinds.js';
 import { ledgerSequence } from './credit-ledger.js';
 import type { Doc, DocumentRef, Projection } from './projection.js';
 import { appUserIdOf } from '../src/domain/events/index.js';
-import { PERSONAL_PROFILE_FIELDS } from '../src/domain/privacy/personal-fields.js';
+import { PERSONAL_PROFILE_FIELDS, type Stored, storedValue } from '../src/domain/privacy/personal-fields.js';
 
 export const USERS = 'users';
 export const USER_REWARDS = 'user_rewards';
@@ -24,8 +24,9 @@ export interface UserDoc {
   is_premium: boolean | null;
   /** Earliest first_seen_at ever received; null when never sent. */
   first_seen_at: string | null;
-  metadata: Record<string, unknown> | null;
-  payment_customer_id: string | null;
+  /** Personal fields, sealed as the log holds them (readers open them: src/application/privacy/personal-read-models.ts). */
+  metadata: Stored<Record<string, unknown>> | null;
+  payment_customer_id: Stored<string> | null;
   program_id: string | null;
   referral_code: string | null;
   referred_by: { claim_id: string; code: string; type: 'referral' | 'promo' | 'affiliate'; owner_id: string; claimed_at: string } | null;
@@ -140,12 +141,17 @@ function evolveUserDoc(current: UserDoc | null, event: LoggedEvent): UserDoc {
       doc.is_trial = data.is_trial;
       doc.is_premium = data.is_premium;
       doc.first_seen_at = data.first_seen_at;
-      doc.metadata = data.metadata;
-      doc.payment_customer_id = data.payment_customer_id;
+      doc.metadata = storedValue(event, 'metadata', data.metadata);
+      doc.payment_customer_id = storedValue(event, 'payment_customer_id', data.payment_customer_id);
       return doc;
     }
-    case 'UserProfileUpdated':
-      return Object.assign(doc, event.data.changes);
+    case 'UserProfileUpdated': {
+      const { changes } = event.data;
+      Object.assign(doc, changes);
+      if (changes.metadata !== undefined) doc.metadata = storedValue(event, 'changes.metadata', changes.metadata);
+      if (changes.payment_customer_id !== undefined) doc.payment_customer_id = storedValue(event, 'changes.payment_customer_id', changes.payment_customer_id);
+      return doc;
+    }
     case 'UserErased':
       for (const field of PERSONAL_PROFILE_FIELDS) doc[field] = null;
       return doc;
@@ -234,7 +240,8 @@ function evolveEntry(current: RewardEntryDoc | null, event: LoggedEvent, id: str
  */
 export const usersProjection: Projection = {
   name: 'users',
-  version: 2,
+  // 3: personal fields kept sealed (2026-11-26).
+  version: 3,
   collections: [
     { name: USERS, indexes: ['referral_code'] },
     {

@@ -37,6 +37,13 @@ export interface RecordedEvent extends NewEvent {
    * they read as null. Absent when none. Set by the personal-data layer, never stored.
    */
   erased?: readonly string[];
+  /**
+   * Personal fields read in the clear, as the store holds them (encrypted under their owner's
+   * data key), by dotted path into `data`. Absent when none. Set by the personal-data layer,
+   * never stored: read models keep these instead of the clear values, so destroying the key
+   * erases their copies too.
+   */
+  sealed?: Readonly<Record<string, { readonly $encrypted: string }>>;
 }
 
 /** A recorded event with data, metadata and time as the text the store holds (not parsed). */

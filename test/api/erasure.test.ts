@@ -107,8 +107,12 @@ describe('API: erasure and access (DELETE /admin/users/{id}, GET /admin/users/{i
     const snapshot = await svc.service.container.resolve<ReadStore>(TOKENS.ReadStore).get<{ state: Record<string, unknown> }>('snapshots', 'user-ann');
     expect(snapshot!.state.metadata).to.have.property('$encrypted');
     expect(JSON.stringify(snapshot)).to.not.contain(EMAIL).and.not.contain(CUSTOMER);
-    // The read model holds them in the clear (it is rebuilt from the log): the grep below can fail.
-    expect(filesHolding(svc.dataDir, EMAIL)).to.not.deep.equal([]);
+    // The read models keep them sealed as the log holds them: no file of the data directory holds them in the clear.
+    const userDoc = await svc.service.container.resolve<ReadStore>(TOKENS.ReadStore).get<Record<string, unknown>>('users', 'ann');
+    expect(userDoc!.metadata).to.have.property('$encrypted');
+    expect(userDoc!.payment_customer_id).to.have.property('$encrypted');
+    expect(filesHolding(svc.dataDir, EMAIL)).to.deep.equal([]);
+    expect(filesHolding(svc.dataDir, CUSTOMER)).to.deep.equal([]);
     const exported = await svc.admin('GET', '/admin/users/ann/export');
     expect(exported.status).to.equal(200);
     const document = exported.body.data.export;

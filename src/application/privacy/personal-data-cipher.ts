@@ -23,7 +23,7 @@ export function isEnvelope(value: unknown): value is Envelope {
   return keys.length === 1 && typeof text === 'string' && text.startsWith(`${PREFIX}.`);
 }
 
-function keyIdOf(envelope: Envelope): string {
+export function keyIdOf(envelope: Envelope): string {
   return envelope[FIELD].split('.')[1] ?? '';
 }
 
@@ -126,8 +126,9 @@ export class PersonalDataCipher {
     const keys = await this.keysFor(events.map((event) => ({ type: event.type, data: event.data })));
     if (keys === null) return events;
     return events.map((event) => {
-      const { data, erased } = this.revealData(event.type, event.data, keys, erasedAs);
-      return erased.length === 0 && data === event.data ? event : { ...event, data, ...(erased.length > 0 ? { erased } : {}) };
+      const { data, erased, sealed } = this.revealData(event.type, event.data, keys, erasedAs);
+      if (erased.length === 0 && data === event.data) return event;
+      return { ...event, data, ...(erased.length > 0 ? { erased } : {}), ...(sealed === null ? {} : { sealed }) };
     });
   }
 
@@ -147,15 +148,17 @@ export class PersonalDataCipher {
   revealData(type: string, data: Record<string, unknown>, keys: ReadonlyMap<string, DataKey>, erasedAs: ErasedAs | 'keep') {
     let result = data;
     const erased: string[] = [];
+    let sealed: Record<string, Envelope> | null = null;
     for (const field of personalFieldsOf(type)) {
       const value = valueAt(result, field.path);
       if (!isEnvelope(value)) continue;
       const plain = decryptValue(keys, labelOf(field.path), value);
       if (plain === undefined) erased.push(field.path.join('.'));
+      else sealed = { ...(sealed ?? {}), [field.path.join('.')]: value };
       if (plain === undefined && erasedAs === 'keep') continue;
       result = withValueAt(result, field.path, plain === undefined ? erasedAs : plain);
     }
-    return { data: result, erased };
+    return { data: result, erased, sealed };
   }
 
   /**

@@ -10,6 +10,8 @@ import { TOKENS } from '../../ports/tokens.js';
 import { referralLink } from '../../domain/codes/referral-code.js';
 import { deepFreeze } from '../deep-freeze.js';
 import { ReadModelGate } from '../projections/read-model-gate.js';
+import { PersonalDataCipher } from '../privacy/personal-data-cipher.js';
+import { openProfile } from '../privacy/personal-read-models.js';
 import { CatalogQueries } from './catalog-queries.js';
 import { programRewardKeys } from './reward-views.js';
 import type { UserOut } from '../../http/schemas/users.js';
@@ -37,6 +39,7 @@ export class UserQueries {
     @inject(TOKENS.Clock) private readonly clock: Clock,
     @inject(TOKENS.Config) private readonly config: Config,
     @inject(ReadModelGate) private readonly gate: ReadModelGate,
+    @inject(PersonalDataCipher) private readonly cipher: PersonalDataCipher,
   ) {}
 
   async exists(appUserId: string): Promise<boolean> {
@@ -74,14 +77,15 @@ export class UserQueries {
   private async readView(appUserId: string): Promise<UserOut | null> {
     const user = await this.catalog.user(appUserId);
     if (!user?.exists) return null;
-    const [live, expired, program] = await Promise.all([
+    const [live, expired, program, profile] = await Promise.all([
       this.liveEntries(appUserId),
       this.recentlyExpiredEntries(user),
       user.program_id === null ? null : this.catalog.program(user.program_id),
+      openProfile(this.cipher, user),
     ]);
     const keys = [...live, ...expired].map((entry) => entry.reward_key);
     const rewards = await this.catalog.rewards(program ? [...keys, ...programRewardKeys(program)] : keys);
-    return userView(user, live, expired, {
+    return userView(user, profile, live, expired, {
       now: this.clock.now(),
       windowDays: this.config.CLAIM_WINDOW_DAYS,
       linkBase: this.config.REFERRAL_LINK_BASE,

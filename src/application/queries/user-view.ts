@@ -1,4 +1,5 @@
 import type { RewardEntryDoc, UserDoc } from '../../../projections/users.js';
+import type { OpenedProfile } from '../privacy/personal-read-models.js';
 import { referralLink } from '../../domain/codes/referral-code.js';
 import type { Program } from '../../domain/events/config-events.js';
 import type { GrantedFact } from '../../domain/events/user-events.js';
@@ -122,7 +123,13 @@ export function claimWindowEnd(user: Pick<UserDoc, 'first_seen_at' | 'created_at
 }
 
 /** The seed's User object. */
-export function userView(user: UserDoc, live: readonly RewardEntryDoc[], recordedExpired: readonly RewardEntryDoc[], context: UserViewContext): UserOut {
+export function userView(
+  user: UserDoc,
+  profile: OpenedProfile,
+  live: readonly RewardEntryDoc[],
+  recordedExpired: readonly RewardEntryDoc[],
+  context: UserViewContext,
+): UserOut {
   const claimed = user.referred_by !== null;
   const windowEnd = claimWindowEnd(user, context.windowDays);
   return {
@@ -133,8 +140,8 @@ export function userView(user: UserDoc, live: readonly RewardEntryDoc[], recorde
     is_premium: user.is_premium,
     first_seen_at: user.first_seen_at ?? user.created_at,
     last_seen_at: null,
-    metadata: user.metadata,
-    payment_customer_id: user.payment_customer_id,
+    metadata: profile.metadata,
+    payment_customer_id: profile.payment_customer_id,
     claim_code_eligibility: {
       eligible: !claimed && context.now.getTime() < windowEnd.getTime(),
       eligible_until: claimed ? null : windowEnd.toISOString(),

@@ -28,6 +28,25 @@ export const PERSONAL_FIELDS: Readonly<Record<string, readonly PersonalField[]>>
   NotificationReceived: [{ path: ['notification', 'match', 'customer_id'], owner: 'customer' }],
 };
 
+/** A personal field as the log stores it: encrypted under its owner's data key. */
+export interface SealedValue {
+  readonly $encrypted: string;
+}
+
+/** A personal field as a read model keeps it: sealed, or clear when the log holds it clear (written before encryption). */
+export type Stored<T> = T | SealedValue;
+
+/**
+ * What a read model keeps of a personal field at `path` of `event.data`: the value as the log
+ * stores it (`event.sealed`), else the value as read (clear in the log, or erased: null). So
+ * read models hold no clear personal value, and an erasure's destroyed key makes their every
+ * copy unreadable too (old pages of a database file, backups, a MongoDB oplog). Their readers
+ * open it: src/application/privacy/personal-read-models.ts.
+ */
+export function storedValue<T>(event: { sealed?: Readonly<Record<string, SealedValue>> }, path: string, value: T): Stored<T> {
+  return event.sealed?.[path] ?? value;
+}
+
 /** The user profile fields erasure sets to null (the personal fields of UserRegistered). */
 export const PERSONAL_PROFILE_FIELDS = ['metadata', 'payment_customer_id'] as const;
 

@@ -7,6 +7,8 @@ import { ProjectionRunner } from '../../../src/application/projections/projectio
 import { ReadModelGate } from '../../../src/application/projections/read-model-gate.js';
 import { CatalogQueries } from '../../../src/application/queries/catalog-queries.js';
 import { UserQueries } from '../../../src/application/queries/user-queries.js';
+import { PersonalDataCipher } from '../../../src/application/privacy/personal-data-cipher.js';
+import { MemoryKeyStore } from '../../../src/adapters/memory/memory-key-store.js';
 import type { Config } from '../../../src/config.js';
 import type { ReadStore } from '../../../src/ports/read-store.js';
 import { type ApplicationSpec, applicationSpec } from '../../support/application-spec.js';
@@ -151,7 +153,7 @@ describe('UserQueries.userView under the gate', () => {
       return doc;
     };
     const config = { CLAIM_WINDOW_DAYS: 7, REFERRAL_LINK_BASE: null } as unknown as Config;
-    const queries = new UserQueries(new CatalogQueries(store), store, app.clock, config, gate);
+    const queries = new UserQueries(new CatalogQueries(store), store, app.clock, config, gate, new PersonalDataCipher(new MemoryKeyStore()));
     const view = (await queries.userView('ann'))!;
     await expiring;
     const listed = [...view.rewards.active.credit, ...view.rewards.expired.credit];

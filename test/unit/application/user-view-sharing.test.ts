@@ -4,6 +4,8 @@ import { expect } from 'chai';
 import { usersProjection } from '../../../projections/users.js';
 import { CatalogQueries } from '../../../src/application/queries/catalog-queries.js';
 import { UserQueries } from '../../../src/application/queries/user-queries.js';
+import { PersonalDataCipher } from '../../../src/application/privacy/personal-data-cipher.js';
+import { MemoryKeyStore } from '../../../src/adapters/memory/memory-key-store.js';
 import type { Config } from '../../../src/config.js';
 import { type ApplicationSpec, applicationSpec } from '../../support/application-spec.js';
 import { CountingReadStore } from '../../support/counting-read-store.js';
@@ -23,7 +25,7 @@ describe('UserQueries.userView: simultaneous views of one user share one read', 
   beforeEach(async () => {
     app = await applicationSpec({ projections: [usersProjection] });
     counting = new CountingReadStore(app.readStore);
-    queries = new UserQueries(new CatalogQueries(counting), counting, app.clock, config, new ReadModelGate());
+    queries = new UserQueries(new CatalogQueries(counting), counting, app.clock, config, new ReadModelGate(), new PersonalDataCipher(new MemoryKeyStore()));
     await app.given({ 'user-ann': [registered('ann'), rewardGranted({ grant_id: 'g1', credits: 5, balance_after: 5 })] });
   });
   afterEach(() => app.stop());

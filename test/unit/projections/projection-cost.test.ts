@@ -13,6 +13,8 @@ import { RandomIds } from '../../../src/adapters/system/random-ids.js';
 import { type CommandContext, EventLog } from '../../../src/application/event-log.js';
 import { ProjectionRunner } from '../../../src/application/projections/projection-runner.js';
 import { UserQueries } from '../../../src/application/queries/user-queries.js';
+import { PersonalDataCipher } from '../../../src/application/privacy/personal-data-cipher.js';
+import { MemoryKeyStore } from '../../../src/adapters/memory/memory-key-store.js';
 import { CatalogQueries } from '../../../src/application/queries/catalog-queries.js';
 import { EXPIRED_PER_KIND } from '../../../src/application/queries/user-view.js';
 import type { Config } from '../../../src/config.js';
@@ -144,7 +146,14 @@ describe('projection cost does not grow with history (instrumented read store)',
     await append('user-veteran', expired);
     await catchUp();
     const config = { CLAIM_WINDOW_DAYS: 7, REFERRAL_LINK_BASE: null } as unknown as Config;
-    const queries = new UserQueries(new CatalogQueries(store), store, { now: () => new Date(T0.getTime() + 1000 * DAY) }, config, new ReadModelGate());
+    const queries = new UserQueries(
+      new CatalogQueries(store),
+      store,
+      { now: () => new Date(T0.getTime() + 1000 * DAY) },
+      config,
+      new ReadModelGate(),
+      new PersonalDataCipher(new MemoryKeyStore()),
+    );
     store.resetCounts();
     await queries.userView('veteran');
     // The user document, its live entry, the 100 most recent expired entries of one kind (no reward definitions stored here).

@@ -1,0 +1,89 @@
+import { expect } from 'chai';
+import { USERS, usersProjection } from '../../../projections/users.js';
+import { MemoryEventStore } from '../../../src/adapters/memory/memory-event-store.js';
+import { MemoryKeyStore } from '../../../src/adapters/memory/memory-key-store.js';
+import { toLogged } from '../../../src/application/event-log.js';
+import { PersonalDataCipher, userSubject } from '../../../src/application/privacy/personal-data-cipher.js';
+import { PersonalDataEventStore } from '../../../src/application/privacy/personal-data-event-store.js';
+import { openProfile } from '../../../src/application/privacy/personal-read-models.js';
+import type { NewEvent } from '../../../src/ports/event-store.js';
+import { projected } from '../../support/events.js';
+
+const metadata = { correlation_id: 'c', causation_id: 'c', actor: 'test', schema_version: 3 };
+let counter = 0;
+function event(type: string, data: Record<string, unknown>): NewEvent {
+  counter += 1;
+  return { id: `e-${counter}`, type, data, metadata };
+}
+
+const registered = (id: string, fields: Record<string, unknown>) =>
+  event('UserRegistered', {
+    app_user_id: id,
+    registered_at: '2026-11-23T10:00:00.000Z',
+    is_trial: null,
+    is_premium: null,
+    first_seen_at: null,
+    metadata: null,
+    payment_customer_id: null,
+    ...fields,
+  });
+
+/**
+ * Read models keep personal fields sealed as the log holds them (SPEC §13): the users document
+ * is built from the events as read (`sealed` next to the clear values), and its readers open it.
+ */
+describe('personal fields in read models: kept sealed, opened by their readers', () => {
+  let raw: MemoryEventStore;
+  let keys: MemoryKeyStore;
+  let cipher: PersonalDataCipher;
+  let store: PersonalDataEventStore;
+
+  beforeEach(() => {
+    raw = new MemoryEventStore();
+    keys = new MemoryKeyStore();
+    cipher = new PersonalDataCipher(keys);
+    store = new PersonalDataEventStore(raw, cipher);
+  });
+
+  async function userDoc(appUserId: string) {
+    const events = (await store.readStream(`user-${appUserId}`)).map(toLogged);
+    return projected(usersProjection, events)[`${USERS}/${appUserId}`]!;
+  }
+
+  it('a read names the stored envelope of each value it decrypted, by path', async () => {
+    await store.append('user-ann', [registered('ann', { metadata: { email: 'ann@example.org' } })], 'no_stream');
+    await store.append('user-ann', [event('UserProfileUpdated', { changes: { payment_customer_id: 'cus_ann' } })], 0);
+    const stored = await raw.readStream('user-ann');
+    const [first, second] = await store.readStream('user-ann');
+    expect(first!.sealed).to.deep.equal({ metadata: stored[0]!.data.metadata });
+    expect(second!.sealed).to.deep.equal({ 'changes.payment_customer_id': (stored[1]!.data.changes as Record<string, unknown>).payment_customer_id });
+    await store.append('user-bob', [registered('bob', {})], 'no_stream');
+    expect((await store.readStream('user-bob'))[0]!.sealed).to.equal(undefined);
+  });
+
+  it('the users document holds the envelopes, never the clear values; opened, they read as sent', async () => {
+    await store.append('user-ann', [registered('ann', { metadata: { email: 'ann@example.org' }, payment_customer_id: 'cus_ann' })], 'no_stream');
+    await store.append('user-ann', [event('UserProfileUpdated', { changes: { metadata: { email: 'new@example.org' }, is_premium: true } })], 0);
+    const doc = await userDoc('ann');
+    expect(JSON.stringify(doc)).to.not.match(/example\.org|cus_ann/);
+    expect(doc.metadata).to.have.keys('$encrypted');
+    expect(doc.is_premium).to.equal(true);
+    expect(await openProfile(cipher, doc as never)).to.deep.equal({ metadata: { email: 'new@example.org' }, payment_customer_id: 'cus_ann' });
+  });
+
+  it('once the key is destroyed the document, as it was, opens as null', async () => {
+    await store.append('user-ann', [registered('ann', { metadata: { email: 'ann@example.org' }, payment_customer_id: 'cus_ann' })], 'no_stream');
+    const before = await userDoc('ann');
+    await keys.destroy(userSubject('ann'));
+    expect(await openProfile(cipher, before as never)).to.deep.equal({ metadata: null, payment_customer_id: null });
+    // Built again from the log (a replay after the erasure), it holds nulls.
+    expect(await userDoc('ann')).to.deep.include({ metadata: null, payment_customer_id: null });
+  });
+
+  it('clear values (a log written before encryption, or a read model built before sealing) read as they are', async () => {
+    await raw.append('user-old', [registered('old', { metadata: { legacy: true }, payment_customer_id: 'cus_old' })], 'no_stream');
+    const doc = await userDoc('old');
+    expect(doc).to.deep.include({ metadata: { legacy: true }, payment_customer_id: 'cus_old' });
+    expect(await openProfile(cipher, doc as never)).to.deep.equal({ metadata: { legacy: true }, payment_customer_id: 'cus_old' });
+  });
+});
