@@ -3,7 +3,7 @@ import type { Request, RequestHandler, Response, Router } from 'express';
 import { z, type ZodObject, type ZodTypeAny } from 'zod';
 import { requireSecretKey } from './auth.js';
 import { BODY_METHODS } from './body-guard.js';
-import { methodNotAllowed } from './errors.js';
+import { methodNotAllowed, pathNotFound } from './errors.js';
 import type { ApiDescription, OperationDoc } from './openapi.js';
 import { parseBody, parsePathParam, parseQuery } from './validation.js';
 
@@ -107,17 +107,19 @@ function handler(declaration: AnyRoute): RequestHandler {
 
 /**
  * Answers 405 (with the Allow header) for a known path asked with a method it does not have, and
- * passes every other request on: mounted before the key checks, so the answer does not depend on
- * the key sent (mountRoutes' own 405 stays for the routes mounted without it).
+ * 404 `PATH_ERROR` for a path no route has (SPEC §1), and passes the routes' own requests on:
+ * mounted before the key checks and the body parser, so neither answer depends on the key or the
+ * body sent (mountRoutes' own 405 stays for the routes mounted without it).
  */
 export function methodGate(routes: AnyRoute[]): Router {
   const gate = express.Router({ caseSensitive: true });
   for (const [path, allowed] of methodsByPath(routes)) {
     gate.route(expressPath(path)).all((req, res, next) => {
-      if (allowed.includes(req.method) || (req.method === 'HEAD' && allowed.includes('GET'))) next();
+      if (allowed.includes(req.method) || (req.method === 'HEAD' && allowed.includes('GET'))) next('router');
       else methodNotAllowed(allowed)(req, res, next);
     });
   }
+  gate.use(pathNotFound);
   return gate;
 }
 

@@ -208,6 +208,22 @@ describe('API: hostile and unusual input never breaks the service', () => {
     expect((await fetch(`${svc.url}/admin/rewards`, { headers: { 'x-api-key': CLIENT_KEY } })).status).to.equal(403);
   });
 
+  it('answers an unknown path 404 PATH_ERROR before reading its body or key (SPEC §1): never 400 or 415', async () => {
+    for (const [path, type, body] of [
+      ['/nope', 'application/json', '{'],
+      ['/nope', 'text/plain', 'hi'],
+      ['/users/ann/nope', 'application/json', '['.repeat(40)],
+      ['/admin/nope', 'application/json', '{'],
+    ] as const) {
+      for (const key of [null, CLIENT_KEY, SECRET_KEY]) {
+        const headers: Record<string, string> = { 'content-type': type, ...(key ? { 'x-api-key': key } : {}) };
+        const response = await fetch(`${svc.url}${path}`, { method: 'POST', headers, body });
+        expect(response.status, `${path} ${type} ${key}`).to.equal(404);
+        expect(((await response.json()) as { errors: { code: string }[] }).errors[0]!.code).to.equal('PATH_ERROR');
+      }
+    }
+  });
+
   it('takes every request its document allows, however it is percent-encoded; one past 64 KiB of headers, or not HTTP, is a 400 in the API shape', async () => {
     // 1,400 emoji in `type` (allowed by its 2,000-character limit) are 16.8 KiB percent-encoded: past Node's default 16 KiB.
     const emoji = encodeURIComponent('\u{1F600}'.repeat(1400));
