@@ -1,3 +1,4 @@
+import 'reflect-metadata';
 import Stripe from 'stripe';
 import { expect } from 'chai';
 import { auditCredits } from '../../src/application/audit/credit-audit.js';
@@ -11,6 +12,7 @@ import { TOKENS } from '../../src/ports/tokens.js';
 import { createUser, eventually, events, getUser, never, putProgram, putReward } from '../support/fixtures.js';
 import { chargeRefunded, invoicePaid, post, REVENUECAT_AUTH, rcEvent, revenueCat, STRIPE_SECRET, stripeEvent } from '../support/revenue-senders.js';
 import { FaultSwitch, faultyBackend } from '../support/faulty-backend.js';
+import { REJECTIONS_KEPT_PER_MINUTE } from '../../src/application/revenue/revenue-inbox.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 async function readModels(svc: TestService) {
@@ -574,6 +576,31 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
         const active = (await getUser(svc, 'pool-referrer')).rewards.active.store_promo_code;
         expect(active.map((entry: any) => entry.value?.value ?? null)).to.deep.equal(['ONLY-ONE']);
         expect(await figures()).to.deep.equal({ available: 0, used: 1, expired: 0, waiting: 0 });
+      } finally {
+        await svc.stop();
+      }
+    });
+  });
+
+  describe('a flood of refused notifications (the routes take no key)', () => {
+    it(`every one is 401, but at most ${REJECTIONS_KEPT_PER_MINUTE} a minute per provider are kept: the log does not grow with the flood`, async () => {
+      const svc = await startTestService({ env: { REVENUECAT_WEBHOOK_AUTH: REVENUECAT_AUTH, STRIPE_WEBHOOK_SECRET: STRIPE_SECRET } });
+      try {
+        const rejected = async () => (await events(svc, 'type=NotificationRejected')).map((event) => event.data.provider as string);
+        const answers = await Promise.all(
+          Array.from({ length: 40 }, (_, index) =>
+            index % 2 === 0 ? revenueCat(svc, rcEvent(`flood-${index}`, 'RENEWAL', 'x'), 'Bearer wrong') : post(svc, '/webhooks/revenuecat', '{}', {}),
+          ),
+        );
+        expect(answers.map((answer) => answer.status)).to.deep.equal(Array(40).fill(401));
+        expect(answers.every((answer) => answer.body.errors[0].code === 'WEBHOOK.UNAUTHORIZED')).to.equal(true);
+        // Stripe has its own budget.
+        expect((await post(svc, '/webhooks/stripe', '{}', { 'stripe-signature': 't=1,v1=bad' })).status).to.equal(401);
+        expect(await rejected()).to.deep.equal([...Array(REJECTIONS_KEPT_PER_MINUTE).fill('revenuecat'), 'stripe']);
+        // The next minute keeps them again.
+        svc.clock.advance(60_000);
+        expect((await post(svc, '/webhooks/revenuecat', '{}', {})).status).to.equal(401);
+        expect(await rejected()).to.have.length(REJECTIONS_KEPT_PER_MINUTE + 2);
       } finally {
         await svc.stop();
       }

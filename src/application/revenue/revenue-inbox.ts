@@ -4,6 +4,8 @@ import { streams } from '../../domain/events/index.js';
 import { notificationKey, type RevenueNotification, type RevenueProvider } from '../../domain/revenue/revenue-notification.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Ids } from '../../ports/ids.js';
+import type { Logger } from '../../ports/logger.js';
+import type { RateLimitStore } from '../../ports/rate-limit-store.js';
 import { TOKENS } from '../../ports/tokens.js';
 import type { CommandContext } from '../event-log.js';
 import { CommandExecutor } from '../command-executor.js';
@@ -13,6 +15,9 @@ import { RevenueApplier } from './revenue-applier.js';
 import { RevenueMatcher } from './revenue-matcher.js';
 
 export type InboundStatus = 'applied' | 'duplicate' | 'unmatched';
+
+/** Refused notifications kept per provider and minute (RevenueInbox.reject). */
+export const REJECTIONS_KEPT_PER_MINUTE = 10;
 
 /** A notification's own stream: whether it was received, and the user it was matched to then. */
 const inboundEvolver: Evolver<{ received: boolean; app_user_id: string | null }> = {
@@ -38,6 +43,8 @@ export class RevenueInbox {
     @inject(TOKENS.Clock) private readonly clock: Clock,
     @inject(TOKENS.Ids) private readonly ids: Ids,
     @inject(CustomerErasureLock) private readonly customerLock: CustomerErasureLock,
+    @inject(TOKENS.RateLimitStore) private readonly rateLimits: RateLimitStore,
+    @inject(TOKENS.Logger) private readonly logger: Logger,
   ) {}
 
   async receive(notification: RevenueNotification, context: CommandContext): Promise<InboundStatus> {
@@ -89,8 +96,21 @@ export class RevenueInbox {
     return status;
   }
 
-  /** A refused notification, kept without its payload (who sent what is not trusted). */
+  /**
+   * A refused notification, kept without its payload (who sent what is not trusted). The routes
+   * take no key, so anyone can send these: at most REJECTIONS_KEPT_PER_MINUTE are kept per
+   * provider (counted across instances), enough to diagnose a wrong secret; the rest are answered
+   * alike and not kept, so a flood cannot grow the log without bound. Once a minute says so in the log.
+   */
   async reject(provider: RevenueProvider, reason: string, context: CommandContext): Promise<void> {
+    const now = this.clock.now().getTime();
+    const { points } = await this.rateLimits.hit(`inbound-rejections:${provider}`, 1, 60_000, now);
+    if (points > REJECTIONS_KEPT_PER_MINUTE) {
+      if (points === REJECTIONS_KEPT_PER_MINUTE + 1) {
+        this.logger.warn({ provider, kept: REJECTIONS_KEPT_PER_MINUTE }, 'rejected notifications past the budget this minute are answered 401 and not kept');
+      }
+      return;
+    }
     const id = this.ids.uuid();
     const event = { id, type: 'NotificationRejected' as const, data: { provider, received_at: this.clock.now().toISOString(), reason: reason.slice(0, 500) } };
     const { position } = await this.executor.executeOnLatest(streams.inboundRejected(id), () => ({ events: [event], result: null }), context);
