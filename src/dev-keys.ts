@@ -2,6 +2,7 @@ import { randomBytes } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import type { Config } from './config.js';
+import { privateDataDir } from './private-files.js';
 
 const FILE = 'api-keys.json';
 
@@ -26,7 +27,7 @@ export function withDevelopmentKeys(config: Config, print: (text: string) => voi
     print(`Using the development API keys kept in ${file} (set CLIENT_API_KEYS and SECRET_API_KEYS to use your own).\n`);
   } else {
     keys = { client: `ck_${randomBytes(18).toString('base64url')}`, secret: `sk_${randomBytes(18).toString('base64url')}` };
-    fs.mkdirSync(config.DATA_DIR, { recursive: true });
+    privateDataDir(config.DATA_DIR);
     fs.writeFileSync(file, `${JSON.stringify(keys, null, 2)}\n`, { mode: 0o600 });
     print(
       framed([

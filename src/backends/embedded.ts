@@ -1,5 +1,6 @@
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { privateFile } from '../private-files.js';
 import { openSqlite } from '../adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../adapters/sqlite/sqlite-event-store.js';
 import { SqliteKeyStore } from '../adapters/sqlite/sqlite-key-store.js';
@@ -36,7 +37,7 @@ function openRateLimitConnection(dataDir: string): Database.Database {
  * durable before it answers syncs the WAL itself (src/adapters/sqlite/wal-sync.ts).
  */
 function openBesideEvents(dataDir: string, file: string): Database.Database {
-  const db = new Database(path.join(dataDir, file));
+  const db = new Database(privateFile(dataDir, file));
   db.pragma('journal_mode = WAL');
   db.pragma('busy_timeout = 5000');
   db.pragma('synchronous = NORMAL');

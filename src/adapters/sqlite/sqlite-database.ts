@@ -1,6 +1,6 @@
-import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
+import { privateFile } from '../../private-files.js';
 import { StoreUnavailableError } from '../../ports/event-store.js';
 
 export type SqliteConnection = Database.Database;
@@ -36,8 +36,7 @@ export function databasePath(dataDir: string): string {
 
 /** Opens (creating when needed) the single embedded database file under `dataDir`. */
 export function openSqlite(dataDir: string, fileName = DATABASE_FILE): SqliteConnection {
-  fs.mkdirSync(dataDir, { recursive: true });
-  const db = new Database(path.join(dataDir, fileName));
+  const db = new Database(privateFile(dataDir, fileName));
   db.pragma('journal_mode = WAL');
   // Commits do not wait for the disk: the event store syncs the WAL itself, off the event loop,
   // before it acknowledges an append (src/adapters/sqlite/sqlite-event-store.ts). Everything else
