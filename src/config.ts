@@ -55,7 +55,8 @@ function isProxyRange(value: string): boolean {
   if (family === 0 || extra !== undefined) return false;
   if (prefix === undefined) return true;
   if (!/^[0-9]{1,3}$/.test(prefix)) return false;
-  return Number(prefix) <= (family === 4 ? 32 : 128);
+  // A /0 trusts every address, as `true` would (refused), and express's proxy-addr throws on it.
+  return Number(prefix) >= 1 && Number(prefix) <= (family === 4 ? 32 : 128);
 }
 
 /**

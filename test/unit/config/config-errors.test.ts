@@ -70,6 +70,8 @@ describe('Configuration errors', () => {
     expect(problemsOf({ RATE_LIMIT_COMMANDS: '1/60s' })[0]).to.match(/^RATE_LIMIT_COMMANDS=1\/60s: .*at least 5 points, the room a claim needs$/);
     expect(loadConfig({ RATE_LIMIT_CLAIMS: '5/3600s' }).RATE_LIMIT_CLAIMS).to.deep.equal({ points: 5, seconds: 3600 });
     expect(problemsOf({ TRUST_PROXY: '10.0.0.0/40' })[0]).to.match(/^TRUST_PROXY=10.0.0.0\/40: expected false \(default\), a hop count/);
+    // A /0 would trust every address (as `true`, refused); express's proxy-addr throws on it at start.
+    for (const range of ['0.0.0.0/0', '::/0', 'loopback,0.0.0.0/0']) expect(problemsOf({ TRUST_PROXY: range }), range).to.have.length(1);
     expect(problemsOf({ RATE_LIMITS: 'maybe' })[0]).to.equal('RATE_LIMITS=maybe: expected on or off (default on)');
   });
 });
