@@ -35,6 +35,8 @@ export class AppStoreConnectClient implements AppStoreConnect {
   }
 
   async fetchOfferCode(offerCodeId: string): Promise<StoreOfferCodeEntry | null> {
+    // Encoded, "." and ".." stay dot segments, which a URL resolves to another path: no offer code has them.
+    if (offerCodeId === '.' || offerCodeId === '..') return null;
     const id = encodeURIComponent(offerCodeId);
     const head = await this.get(this.url(`v1/subscriptionOfferCodes/${id}`, { include: 'subscription' }), 'the offer code');
     if (head === NOT_FOUND) return null;

@@ -124,6 +124,11 @@ describe('App Store Connect client', () => {
     expect(await client().fetchOfferCode('999')).to.equal(null);
   });
 
+  it('answers null for the ids "." and "..", without a call: they would name another path of the store', async () => {
+    for (const id of ['.', '..']) expect(await client().fetchOfferCode(id), id).to.equal(null);
+    expect(fake.calls(/./)).to.deep.equal([]);
+  });
+
   it('works behind a base URL with a path prefix (next-page links are moved onto it)', async () => {
     fake.prefix = '/asc';
     const entry = await client({ baseUrl: `${fake.url}/asc` }).fetchOfferCode('6501234567');
