@@ -112,8 +112,15 @@ export class MongoLease {
   }
 }
 
+/** What LeaseKeeper needs of a lease (MongoLease). */
+export type Lease = Pick<MongoLease, 'owner' | 'tryAcquire' | 'isHeld' | 'release'>;
+
 export interface LeaseKeeperHooks {
-  /** This process just became the holder: start the exclusive work. */
+  /**
+   * This process just became the holder: start the exclusive work. The lease is renewed while it
+   * starts. When it fails, onLost stops what did start and the lease is given up, so this process
+   * (next round) or a standby tries again.
+   */
   onAcquired(): Promise<void> | void;
   /** The lease was lost (renewal failed or overdue): stop the exclusive work now. */
   onLost(reason: unknown): Promise<void> | void;
@@ -133,7 +140,7 @@ export class LeaseKeeper {
   private tick: Promise<void> = Promise.resolve();
 
   constructor(
-    private readonly lease: MongoLease,
+    private readonly lease: Lease,
     private readonly hooks: LeaseKeeperHooks,
     private readonly renewEveryMs: number,
   ) {}
@@ -171,10 +178,31 @@ export class LeaseKeeper {
     }
     if (held && !this.holding) {
       this.holding = true;
-      await this.hooks.onAcquired();
+      await this.startWork();
     } else if (!held && this.holding) {
       this.holding = false;
       await this.hooks.onLost(failure ?? new Error(`lease taken over or expired (owner ${this.lease.owner})`));
+    }
+  }
+
+  /**
+   * onAcquired, renewing the lease meanwhile: starting may take longer than the lease (index
+   * builds, the webhook feed's first scan), and a standby must not take over a starting holder.
+   * A start that fails is not a holder: what did start is stopped and the lease given up.
+   */
+  private async startWork(): Promise<void> {
+    const renewing = setInterval(() => {
+      this.lease.tryAcquire().catch((error: unknown) => this.hooks.onError?.(error));
+    }, this.renewEveryMs);
+    try {
+      await this.hooks.onAcquired();
+    } catch (error) {
+      this.holding = false;
+      this.hooks.onError?.(error);
+      await Promise.resolve(this.hooks.onLost(error)).catch((stopError: unknown) => this.hooks.onError?.(stopError));
+      await this.lease.release().catch((releaseError: unknown) => this.hooks.onError?.(releaseError));
+    } finally {
+      clearInterval(renewing);
     }
   }
 

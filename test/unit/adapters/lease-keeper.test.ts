@@ -1,0 +1,63 @@
+import { expect } from 'chai';
+import { type Lease, LeaseKeeper } from '../../../src/adapters/mongodb/mongo-lease.js';
+
+/** A lease always free for this owner; counts its calls. */
+class FreeLease implements Lease {
+  readonly owner = 'me';
+  acquires = 0;
+  releases = 0;
+  async tryAcquire() {
+    this.acquires += 1;
+    return true;
+  }
+  isHeld() {
+    return this.releases === 0;
+  }
+  async release() {
+    this.releases += 1;
+  }
+}
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** The projector's lease on the external backend (one projector at a time, a standby takes over). */
+describe('LeaseKeeper: holding a lease and the work it guards', () => {
+  it('a start that fails is not a holder: what started is stopped, the lease given up, and the next round starts again', async () => {
+    const lease = new FreeLease();
+    const calls: string[] = [];
+    let failures = 1;
+    const keeper = new LeaseKeeper(
+      lease,
+      {
+        onAcquired: () => {
+          calls.push('start');
+          if (failures-- > 0) throw new Error('store blip while starting');
+        },
+        onLost: () => {
+          calls.push('stop');
+        },
+        onError: () => calls.push('error'),
+      },
+      1_000,
+    );
+    await keeper.runOnce();
+    expect(calls).to.deep.equal(['start', 'error', 'stop']);
+    expect(lease.releases).to.equal(1);
+    await keeper.runOnce();
+    expect(calls).to.deep.equal(['start', 'error', 'stop', 'start']);
+    // Held and started: a later round only renews.
+    await keeper.runOnce();
+    expect(calls.filter((call) => call === 'start')).to.have.length(2);
+  });
+
+  it('renews the lease while the work starts, however long that takes', async () => {
+    const lease = new FreeLease();
+    const keeper = new LeaseKeeper(lease, { onAcquired: () => sleep(120), onLost: () => {} }, 20);
+    await keeper.runOnce();
+    // One take, then renewals every 20 ms during the 120 ms start.
+    expect(lease.acquires).to.be.at.least(4);
+    const after = lease.acquires;
+    await sleep(60);
+    expect(lease.acquires, 'no renewal left running after the start').to.equal(after);
+  });
+});
