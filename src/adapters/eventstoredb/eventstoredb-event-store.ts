@@ -28,6 +28,8 @@ import {
 
 /** Events read per round trip when scanning `$all` past system events. */
 const SCAN_BATCH = 256;
+/** A follower's filtered page ends where it got to after this long (readPage). */
+const PAGE_PARTIAL_AFTER_MS = 5_000;
 
 async function collect<E>(read: StreamingRead<E>): Promise<E[]> {
   const items: E[] = [];
@@ -53,6 +55,7 @@ export class EventStoreDbEventStore implements EventStore {
   constructor(
     private readonly client: EventStoreDBClient,
     watcherOptions: LogWatcherOptions = {},
+    private readonly pagePartialAfterMs = PAGE_PARTIAL_AFTER_MS,
   ) {
     this.watcher = new EventStoreDbLogWatcher(client, watcherOptions);
   }
@@ -127,7 +130,7 @@ export class EventStoreDbEventStore implements EventStore {
       if (hasFilter(filter)) {
         const head = await this.headPosition();
         if (head === null) return [];
-        return await readFilteredPage(this.client, { after, limit, filter, head });
+        return (await readFilteredPage(this.client, { after, limit, filter, head })).events;
       }
       return await this.readUnfilteredPage(after, limit);
     } catch (error) {
@@ -135,9 +138,25 @@ export class EventStoreDbEventStore implements EventStore {
     }
   }
 
-  /** The server filters `$all` by type in batches of its own, so a page costs no more than `readAll`. */
-  readPage(options: PageOptions): Promise<LogPage> {
-    return readPageByScan(this, options);
+  /**
+   * The server filters `$all` by type in batches of its own, so a page costs no more than
+   * `readAll`. A page that has not reached the head after PAGE_PARTIAL_AFTER_MS ends where the
+   * read got to (`more`), so a follower whose types are rare moves through a long log page by
+   * page, as SQLite's window does, instead of failing at the stall limit every time.
+   */
+  async readPage({ after, limit, types }: PageOptions): Promise<LogPage> {
+    if (types.length === 0) return readPageByScan(this, { after, limit, types });
+    try {
+      const head = await this.headPosition();
+      if (head === null || limit <= 0) return readPageByScan(this, { after, limit, types });
+      const page = await readFilteredPage(this.client, { after, limit, filter: { types: [...types] }, head, partialAfterMs: this.pagePartialAfterMs });
+      const last = page.events.length > 0 ? page.events[page.events.length - 1]!.position : null;
+      if (page.events.length === limit) return { events: page.events, through: last, more: true };
+      if (!page.complete) return { events: page.events, through: page.through, more: true };
+      return { events: page.events, through: head > (after ?? -1n) ? head : after, more: false };
+    } catch (error) {
+      throw toPortError(error);
+    }
   }
 
   /** Reads `$all` forwards from `after` (exclusive), skipping system events, until `limit` events or the end. */

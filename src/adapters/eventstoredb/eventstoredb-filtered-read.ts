@@ -19,6 +19,20 @@ export interface FilteredPageRequest {
   filter: LogFilter;
   /** Position of the last event when the read started: the page ends there at the latest. */
   head: bigint;
+  /**
+   * A follower's page (readPage): after this long, the page ends where the read has got to, with
+   * what it found, rather than failing at STALL_LIMIT_MS. A stretch of the log the filter skips
+   * may take longer than any one page to cross; each page moves the follower through part of it.
+   */
+  partialAfterMs?: number;
+}
+
+export interface FilteredPage {
+  events: RecordedEvent[];
+  /** The position the read passed: every event of the filter at or before it is in `events` (null: none passed). */
+  through: bigint | null;
+  /** Whether the read reached the head or filled the page (false: ended early, at `partialAfterMs`). */
+  complete: boolean;
 }
 
 function serverFilter(filter: LogFilter, checkpointReached: (position: Position) => void): Filter {
@@ -33,29 +47,40 @@ function serverFilter(filter: LogFilter, checkpointReached: (position: Position)
  * (`checkpointReached`) carry the read through long stretches the filter skips, and
  * `caughtUp` ends it when the subscription turns live.
  */
-export function readFilteredPage(client: EventStoreDBClient, request: FilteredPageRequest): Promise<RecordedEvent[]> {
-  const { after, limit, filter, head } = request;
-  if (limit <= 0 || (after !== null && after >= head)) return Promise.resolve([]);
+export function readFilteredPage(client: EventStoreDBClient, request: FilteredPageRequest): Promise<FilteredPage> {
+  const { after, limit, filter, head, partialAfterMs } = request;
+  if (limit <= 0 || (after !== null && after >= head)) return Promise.resolve({ events: [], through: after, complete: true });
   return new Promise((resolve, reject) => {
     const page: RecordedEvent[] = [];
     let finished = false;
+    let reached: bigint | null = after;
     let subscription: AllStreamSubscription | null = null;
     const stall = setTimeout(
       () => finish(new StoreUnavailableError(`EventStoreDB filtered read did not reach position ${head} in ${STALL_LIMIT_MS} ms`)),
       STALL_LIMIT_MS,
     );
     stall.unref();
+    // Events already received may still be buffered in the stream: let them through first.
+    const partial =
+      partialAfterMs === undefined
+        ? null
+        : setTimeout(() => {
+            if (reached !== null && (after === null || reached > after)) setImmediate(() => finish(undefined, false));
+          }, partialAfterMs);
+    partial?.unref();
 
-    function finish(error?: unknown): void {
+    function finish(error?: unknown, complete = true): void {
       if (finished) return;
       finished = true;
       clearTimeout(stall);
+      if (partial) clearTimeout(partial);
       if (subscription !== null) void subscription.unsubscribe().catch(() => {});
-      if (error === undefined) resolve(page);
+      if (error === undefined) resolve({ events: page, through: reached, complete });
       else reject(toPortError(error));
     }
 
     const passed = (position: bigint) => {
+      if (reached === null || position > reached) reached = position;
       if (position >= head) finish();
     };
 
@@ -69,10 +94,11 @@ export function readFilteredPage(client: EventStoreDBClient, request: FilteredPa
       if (position === null || (after !== null && position <= after)) return;
       const event = toRecordedEvent(resolved);
       if (event !== null && matchesFilter(event, filter)) page.push(event);
-      if (page.length >= limit) finish();
-      else passed(position);
+      if (page.length >= limit) {
+        reached = position;
+        finish();
+      } else passed(position);
     });
-    // Events already received may still be buffered in the stream: let them through first.
     subscription.on('caughtUp', () => setImmediate(() => finish()));
     subscription.on('end', () => setImmediate(() => finish()));
     subscription.on('error', (error) => finish(error));

@@ -133,7 +133,7 @@ describe('EventStoreDB adapter logic (fake client)', function () {
       expect(subscription.options.fromPosition).to.deep.equal({ commit: 50n, prepare: 50n });
       expect(subscription.options.filter).to.deep.include({ filterOn: 'streamName', prefixes: ['user-'] });
       for (const record of records) subscription.deliver(record);
-      expect((await page).map((event) => event.id)).to.deep.equal([records[0]!.id, records[1]!.id]);
+      expect((await page).events.map((event) => event.id)).to.deep.equal([records[0]!.id, records[1]!.id]);
       expect(subscription.unsubscribed).to.equal(true);
     });
 
@@ -143,7 +143,7 @@ describe('EventStoreDB adapter logic (fake client)', function () {
       const { page, subscription } = start({ after: first.position, limit: 10, filter: { streamPrefixes: ['user-'] }, head: second.position });
       subscription.deliver(first);
       subscription.deliver(second);
-      expect((await page).map((event) => event.id)).to.deep.equal([second.id]);
+      expect((await page).events.map((event) => event.id)).to.deep.equal([second.id]);
     });
 
     it('ends when a checkpoint passes the head (long filtered-out stretch)', async function () {
@@ -152,7 +152,7 @@ describe('EventStoreDB adapter logic (fake client)', function () {
       subscription.deliver(wanted);
       await subscription.checkpoint(5_000n);
       await subscription.checkpoint(10_000n);
-      expect((await page).map((event) => event.id)).to.deep.equal([wanted.id]);
+      expect((await page).events.map((event) => event.id)).to.deep.equal([wanted.id]);
     });
 
     it('ends when the subscription has caught up', async function () {
@@ -161,7 +161,7 @@ describe('EventStoreDB adapter logic (fake client)', function () {
       expect(subscription.options.filter).to.deep.include({ filterOn: 'eventType', regex: '^(?:A)$' });
       subscription.deliver(wanted);
       subscription.emit('caughtUp');
-      expect((await page).map((event) => event.id)).to.deep.equal([wanted.id]);
+      expect((await page).events.map((event) => event.id)).to.deep.equal([wanted.id]);
     });
 
     it('applies the type filter on the client when the server filters by prefix', async function () {
@@ -170,7 +170,37 @@ describe('EventStoreDB adapter logic (fake client)', function () {
       const { page, subscription } = start({ after: null, limit: 10, filter: { streamPrefixes: ['user-'], types: ['B'] }, head: b.position });
       subscription.deliver(a);
       subscription.deliver(b);
-      expect((await page).map((event) => event.id)).to.deep.equal([b.id]);
+      expect((await page).events.map((event) => event.id)).to.deep.equal([b.id]);
+    });
+
+    it("a follower's page that has not reached the head in time ends where the read got to, with what it found", async function () {
+      const wanted = fake.record('user-1', 'A');
+      const { page, subscription } = start({ after: null, limit: 10, filter: { types: ['A'] }, head: 1_000_000n, partialAfterMs: 30 });
+      subscription.deliver(wanted);
+      await subscription.checkpoint(400_000n);
+      const ended = await page;
+      expect(ended).to.deep.include({ through: 400_000n, complete: false });
+      expect(ended.events.map((event) => event.id)).to.deep.equal([wanted.id]);
+      expect(subscription.unsubscribed).to.equal(true);
+    });
+
+    it('a page without partialAfterMs (readAll) waits for the head; a follower with no progress yet keeps waiting too', async function () {
+      const { page, subscription } = start({ after: 5n, limit: 10, filter: { types: ['A'] }, head: 1_000n, partialAfterMs: 10 });
+      await new Promise((resolve) => setTimeout(resolve, 40));
+      await subscription.checkpoint(1_000n);
+      expect(await page).to.deep.equal({ events: [], through: 1_000n, complete: true });
+    });
+
+    it('the store hands a partial page to its follower as `through` with `more`, so the next page goes on from there', async function () {
+      const store = new EventStoreDbEventStore(fake.asClient(), {}, 20);
+      for (let index = 0; index < 3; index += 1) await store.append(`user-${index}`, [newEvent('A')], 'no_stream');
+      const [first] = await store.readAll({ after: null, limit: 1 });
+      const reading = store.readPage({ after: null, limit: 10, types: ['A'] });
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const subscription = fake.subscriptions[fake.subscriptions.length - 1]!;
+      const record = fake.log.find((candidate) => candidate.id === first!.id)!;
+      subscription.deliver(record);
+      expect(await reading).to.deep.equal({ events: [first], through: first!.position, more: true });
     });
 
     it('fails with the port error when the subscription fails', async function () {
@@ -181,7 +211,11 @@ describe('EventStoreDB adapter logic (fake client)', function () {
     });
 
     it('does not subscribe when `after` is already at the head', async function () {
-      expect(await readFilteredPage(fake.asClient(), { after: 500n, limit: 10, filter: { types: ['A'] }, head: 500n })).to.deep.equal([]);
+      expect(await readFilteredPage(fake.asClient(), { after: 500n, limit: 10, filter: { types: ['A'] }, head: 500n })).to.deep.equal({
+        events: [],
+        through: 500n,
+        complete: true,
+      });
       expect(fake.subscriptions).to.have.length(0);
     });
   });
