@@ -1,7 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { Binary, type Collection, type Db } from 'mongodb';
 import type { DataKey, KeyStore } from '../../ports/key-store.js';
-import { isDuplicateKey } from './mongo-mapping.js';
+import { guardMongo, isDuplicateKey } from './mongo-mapping.js';
 
 interface KeyDocument {
   _id: string;
@@ -33,7 +33,11 @@ export class MongoKeyStore implements KeyStore {
     return this.indexed;
   }
 
-  async keyFor(subject: string, material?: Buffer): Promise<DataKey> {
+  keyFor(subject: string, material?: Buffer): Promise<DataKey> {
+    return guardMongo(() => this.keyForUnguarded(subject, material));
+  }
+
+  private async keyForUnguarded(subject: string, material?: Buffer): Promise<DataKey> {
     await this.ensureIndexes();
     for (let attempt = 0; ; attempt++) {
       const existing = await this.keys.findOne({ subject });
@@ -48,19 +52,19 @@ export class MongoKeyStore implements KeyStore {
   }
 
   async existingKey(subject: string): Promise<DataKey | null> {
-    const existing = await this.keys.findOne({ subject });
+    const existing = await guardMongo(() => this.keys.findOne({ subject }));
     return existing ? toKey(existing) : null;
   }
 
   async keysById(ids: readonly string[]): Promise<Map<string, DataKey>> {
     const found = new Map<string, DataKey>();
     if (ids.length === 0) return found;
-    for (const doc of await this.keys.find({ _id: { $in: [...new Set(ids)] } }).toArray()) found.set(doc._id, toKey(doc));
+    for (const doc of await guardMongo(() => this.keys.find({ _id: { $in: [...new Set(ids)] } }).toArray())) found.set(doc._id, toKey(doc));
     return found;
   }
 
   async destroy(subject: string): Promise<number> {
-    return (await this.keys.deleteMany({ subject })).deletedCount;
+    return (await guardMongo(() => this.keys.deleteMany({ subject }))).deletedCount;
   }
 
   async close(): Promise<void> {}

@@ -20,6 +20,7 @@ import {
   MongoTopologyClosedError,
   type Sort,
 } from 'mongodb';
+import { StoreUnavailableError } from '../../ports/event-store.js';
 import type { DocumentChange, FindQuery, Scalar } from '../../ports/read-store.js';
 
 export interface StoredDocument {
@@ -225,4 +226,16 @@ export function isTransientMongoError(error: unknown): boolean {
   if (!(error instanceof MongoError)) return false;
   if (error.hasErrorLabel('RetryableWriteError') || error.hasErrorLabel('TransientTransactionError')) return true;
   return typeof error.code === 'number' && TRANSIENT_CODES.has(error.code);
+}
+
+/** `work`, with MongoDB being unreachable (or without a primary) reported as the ports' StoreUnavailableError (503). */
+export async function guardMongo<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (isTransientMongoError(error)) {
+      throw new StoreUnavailableError(`MongoDB unavailable: ${(error as Error).message}`, { cause: error });
+    }
+    throw error;
+  }
 }

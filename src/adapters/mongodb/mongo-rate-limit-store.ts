@@ -1,6 +1,6 @@
 import type { Collection, Db } from 'mongodb';
 import type { RateLimitCounter, RateLimitStore } from '../../ports/rate-limit-store.js';
-import { isDuplicateKey } from './mongo-mapping.js';
+import { guardMongo, isDuplicateKey } from './mongo-mapping.js';
 
 interface RateLimitDocument {
   _id: string;
@@ -30,7 +30,11 @@ export class MongoRateLimitStore implements RateLimitStore {
     return this.indexed;
   }
 
-  async hit(key: string, points: number, windowMs: number, nowMs: number): Promise<RateLimitCounter> {
+  hit(key: string, points: number, windowMs: number, nowMs: number): Promise<RateLimitCounter> {
+    return guardMongo(() => this.hitUnguarded(key, points, windowMs, nowMs));
+  }
+
+  private async hitUnguarded(key: string, points: number, windowMs: number, nowMs: number): Promise<RateLimitCounter> {
     await this.ensureIndexes();
     const now = new Date(nowMs);
     const live = { $gt: [{ $ifNull: ['$reset_at', new Date(0)] }, now] };
@@ -54,7 +58,7 @@ export class MongoRateLimitStore implements RateLimitStore {
   }
 
   async removeExpired(nowMs: number): Promise<number> {
-    const result = await this.counters.deleteMany({ reset_at: { $lte: new Date(nowMs) } });
+    const result = await guardMongo(() => this.counters.deleteMany({ reset_at: { $lte: new Date(nowMs) } }));
     return result.deletedCount;
   }
 

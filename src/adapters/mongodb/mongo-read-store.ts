@@ -1,5 +1,4 @@
 import { type AnyBulkWriteOperation, type ClientSession, type Collection, type Db, MongoClient } from 'mongodb';
-import { StoreUnavailableError } from '../../ports/event-store.js';
 import {
   type Checkpoint,
   CheckpointMovedError,
@@ -23,7 +22,7 @@ import {
   guardedWrite,
   indexName,
   isDuplicateKey,
-  isTransientMongoError,
+  guardMongo,
   parsePosition,
   type StoredCheckpoint,
   type StoredDocument,
@@ -37,17 +36,6 @@ const CHECKPOINTS = 'checkpoints';
 class AlreadyAppliedInTransaction extends Error {
   constructor(readonly keys: string[]) {
     super(`${keys.length} document(s) already reflect a newer position`);
-  }
-}
-
-async function guardMongo<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (isTransientMongoError(error)) {
-      throw new StoreUnavailableError(`MongoDB unavailable: ${(error as Error).message}`, { cause: error });
-    }
-    throw error;
   }
 }
 
