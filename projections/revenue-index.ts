@@ -32,6 +32,12 @@ export const links = {
   /** A recorded refund, by the transaction it names (or, without one, its original transaction). */
   refund: (provider: RevenueProvider, transactionId: string | null, originalId: string | null) =>
     transactionId !== null ? `refund:${provider}:t:${transactionId}` : `refund:${provider}:o:${originalId}`,
+  /**
+   * A recorded purchase or renewal, by its transaction and by its original transaction (the latest
+   * one): whether it counted for a code. A refund looks it up as it names it (refundsPurchase).
+   */
+  paid: (provider: RevenueProvider, transactionId: string | null, originalId: string | null) =>
+    transactionId !== null ? `paid:${provider}:t:${transactionId}` : `paid:${provider}:o:${originalId}`,
 };
 
 /** Every key an unmatched notification could be matched by later (as REVENUE_LINKS ids, plus users). */
@@ -68,7 +74,8 @@ export const revenueIndexProjection: Projection = {
   name: 'revenue-index',
   // 2: customer links by digest, erasures noted (SPEC §13).
   // 3: a refund link keeps the amount its transaction's refunds reached (refunded_minor).
-  version: 3,
+  // 4: purchases and renewals say whether they counted for a code (`paid:` links).
+  version: 4,
   collections: [
     { name: INBOUND, indexes: [['provider', 'neg_seq'], ['status', 'neg_seq'], 'neg_seq'] },
     { name: REVENUE_LINKS, indexes: [['customer', 'seq']] },
@@ -110,6 +117,10 @@ export const revenueIndexProjection: Projection = {
         if (event.type === 'RefundRecorded' && (transaction_id ?? original_transaction_id) !== null) {
           refs.push({ collection: REVENUE_LINKS, id: links.refund(provider, transaction_id, original_transaction_id) });
         }
+        if (event.type === 'PurchaseRecorded' || event.type === 'RenewalRecorded') {
+          if (transaction_id !== null) refs.push({ collection: REVENUE_LINKS, id: links.paid(provider, transaction_id, null) });
+          if (original_transaction_id !== null) refs.push({ collection: REVENUE_LINKS, id: links.paid(provider, null, original_transaction_id) });
+        }
         return refs;
       }
       case 'UserRegistered': {
@@ -150,6 +161,9 @@ export const revenueIndexProjection: Projection = {
         // The most refunded so far: Stripe's partial refunds carry the running total, Apple's REFUND and REVOKE the same price.
         const before = (doc as { refunded_minor?: number } | null)?.refunded_minor ?? 0;
         return { app_user_id: user, refunded_minor: Math.max(before, event.data.price_minor ?? 0) };
+      }
+      if ((event.type === 'PurchaseRecorded' || event.type === 'RenewalRecorded') && ref.id.startsWith('paid:')) {
+        return { app_user_id: user, attributed: event.data.attribution !== null };
       }
       const customer = ref.id.startsWith('customer-link:') ? customerOf(event) : null;
       // The latest link to a customer wins (`seq`), as when one document per customer was overwritten.

@@ -452,6 +452,31 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       ).to.equal('switched');
       expect(await readModels(svc)).to.deep.equal(before);
     });
+
+    it('a refund of a purchase made before the claim counts for no code, as that purchase did not', async () => {
+      const referrer = await createUser(svc, 'pre-referrer');
+      await createUser(svc, 'pre-buyer');
+      expect((await revenueCat(svc, rcEvent('pre-buy', 'INITIAL_PURCHASE', 'pre-buyer', { currency: 'SEK' }))).body.data.status).to.equal('applied');
+      expect((await svc.call('POST', '/users/pre-buyer/claim-code', { code: referrer.referral_code })).status).to.equal(200);
+      // Bought after the claim, refunded too: that pair counts for the code.
+      expect((await revenueCat(svc, rcEvent('post-buy', 'RENEWAL', 'pre-buyer', { currency: 'SEK' }))).body.data.status).to.equal('applied');
+      const refund = (id: string, transaction: string) =>
+        rcEvent(id, 'CANCELLATION', 'pre-buyer', { cancel_reason: 'CUSTOMER_SUPPORT', transaction_id: transaction, currency: 'SEK' });
+      expect((await revenueCat(svc, refund('pre-refund', 'tx-pre-buy'))).body.data.status).to.equal('applied');
+      expect((await revenueCat(svc, refund('post-refund', 'tx-post-buy'))).body.data.status).to.equal('applied');
+      const recorded = await revenueEvents(svc, 'pre-buyer');
+      expect(recorded.map((event) => [event.data.notification_id, event.data.attribution?.code ?? null])).to.deep.equal([
+        ['pre-buy', null],
+        ['post-buy', referrer.referral_code],
+        ['pre-refund', null],
+        ['post-refund', referrer.referral_code],
+      ]);
+      await settled(svc);
+      const row = (await svc.admin('GET', '/admin/attribution?group_by=code')).body.data.groups.find((group: any) => group.group === referrer.referral_code);
+      const price = recorded[1]!.data.price_minor;
+      expect(row).to.deep.include({ refunds: 1 });
+      expect(row.revenue).to.deep.equal([{ currency: 'SEK', gross_minor: price, refunded_minor: price }]);
+    });
   });
 
   describe("a customer's waiting notifications go to the user who has it when they are applied", () => {

@@ -78,10 +78,16 @@ export class RevenueApplier {
       ['purchase', 'renewal', 'refund'].includes(notification.kind) && refundKeys.length > 0
         ? await this.readStore.getMany<{ refunded_minor?: number }>(REVENUE_LINKS, refundKeys)
         : new Map<string, { refunded_minor?: number }>();
+    // A refund: whether the purchase it takes back counted for a code (unknown until that purchase is recorded).
+    const paid =
+      notification.kind === 'refund' && (transaction_id ?? original_transaction_id) !== null
+        ? await this.readStore.get<{ attributed: boolean }>(REVENUE_LINKS, links.paid(provider, transaction_id, original_transaction_id))
+        : null;
     return {
       already_recorded: inbound?.status === 'applied' && inbound.app_user_id === appUserId,
       already_refunded: refunds.size > 0,
       refunded_before_minor: notification.kind === 'refund' ? ([...refunds.values()][0]?.refunded_minor ?? null) : null,
+      refunded_purchase_attributed: paid?.attributed ?? null,
       conversionRewards: await this.conversionRewards(state),
       now: this.clock.now(),
     };

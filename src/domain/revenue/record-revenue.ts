@@ -18,6 +18,11 @@ export interface RecordRevenueCommand {
   already_refunded: boolean;
   /** For a refund that repeats one: the amount the refunds of its transaction recorded so far (null: unknown). */
   refunded_before_minor: number | null;
+  /**
+   * For a refund: whether the purchase it takes back counted for a code when it was recorded
+   * (null: that purchase is not recorded, e.g. the refund came first).
+   */
+  refunded_purchase_attributed: boolean | null;
   conversions: ConversionsFrom;
   /** Receiver rewards with activation "conversion" of the code the user claimed. */
   conversionRewards: GrantSpec[];
@@ -47,8 +52,9 @@ export function decideRecordRevenue(state: UserState, command: RecordRevenueComm
   const events: NewDomainEvent[] = expireDueRewards(state, now);
   const { match: _match, ...fact } = notification;
   const referred = state.referred_by;
-  const attribution =
-    referred === null ? null : { code: referred.code, type: referred.type, owner_id: referred.owner_id, program_id: referred.program_id ?? null };
+  // A refund counts for the code its purchase counted for: none when that purchase came before the claim.
+  const unattributed = referred === null || (notification.kind === 'refund' && command.refunded_purchase_attributed === false);
+  const attribution = unattributed ? null : { code: referred.code, type: referred.type, owner_id: referred.owner_id, program_id: referred.program_id ?? null };
   const data = { ...fact, recorded_at: now.toISOString(), attribution };
   switch (notification.kind) {
     case 'purchase':

@@ -38,6 +38,7 @@ function record(overrides: Partial<RecordRevenueCommand> = {}): RecordRevenueCom
     already_recorded: false,
     already_refunded: false,
     refunded_before_minor: null,
+    refunded_purchase_attributed: null,
     conversions: 'verified',
     conversionRewards: [spec('coins', 'credit', { credits: 100 })],
     now: T0,
@@ -168,6 +169,30 @@ describe('verified revenue (SPEC §11)', () => {
       expect(repeat(price - 300)).to.include({ reverses_conversion: false, repeats_refund: true, adds_refunded_minor: 300 });
       expect(repeat(price)).to.include({ repeats_refund: true, adds_refunded_minor: 0 });
       expect(repeat(null)).to.include({ repeats_refund: true, adds_refunded_minor: 0 });
+    });
+
+    it('a refund counts for the code its purchase counted for: none when the purchase came before the claim', () => {
+      const refund = (attributed: boolean | null) =>
+        user
+          .given(claimedHistory)
+          .when((state) =>
+            decideRecordRevenue(
+              state,
+              record({ notification: notification({ notification_id: 'evt_r', kind: 'refund' }), refunded_purchase_attributed: attributed }),
+            ),
+          )
+          .decision().events[0]!.data as { attribution: unknown };
+      const code = { code: 'BOB234', type: 'referral', owner_id: 'bob', program_id: 'prog' };
+      expect(refund(false).attribution).to.equal(null);
+      expect(refund(true).attribution).to.deep.equal(code);
+      // Its purchase not recorded (the refund came first): the claim the user has now.
+      expect(refund(null).attribution).to.deep.equal(code);
+      // A purchase is attributed by the claim, whatever a refund was told.
+      const purchase = user
+        .given(claimedHistory)
+        .when((state) => decideRecordRevenue(state, record({ refunded_purchase_attributed: false })))
+        .decision().events[0]!.data as { attribution: unknown };
+      expect(purchase.attribution).to.deep.equal(code);
     });
 
     it('expiry churns a verified conversion under verified and both, not under client', () => {
