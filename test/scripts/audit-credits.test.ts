@@ -69,6 +69,39 @@ describe('npm run audit-credits', function () {
     expect(dirty.stdout).to.match(/[0-9a-f]{8}-[0-9a-f]{4}-/);
   });
 
+  it("reports a ledger row whose balance_after or delta was changed, naming that row's event (the sum and last balance still agree)", async () => {
+    const svc = await startTestService();
+    await putReward(svc, 'tokens', { kind: 'credit', name: 'Tokens', credits: 7 });
+    for (const user of ['balance-edited', 'delta-edited']) {
+      await createUser(svc, user);
+      await svc.admin('POST', `/users/${user}/rewards/grant`, { key: 'tokens', operation_id: `${user}-1` });
+      await svc.admin('POST', `/users/${user}/rewards/grant`, { key: 'tokens', operation_id: `${user}-2` });
+      await svc.call('POST', `/users/${user}/rewards/withdraw-credits`, { key: 'tokens', amount: 3 });
+    }
+    await svc.stop();
+    const db = new Database(path.join(svc.dataDir, 'referrals.db'));
+    const middleRow = (user: string) => {
+      const rows = db
+        .prepare<[string], { id: string; doc: string }>(
+          "SELECT id, doc FROM rm_credit_ledger WHERE json_extract(doc, '$.app_user_id') = ? ORDER BY json_extract(doc, '$.seq')",
+        )
+        .all(user);
+      expect(rows.map((row) => JSON.parse(row.doc).balance_after)).to.deep.equal([7, 14, 11]);
+      return { id: rows[1]!.id, doc: JSON.parse(rows[1]!.doc) as { balance_after: number; delta: number; event_id: string } };
+    };
+    const edited = middleRow('balance-edited');
+    db.prepare('UPDATE rm_credit_ledger SET doc = ? WHERE id = ?').run(JSON.stringify({ ...edited.doc, balance_after: 999 }), edited.id);
+    const delta = middleRow('delta-edited');
+    db.prepare('UPDATE rm_credit_ledger SET doc = ? WHERE id = ?').run(JSON.stringify({ ...delta.doc, delta: 8 }), delta.id);
+    db.close();
+
+    const audit = runAudit(svc.dataDir);
+    expect(audit.status).to.equal(1);
+    expect(audit.stdout).to.match(new RegExp(`^balance-edited\\s+tokens\\s+ledger_running\\s+14\\s+999\\s+${edited.doc.event_id}\\s*$`, 'm'));
+    expect(audit.stdout).to.not.match(/^balance-edited\s+tokens\s+ledger_(sum|last)/m);
+    expect(audit.stdout).to.match(new RegExp(`^delta-edited\\s+tokens\\s+ledger_running\\s+15\\s+14\\s+${delta.doc.event_id}\\s*$`, 'm'));
+  });
+
   it('finds no mismatch when the service writes for a user while the audit runs (a tampered balance is compared again and still shows)', async () => {
     const svc = await startTestService();
     try {

@@ -19,7 +19,8 @@ export interface AuditRow {
 export interface Mismatch {
   app_user_id: string;
   key: string;
-  check: 'read_model' | 'ledger_last' | 'ledger_sum' | 'event_balance_after';
+  /** `ledger_running`: a ledger row whose balance_after is not the sum of the deltas up to it (the row's event is named). */
+  check: 'read_model' | 'ledger_last' | 'ledger_sum' | 'ledger_running' | 'event_balance_after';
   expected: number;
   actual: number | null;
   event_ids: string[];
@@ -165,8 +166,31 @@ function compareUser(
         actual: row.ledger_sum,
         event_ids: [...eventIds, ...ledgerIds],
       });
+    const broken = firstBrokenRow(rowsOfKey);
+    if (broken)
+      mismatches.push({
+        app_user_id: appUserId,
+        key,
+        check: 'ledger_running',
+        expected: broken.expected,
+        actual: broken.row.balance_after,
+        event_ids: [broken.row.event_id],
+      });
   }
   return { rows, mismatches };
+}
+
+/**
+ * The first ledger row (of one key, in order) whose balance_after is not the running sum of the
+ * deltas up to it: a row changed or missing shows there, and the auditor is led to that row.
+ */
+function firstBrokenRow(rows: StoredCredits['ledger']): { row: StoredCredits['ledger'][number]; expected: number } | null {
+  let running = 0;
+  for (const row of rows) {
+    running += row.delta;
+    if (row.balance_after !== running) return { row, expected: running };
+  }
+  return null;
 }
 
 /**
