@@ -1,5 +1,6 @@
 import type { LogFilter, RecordedEvent, RecordedEventJson } from '../../ports/event-store.js';
 import { ERASED, withValueAt } from '../../domain/privacy/personal-fields.js';
+import { isKnownEventType } from '../../domain/events/index.js';
 import { csvRecord } from './csv.js';
 
 /**
@@ -173,21 +174,28 @@ export function parseExportOptions(args: Map<string, string | true>): ExportOpti
   const out = stringFlag(args, 'out');
   const formatText = stringFlag(args, 'format') ?? (out?.toLowerCase().endsWith('.csv') ? 'csv' : 'ndjson');
   if (formatText !== 'ndjson' && formatText !== 'csv') throw new ExportUsageError('--format must be ndjson or csv');
-  const typeText = stringFlag(args, 'type');
   return {
     after: afterText === null ? null : BigInt(afterText),
     streamPrefix: stringFlag(args, 'stream-prefix'),
-    types:
-      typeText === null
-        ? []
-        : typeText
-            .split(',')
-            .map((type) => type.trim())
-            .filter((type) => type.length > 0),
+    types: parseTypes(stringFlag(args, 'type')),
     since,
     format: formatText,
     out,
   };
+}
+
+/**
+ * `--type`: one event type or a comma-separated list, each one this service records (a typo would
+ * export nothing, and an empty list everything, without a word).
+ */
+function parseTypes(text: string | null): string[] {
+  if (text === null) return [];
+  const types = text.split(',').map((type) => type.trim());
+  if (types.some((type) => type.length === 0))
+    throw new ExportUsageError(`--type must be an event type or a comma-separated list of them, got ${JSON.stringify(text)}`);
+  const unknown = types.filter((type) => !isKnownEventType(type));
+  if (unknown.length > 0) throw new ExportUsageError(`--type: no event type ${unknown.join(', ')} (the types are listed in docs/events.md)`);
+  return types;
 }
 
 /** The part of the options the event store filters on (`--since` is applied while reading). */

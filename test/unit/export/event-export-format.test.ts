@@ -114,6 +114,11 @@ describe('export: event formats', () => {
         { after: true },
         { format: 'xml' },
         { type: true },
+        // A list with an empty item would export every type; a typo, none.
+        { type: ',' },
+        { type: 'CodeClaimed,' },
+        { type: 'Bogus' },
+        { type: 'CodeClaimed,codeclaimed' },
         { since: 'yesterday' },
       ];
       for (const flags of bad) {
