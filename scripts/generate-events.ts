@@ -112,7 +112,7 @@ async function main(): Promise<number> {
       `Generated ${summary.written} events in ${seconds.toFixed(1)} s (${rate(summary.written)} events/s): ` +
         `${summary.users} users (gen-${summary.runTag}-*), ${summary.claims} claims, ${summary.conversions} conversions, ` +
         `${summary.withdrawals} withdrawals over ${options.days} days (seed ${options.seed})` +
-        `${summary.users < options.users ? `; the count was reached before all ${options.users} users registered` : ''}` +
+        `${generator.stopRequested ? '; interrupted (Ctrl-C): what was written is kept, a second run adds to it' : summary.users < options.users ? `; the count was reached before all ${options.users} users registered` : ''}` +
         `${summary.topUps > 0 ? `; ${summary.topUps} extra profile updates at the end to reach the count` : ''}.\n` +
         'Start the service (or npm run replay) to build the read models; npm run audit-credits checks every credit balance.\n',
     );

@@ -53,6 +53,9 @@ export interface GenerationSummary {
   runTag: string;
 }
 
+/** Events written between two turns of the event loop (signals are handled there). */
+const YIELD_EVERY_EVENTS = 2_000;
+
 export class Generator {
   private readonly random: Random;
   private readonly timeline = new Timeline();
@@ -361,11 +364,17 @@ export class Generator {
     this.lastAt = this.start;
     this.retireCheck = this.start;
     try {
+      let turnAt = 0;
       while (this.summary.written < this.options.events && !this.stopRequested) {
         this.groups.begin();
         await this.step(interval);
         this.summary.written = this.service.written;
         this.groups.maybeCommit();
+        // Each step resolves at once: give the event loop a turn now and then, or Ctrl-C (SIGINT) waits for the end.
+        if (this.summary.written - turnAt >= YIELD_EVERY_EVENTS) {
+          turnAt = this.summary.written;
+          await new Promise<void>((resolve) => setImmediate(resolve));
+        }
         if (this.lastAt - this.retireCheck > DAY) {
           this.retire(this.lastAt);
           this.retireCheck = this.lastAt;

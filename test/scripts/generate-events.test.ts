@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -144,6 +144,34 @@ describe('npm run generate-events (child process)', function () {
     );
     expect(failure?.code).to.equal(2);
     expect(failure?.stderr).to.contain('someone-elses');
+  });
+});
+
+describe('npm run generate-events: Ctrl-C', function () {
+  this.timeout(60_000);
+
+  it('stops within a moment of SIGINT, keeps what it wrote and exits 130', async () => {
+    const dataDir = tempDataDir();
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/generate-events.ts', '--events', '5000000', '--seed', '3'], {
+      env: { ...process.env, DATA_DIR: dataDir, NODE_ENV: 'test', LOG_LEVEL: 'silent' },
+    });
+    let stdout = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      stdout += chunk.toString();
+    });
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // Once it is writing (the database holds events), interrupt it.
+    await eventually(async () => expect(fs.existsSync(path.join(dataDir, 'referrals.db')) && (await readLog(dataDir)).length > 10_000).to.equal(true), 30_000);
+    child.kill('SIGINT');
+    const killer = setTimeout(() => child.kill('SIGKILL'), 10_000);
+    const code = await exited;
+    clearTimeout(killer);
+    expect(code, stdout).to.equal(130);
+    expect(stdout).to.contain('interrupted (Ctrl-C)');
+    const written = Number(/Generated (\d+) events/.exec(stdout)![1]);
+    expect(written).to.be.below(5_000_000);
+    // Committed: the log holds every event it counted (and the catalog it set up).
+    expect((await readLog(dataDir)).length).to.be.at.least(written);
   });
 });
 
