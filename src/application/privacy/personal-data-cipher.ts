@@ -32,17 +32,23 @@ export class PersonalDataCorruptError extends Error {
 }
 
 /**
- * The key as a KeyObject, made once per DataKey object (and gone with it). Node 24 takes a
- * raw Buffer key through a slow check in createCipheriv/createDecipheriv: about 13 µs a call,
- * against 3 µs with a KeyObject, which costs under 1 µs to make.
+ * The key as a KeyObject, made once per key id and kept for the next values under it. Node 24
+ * takes a raw Buffer key through a slow check in createCipheriv/createDecipheriv (about 13 µs a
+ * call against 3 µs with a KeyObject), and a KeyObject's first use costs about as much again: a
+ * read model opening a user's fields on every answer would pay both each time (the key store
+ * hands out a new DataKey per look-up). Only keys the key store has just handed out reach this,
+ * so a destroyed key is never used from here; the material is compared so an id can never open
+ * with another key's. At most KEY_OBJECTS_KEPT are kept, the oldest dropped first.
  */
-const keyObjects = new WeakMap<DataKey, KeyObject>();
+const KEY_OBJECTS_KEPT = 10_000;
+const keyObjects = new Map<string, { material: Buffer; keyObject: KeyObject }>();
 function keyObjectOf(key: DataKey): KeyObject {
-  let keyObject = keyObjects.get(key);
-  if (!keyObject) {
-    keyObject = createSecretKey(key.key);
-    keyObjects.set(key, keyObject);
-  }
+  const kept = keyObjects.get(key.id);
+  if (kept?.material.equals(key.key)) return kept.keyObject;
+  const keyObject = createSecretKey(key.key);
+  keyObjects.delete(key.id);
+  keyObjects.set(key.id, { material: Buffer.from(key.key), keyObject });
+  if (keyObjects.size > KEY_OBJECTS_KEPT) keyObjects.delete(keyObjects.keys().next().value!);
   return keyObject;
 }
 
