@@ -70,8 +70,24 @@ export function fieldPath(field: string): string {
   return `doc.${field}`;
 }
 
-export function indexName(field: string): string {
-  return `doc_${field}_1`;
+/** The name an index had before it carried `_id` (dropped when found). */
+export function legacyIndexName(fields: readonly string[]): string {
+  return `doc_${fields.join('_')}_1`;
+}
+
+/**
+ * The MongoDB indexes of a declared read-model index. Finds sort by the field and then by `_id`
+ * ascending (findSort, the port's tie rule), so each index ends with `_id`, once with its last
+ * field ascending and once descending: MongoDB then serves a sorted, limited find of either
+ * direction from the index and stops at the limit, instead of sorting every matching document
+ * in memory (whose cost would grow with the history, e.g. a user's expired entries).
+ */
+export function indexKeys(fields: readonly string[]): { name: string; key: Record<string, 1 | -1> }[] {
+  const paths = fields.map(fieldPath);
+  return ([1, -1] as const).map((last) => ({
+    name: `doc_${fields.join('_')}_${last === 1 ? 'asc' : 'desc'}_id`,
+    key: Object.fromEntries([...paths.map((path, index) => [path, index === paths.length - 1 ? last : 1] as const), ['_id', 1] as const]),
+  }));
 }
 
 // ---------------------------------------------------------------------------------------------

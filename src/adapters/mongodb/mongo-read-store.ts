@@ -1,4 +1,4 @@
-import { type AnyBulkWriteOperation, type ClientSession, type Collection, type Db, MongoClient } from 'mongodb';
+import { type AnyBulkWriteOperation, type ClientSession, type Collection, type Db, MongoClient, MongoServerError } from 'mongodb';
 import {
   type Checkpoint,
   CheckpointMovedError,
@@ -14,13 +14,13 @@ import {
   checkpointWrite,
   classifyWriteErrors,
   collectionName,
-  fieldPath,
   findFilter,
   findSort,
   firstMovedProjector,
   formatPosition,
   guardedWrite,
-  indexName,
+  indexKeys,
+  legacyIndexName,
   isDuplicateKey,
   guardMongo,
   parsePosition,
@@ -56,6 +56,10 @@ async function supportsTransactions(db: Db): Promise<boolean> {
  * CheckpointMovedError). On a replica set (the supported deployment) a whole commit runs in one
  * transaction, so a crash never leaves documents ahead of their checkpoint.
  */
+/** MongoDB's codes for a dropIndex of an index or a collection that does not exist. */
+const INDEX_NOT_FOUND = 27;
+const NAMESPACE_NOT_FOUND = 26;
+
 export class MongoReadStore implements ReadStore {
   private constructor(
     private readonly client: MongoClient,
@@ -92,7 +96,11 @@ export class MongoReadStore implements ReadStore {
     await guardMongo(async () => {
       for (const index of indexes) {
         const fields = indexFields(index);
-        await target.createIndex(Object.fromEntries(fields.map((field) => [fieldPath(field), 1])), { name: indexName(fields.join('_')) });
+        for (const { name, key } of indexKeys(fields)) await target.createIndex(key, { name });
+        // The index these replace could not serve a sort that ends with `_id`; it only costs writes now.
+        await target.dropIndex(legacyIndexName(fields)).catch((error: unknown) => {
+          if (!(error instanceof MongoServerError && (error.code === INDEX_NOT_FOUND || error.code === NAMESPACE_NOT_FOUND))) throw error;
+        });
       }
     });
   }

@@ -7,6 +7,8 @@ import {
   collectionName,
   DUPLICATE_KEY,
   fieldPath,
+  indexKeys,
+  legacyIndexName,
   findFilter,
   findSort,
   firstMovedProjector,
@@ -64,6 +66,23 @@ describe('MongoDB read store mapping', function () {
       expect(collectionName('users')).to.equal('rm_users');
       expect(collectionName('claim_slots')).to.equal('rm_claim_slots');
       expect(fieldPath('expires_at')).to.equal('doc.expires_at');
+    });
+
+    it('makes each declared index end with _id, its last field once ascending and once descending, so a sorted find of either direction is served by an index', function () {
+      expect(indexKeys(['app_user_id', 'expired', 'kind', 'expires_at'])).to.deep.equal([
+        { name: 'doc_app_user_id_expired_kind_expires_at_asc_id', key: { 'doc.app_user_id': 1, 'doc.expired': 1, 'doc.kind': 1, 'doc.expires_at': 1, _id: 1 } },
+        {
+          name: 'doc_app_user_id_expired_kind_expires_at_desc_id',
+          key: { 'doc.app_user_id': 1, 'doc.expired': 1, 'doc.kind': 1, 'doc.expires_at': -1, _id: 1 },
+        },
+      ]);
+      // The key order is the index order (a sort must match it).
+      expect(Object.keys(indexKeys(['a', 'b'])[1]!.key)).to.deep.equal(['doc.a', 'doc.b', '_id']);
+      // What findSort asks for: the field, then _id ascending, in either direction.
+      const [ascending, descending] = indexKeys(['seq']);
+      expect(findSort({ orderBy: { field: 'seq', direction: 'asc' } })).to.deep.equal(Object.entries(ascending!.key));
+      expect(findSort({ orderBy: { field: 'seq', direction: 'desc' } })).to.deep.equal(Object.entries(descending!.key));
+      expect(legacyIndexName(['customer', 'seq'])).to.equal('doc_customer_seq_1');
     });
 
     it('refuses names MongoDB or queries could misread', function () {
