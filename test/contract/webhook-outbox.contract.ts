@@ -50,6 +50,20 @@ export function webhookOutboxContract(name: string, open: OpenContractSubject<We
       expect(await outbox.feedCheckpoint(feed)).to.equal(12n);
     });
 
+    it('a stale feed carrying messages adds none of them (a stale feeder must not bring messages back)', async () => {
+      await outbox.feed(feed, [message(5n)], null, 9n);
+      const stale = message(7n);
+      let thrown: unknown = null;
+      try {
+        await outbox.feed(feed, [stale], 3n, 12n);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).to.be.instanceOf(FeedCheckpointMovedError);
+      expect(await outbox.feedCheckpoint(feed)).to.equal(9n);
+      expect((await outbox.list(endpoint, { limit: 10 })).map((row) => row.position)).to.deep.equal([5n]);
+    });
+
     it('keeps a message fed twice as it is (same ids: at most one row)', async () => {
       const first = message(5n);
       await outbox.feed(feed, [first], null, 5n);
