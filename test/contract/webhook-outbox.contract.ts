@@ -174,12 +174,15 @@ export function webhookOutboxContract(name: string, open: OpenContractSubject<We
         error: null,
         latency_ms: 1,
       });
-      expect(await outbox.requeue([a, b], T2)).to.equal(2);
+      expect(await outbox.requeue([{ ...a, enqueued_at: T2, payload: '{"again":true}' }, b], T2)).to.equal(2);
       const rows = await outbox.list(endpoint, { limit: 10 });
       expect(rows.map((row) => [row.status, row.attempts, row.next_attempt_at])).to.deep.equal([
         ['pending', 0, T2],
         ['pending', 0, T2],
       ]);
+      // The message there keeps what it was enqueued as and how its last attempt went; its payload is the new one.
+      expect(rows[0]).to.include({ enqueued_at: T0, last_status_code: 200, last_latency_ms: 1, payload: '{"again":true}' });
+      expect(rows[1]).to.include({ enqueued_at: T0, last_status_code: null });
     });
 
     it('ignores an attempt whose message was redelivered or requeued while it was in flight: the message goes again', async () => {

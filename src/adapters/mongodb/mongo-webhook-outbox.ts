@@ -117,9 +117,17 @@ export class MongoWebhookOutbox implements WebhookOutbox {
 
   async requeue(messages: NewOutboxMessage[], now: string): Promise<number> {
     if (messages.length === 0) return 0;
+    // As SQLite's: a message already there is put back to pending, attempts from zero; what it was
+    // enqueued as and how its last attempt went stay (the deliveries view, the queue-age metric).
     const writes: AnyBulkWriteOperation<StoredMessage>[] = messages.map((message) => {
-      const { _id, ...document } = fresh(message, now);
-      return { updateOne: { filter: { _id }, update: { $set: document }, upsert: true } };
+      const { _id, status, open, attempts, first_attempt_at, next_attempt_at, delivered_at, payload, ...kept } = fresh(message, now);
+      return {
+        updateOne: {
+          filter: { _id },
+          update: { $set: { status, open, attempts, first_attempt_at, next_attempt_at, delivered_at, payload }, $setOnInsert: kept },
+          upsert: true,
+        },
+      };
     });
     await guard(() => this.messages.bulkWrite(writes, { ordered: false }));
     return messages.length;
