@@ -1,4 +1,14 @@
-import { BACKWARDS, END, EventStoreDBClient, FORWARDS, jsonEvent, type ReadPosition, START, type StreamingRead } from '@eventstore/db-client';
+import {
+  BACKWARDS,
+  END,
+  EventStoreDBClient,
+  FORWARDS,
+  jsonEvent,
+  type ReadPosition,
+  type ReadRevision,
+  START,
+  type StreamingRead,
+} from '@eventstore/db-client';
 import {
   type AppendResult,
   type EventStore,
@@ -81,6 +91,27 @@ export class EventStoreDbEventStore implements EventStore {
   }
 
   /**
+   * The lowest revision at or after `from` whose `$all` position is past `after` (positions grow
+   * with revisions in a stream); null when none is.
+   */
+  private async firstRevisionAfter(stream: string, after: bigint, from: number): Promise<number | null> {
+    const [last] = await collect(this.client.readStream(stream, { fromRevision: END, direction: BACKWARDS, maxCount: 1, requiresLeader: true }));
+    if (last === undefined) return null;
+    let high = Number(last.event!.revision);
+    if (high < from || (positionOf(last) ?? -1n) <= after) return null;
+    let low = from;
+    while (low < high) {
+      const middle = Math.floor((low + high) / 2);
+      const [resolved] = await collect(
+        this.client.readStream(stream, { fromRevision: BigInt(middle), direction: FORWARDS, maxCount: 1, requiresLeader: true }),
+      );
+      if (resolved !== undefined && (positionOf(resolved) ?? -1n) > after) high = middle;
+      else low = middle + 1;
+    }
+    return low;
+  }
+
+  /**
    * The `$all` position of one event, read from the leader. The append response carries the
    * position of the write as a whole (for several events, not the last one's; for an
    * idempotent repeat, not always the original's), so the result is taken from the event.
@@ -103,21 +134,26 @@ export class EventStoreDbEventStore implements EventStore {
     if (options.fromRevision !== undefined && (!Number.isSafeInteger(options.fromRevision) || options.fromRevision < 0)) {
       throw new RangeError(`fromRevision must be a non-negative integer, got ${options.fromRevision}`);
     }
-    const fromRevision = options.fromRevision === undefined ? (backwards ? END : START) : BigInt(options.fromRevision);
-    // After a log position: the stream is read from `fromRevision` and its earlier events skipped
-    // (EventStoreDB has no per-stream seek by $all position).
     const after = backwards ? undefined : options.afterPosition;
     try {
+      let fromRevision: ReadRevision = options.fromRevision === undefined ? (backwards ? END : START) : BigInt(options.fromRevision);
+      if (after !== undefined) {
+        // EventStoreDB has no per-stream seek by `$all` position: the first revision past it is
+        // found by bisection, one event read per step, so a page costs log(stream) + its events.
+        const first = await this.firstRevisionAfter(stream, after, options.fromRevision ?? 0);
+        if (first === null) return [];
+        fromRevision = BigInt(first);
+      }
       const resolved = await collect(
         this.client.readStream(stream, {
           fromRevision,
           direction: backwards ? BACKWARDS : FORWARDS,
-          ...(options.maxCount === undefined || after !== undefined ? {} : { maxCount: options.maxCount }),
+          ...(options.maxCount === undefined ? {} : { maxCount: options.maxCount }),
           requiresLeader: true,
         }),
       );
       const events = resolved.map(toRecordedEvent).filter((event): event is RecordedEvent => event !== null);
-      return after === undefined ? events : events.filter((event) => event.position > after).slice(0, options.maxCount);
+      return after === undefined ? events : events.filter((event) => event.position > after);
     } catch (error) {
       if (isStreamNotFound(error)) return [];
       throw toPortError(error);

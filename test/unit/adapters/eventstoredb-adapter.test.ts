@@ -70,6 +70,24 @@ describe('EventStoreDB adapter logic (fake client)', function () {
       expect(await rejection(() => store.readStream('user-1'))).to.be.instanceOf(StoreUnavailableError);
     });
 
+    it('a page after a log position reads log(stream) events to find its start, then only the page', async function () {
+      for (let index = 0; index < 1_000; index += 1) await store.append(index % 2 === 0 ? 'user-1' : 'user-2', [newEvent()], 'any');
+      const all = await store.readStream('user-1');
+      expect(all).to.have.length(500);
+      fake.streamRecordsRead = 0;
+      const page = await store.readStream('user-1', { afterPosition: all[480]!.position, maxCount: 5 });
+      expect(page.map((event) => event.revision)).to.deep.equal([481, 482, 483, 484, 485]);
+      expect(fake.streamRecordsRead).to.be.at.most(20);
+      // A position between two of its events, before the first, past the last; with fromRevision.
+      expect((await store.readStream('user-1', { afterPosition: all[10]!.position + 1n, maxCount: 2 })).map((event) => event.revision)).to.deep.equal([11, 12]);
+      expect((await store.readStream('user-1', { afterPosition: 0n, maxCount: 2 })).map((event) => event.revision)).to.deep.equal([0, 1]);
+      expect(await store.readStream('user-1', { afterPosition: all[499]!.position })).to.deep.equal([]);
+      expect(
+        (await store.readStream('user-1', { afterPosition: all[10]!.position, fromRevision: 100, maxCount: 1 })).map((event) => event.revision),
+      ).to.deep.equal([100]);
+      expect(await store.readStream('user-404', { afterPosition: 0n })).to.deep.equal([]);
+    });
+
     it('reads backwards from a revision with a count', async function () {
       await store.append('user-1', [newEvent(), newEvent(), newEvent()], 'no_stream');
       const read = await store.readStream('user-1', { direction: 'backwards', fromRevision: 1, maxCount: 5 });

@@ -74,6 +74,8 @@ function toResolved(record: FakeRecord): AllStreamResolvedEvent {
 
 export class FakeEventStoreDbClient {
   readonly log: FakeRecord[] = [];
+  /** Events handed out by readStream, all calls together (what a read costs the server). */
+  streamRecordsRead = 0;
   readonly subscriptions: FakeSubscription[] = [];
   readonly readAllCalls: { fromPosition: ReadPosition | undefined; maxCount: number; direction: string }[] = [];
   /** Thrown by the next call, once. */
@@ -130,8 +132,12 @@ export class FakeEventStoreDbClient {
       let selected = backwards ? [...records].reverse() : records;
       if (typeof from === 'bigint') selected = selected.filter((record) => (backwards ? record.revision <= from : record.revision >= from));
       const count = Number(options.maxCount ?? Number.MAX_SAFE_INTEGER);
-      for (const record of selected.slice(0, count)) yield toResolved(record);
+      for (const record of selected.slice(0, count)) {
+        counted.streamRecordsRead += 1;
+        yield toResolved(record);
+      }
     }
+    const counted = this;
     return Readable.from(read());
   }
 
