@@ -35,16 +35,10 @@ import { adminTransactionRoutes, transactionRoutes } from './routes/transactions
 import { userRoutes } from './routes/users.js';
 import { WINWINKIT_MOUNT } from './compat/winwinkit-wire.js';
 import { winwinkitRoutes } from './compat/winwinkit-routes.js';
+import { BODY_LIMIT, BULK_BODY_LIMIT } from './body-limits.js';
 import { methodGate, mountRoutes } from './route.js';
 import { RequestActivity } from '../observability/request-activity.js';
 
-const BODY_LIMIT = 64 * 1024;
-/**
- * The admin uploads of up to 10,000 items (a pool's codes, SPEC §7.5; a `blocked_users` rule's
- * ids, §13) take bodies up to 4 MiB: at 64 KiB a call held about 1,200 codes, not the 10,000 the
- * SPEC allows. Only these two secret-key operations; every other body stays at 64 KiB.
- */
-const BULK_BODY_LIMIT = 4 * 1024 * 1024;
 const BULK_PATHS = /^\/admin\/(rewards\/[^/]+\/codes|rules\/[^/]+)$/;
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 

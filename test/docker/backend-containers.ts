@@ -29,6 +29,8 @@ async function startEventStore(): Promise<StartedTestContainer> {
       EVENTSTORE_CLUSTER_SIZE: '1',
       EVENTSTORE_RUN_PROJECTIONS: 'None',
       EVENTSTORE_MEM_DB: 'true',
+      // As docker-compose.yml: one append carries a whole bulk upload.
+      EVENTSTORE_MAX_APPEND_SIZE: '8388608',
     })
     .withExposedPorts(2113)
     .withWaitStrategy(Wait.forHttp('/health/live', 2113).forStatusCodeMatching((status) => status >= 200 && status < 300))

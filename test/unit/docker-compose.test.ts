@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { parse } from 'yaml';
 import { CONFIG_VARIABLES, loadConfig } from '../../src/config.js';
+import { BULK_BODY_LIMIT } from '../../src/http/body-limits.js';
 
 /**
  * There is no compose tool on our machines, so the compose file is checked against what the
@@ -68,6 +69,12 @@ describe('docker-compose.yml', function () {
   it('runs EventStoreDB, MongoDB, the API and the projector', function () {
     expect(Object.keys(services)).to.include.members(['eventstore', 'mongo', 'api', 'projector']);
     expect(ours.map(([name]) => name).sort()).to.deep.equal(['api', 'projector']);
+  });
+
+  it('lets EventStoreDB take an append the size of a bulk upload (its default, 1 MiB, is below 10,000 codes with links)', function () {
+    expect(Number(environment(services.eventstore!).EVENTSTORE_MAX_APPEND_SIZE)).to.be.at.least(2 * BULK_BODY_LIMIT);
+    const containers = fs.readFileSync(path.join(ROOT, 'test/docker/backend-containers.ts'), 'utf8');
+    expect(Number(/EVENTSTORE_MAX_APPEND_SIZE: '(\d+)'/.exec(containers)?.[1])).to.be.at.least(2 * BULK_BODY_LIMIT);
   });
 
   it('gives every service an image or a build and a health check', function () {
