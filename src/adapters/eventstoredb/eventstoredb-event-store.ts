@@ -189,7 +189,12 @@ export class EventStoreDbEventStore implements EventStore {
       const last = page.events.length > 0 ? page.events[page.events.length - 1]!.position : null;
       if (page.events.length === limit) return { events: page.events, through: last, more: true };
       if (!page.complete) return { events: page.events, through: page.through, more: true };
-      return { events: page.events, through: head > (after ?? -1n) ? head : after, more: false };
+      // An event appended after `head` was read can be in the page: the page ends past it then.
+      const through = [after, head, last].reduce<bigint | null>(
+        (latest, position) => (position !== null && (latest === null || position > latest) ? position : latest),
+        null,
+      );
+      return { events: page.events, through, more: false };
     } catch (error) {
       throw toPortError(error);
     }

@@ -221,6 +221,23 @@ describe('EventStoreDB adapter logic (fake client)', function () {
       expect(await reading).to.deep.equal({ events: [first], through: first!.position, more: true });
     });
 
+    it('a page that holds an event appended after the head was read ends past that event, never before it', async function () {
+      const store = new EventStoreDbEventStore(fake.asClient(), {}, 60_000);
+      await store.append('user-1', [newEvent('A')], 'no_stream');
+      await store.append('other-1', [newEvent('B')], 'no_stream');
+      const reading = store.readPage({ after: null, limit: 10, types: ['A'] });
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      // Appended once the page had read the head (B): the subscription delivers it too.
+      await store.append('user-2', [newEvent('A')], 'no_stream');
+      const subscription = fake.subscriptions[fake.subscriptions.length - 1]!;
+      const [first, , late] = fake.log;
+      subscription.deliver(first!);
+      subscription.deliver(late!);
+      const page = await reading;
+      expect(page.events.map((event) => event.position)).to.deep.equal([first!.position, late!.position]);
+      expect(page).to.deep.include({ through: late!.position, more: false });
+    });
+
     it('fails with the port error when the subscription fails', async function () {
       const { page, subscription } = start({ after: null, limit: 10, filter: { types: ['A'] }, head: 100n });
       subscription.emit('error', new UnavailableError());
