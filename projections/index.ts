@@ -7,6 +7,7 @@ import { codesProjection } from './codes.js';
 import { creditLedgerProjection } from './credit-ledger.js';
 import { fraudRulesProjection } from './fraud-rules.js';
 import { operationsProjection } from './operations.js';
+import { poolIndexProjection } from './pool-index.js';
 import type { Projection } from './projection.js';
 import { revenueIndexProjection } from './revenue-index.js';
 import { reviewsProjection } from './reviews.js';
@@ -34,4 +35,5 @@ export const allProjections: Projection[] = [
   fraudRulesProjection,
   reviewsProjection,
   analyticsProjection,
+  poolIndexProjection,
 ];

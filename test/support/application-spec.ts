@@ -91,7 +91,7 @@ export async function applicationSpec(options: ApplicationSpecOptions = {}): Pro
   const clock: Clock = { now: () => T0 };
   const commands = new CommandExecutor(
     executor,
-    new PoolAssignments(executor, clock),
+    new PoolAssignments(executor, clock, readStore, consistency),
     new OperationIndex(readStore, consistency),
     new ReadYourWrites(consistency, store, pino({ level: 'silent' })),
   );

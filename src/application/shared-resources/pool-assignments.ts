@@ -6,41 +6,50 @@ import {
   decideAddPoolCodes,
   decideRequestPoolCode,
   decideWithdrawPoolRequest,
+  type KnownGrant,
   type PoolFigures,
   poolEvolver,
   poolFigures,
-  poolGrantKey,
 } from '../../domain/pools/pool.js';
 import { decideAssignRewardValue } from '../../domain/users/assign-reward-value.js';
 import { userEvolver } from '../../domain/users/user-state.js';
+import { POOL_CODES, POOL_GRANTS, type PoolCodeDoc, type PoolGrantDoc, poolCodeId, poolGrantId, poolIndexProjection } from '../../../projections/pool-index.js';
 import type { Clock } from '../../ports/clock.js';
+import { type ReadConsistency, ReadModelsBehindError } from '../../ports/read-consistency.js';
+import type { ReadStore } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
 import type { CommandContext } from '../event-log.js';
 import { StreamExecutor } from '../stream-executor.js';
 
+const WAIT_MS = 5_000;
+
 /**
  * One-time codes of offer_code / store_promo_code rewards. The pool stream decides which
  * code goes to which grant (each code to one grant, ever); the user's stream then records
- * the value. Both steps are idempotent, so the reactions can repeat them after a crash.
+ * the value. Both steps are idempotent, so the reactions can repeat them after a crash. What the
+ * pool remembers for ever (its values, each grant's code) is read from the pool index once it has
+ * passed the pool stream's last event: the append then names that stream's exact revision, so
+ * nothing can slip in between the look-up and the append unnoticed (a conflict looks again).
  */
 @injectable()
 export class PoolAssignments {
   constructor(
     @inject(StreamExecutor) private readonly executor: StreamExecutor,
     @inject(TOKENS.Clock) private readonly clock: Clock,
+    @inject(TOKENS.ReadStore) private readonly readStore: ReadStore,
+    @inject(TOKENS.ReadConsistency) private readonly consistency: ReadConsistency,
   ) {}
 
   /** A pooled entry was granted: give it a code now, or queue it until codes arrive. */
   /** `expiresAt`: when the grant's entry expires (null: never); an expired grant gets no code. */
   async request(rewardKey: string, grantId: string, appUserId: string, expiresAt: string | null, context: CommandContext): Promise<void> {
-    const { state } = await this.executor.execute(
+    const { result: code } = await this.executor.execute(
       streams.pool(rewardKey),
       poolEvolver,
-      (pool) => decideRequestPoolCode(pool, grantId, appUserId, expiresAt, this.clock.now()),
+      (pool, known: KnownGrant | null) => decideRequestPoolCode(pool, grantId, appUserId, expiresAt, this.clock.now(), known),
       followUp(context),
+      { prepare: ({ position }) => this.knownGrant(rewardKey, appUserId, grantId, position) },
     );
-    const value = state.byGrant[poolGrantKey(appUserId, grantId)];
-    const code = value === undefined ? undefined : state.codes.find((candidate) => candidate.value === value);
     if (code) await this.deliver(appUserId, grantId, code, context);
   }
 
@@ -49,8 +58,9 @@ export class PoolAssignments {
     await this.executor.execute(
       streams.pool(rewardKey),
       poolEvolver,
-      (pool) => decideWithdrawPoolRequest(pool, grantId, appUserId, this.clock.now()),
+      (pool, known: KnownGrant | null) => decideWithdrawPoolRequest(pool, grantId, appUserId, this.clock.now(), known),
       followUp(context),
+      { prepare: ({ position }) => this.knownGrant(rewardKey, appUserId, grantId, position) },
     );
   }
 
@@ -68,16 +78,40 @@ export class PoolAssignments {
     const { result, state, position } = await this.executor.execute(
       streams.pool(rewardKey),
       poolEvolver,
-      (pool) => decideAddPoolCodes(pool, codes, this.clock.now()),
+      (pool, known: ReadonlySet<string>) => decideAddPoolCodes(pool, codes, known, this.clock.now()),
       context,
+      { prepare: ({ position }) => this.knownValues(rewardKey, codes, position) },
     );
     return { ...result, available: availableCodes(state, this.clock.now()), position };
   }
 
-  /** The pool's figures now (its stream's state: bounded by the pool's size, not by history). */
+  /** The pool's figures now (its stream's state: bounded by the codes still free, not by history). */
   async figures(rewardKey: string): Promise<PoolFigures> {
     const { state } = await this.executor.load(streams.pool(rewardKey), poolEvolver);
     return poolFigures(state, this.clock.now());
+  }
+
+  private async knownGrant(rewardKey: string, appUserId: string, grantId: string, position: bigint | null): Promise<KnownGrant | null> {
+    if (!(await this.indexPassed(position))) return null;
+    return this.readStore.get<PoolGrantDoc>(POOL_GRANTS, poolGrantId(rewardKey, appUserId, grantId));
+  }
+
+  /** Which of these values the pool was ever given. */
+  private async knownValues(rewardKey: string, codes: PoolCode[], position: bigint | null): Promise<ReadonlySet<string>> {
+    if (!(await this.indexPassed(position))) return new Set();
+    const ids = new Map(codes.map((code) => [poolCodeId(rewardKey, code.value), code.value]));
+    const found = await this.readStore.getMany<PoolCodeDoc>(POOL_CODES, [...ids.keys()]);
+    return new Set([...found.keys()].map((id) => ids.get(id)!));
+  }
+
+  /** False for a pool with no events yet (the index knows nothing of it); 503 when the index stays behind. */
+  private async indexPassed(position: bigint | null): Promise<boolean> {
+    if (position === null) return false;
+    if (!(await this.consistency.waitFor(position, WAIT_MS, poolIndexProjection.name))) {
+      // Deciding without the index could give a grant a second code: refuse instead (503).
+      throw new ReadModelsBehindError('The pool index is behind the log; nothing was done, retry');
+    }
+    return true;
   }
 }
 

@@ -2,17 +2,30 @@ import type { Decision, Evolver, NewDomainEvent } from '../decider.js';
 import type { DomainEvent } from '../events/index.js';
 import type { PoolCode } from '../events/pool-events.js';
 
-/** A reward's pool of one-time codes: which are free, which grants wait, who got what. */
+/**
+ * A reward's pool of one-time codes, as far as its decisions need: the codes still free and the
+ * grants waiting, bounded by what is live, not by how many codes went out (SPEC §7.5; issue #10).
+ * What it remembers for ever (every value it was given, what each grant got) is in the pool
+ * index (projections/pool-index.ts), which its commands look up: `known` below.
+ */
 export interface PoolState {
-  codes: PoolCode[];
-  /** value → the grant it went to (`poolGrantKey`). */
-  assigned: Record<string, string>;
-  /** grant (`poolGrantKey`) → code value. */
-  byGrant: Record<string, string>;
+  /**
+   * Codes not handed out yet, in the order added. An expired one stays until a code added after
+   * it is handed out: codes go out oldest usable first, so it never could be again.
+   */
+  free: PoolCode[];
+  /** Codes handed out, ever. */
+  used: number;
+  /** Codes that expired unused and left `free`. */
+  expired: number;
   /** Grants waiting for a code, in grant order, with when their entry expires (null: never). */
   waiting: { grant_id: string; app_user_id: string; expires_at: string | null }[];
-  /** Grants revoked while they waited (`poolGrantKey`): a repeated request of one gets nothing. */
-  withdrawn: Record<string, true>;
+}
+
+/** What the pool index knows of a grant; null when the pool never heard of it. */
+export interface KnownGrant {
+  code: PoolCode | null;
+  withdrawn: boolean;
 }
 
 type Waiting = PoolState['waiting'][number];
@@ -34,29 +47,31 @@ export function poolGrantKey(appUserId: string, grantId: string): string {
 const keyOf = (waiting: Waiting) => poolGrantKey(waiting.app_user_id, waiting.grant_id);
 
 export function initialPoolState(): PoolState {
-  return { codes: [], assigned: {}, byGrant: {}, waiting: [], withdrawn: {} };
+  return { free: [], used: 0, expired: 0, waiting: [] };
 }
 
 export function evolvePool(state: PoolState, event: DomainEvent): PoolState {
   switch (event.type) {
     case 'PoolCodesAdded':
-      return { ...state, codes: [...state.codes, ...event.data.codes] };
+      return { ...state, free: [...state.free, ...event.data.codes] };
     case 'PoolCodeRequested': {
       const { grant_id, app_user_id, expires_at } = event.data;
       return { ...state, waiting: [...state.waiting, { grant_id, app_user_id, expires_at }] };
     }
     case 'PoolCodeAssigned': {
       const grant = poolGrantKey(event.data.app_user_id, event.data.grant_id);
+      // It was the oldest usable code: the free ones before it had expired.
+      const at = state.free.findIndex((code) => code.value === event.data.code.value);
       return {
-        ...state,
-        assigned: { ...state.assigned, [event.data.code.value]: grant },
-        byGrant: { ...state.byGrant, [grant]: event.data.code.value },
+        free: at < 0 ? state.free : state.free.slice(at + 1),
+        used: state.used + 1,
+        expired: state.expired + Math.max(at, 0),
         waiting: state.waiting.filter((waiting) => keyOf(waiting) !== grant),
       };
     }
     case 'PoolRequestWithdrawn': {
       const grant = poolGrantKey(event.data.app_user_id, event.data.grant_id);
-      return { ...state, waiting: state.waiting.filter((waiting) => keyOf(waiting) !== grant), withdrawn: { ...state.withdrawn, [grant]: true } };
+      return { ...state, waiting: state.waiting.filter((waiting) => keyOf(waiting) !== grant) };
     }
     default:
       return state;
@@ -65,20 +80,24 @@ export function evolvePool(state: PoolState, event: DomainEvent): PoolState {
 
 // 3: grants are keyed by user and grant id (poolGrantKey), and waiting ones keep their expiry.
 // 4: revoked waiting grants are remembered (a reaction repeating the grant's request gets nothing).
-export const poolEvolver: Evolver<PoolState> = { name: 'pool', version: 4, initialState: initialPoolState, evolve: evolvePool };
+// 5: only free codes and waiting grants; what the pool remembers for ever is in the pool index.
+export const poolEvolver: Evolver<PoolState> = { name: 'pool', version: 5, initialState: initialPoolState, evolve: evolvePool };
 
-/** Oldest unused code that is still valid at `now`. */
+/** Oldest free code that is still valid at `now`, and not `taken` by this decision. */
 function nextFreeCode(state: PoolState, now: Date, taken: Set<string>): PoolCode | undefined {
-  return state.codes.find((code) => state.assigned[code.value] === undefined && !taken.has(code.value) && Date.parse(code.expires_at) > now.getTime());
+  return state.free.find((code) => !taken.has(code.value) && Date.parse(code.expires_at) > now.getTime());
 }
 
-/** Adds codes not already in the pool, then serves waiting grants in grant order. */
-export function decideAddPoolCodes(state: PoolState, codes: PoolCode[], now: Date): Decision<{ added: number; skipped: number }> {
-  const known = new Set(state.codes.map((code) => code.value));
+/**
+ * Adds codes whose values the pool was never given (`known`: those it was, from the pool index)
+ * nor repeated in the call, then serves waiting grants in grant order.
+ */
+export function decideAddPoolCodes(state: PoolState, codes: PoolCode[], known: ReadonlySet<string>, now: Date): Decision<{ added: number; skipped: number }> {
+  const seen = new Set(known);
   const fresh: PoolCode[] = [];
   for (const code of codes) {
-    if (known.has(code.value)) continue;
-    known.add(code.value);
+    if (seen.has(code.value)) continue;
+    seen.add(code.value);
     fresh.push(code);
   }
   const events: NewDomainEvent[] = [];
@@ -101,18 +120,25 @@ function serveWaiting(state: PoolState, now: Date): NewDomainEvent[] {
 }
 
 /**
- * A grant asks for a code: it gets the oldest usable one, or waits in line. Idempotent per grant,
- * and a grant revoked while it waited asks no more (reactions repeat requests after a failure).
+ * A grant asks for a code: it gets the oldest usable one, or waits in line. Idempotent per grant
+ * (`known`: what the pool index has of it), and a grant revoked while it waited asks no more
+ * (reactions repeat requests after a failure). The result is the grant's code, when it has one.
  */
-export function decideRequestPoolCode(state: PoolState, grantId: string, appUserId: string, expiresAt: string | null, now: Date): Decision<null> {
+export function decideRequestPoolCode(
+  state: PoolState,
+  grantId: string,
+  appUserId: string,
+  expiresAt: string | null,
+  now: Date,
+  known: KnownGrant | null,
+): Decision<PoolCode | null> {
   const grant = poolGrantKey(appUserId, grantId);
-  if (state.byGrant[grant] !== undefined || state.withdrawn[grant] || state.waiting.some((waiting) => keyOf(waiting) === grant)) {
-    return { events: [], result: null };
-  }
+  if (known?.code) return { events: [], result: known.code };
+  if (known?.withdrawn || state.waiting.some((waiting) => keyOf(waiting) === grant)) return { events: [], result: null };
   const waiting: Waiting = { grant_id: grantId, app_user_id: appUserId, expires_at: expiresAt };
   if (!stillWaiting(waiting, now)) return { events: [], result: null };
   const code = state.waiting.some((earlier) => stillWaiting(earlier, now)) ? undefined : nextFreeCode(state, now, new Set());
-  if (code) return { events: [{ type: 'PoolCodeAssigned', data: { grant_id: grantId, app_user_id: appUserId, code } }], result: null };
+  if (code) return { events: [{ type: 'PoolCodeAssigned', data: { grant_id: grantId, app_user_id: appUserId, code } }], result: code };
   return { events: [{ type: 'PoolCodeRequested', data: waiting }], result: null };
 }
 
@@ -121,9 +147,8 @@ export function decideRequestPoolCode(state: PoolState, grantId: string, appUser
  * entry its user has lost): it leaves the line, or, not asked for yet (the pools reaction can
  * trail the clawback), its request will find it withdrawn. A grant that has its code keeps it.
  */
-export function decideWithdrawPoolRequest(state: PoolState, grantId: string, appUserId: string, now: Date): Decision<null> {
-  const grant = poolGrantKey(appUserId, grantId);
-  if (state.byGrant[grant] !== undefined || state.withdrawn[grant]) return { events: [], result: null };
+export function decideWithdrawPoolRequest(state: PoolState, grantId: string, appUserId: string, now: Date, known: KnownGrant | null): Decision<null> {
+  if (known?.code || known?.withdrawn) return { events: [], result: null };
   return { events: [{ type: 'PoolRequestWithdrawn', data: { grant_id: grantId, app_user_id: appUserId, withdrawn_at: now.toISOString() } }], result: null };
 }
 
@@ -137,10 +162,14 @@ export interface PoolFigures {
 
 export function poolFigures(state: PoolState, now: Date): PoolFigures {
   const available = availableCodes(state, now);
-  const used = Object.keys(state.assigned).length;
-  return { available, used, expired: state.codes.length - available - used, waiting: state.waiting.filter((waiting) => stillWaiting(waiting, now)).length };
+  return {
+    available,
+    used: state.used,
+    expired: state.expired + state.free.length - available,
+    waiting: state.waiting.filter((waiting) => stillWaiting(waiting, now)).length,
+  };
 }
 
 export function availableCodes(state: PoolState, now: Date): number {
-  return state.codes.filter((code) => state.assigned[code.value] === undefined && Date.parse(code.expires_at) > now.getTime()).length;
+  return state.free.filter((code) => Date.parse(code.expires_at) > now.getTime()).length;
 }

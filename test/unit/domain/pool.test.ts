@@ -1,23 +1,51 @@
 import { expect } from 'chai';
 import { describe, it } from 'mocha';
 import type { PoolCode } from '../../../src/domain/events/pool-events.js';
+import { POOL_CODES, POOL_GRANTS, poolGrantId, poolIndexProjection } from '../../../projections/pool-index.js';
+import { type DomainEvent, streams } from '../../../src/domain/events/index.js';
 import {
   availableCodes,
   decideAddPoolCodes,
   decideRequestPoolCode,
   decideWithdrawPoolRequest,
+  type KnownGrant,
   poolEvolver,
   poolFigures,
-  poolGrantKey,
 } from '../../../src/domain/pools/pool.js';
 import { deciderSpec } from '../../support/decider-spec.js';
-import { at, DAY, event, iso, T0 } from '../../support/events.js';
+import { at, DAY, event, iso, logged, projected, T0 } from '../../support/events.js';
 
 const pool = deciderSpec(poolEvolver);
 
 function code(value: string, expiresInDays = 30, link: string | null = `https://apps.example/redeem?code=${value}`): PoolCode {
   return { value, link, expires_at: iso(expiresInDays * DAY) };
 }
+
+const REWARD = 'coins';
+
+/** What the pool index holds after `history` (projections/pool-index.ts), as the pool's commands look it up. */
+function indexOf(history: DomainEvent[]) {
+  const docs = projected(
+    poolIndexProjection,
+    history.map((recorded, index) => logged(streams.pool(REWARD), recorded, { position: BigInt(index + 1), revision: index })),
+  );
+  return {
+    grant: (user: string, grantId: string) => (docs[`${POOL_GRANTS}/${poolGrantId(REWARD, user, grantId)}`] as KnownGrant | undefined) ?? null,
+    values: () =>
+      new Set(
+        Object.keys(docs)
+          .filter((key) => key.startsWith(`${POOL_CODES}/`))
+          .map((key) => (JSON.parse(key.slice(POOL_CODES.length + 1)) as string[])[1]!),
+      ),
+  };
+}
+
+const requestOn = (history: DomainEvent[], grantId: string, user: string, expiresAt: string | null) =>
+  pool.given(history).when((state) => decideRequestPoolCode(state, grantId, user, expiresAt, T0, indexOf(history).grant(user, grantId)));
+const withdrawOn = (history: DomainEvent[], grantId: string, user: string) =>
+  pool.given(history).when((state) => decideWithdrawPoolRequest(state, grantId, user, T0, indexOf(history).grant(user, grantId)));
+const addOn = (history: DomainEvent[], codes: PoolCode[], now: Date) =>
+  pool.given(history).when((state) => decideAddPoolCodes(state, codes, indexOf(history).values(), now));
 
 const added = (...codes: PoolCode[]) => event('PoolCodesAdded', { codes });
 const requested = (grantId: string, user = 'ann', expiresAt: string | null = null) =>
@@ -27,77 +55,45 @@ const assigned = (grantId: string, poolCode: PoolCode, user = 'ann') => event('P
 describe('code pools (SPEC §5.3, §7.5)', () => {
   describe('decideRequestPoolCode', () => {
     it('gives the oldest unused code', () => {
-      pool
-        .given([added(code('A'), code('B')), added(code('C'))])
-        .when((state) => decideRequestPoolCode(state, 'g1', 'ann', null, T0))
-        .then([assigned('g1', code('A'))]);
+      requestOn([added(code('A'), code('B')), added(code('C'))], 'g1', 'ann', null).then([assigned('g1', code('A'))]);
     });
 
     it('skips codes already given out: each code goes to one grant', () => {
-      const { state } = pool
-        .given([added(code('A'), code('B')), assigned('g1', code('A'))])
-        .when((state) => decideRequestPoolCode(state, 'g2', 'bob', null, T0))
-        .then([assigned('g2', code('B'), 'bob')]);
+      const { state } = requestOn([added(code('A'), code('B')), assigned('g1', code('A'))], 'g2', 'bob', null).then([assigned('g2', code('B'), 'bob')]);
       expect(availableCodes(state, T0)).to.equal(0);
     });
 
     it('skips pool codes whose own expires_at has passed (and one expiring exactly now)', () => {
-      pool
-        .given([added(code('OLD', -1), { value: 'NOW', link: null, expires_at: T0.toISOString() }, code('NEW', 1))])
-        .when((state) => decideRequestPoolCode(state, 'g1', 'ann', null, T0))
-        .then([assigned('g1', code('NEW', 1))]);
+      requestOn([added(code('OLD', -1), { value: 'NOW', link: null, expires_at: T0.toISOString() }, code('NEW', 1))], 'g1', 'ann', null).then([
+        assigned('g1', code('NEW', 1)),
+      ]);
     });
 
     it('waits in line when no usable code is left', () => {
-      const { state } = pool
-        .given([added(code('A', -1))])
-        .when((state) => decideRequestPoolCode(state, 'g1', 'ann', null, T0))
-        .then([requested('g1')]);
+      const { state } = requestOn([added(code('A', -1))], 'g1', 'ann', null).then([requested('g1')]);
       expect(state.waiting).to.deep.equal([{ grant_id: 'g1', app_user_id: 'ann', expires_at: null }]);
     });
 
     it('waits behind earlier waiting grants (grant order)', () => {
-      pool
-        .given([requested('g1')])
-        .when((state) => decideRequestPoolCode(state, 'g2', 'bob', null, T0))
-        .then([requested('g2', 'bob')]);
+      requestOn([requested('g1')], 'g2', 'bob', null).then([requested('g2', 'bob')]);
     });
 
     it('tells grants apart by user: one grant id of two users (one operation_id) gets two codes', () => {
-      pool
-        .given([added(code('A'), code('B')), assigned('manual:welcome/0', code('A'), 'ann')])
-        .when((state) => decideRequestPoolCode(state, 'manual:welcome/0', 'bob', null, T0))
-        .then([assigned('manual:welcome/0', code('B'), 'bob')]);
-      pool
-        .given([requested('manual:welcome/0', 'ann')])
-        .when((state) => decideRequestPoolCode(state, 'manual:welcome/0', 'bob', null, T0))
-        .then([requested('manual:welcome/0', 'bob')]);
+      requestOn([added(code('A'), code('B')), assigned('manual:welcome/0', code('A'), 'ann')], 'manual:welcome/0', 'bob', null).then([
+        assigned('manual:welcome/0', code('B'), 'bob'),
+      ]);
+      requestOn([requested('manual:welcome/0', 'ann')], 'manual:welcome/0', 'bob', null).then([requested('manual:welcome/0', 'bob')]);
     });
 
     it('gives a code at once past waiting grants that have expired, and asks nothing for a grant already expired', () => {
-      pool
-        .given([added(code('A')), requested('gone', 'ann', iso(-DAY))])
-        .when((state) => decideRequestPoolCode(state, 'g2', 'bob', null, T0))
-        .then([assigned('g2', code('A'), 'bob')]);
-      pool
-        .given([])
-        .when((state) => decideRequestPoolCode(state, 'late', 'cid', iso(-1), T0))
-        .thenNothing();
-      pool
-        .given([])
-        .when((state) => decideRequestPoolCode(state, 'waits', 'dan', iso(DAY), T0))
-        .then([requested('waits', 'dan', iso(DAY))]);
+      requestOn([added(code('A')), requested('gone', 'ann', iso(-DAY))], 'g2', 'bob', null).then([assigned('g2', code('A'), 'bob')]);
+      requestOn([], 'late', 'cid', iso(-1)).thenNothing();
+      requestOn([], 'waits', 'dan', iso(DAY)).then([requested('waits', 'dan', iso(DAY))]);
     });
 
     it('is idempotent per grant: assigned or waiting grants ask for nothing new', () => {
-      pool
-        .given([added(code('A'), code('B')), assigned('g1', code('A'))])
-        .when((state) => decideRequestPoolCode(state, 'g1', 'ann', null, T0))
-        .thenNothing();
-      pool
-        .given([requested('g1')])
-        .when((state) => decideRequestPoolCode(state, 'g1', 'ann', null, T0))
-        .thenNothing();
+      requestOn([added(code('A'), code('B')), assigned('g1', code('A'))], 'g1', 'ann', null).thenNothing();
+      requestOn([requested('g1')], 'g1', 'ann', null).thenNothing();
     });
   });
 
@@ -106,102 +102,72 @@ describe('code pools (SPEC §5.3, §7.5)', () => {
       event('PoolRequestWithdrawn', { grant_id: grantId, app_user_id: user, withdrawn_at: T0.toISOString() });
 
     it('takes a revoked waiting grant out of the line: the next refill serves the grant behind it', () => {
-      const { state } = pool
-        .given([requested('revoked', 'ann'), requested('live', 'bob')])
-        .when((state) => decideWithdrawPoolRequest(state, 'revoked', 'ann', T0))
-        .then([withdrawn('revoked', 'ann')]);
+      const { state } = withdrawOn([requested('revoked', 'ann'), requested('live', 'bob')], 'revoked', 'ann').then([withdrawn('revoked', 'ann')]);
       expect(poolFigures(state, T0)).to.include({ waiting: 1 });
-      pool
-        .given([requested('revoked', 'ann'), requested('live', 'bob'), withdrawn('revoked', 'ann')])
-        .when((state) => decideAddPoolCodes(state, [code('R1')], T0))
-        .then([added(code('R1')), assigned('live', code('R1'), 'bob')]);
+      addOn([requested('revoked', 'ann'), requested('live', 'bob'), withdrawn('revoked', 'ann')], [code('R1')], T0).then([
+        added(code('R1')),
+        assigned('live', code('R1'), 'bob'),
+      ]);
     });
 
     it('a revoked grant asks no more: a repeated request (a reaction page handled again) gets no code, even with codes free', () => {
-      pool
-        .given([requested('revoked', 'ann'), withdrawn('revoked', 'ann'), added(code('FREE'))])
-        .when((state) => decideRequestPoolCode(state, 'revoked', 'ann', null, T0))
-        .thenNothing();
+      requestOn([requested('revoked', 'ann'), withdrawn('revoked', 'ann'), added(code('FREE'))], 'revoked', 'ann', null).thenNothing();
     });
 
     it('withdraws a grant the pool has not been asked for yet (the pools reaction trails the clawback): its later request gets nothing', () => {
-      pool
-        .given([requested('g1', 'ann')])
-        .when((state) => decideWithdrawPoolRequest(state, 'g1', 'bob', T0))
-        .then([withdrawn('g1', 'bob')]);
-      pool
-        .given([added(code('FREE')), withdrawn('g1', 'bob')])
-        .when((state) => decideRequestPoolCode(state, 'g1', 'bob', null, T0))
-        .thenNothing();
+      withdrawOn([requested('g1', 'ann')], 'g1', 'bob').then([withdrawn('g1', 'bob')]);
+      requestOn([added(code('FREE')), withdrawn('g1', 'bob')], 'g1', 'bob', null).thenNothing();
     });
 
     it('records nothing for a grant that has its code, or a repeat', () => {
-      pool
-        .given([added(code('A')), assigned('g1', code('A'))])
-        .when((state) => decideWithdrawPoolRequest(state, 'g1', 'ann', T0))
-        .thenNothing();
-      pool
-        .given([requested('g1', 'ann'), withdrawn('g1', 'ann')])
-        .when((state) => decideWithdrawPoolRequest(state, 'g1', 'ann', T0))
-        .thenNothing();
+      withdrawOn([added(code('A')), assigned('g1', code('A'))], 'g1', 'ann').thenNothing();
+      withdrawOn([requested('g1', 'ann'), withdrawn('g1', 'ann')], 'g1', 'ann').thenNothing();
     });
   });
 
   describe('decideAddPoolCodes', () => {
     it('adds new codes and reports added/skipped', () => {
-      const { result } = pool
-        .given([])
-        .when((state) => decideAddPoolCodes(state, [code('A'), code('B')], T0))
-        .then([added(code('A'), code('B'))]);
+      const { result } = addOn([], [code('A'), code('B')], T0).then([added(code('A'), code('B'))]);
       expect(result).to.deep.equal({ added: 2, skipped: 0 });
     });
 
     it('skips values already in the pool (given out or not) and duplicates within the call', () => {
-      const { result } = pool
-        .given([added(code('A'), code('B')), assigned('g1', code('A'))])
-        .when((state) => decideAddPoolCodes(state, [code('A'), code('B', 99), code('C'), code('C')], T0))
-        .then([added(code('C'))]);
+      const { result } = addOn([added(code('A'), code('B')), assigned('g1', code('A'))], [code('A'), code('B', 99), code('C'), code('C')], T0).then([
+        added(code('C')),
+      ]);
       expect(result).to.deep.equal({ added: 1, skipped: 3 });
     });
 
     it('records nothing when every code is known', () => {
-      const { result } = pool
-        .given([added(code('A'))])
-        .when((state) => decideAddPoolCodes(state, [code('A')], T0))
-        .thenNothing();
+      const { result } = addOn([added(code('A'))], [code('A')], T0).thenNothing();
       expect(result).to.deep.equal({ added: 0, skipped: 1 });
     });
 
     it('serves waiting grants in grant order, as far as codes go', () => {
-      const { state } = pool
-        .given([requested('g1', 'ann'), requested('g2', 'bob'), requested('g3', 'cid')])
-        .when((state) => decideAddPoolCodes(state, [code('A'), code('B')], T0))
-        .then([added(code('A'), code('B')), assigned('g1', code('A'), 'ann'), assigned('g2', code('B'), 'bob')]);
+      const { state } = addOn([requested('g1', 'ann'), requested('g2', 'bob'), requested('g3', 'cid')], [code('A'), code('B')], T0).then([
+        added(code('A'), code('B')),
+        assigned('g1', code('A'), 'ann'),
+        assigned('g2', code('B'), 'bob'),
+      ]);
       expect(state.waiting).to.deep.equal([{ grant_id: 'g3', app_user_id: 'cid', expires_at: null }]);
-      expect(state.byGrant).to.deep.equal({ [poolGrantKey('ann', 'g1')]: 'A', [poolGrantKey('bob', 'g2')]: 'B' });
+      expect(state).to.include({ used: 2 });
     });
 
     it('does not serve waiting grants with expired codes', () => {
-      pool
-        .given([requested('g1')])
-        .when((state) => decideAddPoolCodes(state, [code('OLD', -1), code('NEW')], T0))
-        .then([added(code('OLD', -1), code('NEW')), assigned('g1', code('NEW'))]);
+      addOn([requested('g1')], [code('OLD', -1), code('NEW')], T0).then([added(code('OLD', -1), code('NEW')), assigned('g1', code('NEW'))]);
     });
 
     it('skips a waiting grant whose entry has expired: the next one gets the code, and it counts as waiting no more', () => {
-      const { state } = pool
-        .given([requested('gone', 'ann', iso(-DAY)), requested('live', 'bob')])
-        .when((state) => decideAddPoolCodes(state, [code('E1')], T0))
-        .then([added(code('E1')), assigned('live', code('E1'), 'bob')]);
+      const { state } = addOn([requested('gone', 'ann', iso(-DAY)), requested('live', 'bob')], [code('E1')], T0).then([
+        added(code('E1')),
+        assigned('live', code('E1'), 'bob'),
+      ]);
       expect(poolFigures(state, T0)).to.include({ used: 1, waiting: 0 });
     });
 
     it('serves waiting grants from codes left earlier when called with nothing new', () => {
       // A code that was usable but not handed out (e.g. added while nobody waited) still serves a later waiter.
-      pool
-        .given([added(code('A')), requested('g1')])
-        .when((state) => decideAddPoolCodes(state, [], at(DAY)))
-        .then([assigned('g1', code('A'))]);
+      addOn([added(code('A')), requested('g1')], [], at(DAY)).then([assigned('g1', code('A'))]);
     });
   });
 
@@ -210,6 +176,23 @@ describe('code pools (SPEC §5.3, §7.5)', () => {
       const state = pool.given([added(code('A'), code('B'), code('C', -1), code('D', 2)), assigned('g1', code('A'))]).state;
       expect(availableCodes(state, T0)).to.equal(2);
       expect(availableCodes(state, at(2 * DAY))).to.equal(1);
+    });
+  });
+
+  describe('decision state (issue #10: bounded by what is live, not by history)', () => {
+    it('holds only the free codes and the waiting grants, however many codes went out', () => {
+      const codes = Array.from({ length: 5_000 }, (_, index) => code(`C${index}`));
+      const history = [added(...codes), ...codes.slice(0, 4_990).map((given, index) => assigned(`g${index}`, given, `u${index}`))];
+      const { state } = pool.given(history);
+      expect(state.free.map((free) => free.value)).to.deep.equal(codes.slice(4_990).map((free) => free.value));
+      expect(JSON.stringify(state).length).to.be.below(2_000);
+      expect(poolFigures(state, T0)).to.deep.equal({ available: 10, used: 4_990, expired: 0, waiting: 0 });
+    });
+
+    it('drops the expired codes a later code was handed out past, and still counts them as expired', () => {
+      const { state } = pool.given([added(code('OLD', -1), code('A'), code('LATER', -2)), assigned('g1', code('A'))]);
+      expect(state.free.map((free) => free.value)).to.deep.equal(['LATER']);
+      expect(poolFigures(state, T0)).to.deep.equal({ available: 0, used: 1, expired: 2, waiting: 0 });
     });
   });
 });
