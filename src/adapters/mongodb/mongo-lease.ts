@@ -191,19 +191,26 @@ export class LeaseKeeper {
    * A start that fails is not a holder: what did start is stopped and the lease given up.
    */
   private async startWork(): Promise<void> {
+    const inFlight = new Set<Promise<unknown>>();
     const renewing = setInterval(() => {
-      this.lease.tryAcquire().catch((error: unknown) => this.hooks.onError?.(error));
+      const renewal = this.lease.tryAcquire().catch((error: unknown) => this.hooks.onError?.(error));
+      inFlight.add(renewal);
+      void renewal.finally(() => inFlight.delete(renewal));
     }, this.renewEveryMs);
+    let failure: { error: unknown } | null = null;
     try {
       await this.hooks.onAcquired();
     } catch (error) {
-      this.holding = false;
-      this.hooks.onError?.(error);
-      await Promise.resolve(this.hooks.onLost(error)).catch((stopError: unknown) => this.hooks.onError?.(stopError));
-      await this.lease.release().catch((releaseError: unknown) => this.hooks.onError?.(releaseError));
-    } finally {
-      clearInterval(renewing);
+      failure = { error };
     }
+    // No renewal may land after the lease is given up (it would take it again for a whole TTL).
+    clearInterval(renewing);
+    await Promise.all(inFlight);
+    if (failure === null) return;
+    this.holding = false;
+    this.hooks.onError?.(failure.error);
+    await Promise.resolve(this.hooks.onLost(failure.error)).catch((stopError: unknown) => this.hooks.onError?.(stopError));
+    await this.lease.release().catch((releaseError: unknown) => this.hooks.onError?.(releaseError));
   }
 
   private schedule(delayMs: number): void {

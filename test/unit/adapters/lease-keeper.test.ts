@@ -60,4 +60,36 @@ describe('LeaseKeeper: holding a lease and the work it guards', () => {
     await sleep(60);
     expect(lease.acquires, 'no renewal left running after the start').to.equal(after);
   });
+
+  it('after a failed start, no renewal still in flight takes the lease back once it is given up', async () => {
+    /** A lease in a store with a round trip: takes land 15 ms after they are sent. */
+    let holder: string | null = null;
+    const lease: Lease = {
+      owner: 'me',
+      tryAcquire: async () => {
+        await sleep(15);
+        holder = 'me';
+        return true;
+      },
+      isHeld: () => holder === 'me',
+      release: async () => {
+        holder = null;
+      },
+    };
+    const keeper = new LeaseKeeper(
+      lease,
+      {
+        onAcquired: async () => {
+          await sleep(50);
+          throw new Error('failed to start');
+        },
+        onLost: () => {},
+        onError: () => {},
+      },
+      20,
+    );
+    await keeper.runOnce();
+    await sleep(40);
+    expect(holder, 'given up, and nobody took it back').to.equal(null);
+  });
 });
