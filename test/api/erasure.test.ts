@@ -7,7 +7,7 @@ import { allProjections } from '../../projections/index.js';
 import { EventLog } from '../../src/application/event-log.js';
 import { auditCredits } from '../../src/application/audit/credit-audit.js';
 import { replayProjections } from '../../src/application/projections/projection-replay.js';
-import { customerSubject } from '../../src/application/privacy/personal-data-cipher.js';
+import { customerSubject, keptKeyCount, userSubject } from '../../src/application/privacy/personal-data-cipher.js';
 import type { Backend } from '../../src/backends/backend.js';
 import { WEBHOOKS_FILE } from '../../src/backends/embedded.js';
 import type { EventStore } from '../../src/ports/event-store.js';
@@ -132,8 +132,11 @@ describe('API: erasure and access (DELETE /admin/users/{id}, GET /admin/users/{i
 
   it('DELETE erases: 204, fields null, the log shows {"erased": true}, no plaintext in any file of the data directory', async () => {
     const before = await getUser(svc, 'ann');
+    // Opening ann's fields kept her key in memory; the erasure drops it at once.
+    expect(keptKeyCount(userSubject('ann'))).to.equal(1);
     const deleted = await svc.admin('DELETE', '/admin/users/ann');
     expect(deleted.status).to.equal(204);
+    expect(keptKeyCount(userSubject('ann'))).to.equal(0);
     const after = await getUser(svc, 'ann');
     expect(after).to.include({ metadata: null, payment_customer_id: null });
     const { metadata: _m, payment_customer_id: _p, ...kept } = before;

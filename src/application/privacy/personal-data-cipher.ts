@@ -38,18 +38,36 @@ export class PersonalDataCorruptError extends Error {
  * read model opening a user's fields on every answer would pay both each time (the key store
  * hands out a new DataKey per look-up). Only keys the key store has just handed out reach this,
  * so a destroyed key is never used from here; the material is compared so an id can never open
- * with another key's. At most KEY_OBJECTS_KEPT are kept, the oldest dropped first.
+ * with another key's. A key stays in memory at most KEY_OBJECT_TTL_MS after its last use (swept
+ * at the next use of any key), and an erasure in this process drops its keys at once
+ * (`forgetKeysOf`); at most KEY_OBJECTS_KEPT are kept.
  */
 const KEY_OBJECTS_KEPT = 10_000;
-const keyObjects = new Map<string, { material: Buffer; keyObject: KeyObject }>();
+const KEY_OBJECT_TTL_MS = 60_000;
+const keyObjects = new Map<string, { subject: string; material: Buffer; keyObject: KeyObject; usedAt: number }>();
 function keyObjectOf(key: DataKey): KeyObject {
+  const now = Date.now();
+  // Least recently used first: drop those past their time.
+  for (const [id, kept] of keyObjects) {
+    if (now - kept.usedAt < KEY_OBJECT_TTL_MS) break;
+    keyObjects.delete(id);
+  }
   const kept = keyObjects.get(key.id);
-  if (kept?.material.equals(key.key)) return kept.keyObject;
-  const keyObject = createSecretKey(key.key);
+  const keyObject = kept?.material.equals(key.key) ? kept.keyObject : createSecretKey(key.key);
   keyObjects.delete(key.id);
-  keyObjects.set(key.id, { material: Buffer.from(key.key), keyObject });
+  keyObjects.set(key.id, { subject: key.subject, material: kept?.keyObject === keyObject ? kept.material : Buffer.from(key.key), keyObject, usedAt: now });
   if (keyObjects.size > KEY_OBJECTS_KEPT) keyObjects.delete(keyObjects.keys().next().value!);
   return keyObject;
+}
+
+/** Drops the kept keys of `subject` (its key was just destroyed: erasure). */
+export function forgetKeysOf(subject: string): void {
+  for (const [id, kept] of keyObjects) if (kept.subject === subject) keyObjects.delete(id);
+}
+
+/** How many keys are kept in memory (tests). */
+export function keptKeyCount(subject: string): number {
+  return [...keyObjects.values()].filter((kept) => kept.subject === subject).length;
 }
 
 export function encryptValue(key: DataKey, label: string, value: unknown): Envelope {

@@ -11,7 +11,7 @@ import { type CommandContext, EventLog } from '../event-log.js';
 import { CommandExecutor } from '../command-executor.js';
 import { StreamExecutor } from '../stream-executor.js';
 import { CustomerErasureLock } from './customer-erasure-lock.js';
-import { customerSubject, userSubject } from './personal-data-cipher.js';
+import { customerSubject, userSubject, forgetKeysOf } from './personal-data-cipher.js';
 
 /**
  * DELETE /admin/users/{app_user_id} (SPEC §13): crypto-shredding. Destroys the user's data key
@@ -92,6 +92,7 @@ export class UserErasure {
             for (const subject of [userSubject(appUserId), ...held.customerIds.map(customerSubject)]) {
               progress.destroyed = true;
               await this.keys.destroy(subject);
+              forgetKeysOf(subject);
             }
             return held;
           },

@@ -3,7 +3,7 @@ import { USERS, usersProjection } from '../../../projections/users.js';
 import { MemoryEventStore } from '../../../src/adapters/memory/memory-event-store.js';
 import { MemoryKeyStore } from '../../../src/adapters/memory/memory-key-store.js';
 import { toLogged } from '../../../src/application/event-log.js';
-import { PersonalDataCipher, userSubject } from '../../../src/application/privacy/personal-data-cipher.js';
+import { encryptValue, keptKeyCount, PersonalDataCipher, userSubject } from '../../../src/application/privacy/personal-data-cipher.js';
 import { PersonalDataEventStore } from '../../../src/application/privacy/personal-data-event-store.js';
 import { openProfile } from '../../../src/application/privacy/personal-read-models.js';
 import type { NewEvent } from '../../../src/ports/event-store.js';
@@ -85,5 +85,24 @@ describe('personal fields in read models: kept sealed, opened by their readers',
     const doc = await userDoc('old');
     expect(doc).to.deep.include({ metadata: { legacy: true }, payment_customer_id: 'cus_old' });
     expect(await openProfile(cipher, doc as never)).to.deep.equal({ metadata: { legacy: true }, payment_customer_id: 'cus_old' });
+  });
+
+  it('a key used to open values stays in memory at most a minute after its last use', () => {
+    const realNow = Date.now;
+    try {
+      let now = realNow() + 86_400_000;
+      Date.now = () => now;
+      const key = (subject: string) => ({ id: `id-${subject}-${now}`, subject, key: Buffer.alloc(32, subject.length) });
+      encryptValue(key('user:kept-a-while'), 'metadata', { a: 1 });
+      expect(keptKeyCount('user:kept-a-while')).to.equal(1);
+      now += 59_000;
+      encryptValue(key('user:other'), 'metadata', { b: 2 });
+      expect(keptKeyCount('user:kept-a-while')).to.equal(1);
+      now += 2_000;
+      encryptValue(key('user:other'), 'metadata', { b: 2 });
+      expect(keptKeyCount('user:kept-a-while')).to.equal(0);
+    } finally {
+      Date.now = realNow;
+    }
   });
 });
