@@ -61,13 +61,17 @@ export function readFilteredPage(client: EventStoreDBClient, request: FilteredPa
     );
     stall.unref();
     // Events already received may still be buffered in the stream: let them through first.
-    const partial =
-      partialAfterMs === undefined
-        ? null
-        : setTimeout(() => {
-            if (reached !== null && (after === null || reached > after)) setImmediate(() => finish(undefined, false));
-          }, partialAfterMs);
-    partial?.unref();
+    // Looked at again every `partialAfterMs` until the read has moved (or the stall limit ends it).
+    let partial: NodeJS.Timeout | null = null;
+    const watchProgress = () => {
+      if (partialAfterMs === undefined) return;
+      partial = setTimeout(() => {
+        if (reached !== null && (after === null || reached > after)) setImmediate(() => finish(undefined, false));
+        else watchProgress();
+      }, partialAfterMs);
+      partial.unref();
+    };
+    watchProgress();
 
     function finish(error?: unknown, complete = true): void {
       if (finished) return;

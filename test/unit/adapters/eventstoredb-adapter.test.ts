@@ -202,6 +202,15 @@ describe('EventStoreDB adapter logic (fake client)', function () {
       expect(subscription.unsubscribed).to.equal(true);
     });
 
+    it('a follower whose read has not moved when the time is up looks again, and ends as soon as it has', async function () {
+      const wanted = fake.record('user-1', 'A');
+      const { page, subscription } = start({ after: null, limit: 10, filter: { types: ['A'] }, head: 1_000_000n, partialAfterMs: 10 });
+      await new Promise((resolve) => setTimeout(resolve, 35));
+      subscription.deliver(wanted);
+      const ended = await page;
+      expect(ended).to.deep.include({ through: wanted.position, complete: false });
+    });
+
     it('a page without partialAfterMs (readAll) waits for the head; a follower with no progress yet keeps waiting too', async function () {
       const { page, subscription } = start({ after: 5n, limit: 10, filter: { types: ['A'] }, head: 1_000n, partialAfterMs: 10 });
       await new Promise((resolve) => setTimeout(resolve, 40));
