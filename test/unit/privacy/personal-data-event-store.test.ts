@@ -1,37 +1,22 @@
 import { expect } from 'chai';
+import { newEvent, newRegistered } from '../../support/new-events.js';
 import { MemoryEventStore } from '../../../src/adapters/memory/memory-event-store.js';
 import { MemoryKeyStore } from '../../../src/adapters/memory/memory-key-store.js';
 import { customerSubject, PersonalDataCipher, userSubject } from '../../../src/application/privacy/personal-data-cipher.js';
 import { PersonalDataEventStore } from '../../../src/application/privacy/personal-data-event-store.js';
 import { exportedEvent } from '../../../src/application/export/event-export-format.js';
-import type { NewEvent } from '../../../src/ports/event-store.js';
 
-const metadata = { correlation_id: 'c', causation_id: 'c', actor: 'test', schema_version: 3 };
-let counter = 0;
-function event(type: string, data: Record<string, unknown>): NewEvent {
-  counter += 1;
-  return { id: `e-${counter}`, type, data, metadata };
-}
+const event = newEvent;
+const registered = newRegistered;
 
-const registered = (id: string, fields: Record<string, unknown>) =>
-  event('UserRegistered', {
-    app_user_id: id,
-    registered_at: '2026-11-23T10:00:00.000Z',
-    is_trial: null,
-    is_premium: null,
-    first_seen_at: null,
-    metadata: null,
-    payment_customer_id: null,
-    ...fields,
-  });
-
+let notifications = 0;
 const notification = (customer: string | null) =>
   event('NotificationReceived', {
     received_at: '2026-11-23T10:00:00.000Z',
     app_user_id: null,
     notification: {
       provider: 'stripe',
-      notification_id: `evt_${counter}`,
+      notification_id: `evt_${++notifications}`,
       provider_type: 'invoice.paid',
       kind: 'purchase',
       occurred_at: '2026-11-23T10:00:00.000Z',

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { newEvent, newRegistered } from '../../support/new-events.js';
 import { USERS, usersProjection } from '../../../projections/users.js';
 import { MemoryEventStore } from '../../../src/adapters/memory/memory-event-store.js';
 import { MemoryKeyStore } from '../../../src/adapters/memory/memory-key-store.js';
@@ -6,27 +7,10 @@ import { toLogged } from '../../../src/application/event-log.js';
 import { encryptValue, keptKeyCount, PersonalDataCipher, userSubject } from '../../../src/application/privacy/personal-data-cipher.js';
 import { PersonalDataEventStore } from '../../../src/application/privacy/personal-data-event-store.js';
 import { openProfile } from '../../../src/application/privacy/personal-read-models.js';
-import type { NewEvent } from '../../../src/ports/event-store.js';
 import { projected } from '../../support/events.js';
 
-const metadata = { correlation_id: 'c', causation_id: 'c', actor: 'test', schema_version: 3 };
-let counter = 0;
-function event(type: string, data: Record<string, unknown>): NewEvent {
-  counter += 1;
-  return { id: `e-${counter}`, type, data, metadata };
-}
-
-const registered = (id: string, fields: Record<string, unknown>) =>
-  event('UserRegistered', {
-    app_user_id: id,
-    registered_at: '2026-11-23T10:00:00.000Z',
-    is_trial: null,
-    is_premium: null,
-    first_seen_at: null,
-    metadata: null,
-    payment_customer_id: null,
-    ...fields,
-  });
+const event = newEvent;
+const registered = newRegistered;
 
 /**
  * Read models keep personal fields sealed as the log holds them (SPEC §13): the users document
