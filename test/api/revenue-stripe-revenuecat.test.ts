@@ -607,6 +607,47 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
     });
   });
 
+  describe('a Stripe dispute of a purchase made before the claim', () => {
+    it('counts for no code, as its purchase did not: the disputed invoice is the purchase it takes back', async () => {
+      const svc = await startTestService({ env: { STRIPE_WEBHOOK_SECRET: STRIPE_SECRET } });
+      try {
+        await putReward(svc, 'coins', { kind: 'credit', name: 'Coins', credits: 1 });
+        await putProgram(svc, 'friends', {
+          rewards: { sender: [], receiver: [{ reward_key: 'coins', activation: { variant: 'claim' }, deactivation: never }] },
+        });
+        const referrer = await createUser(svc, 'dispute-referrer');
+        await createUser(svc, 'dispute-buyer', { payment_customer_id: 'cus_dispute' });
+        expect((await stripeEvent(svc, invoicePaid('pre', 'cus_dispute', 1500))).body.data.status).to.equal('applied');
+        expect((await svc.call('POST', '/users/dispute-buyer/claim-code', { code: referrer.referral_code })).status).to.equal(200);
+        const dispute = (id: string, invoice: string) => ({
+          id: `evt_dispute_${id}`,
+          type: 'charge.dispute.created',
+          object: {
+            id: `dp_${id}`,
+            object: 'dispute',
+            charge: { id: `ch_${id}`, object: 'charge', customer: 'cus_dispute', invoice },
+            amount: 1500,
+            currency: 'eur',
+          },
+        });
+        expect((await stripeEvent(svc, dispute('pre', 'in_pre'))).body.data.status).to.equal('applied');
+        // Paid after the claim, disputed too: that pair counts for the code.
+        expect((await stripeEvent(svc, invoicePaid('post', 'cus_dispute', 1500))).body.data.status).to.equal('applied');
+        expect((await stripeEvent(svc, dispute('post', 'in_post'))).body.data.status).to.equal('applied');
+        const recorded = await revenueEvents(svc, 'dispute-buyer');
+        expect(recorded.map((event) => [event.type, event.data.transaction_id, event.data.attribution?.code ?? null])).to.deep.equal([
+          ['PurchaseRecorded', 'in_pre', null],
+          ['RefundRecorded', 'dp_pre', null],
+          ['PurchaseRecorded', 'in_post', referrer.referral_code],
+          ['RefundRecorded', 'dp_post', referrer.referral_code],
+        ]);
+        expect(recorded[1]!.data.refunded_transaction_id).to.equal('in_pre');
+      } finally {
+        await svc.stop();
+      }
+    });
+  });
+
   describe('a flood of refused notifications (the routes take no key)', () => {
     it(`every one is 401, but at most ${REJECTIONS_KEPT_PER_MINUTE} a minute per provider are kept: the log does not grow with the flood`, async () => {
       const svc = await startTestService({ env: { REVENUECAT_WEBHOOK_AUTH: REVENUECAT_AUTH, STRIPE_WEBHOOK_SECRET: STRIPE_SECRET } });

@@ -59,7 +59,7 @@ const chargeSchema = z.object({ id, customer: idOrObject, invoice: idOrObject, a
 /** A dispute names its charge: an id, or (expanded) the charge with its customer. */
 const disputeSchema = z.object({
   id,
-  charge: z.union([id.transform((chargeId) => ({ id: chargeId, customer: null })), z.object({ id, customer: idOrObject })]),
+  charge: z.union([id.transform((chargeId) => ({ id: chargeId, customer: null, invoice: null })), z.object({ id, customer: idOrObject, invoice: idOrObject })]),
   amount,
   currency: z.string(),
 });
@@ -171,6 +171,8 @@ export class StripeVerifier implements NotificationVerifier {
           // A refund of its own: a dispute's amount is not a running total of the charge's refunds
           // (as `charge.refunded` sends), so it must not be taken for a repeat of them.
           transaction_id: dispute.id,
+          // The purchase it takes back: its charge's invoice, when the charge comes expanded.
+          refunded_transaction_id: dispute.charge.invoice,
           price_minor: dispute.amount,
           currency: currencyCode(dispute.currency, '/data/object/currency'),
           // A dispute names no customer of its own: matched when its charge is expanded with one.

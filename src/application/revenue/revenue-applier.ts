@@ -79,9 +79,10 @@ export class RevenueApplier {
         ? await this.readStore.getMany<{ refunded_minor?: number }>(REVENUE_LINKS, refundKeys)
         : new Map<string, { refunded_minor?: number }>();
     // A refund: whether the purchase it takes back counted for a code (unknown until that purchase is recorded).
+    const refunded = notification.refunded_transaction_id ?? transaction_id;
     const paid =
-      notification.kind === 'refund' && (transaction_id ?? original_transaction_id) !== null
-        ? await this.readStore.get<{ attributed: boolean }>(REVENUE_LINKS, links.paid(provider, transaction_id, original_transaction_id))
+      notification.kind === 'refund' && (refunded ?? original_transaction_id) !== null
+        ? await this.readStore.get<{ attributed: boolean }>(REVENUE_LINKS, links.paid(provider, refunded, original_transaction_id))
         : null;
     return {
       already_recorded: inbound?.status === 'applied' && inbound.app_user_id === appUserId,

@@ -38,6 +38,11 @@ export const revenueNotificationSchema = z.object({
   transaction_id: z.string().nullable(),
   /** The id that stays the same across renewals (App Store originalTransactionId, Play purchase token, Stripe subscription/charge). */
   original_transaction_id: z.string().nullable(),
+  /**
+   * A refund whose `transaction_id` is its own (a Stripe dispute): the transaction it takes back,
+   * when the provider says (the disputed charge's invoice). Absent for the others.
+   */
+  refunded_transaction_id: z.string().nullable().optional(),
   product_id: z.string().nullable(),
   price_minor: z.number().int().nullable(),
   currency: z.string().nullable(),
