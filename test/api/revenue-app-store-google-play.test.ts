@@ -71,6 +71,13 @@ describe('API: revenue notifications in (SPEC §11) — App Store and Google Pla
       const rejected = await inbox(svc, '&provider=app-store&status=rejected');
       expect(rejected.length).to.be.at.least(3);
       expect(rejected.every((row) => row.id === null)).to.equal(true);
+      // A flood of unsigned ones past the budget cannot hide a payload the App Store signed for another app: it is always kept.
+      await Promise.all(Array.from({ length: 15 }, () => send({})));
+      const before = (await inbox(svc, '&provider=app-store&status=rejected')).length;
+      expect((await send(otherApp)).status).to.equal(401);
+      const after = await inbox(svc, '&provider=app-store&status=rejected');
+      expect(after).to.have.length(before + 1);
+      expect(after[after.length - 1]!.reason).to.match(/^signed for another app or environment/);
     });
 
     it('answers 400 for a body that is not JSON and for a verified payload without its transaction', async () => {

@@ -159,8 +159,9 @@ export class AppStoreVerifier implements NotificationVerifier {
         );
       }
       if (error instanceof VerificationException) {
-        const reason = REJECTED_IDENTITY.has(error.status) ? 'signed for another app or environment' : 'signature or certificate chain does not verify';
-        throw new WebhookUnauthorizedError(`${reason} (status ${VerificationStatus[error.status] ?? error.status})`);
+        const otherIdentity = REJECTED_IDENTITY.has(error.status);
+        const reason = otherIdentity ? 'signed for another app or environment' : 'signature or certificate chain does not verify';
+        throw new WebhookUnauthorizedError(`${reason} (status ${VerificationStatus[error.status] ?? error.status})`, otherIdentity);
       }
       throw error;
     }

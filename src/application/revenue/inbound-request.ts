@@ -16,7 +16,14 @@ export interface NotificationVerifier {
 
 /** The signature or token is missing or wrong, or it verifies for another app: 401, recorded without payload. */
 export class WebhookUnauthorizedError extends Error {
-  constructor(readonly reason: string) {
+  /**
+   * `authenticated`: the provider's own signature holds, but the payload is for another app,
+   * package or environment (a misconfiguration worth keeping a record of, never a stranger's flood).
+   */
+  constructor(
+    readonly reason: string,
+    readonly authenticated = false,
+  ) {
     super(reason);
     this.name = 'WebhookUnauthorizedError';
   }

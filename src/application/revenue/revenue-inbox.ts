@@ -101,10 +101,12 @@ export class RevenueInbox {
    * take no key, so anyone can send these: at most REJECTIONS_KEPT_PER_MINUTE are kept per
    * provider (counted across instances), enough to diagnose a wrong secret; the rest are answered
    * alike and not kept, so a flood cannot grow the log without bound. Once a minute says so in the log.
+   * One the provider signed (`authenticated`: for another app, package or environment) is always
+   * kept, outside that budget: only the provider can send it, and a flood cannot hide it.
    */
-  async reject(provider: RevenueProvider, reason: string, context: CommandContext): Promise<void> {
+  async reject(provider: RevenueProvider, reason: string, context: CommandContext, authenticated = false): Promise<void> {
     const now = this.clock.now().getTime();
-    const { points } = await this.rateLimits.hit(`inbound-rejections:${provider}`, 1, 60_000, now);
+    const { points } = authenticated ? { points: 0 } : await this.rateLimits.hit(`inbound-rejections:${provider}`, 1, 60_000, now);
     if (points > REJECTIONS_KEPT_PER_MINUTE) {
       if (points === REJECTIONS_KEPT_PER_MINUTE + 1) {
         this.logger.warn({ provider, kept: REJECTIONS_KEPT_PER_MINUTE }, 'rejected notifications past the budget this minute are answered 401 and not kept');

@@ -130,7 +130,7 @@ export function inboundWebhookRoutes(container: DependencyContainer): AnyRoute[]
           notification = await verifier.verify({ body, header: (name) => req.header(name), query: req.query as Record<string, unknown> });
         } catch (error) {
           if (error instanceof WebhookUnauthorizedError) {
-            await inbox.reject(provider, error.reason, context);
+            await inbox.reject(provider, error.reason, context, error.authenticated);
             throw new ApiError(401, 'WEBHOOK.UNAUTHORIZED', 'The notification signature or token is missing or wrong', null);
           }
           if (error instanceof WebhookMalformedError) throw new ApiError(400, error.code, error.message, error.source);
