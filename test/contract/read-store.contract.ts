@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
 import { CheckpointMovedError, type DocumentChange, type ProjectorBatch, type ReadStore } from '../../src/ports/read-store.js';
 import type { ContractOptions, OpenContractSubject } from './contract-subject.js';
+import { rejection } from '../support/rejection.js';
 
 function tag(): string {
   return randomUUID().replace(/-/g, '').slice(0, 10);
@@ -20,15 +21,6 @@ function remove(collection: string, id: string): DocumentChange {
 /** A projector's batch continuing from checkpoint `after` up to `position`. */
 function batch(projector: string, after: bigint | null, position: bigint, changes: DocumentChange[], version = 1): ProjectorBatch {
   return { projector, version, changes, position, after };
-}
-
-async function rejects(work: () => Promise<unknown>): Promise<unknown> {
-  try {
-    await work();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
 }
 
 const PEOPLE: [string, Doc][] = [
@@ -232,7 +224,7 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
       it('refuses a batch that does not continue from the stored checkpoint, and lands nothing of the commit', async function () {
         await store.commitBatches([batch(projector, null, 8n, [put(people, 'a', { n: 1 })])]);
         const other = `projector_${tag()}`;
-        const error = await rejects(() =>
+        const error = await rejection(() =>
           store.commitBatches([
             batch(other, null, 9n, [put(people, 'other', { n: 3 })]),
             // Stale: another process (or a replay) already moved this projector to 8.
@@ -253,7 +245,7 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
         for (const name of names) expect((await store.checkpoint(name)).position).to.equal(7n);
         // Another process moved the second one on to 9.
         await store.commitBatches([batch(names[1]!, 7n, 9n, [])]);
-        const error = await rejects(() => store.commitBatches(names.map((name) => batch(name, 7n, 10n, [put(people, 'late', { n: 99 })]))));
+        const error = await rejection(() => store.commitBatches(names.map((name) => batch(name, 7n, 10n, [put(people, 'late', { n: 99 })]))));
         expect(error).to.be.instanceOf(CheckpointMovedError);
         expect((error as CheckpointMovedError).projector).to.equal(names[1]);
         expect(await store.find(people)).to.deep.equal([{ n: 0 }, { n: 1 }, { n: 2 }]);
@@ -267,7 +259,7 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
         // A replay of version 2 reached the same position and was switched in.
         await store.commitBatches([batch(`replay:${projector}`, null, 8n, [put(rebuilt, 'a', { n: 1, shape: 2 })], 2)]);
         await store.swapIn(projector, `replay:${projector}`, 2, [[people, rebuilt]]);
-        const error = await rejects(() => store.commitBatches([batch(projector, 8n, 9n, [put(people, 'a', { n: 2 })])]));
+        const error = await rejection(() => store.commitBatches([batch(projector, 8n, 9n, [put(people, 'a', { n: 2 })])]));
         expect(error).to.be.instanceOf(CheckpointMovedError);
         expect(await store.get(people, 'a')).to.deep.equal({ n: 1, shape: 2 });
         expect(await store.checkpoint(projector)).to.deep.equal({ projector, position: 8n, version: 2 });
@@ -279,14 +271,14 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
       it('committing the same batch twice (a replay after a crash) is refused the second time', async function () {
         const first = batch(projector, null, 8n, [put(people, 'a', { n: 1 }), put(people, 'b', { n: 2 })]);
         await store.commitBatches([first]);
-        expect(await rejects(() => store.commitBatches([first]))).to.be.instanceOf(CheckpointMovedError);
+        expect(await rejection(() => store.commitBatches([first]))).to.be.instanceOf(CheckpointMovedError);
         expect(await store.find(people)).to.deep.equal([{ n: 1 }, { n: 2 }]);
         expect(await store.checkpoint(projector)).to.deep.equal({ projector, position: 8n, version: 1 });
       });
 
       it('after a reset the projector starts again from no checkpoint', async function () {
         await store.commitBatches([batch(projector, null, 3n, [put(people, 'a', { n: 1 })])]);
-        expect(await rejects(() => store.commitBatches([batch(projector, null, 5n, [])]))).to.be.instanceOf(CheckpointMovedError);
+        expect(await rejection(() => store.commitBatches([batch(projector, null, 5n, [])]))).to.be.instanceOf(CheckpointMovedError);
         await store.reset(projector, [people]);
         await store.commitBatches([batch(projector, null, 5n, [put(people, 'a', { n: 5 })])]);
         expect(await store.get(people, 'a')).to.deep.equal({ n: 5 });
@@ -297,7 +289,7 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
         circular.self = circular;
         await store.commitBatches([batch(projector, null, 1n, [put(people, 'kept', { n: 0 })])]);
         const other = `projector_${tag()}`;
-        const error = await rejects(() =>
+        const error = await rejection(() =>
           store.commitBatches([
             batch(other, null, 2n, [put(people, 'earlier', { n: 1 })]),
             batch(projector, 1n, 3n, [put(people, 'valid', { n: 2 }), put(people, 'broken', circular), remove(people, 'kept')]),
@@ -330,7 +322,9 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
         const fresh = `fresh_${tag()}`;
         await store.commitBatches([batch(projector, null, 5n, [put(people, 'a', { n: 1 })])]);
         // The second batch does not continue from its checkpoint: the whole commit is refused.
-        const error = await rejects(() => store.commitBatches([batch(`${projector}_b`, null, 3n, [put(fresh, 'x', { n: 1 })]), batch(projector, 4n, 6n, [])]));
+        const error = await rejection(() =>
+          store.commitBatches([batch(`${projector}_b`, null, 3n, [put(fresh, 'x', { n: 1 })]), batch(projector, 4n, 6n, [])]),
+        );
         expect(error).to.be.instanceOf(CheckpointMovedError);
         expect(await store.get(fresh, 'x')).to.equal(null);
         expect(await store.find(fresh)).to.deep.equal([]);
@@ -415,7 +409,7 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
 
       it('refuses to swap in a rebuild that has no checkpoint', async function () {
         await store.commitBatches([batch(projector, null, 5n, [put(people, 'old', { n: 1 })])]);
-        expect(await rejects(() => store.swapIn(projector, `missing_${tag()}`, 2, [[people, `people_next_${tag()}`]]))).to.be.instanceOf(Error);
+        expect(await rejection(() => store.swapIn(projector, `missing_${tag()}`, 2, [[people, `people_next_${tag()}`]]))).to.be.instanceOf(Error);
         expect(await store.get(people, 'old')).to.deep.equal({ n: 1 });
         expect((await store.checkpoint(projector)).position).to.equal(5n);
       });

@@ -6,6 +6,7 @@ import { readFilteredPage } from '../../../src/adapters/eventstoredb/eventstored
 import { EventStoreDbLogWatcher } from '../../../src/adapters/eventstoredb/eventstoredb-log-watcher.js';
 import { type NewEvent, StoreUnavailableError, WrongExpectedRevisionError } from '../../../src/ports/event-store.js';
 import { FakeEventStoreDbClient, type FakeSubscription } from './fake-eventstoredb-client.js';
+import { rejection } from '../../support/rejection.js';
 
 function newEvent(type = 'ThingHappened'): NewEvent {
   return {
@@ -14,15 +15,6 @@ function newEvent(type = 'ThingHappened'): NewEvent {
     data: { n: 1 },
     metadata: { correlation_id: 'c', causation_id: 'c', actor: 'test', schema_version: 1 },
   };
-}
-
-async function rejection(work: () => Promise<unknown>): Promise<unknown> {
-  try {
-    await work();
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
 }
 
 /** The adapter's own logic against a fake client; the real server is covered by `npm run test:docker`. */

@@ -10,6 +10,7 @@ import { streams } from '../../../src/domain/events/index.js';
 import { type EventStore, WrongExpectedRevisionError } from '../../../src/ports/event-store.js';
 import { type ApplicationSpec, applicationSpec } from '../../support/application-spec.js';
 import { codeClaimed, event, registered } from '../../support/events.js';
+import { rejection } from '../../support/rejection.js';
 
 const CODE = 'HOT123';
 const codeStream = streams.code(CODE);
@@ -137,12 +138,3 @@ describe('ClaimSlots (in memory): requests on one code are batched, the limit ho
     await app.stop();
   });
 });
-
-async function rejection(work: Promise<unknown>): Promise<unknown> {
-  try {
-    await work;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
-}

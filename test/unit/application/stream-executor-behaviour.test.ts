@@ -13,6 +13,7 @@ import { type EventStore, StoreUnavailableError, WrongExpectedRevisionError } fr
 import { operationsProjection } from '../../../projections/operations.js';
 import { applicationSpec } from '../../support/application-spec.js';
 import { event, registered, rewardGranted, T0 } from '../../support/events.js';
+import { rejection } from '../../support/rejection.js';
 
 /** StreamExecutor gives up after this many attempts (the write retry policy). */
 const ATTEMPTS = WRITE_ATTEMPTS;
@@ -69,15 +70,6 @@ function counting(inner: EventStore) {
 
 function executorOn(store: EventStore, readStore: MemoryReadStore): StreamExecutor {
   return new StreamExecutor(new EventLog(store, new RandomIds()), readStore);
-}
-
-async function rejection(work: Promise<unknown>): Promise<unknown> {
-  try {
-    await work;
-  } catch (error) {
-    return error;
-  }
-  throw new Error('expected a rejection');
 }
 
 /** An event store whose appends to `stream` fail as conflicts the first `times` times (all, when Infinity). */
