@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import type { Decision, Evolver, NewDomainEvent } from '../domain/decider.js';
 import { type AppendResult, type ExpectedRevision, WrongExpectedRevisionError } from '../ports/event-store.js';
 import type { ReadStore } from '../ports/read-store.js';
@@ -134,8 +135,12 @@ type Outcome = { ok: true; executed: Omit<Executed<unknown, unknown>, 'position'
  */
 export class StreamExecutor {
   private readonly locks = new KeyedLock();
-  /** stream → last known state, in least-recently-used order (Map keeps insertion order). */
-  private readonly cache = new Map<string, Loaded<unknown> & { version: number; folded: number }>();
+  /**
+   * stream → last known state, the least recently used dropped first. Not a Map with delete and
+   * set: V8 leaves a deleted entry's slot in place until the table is rebuilt, so taking the
+   * oldest entry walks over every slot dropped before it (about 8 µs a time at 10,000 streams).
+   */
+  private readonly cache = new LRUCache<string, Loaded<unknown> & { version: number; folded: number }>({ max: CACHED_STREAMS });
   /**
    * The snapshot collection, made once: a store whose collection does not exist yet looks for
    * it again on every read (the embedded store asks SQLite's schema), and most streams have
@@ -196,9 +201,7 @@ export class StreamExecutor {
 
   /** `folded`: events folded since the last snapshot was written. */
   private remember<S>(stream: string, evolver: Evolver<S>, loaded: Loaded<S>, folded: number): void {
-    this.cache.delete(stream);
     this.cache.set(stream, { ...loaded, version: evolver.version, folded });
-    if (this.cache.size > CACHED_STREAMS) this.cache.delete(this.cache.keys().next().value!);
   }
 
   /**

@@ -1,3 +1,4 @@
+import { LRUCache } from 'lru-cache';
 import { createCipheriv, createDecipheriv, createHash, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import { appUserIdOf } from '../../domain/events/index.js';
 import { type PersonalField, personalFieldsOf, valueAt, withValueAt } from '../../domain/privacy/personal-fields.js';
@@ -44,25 +45,24 @@ export class PersonalDataCorruptError extends Error {
  */
 const KEY_OBJECTS_KEPT = 10_000;
 const KEY_OBJECT_TTL_MS = 60_000;
-const keyObjects = new Map<string, { subject: string; material: Buffer; keyObject: KeyObject; usedAt: number }>();
+/** Least recently used dropped first (lru-cache: a Map used as one walks over its deleted slots). */
+const keyObjects = new LRUCache<string, { subject: string; material: Buffer; keyObject: KeyObject; usedAt: number }>({ max: KEY_OBJECTS_KEPT });
 function keyObjectOf(key: DataKey): KeyObject {
   const now = Date.now();
-  // Least recently used first: drop those past their time.
-  for (const [id, kept] of keyObjects) {
-    if (now - kept.usedAt < KEY_OBJECT_TTL_MS) break;
-    keyObjects.delete(id);
+  for (let oldest = keyObjects.rkeys().next().value; oldest !== undefined; oldest = keyObjects.rkeys().next().value) {
+    if (now - keyObjects.peek(oldest)!.usedAt < KEY_OBJECT_TTL_MS) break;
+    keyObjects.delete(oldest);
   }
   const kept = keyObjects.get(key.id);
   const keyObject = kept?.material.equals(key.key) ? kept.keyObject : createSecretKey(key.key);
-  keyObjects.delete(key.id);
   keyObjects.set(key.id, { subject: key.subject, material: kept?.keyObject === keyObject ? kept.material : Buffer.from(key.key), keyObject, usedAt: now });
-  if (keyObjects.size > KEY_OBJECTS_KEPT) keyObjects.delete(keyObjects.keys().next().value!);
   return keyObject;
 }
 
 /** Drops the kept keys of `subject` (its key was just destroyed: erasure). */
 export function forgetKeysOf(subject: string): void {
-  for (const [id, kept] of keyObjects) if (kept.subject === subject) keyObjects.delete(id);
+  const ids = [...keyObjects.entries()].filter(([, kept]) => kept.subject === subject).map(([id]) => id);
+  for (const id of ids) keyObjects.delete(id);
 }
 
 /** How many keys are kept in memory (tests). */
