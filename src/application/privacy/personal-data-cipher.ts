@@ -40,23 +40,37 @@ export class PersonalDataCorruptError extends Error {
  * hands out a new DataKey per look-up). Only keys the key store has just handed out reach this,
  * so a destroyed key is never used from here; the material is compared so an id can never open
  * with another key's. A key stays in memory at most KEY_OBJECT_TTL_MS after its last use (swept
- * at the next use of any key), and an erasure in this process drops its keys at once
+ * at the next use of any key, at most once a second), and an erasure in this process drops its keys at once
  * (`forgetKeysOf`); at most KEY_OBJECTS_KEPT are kept.
  */
 const KEY_OBJECTS_KEPT = 10_000;
 const KEY_OBJECT_TTL_MS = 60_000;
 /** Least recently used dropped first (lru-cache: a Map used as one walks over its deleted slots). */
 const keyObjects = new LRUCache<string, { subject: string; material: Buffer; keyObject: KeyObject; usedAt: number }>({ max: KEY_OBJECTS_KEPT });
+/** When keys past their time were last dropped (at most once a second: a look at the oldest is not free). */
+let sweptAt = 0;
 function keyObjectOf(key: DataKey): KeyObject {
   const now = Date.now();
-  for (let oldest = keyObjects.rkeys().next().value; oldest !== undefined; oldest = keyObjects.rkeys().next().value) {
-    if (now - keyObjects.peek(oldest)!.usedAt < KEY_OBJECT_TTL_MS) break;
-    keyObjects.delete(oldest);
+  if (now - sweptAt >= 1_000 || now < sweptAt) {
+    sweptAt = now;
+    dropKeysUnusedSince(now - KEY_OBJECT_TTL_MS);
   }
   const kept = keyObjects.get(key.id);
-  const keyObject = kept?.material.equals(key.key) ? kept.keyObject : createSecretKey(key.key);
-  keyObjects.set(key.id, { subject: key.subject, material: kept?.keyObject === keyObject ? kept.material : Buffer.from(key.key), keyObject, usedAt: now });
+  if (kept?.material.equals(key.key)) {
+    kept.usedAt = now;
+    return kept.keyObject;
+  }
+  const keyObject = createSecretKey(key.key);
+  keyObjects.set(key.id, { subject: key.subject, material: Buffer.from(key.key), keyObject, usedAt: now });
   return keyObject;
+}
+
+/** Drops the keys last used before `time`, the least recently used first. */
+function dropKeysUnusedSince(time: number): void {
+  for (let oldest = keyObjects.rkeys().next().value; oldest !== undefined; oldest = keyObjects.rkeys().next().value) {
+    if (keyObjects.peek(oldest)!.usedAt >= time) return;
+    keyObjects.delete(oldest);
+  }
 }
 
 /** Drops the kept keys of `subject` (its key was just destroyed: erasure). */
