@@ -3,7 +3,7 @@ import { type DomainEvent, parseEvent, SCHEMA_VERSION } from '../domain/events/i
 import { operationEventIdParts } from '../domain/idempotency.js';
 import type { AppendResult, EventStore, ExpectedRevision, LogFilter, LogPage, RecordedEvent } from '../ports/event-store.js';
 import type { Ids } from '../ports/ids.js';
-import { upcast } from './upcasters.js';
+import { upcastRecord } from './upcasters.js';
 
 /** Who asked for a change and why: becomes every event's metadata. */
 export interface CommandContext {
@@ -20,8 +20,7 @@ export interface CommandContext {
 export type LoggedEvent = DomainEvent & Omit<RecordedEvent, 'type' | 'data'>;
 
 export function toLogged(record: RecordedEvent): LoggedEvent {
-  const version = Number(record.metadata.schema_version ?? 1);
-  const event = parseEvent(record.type, upcast(record.type, version, record.data));
+  const event = parseEvent(record.type, upcastRecord(record));
   return { ...record, ...event } as LoggedEvent;
 }
 

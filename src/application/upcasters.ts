@@ -1,3 +1,5 @@
+import type { RecordedEvent } from '../ports/event-store.js';
+
 /**
  * Old event versions are upcast on read, never rewritten. When an event's shape changes,
  * bump SCHEMA_VERSION and register here a function that lifts version N data to N + 1.
@@ -12,9 +14,20 @@ const upcasters: Record<string, Record<number, Upcaster>> = {
   UserConverted: { 1: (data) => data, 2: (data) => ({ ...data, source: 'client', purchase: null, program_id: null }) },
   // v4 (analytics by program): churns before it did not name the claim's program.
   UserChurned: { 1: (data) => data, 2: (data) => data, 3: (data) => ({ ...data, program_id: null }) },
+  // v5: a waiting grant's expires_at, absent in requests recorded before it was kept, is null (never).
+  PoolCodeRequested: { 1: withNullExpiry, 2: withNullExpiry, 3: withNullExpiry, 4: withNullExpiry },
 };
 
-export function upcast(type: string, version: number, data: Record<string, unknown>): Record<string, unknown> {
+function withNullExpiry(data: Record<string, unknown>): Record<string, unknown> {
+  return data.expires_at === undefined ? { ...data, expires_at: null } : data;
+}
+
+/** A stored event's data at the current version, lifted from the version its metadata names. */
+export function upcastRecord(record: Pick<RecordedEvent, 'type' | 'data' | 'metadata'>): Record<string, unknown> {
+  return upcast(record.type, Number(record.metadata.schema_version ?? 1), record.data);
+}
+
+function upcast(type: string, version: number, data: Record<string, unknown>): Record<string, unknown> {
   let current = data;
   for (let step = version; upcasters[type]?.[step]; step += 1) current = upcasters[type]![step]!(current);
   return current;

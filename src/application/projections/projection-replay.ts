@@ -3,7 +3,7 @@ import type { DomainEvent } from '../../domain/events/index.js';
 import type { RecordedEvent } from '../../ports/event-store.js';
 import type { DocumentChange, ProjectorBatch, ReadStore } from '../../ports/read-store.js';
 import type { EventLog, LoggedEvent } from '../event-log.js';
-import { upcast } from '../upcasters.js';
+import { upcastRecord } from '../upcasters.js';
 import { SeenKeys } from './seen-keys.js';
 
 const PAGE_SIZE = 2_000;
@@ -44,14 +44,14 @@ export class ReplayFailedError extends Error {
 
 /**
  * A stored event as projections see it, without validating its data again: every event was
- * checked against its schema when it was appended (the schemas only check, they transform
- * nothing), so a replay only lifts old versions. Validating 1M events again would cost more
+ * checked against its schema when it was appended (the event schemas only check: no defaults,
+ * no transforms; a field added later is filled by an upcaster), so a replay only lifts old
+ * versions. Validating 1M events again would cost more
  * than reading them.
  */
 export function replayedEvent(record: RecordedEvent): LoggedEvent {
-  const version = Number(record.metadata.schema_version ?? 1);
   // The record is the replay's own copy: lifted in place rather than copied.
-  record.data = upcast(record.type, version, record.data);
+  record.data = upcastRecord(record);
   return record as unknown as LoggedEvent & DomainEvent;
 }
 

@@ -9,10 +9,10 @@ export const poolEvents = {
   PoolCodesAdded: z.object({ codes: z.array(poolCodeSchema) }),
   /**
    * A grant waits for a code: the pool had none usable. `expires_at`: when the grant's entry
-   * expires (null: never; absent in events recorded before it was kept), after which no code is
-   * handed to it.
+   * expires (null: never), after which no code is handed to it. Events recorded before it was
+   * kept lack it: upcast to null (src/application/upcasters.ts).
    */
-  PoolCodeRequested: z.object({ grant_id: z.string(), app_user_id: z.string(), expires_at: isoDateTime.nullable().default(null) }),
+  PoolCodeRequested: z.object({ grant_id: z.string(), app_user_id: z.string(), expires_at: isoDateTime.nullable() }),
   PoolCodeAssigned: z.object({ grant_id: z.string(), app_user_id: z.string(), code: poolCodeSchema }),
   /** A grant was revoked (refund clawback) before it got a code: it gets none (it leaves the line, or is never served). */
   PoolRequestWithdrawn: z.object({ grant_id: z.string(), app_user_id: z.string(), withdrawn_at: isoDateTime }),
