@@ -5,6 +5,26 @@
  */
 export type Scalar = string | number | boolean | null;
 
+/**
+ * The collection and field names every read store accepts, so that a name one backend takes
+ * the others take too: a SQLite table `rm_<collection>` and a `json_extract` path, a MongoDB
+ * collection and a `doc.<field>` path.
+ */
+const COLLECTION_NAME = /^[A-Za-z0-9_]+$/;
+const FIELD_NAME = /^[A-Za-z_][A-Za-z0-9_]*$/;
+
+/** `collection`, or an Error when no read store accepts it. */
+export function checkedCollection(collection: string): string {
+  if (!COLLECTION_NAME.test(collection)) throw new Error(`Invalid collection name ${JSON.stringify(collection)}`);
+  return collection;
+}
+
+/** `field` (a top-level document field), or an Error when no read store accepts it. */
+export function checkedField(field: string): string {
+  if (!FIELD_NAME.test(field)) throw new Error(`Invalid field name ${JSON.stringify(field)}`);
+  return field;
+}
+
 /** One index: a top-level field, or several fields in order. */
 export type IndexSpec = string | string[];
 

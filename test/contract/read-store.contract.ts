@@ -443,5 +443,21 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
         expect(ids(await store.find(people, { where: { team: 'blue' }, orderBy: { field: 'age', direction: 'desc' } }))).to.deep.equal(['Ed', 'Bob']);
       });
     });
+
+    describe('names', function () {
+      it('every backend refuses the same collection and field names (a name one accepts, all accept)', async function () {
+        for (const collection of [`${people}-x`, `${people}.x`, '', `${people} x`]) {
+          expect(await rejection(() => store.get(collection, 'p1')), collection).to.be.instanceOf(Error);
+          expect(await rejection(() => store.commitBatches([batch(projector, null, 1n, [put(collection, 'p1', { n: 1 })])])), collection).to.be.instanceOf(
+            Error,
+          );
+        }
+        for (const field of ['a.b', '$where', '1a', 'a-b', '']) {
+          expect(await rejection(() => store.find(people, { where: { [field]: 1 } })), field).to.be.instanceOf(Error);
+          expect(await rejection(() => store.ensureIndexes(people, [field])), field).to.be.instanceOf(Error);
+        }
+        expect((await store.checkpoint(projector)).position).to.equal(null);
+      });
+    });
   });
 }

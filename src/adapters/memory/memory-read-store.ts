@@ -1,6 +1,8 @@
 import {
   type Checkpoint,
   CheckpointMovedError,
+  checkedCollection,
+  checkedField,
   type FindQuery,
   type IndexSpec,
   type ProjectorBatch,
@@ -18,18 +20,9 @@ interface StoredCheckpoint {
   version: number;
 }
 
-/** The names the SQLite read store accepts, so a test on memory fails where the service would. */
-const COLLECTION = /^[A-Za-z0-9_]+$/;
-const FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
-function checkName(pattern: RegExp, kind: string, name: string): string {
-  if (!pattern.test(name)) throw new Error(`Invalid ${kind} name ${name}`);
-  return name;
-}
-
 /** A top-level field as SQLite's json_extract sees it: missing is null, booleans are 1 and 0. */
 function fieldOf(doc: Doc, field: string): Scalar | object {
-  const value = doc[checkName(FIELD, 'field', field)];
+  const value = doc[checkedField(field)];
   if (value === undefined) return null;
   if (typeof value === 'boolean') return Number(value);
   return value as Scalar | object;
@@ -65,12 +58,12 @@ export class MemoryReadStore implements ReadStore {
 
   /** Indexes change no answer here: only the names are checked. */
   async ensureIndexes(collection: string, indexes: IndexSpec[]): Promise<void> {
-    checkName(COLLECTION, 'collection', collection);
-    for (const index of indexes) for (const field of typeof index === 'string' ? [index] : index) checkName(FIELD, 'field', field);
+    checkedCollection(collection);
+    for (const index of indexes) for (const field of typeof index === 'string' ? [index] : index) checkedField(field);
   }
 
   async get<T extends Doc>(collection: string, id: string): Promise<T | null> {
-    const json = this.collections.get(checkName(COLLECTION, 'collection', collection))?.get(id);
+    const json = this.collections.get(checkedCollection(collection))?.get(id);
     return json === undefined ? null : (JSON.parse(json) as T);
   }
 
@@ -85,6 +78,8 @@ export class MemoryReadStore implements ReadStore {
 
   async find<T extends Doc>(collection: string, query: FindQuery = {}): Promise<T[]> {
     const { where = {}, atMost, atLeast, orderBy, afterId, limit } = query;
+    // Names are checked on every call, as SQLite checks them building its query, whatever the collection holds.
+    for (const field of [...Object.keys(where), atMost?.field, atLeast?.field, orderBy?.field]) if (field !== undefined) checkedField(field);
     const docs = this.all(collection).filter(
       ([id, doc]) =>
         matches(doc, where) &&
@@ -101,12 +96,13 @@ export class MemoryReadStore implements ReadStore {
   }
 
   async count(collection: string, where: Record<string, Scalar> = {}): Promise<number> {
+    for (const field of Object.keys(where)) checkedField(field);
     return this.all(collection).filter(([, doc]) => matches(doc, where)).length;
   }
 
   /** Every document of a collection, parsed, in id order. */
   private all(collection: string): [string, Doc][] {
-    const documents = this.collections.get(checkName(COLLECTION, 'collection', collection)) ?? new Map<string, string>();
+    const documents = this.collections.get(checkedCollection(collection)) ?? new Map<string, string>();
     return [...documents.keys()].sort().map((id) => [id, JSON.parse(documents.get(id)!) as Doc]);
   }
 
@@ -121,7 +117,7 @@ export class MemoryReadStore implements ReadStore {
       const stored = checkpoints.get(projector);
       if ((stored?.position ?? null) !== after || (after !== null && stored?.version !== version)) throw new CheckpointMovedError(projector);
       for (const change of changes) {
-        checkName(COLLECTION, 'collection', change.collection);
+        checkedCollection(change.collection);
         writes.push({ collection: change.collection, id: change.id, json: change.op === 'put' ? JSON.stringify(change.doc) : null });
       }
       checkpoints.set(projector, { position, version });
@@ -137,7 +133,7 @@ export class MemoryReadStore implements ReadStore {
     let documents = this.collections.get(collection);
     if (!documents) {
       documents = new Map();
-      this.collections.set(checkName(COLLECTION, 'collection', collection), documents);
+      this.collections.set(checkedCollection(collection), documents);
     }
     return documents;
   }
@@ -151,7 +147,7 @@ export class MemoryReadStore implements ReadStore {
     const rebuilt = this.checkpoints.get(from);
     if (!rebuilt) throw new Error(`No checkpoint ${from} to swap in`);
     for (const [live, next] of collections) {
-      this.collections.set(checkName(COLLECTION, 'collection', live), this.documents(next));
+      this.collections.set(checkedCollection(live), this.documents(next));
       this.collections.set(next, new Map());
     }
     this.checkpoints.set(projector, { position: rebuilt.position, version });

@@ -21,7 +21,7 @@ import {
   type Sort,
 } from 'mongodb';
 import { StoreUnavailableError } from '../../ports/event-store.js';
-import type { DocumentChange, FindQuery, Scalar } from '../../ports/read-store.js';
+import { checkedCollection, checkedField, type DocumentChange, type FindQuery, type Scalar } from '../../ports/read-store.js';
 
 export interface StoredDocument {
   _id: string;
@@ -55,19 +55,14 @@ export function parsePosition(stored: string | null | undefined): bigint | null 
 // ---------------------------------------------------------------------------------------------
 // Names
 
-const COLLECTION = /^[A-Za-z0-9_-]+$/;
-const FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
 /** The MongoDB collection holding a read-model collection. */
 export function collectionName(collection: string): string {
-  if (!COLLECTION.test(collection)) throw new Error(`Invalid collection name ${JSON.stringify(collection)}`);
-  return `rm_${collection}`;
+  return `rm_${checkedCollection(collection)}`;
 }
 
 /** A top-level document field as a path inside the stored wrapper. */
 export function fieldPath(field: string): string {
-  if (!FIELD.test(field)) throw new Error(`Invalid field name ${JSON.stringify(field)}`);
-  return `doc.${field}`;
+  return `doc.${checkedField(field)}`;
 }
 
 /** The name an index had before it carried `_id` (dropped when found). */

@@ -2,6 +2,7 @@ import { type AnyBulkWriteOperation, type ClientSession, type Collection, type D
 import {
   type Checkpoint,
   CheckpointMovedError,
+  checkedCollection,
   type DocumentChange,
   type FindQuery,
   type IndexSpec,
@@ -144,10 +145,13 @@ export class MongoReadStore implements ReadStore {
 
   async commitBatches(batches: ProjectorBatch[]): Promise<void> {
     if (batches.length === 0) return;
-    // Every document is checked (and normalised to JSON) before anything is written.
+    // Every document and collection name is checked (documents normalised to JSON) before anything is written.
     const prepared = batches.map((batch) => ({
       ...batch,
-      changes: batch.changes.map((change): DocumentChange => (change.op === 'put' ? { ...change, doc: toJsonDocument(change.doc) } : change)),
+      changes: batch.changes.map((change): DocumentChange => {
+        checkedCollection(change.collection);
+        return change.op === 'put' ? { ...change, doc: toJsonDocument(change.doc) } : change;
+      }),
     }));
     await guardMongo(() => (this.transactions ? this.commitInTransaction(prepared) : this.commitWithoutTransaction(prepared)));
   }

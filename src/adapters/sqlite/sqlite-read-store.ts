@@ -1,6 +1,8 @@
 import {
   type Checkpoint,
   CheckpointMovedError,
+  checkedCollection,
+  checkedField,
   type FindQuery,
   type IndexSpec,
   indexFields,
@@ -11,19 +13,13 @@ import {
 import type { Statement } from 'better-sqlite3';
 import { guardSqlite, STABLE_PARAM, type SqliteConnection, StatementCache, writeTransaction } from './sqlite-database.js';
 
-const FIELD = /^[A-Za-z_][A-Za-z0-9_]*$/;
-
 function fieldPath(field: string): string {
-  if (!FIELD.test(field)) throw new Error(`Invalid field name ${field}`);
-  return `json_extract(doc, '$.${field}')`;
+  return `json_extract(doc, '$.${checkedField(field)}')`;
 }
-
-const COLLECTION = /^[A-Za-z0-9_]+$/;
 
 /** The table holding a collection: `rm_<collection>` (as the MongoDB adapter names its collections). */
 export function tableName(collection: string): string {
-  if (!COLLECTION.test(collection)) throw new Error(`Invalid collection name ${collection}`);
-  return `rm_${collection}`;
+  return `rm_${checkedCollection(collection)}`;
 }
 
 /**
