@@ -17,8 +17,14 @@ import { transactionLinksProjection } from './transaction-links.js';
 import { usersProjection } from './users.js';
 import { webhooksProjection } from './webhooks.js';
 
+/** What read models are built with: the service's settings they depend on. */
+export interface ProjectionSettings {
+  /** ACCOUNT_TOKEN_NAMESPACE (the revenue index's account-token links). */
+  accountTokenNamespace: string;
+}
+
 /** Every read model the service keeps. */
-export const allProjections: Projection[] = [
+export const allProjections = (settings: ProjectionSettings): Projection[] => [
   usersProjection,
   codesProjection,
   catalogProjection,
@@ -29,7 +35,7 @@ export const allProjections: Projection[] = [
   storeOfferCodesProjection,
   operationsProjection,
   webhooksProjection,
-  revenueIndexProjection,
+  revenueIndexProjection(settings.accountTokenNamespace),
   attributionProjection,
   transactionLinksProjection,
   fraudRulesProjection,

@@ -1,8 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { LoggedEvent } from '../src/application/event-log.js';
-import { DEFAULT_ACCOUNT_TOKEN_NAMESPACE } from '../src/config.js';
 import { appUserIdOf } from '../src/domain/events/index.js';
-import { accountToken, accountTokenNamespace } from '../src/domain/revenue/account-token.js';
+import { accountToken } from '../src/domain/revenue/account-token.js';
 import { type MatchKeys, notificationKey, type RevenueProvider } from '../src/domain/revenue/revenue-notification.js';
 import type { Doc, DocumentRef, Projection } from './projection.js';
 
@@ -70,8 +69,14 @@ function inboundDoc(event: LoggedEvent, fields: Doc): Doc {
 
 const REVENUE_TYPES = ['PurchaseRecorded', 'RenewalRecorded', 'RefundRecorded', 'SubscriptionExpired'] as const;
 
-export const revenueIndexProjection: Projection = {
-  name: 'revenue-index',
+export const REVENUE_INDEX = 'revenue-index';
+
+/**
+ * The revenue index, its account-token links made in `accountTokenNamespace` (the service's
+ * ACCOUNT_TOKEN_NAMESPACE: changing it needs a replay of this read model).
+ */
+export const revenueIndexProjection = (accountTokenNamespace: string): Projection => ({
+  name: REVENUE_INDEX,
   // 2: customer links by digest, erasures noted (SPEC §13).
   // 3: a refund link keeps the amount its transaction's refunds reached (refunded_minor).
   // 4: purchases and renewals say whether they counted for a code (`paid:` links).
@@ -125,9 +130,7 @@ export const revenueIndexProjection: Projection = {
       }
       case 'UserRegistered': {
         if (user === null) return [];
-        const refs: DocumentRef[] = [
-          { collection: REVENUE_LINKS, id: links.token(accountToken(user, accountTokenNamespace(DEFAULT_ACCOUNT_TOKEN_NAMESPACE))) },
-        ];
+        const refs: DocumentRef[] = [{ collection: REVENUE_LINKS, id: links.token(accountToken(user, accountTokenNamespace)) }];
         if (event.data.payment_customer_id) refs.push({ collection: REVENUE_LINKS, id: links.customerLink(user, event.id) });
         return refs;
       }
@@ -218,7 +221,7 @@ export const revenueIndexProjection: Projection = {
       }
     }
   },
-};
+});
 
 /** The payment customer id a user event sets, else null. */
 function customerOf(event: LoggedEvent): string | null {

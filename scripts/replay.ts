@@ -6,12 +6,14 @@
  * ones by itself. Interrupted? Run it again: it resumes. Uses the service's configuration.
  */
 import { allProjections } from '../projections/index.js';
+import { DEFAULT_ACCOUNT_TOKEN_NAMESPACE } from '../src/config.js';
 import { replayProjections } from '../src/application/projections/projection-replay.js';
 import { defineCommand, EXIT, runScript } from './cli/command-line.js';
 import { createProgress } from './cli/progress.js';
 import { openScriptContext } from './script-context.js';
 
-const NAMES = allProjections.map((projection) => projection.name);
+/** The read models' names (the same whatever the settings they are built with). */
+const NAMES = allProjections({ accountTokenNamespace: DEFAULT_ACCOUNT_TOKEN_NAMESPACE }).map((projection) => projection.name);
 
 const command = defineCommand({
   name: 'replay',
@@ -36,8 +38,8 @@ async function main(): Promise<number> {
   const names = only === undefined ? NAMES : only.split(',').map((name) => name.trim());
   const unknown = names.filter((name) => !NAMES.includes(name));
   if (unknown.length > 0) command.fail(`unknown projection ${unknown.join(', ')}; known: ${NAMES.join(', ')}`);
-  const selected = allProjections.filter((projection) => names.includes(projection.name));
   const context = await openScriptContext({ readsExistingStore: command.name });
+  const selected = allProjections({ accountTokenNamespace: context.config.ACCOUNT_TOKEN_NAMESPACE }).filter((projection) => names.includes(projection.name));
   const progress = createProgress({
     label: 'replay',
     total: 100,

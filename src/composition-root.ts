@@ -30,7 +30,6 @@ import { WebhookFeeder } from './application/webhooks/webhook-feeder.js';
 import { webhookHealth } from './application/webhooks/webhook-health.js';
 import type { Backend } from './backends/backend.js';
 import type { Config } from './config.js';
-import { useAccountTokenNamespace } from './domain/revenue/account-token.js';
 import { MeteredEventStore } from './observability/metered-event-store.js';
 import { Metrics } from './observability/metrics.js';
 import { RequestActivity } from './observability/request-activity.js';
@@ -106,12 +105,11 @@ export async function composeService(options: CompositionOptions): Promise<Depen
   container.register(TOKENS.PurgeOverwritten, { useValue: () => backend.purgeOverwritten() });
   container.register(TOKENS.Clock, { useValue: options.clock ?? new SystemClock() });
   container.register(TOKENS.Ids, { useValue: options.ids ?? new RandomIds() });
-  container.register(TOKENS.Projections, { useValue: allProjections });
+  container.register(TOKENS.Projections, { useValue: allProjections({ accountTokenNamespace: config.ACCOUNT_TOKEN_NAMESPACE }) });
   container.register(TOKENS.Metrics, { useValue: new Metrics() });
   container.register(RequestActivity, { useValue: new RequestActivity() });
   singleton(container, TOKENS.EventStore, (c) => new MeteredEventStore(backend.eventStore, c.resolve<Metrics>(TOKENS.Metrics)));
   container.register(APP_STORE_CONNECT, { useValue: await openAppStoreConnect(config, container.resolve<Clock>(TOKENS.Clock)) });
-  useAccountTokenNamespace(config.ACCOUNT_TOKEN_NAMESPACE);
 
   // The write path and the read models.
   singleton(container, EventLog, (c) => new EventLog(c.resolve<EventStore>(TOKENS.EventStore), c.resolve<Ids>(TOKENS.Ids)));

@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import fs from 'node:fs';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { allProjections } from '../../projections/index.js';
+import { defaultProjections } from '../support/projections.js';
 import { EventLog } from '../../src/application/event-log.js';
 import { replayProjections } from '../../src/application/projections/projection-replay.js';
 import type { ReadStore } from '../../src/ports/read-store.js';
@@ -193,7 +193,7 @@ describe('API: analytics (SPEC §14)', function () {
     const readStore = svc.service.container.resolve<ReadStore>(TOKENS.ReadStore);
     const series = (await daily(`from=${day(-1)}&to=${day(4)}`)).body;
     const top = (await topCodes(`from=${day(-1)}&to=${day(4)}&by=conversions`)).body;
-    expect(await replayProjections(log, readStore, allProjections)).to.equal('switched');
+    expect(await replayProjections(log, readStore, defaultProjections)).to.equal('switched');
     expect((await daily(`from=${day(-1)}&to=${day(4)}`)).body).to.deep.equal(series);
     expect((await topCodes(`from=${day(-1)}&to=${day(4)}&by=conversions`)).body).to.deep.equal(top);
   });

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
-import { allProjections } from '../../projections/index.js';
+import { defaultProjections } from '../support/projections.js';
 import { EventLog } from '../../src/application/event-log.js';
 import { auditCredits } from '../../src/application/audit/credit-audit.js';
 import { replayProjections } from '../../src/application/projections/projection-replay.js';
@@ -46,7 +46,7 @@ async function settled(svc: TestService) {
 
 async function liveDocuments(readStore: ReadStore) {
   const all: Record<string, unknown[]> = {};
-  for (const projection of allProjections) {
+  for (const projection of defaultProjections) {
     for (const collection of projection.collections) all[collection.name] = await readStore.find(collection.name);
   }
   return all;
@@ -202,7 +202,7 @@ describe('API: erasure and access (DELETE /admin/users/{id}, GET /admin/users/{i
     expect(audit.mismatches).to.deep.equal([]);
     expect(audit.rows.find((row) => row.app_user_id === 'ann')).to.include({ key: 'coins' });
     const live = await liveDocuments(readStore);
-    expect(await replayProjections(log, readStore, allProjections)).to.equal('switched');
+    expect(await replayProjections(log, readStore, defaultProjections)).to.equal('switched');
     expect(await liveDocuments(readStore)).to.deep.equal(live);
   });
 

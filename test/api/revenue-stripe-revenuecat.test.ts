@@ -3,7 +3,7 @@ import Stripe from 'stripe';
 import { expect } from 'chai';
 import { auditCredits } from '../../src/application/audit/credit-audit.js';
 import { EventLog } from '../../src/application/event-log.js';
-import { allProjections } from '../../projections/index.js';
+import { defaultProjections } from '../support/projections.js';
 import { replayProjections } from '../../src/application/projections/projection-replay.js';
 import type { EventStore } from '../../src/ports/event-store.js';
 import type { ReadConsistency } from '../../src/ports/read-consistency.js';
@@ -18,7 +18,7 @@ import { startTestService, type TestService } from '../support/test-service.js';
 async function readModels(svc: TestService) {
   const readStore = svc.service.container.resolve<ReadStore>(TOKENS.ReadStore);
   const all: Record<string, unknown[]> = {};
-  for (const projection of allProjections) for (const collection of projection.collections) all[collection.name] = await readStore.find(collection.name);
+  for (const projection of defaultProjections) for (const collection of projection.collections) all[collection.name] = await readStore.find(collection.name);
   return all;
 }
 
@@ -448,7 +448,7 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       await settled(svc);
       const before = await readModels(svc);
       expect(
-        await replayProjections(svc.service.container.resolve(EventLog), svc.service.container.resolve<ReadStore>(TOKENS.ReadStore), allProjections),
+        await replayProjections(svc.service.container.resolve(EventLog), svc.service.container.resolve<ReadStore>(TOKENS.ReadStore), defaultProjections),
       ).to.equal('switched');
       expect(await readModels(svc)).to.deep.equal(before);
     });

@@ -1,7 +1,7 @@
 import 'reflect-metadata';
 import { MemoryKeyStore } from '../../src/adapters/memory/memory-key-store.js';
 import { expect } from 'chai';
-import { allProjections } from '../../projections/index.js';
+import { defaultProjections } from '../support/projections.js';
 import { MemoryEventStore } from '../../src/adapters/memory/memory-event-store.js';
 import { RandomIds } from '../../src/adapters/system/random-ids.js';
 import { ClaimCodeHandler } from '../../src/application/commands/claim-code.js';
@@ -133,7 +133,7 @@ describe('generate-events writes histories the service would have written', func
     const history = await new EventLog(generated, new RandomIds()).readAll(null, 100_000);
 
     // 2. The same requests through the service, on a store holding the same configuration.
-    const app = await applicationSpec({ projections: allProjections });
+    const app = await applicationSpec({ projections: defaultProjections });
     try {
       const setup = history.slice(0, configuration);
       const given: Record<string, LoggedEvent[]> = {};

@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
-import { allProjections } from '../../projections/index.js';
+import { defaultProjections } from '../support/projections.js';
 import { EventLog } from '../../src/application/event-log.js';
 import { replayProjections } from '../../src/application/projections/projection-replay.js';
 import type { EventStore } from '../../src/ports/event-store.js';
@@ -14,7 +14,7 @@ import { startTestService, type TestService } from '../support/test-service.js';
 
 async function liveDocuments(readStore: ReadStore) {
   const all: Record<string, unknown[]> = {};
-  for (const projection of allProjections) {
+  for (const projection of defaultProjections) {
     for (const collection of projection.collections) all[collection.name] = await readStore.find(collection.name);
   }
   return all;
@@ -68,7 +68,7 @@ describe('npm run replay', function () {
         encoding: 'utf8',
       });
       expect(replay.status, replay.stderr).to.equal(0);
-      for (const projection of allProjections) expect(replay.stdout).to.contain(`${projection.name}: rebuilt and switched in`);
+      for (const projection of defaultProjections) expect(replay.stdout).to.contain(`${projection.name}: rebuilt and switched in`);
       expect(await liveDocuments(readStore)).to.deep.equal(before);
 
       // The running service notices the switch and keeps projecting new events.
@@ -94,12 +94,12 @@ describe('npm run replay', function () {
   it('resumes an interrupted replay of every read model and still ends equal', () =>
     withTraffic(async ({ readStore, log }) => {
       const before = await liveDocuments(readStore);
-      expect(await replayProjections(log, readStore, allProjections, { pageSize: 10, maxPages: 3 })).to.equal('interrupted');
+      expect(await replayProjections(log, readStore, defaultProjections, { pageSize: 10, maxPages: 3 })).to.equal('interrupted');
       expect(await liveDocuments(readStore)).to.deep.equal(before);
       expect((await readStore.checkpoint('replay:users')).position).to.not.equal(null);
-      expect(await replayProjections(log, readStore, allProjections, { pageSize: 10 })).to.equal('switched');
+      expect(await replayProjections(log, readStore, defaultProjections, { pageSize: 10 })).to.equal('switched');
       expect(await liveDocuments(readStore)).to.deep.equal(before);
-      for (const projection of allProjections) expect((await readStore.checkpoint(`replay:${projection.name}`)).position).to.equal(null);
+      for (const projection of defaultProjections) expect((await readStore.checkpoint(`replay:${projection.name}`)).position).to.equal(null);
     }));
 
   it('flushing after every page still ends equal, and reads back from the store no document the last flush wrote', () =>
@@ -118,7 +118,7 @@ describe('npm run replay', function () {
         lastFlush = new Set(batches.flatMap((batch) => batch.changes.map((change) => `${change.collection}/${change.id}`)));
         return readStore.commitBatches(batches);
       };
-      expect(await replayProjections(log, counting, allProjections, { pageSize: 5, flushDocuments: 1 })).to.equal('switched');
+      expect(await replayProjections(log, counting, defaultProjections, { pageSize: 5, flushDocuments: 1 })).to.equal('switched');
       expect(await liveDocuments(readStore)).to.deep.equal(before);
       // Documents touched again two pages later or more are read from the store.
       expect(reads).to.be.greaterThan(0);
@@ -127,7 +127,7 @@ describe('npm run replay', function () {
 
   it('a rebuild interrupted under one version of a projection starts over under the next version instead of continuing it', () =>
     withTraffic(async ({ readStore, log }) => {
-      const users = allProjections.find((projection) => projection.name === 'users')!;
+      const users = defaultProjections.find((projection) => projection.name === 'users')!;
       expect(await replayProjections(log, readStore, [users], { pageSize: 10, maxPages: 3 })).to.equal('interrupted');
       expect((await readStore.checkpoint('replay:users')).version).to.equal(users.version);
       const next = { ...users, version: users.version + 1 };

@@ -1,5 +1,5 @@
 import { inject, injectable } from 'tsyringe';
-import { INBOUND, links, REVENUE_LINKS, revenueIndexProjection } from '../../../projections/revenue-index.js';
+import { INBOUND, links, REVENUE_INDEX, REVENUE_LINKS } from '../../../projections/revenue-index.js';
 import { streams } from '../../domain/events/index.js';
 import { userEvolver } from '../../domain/users/user-state.js';
 import type { RevenueNotification } from '../../domain/revenue/revenue-notification.js';
@@ -34,7 +34,7 @@ export class RevenueMatcher {
   /** Waits (bounded) until the revenue index has passed `position` (default: the log's head); false if it did not. */
   async indexPassed(position?: bigint | null): Promise<boolean> {
     const target = position === undefined ? await this.store.headPosition() : position;
-    return target === null || this.consistency.waitFor(target, WAIT_MS, revenueIndexProjection.name);
+    return target === null || this.consistency.waitFor(target, WAIT_MS, REVENUE_INDEX);
   }
 
   async match(notification: RevenueNotification, position?: bigint | null): Promise<string | null> {

@@ -5,7 +5,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import pino from 'pino';
-import { allProjections } from '../../../projections/index.js';
+import { defaultProjections } from '../../support/projections.js';
 import { openSqlite, type SqliteConnection } from '../../../src/adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../../../src/adapters/sqlite/sqlite-event-store.js';
 import { SqliteReadStore } from '../../../src/adapters/sqlite/sqlite-read-store.js';
@@ -78,7 +78,7 @@ describe('projection cost does not grow with history (instrumented read store)',
     db = openSqlite(dir);
     log = new EventLog(new SqliteEventStore(db), new RandomIds());
     store = new CountingReadStore(new SqliteReadStore(db));
-    runner = new ProjectionRunner(log, store, allProjections, pino({ level: 'silent' }));
+    runner = new ProjectionRunner(log, store, defaultProjections, pino({ level: 'silent' }));
     await runner.init();
 
     // A referrer with HISTORY counted claims and sender grants, and one with none yet.

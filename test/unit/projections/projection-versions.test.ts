@@ -1,6 +1,6 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { expect } from 'chai';
-import { allProjections } from '../../../projections/index.js';
+import { defaultProjections } from '../../support/projections.js';
 import { foldsWith } from '../../../projections/projection.js';
 import { webhooksProjection } from '../../../projections/webhooks.js';
 import { webhookEndpointEvolver } from '../../../src/domain/webhooks/webhook-endpoint.js';
@@ -19,7 +19,7 @@ describe('projection versions follow the evolvers they fold with', () => {
           .filter((name) => /^[a-zA-Z]+Evolver$/.test(name)),
       );
       if (imported.length === 0) continue;
-      const projection = allProjections.find((candidate) => source.includes(`name: '${candidate.name}'`));
+      const projection = defaultProjections.find((candidate) => source.includes(`name: '${candidate.name}'`));
       expect(projection, `the projection in projections/${file}`).to.not.equal(undefined);
       expect(
         projection!.evolvers?.map((evolver) => evolver.name),

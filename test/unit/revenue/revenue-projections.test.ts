@@ -27,6 +27,16 @@ const { match: _match, ...fact } = paid;
 const attribution = { code: 'BOB234', type: 'referral' as const, owner_id: 'bob', program_id: 'prog' };
 
 describe('revenue read models', () => {
+  it("revenue index: a user's account-token link is made in the namespace the index is built with, not in a process-wide one", () => {
+    const log = new TestLog();
+    log.append('user-ann', registered('ann'));
+    const custom = 'a8098c1a-f86e-11da-bd1a-00112444be1e';
+    const tokenLinks = (namespace: string) =>
+      [...project(revenueIndexProjection(namespace), log.events).keys()].filter((key) => key.startsWith(`${REVENUE_LINKS}/token:`));
+    expect(tokenLinks(custom)).to.deep.equal([`${REVENUE_LINKS}/token:${accountToken('ann', custom)}`]);
+    expect(tokenLinks(DEFAULT_ACCOUNT_TOKEN_NAMESPACE)).to.deep.equal([`${REVENUE_LINKS}/token:${accountToken('ann', DEFAULT_ACCOUNT_TOKEN_NAMESPACE)}`]);
+  });
+
   it('revenue index: an unmatched notification is pending under each of its keys, then applied with its event ids; links and clawback grants', () => {
     const log = new TestLog();
     log.append('inbound-app-store-n-1', event('NotificationReceived', { received_at: T0.toISOString(), notification: paid, app_user_id: null }));
@@ -65,7 +75,7 @@ describe('revenue read models', () => {
         clawback: 'on_refund',
       }),
     );
-    const docs = project(revenueIndexProjection, log.events);
+    const docs = project(revenueIndexProjection(DEFAULT_ACCOUNT_TOKEN_NAMESPACE), log.events);
     expect(docs.get(`${INBOUND}/app-store:n-1`)).to.deep.include({ id: 'n-1', status: 'applied', app_user_id: 'ann', event_ids: [purchase[0]!.id] });
     expect([...docs.keys()].filter((key) => key.startsWith(`${REVENUE_PENDING}/`))).to.have.length(2);
     expect(docs.get(`${REVENUE_LINKS}/token:${paid.match.account_token}`)).to.deep.equal({ app_user_id: 'ann' });
