@@ -1,6 +1,7 @@
 import { inject, injectable } from 'tsyringe';
 import { userEvolver } from '../../domain/users/user-state.js';
-import { decideWithdrawCredits, type WithdrawResult } from '../../domain/users/withdraw-credits.js';
+import type { WithdrawResult } from '../../domain/idempotency.js';
+import { decideWithdrawCredits } from '../../domain/users/withdraw-credits.js';
 import type { Clock } from '../../ports/clock.js';
 import { TOKENS } from '../../ports/tokens.js';
 import { CommandExecutor } from '../command-executor.js';

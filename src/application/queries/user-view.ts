@@ -1,6 +1,7 @@
 import type { RewardEntryDoc, UserDoc } from '../../../projections/users.js';
 import type { OpenedProfile } from '../privacy/personal-read-models.js';
 import { referralLink } from '../../domain/codes/referral-code.js';
+import { claimWindowEnd } from '../../domain/users/user-state.js';
 import type { Program } from '../../domain/events/config-events.js';
 import type { GrantedFact } from '../../domain/events/user-events.js';
 import { isActiveAt } from '../../domain/rewards/expiry.js';
@@ -114,12 +115,6 @@ export function grantedView(
     );
   }
   return view;
-}
-
-/** The moment the claim window closes: CLAIM_WINDOW_DAYS after first_seen_at (or creation). */
-export function claimWindowEnd(user: Pick<UserDoc, 'first_seen_at' | 'created_at'>, windowDays: number): Date {
-  const start = user.first_seen_at ?? user.created_at!;
-  return new Date(Date.parse(start) + windowDays * 86_400_000);
 }
 
 /** The seed's User object. */

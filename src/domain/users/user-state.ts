@@ -303,15 +303,18 @@ export function ledgerBalance(state: UserState, key: string): number {
   return state.entries.filter((entry) => entry.reward_key === key && entry.kind === 'credit').reduce((sum, entry) => sum + (entry.credits ?? 0), 0);
 }
 
-/** The moment the claim window closes: CLAIM_WINDOW_DAYS after first_seen_at (or creation). */
-export function claimWindowEnd(state: UserState, windowDays: number): Date {
-  const start = state.first_seen_at ?? state.created_at!;
+/** The moment the claim window closes: CLAIM_WINDOW_DAYS after first_seen_at (or creation); the decider's and the User view's. */
+export function claimWindowEnd(user: { first_seen_at: string | null; created_at: string | null }, windowDays: number): Date {
+  const start = user.first_seen_at ?? user.created_at!;
   return new Date(Date.parse(start) + windowDays * 86_400_000);
+}
+
+/** The credit entries of `key` the user can spend at `now`, in grant order. */
+export function spendableCreditEntries(state: UserState, key: string, now: Date): RewardEntry[] {
+  return activeEntries(state, now).filter((entry) => entry.reward_key === key && entry.kind === 'credit');
 }
 
 /** Credits of `key` the user can spend at `now`. */
 export function creditBalance(state: UserState, key: string, now: Date): number {
-  return activeEntries(state, now)
-    .filter((entry) => entry.reward_key === key && entry.kind === 'credit')
-    .reduce((sum, entry) => sum + (entry.credits ?? 0), 0);
+  return spendableCreditEntries(state, key, now).reduce((sum, entry) => sum + (entry.credits ?? 0), 0);
 }

@@ -2,9 +2,7 @@ import type { Decision } from '../decider.js';
 import { DomainError } from '../domain-error.js';
 import { type OperationRecord, replayed, type WithdrawResult } from '../idempotency.js';
 import { expireDueRewards } from '../rewards/grant-and-expire.js';
-import { activeEntries, evolveUser, type RewardEntry, type UserState } from './user-state.js';
-
-export type { WithdrawResult } from '../idempotency.js';
+import { creditBalance, evolveUser, type RewardEntry, spendableCreditEntries, type UserState } from './user-state.js';
 
 export interface WithdrawCreditsCommand {
   key: string;
@@ -37,20 +35,17 @@ export function decideWithdrawCredits(state: UserState, command: WithdrawCredits
   }
   const expiries = expireDueRewards(state, command.now);
   const current = expiries.reduce(evolveUser, state);
-  // Array#sort is stable, so entries with equal expiry keep grant order.
-  const entries = activeEntries(current, command.now)
-    .filter((entry) => entry.kind === 'credit' && entry.reward_key === command.key)
-    .sort(drainOrder);
-  const available = entries.reduce((sum, entry) => sum + (entry.credits ?? 0), 0);
+  const available = creditBalance(current, command.key, command.now);
+  const withdrawn = Math.min(command.amount, available);
   const debits: { grant_id: string; credits: number }[] = [];
-  let remaining = Math.min(command.amount, available);
-  for (const entry of entries) {
+  let remaining = withdrawn;
+  // Array#sort is stable, so entries with equal expiry keep grant order.
+  for (const entry of spendableCreditEntries(current, command.key, command.now).sort(drainOrder)) {
     if (remaining === 0) break;
     const take = Math.min(entry.credits ?? 0, remaining);
     if (take > 0) debits.push({ grant_id: entry.entry_id, credits: take });
     remaining -= take;
   }
-  const withdrawn = Math.min(command.amount, available);
   const result: WithdrawResult = {
     credits_available_at_start: available,
     credits_available_at_end: available - withdrawn,
