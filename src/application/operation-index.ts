@@ -1,11 +1,9 @@
 import { inject, injectable } from 'tsyringe';
 import { OPERATIONS, operationDocumentId, operationsProjection } from '../../projections/operations.js';
 import type { OperationRecord } from '../domain/idempotency.js';
-import { ReadModelsBehindError, type ReadConsistency } from '../ports/read-consistency.js';
+import { READ_MODELS_WAIT_MS, type ReadConsistency, ReadModelsBehindError } from '../ports/read-consistency.js';
 import type { ReadStore } from '../ports/read-store.js';
 import { TOKENS } from '../ports/tokens.js';
-
-const WAIT_MS = 5_000;
 
 /**
  * Finds the operation a (user, operation_id) was first used for (src/domain/idempotency.ts).
@@ -23,7 +21,7 @@ export class OperationIndex {
   /** `streamPosition`: global position of the user stream's last event (null: no stream). */
   async lookup(appUserId: string, operationId: string | null, streamPosition: bigint | null): Promise<OperationRecord | null> {
     if (operationId === null || streamPosition === null) return null;
-    if (!(await this.consistency.waitFor(streamPosition, WAIT_MS, operationsProjection.name))) {
+    if (!(await this.consistency.waitFor(streamPosition, READ_MODELS_WAIT_MS, operationsProjection.name))) {
       // Answering without the index could apply an operation twice: refuse instead (503).
       throw new ReadModelsBehindError('The operations index is behind the log; nothing was done, retry the request');
     }

@@ -1,10 +1,8 @@
 import { inject, injectable } from 'tsyringe';
 import type { EventStore } from '../ports/event-store.js';
 import type { Logger } from '../ports/logger.js';
-import type { ReadConsistency } from '../ports/read-consistency.js';
+import { READ_MODELS_WAIT_MS, type ReadConsistency } from '../ports/read-consistency.js';
 import { TOKENS } from '../ports/tokens.js';
-
-const WAIT_MS = 5_000;
 
 /** After a command: wait (bounded) until the read models include its events. */
 @injectable()
@@ -23,7 +21,7 @@ export class ReadYourWrites {
   async after(position: bigint | null): Promise<void> {
     const target = position ?? (await this.store.headPosition());
     if (target === null) return;
-    const reached = await this.consistency.waitFor(target, WAIT_MS);
+    const reached = await this.consistency.waitFor(target, READ_MODELS_WAIT_MS);
     if (!reached) this.logger.warn({ position: target.toString() }, 'read models did not catch up in time; answering from them anyway');
   }
 }

@@ -9,6 +9,12 @@ export interface ProjectionStatus {
   failure: { position: string; eventId: string; error: string } | null;
 }
 
+/**
+ * How long a request (or a delivery) waits for the read models it needs before it gives up:
+ * a request then answers 503 (ReadModelsBehindError) with nothing done.
+ */
+export const READ_MODELS_WAIT_MS = 5_000;
+
 /** Where the read models stand: for read-your-writes, readiness and metrics. */
 export interface ReadConsistency {
   /**

@@ -4,13 +4,12 @@ import { streams } from '../../domain/events/index.js';
 import { userEvolver } from '../../domain/users/user-state.js';
 import type { RevenueNotification } from '../../domain/revenue/revenue-notification.js';
 import type { EventStore } from '../../ports/event-store.js';
-import type { ReadConsistency } from '../../ports/read-consistency.js';
+import { READ_MODELS_WAIT_MS, type ReadConsistency } from '../../ports/read-consistency.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
 import { EventLog } from '../event-log.js';
 import { StreamExecutor } from '../stream-executor.js';
 
-const WAIT_MS = 5_000;
 /** Links to one payment customer read at a time, newest first. */
 const CUSTOMER_LINKS_PAGE = 50;
 
@@ -34,7 +33,7 @@ export class RevenueMatcher {
   /** Waits (bounded) until the revenue index has passed `position` (default: the log's head); false if it did not. */
   async indexPassed(position?: bigint | null): Promise<boolean> {
     const target = position === undefined ? await this.store.headPosition() : position;
-    return target === null || this.consistency.waitFor(target, WAIT_MS, REVENUE_INDEX);
+    return target === null || this.consistency.waitFor(target, READ_MODELS_WAIT_MS, REVENUE_INDEX);
   }
 
   async match(notification: RevenueNotification, position?: bigint | null): Promise<string | null> {

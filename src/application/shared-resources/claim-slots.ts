@@ -7,7 +7,7 @@ import { decideAbandonClaim } from '../../domain/users/abandon-claim.js';
 import { userEvolver } from '../../domain/users/user-state.js';
 import { StoreUnavailableError } from '../../ports/event-store.js';
 import type { Ids } from '../../ports/ids.js';
-import type { ReadConsistency } from '../../ports/read-consistency.js';
+import { READ_MODELS_WAIT_MS, type ReadConsistency } from '../../ports/read-consistency.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
 import { type CommandContext, EventLog } from '../event-log.js';
@@ -80,7 +80,7 @@ export class ClaimSlots {
   /** `refusedAt`: the claim was refused after its slot was taken (it then no longer counts in its hour and day). */
   private async releaseIfHeld(code: string, claimId: string, claimer: string, context: CommandContext, refusedAt?: Date): Promise<void> {
     const head = (await this.log.last(streams.code(code)))?.position;
-    if (head !== undefined && !(await this.consistency.waitFor(head, 5_000, claimSlotsProjection.name))) {
+    if (head !== undefined && !(await this.consistency.waitFor(head, READ_MODELS_WAIT_MS, claimSlotsProjection.name))) {
       throw new StoreUnavailableError('The claim-slots index is behind; the claim repair will try again');
     }
     if ((await this.readStore.get(CLAIM_SLOTS, claimId)) === null) return;

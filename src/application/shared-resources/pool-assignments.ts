@@ -15,13 +15,11 @@ import { decideAssignRewardValue } from '../../domain/users/assign-reward-value.
 import { userEvolver } from '../../domain/users/user-state.js';
 import { POOL_CODES, POOL_GRANTS, type PoolCodeDoc, type PoolGrantDoc, poolCodeId, poolGrantId, poolIndexProjection } from '../../../projections/pool-index.js';
 import type { Clock } from '../../ports/clock.js';
-import { type ReadConsistency, ReadModelsBehindError } from '../../ports/read-consistency.js';
+import { READ_MODELS_WAIT_MS, type ReadConsistency, ReadModelsBehindError } from '../../ports/read-consistency.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
 import type { CommandContext } from '../event-log.js';
 import { StreamExecutor } from '../stream-executor.js';
-
-const WAIT_MS = 5_000;
 
 /**
  * One-time codes of offer_code / store_promo_code rewards. The pool stream decides which
@@ -107,7 +105,7 @@ export class PoolAssignments {
   /** False for a pool with no events yet (the index knows nothing of it); 503 when the index stays behind. */
   private async indexPassed(position: bigint | null): Promise<boolean> {
     if (position === null) return false;
-    if (!(await this.consistency.waitFor(position, WAIT_MS, poolIndexProjection.name))) {
+    if (!(await this.consistency.waitFor(position, READ_MODELS_WAIT_MS, poolIndexProjection.name))) {
       // Deciding without the index could give a grant a second code: refuse instead (503).
       throw new ReadModelsBehindError('The pool index is behind the log; nothing was done, retry');
     }

@@ -9,7 +9,7 @@ import { type AttemptedEndpoint, signingSecrets } from '../../domain/webhooks/we
 import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
 import type { PartnerEntitlements } from '../../ports/partner-entitlements.js';
-import type { ReadConsistency } from '../../ports/read-consistency.js';
+import { READ_MODELS_WAIT_MS, type ReadConsistency } from '../../ports/read-consistency.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import type { OutboxMessage, WebhookOutbox } from '../../ports/webhook-outbox.js';
 import type { Metrics } from '../../observability/metrics.js';
@@ -49,8 +49,6 @@ export interface DeliveryEngineDeps {
 const POLL_MS = 100;
 /** How often a lane yielding to requests looks again. */
 const YIELD_POLL_MS = 10;
-/** How long a fulfilment waits for the read models it reads before trying again later. */
-const READ_MODELS_WAIT_MS = 5_000;
 /** Endpoints delivered to at once; each endpoint has one message in flight (its log order). */
 const MAX_ENDPOINTS_IN_FLIGHT = 64;
 

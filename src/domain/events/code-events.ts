@@ -1,7 +1,9 @@
 import { z } from 'zod';
 
 /** Events of `code-{CODE}`: a code's place in the shared namespace and its claim slots. */
-export const codeTypeSchema = z.enum(['referral', 'promo', 'affiliate']);
+/** The kinds of code (SPEC §2): one list for the events, the answers and the filters. */
+export const CODE_TYPES = ['referral', 'promo', 'affiliate'] as const;
+export const codeTypeSchema = z.enum(CODE_TYPES);
 export type CodeType = z.infer<typeof codeTypeSchema>;
 
 /**

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { codeTypeSchema } from './code-events.js';
 import { REVENUE_PROVIDERS, revenueNotificationSchema } from '../revenue/revenue-notification.js';
 import { isoDateTime } from '../rewards/reward-schemas.js';
 import { REWARD_KINDS } from '../rewards/reward-kinds.js';
@@ -20,9 +21,7 @@ export function refundsPurchase(refund: Pick<PurchaseRef, 'provider' | 'transact
 }
 
 /** Where the user came from when the revenue was recorded (for attribution), null when it claimed nothing. */
-export const attributionSchema = z
-  .object({ code: z.string(), type: z.enum(['referral', 'promo', 'affiliate']), owner_id: z.string(), program_id: z.string().nullable() })
-  .nullable();
+export const attributionSchema = z.object({ code: z.string(), type: codeTypeSchema, owner_id: z.string(), program_id: z.string().nullable() }).nullable();
 
 const revenueFact = revenueNotificationSchema.omit({ match: true }).extend({
   recorded_at: isoDateTime,

@@ -1,17 +1,16 @@
 import { z } from 'zod';
 import { REWARD_KINDS } from '../rewards/reward-kinds.js';
 import { isoDateTime, jsonObject } from '../rewards/reward-schemas.js';
+import { codeTypeSchema } from './code-events.js';
 import { claimHoldSchema } from './fraud-events.js';
 import { purchaseRefSchema, revenueUserEvents } from './revenue-events.js';
 
 /** Events of the `user-{app_user_id}` stream: everything one user's responses show. */
 
-const codeType = z.enum(['referral', 'promo', 'affiliate']);
-
 export const referredBySchema = z.object({
   claim_id: z.string(),
   code: z.string(),
-  type: codeType,
+  type: codeTypeSchema,
   /** Referrer's app_user_id, promo code, or affiliate id. */
   owner_id: z.string(),
 });

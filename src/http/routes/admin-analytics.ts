@@ -1,6 +1,7 @@
 import type { DependencyContainer } from 'tsyringe';
 import { AnalyticsQueries, TOP_CODES_ORDERS } from '../../application/queries/analytics-queries.js';
 import { normalizeCode } from '../../domain/codes/referral-code.js';
+import { CODE_TYPES } from '../../domain/events/code-events.js';
 import { ApiError } from '../errors.js';
 import { type AnyRoute, route } from '../route.js';
 import { programId } from '../schemas/admin.js';
@@ -61,7 +62,7 @@ const topCodesOut = z.object({
     codes: z.array(
       z.object({
         code: z.string(),
-        kind: z.enum(['referral', 'promo', 'affiliate']),
+        kind: z.enum(CODE_TYPES),
         program_id: z.string().nullable(),
         app_user_id: z.string().nullable().openapi({ description: "The code's owner: the referrer, the affiliate's linked user; null for promo codes" }),
         claims: z.number().int(),
