@@ -1,3 +1,4 @@
+import type { ReviewStatus } from '../src/domain/fraud/review.js';
 import type { Projection } from './projection.js';
 
 export const REVIEWS = 'reviews';
@@ -16,7 +17,7 @@ export interface ReviewDoc extends Record<string, unknown> {
   id: string;
   rule_id: string;
   kind: string;
-  status: 'pending' | 'approved' | 'rejected';
+  status: ReviewStatus;
   referrer_app_user_id: string;
   claimer_app_user_id: string;
   code: string;

@@ -27,6 +27,7 @@ import { PAYMENT_CUSTOMER_DIGEST_SUBJECT, PersonalDataCipher } from '../src/appl
 import type { KeyStore } from '../src/ports/key-store.js';
 import { openKeyConnection } from '../src/backends/embedded.js';
 import { MongoClient } from 'mongodb';
+import { isEventStoreUrl } from '../src/config.js';
 import type { EventStore, ExpectedRevision, NewEvent, RecordedEvent } from '../src/ports/event-store.js';
 import { defineCommand, EXIT, runScript } from './cli/command-line.js';
 
@@ -241,12 +242,8 @@ interface OpenedStore {
   close(): Promise<void>;
 }
 
-function isConnectionString(location: string): boolean {
-  return /^(esdb|esdb\+discover|kurrentdb|kurrentdb\+discover|kdb):\/\//.test(location);
-}
-
 async function openStore(location: string): Promise<OpenedStore> {
-  if (isConnectionString(location)) {
+  if (isEventStoreUrl(location)) {
     const mongoUrl = process.env.MONGODB_URL;
     if (!mongoUrl) return command.fail(`MONGODB_URL must name the MongoDB that holds the data keys of ${location}`);
     const client = await MongoClient.connect(mongoUrl);
@@ -306,7 +303,7 @@ function parseArguments(argv: string[]): { from: string; to: string; pageSize?: 
     ['to', to],
   ] as const) {
     // Any other scheme (mongodb://, https://) would be taken for a directory and created as one.
-    if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(location) && !isConnectionString(location))
+    if (/^[A-Za-z][A-Za-z0-9+.-]*:\/\//.test(location) && !isEventStoreUrl(location))
       return command.fail(
         `--${name} ${location}: not an esdb:// or kurrentdb:// connection string (the other side of a migration is an embedded data directory)`,
       );
@@ -316,7 +313,7 @@ function parseArguments(argv: string[]): { from: string; to: string; pageSize?: 
 
 async function main(argv: string[]): Promise<number> {
   const args = parseArguments(argv);
-  if (!isConnectionString(args.from) && !fs.existsSync(databasePath(args.from))) {
+  if (!isEventStoreUrl(args.from) && !fs.existsSync(databasePath(args.from))) {
     process.stderr.write(`migrate-events: no database at ${databasePath(args.from)} (--from ${args.from}); nothing was created.\n`);
     return EXIT.NO_INPUT;
   }

@@ -20,6 +20,11 @@ const optionalString = z
   .transform((value) => (value === undefined || value.trim() === '' ? null : value.trim()));
 
 /** The documented default namespace of account tokens (UUIDv5 of app_user_id, SPEC §11). */
+/** An EventStoreDB / KurrentDB connection string (esdb://, kurrentdb://, kdb://, with or without +discover). */
+export function isEventStoreUrl(value: string): boolean {
+  return /^(esdb|esdb\+discover|kurrentdb|kurrentdb\+discover|kdb):\/\//.test(value);
+}
+
 export const DEFAULT_ACCOUNT_TOKEN_NAMESPACE = '5b2c1c52-3d4e-5f60-8a71-92b3c4d5e6f7';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
@@ -88,7 +93,7 @@ export const configSchema = z
     PORT: z.coerce.number().int().min(0).max(65_535).default(8080),
     HOST: z.string().default('0.0.0.0'),
     DATA_DIR: z.string().min(1).default('./data'),
-    EVENTSTORE_URL: optionalString.refine((value) => value === null || /^(esdb|esdb\+discover|kurrentdb|kurrentdb\+discover|kdb):\/\//.test(value), {
+    EVENTSTORE_URL: optionalString.refine((value) => value === null || isEventStoreUrl(value), {
       message: 'must be an esdb:// or kurrentdb:// connection string',
     }),
     MONGODB_URL: optionalString.refine((value) => value === null || /^mongodb(\+srv)?:\/\//.test(value), {

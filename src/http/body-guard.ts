@@ -1,5 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import { ApiError } from './errors.js';
+import { pointer } from './validation.js';
 
 /** Methods whose body the service reads and checks (JSON, size, storable); others' bodies are ignored. */
 export const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH']);
@@ -12,10 +13,6 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
 /** A string that can be stored as UTF-8 (no lone UTF-16 surrogate halves). */
 export function isWellFormed(value: string): boolean {
   return !LONE_SURROGATE.test(value);
-}
-
-function pointer(path: string[]): string {
-  return `/${path.map((part) => part.replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
 }
 
 /** The first place in `value` that cannot be stored faithfully, or null. */

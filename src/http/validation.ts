@@ -2,7 +2,8 @@ import type { Request } from 'express';
 import type { z, ZodError, ZodIssue, ZodTypeAny } from 'zod';
 import { ApiError } from './errors.js';
 
-function pointer(path: PropertyKey[]): string {
+/** A JSON Pointer (RFC 6901) to `path` in a body: the `source` of a validation error. */
+export function pointer(path: readonly PropertyKey[]): string {
   return `/${path.map((part) => String(part).replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
 }
 

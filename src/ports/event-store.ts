@@ -4,6 +4,14 @@
  */
 export type ExpectedRevision = 'any' | 'no_stream' | 'stream_exists' | number;
 
+/** Whether a stream at revision `current` (-1: none) is what an append expecting `expected` may write to. */
+export function revisionMatches(expected: ExpectedRevision, current: number): boolean {
+  if (expected === 'any') return true;
+  if (expected === 'no_stream') return current === -1;
+  if (expected === 'stream_exists') return current >= 0;
+  return current === expected;
+}
+
 export interface EventMetadata {
   correlation_id: string;
   causation_id: string;

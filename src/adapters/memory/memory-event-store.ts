@@ -9,6 +9,7 @@ import {
   type ReadStreamOptions,
   type RecordedEvent,
   type RecordedEventJson,
+  revisionMatches,
   WrongExpectedRevisionError,
   readPageByScan,
 } from '../../ports/event-store.js';
@@ -26,13 +27,6 @@ interface StoredEvent {
   dataJson: string;
   metadataJson: string;
   recordedAtIso: string;
-}
-
-function revisionMatches(expected: ExpectedRevision, current: number): boolean {
-  if (expected === 'any') return true;
-  if (expected === 'no_stream') return current === -1;
-  if (expected === 'stream_exists') return current >= 0;
-  return current === expected;
 }
 
 /**

@@ -26,11 +26,8 @@ export const revenueCatWebhookBody = z.object({
     expiration_at_ms: z.number().nullish(),
     event_timestamp_ms: z.number().nullish(),
     price_in_purchased_currency: z.number().nullish(),
-    /** ISO 4217, any case (kept upper case). */
-    currency: z
-      .string()
-      .regex(/^[A-Za-z]{3}$/)
-      .nullish(),
+    /** ISO 4217, any case: checked and kept upper case by currencyCode. */
+    currency: z.string().nullish(),
     transaction_id: z.string().nullish(),
     original_transaction_id: z.string().nullish(),
     cancel_reason: z.string().nullish(),

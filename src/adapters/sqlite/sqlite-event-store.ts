@@ -10,6 +10,7 @@ import {
   type ReadStreamOptions,
   type RecordedEvent,
   type RecordedEventJson,
+  revisionMatches,
   WrongExpectedRevisionError,
 } from '../../ports/event-store.js';
 import { guardSqlite, STABLE_PARAM, type SqliteConnection, StatementCache, writeTransaction } from './sqlite-database.js';
@@ -37,13 +38,6 @@ function toRecorded(row: EventRow): RecordedEvent {
     metadata: JSON.parse(row.metadata) as RecordedEvent['metadata'],
     recordedAt: new Date(row.recorded_at),
   };
-}
-
-function revisionMatches(expected: ExpectedRevision, current: number): boolean {
-  if (expected === 'any') return true;
-  if (expected === 'no_stream') return current === -1;
-  if (expected === 'stream_exists') return current >= 0;
-  return current === expected;
 }
 
 interface PendingAppend {

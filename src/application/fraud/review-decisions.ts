@@ -1,5 +1,5 @@
 import { inject, injectable } from 'tsyringe';
-import { REVIEWS, type ReviewDoc } from '../../../projections/reviews.js';
+import { REVIEWS, type ReviewDoc, reviewDocId } from '../../../projections/reviews.js';
 import { DomainError } from '../../domain/domain-error.js';
 import { streams } from '../../domain/events/index.js';
 import { decideReview, type ReviewDecision, type ReviewState, reviewEvolver } from '../../domain/fraud/review.js';
@@ -77,7 +77,7 @@ export class ReviewDecisions {
   async list(query: { status?: ReviewDoc['status']; after?: bigint; limit: number }): Promise<ReviewPage> {
     const docs = await this.readStore.find<ReviewDoc & { seq: string }>(REVIEWS, {
       ...(query.status ? { where: { status: query.status } } : {}),
-      ...(query.after !== undefined ? { afterId: query.after.toString().padStart(20, '0') } : {}),
+      ...(query.after !== undefined ? { afterId: reviewDocId(query.after) } : {}),
       limit: query.limit,
     });
     const last = docs.length === query.limit ? docs[docs.length - 1] : undefined;

@@ -2,8 +2,12 @@ import type { Decision, Evolver, NewDomainEvent } from '../decider.js';
 import { DomainError } from '../domain-error.js';
 import type { EventDataOf } from '../events/index.js';
 
+/** Where a review stands (SPEC §13): the stream's state, the read model's and the API's filter. */
+export const REVIEW_STATUSES = ['pending', 'approved', 'rejected'] as const;
+export type ReviewStatus = (typeof REVIEW_STATUSES)[number];
+
 /** A `review-{id}` stream: one held claim (or conversion) and the reviewer's decision. */
-export type ReviewState = (EventDataOf<'ReviewOpened'> & { status: 'pending' | 'approved' | 'rejected'; decided_at: string | null }) | null;
+export type ReviewState = (EventDataOf<'ReviewOpened'> & { status: ReviewStatus; decided_at: string | null }) | null;
 
 export const reviewEvolver: Evolver<ReviewState> = {
   name: 'review',

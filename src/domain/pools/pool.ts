@@ -1,6 +1,7 @@
 import type { Decision, Evolver, NewDomainEvent } from '../decider.js';
 import type { DomainEvent } from '../events/index.js';
 import type { PoolCode } from '../events/pool-events.js';
+import { isActiveAt } from '../rewards/expiry.js';
 
 /**
  * A reward's pool of one-time codes, as far as its decisions need: the codes still free and the
@@ -32,7 +33,7 @@ type Waiting = PoolState['waiting'][number];
 
 /** A waiting grant whose entry has expired gets no code: the user could never see it. */
 function stillWaiting(waiting: Waiting, now: Date): boolean {
-  return waiting.expires_at === null || Date.parse(waiting.expires_at) > now.getTime();
+  return isActiveAt(waiting.expires_at, now);
 }
 
 /**
@@ -85,7 +86,7 @@ export const poolEvolver: Evolver<PoolState> = { name: 'pool', version: 5, initi
 
 /** Oldest free code that is still valid at `now`, and not `taken` by this decision. */
 function nextFreeCode(state: PoolState, now: Date, taken: Set<string>): PoolCode | undefined {
-  return state.free.find((code) => !taken.has(code.value) && Date.parse(code.expires_at) > now.getTime());
+  return state.free.find((code) => !taken.has(code.value) && isActiveAt(code.expires_at, now));
 }
 
 /**
@@ -171,5 +172,5 @@ export function poolFigures(state: PoolState, now: Date): PoolFigures {
 }
 
 export function availableCodes(state: PoolState, now: Date): number {
-  return state.free.filter((code) => Date.parse(code.expires_at) > now.getTime()).length;
+  return state.free.filter((code) => isActiveAt(code.expires_at, now)).length;
 }

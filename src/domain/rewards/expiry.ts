@@ -27,6 +27,7 @@ export function expiryFor(deactivation: Deactivation, grantedAt: Date): string |
   return new Date(Math.min(end.getTime(), LATEST)).toISOString();
 }
 
+/** Whether something that ends at `expiresAt` (null: never) is still in force at `now`: an entry, a code, a secret. */
 export function isActiveAt(expiresAt: string | null, now: Date): boolean {
   return expiresAt === null || Date.parse(expiresAt) > now.getTime();
 }

@@ -1,6 +1,7 @@
 import type { Decision, Evolver, NewDomainEvent } from '../decider.js';
 import { DomainError } from '../domain-error.js';
 import type { WebhookEndpoint } from '../events/webhook-events.js';
+import { isActiveAt } from '../rewards/expiry.js';
 
 /** One `webhook-{id}` stream folded: the endpoint (null when never created or deleted) and its secrets. */
 export interface WebhookEndpointState {
@@ -48,7 +49,7 @@ export const MAX_SIGNING_SECRETS = 10;
  */
 export function signingSecrets(secrets: WebhookEndpointState['secrets'], now: Date): string[] {
   return secrets
-    .filter((secret) => secret.expires_at === null || Date.parse(secret.expires_at) > now.getTime())
+    .filter((secret) => isActiveAt(secret.expires_at, now))
     .slice(0, MAX_SIGNING_SECRETS)
     .map((secret) => secret.secret);
 }

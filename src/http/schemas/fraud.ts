@@ -1,4 +1,5 @@
 import { FRAUD_RULE_KINDS, RULE_ACTIONS } from '../../domain/events/fraud-events.js';
+import { REVIEW_STATUSES } from '../../domain/fraud/review.js';
 import { appUserId, logPosition, logPositionDoc, outDateTime, pageLimit } from './common.js';
 import { programId } from './admin.js';
 import { z } from './zod-openapi.js';
@@ -44,8 +45,6 @@ export const ruleOut = z.object({
   created_at: outDateTime,
   updated_at: outDateTime.nullable(),
 });
-
-export const REVIEW_STATUSES = ['pending', 'approved', 'rejected'] as const;
 
 export const reviewsQuery = z.object({
   status: z.enum(REVIEW_STATUSES).optional(),
