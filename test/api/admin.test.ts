@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { never, putAffiliate, putProgram, putPromo, putReward } from '../support/fixtures.js';
+import { createUser, never, putAffiliate, putProgram, putPromo, putReward } from '../support/fixtures.js';
 import { CLIENT_KEY, startTestService, type TestService } from '../support/test-service.js';
 
 describe('API: admin configuration (SPEC §7.1–§7.5)', () => {
@@ -173,13 +173,55 @@ describe('API: admin configuration (SPEC §7.1–§7.5)', () => {
       });
     });
 
-    it("a promo cannot take a user's referral code", async () => {
+    it("a promo cannot take an affiliate's code", async () => {
       await putProgram(svc, 'everyone', { distribution_percentage: 0 });
       await putPromo(svc, 'FRESH1');
       // Codes of every kind live in code-{CODE}; a second owner of any kind is refused.
       await putAffiliate(svc, 'owner', { codes: ['SHARED1'] });
       const response = await svc.admin('PUT', '/admin/promo-codes/shared1', { is_active: true, limit: 0, rewards: [] });
       expect(response.body.errors[0].code).to.equal('CODE.TAKEN');
+    });
+
+    it("neither a promo nor an affiliate can take a user's referral code (422 CODE.TAKEN)", async () => {
+      const user = await createUser(svc, 'code-owner');
+      const promo = await svc.admin('PUT', `/admin/promo-codes/${user.referral_code}`, { is_active: true, limit: 0, rewards: [] });
+      expect(promo.status).to.equal(422);
+      expect(promo.body.errors[0]).to.include({ code: 'CODE.TAKEN', source: 'path:/code' });
+      const affiliate = await svc.admin('PUT', '/admin/affiliates/taker', {
+        status: 'approved',
+        name: 'Taker',
+        platforms: [],
+        codes: [user.referral_code.toLowerCase()],
+        rewards: [],
+      });
+      expect(affiliate.status).to.equal(422);
+      expect(affiliate.body.errors[0]).to.include({ code: 'CODE.TAKEN', source: '/codes/0' });
+      // No promo was made of it.
+      expect((await svc.admin('GET', `/admin/promo-codes/${user.referral_code}`)).status).to.equal(404);
+    });
+
+    it('404 NOT_FOUND.PROMO_CODE for a promo code never defined', async () => {
+      const response = await svc.admin('GET', '/admin/promo-codes/NEVERSEEN1');
+      expect(response.status).to.equal(404);
+      expect(response.body.errors[0]).to.include({ code: 'NOT_FOUND.PROMO_CODE', status: 404 });
+    });
+
+    it('422 CODE.REWARD_NOT_FOUND and AFFILIATE.REWARD_NOT_FOUND for an entry naming a reward that does not exist; nothing is stored', async () => {
+      const entry = { reward_key: 'no-such-reward', activation: { variant: 'claim' }, deactivation: never };
+      const promo = await svc.admin('PUT', '/admin/promo-codes/GHOSTREWARD', { is_active: true, limit: 0, rewards: [entry] });
+      expect(promo.status).to.equal(422);
+      expect(promo.body.errors[0]).to.include({ code: 'CODE.REWARD_NOT_FOUND', source: '/rewards/0/reward_key' });
+      expect((await svc.admin('GET', '/admin/promo-codes/GHOSTREWARD')).status).to.equal(404);
+      const affiliate = await svc.admin('PUT', '/admin/affiliates/ghost', {
+        status: 'approved',
+        name: 'Ghost',
+        platforms: [],
+        codes: ['GHOSTAFF'],
+        rewards: [entry],
+      });
+      expect(affiliate.status).to.equal(422);
+      expect(affiliate.body.errors[0]).to.include({ code: 'AFFILIATE.REWARD_NOT_FOUND', source: '/rewards/0/reward_key' });
+      expect((await svc.admin('GET', '/admin/affiliates/ghost')).status).to.equal(404);
     });
 
     it('returns affiliates with code links and stats; banned is final (422 AFFILIATE.BANNED)', async () => {

@@ -132,12 +132,14 @@ describe('API: claiming codes and the rewards engine', () => {
       expect(response.body.errors[0].code).to.equal('CLAIM.NOT_ELIGIBLE');
     });
 
-    it('422 CLAIM.CODE_INACTIVE for an inactive promo and an affiliate that is not approved', async () => {
+    it('422 CLAIM.CODE_INACTIVE for an inactive promo and an affiliate that is not approved (every other status)', async () => {
       await putPromo(svc, 'OFF1', { is_active: false });
-      await putAffiliate(svc, 'pending-aff', { status: 'pending', codes: ['PENDAFF'] });
+      const notApproved = ['pending', 'rejected', 'withdrawn', 'archived', 'deactivated', 'banned'];
+      for (const status of notApproved) await putAffiliate(svc, `${status}-aff`, { status, codes: [`${status.toUpperCase()}AFF`] });
       await createUser(svc, 'inactive-claimer');
-      for (const code of ['OFF1', 'PENDAFF']) {
+      for (const code of ['OFF1', ...notApproved.map((status) => `${status.toUpperCase()}AFF`)]) {
         const response = await svc.call('POST', '/users/inactive-claimer/claim-code', { code });
+        expect(response.status, code).to.equal(422);
         expect(response.body.errors[0].code, code).to.equal('CLAIM.CODE_INACTIVE');
       }
     });

@@ -187,7 +187,11 @@ describe('API: erasure and access (DELETE /admin/users/{id}, GET /admin/users/{i
     const unknown = await svc.admin('DELETE', '/admin/users/nobody');
     expect(unknown.status).to.equal(404);
     expect(unknown.body.errors[0].code).to.equal('NOT_FOUND.USER');
-    expect((await svc.admin('GET', '/admin/users/nobody/export')).status).to.equal(404);
+    for (const path of ['/admin/users/nobody/export', '/admin/users/nobody/account-token']) {
+      const missing = await svc.admin('GET', path);
+      expect(missing.status, path).to.equal(404);
+      expect(missing.body.errors[0], path).to.include({ code: 'NOT_FOUND.USER', source: 'path:/app_user_id' });
+    }
     expect((await svc.call('DELETE', '/admin/users/ann')).status).to.equal(403);
   });
 

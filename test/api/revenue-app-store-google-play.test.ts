@@ -80,6 +80,18 @@ describe('API: revenue notifications in (SPEC §11) — App Store and Google Pla
       expect(after[after.length - 1]!.reason).to.match(/^signed for another app or environment/);
     });
 
+    it('refuses a payload the App Store signed for the other environment (Production, to a Sandbox service) with 401, kept as rejected', async () => {
+      const production = await appleNotification(chain, 'SUBSCRIBED', appleTransaction({ transactionId: 't-prod', originalTransactionId: 'o-prod' }), {
+        environment: 'Production',
+      });
+      const answer = await send(production);
+      expect(answer.status).to.equal(401);
+      expect(answer.body.errors[0]).to.include({ code: 'WEBHOOK.UNAUTHORIZED', status: 401 });
+      const rejected = await inbox(svc, '&provider=app-store&status=rejected');
+      expect(rejected[rejected.length - 1]!.reason).to.match(/^signed for another app or environment/);
+      expect((await inbox(svc, '&provider=app-store')).some((row) => row.id !== null && JSON.stringify(row).includes('o-prod'))).to.equal(false);
+    });
+
     it('answers 400 for a body that is not JSON and for a verified payload without its transaction', async () => {
       const notJson = await post(svc, '/webhooks/app-store', 'signedPayload=abc');
       expect(notJson.status).to.equal(400);

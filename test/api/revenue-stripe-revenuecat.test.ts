@@ -269,10 +269,12 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       expect(get.status).to.equal(405);
     });
 
-    it('answers 404 WEBHOOK.NOT_CONFIGURED for a provider that is off', async () => {
-      const off = await post(svc, '/webhooks/revenuecat', '{}', { authorization: 'x' });
-      expect(off.status).to.equal(404);
-      expect(off.body.errors[0].code).to.equal('WEBHOOK.NOT_CONFIGURED');
+    it('answers 404 WEBHOOK.NOT_CONFIGURED for each provider that is off (here all but Stripe)', async () => {
+      for (const provider of ['revenuecat', 'app-store', 'google-play']) {
+        const off = await post(svc, `/webhooks/${provider}`, '{}', { authorization: 'x' });
+        expect(off.status, provider).to.equal(404);
+        expect(off.body.errors[0], provider).to.include({ code: 'WEBHOOK.NOT_CONFIGURED', status: 404 });
+      }
     });
   });
 

@@ -115,6 +115,9 @@ describe('API: outgoing webhook endpoints (SPEC §12)', function () {
     const unknown = await service.admin('POST', `/admin/webhooks/x/deliveries/${uuidv5('a', uuidv5.URL)}/redeliver`);
     expect(unknown.status).to.equal(404);
     expect(unknown.body.errors[0].code).to.equal('NOT_FOUND.DELIVERY');
+    const noWebhook = await service.admin('POST', `/admin/webhooks/never-made/deliveries/${uuidv5('a', uuidv5.URL)}/redeliver`);
+    expect(noWebhook.status).to.equal(404);
+    expect(noWebhook.body.errors[0].code).to.equal('NOT_FOUND.WEBHOOK');
     expect((await service.call('GET', '/admin/webhooks')).status).to.equal(403);
   });
 

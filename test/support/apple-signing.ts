@@ -139,7 +139,7 @@ export async function appleNotification(
   chain: AppleTestChain,
   type: string,
   transaction: Record<string, unknown>,
-  options: { uuid?: string; subtype?: string; bundleId?: string } = {},
+  options: { uuid?: string; subtype?: string; bundleId?: string; environment?: 'Sandbox' | 'Production' } = {},
 ) {
   const bundleId = options.bundleId ?? BUNDLE_ID;
   return {
@@ -149,7 +149,12 @@ export async function appleNotification(
       notificationUUID: options.uuid ?? randomUUID(),
       version: '2.0',
       signedDate: Date.now(),
-      data: { bundleId, environment: 'Sandbox', status: 1, signedTransactionInfo: await chain.sign({ ...transaction, bundleId }) },
+      data: {
+        bundleId,
+        environment: options.environment ?? 'Sandbox',
+        status: 1,
+        signedTransactionInfo: await chain.sign({ ...transaction, bundleId, environment: options.environment ?? 'Sandbox' }),
+      },
     }),
   };
 }
