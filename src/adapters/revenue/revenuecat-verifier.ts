@@ -2,6 +2,7 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import { z } from 'zod';
 import {
   currencyCode,
+  ISO_CURRENCY,
   type InboundRequest,
   isoFromMillis,
   minorUnits,
@@ -26,8 +27,8 @@ export const revenueCatWebhookBody = z.object({
     expiration_at_ms: z.number().nullish(),
     event_timestamp_ms: z.number().nullish(),
     price_in_purchased_currency: z.number().nullish(),
-    /** ISO 4217, any case: checked and kept upper case by currencyCode. */
-    currency: z.string().nullish(),
+    /** ISO 4217, any case (kept upper case by currencyCode); the pattern shows in the API document. */
+    currency: z.string().regex(ISO_CURRENCY).nullish(),
     transaction_id: z.string().nullish(),
     original_transaction_id: z.string().nullish(),
     cancel_reason: z.string().nullish(),

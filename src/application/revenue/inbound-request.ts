@@ -68,7 +68,8 @@ export function currencyCode<C extends string | null>(currency: C, source: strin
   return currency.toUpperCase() as C;
 }
 
-const ISO_CURRENCY = /^[A-Za-z]{3}$/;
+/** An ISO 4217 currency code as providers send it (any case). */
+export const ISO_CURRENCY = /^[A-Za-z]{3}$/;
 
 /** Money as the log keeps it from every provider: never negative, in an upper-case ISO 4217 code (`currencyCode`). */
 export function recordableMoney(money: { price_minor: number | null; currency: string | null }): boolean {
