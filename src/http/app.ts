@@ -115,9 +115,10 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
   const app = express();
   app.disable('x-powered-by');
   app.set('etag', false);
-  // Paths are what SPEC and the OpenAPI document spell: `/USERS` is an unknown path (404), never
-  // a way around the rate limits and key checks, which match paths as spelled.
+  // Paths are what SPEC and the OpenAPI document spell: `/USERS` or `/users/` is an unknown path
+  // (404), never a way around the rate limits and key checks, which match paths as spelled.
   app.set('case sensitive routing', true);
+  app.set('strict routing', true);
   // Which X-Forwarded-For hops name the client (req.ip): none unless TRUST_PROXY says so.
   app.set('trust proxy', config.TRUST_PROXY);
   app.use(requestId, observe(metrics, logger, container.resolve(RequestActivity)));

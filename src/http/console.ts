@@ -51,7 +51,7 @@ function packageRoot(): string {
 export const CONSOLE_ASSETS_DIR = path.join(packageRoot(), 'dist', 'console');
 
 export function consoleRouter(config: Pick<Config, 'CONSOLE'>, assetsDir: string = CONSOLE_ASSETS_DIR): Router {
-  const router = Router({ caseSensitive: true });
+  const router = Router({ caseSensitive: true, strict: true });
   if (config.CONSOLE === 'off') return router;
   const index = path.join(assetsDir, 'index.html');
   const page: RequestHandler = (_req, res) => {

@@ -112,7 +112,7 @@ function handler(declaration: AnyRoute): RequestHandler {
  * body sent (mountRoutes' own 405 stays for the routes mounted without it).
  */
 export function methodGate(routes: AnyRoute[]): Router {
-  const gate = express.Router({ caseSensitive: true });
+  const gate = express.Router({ caseSensitive: true, strict: true });
   for (const [path, allowed] of methodsByPath(routes)) {
     gate.route(expressPath(path)).all((req, res, next) => {
       if (allowed.includes(req.method) || (req.method === 'HEAD' && allowed.includes('GET'))) next('router');

@@ -187,6 +187,25 @@ describe('API: users (POST /users, GET /users/{id})', () => {
       }
     });
 
+    it('404 PATH_ERROR for a known path with a trailing slash (paths are as spelled), with no user created', async () => {
+      for (const [method, path] of [
+        ['POST', '/users/'],
+        ['GET', '/users/u-create/'],
+        ['POST', '/users/u-create/claim-code/'],
+        ['GET', '/admin/rewards/'],
+        ['GET', '/openapi.json/'],
+        ['GET', '/healthz/'],
+        ['GET', '/compat/winwinkit/users/u-create/'],
+      ] as const) {
+        const response = await svc.call(method, path, method === 'POST' ? { app_user_id: 'u-slash', code: 'X' } : undefined);
+        expect(response.status, `${method} ${path}`).to.equal(404);
+        expect(response.body.errors[0], `${method} ${path}`).to.deep.include({ code: 'PATH_ERROR', status: 404 });
+      }
+      expect((await svc.call('GET', '/users/u-slash')).status).to.equal(404);
+      // The browsable pages keep their folder form.
+      expect((await svc.call('GET', '/docs/')).status).to.equal(200);
+    });
+
     it('405 METHOD_NOT_ALLOWED with an Allow header on a known path', async () => {
       const response = await svc.call('DELETE', '/users/u-create');
       expect(response.status).to.equal(405);

@@ -120,7 +120,7 @@ export function operatorRoutes(deps: OperatorDeps): AnyRoute[] {
 
 /** The API reference to browse, from /openapi.json. */
 export function apiReferenceRouter(): Router {
-  const router = Router({ caseSensitive: true });
+  const router = Router({ caseSensitive: true, strict: true });
   // Swagger UI's script and assets, then its page at /docs only: another path under it is the
   // API's 404, another method on the page 405 (setup alone would answer both with the page).
   router.use('/docs', swaggerUi.serveFiles(undefined, { swaggerUrl: '/openapi.json' }));
