@@ -14,12 +14,12 @@ const upcasters: Record<string, Record<number, Upcaster>> = {
   UserConverted: { 1: (data) => data, 2: (data) => ({ ...data, source: 'client', purchase: null, program_id: null }) },
   // v4 (analytics by program): churns before it did not name the claim's program.
   UserChurned: { 1: (data) => data, 2: (data) => data, 3: (data) => ({ ...data, program_id: null }) },
-  // v5: a waiting grant's expires_at, absent in requests recorded before it was kept, is null (never).
-  PoolCodeRequested: { 1: withNullExpiry, 2: withNullExpiry, 3: withNullExpiry, 4: withNullExpiry },
+  // v5: a waiting grant's expires_at (absent before it was kept: never) and grant_position (none before v5: first in line).
+  PoolCodeRequested: { 1: v5PoolRequest, 2: v5PoolRequest, 3: v5PoolRequest, 4: v5PoolRequest },
 };
 
-function withNullExpiry(data: Record<string, unknown>): Record<string, unknown> {
-  return data.expires_at === undefined ? { ...data, expires_at: null } : data;
+function v5PoolRequest(data: Record<string, unknown>): Record<string, unknown> {
+  return { ...data, expires_at: data.expires_at ?? null, grant_position: null };
 }
 
 /** A stored event's data at the current version, lifted from the version its metadata names. */

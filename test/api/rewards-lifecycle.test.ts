@@ -110,9 +110,40 @@ describe('API: reward expiry and pooled one-time codes', () => {
     await eventually(async () => expect(await figures()).to.deep.equal({ available: 0, used: 12, expired: 0, waiting: 0 }));
     const waiting = await events(svc, 'stream=pool-store-promo&type=PoolCodeRequested');
     const assigned = await events(svc, 'stream=pool-store-promo&type=PoolCodeAssigned');
-    const order = waiting.map((event) => event.data.grant_id);
+    // Grant order: the grants' log positions, whichever request reached the pool first.
+    const order = [...waiting].sort((a, b) => Number(BigInt(a.data.grant_position) - BigInt(b.data.grant_position))).map((event) => event.data.grant_id);
     const servedLater = assigned.filter((event) => order.includes(event.data.grant_id)).map((event) => event.data.grant_id);
     expect(servedLater).to.deep.equal(order);
+  });
+
+  it("a referrer's pooled sender grants keep their place in line ahead of a manual grant made after them, though the reaction asks later", async () => {
+    const own = await startTestService();
+    try {
+      await putReward(own, 'sender-pool', { kind: 'store_promo_code', name: 'Sender pool' });
+      await putProgram(own, 'pooled-senders', {
+        rewards: { sender: [{ reward_key: 'sender-pool', activation: { variant: 'claim', amount: 1, limit: 0 }, deactivation: never }] },
+      });
+      const referrer = await createUser(own, 'pool-referrer');
+      const claimers = Array.from({ length: 20 }, (_, index) => `pool-claimer-${index}`);
+      await Promise.all(claimers.map((user) => createUser(own, user)));
+      const claims = await Promise.all(claimers.map((user) => own.call('POST', `/users/${user}/claim-code`, { code: referrer.referral_code })));
+      expect(claims.map((claim) => claim.status)).to.deep.equal(claimers.map(() => 200));
+      await createUser(own, 'late-grantee');
+      expect((await own.admin('POST', '/users/late-grantee/rewards/grant', { key: 'sender-pool' })).status).to.equal(201);
+      // Every grant asked (the referrer's through the pools reaction), then 20 codes: the 20 grants made first get them.
+      await eventually(async () => expect((await own.admin('GET', '/admin/rewards/sender-pool/codes')).body.data.waiting).to.equal(21));
+      await own.admin('POST', '/admin/rewards/sender-pool/codes', {
+        codes: Array.from({ length: 20 }, (_, index) => ({ value: `SENDER-${index}`, expires_at: '2099-01-01T00:00:00Z' })),
+      });
+      await eventually(async () => {
+        const entries = (await getUser(own, 'pool-referrer')).rewards.active.store_promo_code;
+        expect(entries.filter((entry: { value: unknown }) => entry.value !== null)).to.have.length(20);
+      });
+      expect((await getUser(own, 'late-grantee')).rewards.active.store_promo_code[0].value).to.equal(null);
+      expect((await own.admin('GET', '/admin/rewards/sender-pool/codes')).body.data).to.deep.include({ used: 20, waiting: 1 });
+    } finally {
+      await own.stop();
+    }
   });
 
   it('manual grants with operation_ids, 20 at once and one operation_id for two users: each 201 at once, each a code of its own', async () => {

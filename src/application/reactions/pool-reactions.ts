@@ -19,7 +19,8 @@ export class PoolReactions implements Reaction {
   async handle(event: LoggedEvent): Promise<void> {
     const context = reactionContext(event, this.name);
     if (event.type === 'RewardGranted' && POOLED_KINDS.includes(event.data.kind)) {
-      await this.pools.request(event.data.reward_key, event.data.grant_id, appUserIdOf(event.stream)!, event.data.expires_at, context);
+      const grant = { grant_id: event.data.grant_id, app_user_id: appUserIdOf(event.stream)!, expires_at: event.data.expires_at, position: event.position };
+      await this.pools.request(event.data.reward_key, grant, context);
     }
     if (event.type === 'RewardRevoked' && POOLED_KINDS.includes(event.data.kind)) {
       await this.pools.withdraw(event.data.reward_key, event.data.grant_id, appUserIdOf(event.stream)!, context);

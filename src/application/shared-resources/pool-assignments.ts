@@ -38,13 +38,21 @@ export class PoolAssignments {
     @inject(TOKENS.ReadConsistency) private readonly consistency: ReadConsistency,
   ) {}
 
-  /** A pooled entry was granted: give it a code now, or queue it until codes arrive. */
-  /** `expiresAt`: when the grant's entry expires (null: never); an expired grant gets no code. */
-  async request(rewardKey: string, grantId: string, appUserId: string, expiresAt: string | null, context: CommandContext): Promise<void> {
+  /**
+   * A pooled entry was granted: give it a code now, or queue it until codes arrive, in grant
+   * order. `grant.expires_at`: when the entry expires (null: never; an expired grant gets no
+   * code); `grant.position`: the log position of its grant (or of the command's last event).
+   */
+  async request(
+    rewardKey: string,
+    grant: { grant_id: string; app_user_id: string; expires_at: string | null; position: bigint },
+    context: CommandContext,
+  ): Promise<void> {
+    const { grant_id: grantId, app_user_id: appUserId } = grant;
     const { result: code } = await this.executor.execute(
       streams.pool(rewardKey),
       poolEvolver,
-      (pool, known: KnownGrant | null) => decideRequestPoolCode(pool, grantId, appUserId, expiresAt, this.clock.now(), known),
+      (pool, known: KnownGrant | null) => decideRequestPoolCode(pool, grant, this.clock.now(), known),
       followUp(context),
       { prepare: ({ position }) => this.knownGrant(rewardKey, appUserId, grantId, position) },
     );

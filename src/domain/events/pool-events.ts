@@ -9,10 +9,20 @@ export const poolEvents = {
   PoolCodesAdded: z.object({ codes: z.array(poolCodeSchema) }),
   /**
    * A grant waits for a code: the pool had none usable. `expires_at`: when the grant's entry
-   * expires (null: never), after which no code is handed to it. Events recorded before it was
-   * kept lack it: upcast to null (src/application/upcasters.ts).
+   * expires (null: never), after which no code is handed to it. `grant_position`: the log
+   * position of the grant (a request can reach the pool after one for a later grant: a sender
+   * grant's comes from a reaction), which orders the line. Events recorded before either was
+   * kept lack it: upcast to null (src/application/upcasters.ts); such requests came first.
    */
-  PoolCodeRequested: z.object({ grant_id: z.string(), app_user_id: z.string(), expires_at: isoDateTime.nullable() }),
+  PoolCodeRequested: z.object({
+    grant_id: z.string(),
+    app_user_id: z.string(),
+    expires_at: isoDateTime.nullable(),
+    grant_position: z
+      .string()
+      .regex(/^\d{1,20}$/)
+      .nullable(),
+  }),
   PoolCodeAssigned: z.object({ grant_id: z.string(), app_user_id: z.string(), code: poolCodeSchema }),
   /** A grant was revoked (refund clawback) before it got a code: it gets none (it leaves the line, or is never served). */
   PoolRequestWithdrawn: z.object({ grant_id: z.string(), app_user_id: z.string(), withdrawn_at: isoDateTime }),

@@ -19,8 +19,11 @@ export interface PoolState {
   used: number;
   /** Codes that expired unused and left `free`. */
   expired: number;
-  /** Grants waiting for a code, in grant order, with when their entry expires (null: never). */
-  waiting: { grant_id: string; app_user_id: string; expires_at: string | null }[];
+  /**
+   * Grants waiting for a code, in grant order (their grants' log positions; those without one,
+   * asked before positions were kept, first), with when their entry expires (null: never).
+   */
+  waiting: { grant_id: string; app_user_id: string; expires_at: string | null; grant_position: string | null }[];
 }
 
 /** What the pool index knows of a grant; null when the pool never heard of it. */
@@ -56,8 +59,8 @@ export function evolvePool(state: PoolState, event: DomainEvent): PoolState {
     case 'PoolCodesAdded':
       return { ...state, free: [...state.free, ...event.data.codes] };
     case 'PoolCodeRequested': {
-      const { grant_id, app_user_id, expires_at } = event.data;
-      return { ...state, waiting: [...state.waiting, { grant_id, app_user_id, expires_at }] };
+      const { grant_id, app_user_id, expires_at, grant_position } = event.data;
+      return { ...state, waiting: inGrantOrder(state.waiting, { grant_id, app_user_id, expires_at, grant_position }) };
     }
     case 'PoolCodeAssigned': {
       const grant = poolGrantKey(event.data.app_user_id, event.data.grant_id);
@@ -81,8 +84,21 @@ export function evolvePool(state: PoolState, event: DomainEvent): PoolState {
 
 // 3: grants are keyed by user and grant id (poolGrantKey), and waiting ones keep their expiry.
 // 4: revoked waiting grants are remembered (a reaction repeating the grant's request gets nothing).
+/**
+ * `line` with `waiting` in its place: after every grant made before it or at the same position
+ * (and those without a position), before the first made later. A request can reach the pool
+ * after the request of a later grant (a sender grant's is made by the pools reaction, a manual
+ * grant's before its answer): the line stays in grant order all the same (SPEC §5.3).
+ */
+function inGrantOrder(line: readonly Waiting[], waiting: Waiting): Waiting[] {
+  const position = waiting.grant_position === null ? null : BigInt(waiting.grant_position);
+  const at = position === null ? -1 : line.findIndex((earlier) => earlier.grant_position !== null && BigInt(earlier.grant_position) > position);
+  return at < 0 ? [...line, waiting] : [...line.slice(0, at), waiting, ...line.slice(at)];
+}
+
 // 5: only free codes and waiting grants; what the pool remembers for ever is in the pool index.
-export const poolEvolver: Evolver<PoolState> = { name: 'pool', version: 5, initialState: initialPoolState, evolve: evolvePool };
+// 6: the line is in grant order (grant_position), not in the order requests arrived.
+export const poolEvolver: Evolver<PoolState> = { name: 'pool', version: 6, initialState: initialPoolState, evolve: evolvePool };
 
 /** Oldest free code that is still valid at `now`, and not `taken` by this decision. */
 function nextFreeCode(state: PoolState, now: Date, taken: Set<string>): PoolCode | undefined {
@@ -127,16 +143,15 @@ function serveWaiting(state: PoolState, now: Date): NewDomainEvent[] {
  */
 export function decideRequestPoolCode(
   state: PoolState,
-  grantId: string,
-  appUserId: string,
-  expiresAt: string | null,
+  grant: { grant_id: string; app_user_id: string; expires_at: string | null; position: bigint },
   now: Date,
   known: KnownGrant | null,
 ): Decision<PoolCode | null> {
-  const grant = poolGrantKey(appUserId, grantId);
+  const { grant_id: grantId, app_user_id: appUserId } = grant;
+  const key = poolGrantKey(appUserId, grantId);
   if (known?.code) return { events: [], result: known.code };
-  if (known?.withdrawn || state.waiting.some((waiting) => keyOf(waiting) === grant)) return { events: [], result: null };
-  const waiting: Waiting = { grant_id: grantId, app_user_id: appUserId, expires_at: expiresAt };
+  if (known?.withdrawn || state.waiting.some((waiting) => keyOf(waiting) === key)) return { events: [], result: null };
+  const waiting: Waiting = { grant_id: grantId, app_user_id: appUserId, expires_at: grant.expires_at, grant_position: grant.position.toString() };
   if (!stillWaiting(waiting, now)) return { events: [], result: null };
   const code = state.waiting.some((earlier) => stillWaiting(earlier, now)) ? undefined : nextFreeCode(state, now, new Set());
   if (code) return { events: [{ type: 'PoolCodeAssigned', data: { grant_id: grantId, app_user_id: appUserId, code } }], result: code };

@@ -264,7 +264,12 @@ describe('StreamExecutor on SQLite: cost per command (behaviour: stream-executor
       const counted = counting(store, readStore);
       const executor = new StreamExecutor(new EventLog(counted.store, new RandomIds()), counted.readStore);
       // The pool index's answer for a grant it never heard of (its look-up is one document, whatever the pool).
-      await executor.execute(stream, poolEvolver, (state) => decideRequestPoolCode(state, grantId, 'newcomer', null, T0, null), context);
+      await executor.execute(
+        stream,
+        poolEvolver,
+        (state) => decideRequestPoolCode(state, { grant_id: grantId, app_user_id: 'newcomer', expires_at: null, position: 1n }, T0, null),
+        context,
+      );
       return counted.touched;
     }
     const fresh = await pool('fresh-pool', 0);

@@ -37,17 +37,17 @@ describe('event schemas and upcasters: a live read and a replay see the same dat
   });
 
   for (const version of [1, SCHEMA_VERSION - 1]) {
-    it(`a PoolCodeRequested of version ${version} without expires_at reads as expires_at null, live and in a replay`, () => {
+    it(`a PoolCodeRequested of version ${version} without expires_at or grant_position reads as null in both, live and in a replay`, () => {
       const data = { grant_id: 'g1', app_user_id: 'ann' };
       const live = toLogged(recorded('PoolCodeRequested', { ...data }, version));
       const replayed = replayedEvent(recorded('PoolCodeRequested', { ...data }, version));
-      expect(live.data).to.deep.equal({ ...data, expires_at: null });
+      expect(live.data).to.deep.equal({ ...data, expires_at: null, grant_position: null });
       expect(replayed.data).to.deep.equal(live.data);
     });
   }
 
-  it('a current PoolCodeRequested keeps its expires_at', () => {
-    const data = { grant_id: 'g1', app_user_id: 'ann', expires_at: '2026-02-01T00:00:00.000Z' };
+  it('a current PoolCodeRequested keeps its expires_at and grant_position', () => {
+    const data = { grant_id: 'g1', app_user_id: 'ann', expires_at: '2026-02-01T00:00:00.000Z', grant_position: '42' };
     expect(toLogged(recorded('PoolCodeRequested', data, SCHEMA_VERSION)).data).to.deep.equal(data);
     expect(replayedEvent(recorded('PoolCodeRequested', { ...data }, SCHEMA_VERSION)).data).to.deep.equal(data);
   });

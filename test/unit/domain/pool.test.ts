@@ -40,20 +40,43 @@ function indexOf(history: DomainEvent[]) {
   };
 }
 
-const requestOn = (history: DomainEvent[], grantId: string, user: string, expiresAt: string | null) =>
-  pool.given(history).when((state) => decideRequestPoolCode(state, grantId, user, expiresAt, T0, indexOf(history).grant(user, grantId)));
+/** A request for a grant made at log position `position` (by default after every grant in `history`). */
+const requestOn = (history: DomainEvent[], grantId: string, user: string, expiresAt: string | null, position = 10_000n) =>
+  pool
+    .given(history)
+    .when((state) =>
+      decideRequestPoolCode(state, { grant_id: grantId, app_user_id: user, expires_at: expiresAt, position }, T0, indexOf(history).grant(user, grantId)),
+    );
 const withdrawOn = (history: DomainEvent[], grantId: string, user: string) =>
   pool.given(history).when((state) => decideWithdrawPoolRequest(state, grantId, user, T0, indexOf(history).grant(user, grantId)));
 const addOn = (history: DomainEvent[], codes: PoolCode[], now: Date) =>
   pool.given(history).when((state) => decideAddPoolCodes(state, codes, indexOf(history).values(), now));
 
 const added = (...codes: PoolCode[]) => event('PoolCodesAdded', { codes });
-const requested = (grantId: string, user = 'ann', expiresAt: string | null = null) =>
-  event('PoolCodeRequested', { grant_id: grantId, app_user_id: user, expires_at: expiresAt });
+/** `grantPosition` null: a request recorded before positions were kept (first in line, in arrival order). */
+const requested = (grantId: string, user = 'ann', expiresAt: string | null = null, grantPosition: string | null = null) =>
+  event('PoolCodeRequested', { grant_id: grantId, app_user_id: user, expires_at: expiresAt, grant_position: grantPosition });
 const assigned = (grantId: string, poolCode: PoolCode, user = 'ann') => event('PoolCodeAssigned', { grant_id: grantId, app_user_id: user, code: poolCode });
 
 describe('code pools (SPEC §5.3, §7.5)', () => {
   describe('decideRequestPoolCode', () => {
+    it('a request for an earlier grant takes its place in line ahead of later grants that asked first (SPEC §5.3: grant order)', () => {
+      // A manual grant (position 50) asked before the pools reaction asked for a sender grant made earlier (20).
+      requestOn([requested('late', 'bob', null, '50')], 'early', 'ann', null, 20n).then([requested('early', 'ann', null, '20')]);
+      addOn([requested('late', 'bob', null, '50'), requested('early', 'ann', null, '20')], [code('A')], T0).then([
+        added(code('A')),
+        assigned('early', code('A')),
+      ]);
+      const line = [requested('c', 'cy', null, '30'), requested('a', 'ann', null, '10'), requested('b', 'bob', null, '30'), requested('old', 'olga')];
+      addOn(line, [code('A'), code('B'), code('C'), code('D')], T0).then([
+        added(code('A'), code('B'), code('C'), code('D')),
+        assigned('a', code('A')),
+        assigned('c', code('B'), 'cy'),
+        assigned('b', code('C'), 'bob'),
+        assigned('old', code('D'), 'olga'),
+      ]);
+    });
+
     it('gives the oldest unused code', () => {
       requestOn([added(code('A'), code('B')), added(code('C'))], 'g1', 'ann', null).then([assigned('g1', code('A'))]);
     });
@@ -70,25 +93,25 @@ describe('code pools (SPEC §5.3, §7.5)', () => {
     });
 
     it('waits in line when no usable code is left', () => {
-      const { state } = requestOn([added(code('A', -1))], 'g1', 'ann', null).then([requested('g1')]);
-      expect(state.waiting).to.deep.equal([{ grant_id: 'g1', app_user_id: 'ann', expires_at: null }]);
+      const { state } = requestOn([added(code('A', -1))], 'g1', 'ann', null).then([requested('g1', 'ann', null, '10000')]);
+      expect(state.waiting).to.deep.equal([{ grant_id: 'g1', app_user_id: 'ann', expires_at: null, grant_position: '10000' }]);
     });
 
     it('waits behind earlier waiting grants (grant order)', () => {
-      requestOn([requested('g1')], 'g2', 'bob', null).then([requested('g2', 'bob')]);
+      requestOn([requested('g1')], 'g2', 'bob', null).then([requested('g2', 'bob', null, '10000')]);
     });
 
     it('tells grants apart by user: one grant id of two users (one operation_id) gets two codes', () => {
       requestOn([added(code('A'), code('B')), assigned('manual:welcome/0', code('A'), 'ann')], 'manual:welcome/0', 'bob', null).then([
         assigned('manual:welcome/0', code('B'), 'bob'),
       ]);
-      requestOn([requested('manual:welcome/0', 'ann')], 'manual:welcome/0', 'bob', null).then([requested('manual:welcome/0', 'bob')]);
+      requestOn([requested('manual:welcome/0', 'ann')], 'manual:welcome/0', 'bob', null).then([requested('manual:welcome/0', 'bob', null, '10000')]);
     });
 
     it('gives a code at once past waiting grants that have expired, and asks nothing for a grant already expired', () => {
       requestOn([added(code('A')), requested('gone', 'ann', iso(-DAY))], 'g2', 'bob', null).then([assigned('g2', code('A'), 'bob')]);
       requestOn([], 'late', 'cid', iso(-1)).thenNothing();
-      requestOn([], 'waits', 'dan', iso(DAY)).then([requested('waits', 'dan', iso(DAY))]);
+      requestOn([], 'waits', 'dan', iso(DAY)).then([requested('waits', 'dan', iso(DAY), '10000')]);
     });
 
     it('is idempotent per grant: assigned or waiting grants ask for nothing new', () => {
@@ -149,7 +172,7 @@ describe('code pools (SPEC §5.3, §7.5)', () => {
         assigned('g1', code('A'), 'ann'),
         assigned('g2', code('B'), 'bob'),
       ]);
-      expect(state.waiting).to.deep.equal([{ grant_id: 'g3', app_user_id: 'cid', expires_at: null }]);
+      expect(state.waiting).to.deep.equal([{ grant_id: 'g3', app_user_id: 'cid', expires_at: null, grant_position: null }]);
       expect(state).to.include({ used: 2 });
     });
 
