@@ -1,4 +1,5 @@
 import type { DependencyContainer } from 'tsyringe';
+import { BULK_BODY_LIMIT } from '../body-limits.js';
 import { DefineAffiliateHandler } from '../../application/admin/define-affiliate.js';
 import { DefineProgramHandler } from '../../application/admin/define-program.js';
 import { DefinePromoCodeHandler } from '../../application/admin/define-promo-code.js';
@@ -144,7 +145,8 @@ export function adminRoutes(container: DependencyContainer): AnyRoute[] {
     path: '/admin/rewards/{key}/codes',
     operationId: 'addPoolCodes',
     description:
-      'Needs a secret key. Values already in the pool are skipped. Every code of an offer_code reward needs a `link` (400 `BAD_REQUEST` otherwise); a reward without a pool is 422 `REWARD.NOT_POOLED`.',
+      'Needs a secret key. Values already in the pool are skipped. Every code of an offer_code reward needs a `link` (400 `BAD_REQUEST` otherwise); a reward without a pool is 422 `REWARD.NOT_POOLED`. ' +
+      `The body is at most ${BULK_BODY_LIMIT / 1024 / 1024} MiB (413 \`BODY_TOO_LARGE\` beyond): 10,000 codes fit when each takes up to about 400 bytes of JSON (a 32-character value with a 300-character link); longer codes go in several calls.`,
     summary: "Add one-time codes to an offer_code / store_promo_code reward's pool",
     tags: ['admin: rewards'],
     params: z.object({ key: rewardKey }),
