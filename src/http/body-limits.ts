@@ -9,3 +9,6 @@ export const BODY_LIMIT = 64 * 1024;
  * (`EVENTSTORE_MAX_APPEND_SIZE`, docker-compose.yml; its default is 1 MiB).
  */
 export const BULK_BODY_LIMIT = 4 * 1024 * 1024;
+
+/** A notification to POST /webhooks/{provider} (SPEC §11): read as raw bytes (signatures cover them). */
+export const WEBHOOK_BODY_LIMIT = 1024 * 1024;

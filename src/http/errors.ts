@@ -3,6 +3,7 @@ import { DomainError } from '../domain/domain-error.js';
 import { StoreUnavailableError } from '../ports/event-store.js';
 import { ReadModelsBehindError } from '../ports/read-consistency.js';
 import type { Logger } from '../ports/logger.js';
+import { BODY_LIMIT } from './body-limits.js';
 import { statusOf } from './error-codes.js';
 
 export interface ErrorObject {
@@ -27,6 +28,17 @@ export class ApiError extends Error {
   toJSON(): ErrorObject {
     return { code: this.code, status: this.status, message: this.message, source: this.source };
   }
+}
+
+/** 413 BODY_TOO_LARGE naming the limit the body passed (64 KiB, 1 MiB, 4 MiB). */
+export function bodyTooLarge(limit: number): ApiError {
+  const size = limit >= 1024 * 1024 ? `${limit / (1024 * 1024)} MiB` : `${limit / 1024} KiB`;
+  return new ApiError(413, 'BODY_TOO_LARGE', `The body is larger than ${size}`);
+}
+
+/** 404 NOT_FOUND.USER for the path's `{app_user_id}`: the one answer for a user that does not exist. */
+export function userNotFound(): ApiError {
+  return new ApiError(404, 'NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
 }
 
 export function errorBody(...errors: ErrorObject[]) {
@@ -55,7 +67,7 @@ function fromHttpError(error: HttpError): ApiError | null {
       return new ApiError(400, 'BODY_INVALID', 'The body is not valid JSON');
     case 'entity.too.large':
       // The two limits of src/http/app.ts: the bulk admin uploads', and every other body's.
-      return new ApiError(413, 'BODY_TOO_LARGE', (error.limit ?? 0) > 64 * 1024 ? 'The body is larger than 4 MiB' : 'The body is larger than 64 KiB');
+      return bodyTooLarge(error.limit ?? BODY_LIMIT);
     case 'encoding.unsupported':
       return new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The body encoding is not supported', 'header:content-encoding');
     case 'charset.unsupported':

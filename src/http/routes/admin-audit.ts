@@ -1,7 +1,7 @@
 import type { DependencyContainer } from 'tsyringe';
 import { EventQueries } from '../../application/queries/event-queries.js';
 import { UserQueries } from '../../application/queries/user-queries.js';
-import { ApiError } from '../errors.js';
+import { userNotFound } from '../errors.js';
 import { type AnyRoute, route } from '../route.js';
 import { appUserId } from '../schemas/common.js';
 import { creditLedgerOut, eventPageOut, eventsQuery, ledgerQuery } from '../schemas/audit.js';
@@ -45,7 +45,7 @@ export function adminAuditRoutes(container: DependencyContainer): AnyRoute[] {
       errors: ['NOT_FOUND.USER'],
       auth: 'secret',
       async handle({ params: { app_user_id: id }, query: { key } }) {
-        if (!(await users.exists(id))) throw new ApiError(404, 'NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
+        if (!(await users.exists(id))) throw userNotFound();
         const rows = await events.creditLedger(id, key ?? null);
         return {
           status: 200,

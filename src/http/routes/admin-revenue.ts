@@ -6,7 +6,7 @@ import type { Config } from '../../config.js';
 import { accountToken } from '../../domain/revenue/account-token.js';
 import { REVENUE_PROVIDERS } from '../../domain/revenue/revenue-notification.js';
 import { TOKENS } from '../../ports/tokens.js';
-import { ApiError } from '../errors.js';
+import { userNotFound } from '../errors.js';
 import { type AnyRoute, route } from '../route.js';
 import { appUserId, checkOrder, logPosition, logPositionDoc, pageLimit, utcDay } from '../schemas/common.js';
 import { z } from '../schemas/zod-openapi.js';
@@ -97,7 +97,7 @@ export function adminRevenueRoutes(container: DependencyContainer): AnyRoute[] {
       errors: ['NOT_FOUND.USER'],
       auth: 'secret',
       async handle({ params: { app_user_id: id } }) {
-        if (!(await users.exists(id))) throw new ApiError(404, 'NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
+        if (!(await users.exists(id))) throw userNotFound();
         return { status: 200, body: { data: { app_user_id: id, account_token: accountToken(id, config.ACCOUNT_TOKEN_NAMESPACE) } } };
       },
     }),

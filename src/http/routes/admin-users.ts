@@ -2,7 +2,7 @@ import type { DependencyContainer } from 'tsyringe';
 import { UserErasure } from '../../application/privacy/user-erasure.js';
 import { UserExport } from '../../application/privacy/user-export.js';
 import { commandContext } from '../context.js';
-import { ApiError } from '../errors.js';
+import { userNotFound } from '../errors.js';
 import { type AnyRoute, route } from '../route.js';
 import { appUserId } from '../schemas/common.js';
 import { userDataExportResponse } from '../schemas/privacy.js';
@@ -41,7 +41,7 @@ export function adminUserRoutes(container: DependencyContainer): AnyRoute[] {
       errors: ['NOT_FOUND.USER'],
       async handle({ params: { app_user_id } }) {
         const found = await exports.export(app_user_id);
-        if (found === null) throw new ApiError(404, 'NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
+        if (found === null) throw userNotFound();
         return { status: 200, body: { data: { export: found } } };
       },
     }),

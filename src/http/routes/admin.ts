@@ -140,6 +140,13 @@ export function adminRoutes(container: DependencyContainer): AnyRoute[] {
   });
 
   const pools = container.resolve(PoolAssignments);
+  /** The reward `key` names, which must have a code pool: 404 NOT_FOUND.REWARD, 422 REWARD.NOT_POOLED. */
+  const pooledReward = async (key: string) => {
+    const reward = await catalog.reward(key);
+    if (!reward) throw new ApiError(404, 'NOT_FOUND.REWARD', `No reward ${key}`, 'path:/key');
+    if (!POOLED_KINDS.includes(reward.kind)) throw new ApiError(422, 'REWARD.NOT_POOLED', `A ${reward.kind} reward has no code pool`, 'path:/key');
+    return reward;
+  };
   const addPoolCodes = route({
     method: 'post',
     path: '/admin/rewards/{key}/codes',
@@ -155,9 +162,7 @@ export function adminRoutes(container: DependencyContainer): AnyRoute[] {
     errors: ['NOT_FOUND.REWARD', 'REWARD.NOT_POOLED'],
     auth: 'secret',
     async handle({ params: { key }, body: { codes }, res }) {
-      const reward = await catalog.reward(key);
-      if (!reward) throw new ApiError(404, 'NOT_FOUND.REWARD', `No reward ${key}`, 'path:/key');
-      if (!POOLED_KINDS.includes(reward.kind)) throw new ApiError(422, 'REWARD.NOT_POOLED', `A ${reward.kind} reward has no code pool`, 'path:/key');
+      const reward = await pooledReward(key);
       const missingLink = reward.kind === 'offer_code' ? codes.findIndex((code) => !code.link) : -1;
       if (missingLink >= 0) throw new ApiError(400, 'BAD_REQUEST', 'An offer_code pool code needs a link', `/codes/${missingLink}/link`);
       const result = await pools.addCodes(
@@ -180,9 +185,7 @@ export function adminRoutes(container: DependencyContainer): AnyRoute[] {
     errors: ['NOT_FOUND.REWARD', 'REWARD.NOT_POOLED'],
     auth: 'secret',
     async handle({ params: { key } }) {
-      const reward = await catalog.reward(key);
-      if (!reward) throw new ApiError(404, 'NOT_FOUND.REWARD', `No reward ${key}`, 'path:/key');
-      if (!POOLED_KINDS.includes(reward.kind)) throw new ApiError(422, 'REWARD.NOT_POOLED', `A ${reward.kind} reward has no code pool`, 'path:/key');
+      await pooledReward(key);
       return { status: 200, body: { data: await pools.figures(key) } };
     },
   });

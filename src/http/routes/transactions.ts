@@ -3,7 +3,7 @@ import { LinkTransactionHandler } from '../../application/commands/link-transact
 import { TransactionQueries } from '../../application/queries/transaction-queries.js';
 import { UserQueries } from '../../application/queries/user-queries.js';
 import { commandContext } from '../context.js';
-import { ApiError } from '../errors.js';
+import { userNotFound } from '../errors.js';
 import { type AnyRoute, route } from '../route.js';
 import { appUserId } from '../schemas/common.js';
 import { appStoreTransactionBody, googlePlayTransactionBody, userTransactionsOut } from '../schemas/transactions.js';
@@ -89,7 +89,7 @@ export function adminTransactionRoutes(container: DependencyContainer): AnyRoute
       errors: ['NOT_FOUND.USER'],
       auth: 'secret',
       async handle({ params: { app_user_id: id } }) {
-        if (!(await users.exists(id))) throw new ApiError(404, 'NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
+        if (!(await users.exists(id))) throw userNotFound();
         return { status: 200, body: { data: await transactions.ofUser(id) } };
       },
     }),

@@ -5,7 +5,7 @@ import { UpsertUserHandler } from '../../application/commands/upsert-user.js';
 import { WithdrawCreditsHandler } from '../../application/commands/withdraw-credits.js';
 import { UserQueries } from '../../application/queries/user-queries.js';
 import { commandContext } from '../context.js';
-import { ApiError } from '../errors.js';
+import { ApiError, userNotFound } from '../errors.js';
 import { type AnyRoute, route } from '../route.js';
 import { appUserId } from '../schemas/common.js';
 import {
@@ -33,7 +33,7 @@ export function userRoutes(container: DependencyContainer): AnyRoute[] {
   /** The user as the read models show it (GET). */
   async function currentUser(appUserIdValue: string): Promise<Record<string, unknown>> {
     const user = await queries.userView(appUserIdValue);
-    if (!user) throw new ApiError(404, 'NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
+    if (!user) throw userNotFound();
     return user;
   }
 

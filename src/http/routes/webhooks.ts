@@ -11,12 +11,10 @@ import type { Config } from '../../config.js';
 import { REVENUE_PROVIDERS, type RevenueNotification, type RevenueProvider, revenueNotificationSchema } from '../../domain/revenue/revenue-notification.js';
 import { TOKENS } from '../../ports/tokens.js';
 import { sendsBody, unstorablePart } from '../body-guard.js';
-import { ApiError } from '../errors.js';
+import { WEBHOOK_BODY_LIMIT } from '../body-limits.js';
+import { ApiError, bodyTooLarge } from '../errors.js';
 import { type AnyRoute, route } from '../route.js';
 import { z } from '../schemas/zod-openapi.js';
-
-/** SPEC §11: notifications are read as raw bytes (signatures cover them), up to 1 MiB. */
-const RAW_LIMIT = 1024 * 1024;
 
 /** A Pub/Sub push as documented: what the verifier checks beyond its zod shape, stated. */
 const { message } = googlePlayPushBody.shape;
@@ -78,9 +76,9 @@ const rawBody: RequestHandler = (req, res, next) => {
     next(new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the notification as application/json', 'header:content-type'));
     return;
   }
-  express.raw({ type: () => true, limit: RAW_LIMIT })(req, res, (error?: unknown) => {
+  express.raw({ type: () => true, limit: WEBHOOK_BODY_LIMIT })(req, res, (error?: unknown) => {
     if ((error as { type?: string } | undefined)?.type === 'entity.too.large') {
-      next(new ApiError(413, 'BODY_TOO_LARGE', 'The body is larger than 1 MiB'));
+      next(bodyTooLarge(WEBHOOK_BODY_LIMIT));
       return;
     }
     next(error);
