@@ -408,7 +408,7 @@ export interface paths {
         put?: never;
         /**
          * Add one-time codes to an offer_code / store_promo_code reward's pool
-         * @description Needs a secret key. Values already in the pool are skipped. Every code of an offer_code reward needs a `link` (400 `BAD_REQUEST` otherwise); a reward without a pool is 422 `REWARD.NOT_POOLED`.
+         * @description Needs a secret key. Values already in the pool are skipped. Every code of an offer_code reward needs a `link` (400 `BAD_REQUEST` otherwise); a reward without a pool is 422 `REWARD.NOT_POOLED`. The body is at most 4 MiB (413 `BODY_TOO_LARGE` beyond): 10,000 codes fit when each takes up to about 400 bytes of JSON (a 32-character value with a 300-character link); longer codes go in several calls.
          */
         post: operations["addPoolCodes"];
         delete?: never;
