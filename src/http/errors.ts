@@ -3,7 +3,7 @@ import { DomainError } from '../domain/domain-error.js';
 import { StoreUnavailableError } from '../ports/event-store.js';
 import { ReadModelsBehindError } from '../ports/read-consistency.js';
 import type { Logger } from '../ports/logger.js';
-import { BODY_LIMIT } from './body-limits.js';
+import { BODY_LIMIT, BULK_BODY_LIMIT, WEBHOOK_BODY_LIMIT } from './body-limits.js';
 import { statusOf } from './error-codes.js';
 
 export interface ErrorObject {
@@ -30,10 +30,15 @@ export class ApiError extends Error {
   }
 }
 
-/** 413 BODY_TOO_LARGE naming the limit the body passed (64 KiB, 1 MiB, 4 MiB). */
+/** 413 BODY_TOO_LARGE naming the limit the body passed (src/http/body-limits.ts). */
 export function bodyTooLarge(limit: number): ApiError {
-  const size = limit >= 1024 * 1024 ? `${limit / (1024 * 1024)} MiB` : `${limit / 1024} KiB`;
-  return new ApiError(413, 'BODY_TOO_LARGE', `The body is larger than ${size}`);
+  const message =
+    limit === BULK_BODY_LIMIT
+      ? 'The body is larger than 4 MiB'
+      : limit === WEBHOOK_BODY_LIMIT
+        ? 'The body is larger than 1 MiB'
+        : 'The body is larger than 64 KiB';
+  return new ApiError(413, 'BODY_TOO_LARGE', message);
 }
 
 /** 404 NOT_FOUND.USER for the path's `{app_user_id}`: the one answer for a user that does not exist. */
