@@ -22,7 +22,7 @@ import { PoolReactions } from './application/reactions/pool-reactions.js';
 import { ReactionRunner } from './application/reactions/reaction-runner.js';
 import { ReferralReactions } from './application/reactions/referral-reactions.js';
 import { RevenueReactions } from './application/reactions/revenue-reactions.js';
-import { OfferCodeLookup } from './application/store/offer-code-lookup.js';
+import { OfferCodeLookup } from './application/offer-codes/offer-code-lookup.js';
 import { StreamExecutor } from './application/stream-executor.js';
 import { DeliveryEngine } from './application/webhooks/delivery-engine.js';
 import { WebhookAdmin } from './application/webhooks/webhook-admin.js';

@@ -46,7 +46,7 @@ function openBesideEvents(dataDir: string, file: string): Database.Database {
 }
 
 /** The embedded data keys' file (SPEC §13), beside the events' file in DATA_DIR. */
-export const KEYS_FILE = 'data-keys.db';
+export const DATA_KEYS_FILE = 'data-keys.db';
 
 /**
  * Data keys in their own file, so an operator can back it up (and expire its backups) apart
@@ -55,7 +55,7 @@ export const KEYS_FILE = 'data-keys.db';
  * so the commits do not wait for the disk.
  */
 export function openKeyConnection(dataDir: string): Database.Database {
-  return openBesideEvents(dataDir, KEYS_FILE);
+  return openBesideEvents(dataDir, DATA_KEYS_FILE);
 }
 
 /** The embedded webhook outbox's file, beside the events' file in DATA_DIR. */

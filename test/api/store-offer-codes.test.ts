@@ -4,7 +4,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { EventLog } from '../../src/application/event-log.js';
-import { OfferCodeLookup } from '../../src/application/store/offer-code-lookup.js';
+import { OfferCodeLookup } from '../../src/application/offer-codes/offer-code-lookup.js';
 import { CUSTOMER_ELIGIBILITIES, OFFER_DURATIONS, OFFER_ELIGIBILITIES, OFFER_MODES, SUBSCRIPTION_PERIODS } from '../../src/domain/events/store-events.js';
 import { storeOfferCodeResponse, storeOfferCodesResponse } from '../../src/http/schemas/store.js';
 import { startTestService, type TestService } from '../support/test-service.js';

@@ -7,7 +7,7 @@ import type { Clock } from '../../ports/clock.js';
 import { TOKENS } from '../../ports/tokens.js';
 import { CommandExecutor } from '../command-executor.js';
 import type { CommandContext } from '../event-log.js';
-import { OfferCodeLookup } from '../store/offer-code-lookup.js';
+import { OfferCodeLookup } from '../offer-codes/offer-code-lookup.js';
 
 /**
  * PUT /admin/rewards/{key}. A new reward's offer_code_id is checked against the catalog or App

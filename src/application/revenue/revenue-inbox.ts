@@ -1,6 +1,6 @@
 import { inject, injectable } from 'tsyringe';
-import type { Evolver } from '../../domain/decider.js';
 import { streams } from '../../domain/events/index.js';
+import { decideReceiveNotification, inboundEvolver } from '../../domain/revenue/inbound-notification.js';
 import { notificationKey, type RevenueNotification, type RevenueProvider } from '../../domain/revenue/revenue-notification.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Ids } from '../../ports/ids.js';
@@ -18,14 +18,6 @@ export type InboundStatus = 'applied' | 'duplicate' | 'unmatched';
 
 /** Refused notifications kept per provider and minute (RevenueInbox.reject). */
 export const REJECTIONS_KEPT_PER_MINUTE = 10;
-
-/** A notification's own stream: whether it was received, and the user it was matched to then. */
-const inboundEvolver: Evolver<{ received: boolean; app_user_id: string | null }> = {
-  name: 'inbound',
-  version: 2,
-  initialState: () => ({ received: false, app_user_id: null }),
-  evolve: (state, event) => (event.type === 'NotificationReceived' ? { received: true, app_user_id: event.data.app_user_id } : state),
-};
 
 /**
  * Takes in a verified notification (SPEC §11): keeps it in its own stream, whose id derives from
@@ -57,19 +49,7 @@ export class RevenueInbox {
       const received = await this.executor.execute(
         streams.inbound(notification.provider, notification.notification_id),
         inboundEvolver,
-        (state) =>
-          state.received
-            ? { events: [], result: { first: false, app_user_id: state.app_user_id } }
-            : {
-                events: [
-                  {
-                    id: receivedId,
-                    type: 'NotificationReceived' as const,
-                    data: { received_at: this.clock.now().toISOString(), notification, app_user_id: appUserId },
-                  },
-                ],
-                result: { first: true, app_user_id: appUserId },
-              },
+        (state) => decideReceiveNotification(state, notification, appUserId, receivedId, this.clock.now()),
         { ...context, causation_id: context.causation_id },
       );
       return { appUserId, received };

@@ -1,7 +1,7 @@
 import type { DependencyContainer } from 'tsyringe';
-import { OfferCodeLookup } from '../../application/store/offer-code-lookup.js';
-import { StoreOfferCodeCatalog } from '../../application/store/store-offer-code-catalog.js';
-import { UpsertStoreOfferCodeHandler } from '../../application/store/upsert-store-offer-code.js';
+import { OfferCodeLookup } from '../../application/offer-codes/offer-code-lookup.js';
+import { StoreOfferCodeCatalog } from '../../application/offer-codes/store-offer-code-catalog.js';
+import { UpsertStoreOfferCodeHandler } from '../../application/offer-codes/upsert-store-offer-code.js';
 import type { StoreOfferCodeEntry } from '../../domain/events/store-events.js';
 import { AppStoreConnectError } from '../../ports/app-store.js';
 import { commandContext } from '../context.js';

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { expect } from 'chai';
-import { decideCountPaymentCustomerClaim, decideReleasePaymentCustomerClaim } from '../../../src/application/fraud/payment-customer-claimers.js';
+import { decideCountPaymentCustomerClaim, decideReleasePaymentCustomerClaim } from '../../../src/domain/fraud/payment-customer-counter.js';
 import type { FraudRule } from '../../../src/domain/events/fraud-events.js';
 import type { DomainEvent } from '../../../src/domain/events/index.js';
 import type { Decision } from '../../../src/domain/decider.js';

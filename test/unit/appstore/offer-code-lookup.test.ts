@@ -1,8 +1,8 @@
 import 'reflect-metadata';
 import { expect } from 'chai';
 import { pino } from 'pino';
-import { OfferCodeLookup } from '../../../src/application/store/offer-code-lookup.js';
-import { StoreOfferCodeCatalog } from '../../../src/application/store/store-offer-code-catalog.js';
+import { OfferCodeLookup } from '../../../src/application/offer-codes/offer-code-lookup.js';
+import { StoreOfferCodeCatalog } from '../../../src/application/offer-codes/store-offer-code-catalog.js';
 import { loadConfig } from '../../../src/config.js';
 import type { StoreOfferCodeEntry } from '../../../src/domain/events/store-events.js';
 import { type AppStoreConnect, AppStoreConnectError, appStoreNotConfigured } from '../../../src/ports/app-store.js';
