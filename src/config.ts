@@ -125,7 +125,7 @@ export const configSchema = z
     /** SPEC §13: rate limits on (default) or off. */
     RATE_LIMITS: z.enum(['on', 'off']).default('on'),
     RATE_LIMIT_READS: budget('600/60s'),
-    /** Per user (and per key + IP); a failed claim (refused with 404 or 422) costs 5 points. */
+    /** Per user (and per key + IP); a failed claim (refused with 404 or 422) costs FAILED_CLAIM_COST points. */
     RATE_LIMIT_CLAIMS: budget('20/3600s', FAILED_CLAIM_COST),
     RATE_LIMIT_COMMANDS: budget('120/60s', FAILED_CLAIM_COST),
     RATE_LIMIT_SECRET: z
@@ -270,8 +270,8 @@ const EXPECTED: Record<string, string> = {
   SHUTDOWN_TIMEOUT_S: 'a number of seconds greater than 0 (default 10)',
   RATE_LIMITS: 'on or off (default on)',
   RATE_LIMIT_READS: 'requests per window, written <points>/<seconds>s, e.g. 600/60s (the default)',
-  RATE_LIMIT_CLAIMS: 'claim points per window, written <points>/<seconds>s, e.g. 20/3600s (the default); at least 5 points, the room a claim needs',
-  RATE_LIMIT_COMMANDS: 'requests per window, written <points>/<seconds>s, e.g. 120/60s (the default); at least 5 points, the room a claim needs',
+  RATE_LIMIT_CLAIMS: `claim points per window, written <points>/<seconds>s, e.g. 20/3600s (the default); at least ${FAILED_CLAIM_COST} points, the room a claim needs`,
+  RATE_LIMIT_COMMANDS: `requests per window, written <points>/<seconds>s, e.g. 120/60s (the default); at least ${FAILED_CLAIM_COST} points, the room a claim needs`,
   RATE_LIMIT_SECRET: 'true or false (default false: secret keys are not rate limited)',
   CONSOLE: 'on or off (default on)',
   COMPAT_WINWINKIT: 'on or off (default on)',

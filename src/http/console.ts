@@ -50,8 +50,9 @@ function packageRoot(): string {
 
 export const CONSOLE_ASSETS_DIR = path.join(packageRoot(), 'dist', 'console');
 
-export function consoleRouter(config: Pick<Config, 'CONSOLE'>, assetsDir: string = CONSOLE_ASSETS_DIR): Router {
+export function consoleRouter(config: Pick<Config, 'CONSOLE'>): Router {
   const router = Router({ caseSensitive: true, strict: true });
+  const assetsDir = CONSOLE_ASSETS_DIR;
   if (config.CONSOLE === 'off') return router;
   const index = path.join(assetsDir, 'index.html');
   const page: RequestHandler = (_req, res) => {

@@ -5,8 +5,8 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { openEmbeddedBackend } from '../../src/backends/embedded.js';
-import { parseCsv } from '../../src/application/export/csv.js';
-import { EXPORT_COLUMNS, type ExportedEvent, fromCsvRecord } from '../../src/application/export/event-export-format.js';
+import { EXPORT_COLUMNS, type ExportedEvent } from '../../src/application/export/event-export-format.js';
+import { fromCsvRecord, parseCsv } from '../support/csv-reader.js';
 import { createUser, eventually, getUser, putProgram, putPromo, putReward, never } from '../support/fixtures.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 

@@ -96,22 +96,6 @@ export function preamble(format: ExportFormat): string {
   return format === 'csv' ? csvHeader() : '';
 }
 
-/** A CSV record parsed back (e.g. by `parseCsv`) into the exported event. */
-export function fromCsvRecord(record: readonly string[]): ExportedEvent {
-  if (record.length !== EXPORT_COLUMNS.length) throw new Error(`Expected ${EXPORT_COLUMNS.length} fields, got ${record.length}`);
-  const [position, stream, revision, id, type, data, metadata, recordedAt] = record as [string, string, string, string, string, string, string, string];
-  return {
-    position,
-    stream,
-    revision: Number(revision),
-    id,
-    type,
-    data: JSON.parse(data) as Record<string, unknown>,
-    metadata: JSON.parse(metadata) as Record<string, unknown>,
-    recorded_at: recordedAt,
-  };
-}
-
 export interface ExportOptions {
   /** Exclusive: events after this position; null = from the first event. */
   after: bigint | null;

@@ -64,7 +64,7 @@ export class PoolAssignments {
     await this.executor.execute(
       streams.pool(rewardKey),
       poolEvolver,
-      (pool, known: KnownGrant | null) => decideWithdrawPoolRequest(pool, grantId, appUserId, this.clock.now(), known),
+      (_pool, known: KnownGrant | null) => decideWithdrawPoolRequest(grantId, appUserId, this.clock.now(), known),
       followUp(context),
       { prepare: ({ position }) => this.knownGrant(rewardKey, appUserId, grantId, position) },
     );

@@ -163,7 +163,7 @@ export function decideRequestPoolCode(
  * entry its user has lost): it leaves the line, or, not asked for yet (the pools reaction can
  * trail the clawback), its request will find it withdrawn. A grant that has its code keeps it.
  */
-export function decideWithdrawPoolRequest(state: PoolState, grantId: string, appUserId: string, now: Date, known: KnownGrant | null): Decision<null> {
+export function decideWithdrawPoolRequest(grantId: string, appUserId: string, now: Date, known: KnownGrant | null): Decision<null> {
   if (known?.code || known?.withdrawn) return { events: [], result: null };
   return { events: [{ type: 'PoolRequestWithdrawn', data: { grant_id: grantId, app_user_id: appUserId, withdrawn_at: now.toISOString() } }], result: null };
 }

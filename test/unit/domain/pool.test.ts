@@ -48,7 +48,7 @@ const requestOn = (history: DomainEvent[], grantId: string, user: string, expire
       decideRequestPoolCode(state, { grant_id: grantId, app_user_id: user, expires_at: expiresAt, position }, T0, indexOf(history).grant(user, grantId)),
     );
 const withdrawOn = (history: DomainEvent[], grantId: string, user: string) =>
-  pool.given(history).when((state) => decideWithdrawPoolRequest(state, grantId, user, T0, indexOf(history).grant(user, grantId)));
+  pool.given(history).when(() => decideWithdrawPoolRequest(grantId, user, T0, indexOf(history).grant(user, grantId)));
 const addOn = (history: DomainEvent[], codes: PoolCode[], now: Date) =>
   pool.given(history).when((state) => decideAddPoolCodes(state, codes, indexOf(history).values(), now));
 

@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { CsvParseError, csvField, csvRecord, parseCsv } from '../../../src/application/export/csv.js';
+import { csvField, csvRecord } from '../../../src/application/export/csv.js';
+import { CsvParseError, parseCsv } from '../../support/csv-reader.js';
 
 describe('export: RFC 4180 CSV', () => {
   describe('csvField', () => {

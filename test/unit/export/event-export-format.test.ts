@@ -1,5 +1,4 @@
 import { expect } from 'chai';
-import { parseCsv } from '../../../src/application/export/csv.js';
 import {
   csvHeader,
   csvLine,
@@ -8,7 +7,6 @@ import {
   ExportUsageError,
   exportedEvent,
   formatEvent,
-  fromCsvRecord,
   logFilterOf,
   ndjsonLine,
   ndjsonLineFromJson,
@@ -18,6 +16,7 @@ import {
   recordedSince,
 } from '../../../src/application/export/event-export-format.js';
 import type { RecordedEvent, RecordedEventJson } from '../../../src/ports/event-store.js';
+import { fromCsvRecord, parseCsv } from '../../support/csv-reader.js';
 
 function recorded(overrides: Partial<RecordedEvent> = {}): RecordedEvent {
   return {
