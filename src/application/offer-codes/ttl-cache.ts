@@ -1,20 +1,24 @@
+import { LRUCache } from 'lru-cache';
 import type { Clock } from '../../ports/clock.js';
 
 /**
- * Values kept for a fixed time by the given clock, at most `capacity` of them (the oldest
- * stored goes first). Expired values are dropped when read.
+ * Values kept for a fixed time by the given clock (the service's, so tests can move it), at
+ * most `capacity` of them (the least recently stored goes first, by lru-cache). Expired values
+ * are dropped when read.
  */
-export class TtlCache<V> {
-  private readonly entries = new Map<string, { value: V; expiresAt: number }>();
+export class TtlCache<V extends object> {
+  private readonly entries: LRUCache<string, { value: V; expiresAt: number }>;
 
   constructor(
     private readonly ttlMs: number,
     private readonly clock: Clock,
-    private readonly capacity = 1_000,
-  ) {}
+    capacity = 1_000,
+  ) {
+    this.entries = new LRUCache({ max: capacity });
+  }
 
   get(key: string): V | undefined {
-    const entry = this.entries.get(key);
+    const entry = this.entries.peek(key);
     if (!entry) return undefined;
     if (entry.expiresAt <= this.clock.now().getTime()) {
       this.entries.delete(key);
@@ -24,12 +28,6 @@ export class TtlCache<V> {
   }
 
   set(key: string, value: V): void {
-    this.entries.delete(key);
     this.entries.set(key, { value, expiresAt: this.clock.now().getTime() + this.ttlMs });
-    while (this.entries.size > this.capacity) {
-      const oldest = this.entries.keys().next().value;
-      if (oldest === undefined) break;
-      this.entries.delete(oldest);
-    }
   }
 }
