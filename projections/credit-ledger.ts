@@ -1,14 +1,12 @@
 import type { LoggedEvent } from '../src/application/event-log.js';
 import type { GrantCause } from '../src/domain/events/user-events.js';
-import type { Doc, Projection } from './projection.js';
+import { type Doc, type Projection, sortablePosition } from './projection.js';
 import { appUserIdOf } from '../src/domain/events/index.js';
 
 export const CREDIT_LEDGER = 'credit_ledger';
 
-/** Zero-padded position: sorts like the number in every store. */
-export function ledgerSequence(position: bigint): string {
-  return position.toString().padStart(20, '0');
-}
+/** A ledger row's order: its event's position (sortablePosition). */
+export const ledgerSequence = (position: bigint): string => sortablePosition(position);
 
 function grantCause(cause: GrantCause, appUserId: string): Doc {
   switch (cause.type) {

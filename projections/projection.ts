@@ -5,6 +5,11 @@ import type { IndexSpec } from '../src/ports/read-store.js';
 
 export type Doc = Record<string, unknown>;
 
+/** A log position zero-padded to 20 digits (2^64 - 1 has 20): sorts like the number, as a string, in every store. */
+export function sortablePosition(position: bigint | string): string {
+  return position.toString().padStart(20, '0');
+}
+
 export interface DocumentRef {
   collection: string;
   id: string;

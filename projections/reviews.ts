@@ -1,5 +1,5 @@
 import type { ReviewStatus } from '../src/domain/fraud/review.js';
-import type { Projection } from './projection.js';
+import { type Projection, sortablePosition } from './projection.js';
 
 export const REVIEWS = 'reviews';
 
@@ -10,7 +10,7 @@ export const REVIEWS = 'reviews';
  * payment customer.
  */
 export function reviewDocId(openedPosition: bigint | string): string {
-  return openedPosition.toString().padStart(20, '0');
+  return sortablePosition(openedPosition);
 }
 
 export interface ReviewDoc extends Record<string, unknown> {
