@@ -5,10 +5,8 @@ import { entriesByKind } from '../../application/queries/reward-views.js';
 import { ApiError } from '../errors.js';
 import { type AnyRoute, route } from '../route.js';
 import { codeResponse } from '../schemas/codes.js';
-import { chars } from '../schemas/common.js';
+import { codeLookup } from '../schemas/common.js';
 import { z } from '../schemas/zod-openapi.js';
-
-const codeParam = chars(1, 64);
 
 /** Resolving a code before claiming it. */
 export function codeRoutes(container: DependencyContainer): AnyRoute[] {
@@ -21,7 +19,7 @@ export function codeRoutes(container: DependencyContainer): AnyRoute[] {
       operationId: 'getCode',
       summary: 'Resolve a code to its type, owner and the rewards a claimer would receive',
       tags: ['codes'],
-      params: z.object({ code: codeParam }),
+      params: z.object({ code: codeLookup }),
       responses: { 200: { description: 'The code', schema: codeResponse } },
       errors: ['NOT_FOUND.CODE'],
       async handle({ params }) {

@@ -1,6 +1,6 @@
 import { AFFILIATE_STATUSES } from '../../domain/events/config-events.js';
 import { z } from './zod-openapi.js';
-import { appUserId, chars, dateTime, nullableJsonObject, orNull, outDateTime } from './common.js';
+import { appUserId, chars, dateTime, nullableJsonObject, orNull, outDateTime, text } from './common.js';
 import { deactivationBody, rewardDefinitionWire } from './rewards.js';
 
 export const rewardKey = z
@@ -24,8 +24,6 @@ export const configuredCode = z
     example: 'WELCOME10',
   });
 
-/** Lengths count characters (code points), as the document's minLength/maxLength do. */
-const text = (max: number) => chars(1, max);
 const common = {
   name: text(200),
   description: orNull(chars(0, 2000), 'string').optional(),

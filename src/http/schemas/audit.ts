@@ -1,5 +1,5 @@
 import { z } from './zod-openapi.js';
-import { chars, jsonObject, logPosition, logPositionDoc, outDateTime, pageLimit } from './common.js';
+import { chars, jsonObject, logPosition, logPositionDoc, outDateTime, pageLimit, rewardKeyLookup } from './common.js';
 
 export const eventsQuery = z.object({
   after: logPosition.optional().openapi({ ...logPositionDoc, description: 'Exclusive: events after this position (`next_after` of the previous page)' }),
@@ -36,7 +36,7 @@ export const eventPageOut = z
   })
   .openapi('EventPage');
 
-export const ledgerQuery = z.object({ key: chars(1, 64).optional() });
+export const ledgerQuery = z.object({ key: rewardKeyLookup.optional() });
 
 export const creditLedgerOut = z
   .object({

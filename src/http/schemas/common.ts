@@ -84,6 +84,18 @@ export function chars(min: number, max: number) {
     .openapi({ type: 'string', minLength: min, maxLength: max });
 }
 
+/** A name or label of at most `max` characters, not empty. */
+export const text = (max: number) => chars(1, max);
+
+/**
+ * Identifiers a request looks up rather than defines: any 1–64 characters, so that one no
+ * definition has is the operation's own answer (CLAIM.CODE_NOT_FOUND, WITHDRAW.REWARD_NOT_FOUND,
+ * an empty page…), not a 400. What a definition may be named is stricter: `rewardKey` and
+ * `configuredCode` (schemas/admin.ts).
+ */
+export const rewardKeyLookup = chars(1, 64);
+export const codeLookup = chars(1, 64);
+
 export const appUserId = chars(1, 128)
   .refine((value) => !CONTROL.test(value), 'must not contain control characters')
   .openapi({ pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*$', description: '1–128 characters, no control characters', example: 'user-123' });

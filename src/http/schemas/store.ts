@@ -6,13 +6,12 @@ import {
   OFFER_MODES,
   SUBSCRIPTION_PERIODS,
 } from '../../domain/events/store-events.js';
-import { chars } from './common.js';
+import { text } from './common.js';
 import { z } from './zod-openapi.js';
 
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f]/;
 /** Lengths count characters (code points), as the document's minLength/maxLength do. */
-const text = (max: number) => chars(1, max);
 
 /** An offer code id (App Store Connect's, or any id an admin gives a catalog entry). */
 export const offerCodeId = text(128)
