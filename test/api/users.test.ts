@@ -171,36 +171,43 @@ describe('API: users (POST /users, GET /users/{id})', () => {
       expect(response.body.errors[0]).to.deep.include({ code: 'PATH_ERROR', status: 404, source: null });
     });
 
-    it('404 PATH_ERROR for a known path spelled in another letter case (paths are case-sensitive)', async () => {
-      for (const [method, path] of [
-        ['POST', '/USERS'],
-        ['GET', '/Users/u-create'],
-        ['POST', '/users/u-create/CLAIM-CODE'],
-        ['GET', '/Admin/rewards'],
-        ['GET', '/OPENAPI.JSON'],
-        ['GET', '/Console'],
-        ['GET', '/compat/WinWinKit/users/u-create'],
-      ] as const) {
-        const response = await svc.call(method, path, method === 'POST' ? { app_user_id: 'u-case', code: 'X' } : undefined);
+    /** Each of `paths` is 404 PATH_ERROR; a POST carries a body that would create `user` on the real path. */
+    async function expectPathErrors(paths: readonly (readonly ['GET' | 'POST', string])[], user: string): Promise<void> {
+      for (const [method, path] of paths) {
+        const response = await svc.call(method, path, method === 'POST' ? { app_user_id: user, code: 'X' } : undefined);
         expect(response.status, `${method} ${path}`).to.equal(404);
         expect(response.body.errors[0], `${method} ${path}`).to.deep.include({ code: 'PATH_ERROR', status: 404 });
       }
+    }
+
+    it('404 PATH_ERROR for a known path spelled in another letter case (paths are case-sensitive)', async () => {
+      await expectPathErrors(
+        [
+          ['POST', '/USERS'],
+          ['GET', '/Users/u-create'],
+          ['POST', '/users/u-create/CLAIM-CODE'],
+          ['GET', '/Admin/rewards'],
+          ['GET', '/OPENAPI.JSON'],
+          ['GET', '/Console'],
+          ['GET', '/compat/WinWinKit/users/u-create'],
+        ],
+        'u-case',
+      );
     });
 
     it('404 PATH_ERROR for a known path with a trailing slash (paths are as spelled), with no user created', async () => {
-      for (const [method, path] of [
-        ['POST', '/users/'],
-        ['GET', '/users/u-create/'],
-        ['POST', '/users/u-create/claim-code/'],
-        ['GET', '/admin/rewards/'],
-        ['GET', '/openapi.json/'],
-        ['GET', '/healthz/'],
-        ['GET', '/compat/winwinkit/users/u-create/'],
-      ] as const) {
-        const response = await svc.call(method, path, method === 'POST' ? { app_user_id: 'u-slash', code: 'X' } : undefined);
-        expect(response.status, `${method} ${path}`).to.equal(404);
-        expect(response.body.errors[0], `${method} ${path}`).to.deep.include({ code: 'PATH_ERROR', status: 404 });
-      }
+      await expectPathErrors(
+        [
+          ['POST', '/users/'],
+          ['GET', '/users/u-create/'],
+          ['POST', '/users/u-create/claim-code/'],
+          ['GET', '/admin/rewards/'],
+          ['GET', '/openapi.json/'],
+          ['GET', '/healthz/'],
+          ['GET', '/compat/winwinkit/users/u-create/'],
+        ],
+        'u-slash',
+      );
       expect((await svc.call('GET', '/users/u-slash')).status).to.equal(404);
       // The browsable pages keep their folder form.
       expect((await svc.call('GET', '/docs/')).status).to.equal(200);
