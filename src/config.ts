@@ -19,12 +19,12 @@ const optionalString = z
   .optional()
   .transform((value) => (value === undefined || value.trim() === '' ? null : value.trim()));
 
-/** The documented default namespace of account tokens (UUIDv5 of app_user_id, SPEC §11). */
 /** An EventStoreDB / KurrentDB connection string (esdb://, kurrentdb://, kdb://, with or without +discover). */
 export function isEventStoreUrl(value: string): boolean {
   return /^(esdb|esdb\+discover|kurrentdb|kurrentdb\+discover|kdb):\/\//.test(value);
 }
 
+/** The documented default namespace of account tokens (UUIDv5 of app_user_id, SPEC §11). */
 export const DEFAULT_ACCOUNT_TOKEN_NAMESPACE = '5b2c1c52-3d4e-5f60-8a71-92b3c4d5e6f7';
 
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);

@@ -56,11 +56,11 @@ export class CommandExecutor {
    */
   async afterCommit(position: bigint | null, context: CommandContext, appUserId: string | null = null, granted: readonly GrantedFact[] = []): Promise<void> {
     // The grants were the command's: its last event's position places them in the pool's line.
-    // A command that wrote nothing (a repeated operation_id) asks for nothing: its grants asked
-    // when it first ran, and the pools reaction asks for every pooled grant in any case.
-    const pooled = appUserId === null || position === null ? [] : granted.filter((grant) => POOLED_KINDS.includes(grant.kind));
+    // A command that wrote nothing (a repeated operation_id) asks again with no position: its
+    // first run may have failed before asking; a grant the pool knows asks for nothing new.
+    const pooled = appUserId === null ? [] : granted.filter((grant) => POOLED_KINDS.includes(grant.kind));
     for (const grant of pooled) {
-      const request = { grant_id: grant.grant_id, app_user_id: appUserId!, expires_at: grant.expires_at, position: position! };
+      const request = { grant_id: grant.grant_id, app_user_id: appUserId!, expires_at: grant.expires_at, position };
       await this.pools.request(grant.reward_key, request, context);
     }
     await this.readYourWrites.after(pooled.length > 0 ? null : position);

@@ -138,8 +138,6 @@ describe('API: credits — withdrawals, manual grants, ledger and event log', ()
       const shapes: [Record<string, unknown>, string][] = [
         [{ amount: 1 }, '/key'],
         [{ key: '', amount: 1 }, '/key'],
-        // Longer than any reward key can be (a reward key is at most 64 characters).
-        [{ key: 'k'.repeat(65), amount: 1 }, '/key'],
         [{ key: 'gems' }, '/amount'],
         [{ key: 'gems', amount: 0 }, '/amount'],
         [{ key: 'gems', amount: 1.5 }, '/amount'],
@@ -154,7 +152,7 @@ describe('API: credits — withdrawals, manual grants, ledger and event log', ()
         expect(response.body.errors[0]).to.include({ code: 'BAD_REQUEST', source });
       }
       expect((await withdraw('nobody', { key: 'gems', amount: 1 })).body.errors[0].code).to.equal('NOT_FOUND.USER');
-      for (const key of ['unknown', 'vip', 'k'.repeat(64), 'Upper-Case']) {
+      for (const key of ['unknown', 'vip', 'k'.repeat(65), 'Upper-Case']) {
         const response = await withdraw('idem', { key, amount: 1 });
         expect(response.status).to.equal(422);
         expect(response.body.errors[0]).to.include({ code: 'WITHDRAW.REWARD_NOT_FOUND', source: '/key' });

@@ -41,11 +41,12 @@ export class PoolAssignments {
   /**
    * A pooled entry was granted: give it a code now, or queue it until codes arrive, in grant
    * order. `grant.expires_at`: when the entry expires (null: never; an expired grant gets no
-   * code); `grant.position`: the log position of its grant (or of the command's last event).
+   * code); `grant.position`: the log position of its grant (or of the command's last event; null
+   * when unknown: a retry of a command that wrote nothing, which goes to the end of the line).
    */
   async request(
     rewardKey: string,
-    grant: { grant_id: string; app_user_id: string; expires_at: string | null; position: bigint },
+    grant: { grant_id: string; app_user_id: string; expires_at: string | null; position: bigint | null },
     context: CommandContext,
   ): Promise<void> {
     const { grant_id: grantId, app_user_id: appUserId } = grant;

@@ -86,14 +86,22 @@ export function evolvePool(state: PoolState, event: DomainEvent): PoolState {
 // 4: revoked waiting grants are remembered (a reaction repeating the grant's request gets nothing).
 /**
  * `line` with `waiting` in its place: after every grant made before it or at the same position
- * (and those without a position), before the first made later. A request can reach the pool
- * after the request of a later grant (a sender grant's is made by the pools reaction, a manual
- * grant's before its answer): the line stays in grant order all the same (SPEC §5.3).
+ * (and those without a position: asked before positions were kept, or by a retry that could not
+ * tell), before the ones made later. A request can reach the pool after the request of a later
+ * grant (a sender grant's is made by the pools reaction, a manual grant's before its answer):
+ * the line stays in grant order all the same (SPEC §5.3). Looked for from the end: requests
+ * almost always come in order, so a long line costs one comparison.
  */
 function inGrantOrder(line: readonly Waiting[], waiting: Waiting): Waiting[] {
-  const position = waiting.grant_position === null ? null : BigInt(waiting.grant_position);
-  const at = position === null ? -1 : line.findIndex((earlier) => earlier.grant_position !== null && BigInt(earlier.grant_position) > position);
-  return at < 0 ? [...line, waiting] : [...line.slice(0, at), waiting, ...line.slice(at)];
+  if (waiting.grant_position === null) return [...line, waiting];
+  const position = BigInt(waiting.grant_position);
+  let at = line.length;
+  while (at > 0) {
+    const earlier = line[at - 1]!.grant_position;
+    if (earlier === null || BigInt(earlier) <= position) break;
+    at -= 1;
+  }
+  return [...line.slice(0, at), waiting, ...line.slice(at)];
 }
 
 // 5: only free codes and waiting grants; what the pool remembers for ever is in the pool index.
@@ -143,7 +151,7 @@ function serveWaiting(state: PoolState, now: Date): NewDomainEvent[] {
  */
 export function decideRequestPoolCode(
   state: PoolState,
-  grant: { grant_id: string; app_user_id: string; expires_at: string | null; position: bigint },
+  grant: { grant_id: string; app_user_id: string; expires_at: string | null; position: bigint | null },
   now: Date,
   known: KnownGrant | null,
 ): Decision<PoolCode | null> {
@@ -151,7 +159,12 @@ export function decideRequestPoolCode(
   const key = poolGrantKey(appUserId, grantId);
   if (known?.code) return { events: [], result: known.code };
   if (known?.withdrawn || state.waiting.some((waiting) => keyOf(waiting) === key)) return { events: [], result: null };
-  const waiting: Waiting = { grant_id: grantId, app_user_id: appUserId, expires_at: grant.expires_at, grant_position: grant.position.toString() };
+  const waiting: Waiting = {
+    grant_id: grantId,
+    app_user_id: appUserId,
+    expires_at: grant.expires_at,
+    grant_position: grant.position === null ? null : grant.position.toString(),
+  };
   if (!stillWaiting(waiting, now)) return { events: [], result: null };
   const code = state.waiting.some((earlier) => stillWaiting(earlier, now)) ? undefined : nextFreeCode(state, now, new Set());
   if (code) return { events: [{ type: 'PoolCodeAssigned', data: { grant_id: grantId, app_user_id: appUserId, code } }], result: code };

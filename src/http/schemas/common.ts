@@ -88,13 +88,15 @@ export function chars(min: number, max: number) {
 export const text = (max: number) => chars(1, max);
 
 /**
- * Identifiers a request looks up rather than defines: any 1–64 characters, so that one no
- * definition has is the operation's own answer (CLAIM.CODE_NOT_FOUND, WITHDRAW.REWARD_NOT_FOUND,
- * an empty page…), not a 400. What a definition may be named is stricter: `rewardKey` and
- * `configuredCode` (schemas/admin.ts).
+ * Identifiers a request looks up rather than defines, so that one no definition has is the
+ * operation's own answer (CLAIM.CODE_NOT_FOUND, an empty page…), not a 400. What a definition
+ * may be named is stricter: `rewardKey` and `configuredCode` (schemas/admin.ts). A code to claim
+ * is at most 64 characters (SPEC §5.1); a withdrawal's or grant's `key` has no length rule
+ * (SPEC §6: non-empty; any key no reward has is 422 WITHDRAW/GRANT.REWARD_NOT_FOUND).
  */
-export const rewardKeyLookup = chars(1, 64);
 export const codeLookup = chars(1, 64);
+export const rewardKeyLookup = chars(1, 64);
+export const rewardKeyToSpend = z.string().min(1);
 
 export const appUserId = chars(1, 128)
   .refine((value) => !CONTROL.test(value), 'must not contain control characters')

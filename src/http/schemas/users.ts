@@ -1,6 +1,6 @@
 import { isEnvelope } from '../../application/privacy/personal-data-cipher.js';
 import { z } from './zod-openapi.js';
-import { appUserId, byKind, chars, codeLookup, dateTime, nullableJsonObject, operationId, orNull, outDateTime, rewardKeyLookup } from './common.js';
+import { appUserId, byKind, chars, codeLookup, dateTime, nullableJsonObject, operationId, orNull, outDateTime, rewardKeyToSpend } from './common.js';
 import { activeEntryOut, deactivationBody, expiredEntryOut, referralProgramOut, rewardsGrantedOut } from './rewards.js';
 
 const METADATA_MAX_BYTES = 16 * 1024;
@@ -31,7 +31,7 @@ export const claimCodeBody = z.object({ code: codeLookup }).openapi('ClaimCodeRe
 
 export const withdrawCreditsBody = z
   .object({
-    key: rewardKeyLookup,
+    key: rewardKeyToSpend,
     amount: z.number().int().min(1).max(2_147_483_647),
     operation_id: orNull(operationId, 'string').optional(),
   })
@@ -39,7 +39,7 @@ export const withdrawCreditsBody = z
 
 export const grantRewardBody = z
   .object({
-    key: rewardKeyLookup,
+    key: rewardKeyToSpend,
     operation_id: orNull(operationId, 'string').optional(),
     deactivation: deactivationBody.optional(),
   })

@@ -67,13 +67,21 @@ describe('code pools (SPEC §5.3, §7.5)', () => {
         added(code('A')),
         assigned('early', code('A')),
       ]);
-      const line = [requested('c', 'cy', null, '30'), requested('a', 'ann', null, '10'), requested('b', 'bob', null, '30'), requested('old', 'olga')];
-      addOn(line, [code('A'), code('B'), code('C'), code('D')], T0).then([
-        added(code('A'), code('B'), code('C'), code('D')),
-        assigned('a', code('A')),
-        assigned('c', code('B'), 'cy'),
-        assigned('b', code('C'), 'bob'),
-        assigned('old', code('D'), 'olga'),
+      // Requests recorded before positions were kept came first; a retry that could not tell its grant's position goes last.
+      const line = [
+        requested('old', 'olga'),
+        requested('c', 'cy', null, '30'),
+        requested('a', 'ann', null, '10'),
+        requested('b', 'bob', null, '30'),
+        requested('retry', 'rita'),
+      ];
+      addOn(line, [code('A'), code('B'), code('C'), code('D'), code('E')], T0).then([
+        added(code('A'), code('B'), code('C'), code('D'), code('E')),
+        assigned('old', code('A'), 'olga'),
+        assigned('a', code('B')),
+        assigned('c', code('C'), 'cy'),
+        assigned('b', code('D'), 'bob'),
+        assigned('retry', code('E'), 'rita'),
       ]);
     });
 
