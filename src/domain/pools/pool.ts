@@ -20,8 +20,8 @@ export interface PoolState {
   /** Codes that expired unused and left `free`. */
   expired: number;
   /**
-   * Grants waiting for a code, in grant order (their grants' log positions; those without one,
-   * asked before positions were kept, first), with when their entry expires (null: never).
+   * Grants waiting for a code, in grant order (their grants' log positions; a request without
+   * one where it arrived), with when their entry expires (null: never).
    */
   waiting: { grant_id: string; app_user_id: string; expires_at: string | null; grant_position: string | null }[];
 }
@@ -82,8 +82,6 @@ export function evolvePool(state: PoolState, event: DomainEvent): PoolState {
   }
 }
 
-// 3: grants are keyed by user and grant id (poolGrantKey), and waiting ones keep their expiry.
-// 4: revoked waiting grants are remembered (a reaction repeating the grant's request gets nothing).
 /**
  * `line` with `waiting` in its place: after every grant made before it or at the same position
  * (and those without a position: asked before positions were kept, or by a retry that could not
@@ -104,6 +102,8 @@ function inGrantOrder(line: readonly Waiting[], waiting: Waiting): Waiting[] {
   return [...line.slice(0, at), waiting, ...line.slice(at)];
 }
 
+// 3: grants are keyed by user and grant id (poolGrantKey), and waiting ones keep their expiry.
+// 4: revoked waiting grants are remembered (a reaction repeating the grant's request gets nothing).
 // 5: only free codes and waiting grants; what the pool remembers for ever is in the pool index.
 // 6: the line is in grant order (grant_position), not in the order requests arrived.
 export const poolEvolver: Evolver<PoolState> = { name: 'pool', version: 6, initialState: initialPoolState, evolve: evolvePool };
