@@ -71,7 +71,7 @@ function fromHttpError(error: HttpError): ApiError | null {
     case 'entity.parse.failed':
       return new ApiError(400, 'BODY_INVALID', 'The body is not valid JSON');
     case 'entity.too.large':
-      // The two limits of src/http/app.ts: the bulk admin uploads', and every other body's.
+      // The JSON body limits (src/http/body-limits.ts): the bulk admin uploads', and every other body's.
       return bodyTooLarge(error.limit ?? BODY_LIMIT);
     case 'encoding.unsupported':
       return new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The body encoding is not supported', 'header:content-encoding');

@@ -46,8 +46,7 @@ export class ReplayFailedError extends Error {
  * A stored event as projections see it, without validating its data again: every event was
  * checked against its schema when it was appended (the event schemas only check: no defaults,
  * no transforms; a field added later is filled by an upcaster), so a replay only lifts old
- * versions. Validating 1M events again would cost more
- * than reading them.
+ * versions. Validating 1M events again would cost more than reading them.
  */
 export function replayedEvent(record: RecordedEvent): LoggedEvent {
   // The record is the replay's own copy: lifted in place rather than copied.
