@@ -4,12 +4,14 @@ import type { PoolCode } from '../../domain/events/pool-events.js';
 import {
   availableCodes,
   decideAddPoolCodes,
-  decideRequestPoolCode,
-  decideWithdrawPoolRequest,
+  decideLineChanges,
   type KnownGrant,
+  type LineChange,
   type PoolFigures,
   poolEvolver,
   poolFigures,
+  type PoolRequest,
+  poolGrantKey,
 } from '../../domain/pools/pool.js';
 import { decideAssignRewardValue } from '../../domain/users/assign-reward-value.js';
 import { userEvolver } from '../../domain/users/user-state.js';
@@ -40,34 +42,40 @@ export class PoolAssignments {
 
   /**
    * A pooled entry was granted: give it a code now, or queue it until codes arrive, in grant
-   * order. `grant.expires_at`: when the entry expires (null: never; an expired grant gets no
-   * code); `grant.position`: the log position of its grant (or of the command's last event; null
-   * when unknown: a retry of a command that wrote nothing, which goes to the end of the line).
+   * order (see `PoolRequest`; an expired grant gets no code).
    */
-  async request(
-    rewardKey: string,
-    grant: { grant_id: string; app_user_id: string; expires_at: string | null; position: bigint | null },
-    context: CommandContext,
-  ): Promise<void> {
-    const { grant_id: grantId, app_user_id: appUserId } = grant;
-    const { result: code } = await this.executor.execute(
-      streams.pool(rewardKey),
-      poolEvolver,
-      (pool, known: KnownGrant | null) => decideRequestPoolCode(pool, grant, this.clock.now(), known),
-      followUp(context),
-      { prepare: ({ position }) => this.knownGrant(rewardKey, appUserId, grantId, position) },
-    );
-    if (code) await this.deliver(appUserId, grantId, code, context);
+  async request(rewardKey: string, grant: PoolRequest, context: CommandContext): Promise<void> {
+    await this.changeLine(rewardKey, [{ change: { kind: 'request', ...grant }, context }]);
   }
 
   /** A pooled grant was revoked: it leaves the pool's line if it still waits there. */
   async withdraw(rewardKey: string, grantId: string, appUserId: string, context: CommandContext): Promise<void> {
-    await this.executor.execute(
+    await this.changeLine(rewardKey, [{ change: { kind: 'withdraw', grant_id: grantId, app_user_id: appUserId }, context }]);
+  }
+
+  /**
+   * Grants' requests and withdrawals for one pool, in log order, each with the context of what
+   * caused it: decided together and appended at once (`decideLineChanges`), then each code they
+   * got is delivered into its user's stream.
+   */
+  async changeLine(rewardKey: string, changes: readonly { change: LineChange; context: CommandContext }[]): Promise<void> {
+    const lineChanges = changes.map(({ change }) => change);
+    const { result } = await this.executor.execute(
       streams.pool(rewardKey),
       poolEvolver,
-      (_pool, known: KnownGrant | null) => decideWithdrawPoolRequest(grantId, appUserId, this.clock.now(), known),
-      followUp(context),
-      { prepare: ({ position }) => this.knownGrant(rewardKey, appUserId, grantId, position) },
+      (pool, known: ReadonlyMap<string, KnownGrant>) => decideLineChanges(pool, lineChanges, this.clock.now(), known),
+      followUp(changes[changes.length - 1]!.context),
+      {
+        prepare: ({ position }) => this.knownGrants(rewardKey, lineChanges, position),
+        // Each event names the grant or revocation that caused it.
+        contextsOf: (decision) => decision.result.causes.map((index) => followUp(changes[index]!.context)),
+      },
+    );
+    await Promise.all(
+      result.codes.map((code, index) => {
+        const { change, context } = changes[index]!;
+        return code ? this.deliver(change.app_user_id, change.grant_id, code, context) : undefined;
+      }),
     );
   }
 
@@ -98,9 +106,15 @@ export class PoolAssignments {
     return poolFigures(state, this.clock.now());
   }
 
-  private async knownGrant(rewardKey: string, appUserId: string, grantId: string, position: bigint | null): Promise<KnownGrant | null> {
-    if (!(await this.indexPassed(position))) return null;
-    return this.readStore.get<PoolGrantDoc>(POOL_GRANTS, poolGrantId(rewardKey, appUserId, grantId));
+  /** What the pool index has of these grants, by `poolGrantKey`. */
+  private async knownGrants(rewardKey: string, changes: readonly LineChange[], position: bigint | null): Promise<Map<string, KnownGrant>> {
+    const known = new Map<string, KnownGrant>();
+    if (!(await this.indexPassed(position))) return known;
+    const keys = new Map(
+      changes.map((change) => [poolGrantId(rewardKey, change.app_user_id, change.grant_id), poolGrantKey(change.app_user_id, change.grant_id)]),
+    );
+    for (const [id, doc] of await this.readStore.getMany<PoolGrantDoc>(POOL_GRANTS, [...keys.keys()])) known.set(keys.get(id)!, doc);
+    return known;
   }
 
   /** Which of these values the pool was ever given. */

@@ -149,12 +149,7 @@ function serveWaiting(state: PoolState, now: Date): NewDomainEvent[] {
  * (`known`: what the pool index has of it), and a grant revoked while it waited asks no more
  * (reactions repeat requests after a failure). The result is the grant's code, when it has one.
  */
-export function decideRequestPoolCode(
-  state: PoolState,
-  grant: { grant_id: string; app_user_id: string; expires_at: string | null; position: bigint | null },
-  now: Date,
-  known: KnownGrant | null,
-): Decision<PoolCode | null> {
+export function decideRequestPoolCode(state: PoolState, grant: PoolRequest, now: Date, known: KnownGrant | null): Decision<PoolCode | null> {
   const { grant_id: grantId, app_user_id: appUserId } = grant;
   const key = poolGrantKey(appUserId, grantId);
   if (known?.code) return { events: [], result: known.code };
@@ -179,6 +174,59 @@ export function decideRequestPoolCode(
 export function decideWithdrawPoolRequest(grantId: string, appUserId: string, now: Date, known: KnownGrant | null): Decision<null> {
   if (known?.code || known?.withdrawn) return { events: [], result: null };
   return { events: [{ type: 'PoolRequestWithdrawn', data: { grant_id: grantId, app_user_id: appUserId, withdrawn_at: now.toISOString() } }], result: null };
+}
+
+/**
+ * A grant's request for a code: when its entry expires (null: never), and the log position of
+ * its grant (null when unknown: a retry of a command that wrote nothing; it goes to the end of
+ * the line).
+ */
+export interface PoolRequest {
+  grant_id: string;
+  app_user_id: string;
+  expires_at: string | null;
+  position: bigint | null;
+}
+
+/** What a grant's life asks of its pool's line: a code once granted, to leave it once revoked. */
+export type LineChange = ({ kind: 'request' } & PoolRequest) | { kind: 'withdraw'; grant_id: string; app_user_id: string };
+
+/**
+ * Grants' requests and withdrawals for one pool, in log order (a page of the pools reaction),
+ * each decided on the state the ones before it left, as one command each would be, in one
+ * decision: one append per pool, not one per grant. `known`: the pool index's record of these
+ * grants (by `poolGrantKey`); what an earlier change did to a grant counts for a later one, so a
+ * grant asked for twice gets one code. `codes[i]`: change i's code, when it has one;
+ * `causes[j]`: the change whose event j is.
+ */
+export function decideLineChanges(
+  state: PoolState,
+  changes: readonly LineChange[],
+  now: Date,
+  known: ReadonlyMap<string, KnownGrant>,
+): Decision<{ codes: (PoolCode | null)[]; causes: number[] }> {
+  const record = new Map(known);
+  const events: NewDomainEvent[] = [];
+  const codes: (PoolCode | null)[] = [];
+  const causes: number[] = [];
+  let current = state;
+  for (const [index, change] of changes.entries()) {
+    const key = poolGrantKey(change.app_user_id, change.grant_id);
+    const before = record.get(key) ?? null;
+    const decision =
+      change.kind === 'request'
+        ? decideRequestPoolCode(current, change, now, before)
+        : decideWithdrawPoolRequest(change.grant_id, change.app_user_id, now, before);
+    for (const event of decision.events) {
+      events.push(event);
+      causes.push(index);
+      current = evolvePool(current, event);
+    }
+    codes.push(decision.result);
+    if (decision.result) record.set(key, { code: decision.result, withdrawn: false });
+    else if (change.kind === 'withdraw' && decision.events.length > 0) record.set(key, { code: null, withdrawn: true });
+  }
+  return { events, result: { codes, causes } };
 }
 
 /** What an operator sees of a pool: codes left, handed out, expired unused, and grants waiting. */

@@ -6,10 +6,13 @@ import { type DomainEvent, streams } from '../../../src/domain/events/index.js';
 import {
   availableCodes,
   decideAddPoolCodes,
+  decideLineChanges,
   decideRequestPoolCode,
   decideWithdrawPoolRequest,
   type KnownGrant,
+  type LineChange,
   poolEvolver,
+  poolGrantKey,
   poolFigures,
 } from '../../../src/domain/pools/pool.js';
 import { deciderSpec } from '../../support/decider-spec.js';
@@ -153,6 +156,53 @@ describe('code pools (SPEC §5.3, §7.5)', () => {
     it('records nothing for a grant that has its code, or a repeat', () => {
       withdrawOn([added(code('A')), assigned('g1', code('A'))], 'g1', 'ann').thenNothing();
       withdrawOn([requested('g1', 'ann'), withdrawn('g1', 'ann')], 'g1', 'ann').thenNothing();
+    });
+  });
+
+  describe('decideLineChanges (a page of the pools reaction: one decision per pool)', () => {
+    const withdrawn = (grantId: string, user = 'ann') =>
+      event('PoolRequestWithdrawn', { grant_id: grantId, app_user_id: user, withdrawn_at: T0.toISOString() });
+    const request = (grantId: string, user: string, position: bigint): LineChange => ({
+      kind: 'request',
+      grant_id: grantId,
+      app_user_id: user,
+      expires_at: null,
+      position,
+    });
+    const withdraw = (grantId: string, user: string): LineChange => ({ kind: 'withdraw', grant_id: grantId, app_user_id: user });
+    const changesOn = (history: DomainEvent[], changes: LineChange[]) => {
+      const index = indexOf(history);
+      const known = new Map(
+        changes.flatMap((change) => {
+          const grant = index.grant(change.app_user_id, change.grant_id);
+          return grant ? [[poolGrantKey(change.app_user_id, change.grant_id), grant] as const] : [];
+        }),
+      );
+      return pool.given(history).when((state) => decideLineChanges(state, changes, T0, known));
+    };
+
+    it('decides each change on the state the ones before it left, as one command each would: codes while they last, then the line', () => {
+      const { result } = changesOn([added(code('A'), code('B'))], [request('g1', 'ann', 11n), request('g2', 'bob', 12n), request('g3', 'cid', 13n)]).then([
+        assigned('g1', code('A'), 'ann'),
+        assigned('g2', code('B'), 'bob'),
+        requested('g3', 'cid', null, '13'),
+      ]);
+      expect(result).to.deep.equal({ codes: [code('A'), code('B'), null], causes: [0, 1, 2] });
+    });
+
+    it('a grant asked for twice in one decision gets one code; one revoked after its request leaves the line', () => {
+      const { result } = changesOn(
+        [added(code('A'))],
+        [request('g1', 'ann', 11n), request('g1', 'ann', 11n), request('g2', 'bob', 12n), withdraw('g2', 'bob')],
+      ).then([assigned('g1', code('A'), 'ann'), requested('g2', 'bob', null, '12'), withdrawn('g2', 'bob')]);
+      // The repeat answers with the code the first request got, as a repeated command does.
+      expect(result).to.deep.equal({ codes: [code('A'), code('A'), null, null], causes: [0, 2, 3] });
+    });
+
+    it('what the pool index knows counts: an assigned grant gets its code again and nothing new; a withdrawn one asks no more', () => {
+      const history = [added(code('A'), code('B')), assigned('g1', code('A'), 'ann'), requested('g2', 'bob'), withdrawn('g2', 'bob')];
+      const { result } = changesOn(history, [request('g1', 'ann', 11n), request('g2', 'bob', 12n), withdraw('g1', 'ann')]).thenNothing();
+      expect(result).to.deep.equal({ codes: [code('A'), null, null], causes: [] });
     });
   });
 
