@@ -173,6 +173,34 @@ describe('API: admin configuration (SPEC §7.1–§7.5)', () => {
       });
     });
 
+    it('an affiliate refused for one taken code reserves none of its other codes, new or added on update', async () => {
+      await putPromo(svc, 'OWNED1');
+      const create = await svc.admin('PUT', '/admin/affiliates/leaky', {
+        status: 'approved',
+        name: 'Leaky',
+        platforms: [],
+        codes: ['free1', 'owned1'],
+        rewards: [],
+      });
+      expect(create.status).to.equal(422);
+      expect(create.body.errors[0]).to.include({ code: 'CODE.TAKEN', source: '/codes/1' });
+      expect((await svc.admin('GET', '/admin/events?stream=code-FREE1')).body.data.events).to.deep.equal([]);
+      expect((await svc.admin('PUT', '/admin/promo-codes/FREE1', { is_active: true, limit: 0, rewards: [] })).status).to.equal(201);
+
+      await putAffiliate(svc, 'grower', { codes: ['GROW1'] });
+      const update = await svc.admin('PUT', '/admin/affiliates/grower', {
+        status: 'approved',
+        name: 'Grower',
+        platforms: [],
+        codes: ['GROW1', 'GROW2', 'OWNED1'],
+        rewards: [],
+      });
+      expect(update.body.errors[0]).to.include({ code: 'CODE.TAKEN', source: '/codes/2' });
+      expect(
+        (await svc.admin('PUT', '/admin/affiliates/other', { status: 'approved', name: 'Other', platforms: [], codes: ['GROW2'], rewards: [] })).status,
+      ).to.equal(201);
+    });
+
     it("a promo cannot take an affiliate's code", async () => {
       await putProgram(svc, 'everyone', { distribution_percentage: 0 });
       await putPromo(svc, 'FRESH1');

@@ -14,9 +14,9 @@ export interface OwnedCode {
 
 /**
  * Defines what owns codes in the shared namespace (a promo code, an affiliate): the definition
- * is checked on the current state first, then the codes it newly owns are reserved, each a step
- * of its own on its code's stream (CODE.TAKEN when another owns one), and only then is the
- * definition recorded. A code dropped later stays reserved to its owner, so it never comes to
+ * is checked on the current state first, then the codes it newly owns are checked and reserved,
+ * each a step of its own on its code's stream (CODE.TAKEN when another owns one), and only then
+ * is the definition recorded. A code dropped later stays reserved to its owner, so it never comes to
  * mean someone else.
  */
 export async function defineCodeOwner<S, R>(
@@ -27,7 +27,12 @@ export async function defineCodeOwner<S, R>(
 ): Promise<R> {
   const { state: existing } = await commands.load(definition.stream, definition.evolver);
   definition.decide(existing);
-  for (const { code, type, ownerId, source } of definition.newCodes(existing)) await registry.reserve(code, type, ownerId, context, source);
+  const codes = definition.newCodes(existing);
+  // Every code is checked before any is reserved, so a definition refused for one code reserves
+  // none of the others (only a definition racing for the same code can still be refused after
+  // reserving the codes before it).
+  for (const { code, type, ownerId, source } of codes) await registry.checkFree(code, type, ownerId, source);
+  for (const { code, type, ownerId, source } of codes) await registry.reserve(code, type, ownerId, context, source);
   const executed = await commands.execute(definition.stream, definition.evolver, definition.decide, context);
   return executed.result;
 }

@@ -28,9 +28,14 @@ export class CodeRegistry {
   async reserve(code: string, type: CodeType, ownerId: string, context: CommandContext, source = '/code'): Promise<void> {
     const id = this.ids.derived('code', code, type, ownerId);
     if (await this.reserveIfFree(code, type, ownerId, id, context)) return;
+    await this.checkFree(code, type, ownerId, source);
+  }
+
+  /** CODE.TAKEN when another owner reserved `code`; nothing is written. */
+  async checkFree(code: string, type: CodeType, ownerId: string, source = '/code'): Promise<void> {
     const first = await this.log.first(streams.code(code));
-    const ours = first?.type === 'CodeReserved' && first.data.type === type && first.data.owner_id === ownerId;
-    if (!ours) throw new DomainError('CODE.TAKEN', `Code ${code} is already in use`, source);
+    const free = first === undefined || (first.type === 'CodeReserved' && first.data.type === type && first.data.owner_id === ownerId);
+    if (!free) throw new DomainError('CODE.TAKEN', `Code ${code} is already in use`, source);
   }
 
   /** A fresh random referral code reserved for the user. */
