@@ -295,3 +295,43 @@ describe('API: a Stripe notification racing the erasure of its customer', () => 
     }
   });
 });
+
+describe('API: an erasure that dies between destroying keys, retried', () => {
+  it("destroys every payment customer's key before the user's: the retry, which finds the customer ids only while the user's key exists, finishes", async () => {
+    let dying = true;
+    // The first erasure dies right after the user's key is destroyed (as a killed process would).
+    const backend = (inner: Backend): Backend => {
+      const destroy = async (subject: string) => {
+        const destroyed = await inner.keyStore.destroy(subject);
+        if (subject === userSubject('dying') && dying) {
+          dying = false;
+          throw new Error('the process died here');
+        }
+        return destroyed;
+      };
+      return {
+        ...inner,
+        keyStore: new Proxy(inner.keyStore, { get: (target, property) => (property === 'destroy' ? destroy : Reflect.get(target, property)) }),
+      };
+    };
+    const svc = await startTestService({ backend, env: { STRIPE_WEBHOOK_SECRET: STRIPE_SECRET } });
+    try {
+      const customers = ['cus_DyingOne', 'cus_DyingTwo', 'cus_DyingThree'];
+      for (const [index, customer] of customers.entries()) {
+        await createUser(svc, 'dying', { payment_customer_id: customer });
+        expect((await stripeEvent(svc, invoicePaid(`in_dying_${index}`, customer))).body.data.status).to.equal('applied');
+      }
+      expect((await svc.admin('DELETE', '/admin/users/dying')).status).to.be.greaterThanOrEqual(500);
+      expect((await svc.admin('DELETE', '/admin/users/dying')).status).to.equal(204);
+      const received = JSON.stringify((await svc.admin('GET', '/admin/events?type=NotificationReceived&limit=1000')).body.data.events);
+      const exported = JSON.stringify((await svc.admin('GET', '/admin/users/dying/export')).body.data);
+      for (const customer of customers) {
+        // The subscription's id (`sub_<customer>` in these payloads) is not personal data; the customer's id is.
+        expect(received.replaceAll(`sub_${customer}`, ''), customer).not.to.contain(customer);
+        expect(exported.replaceAll(`sub_${customer}`, ''), customer).not.to.contain(customer);
+      }
+    } finally {
+      await svc.stop();
+    }
+  });
+});

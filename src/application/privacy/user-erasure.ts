@@ -14,8 +14,8 @@ import { CustomerErasureLock } from './customer-erasure-lock.js';
 import { customerSubject, userSubject, forgetKeysOf } from './personal-data-cipher.js';
 
 /**
- * DELETE /admin/users/{app_user_id} (SPEC §13): crypto-shredding. Destroys the user's data key
- * (and those of every payment customer id it ever had), then records `UserErased` so the read
+ * DELETE /admin/users/{app_user_id} (SPEC §13): crypto-shredding. Destroys the data keys of
+ * every payment customer id the user ever had, then the user's, then records `UserErased` so the read
  * models null the fields; then asks the store to drop copies of what was overwritten. A user
  * already erased, with nothing personal received since, is left as it is (`erased: false`).
  *
@@ -87,9 +87,11 @@ export class UserErasure {
             const customers = held.customerIds.filter((id) => !locked.has(id));
             releases.push(await this.customerLock.acquire(customers));
             for (const id of customers) locked.add(id);
-            // Keys first: if this request dies after it, the retry finds the user not erased yet
-            // and finishes; the other order could record an erasure whose key survives.
-            for (const subject of [userSubject(appUserId), ...held.customerIds.map(customerSubject)]) {
+            // Keys before `UserErased`: if this request dies after them, the retry finds the user
+            // not erased yet and finishes; the other order could record an erasure whose key
+            // survives. The customers' keys before the user's: the retry finds the customer ids
+            // only while the user's key exists (they are sealed under it).
+            for (const subject of [...held.customerIds.map(customerSubject), userSubject(appUserId)]) {
               progress.destroyed = true;
               await this.keys.destroy(subject);
               forgetKeysOf(subject);
