@@ -285,6 +285,15 @@ function demoConfig(config: Config): Config {
   };
 }
 
+/** The store and port settings this run was given in its environment, for the start command it prints. */
+function startSettings(): string[] {
+  return ['DATA_DIR', 'EVENTSTORE_URL', 'MONGODB_URL', 'PORT'].flatMap((name) => {
+    const value = process.env[name];
+    if (!value) return [];
+    return [`${name}=${/^[\w./:@-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`}`];
+  });
+}
+
 function tryIt(config: Config): string[] {
   const store = config.EVENTSTORE_URL !== null ? 'EventStoreDB + MongoDB' : `DATA_DIR=${config.DATA_DIR}`;
   const configured = config.CLIENT_API_KEYS[0];
@@ -293,7 +302,7 @@ function tryIt(config: Config): string[] {
   return [
     '',
     `Try it: start the service on the same store (${store})${configured ? '' : ", e.g. with the README's keys:"}`,
-    ...(configured ? ['  npm start'] : ['  CLIENT_API_KEYS=ck_demo SECRET_API_KEYS=sk_demo npm start']),
+    `  ${[...startSettings(), ...(configured ? [] : ['CLIENT_API_KEYS=ck_demo', 'SECRET_API_KEYS=sk_demo']), 'npm start'].join(' ')}`,
     'then (each command prints one JSON document; add | jq . to pretty-print):',
     `  curl -s -w '\\n' ${base}/users/${DEMO_USERS.referrer} -H 'x-api-key: ${key}'`,
     `  curl -s -w '\\n' ${base}/codes/${DEMO_PROMO_CODE} -H 'x-api-key: ${key}'`,

@@ -4,7 +4,7 @@
  * revision the source had). Resumable: it finds the last event the target holds, locates that
  * same event in the source and carries on after it, so an interrupted run is simply run again.
  *
- *   MONGODB_URL="mongodb://localhost:27017/?replicaSet=rs0" npm run migrate-events -- --from ./data --to "esdb://localhost:2113?tls=false"
+ *   MONGODB_URL="mongodb://localhost:27017/?directConnection=true" npm run migrate-events -- --from ./data --to "esdb://localhost:2113?tls=false"
  *
  * `--from` / `--to`: an `esdb://` or `kurrentdb://` connection string, or an embedded data
  * directory. Read models are not copied: projectors rebuild them from the migrated log.
@@ -53,7 +53,7 @@ const command = defineCommand({
     'Exit codes: 0 done (or stopped at --max-events); 1 failed (run again to resume); 2 usage error; 66 no database at --from.',
   ],
   examples: [
-    'MONGODB_URL="mongodb://localhost:27017/?replicaSet=rs0" npm run migrate-events -- --from ./data --to "esdb://localhost:2113?tls=false"',
+    'MONGODB_URL="mongodb://localhost:27017/?directConnection=true" npm run migrate-events -- --from ./data --to "esdb://localhost:2113?tls=false"',
     'npm run migrate-events -- --from ./data --to /backup/data --max-events 100000',
     'node dist/scripts/migrate-events.js --from /app/data --to "esdb://eventstore:2113?tls=false"     # in the container image',
   ],

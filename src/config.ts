@@ -256,7 +256,7 @@ const EXPECTED: Record<string, string> = {
   HOST: 'an interface address to listen on, e.g. 0.0.0.0 or 127.0.0.1',
   DATA_DIR: 'a directory path (default ./data)',
   EVENTSTORE_URL: 'an esdb:// or kurrentdb:// connection string, e.g. esdb://localhost:2113?tls=false',
-  MONGODB_URL: 'a mongodb:// or mongodb+srv:// connection string, e.g. mongodb://localhost:27017/?replicaSet=rs0',
+  MONGODB_URL: 'a mongodb:// or mongodb+srv:// connection string, e.g. mongodb://localhost:27017/?directConnection=true',
   MONGODB_DATABASE: 'a database name (default referrals)',
   CLAIM_WINDOW_DAYS: 'a whole number of days, 1 or more (default 7)',
   REFERRAL_LINK_BASE: 'an absolute URL, e.g. https://example.com/r',

@@ -2806,6 +2806,39 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BAD_REQUEST",
+                     *           "status": 400,
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BAD_REQUEST";
+                            /** @enum {integer} */
+                            status: 400;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
@@ -2859,6 +2892,39 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: components["schemas"]["Readiness"];
+                    };
+                };
+            };
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BAD_REQUEST",
+                     *           "status": 400,
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BAD_REQUEST";
+                            /** @enum {integer} */
+                            status: 400;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
                     };
                 };
             };
@@ -2938,6 +3004,39 @@ export interface operations {
                     "text/plain": string;
                 };
             };
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BAD_REQUEST",
+                     *           "status": 400,
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BAD_REQUEST";
+                            /** @enum {integer} */
+                            status: 400;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
@@ -2993,6 +3092,39 @@ export interface operations {
                         openapi: string;
                     } & {
                         [key: string]: unknown;
+                    };
+                };
+            };
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BAD_REQUEST",
+                     *           "status": 400,
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BAD_REQUEST";
+                            /** @enum {integer} */
+                            status: 400;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
                     };
                 };
             };
@@ -3062,9 +3194,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -3087,7 +3219,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -3341,9 +3473,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -3366,7 +3498,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -3625,9 +3757,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -3650,7 +3782,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -3904,9 +4036,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -3929,7 +4061,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -4187,9 +4319,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -4214,7 +4346,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -4365,7 +4497,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4608,7 +4740,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4751,9 +4883,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -4778,7 +4910,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -4980,7 +5112,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5123,9 +5255,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -5150,7 +5282,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -5340,7 +5472,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5500,9 +5632,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -5527,7 +5659,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -5752,7 +5884,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5888,9 +6020,9 @@ export interface operations {
                 content?: never;
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -5915,7 +6047,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -6066,7 +6198,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6202,9 +6334,9 @@ export interface operations {
                 content?: never;
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -6229,7 +6361,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -6380,7 +6512,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6619,7 +6751,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6897,7 +7029,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7171,7 +7303,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7324,9 +7456,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -7351,7 +7483,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -7502,7 +7634,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7636,6 +7768,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BAD_REQUEST",
+                     *           "status": 400,
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BAD_REQUEST";
+                            /** @enum {integer} */
+                            status: 400;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
@@ -7706,7 +7873,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7982,7 +8149,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8139,9 +8306,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -8166,7 +8333,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -8356,7 +8523,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8490,6 +8657,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BAD_REQUEST",
+                     *           "status": 400,
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BAD_REQUEST";
+                            /** @enum {integer} */
+                            status: 400;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
@@ -8560,7 +8762,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8869,7 +9071,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9008,9 +9210,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -9035,7 +9237,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -9256,7 +9458,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9532,7 +9734,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9689,9 +9891,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -9716,7 +9918,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -9908,7 +10110,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -10042,6 +10244,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BAD_REQUEST",
+                     *           "status": 400,
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BAD_REQUEST";
+                            /** @enum {integer} */
+                            status: 400;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
@@ -10112,7 +10349,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -10389,7 +10626,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -10547,9 +10784,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -10574,7 +10811,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -10766,7 +11003,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -10900,6 +11137,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BAD_REQUEST",
+                     *           "status": 400,
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BAD_REQUEST";
+                            /** @enum {integer} */
+                            status: 400;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
@@ -10970,7 +11242,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11246,7 +11518,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11403,9 +11675,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -11430,7 +11702,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -11624,7 +11896,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11758,6 +12030,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BAD_REQUEST",
+                     *           "status": 400,
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BAD_REQUEST";
+                            /** @enum {integer} */
+                            status: 400;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
@@ -11828,7 +12135,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -12075,7 +12382,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -12352,7 +12659,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -12608,7 +12915,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -12865,7 +13172,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -13143,7 +13450,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -13408,7 +13715,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -13672,7 +13979,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -13949,7 +14256,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14107,9 +14414,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -14134,7 +14441,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -14320,7 +14627,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14591,7 +14898,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14725,6 +15032,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BAD_REQUEST",
+                     *           "status": 400,
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BAD_REQUEST";
+                            /** @enum {integer} */
+                            status: 400;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
@@ -14795,7 +15137,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14937,9 +15279,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -14964,7 +15306,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -15150,7 +15492,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -15294,9 +15636,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -15321,7 +15663,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -15542,7 +15884,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -15825,7 +16167,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -15964,9 +16306,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -15991,7 +16333,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -16181,7 +16523,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -16325,9 +16667,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -16352,7 +16694,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -16538,7 +16880,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -16813,7 +17155,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -17109,7 +17451,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -17421,9 +17763,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -17448,7 +17790,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -17634,7 +17976,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -17788,6 +18130,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            400: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BAD_REQUEST",
+                     *           "status": 400,
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BAD_REQUEST";
+                            /** @enum {integer} */
+                            status: 400;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `UNAUTHORIZED`: The `x-api-key` header is missing, or the key is unknown or revoked. */
             401: {
                 headers: {
@@ -17858,7 +18235,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -18131,7 +18508,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -18296,9 +18673,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -18323,7 +18700,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -18544,7 +18921,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -18709,9 +19086,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -18736,7 +19113,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -18957,7 +19334,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -19228,7 +19605,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -19505,7 +19882,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -19660,9 +20037,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -19687,7 +20064,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -19838,7 +20215,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -20081,7 +20458,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -20224,9 +20601,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -20251,7 +20628,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -20453,7 +20830,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -20596,9 +20973,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -20623,7 +21000,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -20813,7 +21190,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -20973,9 +21350,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -21000,7 +21377,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -21225,7 +21602,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -21361,9 +21738,9 @@ export interface operations {
                 content?: never;
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -21388,7 +21765,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -21539,7 +21916,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -21675,9 +22052,9 @@ export interface operations {
                 content?: never;
             };
             /**
-             * @description `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
              *
-             *     `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
             400: {
                 headers: {
@@ -21702,7 +22079,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BODY_INVALID" | "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -21853,7 +22230,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -22092,7 +22469,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -22366,7 +22743,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `RATE_LIMITED`: Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
+            /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];

@@ -128,7 +128,7 @@ export const ERROR_CODES = {
   RATE_LIMITED: {
     status: 429,
     meaning:
-      'Over a rate-limit budget (SPEC §13: reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets.',
+      'Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets.',
     example: { message: 'Too many requests; retry after the seconds in Retry-After (RateLimit names the budget)', source: null },
   },
   INTERNAL_SERVER_ERROR: { status: 500, meaning: 'A bug. Nothing was written; the log has the details under the request id the message gives.' },

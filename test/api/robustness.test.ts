@@ -247,6 +247,14 @@ describe('API: hostile and unusual input never breaks the service', () => {
       expect(head).to.match(/^x-request-id: [0-9a-f-]{36}$/m);
       expect(JSON.parse(body).errors[0]).to.include({ status: 400, code: 'BAD_REQUEST', source: null });
     }
+    // Any operation can get that 400, so every operation declares it.
+    const document = (await (await fetch(`${svc.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, { responses: object }>> };
+    const undeclared = Object.entries(document.paths).flatMap(([path, operations]) =>
+      Object.entries(operations)
+        .filter(([, operation]) => !('400' in operation.responses))
+        .map(([method]) => `${method} ${path}`),
+    );
+    expect(undeclared).to.deep.equal([]);
     expect((await fetch(`${svc.url}/healthz`)).status).to.equal(200);
   });
 

@@ -95,7 +95,9 @@ describe('npm run demo (child process)', function () {
     expect(afterSecondRun).to.contain('already claimed');
   });
 
-  it('prints commands for the port the service is configured with', () => {
+  it('prints commands for the port and store the service is configured with, the start command included', () => {
+    expect(afterFirstRun).to.contain(`  DATA_DIR=${dataDir} PORT=3456 CLIENT_API_KEYS=ck_demo SECRET_API_KEYS=sk_demo npm start\n`);
+    expect(afterSecondRun).to.contain(`  DATA_DIR=${dataDir} CLIENT_API_KEYS=ck_demo SECRET_API_KEYS=sk_demo npm start\n`);
     expect(afterFirstRun).to.contain('http://localhost:3456/users/demo-ana');
     expect(afterFirstRun).to.not.contain('localhost:8080');
     expect(afterSecondRun).to.contain('http://localhost:8080/users/demo-ana');

@@ -14,6 +14,7 @@ export const eventsQuery = z.object({
       type: 'string',
       minLength: 1,
       maxLength: 2000,
+      pattern: '^[^,]{1,100}(,[^,]{1,100}){0,49}$',
       description: 'An event type, or a comma-separated list of up to 50 (any of them), each 1 to 100 characters',
     }),
 });
