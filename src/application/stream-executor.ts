@@ -81,6 +81,13 @@ export interface ExecuteOptions<S, P, R = unknown> {
    */
   batchable?: boolean;
   /**
+   * What the command's `prepare` reads about (e.g. the grants a pool command looks up in the
+   * pool index): commands that name one key in common never share a batch, as commands with one
+   * `operation_id` do, so what prepare read cannot have been changed by an earlier command of
+   * the batch.
+   */
+  exclusiveKeys?: readonly string[];
+  /**
    * Each event's own context, in the decision's order, when one decision records the effects of
    * several causes (a reaction counting a page of claims for one referrer): each event then
    * names the event that caused it. The command's context otherwise.
@@ -103,22 +110,24 @@ const BATCH_LIMIT = 64;
 
 /**
  * The leading commands of `queue` that can be decided together: same evolver, batchable, no
- * `operation_id` twice (its event ids would collide). The first command always goes; the batch
- * stops at the first that cannot join, so commands keep their order.
+ * `operation_id` twice (its event ids would collide), no exclusive key twice. The first command
+ * always goes; the batch stops at the first that cannot join, so commands keep their order.
  */
 function takeBatch(queue: QueuedCommand[]): QueuedCommand[] {
   const [first] = queue;
   const joins = (command: QueuedCommand) => command.options.batchable ?? command.options.prepare === undefined;
   if (!first || !joins(first)) return queue.splice(0, 1);
-  const operations = new Set<string>();
+  const taken = new Set<string>();
   let size = 0;
   for (const command of queue) {
     if (size === BATCH_LIMIT || command.evolver !== first.evolver || !joins(command)) break;
     const operation = command.context.operation_id;
-    if (operation !== undefined) {
-      if (operations.has(operation)) break;
-      operations.add(operation);
-    }
+    const keys = [
+      ...(operation === undefined ? [] : [`operation\u0000${operation}`]),
+      ...(command.options.exclusiveKeys ?? []).map((key) => `key\u0000${key}`),
+    ];
+    if (keys.some((key) => taken.has(key))) break;
+    for (const key of keys) taken.add(key);
     size += 1;
   }
   return queue.splice(0, size);

@@ -67,6 +67,11 @@ export class PoolAssignments {
       followUp(changes[changes.length - 1]!.context),
       {
         prepare: ({ position }) => this.knownGrants(rewardKey, lineChanges, position),
+        // Decided with the pool commands queued around it (one append for a burst of claims
+        // with a pooled reward), but never with another about one of its grants: its prepare
+        // would not see what that one decided.
+        batchable: true,
+        exclusiveKeys: lineChanges.map((change) => poolGrantKey(change.app_user_id, change.grant_id)),
         // Each event names the grant or revocation that caused it.
         contextsOf: (decision) => decision.result.causes.map((index) => followUp(changes[index]!.context)),
       },

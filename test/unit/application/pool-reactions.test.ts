@@ -62,6 +62,25 @@ describe('pools reaction: a page of pooled grants (issue #10: a popular referrer
     (await app.when(() => reaction.handleBatch(grants))).thenNothing();
   });
 
+  it('requests arriving together (claims with a pooled reward) share appends; a grant asked for twice at once still gets one code', async () => {
+    const pools = new PoolAssignments(app.executor, app.clock, app.readStore, app.consistency);
+    const grants = ['g1', 'g2', 'g3', 'g4', 'g5'];
+    const request = (grantId: string) => pools.request('sender', { grant_id: grantId, app_user_id: 'bob', expires_at: null, position: null }, app.context);
+    const outcome = await app.when(() => Promise.all([...grants.map(request), ...grants.map(request)]));
+    const pool = outcome.appended.get('pool-sender')!;
+    expect(pool.map((one) => [one.type, grantOf(one)])).to.deep.equal([
+      ['PoolCodeAssigned', 'g1'],
+      ['PoolCodeAssigned', 'g2'],
+      ['PoolCodeAssigned', 'g3'],
+      ['PoolCodeRequested', 'g4'],
+      ['PoolCodeRequested', 'g5'],
+    ]);
+    // The first alone, the other four together; the repeats of the five, which cannot share a batch with them, after.
+    expect(appends.get('pool-sender')).to.be.at.most(3);
+    const values = outcome.appended.get('user-bob')!.filter((one) => one.type === 'RewardValueAssigned');
+    expect(values.map(grantOf).sort()).to.deep.equal(['g1', 'g2', 'g3']);
+  });
+
   it('a grant revoked in the same page leaves the line it joined; the next refill serves the one behind it', async () => {
     const refund = { provider: 'stripe' as const, notification_id: 'evt_1', transaction_id: null, original_transaction_id: null };
     const revoked = event('RewardRevoked', {

@@ -422,6 +422,31 @@ describe('StreamExecutor (in memory): conflicts, snapshots, the state cache', ()
       await app.stop();
     });
 
+    it('commands naming an exclusive key in common never share a batch; the others do', async () => {
+      const app = await applicationSpec();
+      await app.given({ [ann]: wallet('ann', 10) });
+      const counted = counting(app.store);
+      // The commands prepared since the last append: one batch each time the executor appends.
+      const batches: string[][] = [[]];
+      const append = counted.store.append.bind(counted.store);
+      counted.store.append = async (...args) => {
+        batches.push([]);
+        return append(...args);
+      };
+      const executor = executorOn(counted.store, app.readStore);
+      const keyed = (name: string, keys: string[]) =>
+        executor.execute(ann, userEvolver, withdraw(1), context, {
+          prepare: async () => void batches[batches.length - 1]!.push(name),
+          batchable: true,
+          exclusiveKeys: keys,
+        });
+      await Promise.all([keyed('first', ['a']), keyed('b', ['b']), keyed('c+d', ['c', 'd']), keyed('d again', ['d']), keyed('e', ['e'])]);
+      // [first], [b, c+d], then 'd again' starts the next batch, which 'e' joins.
+      expect(counted.counts.appends).to.equal(3);
+      expect(batches.filter((batch) => batch.length > 0)).to.deep.equal([['first'], ['b', 'c+d'], ['d again', 'e']]);
+      await app.stop();
+    });
+
     it('a command whose prepare did not opt in is decided alone, after those before it', async () => {
       const app = await applicationSpec();
       await app.given({ [ann]: wallet('ann', 10) });
