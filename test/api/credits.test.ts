@@ -184,6 +184,79 @@ describe('API: credits — withdrawals, manual grants, ledger and event log', ()
       expect((await creditEntries('repeater')).reduce((sum: number, entry: any) => sum + entry.credits, 0)).to.equal(13);
       expect(await events(svc, 'stream=user-repeater&type=CreditsWithdrawn')).to.have.length(1);
     });
+
+    it('one withdrawal operation_id sent with two amounts by 30 at once debits once: one amount wins, the other is 422 WITHDRAW.OPERATION_ID_REUSED', async () => {
+      await createUser(svc, 'two-amounts');
+      for (let index = 0; index < 3; index += 1) await grant('two-amounts', { key: 'gems' });
+      const amounts = Array.from({ length: 30 }, (_, index) => (index % 2 === 0 ? 5 : 3));
+      const responses = await Promise.all(amounts.map((amount) => withdraw('two-amounts', { key: 'gems', amount, operation_id: 'split-op' })));
+      const accepted = responses.filter((response) => response.status === 200);
+      const refused = responses.filter((response) => response.status === 422);
+      expect(accepted.length + refused.length).to.equal(30);
+      const requested = new Set(accepted.map((response) => response.body.data.withdraw_result.credits_requested_to_withdraw));
+      expect(requested.size).to.equal(1);
+      const winner = [...requested][0] as number;
+      // Every request with the winning amount is a repeat of the first (200); every one with the other amount is refused.
+      expect(accepted).to.have.length(amounts.filter((amount) => amount === winner).length);
+      expect(refused).to.have.length(amounts.filter((amount) => amount !== winner).length);
+      for (const response of refused) expect(response.body.errors[0]).to.include({ code: 'WITHDRAW.OPERATION_ID_REUSED', source: '/operation_id' });
+      expect(new Set(accepted.map((response) => JSON.stringify(response.body.data.withdraw_result))).size).to.equal(1);
+      expect(accepted[0]!.body.data.withdraw_result).to.deep.equal({
+        credits_available_at_start: 30,
+        credits_available_at_end: 30 - winner,
+        credits_requested_to_withdraw: winner,
+        credits_withdrawn: winner,
+      });
+      const debits = await events(svc, 'stream=user-two-amounts&type=CreditsWithdrawn');
+      expect(debits).to.have.length(1);
+      expect((await creditEntries('two-amounts')).reduce((sum: number, entry: any) => sum + entry.credits, 0)).to.equal(30 - winner);
+    });
+
+    it('30 first uses at once of one grant operation_id grant once: one 201, 29 × 200, one RewardGranted', async () => {
+      await createUser(svc, 'grant-crowd');
+      const responses = await Promise.all(Array.from({ length: 30 }, () => grant('grant-crowd', { key: 'gems', operation_id: 'comp-crowd' })));
+      expect(responses.filter((response) => response.status === 201)).to.have.length(1);
+      expect(responses.filter((response) => response.status === 200)).to.have.length(29);
+      const first = responses.find((response) => response.status === 201)!;
+      for (const response of responses) expect(response.body.data.rewards_granted).to.deep.equal(first.body.data.rewards_granted);
+      expect(await events(svc, 'stream=user-grant-crowd&type=RewardGranted')).to.have.length(1);
+      expect((await creditEntries('grant-crowd')).map((entry: { credits: number }) => entry.credits)).to.deep.equal([10]);
+    });
+
+    it('one grant operation_id sent with two keys by 30 at once: one key wins, every request with the other is 422 GRANT.OPERATION_ID_REUSED', async () => {
+      await createUser(svc, 'grant-split');
+      const keys = Array.from({ length: 30 }, (_, index) => (index % 2 === 0 ? 'gems' : 'vip'));
+      const responses = await Promise.all(keys.map((key) => grant('grant-split', { key, operation_id: 'comp-split' })));
+      const created = responses.filter((response) => response.status === 201);
+      expect(created).to.have.length(1);
+      const winner = keys[responses.indexOf(created[0]!)]!;
+      responses.forEach((response, index) => {
+        if (keys[index] === winner) expect(response.status, `request ${index}`).to.be.oneOf([200, 201]);
+        else {
+          expect(response.status, `request ${index}`).to.equal(422);
+          expect(response.body.errors[0]).to.include({ code: 'GRANT.OPERATION_ID_REUSED', source: '/operation_id' });
+        }
+      });
+      expect(responses.filter((response) => response.status === 200)).to.have.length(14);
+      expect(responses.filter((response) => response.status === 422)).to.have.length(15);
+      const granted = await events(svc, 'stream=user-grant-split&type=RewardGranted');
+      expect(granted).to.have.length(1);
+      expect(granted[0]!.data.reward_key).to.equal(winner);
+      const user = await getUser(svc, 'grant-split');
+      expect(user.rewards.active.credit).to.have.length(winner === 'gems' ? 1 : 0);
+      expect(user.rewards.active.basic).to.have.length(winner === 'vip' ? 1 : 0);
+    });
+
+    it('a basic reward granted by 30 at once without operation_id is granted once: one 201, 29 × 200 (already active), one entry', async () => {
+      await createUser(svc, 'vip-crowd');
+      const responses = await Promise.all(Array.from({ length: 30 }, () => grant('vip-crowd', { key: 'vip' })));
+      expect(responses.filter((response) => response.status === 201)).to.have.length(1);
+      const repeats = responses.filter((response) => response.status === 200);
+      expect(repeats).to.have.length(29);
+      for (const response of repeats) expect(response.body.data.rewards_granted.basic).to.have.length(0);
+      expect(await events(svc, 'stream=user-vip-crowd&type=RewardGranted')).to.have.length(1);
+      expect((await getUser(svc, 'vip-crowd')).rewards.active.basic).to.have.length(1);
+    });
   });
 
   describe('GET /admin/users/{id}/credit-ledger', () => {
