@@ -220,6 +220,54 @@ describe('API: claiming codes and the rewards engine', () => {
       expect(promo.stats.claims).to.equal(3);
     });
 
+    it('an approved affiliate code claimed by 40 users at once: every claim succeeds and the affiliate counts 40 claims', async () => {
+      await putAffiliate(svc, 'crowd-aff', { codes: ['AFFCROWD'] });
+      const users = Array.from({ length: 40 }, (_, index) => `aff-fan-${index}`);
+      await Promise.all(users.map((user) => createUser(svc, user)));
+      const responses = await Promise.all(users.map((user) => svc.call('POST', `/users/${user}/claim-code`, { code: 'AFFCROWD' })));
+      expect(responses.map((response) => response.status)).to.deep.equal(Array(40).fill(200));
+      for (const response of responses) expect(response.body.data.user.referred_by).to.deep.include({ code: 'AFFCROWD', type: 'affiliate' });
+      await eventually(async () => expect((await svc.admin('GET', '/admin/affiliates/crowd-aff')).body.data.affiliate.stats.claims).to.equal(40));
+      expect(await events(svc, 'type=CodeClaimed&stream_prefix=user-aff-fan-')).to.have.length(40);
+    });
+
+    it('30 claimers each converting 3 times at once count 30 conversions, grant a conversion sender reward exactly to its limit, then 30 churns', async () => {
+      // Its own service: the referrer needs a program of its own at 100% (this file's programs are shared).
+      const own = await startTestService();
+      try {
+        await putReward(own, 'credit-1', { kind: 'credit', name: 'One credit', credits: 1 });
+        await putProgram(own, 'converting', {
+          rewards: { sender: [{ reward_key: 'credit-1', activation: { variant: 'conversion', amount: 2, limit: 4 }, deactivation: never }] },
+        });
+        const referrer = await createUser(own, 'converter-ref');
+        const claimers = Array.from({ length: 30 }, (_, index) => `converter-${index}`);
+        await Promise.all(claimers.map((user) => createUser(own, user)));
+        const claims = await Promise.all(claimers.map((user) => own.call('POST', `/users/${user}/claim-code`, { code: referrer.referral_code })));
+        expect(claims.map((claim) => claim.status)).to.deep.equal(Array(30).fill(200));
+        const thrice = [...claimers, ...claimers, ...claimers];
+        const conversions = await Promise.all(thrice.map((user) => own.call('POST', '/users', { app_user_id: user, is_premium: true, is_trial: false })));
+        expect(conversions.map((response) => response.status)).to.deep.equal(Array(90).fill(200));
+        await eventually(async () => expect((await getUser(own, 'converter-ref')).stats).to.deep.equal({ claims: 30, conversions: 30, churns: 0 }));
+        expect(await events(own, 'type=UserConverted')).to.have.length(30);
+        const counted = await events(own, 'stream=user-converter-ref&type=ReferralConversionCounted');
+        expect(counted.map((event) => event.data.conversions)).to.deep.equal(Array.from({ length: 30 }, (_, index) => index + 1));
+        // Granted at conversions 2, 4, 6 and 8; the limit of 4 stops it there.
+        await eventually(async () => expect(await events(own, 'stream=user-converter-ref&type=RewardGranted')).to.have.length(4));
+        const credits = (await getUser(own, 'converter-ref')).rewards.active.credit;
+        expect(credits.map((entry: any) => [entry.reward.key, entry.credits])).to.deep.equal([['credit-1', 4]]);
+
+        const churns = await Promise.all(thrice.map((user) => own.call('POST', '/users', { app_user_id: user, is_premium: false })));
+        expect(churns.map((response) => response.status)).to.deep.equal(Array(90).fill(200));
+        await eventually(async () => expect((await getUser(own, 'converter-ref')).stats).to.deep.equal({ claims: 30, conversions: 30, churns: 30 }));
+        expect(await events(own, 'type=UserChurned')).to.have.length(30);
+        const churnsCounted = await events(own, 'stream=user-converter-ref&type=ReferralChurnCounted');
+        expect(churnsCounted.map((event) => event.data.churns)).to.deep.equal(Array.from({ length: 30 }, (_, index) => index + 1));
+        expect(await events(own, 'stream=user-converter-ref&type=RewardGranted')).to.have.length(4);
+      } finally {
+        await own.stop();
+      }
+    });
+
     it('program limit, stats.claims and a limited sender reward hold with many parallel claimers', async () => {
       await putReward(svc, 'credits-1', { kind: 'credit', name: 'One credit', credits: 1 });
       // Route the next new user into "busy": main 0%, busy 100% (assignment is sticky for others).
