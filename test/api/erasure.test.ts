@@ -195,6 +195,16 @@ describe('API: erasure and access (DELETE /admin/users/{id}, GET /admin/users/{i
     expect((await svc.call('DELETE', '/admin/users/ann')).status).to.equal(403);
   });
 
+  it('30 concurrent DELETEs of one user all answer 204 and erase once: exactly one UserErased', async () => {
+    await createUser(svc, 'erased-at-once', { metadata: { email: 'erased-at-once@example.org' }, payment_customer_id: 'cus_erased_at_once' });
+    const responses = await Promise.all(Array.from({ length: 30 }, () => svc.admin('DELETE', '/admin/users/erased-at-once')));
+    expect(responses.map((response) => response.status)).to.deep.equal(Array(30).fill(204));
+    expect((await userEvents(svc, 'erased-at-once')).filter((event) => event.type === 'UserErased')).to.have.length(1);
+    const user = await getUser(svc, 'erased-at-once');
+    expect(user.metadata).to.equal(null);
+    expect(user.payment_customer_id).to.equal(null);
+  });
+
   it('balances, stats and the credit audit are unaffected; a replay reproduces the read models', async () => {
     const user = await getUser(svc, 'ann');
     expect(user.stats.claims).to.equal(3);
