@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Backend } from '../../src/backends/backend.js';
 import type { RateLimitCounter, RateLimitStore } from '../../src/ports/rate-limit-store.js';
-import { createUser, putProgram } from '../support/fixtures.js';
+import { createUser, events, putProgram } from '../support/fixtures.js';
 import { CLIENT_KEY, ManualClock, SECRET_KEY, startTestService, type TestService, tempDataDir } from '../support/test-service.js';
 
 const T0 = new Date('2026-11-23T12:00:00.000Z');
@@ -215,6 +215,20 @@ describe('Rate limits (SPEC §13)', function () {
     const statuses = answers.map((answer) => answer.status);
     expect(statuses.filter((status) => status === 404)).to.have.length(20);
     expect(statuses.filter((status) => status === 429)).to.have.length(30);
+  });
+
+  it('never let a 50-way concurrent burst of commands (POST /users) from one caller past a budget of 20: 20 created, 30 × 429', async () => {
+    const { svc, counters } = await startWithBursts({ RATE_LIMIT_COMMANDS: '20/60s' });
+    counters.arm(50 * 2); // each create charges the caller's and the new user's counter
+    const answers = await Promise.all(Array.from({ length: 50 }, (_, i) => svc.call('POST', '/users', { app_user_id: `burst-${i}` })));
+    expect(answers.filter((answer) => answer.status === 201)).to.have.length(20);
+    const refused = answers.filter((answer) => answer.status === 429);
+    expect(refused).to.have.length(30);
+    for (const answer of refused) {
+      expect(answer.body.errors[0]).to.include({ code: 'RATE_LIMITED', status: 429 });
+      expect(answer.headers.get('retry-after')).to.equal('60');
+    }
+    expect(await events(svc, 'type=UserRegistered')).to.have.length(20);
   });
 
   it('let a 50-way burst of failed claims by one user through no more than its budget allows at 5 points each', async () => {
