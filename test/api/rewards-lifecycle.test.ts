@@ -116,6 +116,48 @@ describe('API: reward expiry and pooled one-time codes', () => {
     expect(servedLater).to.deep.equal(order);
   });
 
+  it('20 concurrent uploads of the same 10 values add each value once: the added figures sum to 10, 10 available', async () => {
+    await putReward(svc, 'dup-pool', { kind: 'store_promo_code', name: 'Duplicate uploads' });
+    const codes = Array.from({ length: 10 }, (_, index) => ({ value: `DUP-${index}`, expires_at: '2099-01-01T00:00:00Z' }));
+    const uploads = await Promise.all(Array.from({ length: 20 }, () => svc.admin('POST', '/admin/rewards/dup-pool/codes', { codes })));
+    for (const upload of uploads) {
+      expect(upload.status, JSON.stringify(upload.body)).to.be.oneOf([200, 201]);
+      expect(upload.body.data.added + upload.body.data.skipped).to.equal(10);
+    }
+    expect(uploads.reduce((sum, upload) => sum + upload.body.data.added, 0)).to.equal(10);
+    expect((await svc.admin('GET', '/admin/rewards/dup-pool/codes')).body.data).to.deep.equal({ available: 10, used: 0, expired: 0, waiting: 0 });
+    const added = (await events(svc, 'stream=pool-dup-pool&type=PoolCodesAdded')).flatMap((event) =>
+      event.data.codes.map((code: { value: string }) => code.value),
+    );
+    expect(added.sort()).to.deep.equal(codes.map((code) => code.value).sort());
+  });
+
+  it('30 claims racing 3 refills of 5 codes: 15 distinct codes handed out, 15 grants waiting', async () => {
+    await putReward(svc, 'race-pool', { kind: 'store_promo_code', name: 'Raced pool' });
+    await putPromo(svc, 'POOLRACE', { rewards: [{ reward_key: 'race-pool', activation: { variant: 'claim' }, deactivation: never }] });
+    const users = Array.from({ length: 30 }, (_, index) => `pool-racer-${index}`);
+    await Promise.all(users.map((user) => createUser(svc, user)));
+    const refill = (batch: number) =>
+      svc.admin('POST', '/admin/rewards/race-pool/codes', {
+        codes: Array.from({ length: 5 }, (_, index) => ({ value: `RACE-${batch}-${index}`, expires_at: '2099-01-01T00:00:00Z' })),
+      });
+    const claims = users.map((user) => svc.call('POST', `/users/${user}/claim-code`, { code: 'POOLRACE' }));
+    const [refills, claimed] = await Promise.all([Promise.all([refill(0), refill(1), refill(2)]), Promise.all(claims)]);
+    expect(refills.map((response) => response.body.data.added)).to.deep.equal([5, 5, 5]);
+    expect(claimed.map((response) => response.status)).to.deep.equal(Array(30).fill(200));
+    const figures = async () => (await svc.admin('GET', '/admin/rewards/race-pool/codes')).body.data;
+    await eventually(async () => expect(await figures()).to.deep.equal({ available: 0, used: 15, expired: 0, waiting: 15 }));
+    const values = await eventually(async () => {
+      const current = await Promise.all(users.map(async (user) => (await getUser(svc, user)).rewards.active.store_promo_code[0].value?.value ?? null));
+      const handedOut = current.filter((value) => value !== null);
+      expect(handedOut).to.have.length(15);
+      return handedOut;
+    });
+    expect(new Set(values).size).to.equal(15);
+    const assigned = await events(svc, 'stream=pool-race-pool&type=PoolCodeAssigned');
+    expect(assigned.map((event) => event.data.code.value).sort()).to.deep.equal([...values].sort());
+  });
+
   it("a referrer's pooled sender grants keep their place in line ahead of a manual grant made after them, though the reaction asks later", async () => {
     const own = await startTestService();
     try {
