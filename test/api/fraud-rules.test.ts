@@ -352,6 +352,23 @@ describe('API: fraud rules and reviews', () => {
       await disable('hourly-late', 'referrer_claims_per_hour', { max: 2 }, 'reject');
     });
 
+    it('reject: 30 concurrent claims on one code never exceed the daily `max`: exactly 4 succeed, 26 are 422 CLAIM.REJECTED_BY_RULE', async () => {
+      const ref = await referrer();
+      await rule('daily', 'referrer_claims_per_day', { max: 4 }, 'reject');
+      const claimers = Array.from({ length: 30 }, () => fresh('daily-burst'));
+      for (const claimer of claimers) await createUser(svc, claimer);
+      const responses = await Promise.all(claimers.map((claimer) => claim(claimer, ref.code)));
+      expect(responses.filter((response) => response.status === 200)).to.have.length(4);
+      const refused = responses.filter((response) => response.status === 422);
+      expect(refused).to.have.length(26);
+      for (const response of refused) expect(response.body.errors[0]).to.deep.include({ code: 'CLAIM.REJECTED_BY_RULE', source: 'rule:daily' });
+      await claimsCounted(ref.id, 4);
+      expect(await events(svc, 'type=ClaimRejectedByRule&stream_prefix=user-daily-burst-')).to.have.length(26);
+      expect(await events(svc, 'type=CodeClaimed&stream_prefix=user-daily-burst-')).to.have.length(4);
+      await eventually(async () => expect(await credits(ref.id)).to.equal(20));
+      await disable('daily', 'referrer_claims_per_day', { max: 4 }, 'reject');
+    });
+
     it('hold: claims past the daily `max` are held, each with its own review', async () => {
       const ref = await referrer();
       await rule('daily-hold', 'referrer_claims_per_day', { max: 2 }, 'hold');
