@@ -70,6 +70,26 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       expect(row.event_ids).to.deep.equal([recorded[0]!.id]);
     });
 
+    it('40 concurrent copies of one signed notification: exactly one applied, 39 duplicates, one event in its inbound stream', async () => {
+      await createUser(svc, 'stripe-burst', { payment_customer_id: 'cus_burst' });
+      const event = invoicePaid('burst', 'cus_burst');
+      // One delivery, signed once, sent 40 times byte for byte (as Stripe's retries and a proxy's replays are).
+      const payload = JSON.stringify({
+        id: event.id,
+        object: 'event',
+        type: event.type,
+        created: Math.floor(Date.now() / 1000),
+        data: { object: event.object },
+      });
+      const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: STRIPE_SECRET });
+      const answers = await Promise.all(Array.from({ length: 40 }, () => post(svc, '/webhooks/stripe', payload, { 'stripe-signature': signature })));
+      expect(answers.map((answer) => answer.status)).to.deep.equal(Array(40).fill(200));
+      expect(answers.filter((answer) => answer.body.data.status === 'applied')).to.have.length(1);
+      expect(answers.filter((answer) => answer.body.data.status === 'duplicate')).to.have.length(39);
+      expect(await events(svc, 'stream=inbound-stripe-evt_burst')).to.have.length(1);
+      expect(await revenueEvents(svc, 'stripe-burst')).to.have.length(1);
+    });
+
     it('refuses a bad signature with 401 and records it without its payload', async () => {
       const payload = JSON.stringify({ id: 'evt_forged', type: 'invoice.paid', data: { object: {} } });
       const forged = await post(svc, '/webhooks/stripe', payload, { 'stripe-signature': `t=${Math.floor(Date.now() / 1000)},v1=${'0'.repeat(64)}` });
