@@ -65,6 +65,12 @@ interface HttpError {
   limit?: number;
 }
 
+/** Express's error for a path parameter that is not validly percent-encoded (`/users/%zz`). */
+export function isBadPathEncoding(error: unknown): boolean {
+  const { status, message } = (error ?? {}) as HttpError;
+  return status === 400 && /Failed to decode param/.test(message ?? '');
+}
+
 /** Errors raised by express itself (body parsing, path decoding) mapped to SPEC §9 codes. */
 function fromHttpError(error: HttpError): ApiError | null {
   switch (error.type) {
@@ -82,9 +88,7 @@ function fromHttpError(error: HttpError): ApiError | null {
     default:
       break;
   }
-  if (error.status === 400 && /Failed to decode param/.test(error.message ?? '')) {
-    return new ApiError(400, 'BAD_REQUEST', 'The path is not validly percent-encoded', null);
-  }
+  if (isBadPathEncoding(error)) return new ApiError(400, 'BAD_REQUEST', 'The path is not validly percent-encoded', null);
   // Any other 4xx from the body reader (a corrupt compressed body, a short read, …).
   if (error.expose === true && error.status !== undefined && error.status >= 400 && error.status < 500) {
     return new ApiError(400, 'BODY_INVALID', 'The body could not be read');

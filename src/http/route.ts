@@ -3,7 +3,7 @@ import type { Request, RequestHandler, Response, Router } from 'express';
 import { z, type ZodObject, type ZodTypeAny } from 'zod';
 import { requireSecretKey } from './auth.js';
 import { BODY_METHODS } from './body-guard.js';
-import { methodNotAllowed, pathNotFound } from './errors.js';
+import { isBadPathEncoding, methodNotAllowed, pathNotFound } from './errors.js';
 import type { ApiDescription, OperationDoc } from './openapi.js';
 import { parseBody, parsePathParam, parseQuery } from './validation.js';
 
@@ -120,6 +120,9 @@ export function methodGate(routes: AnyRoute[]): Router {
     });
   }
   gate.use(pathNotFound);
+  // A known path whose parameter is not validly percent-encoded: passed on, so the route refuses
+  // it (400) after the key check and the rate limits, as any other bad request of a limited route.
+  gate.use((error: unknown, _req: Request, _res: Response, next: (error?: unknown) => void) => (isBadPathEncoding(error) ? next('router') : next(error)));
   return gate;
 }
 

@@ -181,6 +181,17 @@ describe('Rate limits (SPEC §13)', function () {
     expect((await post(JSON.stringify({ app_user_id: 'valid' }))).status).to.equal(429);
   });
 
+  it('count a path that is not validly percent-encoded against the caller, with the headers, and refuse it over budget', async () => {
+    const svc = await start({ RATE_LIMIT_READS: '2/60s' });
+    const get = (path: string) => fetch(`${svc.url}${path}`, { headers: { 'x-api-key': CLIENT_KEY } });
+    const bad = await get('/codes/%zz');
+    expect(bad.status).to.equal(400);
+    expect(((await bad.json()) as { errors: { message: string }[] }).errors[0]!.message).to.equal('The path is not validly percent-encoded');
+    expect(bad.headers.get('ratelimit')).to.equal('"reads-caller";r=1;t=60');
+    expect((await get('/users/%E0%A4%A')).headers.get('ratelimit')).to.equal('"reads-caller";r=0;t=60');
+    expect((await get('/codes/%zz')).status).to.equal(429);
+  });
+
   it("let a caller over its budget use up no user's budget", async () => {
     const svc = await start({ TRUST_PROXY: '1' });
     await createUser(svc, 'ann');
