@@ -11,6 +11,14 @@ import { event, registered, rewardGranted, T0 } from '../../support/events.js';
 const code = (value: string) => ({ value, link: null, expires_at: '2099-01-01T00:00:00.000Z' });
 /** The grant an event of the pool or of a user's rewards is about. */
 const grantOf = (one: LoggedEvent) => (one.data as { grant_id: string }).grant_id;
+/** The pool's answer to g1…g5 with three codes A, B, C: codes for the first three, the others wait in line. */
+const SERVED_IN_ORDER = [
+  ['PoolCodeAssigned', 'g1'],
+  ['PoolCodeAssigned', 'g2'],
+  ['PoolCodeAssigned', 'g3'],
+  ['PoolCodeRequested', 'g4'],
+  ['PoolCodeRequested', 'g5'],
+];
 const pooledGrant = (grantId: string) =>
   rewardGranted({ grant_id: grantId, reward_key: 'sender', kind: 'store_promo_code', credits: null, balance_after: null });
 
@@ -45,13 +53,7 @@ describe('pools reaction: a page of pooled grants (issue #10: a popular referrer
     const outcome = await app.when(() => reaction.handleBatch(grants));
     expect(appends.get('pool-sender'), 'appends to the pool').to.equal(1);
     const pool = outcome.appended.get('pool-sender')!;
-    expect(pool.map((one) => [one.type, grantOf(one)])).to.deep.equal([
-      ['PoolCodeAssigned', 'g1'],
-      ['PoolCodeAssigned', 'g2'],
-      ['PoolCodeAssigned', 'g3'],
-      ['PoolCodeRequested', 'g4'],
-      ['PoolCodeRequested', 'g5'],
-    ]);
+    expect(pool.map((one) => [one.type, grantOf(one)])).to.deep.equal(SERVED_IN_ORDER);
     expect(pool.map((one) => one.metadata.causation_id)).to.deep.equal(grants.map((grant) => grant.id));
     const values = outcome.appended.get('user-bob')!.filter((one) => one.type === 'RewardValueAssigned');
     expect(values.map((one) => [grantOf(one), (one.data.value as { value: string }).value])).to.have.deep.members([
@@ -68,13 +70,7 @@ describe('pools reaction: a page of pooled grants (issue #10: a popular referrer
     const request = (grantId: string) => pools.request('sender', { grant_id: grantId, app_user_id: 'bob', expires_at: null, position: null }, app.context);
     const outcome = await app.when(() => Promise.all([...grants.map(request), ...grants.map(request)]));
     const pool = outcome.appended.get('pool-sender')!;
-    expect(pool.map((one) => [one.type, grantOf(one)])).to.deep.equal([
-      ['PoolCodeAssigned', 'g1'],
-      ['PoolCodeAssigned', 'g2'],
-      ['PoolCodeAssigned', 'g3'],
-      ['PoolCodeRequested', 'g4'],
-      ['PoolCodeRequested', 'g5'],
-    ]);
+    expect(pool.map((one) => [one.type, grantOf(one)])).to.deep.equal(SERVED_IN_ORDER);
     // The first alone, the other four together; the repeats of the five, which cannot share a batch with them, after.
     expect(appends.get('pool-sender')).to.be.at.most(3);
     const values = outcome.appended.get('user-bob')!.filter((one) => one.type === 'RewardValueAssigned');
