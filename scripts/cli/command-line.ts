@@ -15,6 +15,7 @@
  *   });
  *   const { projection } = command.parse(process.argv.slice(2));   // typed: string | undefined
  */
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 
 /** Exit codes shared by the scripts (and the service: 78 for a bad configuration). */
@@ -55,7 +56,7 @@ export type OptionSpec = StringOption | BooleanOption;
 export interface CommandSpec<O extends Record<string, OptionSpec>> {
   /** The script's name (`replay`), used in messages. */
   name: string;
-  /** How a user runs it; defaults to `npm run NAME --`. */
+  /** How a user runs it; defaults to `npm run NAME --` (`node dist/scripts/NAME.js` when it runs compiled, as in the image). */
   invocation?: string;
   /** One or a few sentences: what it does. */
   summary: string;
@@ -121,9 +122,15 @@ function wrap(text: string, width: number, indent: number): string {
   return lines.join(`\n${' '.repeat(indent)}`);
 }
 
+/** `node dist/scripts/NAME.js` when the script runs compiled (in the container image there is no npm run). */
+function compiledInvocation(): string | null {
+  const script = process.argv[1];
+  return script && /[\\/]dist[\\/]scripts[\\/][^\\/]+\.js$/.test(script) ? `node ${path.relative(process.cwd(), script)}` : null;
+}
+
 export function defineCommand<const O extends Record<string, OptionSpec>>(spec: CommandSpec<O>): Command<O> {
   if ('help' in spec.options) throw new Error('--help is added by defineCommand');
-  const invocation = spec.invocation ?? `npm run ${spec.name} --`;
+  const invocation = spec.invocation ?? compiledInvocation() ?? `npm run ${spec.name} --`;
   const hasOptions = Object.keys(spec.options).length > 0;
   const usage = () => `Usage: ${invocation}${hasOptions ? ' [options]' : ''}${spec.positionals ? ` ${spec.positionals.usage}` : ''}`;
   const help = () => {

@@ -63,6 +63,19 @@ describe('scripts/cli: the shared command-line parser', () => {
   });
 });
 
+describe('scripts/cli: the usage line where there is no npm run', () => {
+  it('names `node dist/scripts/NAME.js` when the script runs compiled (the container image)', () => {
+    const [node, script] = process.argv;
+    try {
+      process.argv[1] = `${process.cwd()}/dist/scripts/sample.js`;
+      const compiled = defineCommand({ name: 'sample', summary: 'A sample command.', options: {}, examples: [] });
+      expect(compiled.help()).to.match(/^Usage: node dist\/scripts\/sample\.js\n/);
+    } finally {
+      process.argv.splice(0, 2, node!, script!);
+    }
+  });
+});
+
 describe('scripts/cli: progress off a terminal', () => {
   function fakeStream() {
     const lines: string[] = [];
