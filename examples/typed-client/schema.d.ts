@@ -2806,7 +2806,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2819,7 +2819,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -2895,7 +2895,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2908,7 +2908,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -3004,7 +3004,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3017,7 +3017,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -3095,7 +3095,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3108,7 +3108,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -3194,7 +3194,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -3473,7 +3473,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -3757,7 +3757,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -4036,7 +4036,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -4319,7 +4319,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -4635,7 +4635,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4650,7 +4650,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -4883,7 +4883,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -5255,7 +5255,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -5632,7 +5632,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -6020,7 +6020,7 @@ export interface operations {
                 content?: never;
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -6334,7 +6334,7 @@ export interface operations {
                 content?: never;
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -6646,7 +6646,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6661,7 +6661,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -6885,7 +6885,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6900,7 +6900,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -7163,7 +7163,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7178,7 +7178,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -7456,7 +7456,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -7768,7 +7768,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7783,7 +7783,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -8009,7 +8009,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8024,7 +8024,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -8306,7 +8306,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -8657,7 +8657,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8672,7 +8672,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -8896,7 +8896,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8911,7 +8911,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -9210,7 +9210,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -9594,7 +9594,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9609,7 +9609,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -9891,7 +9891,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -10244,7 +10244,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -10259,7 +10259,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -10486,7 +10486,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -10501,7 +10501,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -10784,7 +10784,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -11137,7 +11137,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11152,7 +11152,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -11378,7 +11378,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11393,7 +11393,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -11675,7 +11675,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -12030,7 +12030,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -12045,7 +12045,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -12277,7 +12277,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -12292,7 +12292,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -12519,7 +12519,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -12534,7 +12534,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -12810,7 +12810,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -12825,7 +12825,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -13067,7 +13067,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -13082,7 +13082,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -13310,7 +13310,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -13325,7 +13325,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -13610,7 +13610,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -13625,7 +13625,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -13874,7 +13874,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -13889,7 +13889,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -14116,7 +14116,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14131,7 +14131,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -14414,7 +14414,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -14758,7 +14758,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14773,7 +14773,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -15032,7 +15032,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -15047,7 +15047,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -15279,7 +15279,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -15636,7 +15636,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -16027,7 +16027,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -16042,7 +16042,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -16306,7 +16306,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -16667,7 +16667,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -17015,7 +17015,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -17030,7 +17030,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -17311,7 +17311,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -17326,7 +17326,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -17763,7 +17763,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -18130,7 +18130,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -18145,7 +18145,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -18403,7 +18403,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -18418,7 +18418,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -18673,7 +18673,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -19086,7 +19086,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -19465,7 +19465,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -19480,7 +19480,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -19742,7 +19742,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -19757,7 +19757,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -20037,7 +20037,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -20353,7 +20353,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -20368,7 +20368,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -20601,7 +20601,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -20973,7 +20973,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -21350,7 +21350,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -21738,7 +21738,7 @@ export interface operations {
                 content?: never;
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -22052,7 +22052,7 @@ export interface operations {
                 content?: never;
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -22364,7 +22364,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -22379,7 +22379,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -22603,7 +22603,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -22618,7 +22618,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]

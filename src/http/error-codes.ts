@@ -19,7 +19,8 @@ export const ERROR_CODES = {
   },
   BAD_REQUEST: {
     status: 400,
-    meaning: 'A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it.',
+    meaning:
+      'A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.',
   },
   UNAUTHORIZED: {
     status: 401,

@@ -37,7 +37,7 @@ export interface OperationDoc {
 }
 
 /** Every code an operation can answer, from its own list and its shape. */
-export function operationErrorCodes(doc: Pick<OperationDoc, 'method' | 'errors' | 'auth' | 'body' | 'params' | 'query'>): ErrorCode[] {
+export function operationErrorCodes(doc: Pick<OperationDoc, 'method' | 'errors' | 'auth' | 'body'>): ErrorCode[] {
   // Any request can be refused before it reaches its route: a request line and headers over
   // 64 KiB, or HTTP that cannot be parsed (a method Node does not know) (src/http/unparsable-requests.ts).
   const codes = new Set<ErrorCode>(['BAD_REQUEST']);
@@ -46,7 +46,7 @@ export function operationErrorCodes(doc: Pick<OperationDoc, 'method' | 'errors' 
   if (auth === 'secret') codes.add('FORBIDDEN');
   // A keyed POST, PUT or PATCH has its body checked even when it takes none (JSON, size, storable).
   const bodyChecked = doc.body !== undefined || (auth !== 'none' && BODY_METHODS.has(doc.method.toUpperCase()));
-  if (bodyChecked) for (const code of ['BODY_INVALID', 'BAD_REQUEST', 'BODY_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'] as const) codes.add(code);
+  if (bodyChecked) for (const code of ['BODY_INVALID', 'BODY_TOO_LARGE', 'UNSUPPORTED_MEDIA_TYPE'] as const) codes.add(code);
   for (const code of doc.errors) codes.add(code);
   if (auth !== 'none') codes.add('RATE_LIMITED');
   if (auth !== 'none') codes.add('SERVICE_UNAVAILABLE');

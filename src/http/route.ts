@@ -113,17 +113,37 @@ function handler(declaration: AnyRoute): RequestHandler {
  */
 export function methodGate(routes: AnyRoute[]): Router {
   const gate = express.Router({ caseSensitive: true, strict: true });
-  for (const [path, allowed] of methodsByPath(routes)) {
+  const byPath = methodsByPath(routes);
+  const allows = (allowed: string[], method: string) => allowed.includes(method) || (method === 'HEAD' && allowed.includes('GET'));
+  for (const [path, allowed] of byPath) {
     gate.route(expressPath(path)).all((req, res, next) => {
-      if (allowed.includes(req.method) || (req.method === 'HEAD' && allowed.includes('GET'))) next('router');
+      if (allows(allowed, req.method)) next('router');
       else methodNotAllowed(allowed)(req, res, next);
     });
   }
   gate.use(pathNotFound);
-  // A known path whose parameter is not validly percent-encoded: passed on, so the route refuses
-  // it (400) after the key check and the rate limits, as any other bad request of a limited route.
-  gate.use((error: unknown, _req: Request, _res: Response, next: (error?: unknown) => void) => (isBadPathEncoding(error) ? next('router') : next(error)));
+  // A known path whose parameter is not validly percent-encoded (express cannot match it): its
+  // method is checked all the same, then it is passed on, so the route refuses it (400) after the
+  // key check and the rate limits, as any other bad request of a limited route.
+  const undecoded = [...byPath].map(([path, allowed]) => ({ pattern: undecodedPattern(path), allowed }));
+  gate.use((error: unknown, req: Request, res: Response, next: (error?: unknown) => void) => {
+    if (!isBadPathEncoding(error)) return next(error);
+    const known = undecoded.find(({ pattern }) => pattern.test(req.path));
+    if (known && !allows(known.allowed, req.method)) return methodNotAllowed(known.allowed)(req, res, next);
+    next('router');
+  });
   return gate;
+}
+
+/** `/users/{app_user_id}` → a pattern that matches the path as sent, each parameter one segment, not decoded. */
+function undecodedPattern(openApiPath: string): RegExp {
+  const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+  return new RegExp(
+    `^${openApiPath
+      .split(/\{[A-Za-z0-9_]+\}/)
+      .map(literal)
+      .join('[^/]+')}$`,
+  );
 }
 
 function methodsByPath(routes: AnyRoute[]): Map<string, string[]> {

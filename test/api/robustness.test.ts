@@ -195,6 +195,9 @@ describe('API: hostile and unusual input never breaks the service', () => {
       ['DELETE', '/users/ann', 'GET'],
       ['PUT', '/users/ann/claim-code', 'POST'],
       ['POST', '/admin/webhooks/inbound', 'GET'],
+      // A parameter that is not validly percent-encoded does not hide the path.
+      ['PATCH', '/users/%zz', 'GET'],
+      ['GET', '/admin/webhooks/x/deliveries/%E0%A4%A/redeliver', 'POST'],
     ] as const) {
       for (const key of [null, CLIENT_KEY, SECRET_KEY]) {
         const response = await fetch(`${svc.url}${path}`, { method, headers: key ? { 'x-api-key': key } : {} });

@@ -4,9 +4,16 @@ import type { CodeType } from '../../domain/events/code-events.js';
 import { streams } from '../../domain/events/index.js';
 import type { Ids } from '../../ports/ids.js';
 import { TOKENS } from '../../ports/tokens.js';
-import { type CommandContext, EventLog } from '../event-log.js';
+import { type CommandContext, EventLog, type LoggedEvent } from '../event-log.js';
 import { StreamExecutor } from '../stream-executor.js';
 import { withWriteRetries } from '../write-retries.js';
+
+/** Whether a code stream's first event reserves it to this owner. */
+function reservedTo(first: LoggedEvent | undefined, type: CodeType, ownerId: string): boolean {
+  return first?.type === 'CodeReserved' && first.data.type === type && first.data.owner_id === ownerId;
+}
+
+const codeTaken = (code: string, source: string) => new DomainError('CODE.TAKEN', `Code ${code} is already in use`, source);
 
 /** A random referral code that someone else reserved first: another one is drawn. */
 class CodeDrawnTwice extends Error {}
@@ -28,14 +35,13 @@ export class CodeRegistry {
   async reserve(code: string, type: CodeType, ownerId: string, context: CommandContext, source = '/code'): Promise<void> {
     const id = this.ids.derived('code', code, type, ownerId);
     if (await this.reserveIfFree(code, type, ownerId, id, context)) return;
-    await this.checkFree(code, type, ownerId, source);
+    if (!reservedTo(await this.log.first(streams.code(code)), type, ownerId)) throw codeTaken(code, source);
   }
 
   /** CODE.TAKEN when another owner reserved `code`; nothing is written. */
   async checkFree(code: string, type: CodeType, ownerId: string, source = '/code'): Promise<void> {
     const first = await this.log.first(streams.code(code));
-    const free = first === undefined || (first.type === 'CodeReserved' && first.data.type === type && first.data.owner_id === ownerId);
-    if (!free) throw new DomainError('CODE.TAKEN', `Code ${code} is already in use`, source);
+    if (first !== undefined && !reservedTo(first, type, ownerId)) throw codeTaken(code, source);
   }
 
   /** A fresh random referral code reserved for the user. */
