@@ -57,6 +57,21 @@ export class RevenueReactions implements Reaction {
   ) {}
 
   async handle(event: LoggedEvent): Promise<void> {
+    await this.handleBatch([event]);
+  }
+
+  /**
+   * A page's events in log order. What a clawback waits for (the referral reactions past its
+   * refund, the revenue index past the head) is waited for once for the page, not once per
+   * refund: under a burst of refunds the waits, not the revocations, set the pace.
+   */
+  async handleBatch(events: LoggedEvent[]): Promise<void> {
+    const clawbacks = events.filter((event) => event.type === 'RefundRecorded' && event.data.reverses_conversion);
+    if (clawbacks.length > 0) await this.clawbackReady(clawbacks[clawbacks.length - 1]!.position);
+    for (const event of events) await this.handleOne(event);
+  }
+
+  private async handleOne(event: LoggedEvent): Promise<void> {
     const context = reactionContext(event, this.name);
     switch (event.type) {
       case 'NotificationReceived': {
@@ -122,11 +137,17 @@ export class RevenueReactions implements Reaction {
     for (const received of waiting) await this.applier.apply(received.data.notification, received.id, user, context);
   }
 
-  private async clawBack(claimer: string, refund: PurchaseRef, event: LoggedEvent, context: CommandContext): Promise<void> {
-    // Sender grants of the conversion come from the referral reactions: wait until they are past
-    // this refund, then until the index has them.
-    await this.referralsPassed(event.position);
+  /**
+   * Sender grants of a conversion come from the referral reactions: a clawback waits until they
+   * are past its refund (`through`), then until the index has them.
+   */
+  private async clawbackReady(through: bigint): Promise<void> {
+    await this.referralsPassed(through);
     if (!(await this.matcher.indexPassed())) throw new StoreUnavailableError('The revenue index is behind');
+  }
+
+  /** After `clawbackReady` for its refund. */
+  private async clawBack(claimer: string, refund: PurchaseRef, event: LoggedEvent, context: CommandContext): Promise<void> {
     const grants = (await this.readStore.find(CLAWBACK_GRANTS, { where: { claimer } })) as unknown as ClawbackGrant[];
     const holders = [...new Set(grants.filter((grant) => !grant.revoked).map((grant) => grant.holder))];
     for (const holder of holders) {
