@@ -32,10 +32,15 @@ export function formatMoney(minor: number, currency: string): string {
   }
 }
 
-/** `[{currency, gross_minor, refunded_minor}]` as net amounts, one per currency. */
+/**
+ * `[{currency, gross_minor, refunded_minor}]` as the analytics API gives them, one per currency:
+ * the gross amount, and what was refunded of it when anything was (`$60.00 (refunded $1.00)`).
+ */
 export function formatRevenue(revenue: { currency: string; gross_minor: number; refunded_minor: number }[]): string {
   if (revenue.length === 0) return '—';
-  return revenue.map((r) => formatMoney(r.gross_minor - r.refunded_minor, r.currency)).join(', ');
+  return revenue
+    .map((r) => `${formatMoney(r.gross_minor, r.currency)}${r.refunded_minor === 0 ? '' : ` (refunded ${formatMoney(r.refunded_minor, r.currency)})`}`)
+    .join(', ');
 }
 
 /** Today and the n−1 days before it, in UTC, as the analytics API takes them. */

@@ -342,16 +342,16 @@ describe('Console in the browser (SPEC §14)', function () {
     const to = new URL(`http://x${last}`).searchParams.get('to')!;
     expect((Date.parse(to) - Date.parse(from)) / DAY).to.equal(6);
     expect(to).to.equal(new Date().toISOString().slice(0, 10));
-    // Newest first in the table; the first day (i = 0) carries 10.00 − 1.00 USD.
+    // Newest first in the table; each day's revenue as the API gives it: gross, and refunded (SPEC §14: the API's figures).
     const rows = await table.locator('tbody tr').evaluateAll((trs) => trs.map((tr) => [...tr.querySelectorAll('td')].map((td) => td.textContent)));
-    expect(rows.at(-1)).to.deep.equal(['0', '0', '0', '-$1.00']);
-    expect(rows[0]).to.deep.equal([String((6 * 7) % 11), '2', '0', '$59.00']);
+    expect(rows.at(-1)).to.deep.equal(['0', '0', '0', '$0.00 (refunded $1.00)']);
+    expect(rows[0]).to.deep.equal([String((6 * 7) % 11), '2', '0', '$60.00 (refunded $1.00)']);
     const totals = await page
       .getByRole('region', { name: 'Totals' })
       .locator('dl > div')
       .evaluateAll((pairs) => Object.fromEntries(pairs.map((p) => [p.querySelector('dt')?.textContent, p.querySelector('dd')?.textContent])));
     const claims = [0, 1, 2, 3, 4, 5, 6].reduce((sum, i) => sum + ((i * 7) % 11), 0);
-    expect(totals).to.deep.equal({ Claims: String(claims), Conversions: '9', Churns: '3', Revenue: '$87.00' });
+    expect(totals).to.deep.equal({ Claims: String(claims), Conversions: '9', Churns: '3', Revenue: '$90.00 (refunded $3.00)' });
     // The chart is drawn (uPlot's canvas, under the CSP) and labelled for assistive technology.
     expect(
       await page
