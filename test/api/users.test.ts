@@ -83,6 +83,16 @@ describe('API: users (POST /users, GET /users/{id})', () => {
     expect(response.body).to.deep.equal({ errors: [{ code: 'NOT_FOUND.USER', status: 404, message: 'User not found', source: 'path:/app_user_id' }] });
   });
 
+  it('GET /admin/users/{id} answers operators (secret key) as GET /users/{id} answers the app; 403 for a client key, 404 for an unknown user', async () => {
+    await svc.call('POST', '/users', { app_user_id: 'operated', metadata: { plan: 'gold' } });
+    const app = await svc.call('GET', '/users/operated');
+    const operator = await svc.admin('GET', '/admin/users/operated');
+    expect(operator.status).to.equal(200);
+    expect(operator.body).to.deep.equal(app.body);
+    expect((await svc.call('GET', '/admin/users/operated')).status).to.equal(403);
+    expect((await svc.admin('GET', '/admin/users/nobody')).body.errors[0]).to.include({ code: 'NOT_FOUND.USER', source: 'path:/app_user_id' });
+  });
+
   describe('authentication', () => {
     it('401 UNAUTHORIZED without a key and with an unknown key', async () => {
       for (const headers of [{ 'x-api-key': '' }, { 'x-api-key': 'wrong' }]) {

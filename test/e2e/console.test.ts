@@ -472,9 +472,13 @@ describe('Console in the browser (SPEC §14)', function () {
     });
   }
 
-  it('no request left 127.0.0.1', () => {
+  it('no request left 127.0.0.1, and every call with the key went to the admin API (SPEC §14)', () => {
     expect(requests.length).to.be.greaterThan(20);
     const elsewhere = requests.filter((url) => !url.startsWith('data:') && new URL(url).hostname !== '127.0.0.1');
     expect(elsewhere).to.deep.equal([]);
+    // Besides its own assets, only the Health view's /readyz (which takes no key) is outside /admin.
+    const paths = requests.filter((url) => !url.startsWith('data:')).map((url) => new URL(url).pathname);
+    expect(paths.filter((path) => !/^\/(console|admin)(\/|$)|^\/readyz$/.test(path))).to.deep.equal([]);
+    expect(paths.filter((path) => /^\/admin\/users\/[^/]+$/.test(path))).to.not.be.empty;
   });
 });

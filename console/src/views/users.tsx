@@ -64,7 +64,7 @@ function DotUserDetail(props: { appUserId: string }) {
     <>
       <p role="status">
         A browser cannot ask for the user “{id}” by its URL path, so its profile and credit ledger are not shown here: use <code>curl --path-as-is</code> on{' '}
-        <code>/users/{id}</code> and <code>/admin/users/{id}/credit-ledger</code>.
+        <code>/admin/users/{id}</code> and <code>/admin/users/{id}/credit-ledger</code>.
       </p>
       <EventHistory appUserId={id} />
     </>
@@ -73,7 +73,7 @@ function DotUserDetail(props: { appUserId: string }) {
 
 function FullUserDetail(props: { appUserId: string }) {
   const id = props.appUserId;
-  const [user] = useLoad(() => outcome(api.GET('/users/{app_user_id}', { params: { path: { app_user_id: id } } })), [id]);
+  const [user] = useLoad(() => outcome(api.GET('/admin/users/{app_user_id}', { params: { path: { app_user_id: id } } })), [id]);
   const [ledger] = useLoad(() => outcome(api.GET('/admin/users/{app_user_id}/credit-ledger', { params: { path: { app_user_id: id } } })), [id]);
   if (user.state === 'error' && user.errors.some((e) => e.code === 'NOT_FOUND.USER')) return <p role="status">No user has the app user ID “{id}”.</p>;
   return (

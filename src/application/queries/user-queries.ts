@@ -127,6 +127,12 @@ export class UserQueries {
     return perKind.flat();
   }
 
+  /** `GET /users/{id}`'s answer: the user as the read models show it, and the affiliate linked to it; null for an unknown user. */
+  async userWithAffiliate(appUserId: string) {
+    const [user, affiliate] = await Promise.all([this.userView(appUserId), this.affiliateView(appUserId)]);
+    return user && { user, affiliate };
+  }
+
   async affiliateView(appUserId: string) {
     const affiliate = await this.catalog.affiliateOfUser(appUserId);
     return affiliate && this.affiliateObject(affiliate);

@@ -1,21 +1,39 @@
 import type { DependencyContainer } from 'tsyringe';
 import { UserErasure } from '../../application/privacy/user-erasure.js';
 import { UserExport } from '../../application/privacy/user-export.js';
+import { UserQueries } from '../../application/queries/user-queries.js';
 import { commandContext } from '../context.js';
 import { userNotFound } from '../errors.js';
 import { type AnyRoute, route } from '../route.js';
 import { appUserId } from '../schemas/common.js';
 import { userDataExportResponse } from '../schemas/privacy.js';
+import { getUserResponse } from '../schemas/users.js';
 import { z } from '../schemas/zod-openapi.js';
 
-/** SPEC §13: erasure (crypto-shredding) and access (export) of one user's personal data (secret key). */
+/** One user for operators (secret key): read as the app reads it; SPEC §13 erasure (crypto-shredding) and access (export). */
 export function adminUserRoutes(container: DependencyContainer): AnyRoute[] {
   const erasure = container.resolve(UserErasure);
   const exports = container.resolve(UserExport);
+  const queries = container.resolve(UserQueries);
   const params = z.object({ app_user_id: appUserId });
   const common = { tags: ['admin: privacy'], auth: 'secret' as const, params };
 
   return [
+    route({
+      ...common,
+      tags: ['admin: audit'],
+      method: 'get',
+      path: '/admin/users/{app_user_id}',
+      operationId: 'getUserAsOperator',
+      summary: 'A user as GET /users/{app_user_id} shows it, for operators (the console): the same answer, with a secret key',
+      responses: { 200: { description: 'The user', schema: getUserResponse } },
+      errors: ['NOT_FOUND.USER'],
+      async handle({ params: { app_user_id } }) {
+        const answer = await queries.userWithAffiliate(app_user_id);
+        if (!answer) throw userNotFound();
+        return { status: 200, body: { data: answer } };
+      },
+    }),
     route({
       ...common,
       method: 'delete',

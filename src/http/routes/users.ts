@@ -30,13 +30,6 @@ export function userRoutes(container: DependencyContainer): AnyRoute[] {
   const withdraw = container.resolve(WithdrawCreditsHandler);
   const grant = container.resolve(GrantRewardHandler);
 
-  /** The user as the read models show it (GET). */
-  async function currentUser(appUserIdValue: string): Promise<Record<string, unknown>> {
-    const user = await queries.userView(appUserIdValue);
-    if (!user) throw userNotFound();
-    return user;
-  }
-
   /**
    * The user after a command. Handlers return once the read models include their events
    * (read-your-writes), so the user is there. Commands are refused before they run while the
@@ -80,8 +73,9 @@ export function userRoutes(container: DependencyContainer): AnyRoute[] {
       responses: { 200: { description: 'The user', schema: getUserResponse } },
       errors: ['NOT_FOUND.USER'],
       async handle({ params }) {
-        const [user, affiliate] = await Promise.all([currentUser(params.app_user_id), queries.affiliateView(params.app_user_id)]);
-        return { status: 200, body: { data: { user, affiliate } } };
+        const answer = await queries.userWithAffiliate(params.app_user_id);
+        if (!answer) throw userNotFound();
+        return { status: 200, body: { data: answer } };
       },
     }),
     route({
