@@ -76,6 +76,24 @@ export function rewardGranted(overrides: Partial<EventDataOf<'RewardGranted'>> &
   });
 }
 
+/** A non-credit grant taken back by a refund's clawback (SPEC §11): the entry ends at once. */
+export function rewardRevoked(
+  overrides: Partial<EventDataOf<'RewardRevoked'>> & { grant_id: string; kind: EventDataOf<'RewardRevoked'>['kind'] },
+): EventOf<'RewardRevoked'> {
+  return event('RewardRevoked', {
+    entry_id: overrides.grant_id,
+    reward_key: 'coins',
+    revoked_at: T0.toISOString(),
+    credits_granted: null,
+    debits: [],
+    shortfall: null,
+    balance_after: null,
+    claimer: 'claimer',
+    refund: { provider: 'stripe', notification_id: `evt_${overrides.grant_id}`, transaction_id: null, original_transaction_id: null },
+    ...overrides,
+  });
+}
+
 /* ------------------------------------------------------------------ reward specs */
 
 export const NEVER: Deactivation = { variant: 'never' };

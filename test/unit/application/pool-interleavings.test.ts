@@ -8,7 +8,7 @@ import { PoolAssignments } from '../../../src/application/shared-resources/pool-
 import { StreamExecutor } from '../../../src/application/stream-executor.js';
 import type { DomainEvent } from '../../../src/domain/events/index.js';
 import { type ApplicationSpec, applicationSpec } from '../../support/application-spec.js';
-import { event, registered, rewardGranted, T0 } from '../../support/events.js';
+import { event, registered, rewardGranted, rewardRevoked } from '../../support/events.js';
 
 const RUNS = 40;
 const USERS = ['u0', 'u1', 'u2', 'u3'];
@@ -17,20 +17,7 @@ const GRANTS = ['g0', 'g1', 'g2', 'g3', 'g4'];
 const code = (value: string) => ({ value, link: null, expires_at: '2099-01-01T00:00:00.000Z' });
 const pooledGrant = (grantId: string) =>
   rewardGranted({ grant_id: grantId, reward_key: 'sender', kind: 'store_promo_code', credits: null, balance_after: null });
-const revoked = (grantId: string) =>
-  event('RewardRevoked', {
-    grant_id: grantId,
-    entry_id: grantId,
-    reward_key: 'sender',
-    kind: 'store_promo_code',
-    revoked_at: T0.toISOString(),
-    credits_granted: null,
-    debits: [],
-    shortfall: null,
-    balance_after: null,
-    claimer: 'claimer',
-    refund: { provider: 'stripe', notification_id: `evt_${grantId}`, transaction_id: null, original_transaction_id: null },
-  });
+const revoked = (grantId: string) => rewardRevoked({ grant_id: grantId, reward_key: 'sender', kind: 'store_promo_code' });
 const grantData = (logged: LoggedEvent) => logged.data as { grant_id: string; app_user_id?: string; code?: { value: string }; value?: { value: string } };
 
 /** A small deterministic generator (a linear congruential one): each run is reproducible from its seed. */

@@ -6,7 +6,7 @@ import { PoolReactions } from '../../../src/application/reactions/pool-reactions
 import { PoolAssignments } from '../../../src/application/shared-resources/pool-assignments.js';
 import type { EventStore } from '../../../src/ports/event-store.js';
 import { type ApplicationSpec, applicationSpec } from '../../support/application-spec.js';
-import { event, registered, rewardGranted, T0 } from '../../support/events.js';
+import { event, registered, rewardGranted, rewardRevoked } from '../../support/events.js';
 
 const code = (value: string) => ({ value, link: null, expires_at: '2099-01-01T00:00:00.000Z' });
 /** The grant an event of the pool or of a user's rewards is about. */
@@ -79,20 +79,7 @@ describe('pools reaction: a page of pooled grants (issue #10: a popular referrer
   });
 
   it('a grant revoked in the same page leaves the line it joined; the next refill serves the one behind it', async () => {
-    const refund = { provider: 'stripe' as const, notification_id: 'evt_1', transaction_id: null, original_transaction_id: null };
-    const revoked = event('RewardRevoked', {
-      grant_id: 'g4',
-      entry_id: 'g4',
-      reward_key: 'sender',
-      kind: 'store_promo_code',
-      revoked_at: T0.toISOString(),
-      credits_granted: null,
-      debits: [],
-      shortfall: null,
-      balance_after: null,
-      claimer: 'ann',
-      refund,
-    });
+    const revoked = rewardRevoked({ grant_id: 'g4', reward_key: 'sender', kind: 'store_promo_code' });
     await app.given({ 'user-bob': [revoked] });
     const page = (await app.events('user-bob')).filter((one) => one.type === 'RewardGranted' || one.type === 'RewardRevoked');
     const outcome = await app.when(() => reaction.handleBatch(page));
