@@ -36,7 +36,7 @@ import { userRoutes } from './routes/users.js';
 import { WINWINKIT_MOUNT } from './compat/winwinkit-wire.js';
 import { winwinkitRoutes } from './compat/winwinkit-routes.js';
 import { BODY_LIMIT, BULK_BODY_LIMIT } from './body-limits.js';
-import { methodGate, mountRoutes } from './route.js';
+import { methodGate, mountRoutes, secretKeyGate } from './route.js';
 import { RequestActivity } from '../observability/request-activity.js';
 
 const BULK_PATHS = /^\/admin\/(rewards\/[^/]+\/codes|rules\/[^/]+)$/;
@@ -164,6 +164,7 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
     app.use(methodGate([...nativeRoutes, ...compatRoutes]));
     app.use(keyed, requireKey(keys));
     app.use('/admin', requireSecretKey);
+    app.use(secretKeyGate([...nativeRoutes, ...compatRoutes]));
     app.use(
       keyed,
       refuseCommandsWhileCatchingUp(

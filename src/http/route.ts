@@ -135,6 +135,17 @@ export function methodGate(routes: AnyRoute[]): Router {
   return gate;
 }
 
+/**
+ * 403 FORBIDDEN, before the body, the rate limits and the route, for a caller without a secret
+ * key on the path of an operation that needs one: the manual grant, on both surfaces, is checked
+ * as early as /admin. Matched on the path as sent, so a parameter that is not validly
+ * percent-encoded does not get past it.
+ */
+export function secretKeyGate(routes: AnyRoute[]): RequestHandler {
+  const secret = [...new Set(routes.filter((declaration) => declaration.auth === 'secret').map((declaration) => declaration.path))].map(undecodedPattern);
+  return (req, res, next) => (secret.some((pattern) => pattern.test(req.path)) ? requireSecretKey(req, res, next) : next());
+}
+
 /** `/users/{app_user_id}` → a pattern that matches the path as sent, each parameter one segment, not decoded. */
 function undecodedPattern(openApiPath: string): RegExp {
   const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');

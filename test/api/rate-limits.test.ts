@@ -192,6 +192,26 @@ describe('Rate limits (SPEC §13)', function () {
     expect((await get('/codes/%zz')).status).to.equal(429);
   });
 
+  it('refuse a manual grant with a client key 403 before its body, path or budget is looked at, as an admin call (both surfaces)', async () => {
+    const svc = await start({ RATE_LIMIT_COMMANDS: '5/60s' });
+    const post = (path: string, body: string, contentType = 'application/json') =>
+      fetch(`${svc.url}${path}`, { method: 'POST', headers: { 'x-api-key': CLIENT_KEY, 'content-type': contentType }, body });
+    // 15 refusals against a budget of 5: none is counted.
+    for (let attempt = 0; attempt < 3; attempt += 1) {
+      for (const [path, body, type] of [
+        ['/users/ann/rewards/grant', '{"key":"coins"}', 'application/json'],
+        ['/users/%zz/rewards/grant', '{"key":"coins"}', 'application/json'],
+        ['/users/ann/rewards/grant', 'not json', 'application/json'],
+        ['/users/ann/rewards/grant', 'hello', 'text/plain'],
+        ['/compat/winwinkit/users/%zz/rewards/grant', '{"key":"coins"}', 'application/json'],
+      ] as const) {
+        const answer = await post(path, body, type);
+        expect(answer.status, `${path} ${type} ${body}`).to.equal(403);
+        expect(answer.headers.get('ratelimit'), 'charged nothing').to.equal(null);
+      }
+    }
+  });
+
   it("let a caller over its budget use up no user's budget", async () => {
     const svc = await start({ TRUST_PROXY: '1' });
     await createUser(svc, 'ann');
