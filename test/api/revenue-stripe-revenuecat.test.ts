@@ -90,6 +90,29 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       expect(await revenueEvents(svc, 'stripe-burst')).to.have.length(1);
     });
 
+    it('refuses a signature stamped more than 300 s from now, in the past or in the future, with 401 (SPEC §11: 300 s tolerance)', async () => {
+      const now = Math.floor(Date.now() / 1000);
+      for (const [offset, status] of [
+        [-301, 401],
+        [3_600, 401],
+        [301, 401],
+        [-290, 200],
+        [290, 200],
+      ] as const) {
+        const payload = JSON.stringify({
+          id: `evt_stamp_${offset}`,
+          object: 'event',
+          type: 'invoice.paid',
+          created: now,
+          data: { object: invoicePaid(`stamp_${offset}`, 'cus_stamp').object },
+        });
+        const signature = Stripe.webhooks.generateTestHeaderString({ payload, secret: STRIPE_SECRET, timestamp: now + offset });
+        const answer = await post(svc, '/webhooks/stripe', payload, { 'stripe-signature': signature });
+        expect(answer.status, `signed ${offset} s from now`).to.equal(status);
+        if (status === 401) expect(answer.body.errors[0].code).to.equal('WEBHOOK.UNAUTHORIZED');
+      }
+    });
+
     it('refuses a bad signature with 401 and records it without its payload', async () => {
       const payload = JSON.stringify({ id: 'evt_forged', type: 'invoice.paid', data: { object: {} } });
       const forged = await post(svc, '/webhooks/stripe', payload, { 'stripe-signature': `t=${Math.floor(Date.now() / 1000)},v1=${'0'.repeat(64)}` });

@@ -97,6 +97,11 @@ export class StripeVerifier implements NotificationVerifier {
       // The signature verified but the body is not JSON.
       throw new WebhookMalformedError('BODY_INVALID', 'The body is not valid JSON');
     }
+    // The library bounds the signature's age only: a timestamp in the future stays valid until the
+    // clock reaches it. SPEC §11's tolerance is a window on both sides.
+    const signedAt = Number(/(?:^|,)\s*t=(\d+)/.exec(header)?.[1]);
+    if (signedAt > Date.now() / 1000 + TOLERANCE_S)
+      throw new WebhookUnauthorizedError('bad Stripe-Signature: Timestamp outside the tolerance zone (in the future)');
     jsonObject(event);
     if (!stripeEventBody.safeParse(event).success) {
       throw new WebhookMalformedError('BAD_REQUEST', 'Not a Stripe event (id, type, created, data.object)', null);
