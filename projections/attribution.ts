@@ -65,7 +65,8 @@ function sourceAndDay(event: LoggedEvent): { source: Source; at: string } | null
 
 const SEPARATOR = '\u001f';
 const dayId = (dimension: AttributionGroup, group: string, day: string) => `${dimension}${SEPARATOR}${group}${SEPARATOR}${day}`;
-const totalId = (dimension: AttributionGroup, group: string) => `${dimension}${SEPARATOR}${group}`;
+/** The all-time document of one group (`ATTRIBUTION_TOTALS`). */
+export const attributionTotalId = (dimension: AttributionGroup, group: string) => `${dimension}${SEPARATOR}${group}`;
 
 export const attributionProjection: Projection = {
   name: 'attribution',
@@ -83,7 +84,7 @@ export const attributionProjection: Projection = {
     const day = found.at.slice(0, 10);
     return groupsOf(found.source).flatMap(([dimension, group]) => [
       { collection: ATTRIBUTION, id: dayId(dimension, group, day) },
-      { collection: ATTRIBUTION_TOTALS, id: totalId(dimension, group) },
+      { collection: ATTRIBUTION_TOTALS, id: attributionTotalId(dimension, group) },
     ]);
   },
   evolve: (ref: DocumentRef, doc: Doc | null, event: LoggedEvent): Doc | null => {

@@ -969,7 +969,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * A user as GET /users/{app_user_id} shows it, for operators (the console): the same answer, with a secret key
+         * A user as GET /users/{app_user_id} shows it, for operators (the console), its stats with the refunds of the conversions made through its referral code
          * @description Needs a secret key.
          */
         get: operations["getUserAsOperator"];
@@ -1782,6 +1782,8 @@ export interface components {
             stats: {
                 claims: number;
                 conversions: number;
+                /** @description Refunds of conversions made through the code (SPEC §11: admin views only) */
+                refunds: number;
             };
             /**
              * Format: date-time
@@ -1832,6 +1834,8 @@ export interface components {
                 claims: number;
                 conversions: number;
                 earnings: number;
+                /** @description Refunds of conversions made through the affiliate's codes (SPEC §11: admin views only) */
+                refunds: number;
             };
             /**
              * Format: date-time
@@ -2023,6 +2027,69 @@ export interface components {
                 /** @description The user the transaction stays linked to */
                 linked_app_user_id: string;
             }[];
+        };
+        OperatorUser: {
+            app_user_id: string;
+            referral_code: string | null;
+            referral_code_link: string | null;
+            is_trial: boolean | null;
+            is_premium: boolean | null;
+            /**
+             * Format: date-time
+             * @example 2026-01-02T03:04:05.678Z
+             */
+            first_seen_at: string | null;
+            /** @deprecated */
+            last_seen_at: null;
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+            metadata: {
+                [key: string]: unknown;
+            } | null;
+            payment_customer_id: string | null;
+            claim_code_eligibility: {
+                eligible: boolean;
+                /**
+                 * Format: date-time
+                 * @example 2026-01-02T03:04:05.678Z
+                 */
+                eligible_until: string | null;
+            };
+            referred_by: {
+                code: string | null;
+                /** @enum {string} */
+                type: "affiliate" | "promo" | "referral";
+                /**
+                 * Format: date-time
+                 * @example 2026-01-02T03:04:05.678Z
+                 */
+                claimed_at: string;
+            } | null;
+            stats: {
+                claims: number;
+                conversions: number;
+                churns: number;
+                /** @description Refunds of conversions made through the user's referral code */
+                refunds: number;
+            };
+            rewards: {
+                active: {
+                    basic: components["schemas"]["ActiveRewardEntry"][];
+                    credit: components["schemas"]["ActiveRewardEntry"][];
+                    offer_code: components["schemas"]["ActiveRewardEntry"][];
+                    store_promo_code: components["schemas"]["ActiveRewardEntry"][];
+                    partner_entitlement: components["schemas"]["ActiveRewardEntry"][];
+                    partner_offering: components["schemas"]["ActiveRewardEntry"][];
+                };
+                expired: {
+                    basic: components["schemas"]["ExpiredRewardEntry"][];
+                    credit: components["schemas"]["ExpiredRewardEntry"][];
+                    offer_code: components["schemas"]["ExpiredRewardEntry"][];
+                    store_promo_code: components["schemas"]["ExpiredRewardEntry"][];
+                    partner_entitlement: components["schemas"]["ExpiredRewardEntry"][];
+                    partner_offering: components["schemas"]["ExpiredRewardEntry"][];
+                };
+            };
+            referral_program: components["schemas"]["ReferralProgram"] | null;
         };
         UserDataExport: {
             app_user_id: string;
@@ -19470,7 +19537,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            user: components["schemas"]["User"];
+                            user: components["schemas"]["OperatorUser"];
                             affiliate: components["schemas"]["Affiliate"] | null;
                         };
                     };

@@ -162,7 +162,7 @@ describe('API: admin configuration (SPEC §7.1–§7.5)', () => {
     it('upper-cases codes and refuses a code already used with 422 CODE.TAKEN', async () => {
       const promo = await svc.admin('PUT', '/admin/promo-codes/summer24', { is_active: true, limit: 0, rewards: [] });
       expect(promo.status).to.equal(201);
-      expect(promo.body.data.promo_code).to.deep.include({ code: 'SUMMER24', is_active: true, limit: 0, stats: { claims: 0, conversions: 0 } });
+      expect(promo.body.data.promo_code).to.deep.include({ code: 'SUMMER24', is_active: true, limit: 0, stats: { claims: 0, conversions: 0, refunds: 0 } });
       expect((await svc.admin('PUT', '/admin/promo-codes/SUMMER24', { is_active: false, limit: 3, rewards: [] })).status).to.equal(200);
       const taken = await svc.admin('PUT', '/admin/affiliates/acme', { status: 'approved', name: 'Acme', platforms: [], codes: ['summer24'], rewards: [] });
       expect(taken.status).to.equal(422);
@@ -263,7 +263,8 @@ describe('API: admin configuration (SPEC §7.1–§7.5)', () => {
         { code: 'INF1', code_link: 'https://app.example/r/INF1' },
         { code: 'INF2', code_link: 'https://app.example/r/INF2' },
       ]);
-      expect(affiliate.data.affiliate.stats).to.deep.equal({ claims: 0, conversions: 0, earnings: 0 });
+      // SPEC §11: admin views' stats gain `refunds`.
+      expect(affiliate.data.affiliate.stats).to.deep.equal({ claims: 0, conversions: 0, earnings: 0, refunds: 0 });
       await putAffiliate(svc, 'influencer', { status: 'banned', name: 'Influencer', codes: ['INF1'] });
       const response = await svc.admin('PUT', '/admin/affiliates/influencer', { status: 'approved', name: 'x', platforms: [], codes: [], rewards: [] });
       expect(response.status).to.equal(422);

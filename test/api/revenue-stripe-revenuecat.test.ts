@@ -472,6 +472,9 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
           (group: any) => group.group === 'friends',
         ),
       ).to.deep.include({ claims: 1, conversions: 1, refunds: 1 });
+      // SPEC §11: stats gain `refunds` in admin views only; the app's keep their three keys.
+      expect((await svc.admin('GET', '/admin/users/rc-referrer')).body.data.user.stats).to.deep.equal({ claims: 1, conversions: 1, churns: 0, refunds: 1 });
+      expect((await svc.call('GET', '/users/rc-referrer')).body.data.user.stats).to.deep.equal({ claims: 1, conversions: 1, churns: 0 });
       expect((await svc.admin('GET', '/admin/attribution?group_by=code&to=2000-01-01')).body.data.groups).to.deep.equal([]);
       // An impossible day or time is refused, not read as a range that finds nothing (or everything).
       for (const [query, source] of [

@@ -88,7 +88,11 @@ describe('API: users (POST /users, GET /users/{id})', () => {
     const app = await svc.call('GET', '/users/operated');
     const operator = await svc.admin('GET', '/admin/users/operated');
     expect(operator.status).to.equal(200);
-    expect(operator.body).to.deep.equal(app.body);
+    // The same answer; its stats gain `refunds` (SPEC §11: admin views only).
+    const { stats, ...profile } = operator.body.data.user;
+    const { stats: appStats, ...appProfile } = app.body.data.user;
+    expect(stats).to.deep.equal({ ...appStats, refunds: 0 });
+    expect({ ...operator.body.data, user: profile }).to.deep.equal({ ...app.body.data, user: appProfile });
     expect((await svc.call('GET', '/admin/users/operated')).status).to.equal(403);
     expect((await svc.admin('GET', '/admin/users/nobody')).body.errors[0]).to.include({ code: 'NOT_FOUND.USER', source: 'path:/app_user_id' });
   });

@@ -1,3 +1,4 @@
+import { ATTRIBUTION_TOTALS, type AttributionCounts, attributionTotalId } from '../../../projections/attribution.js';
 import { AFFILIATES, PROGRAMS, PROMO_CODES, REWARDS } from '../../../projections/catalog.js';
 import { CLAIM_STATS, claimStatsId } from '../../../projections/claim-stats.js';
 import { CODES, type CodeDoc } from '../../../projections/codes.js';
@@ -69,6 +70,14 @@ export class CatalogQueries {
         conversions: 0,
       }
     );
+  }
+
+  /**
+   * Refunds of conversions attributed to a code or an affiliate, all time (SPEC §11: admin views'
+   * stats gain `refunds`): one document of the attribution totals.
+   */
+  async refunds(group: 'code' | 'affiliate', id: string): Promise<number> {
+    return (await this.readStore.get<AttributionCounts>(ATTRIBUTION_TOTALS, attributionTotalId(group, id)))?.refunds ?? 0;
   }
 
   code(code: string): Promise<CodeDoc | null> {

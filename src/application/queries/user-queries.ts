@@ -138,19 +138,35 @@ export class UserQueries {
     return affiliate && this.affiliateObject(affiliate);
   }
 
+  /** An affiliate as the app sees it on its user: its codes and the seed's three figures. */
   async affiliateObject(affiliate: Affiliate) {
-    const { id, status, codes, stats } = await this.affiliateRecord(affiliate);
-    return { id, status, codes, stats };
+    const { claims, conversions } = await this.catalog.claimStats('affiliate', affiliate.id);
+    return { id: affiliate.id, status: affiliate.status, codes: this.codeLinks(affiliate), stats: { claims, conversions, earnings: 0 } };
   }
 
-  /** An affiliate as the admin API shows it: everything it holds, its codes' links and its figures. */
+  /** An affiliate as the admin API shows it: everything it holds, its codes' links and its figures, refunds included. */
   async affiliateRecord(affiliate: Affiliate) {
-    const stats = await this.catalog.claimStats('affiliate', affiliate.id);
-    return {
-      ...affiliate,
-      codes: affiliate.codes.map((code) => ({ code, code_link: referralLink(this.config.REFERRAL_LINK_BASE, code) })),
-      stats: { claims: stats.claims, conversions: stats.conversions, earnings: 0 },
-    };
+    const [{ claims, conversions }, refunds] = await Promise.all([
+      this.catalog.claimStats('affiliate', affiliate.id),
+      this.catalog.refunds('affiliate', affiliate.id),
+    ]);
+    return { ...affiliate, codes: this.codeLinks(affiliate), stats: { claims, conversions, earnings: 0, refunds } };
+  }
+
+  private codeLinks(affiliate: Affiliate) {
+    return affiliate.codes.map((code) => ({ code, code_link: referralLink(this.config.REFERRAL_LINK_BASE, code) }));
+  }
+
+  /**
+   * `GET /admin/users/{id}`: the user as the app sees it, its stats with the refunds of the
+   * conversions attributed to its referral code; null for an unknown user.
+   */
+  async userForOperators(appUserId: string) {
+    const answer = await this.userWithAffiliate(appUserId);
+    if (!answer) return null;
+    const { user } = answer;
+    const refunds = user.referral_code === null ? 0 : await this.catalog.refunds('code', user.referral_code);
+    return { ...answer, user: { ...user, stats: { ...user.stats, refunds } } };
   }
 
   /** Every affiliate linked to a user, whole (the user's data export). */

@@ -7,7 +7,7 @@ import { userNotFound } from '../errors.js';
 import { type AnyRoute, route } from '../route.js';
 import { appUserId } from '../schemas/common.js';
 import { userDataExportResponse } from '../schemas/privacy.js';
-import { getUserResponse } from '../schemas/users.js';
+import { operatorUserResponse } from '../schemas/users.js';
 import { z } from '../schemas/zod-openapi.js';
 
 /** One user for operators (secret key): read as the app reads it; SPEC §13 erasure (crypto-shredding) and access (export). */
@@ -25,11 +25,12 @@ export function adminUserRoutes(container: DependencyContainer): AnyRoute[] {
       method: 'get',
       path: '/admin/users/{app_user_id}',
       operationId: 'getUserAsOperator',
-      summary: 'A user as GET /users/{app_user_id} shows it, for operators (the console): the same answer, with a secret key',
-      responses: { 200: { description: 'The user', schema: getUserResponse } },
+      summary:
+        'A user as GET /users/{app_user_id} shows it, for operators (the console), its stats with the refunds of the conversions made through its referral code',
+      responses: { 200: { description: 'The user', schema: operatorUserResponse } },
       errors: ['NOT_FOUND.USER'],
       async handle({ params: { app_user_id } }) {
-        const answer = await queries.userWithAffiliate(app_user_id);
+        const answer = await queries.userForOperators(app_user_id);
         if (!answer) throw userNotFound();
         return { status: 200, body: { data: answer } };
       },

@@ -90,7 +90,10 @@ export function adminRoutes(container: DependencyContainer): AnyRoute[] {
   });
 
   const definePromo = container.resolve(DefinePromoCodeHandler);
-  const promoView = async (promo: PromoCode) => ({ ...promo, stats: await catalog.claimStats('promo', promo.code) });
+  const promoView = async (promo: PromoCode) => {
+    const [{ claims, conversions }, refunds] = await Promise.all([catalog.claimStats('promo', promo.code), catalog.refunds('code', promo.code)]);
+    return { ...promo, stats: { claims, conversions, refunds } };
+  };
   const promoCodes = adminResourceRoutes({
     tag: 'admin: promo codes',
     path: '/promo-codes',

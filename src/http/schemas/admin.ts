@@ -114,7 +114,11 @@ export const promoCodeOut = z
     is_active: z.boolean(),
     limit: z.number().int(),
     rewards: z.array(storedEntryOut),
-    stats: z.object({ claims: z.number().int(), conversions: z.number().int() }),
+    stats: z.object({
+      claims: z.number().int(),
+      conversions: z.number().int(),
+      refunds: z.number().int().openapi({ description: 'Refunds of conversions made through the code (SPEC §11: admin views only)' }),
+    }),
     created_at: outDateTime,
     updated_at: outDateTime.nullable(),
   })
@@ -130,7 +134,12 @@ export const adminAffiliateOut = z
     app_user_id: z.string().nullable(),
     codes: z.array(z.object({ code: z.string(), code_link: z.string().nullable() })),
     rewards: z.array(storedEntryOut),
-    stats: z.object({ claims: z.number().int(), conversions: z.number().int(), earnings: z.number() }),
+    stats: z.object({
+      claims: z.number().int(),
+      conversions: z.number().int(),
+      earnings: z.number(),
+      refunds: z.number().int().openapi({ description: "Refunds of conversions made through the affiliate's codes (SPEC §11: admin views only)" }),
+    }),
     created_at: outDateTime,
     updated_at: outDateTime.nullable(),
   })

@@ -91,6 +91,32 @@ export const withdrawResultOut = z
 
 export const userResponse = z.object({ data: z.object({ user: userOut }).strict() }).strict();
 export const getUserResponse = z.object({ data: z.object({ user: userOut, affiliate: z.union([affiliateOut, z.null()]) }).strict() }).strict();
+/** `GET /admin/users/{id}`: the same, the user's stats with `refunds` (SPEC §11: admin views only). */
+export const operatorUserResponse = z
+  .object({
+    data: z
+      .object({
+        // The User's fields, stated again rather than extended: an extension of a strict schema
+        // becomes an allOf whose parts each refuse the other's fields.
+        user: z
+          .object({
+            ...userOut.shape,
+            stats: z
+              .object({
+                claims: z.number().int(),
+                conversions: z.number().int(),
+                churns: z.number().int(),
+                refunds: z.number().int().openapi({ description: "Refunds of conversions made through the user's referral code" }),
+              })
+              .strict(),
+          })
+          .strict()
+          .openapi('OperatorUser'),
+        affiliate: z.union([affiliateOut, z.null()]),
+      })
+      .strict(),
+  })
+  .strict();
 export const claimResponse = z.object({ data: z.object({ rewards_granted: rewardsGrantedOut, user: userOut }).strict() }).strict();
 export const withdrawResponse = z.object({ data: z.object({ withdraw_result: withdrawResultOut, user: userOut }).strict() }).strict();
 
