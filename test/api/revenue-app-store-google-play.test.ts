@@ -116,6 +116,15 @@ describe('API: revenue notifications in (SPEC §11) — App Store and Google Pla
       // A transaction that is not a JWS inside a verified notification: malformed too.
       const garbled = await signed('SUBSCRIBED', { bundleId: BUNDLE_ID, environment: 'Sandbox', status: 1, signedTransactionInfo: 'garbage' });
       expect(garbled.body.errors[0]).to.include({ status: 400, code: 'BAD_REQUEST', source: '/signedPayload' });
+      // A transaction signed by a chain the service does not trust, inside a notification the App
+      // Store signed: a bad signature (SPEC §11: 401), not a malformed payload.
+      const forgedInner = await signed('SUBSCRIBED', {
+        bundleId: BUNDLE_ID,
+        environment: 'Sandbox',
+        status: 1,
+        signedTransactionInfo: await forger.sign({ ...appleTransaction({ transactionId: 't-inner', originalTransactionId: 'o-inner' }) }),
+      });
+      expect(forgedInner.body.errors[0]).to.include({ status: 401, code: 'WEBHOOK.UNAUTHORIZED' });
       // The same fields from a chain the service does not trust stay a bad signature.
       const forgedBad = await appleNotification(forger, 'SUBSCRIBED', {
         ...appleTransaction({ transactionId: 't-forged', originalTransactionId: 'o-f' }),

@@ -131,9 +131,9 @@ export class AppStoreVerifier implements NotificationVerifier {
   /**
    * Apple's verification failures → 401 (a signature or identity that does not hold), except
    * fields Apple's validator refuses in a payload whose signature holds → 400. An `inner` JWS (the
-   * transaction inside a verified notification) is part of what the App Store signed: one that
-   * does not verify makes the notification malformed (400), unless it names another app or
-   * environment.
+   * transaction inside a verified notification) is part of what the App Store signed: one that is
+   * not a JWS at all, or whose fields Apple's validator refuses, makes the notification malformed
+   * (400); one signed by a chain that does not verify is a bad signature (401), as an outer one.
    */
   private async verified<T>(jws: string, step: () => Promise<T>, level: 'outer' | 'inner' = 'outer'): Promise<T> {
     try {
@@ -143,7 +143,8 @@ export class AppStoreVerifier implements NotificationVerifier {
         level === 'inner' &&
         error instanceof VerificationException &&
         !REJECTED_IDENTITY.has(error.status) &&
-        error.status !== VerificationStatus.RETRYABLE_VERIFICATION_FAILURE
+        error.status !== VerificationStatus.RETRYABLE_VERIFICATION_FAILURE &&
+        !(error.status === VerificationStatus.VERIFICATION_FAILURE && isSignedWithChain(jws))
       ) {
         throw new WebhookMalformedError(
           'BAD_REQUEST',
@@ -165,5 +166,17 @@ export class AppStoreVerifier implements NotificationVerifier {
       }
       throw error;
     }
+  }
+}
+
+/** A compact JWS whose header names a certificate chain (`x5c`), as the App Store signs: its signature can be judged. */
+function isSignedWithChain(jws: string): boolean {
+  const parts = jws.split('.');
+  if (parts.length !== 3) return false;
+  try {
+    const header = JSON.parse(Buffer.from(parts[0]!, 'base64url').toString('utf8')) as { x5c?: unknown };
+    return Array.isArray(header.x5c);
+  } catch {
+    return false;
   }
 }
