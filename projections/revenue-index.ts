@@ -205,7 +205,7 @@ export const revenueIndexProjection = (accountTokenNamespace: string): Projectio
       }
       case 'NotificationRejected':
         return inboundDoc(event, {
-          id: null,
+          id: event.data.notification_id,
           provider: event.data.provider,
           received_at: event.data.received_at,
           kind: null,

@@ -24,7 +24,8 @@ import { loadConfig } from '../src/config.js';
 import { z } from 'zod';
 import { codeEvents } from '../src/domain/events/code-events.js';
 import { configEvents } from '../src/domain/events/config-events.js';
-import { SCHEMA_VERSION } from '../src/domain/events/index.js';
+import { eventSchemas, SCHEMA_VERSION } from '../src/domain/events/index.js';
+import { inboundEvents } from '../src/domain/events/revenue-events.js';
 import { poolEvents } from '../src/domain/events/pool-events.js';
 import { storeEvents } from '../src/domain/events/store-events.js';
 import { transactionEvents } from '../src/domain/events/transaction-events.js';
@@ -218,6 +219,16 @@ const EVENT_MEANINGS: Record<string, string> = {
   ReviewRejected: 'A reviewer rejected: the held referrer rewards are dropped.',
   PaymentCustomerClaimCounted: 'A referral claimer of this payment customer was counted (`claimers`: the count after it).',
   PaymentCustomerClaimReleased: 'A counted claim did not complete; the count went back.',
+  NotificationReceived:
+    'A revenue notification whose signature or token held, normalised (kind, transaction ids, product, price in minor units, period, trial flag); `app_user_id` is its user when matched on receipt. The stream is the deduplication: one per provider notification id.',
+  NotificationRejected:
+    "A refused delivery (a missing or bad signature or token, or a payload signed for another app, package or environment), kept without its payload. `notification_id` is the provider's id when its signature held (absent before schema version 6: read as null).",
+  PurchaseRecorded:
+    'A purchase of the user, from a verified notification (its id derives from the notification id). A paid, non-trial one is a verified conversion (counted when `CONVERSIONS_FROM` is `verified` or `both`: `UserConverted` follows) unless `refunded_before`: its refund was recorded first.',
+  RenewalRecorded: 'A renewal of the user, from a verified notification; the first paid renewal after a trial is a verified conversion, as a paid purchase is.',
+  SubscriptionExpired: 'The subscription ended without renewal: a churn of the user when it had converted.',
+  RewardRevoked:
+    'A grant taken back because the purchase that earned it was refunded (clawback `on_refund`). Credits: `debits` drained from unspent entries of the key, `shortfall` the part already spent (the balance never goes below 0). Other kinds: the entry ends at once.',
   RefundRecorded:
     'A refund of a store purchase or renewal. A first refund of a transaction refunds `price_minor`; a repeat (Apple sends REFUND then REVOKE, Stripe a running total per partial refund) has `repeats_refund: true` and `adds_refunded_minor`, what it refunds beyond the earlier ones, and counts as no new refund.',
 };
@@ -233,6 +244,8 @@ function streamOf(type: string): string {
   if (type.startsWith('PromoCode')) return '`promo-{CODE}`';
   if (type.startsWith('Affiliate')) return '`affiliate-{id}`';
   if (type in webhookEvents) return '`webhook-{id}`';
+  if (type === 'NotificationReceived') return '`inbound-{provider}-{notification_id}`';
+  if (type === 'NotificationRejected') return '`inbound-rejected-{id}`';
   if (type in transactionEvents) return '`transaction-{provider}-{id}` (`id`: the originalTransactionId, or the SHA-256 hex of the purchase token)';
   if (type === 'ClaimRejectedByRule') return '`user-{app_user_id}` (claimer)';
   if (type === 'SenderRewardsHeld' || type === 'SenderRewardsRefused' || type === 'HeldRewardsReleased') return '`user-{app_user_id}` (referrer)';
@@ -250,15 +263,20 @@ export function eventsMarkdown(): string {
     ['Code pools of offer_code / store_promo_code rewards', poolEvents],
     ['Store offer-code catalog', storeEvents],
     ['Outgoing webhook endpoints', webhookEvents],
+    ['Revenue notifications received', inboundEvents],
     ['Store transactions linked by the app', transactionEvents],
     ['Fraud rules, their decisions and reviews', fraudEvents],
   ];
+  // Every event type has its section and its meaning: the catalogue is what analysts read the log by.
+  const listed = new Set(groups.flatMap(([, events]) => Object.keys(events)));
+  const unlisted = Object.keys(eventSchemas).filter((type) => !listed.has(type) || EVENT_MEANINGS[type] === undefined);
+  if (unlisted.length > 0) throw new Error(`The event catalogue lacks a section or a meaning for ${unlisted.join(', ')}`);
   const sections = groups.map(([title, events]) => {
     const rows = Object.entries(events).map(([type, schema]) => {
       const json = z.toJSONSchema(schema, { unrepresentable: 'any', io: 'output' }) as JsonSchema;
       const required = new Set(json.required ?? []);
       const fields = Object.entries(json.properties ?? {}).map(([key, value]) => `\`${key}\`${required.has(key) ? '' : '?'}: ${typeText(value)}`);
-      return `| \`${type}\` | ${streamOf(type)} | ${EVENT_MEANINGS[type] ?? ''} | ${fields.join('<br>')} |`;
+      return `| \`${type}\` | ${streamOf(type)} | ${EVENT_MEANINGS[type]} | ${fields.join('<br>')} |`;
     });
     return [`## ${title}`, '', '| Event | Stream | What it records | Data (fields and types) |', '|---|---|---|---|', ...rows, ''].join('\n');
   });

@@ -12866,6 +12866,7 @@ export interface operations {
                     "application/json": {
                         data: {
                             notifications: {
+                                /** @description The provider's notification id; null for a rejected delivery that could not be read (a missing or bad signature or token). One signed for another app, package or environment names its id. */
                                 id: string | null;
                                 /** @enum {string} */
                                 provider: "app-store" | "google-play" | "revenuecat" | "stripe";

@@ -16,7 +16,13 @@ const upcasters: Record<string, Record<number, Upcaster>> = {
   UserChurned: { 1: (data) => data, 2: (data) => data, 3: (data) => ({ ...data, program_id: null }) },
   // v5: a waiting grant's expires_at (absent before it was kept: never) and grant_position (none before v5: first in line).
   PoolCodeRequested: { 1: v5PoolRequest, 2: v5PoolRequest, 3: v5PoolRequest, 4: v5PoolRequest },
+  // v6: a rejection whose payload was read (signed for another app) names its notification; none before v6 did.
+  NotificationRejected: { 1: v6Rejection, 2: v6Rejection, 3: v6Rejection, 4: v6Rejection, 5: v6Rejection },
 };
+
+function v6Rejection(data: Record<string, unknown>): Record<string, unknown> {
+  return { ...data, notification_id: null };
+}
 
 function v5PoolRequest(data: Record<string, unknown>): Record<string, unknown> {
   return { ...data, expires_at: data.expires_at ?? null, grant_position: null };

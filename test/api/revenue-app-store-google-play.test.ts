@@ -63,14 +63,17 @@ describe('API: revenue notifications in (SPEC §11) — App Store and Google Pla
       const answer = await send(forged);
       expect(answer.status).to.equal(401);
       expect(answer.body.errors[0].code).to.equal('WEBHOOK.UNAUTHORIZED');
+      const otherAppUuid = randomUUID();
       const otherApp = await appleNotification(chain, 'SUBSCRIBED', appleTransaction({ transactionId: 't-y', originalTransactionId: 'o-y' }, 'com.other.app'), {
         bundleId: 'com.other.app',
+        uuid: otherAppUuid,
       });
       expect((await send(otherApp)).status).to.equal(401);
       expect((await send({})).status).to.equal(401);
       const rejected = await inbox(svc, '&provider=app-store&status=rejected');
       expect(rejected.length).to.be.at.least(3);
-      expect(rejected.every((row) => row.id === null)).to.equal(true);
+      // The forged one and the empty one could not be read: no id. The one the App Store signed for another app was read: its id.
+      expect(rejected.map((row) => row.id)).to.deep.equal([null, otherAppUuid, null]);
       // A flood of unsigned ones past the budget cannot hide a payload the App Store signed for another app: it is always kept.
       await Promise.all(Array.from({ length: 15 }, () => send({})));
       const before = (await inbox(svc, '&provider=app-store&status=rejected')).length;
@@ -81,15 +84,18 @@ describe('API: revenue notifications in (SPEC §11) — App Store and Google Pla
     });
 
     it('refuses a payload the App Store signed for the other environment (Production, to a Sandbox service) with 401, kept as rejected', async () => {
+      const productionUuid = randomUUID();
       const production = await appleNotification(chain, 'SUBSCRIBED', appleTransaction({ transactionId: 't-prod', originalTransactionId: 'o-prod' }), {
         environment: 'Production',
+        uuid: productionUuid,
       });
       const answer = await send(production);
       expect(answer.status).to.equal(401);
       expect(answer.body.errors[0]).to.include({ code: 'WEBHOOK.UNAUTHORIZED', status: 401 });
       const rejected = await inbox(svc, '&provider=app-store&status=rejected');
       expect(rejected[rejected.length - 1]!.reason).to.match(/^signed for another app or environment/);
-      expect((await inbox(svc, '&provider=app-store')).some((row) => row.id !== null && JSON.stringify(row).includes('o-prod'))).to.equal(false);
+      expect(rejected[rejected.length - 1]!.id).to.equal(productionUuid);
+      expect((await inbox(svc, '&provider=app-store')).some((row) => JSON.stringify(row).includes('o-prod'))).to.equal(false);
     });
 
     it('answers 400 for a body that is not JSON and for a verified payload without its transaction', async () => {
@@ -216,6 +222,9 @@ describe('API: revenue notifications in (SPEC §11) — App Store and Google Pla
       const other = await send('m-y', { ...body, packageName: 'com.other.app' });
       expect(other.status).to.equal(401);
       expect(other.body.errors[0].code).to.equal('WEBHOOK.UNAUTHORIZED');
+      // Those it could not read have no id; the one Play signed for another package was read: its messageId.
+      const rejected = await inbox(svc, '&provider=google-play&status=rejected');
+      expect(rejected.map((row) => row.id)).to.deep.equal([null, null, null, null, 'm-y']);
     });
 
     it('answers 400 for a push that is not JSON or not a Pub/Sub message', async () => {

@@ -97,7 +97,9 @@ export class AppStoreVerifier implements NotificationVerifier {
       throw new WebhookMalformedError('BAD_REQUEST', 'The notification has no notificationUUID or notificationType', '/signedPayload');
     }
     const signed = payload.data?.signedTransactionInfo;
-    const transaction = signed ? await this.verified(signed, () => this.verifier.verifyAndDecodeTransaction(signed), 'inner') : null;
+    const transaction = signed
+      ? await this.verified(signed, () => this.verifier.verifyAndDecodeTransaction(signed), { level: 'inner', notificationId: payload.notificationUUID })
+      : null;
     const kind = kindOf(payload.notificationType);
     if (kind !== 'other' && transaction === null) {
       throw new WebhookMalformedError('BAD_REQUEST', `${payload.notificationType} without signedTransactionInfo`, '/signedPayload');
@@ -135,7 +137,11 @@ export class AppStoreVerifier implements NotificationVerifier {
    * not a JWS at all, or whose fields Apple's validator refuses, makes the notification malformed
    * (400); one signed by a chain that does not verify is a bad signature (401), as an outer one.
    */
-  private async verified<T>(jws: string, step: () => Promise<T>, level: 'outer' | 'inner' = 'outer'): Promise<T> {
+  private async verified<T>(
+    jws: string,
+    step: () => Promise<T>,
+    { level, notificationId }: { level: 'outer' | 'inner'; notificationId: string | null } = { level: 'outer', notificationId: null },
+  ): Promise<T> {
     try {
       return await step();
     } catch (error) {
@@ -160,9 +166,11 @@ export class AppStoreVerifier implements NotificationVerifier {
         );
       }
       if (error instanceof VerificationException) {
-        const otherIdentity = REJECTED_IDENTITY.has(error.status);
-        const reason = otherIdentity ? 'signed for another app or environment' : 'signature or certificate chain does not verify';
-        throw new WebhookUnauthorizedError(`${reason} (status ${VerificationStatus[error.status] ?? error.status})`, otherIdentity);
+        const status = `(status ${VerificationStatus[error.status] ?? error.status})`;
+        if (!REJECTED_IDENTITY.has(error.status)) throw new WebhookUnauthorizedError(`signature or certificate chain does not verify ${status}`);
+        // Apple's library checks the identity after the signature: this payload was signed by the
+        // App Store, for another app or environment, and its notificationUUID can be trusted.
+        throw new WebhookUnauthorizedError(`signed for another app or environment ${status}`, { notificationId: notificationId ?? notificationUuidOf(jws) });
       }
       throw error;
     }
@@ -178,5 +186,15 @@ function isSignedWithChain(jws: string): boolean {
     return Array.isArray(header.x5c);
   } catch {
     return false;
+  }
+}
+
+/** The notificationUUID a JWS's payload names, read without verifying (the caller has); null when it names none. */
+function notificationUuidOf(jws: string): string | null {
+  try {
+    const payload = JSON.parse(Buffer.from(jws.split('.')[1] ?? '', 'base64url').toString('utf8')) as { notificationUUID?: unknown };
+    return typeof payload.notificationUUID === 'string' && payload.notificationUUID.length > 0 ? payload.notificationUUID : null;
+  } catch {
+    return null;
   }
 }

@@ -80,7 +80,8 @@ export class GooglePlayVerifier implements NotificationVerifier {
     if (!parsed.success)
       throw new WebhookMalformedError('BAD_REQUEST', `Not a Play developer notification: ${parsed.error.issues[0]!.message}`, '/message/data');
     const notification = parsed.data;
-    if (notification.packageName !== this.settings.packageName) throw new WebhookUnauthorizedError('notification for another package', true);
+    if (notification.packageName !== this.settings.packageName)
+      throw new WebhookUnauthorizedError('notification for another package', { notificationId: messageId });
     let kind: RevenueKind = 'other';
     let providerType = 'test';
     let token: string | null = null;

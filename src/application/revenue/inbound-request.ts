@@ -18,11 +18,12 @@ export interface NotificationVerifier {
 export class WebhookUnauthorizedError extends Error {
   /**
    * `authenticated`: the provider's own signature holds, but the payload is for another app,
-   * package or environment (a misconfiguration worth keeping a record of, never a stranger's flood).
+   * package or environment (a misconfiguration worth keeping a record of, never a stranger's
+   * flood); it was read, so `notificationId` is its id.
    */
   constructor(
     readonly reason: string,
-    readonly authenticated = false,
+    readonly authenticated: { notificationId: string | null } | null = null,
   ) {
     super(reason);
     this.name = 'WebhookUnauthorizedError';

@@ -84,9 +84,14 @@ export class RevenueInbox {
    * One the provider signed (`authenticated`: for another app, package or environment) is always
    * kept, outside that budget: only the provider can send it, and a flood cannot hide it.
    */
-  async reject(provider: RevenueProvider, reason: string, context: CommandContext, authenticated = false): Promise<void> {
+  async reject(
+    provider: RevenueProvider,
+    reason: string,
+    context: CommandContext,
+    authenticated: { notificationId: string | null } | null = null,
+  ): Promise<void> {
     const now = this.clock.now().getTime();
-    const { points } = authenticated ? { points: 0 } : await this.rateLimits.hit(`inbound-rejections:${provider}`, 1, 60_000, now);
+    const { points } = authenticated !== null ? { points: 0 } : await this.rateLimits.hit(`inbound-rejections:${provider}`, 1, 60_000, now);
     if (points > REJECTIONS_KEPT_PER_MINUTE) {
       if (points === REJECTIONS_KEPT_PER_MINUTE + 1) {
         this.logger.warn({ provider, kept: REJECTIONS_KEPT_PER_MINUTE }, 'rejected notifications past the budget this minute are answered 401 and not kept');
@@ -94,7 +99,16 @@ export class RevenueInbox {
       return;
     }
     const id = this.ids.uuid();
-    const event = { id, type: 'NotificationRejected' as const, data: { provider, received_at: this.clock.now().toISOString(), reason: reason.slice(0, 500) } };
+    const event = {
+      id,
+      type: 'NotificationRejected' as const,
+      data: {
+        provider,
+        received_at: this.clock.now().toISOString(),
+        reason: reason.slice(0, 500),
+        notification_id: authenticated?.notificationId ?? null,
+      },
+    };
     const { position } = await this.executor.executeOnLatest(streams.inboundRejected(id), () => ({ events: [event], result: null }), context);
     await this.commands.afterCommit(position, context);
   }

@@ -36,8 +36,17 @@ const revenueFact = revenueNotificationSchema.omit({ match: true }).extend({
 export const inboundEvents = {
   /** A verified notification, normalised; `app_user_id` is its user when matched on receipt. */
   NotificationReceived: z.object({ received_at: isoDateTime, notification: revenueNotificationSchema, app_user_id: z.string().nullable() }),
-  /** A notification refused before it was read (bad signature, wrong app): recorded without its payload. */
-  NotificationRejected: z.object({ provider: z.enum(REVENUE_PROVIDERS), received_at: isoDateTime, reason: z.string() }),
+  /**
+   * A notification refused (bad signature, wrong app): recorded without its payload.
+   * `notification_id`: the provider's id when the provider's signature held but the payload is
+   * for another app, package or environment (it was read); null when it could not be trusted.
+   */
+  NotificationRejected: z.object({
+    provider: z.enum(REVENUE_PROVIDERS),
+    received_at: isoDateTime,
+    reason: z.string(),
+    notification_id: z.string().min(1).nullable(),
+  }),
 };
 
 /** Events of the user stream about verified revenue: what a notification meant for that user, and clawbacks. */

@@ -25,7 +25,10 @@ export const attributionQuery = z.object({
 const inboundOut = z.object({
   notifications: z.array(
     z.object({
-      id: z.string().nullable(),
+      id: z.string().nullable().openapi({
+        description:
+          "The provider's notification id; null for a rejected delivery that could not be read (a missing or bad signature or token). One signed for another app, package or environment names its id.",
+      }),
       provider: z.enum(REVENUE_PROVIDERS),
       received_at: z.string(),
       status: z.enum(['applied', 'duplicate', 'unmatched', 'rejected']),
