@@ -57,7 +57,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
   const app = createApp(container, role === 'projector' ? 'operator' : 'full');
   const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app);
-  answerUnparsableRequests(server);
+  answerUnparsableRequests(server, app);
   const inFlight = trackRequests(server);
   let url: string;
   try {

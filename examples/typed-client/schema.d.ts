@@ -2877,7 +2877,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2890,7 +2890,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -2966,7 +2966,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -2979,7 +2979,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -3075,7 +3075,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3088,7 +3088,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -3166,7 +3166,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3179,7 +3179,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -3265,7 +3265,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -3544,7 +3544,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -3828,7 +3828,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -4107,7 +4107,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -4390,7 +4390,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -4706,7 +4706,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4721,7 +4721,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -4954,7 +4954,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -5326,7 +5326,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -5703,7 +5703,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -6091,7 +6091,7 @@ export interface operations {
                 content?: never;
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -6405,7 +6405,7 @@ export interface operations {
                 content?: never;
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -6717,7 +6717,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6732,7 +6732,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -6956,7 +6956,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6971,7 +6971,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -7234,7 +7234,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7249,7 +7249,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -7527,7 +7527,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -7839,7 +7839,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7854,7 +7854,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -8080,7 +8080,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8095,7 +8095,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -8377,7 +8377,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -8728,7 +8728,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8743,7 +8743,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -8967,7 +8967,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8982,7 +8982,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -9281,7 +9281,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -9665,7 +9665,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9680,7 +9680,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -9962,7 +9962,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -10315,7 +10315,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -10330,7 +10330,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -10557,7 +10557,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -10572,7 +10572,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -10855,7 +10855,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -11208,7 +11208,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11223,7 +11223,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -11449,7 +11449,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11464,7 +11464,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -11746,7 +11746,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -12101,7 +12101,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -12116,7 +12116,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -12348,7 +12348,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -12363,7 +12363,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -12590,7 +12590,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -12605,7 +12605,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -12882,7 +12882,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -12897,7 +12897,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -13139,7 +13139,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -13154,7 +13154,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -13382,7 +13382,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -13397,7 +13397,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -13682,7 +13682,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -13697,7 +13697,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -13946,7 +13946,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -13961,7 +13961,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -14188,7 +14188,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14203,7 +14203,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -14486,7 +14486,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -14830,7 +14830,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14845,7 +14845,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -15104,7 +15104,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -15119,7 +15119,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -15351,7 +15351,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -15708,7 +15708,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -16099,7 +16099,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -16114,7 +16114,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -16378,7 +16378,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -16739,7 +16739,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -17087,7 +17087,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -17102,7 +17102,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -17383,7 +17383,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -17398,7 +17398,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -17835,7 +17835,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -18202,7 +18202,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -18217,7 +18217,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -18475,7 +18475,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -18490,7 +18490,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -18745,7 +18745,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -19158,7 +19158,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -19544,7 +19544,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -19559,7 +19559,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -19815,7 +19815,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -19830,7 +19830,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -20092,7 +20092,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -20107,7 +20107,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -20387,7 +20387,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -20703,7 +20703,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -20718,7 +20718,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -20951,7 +20951,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -21323,7 +21323,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -21700,7 +21700,7 @@ export interface operations {
                 };
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -22088,7 +22088,7 @@ export interface operations {
                 content?: never;
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -22402,7 +22402,7 @@ export interface operations {
                 content?: never;
             };
             /**
-             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
              *
              *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
              */
@@ -22714,7 +22714,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -22729,7 +22729,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]
@@ -22953,7 +22953,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded. */
+            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -22968,7 +22968,7 @@ export interface operations {
                      *         {
                      *           "code": "BAD_REQUEST",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.",
+                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
                      *           "source": null
                      *         }
                      *       ]

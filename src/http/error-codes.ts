@@ -20,7 +20,7 @@ export const ERROR_CODES = {
   BAD_REQUEST: {
     status: 400,
     meaning:
-      'A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a method Node does not know), or a path that is not validly percent-encoded.',
+      'A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.',
   },
   UNAUTHORIZED: {
     status: 401,

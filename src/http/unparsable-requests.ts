@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import type { Server } from 'node:http';
+import { IncomingMessage, type RequestListener, type Server, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { ApiError, errorBody } from './errors.js';
 
@@ -10,16 +11,28 @@ import { ApiError, errorBody } from './errors.js';
  */
 export const MAX_HEADER_BYTES = 64 * 1024;
 
+/** A request line whose only fault is a method Node does not know (`FOO /users/ann HTTP/1.1`). */
+const UNKNOWN_METHOD_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\/[^\s]*) HTTP\/1\.[01]\r?$/;
+
 /**
  * A request Node cannot parse (headers past MAX_HEADER_BYTES, a malformed request line) never
  * reaches express: Node answered it with a bare 400 or 431, without a body or `x-request-id`.
  * This answers it as the API answers every bad request (SPEC §1, §9), then closes the connection.
+ *
+ * A well-formed request whose method Node does not know (`FOO`, which its parser refuses before
+ * the path) is handed to `app` with its method and path, without headers or body: the app answers
+ * it as it answers any method a path does not have (405 with `allow`, or 404 for an unknown path).
  */
-export function answerUnparsableRequests(server: Server): void {
-  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex & { _httpMessage?: { headersSent?: boolean } }) => {
+export function answerUnparsableRequests(server: Server, app?: RequestListener): void {
+  server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex & { _httpMessage?: { headersSent?: boolean } }) => {
     // Gone, or a response already started on it: nothing can be answered (as Node's own handler).
     if (error.code === 'ECONNRESET' || !socket.writable || socket._httpMessage?.headersSent) {
       socket.destroy();
+      return;
+    }
+    const line = error.code === 'HPE_INVALID_METHOD' && app ? UNKNOWN_METHOD_LINE.exec(requestLine(error.rawPacket)) : null;
+    if (line && app) {
+      answerUnknownMethod(app, socket as Socket, line[1]!, line[2]!);
       return;
     }
     // A client too slow to send its request: Node's 408, not a complaint about what it sent.
@@ -47,4 +60,31 @@ function answerTo(code: string | undefined): ApiError {
   if (code === 'HPE_HEADER_OVERFLOW')
     return new ApiError(400, 'BAD_REQUEST', `The request line and headers are larger than ${MAX_HEADER_BYTES / 1024} KiB`, null);
   return new ApiError(400, 'BAD_REQUEST', 'The request could not be parsed as HTTP', null);
+}
+
+/** The first line of what the client sent (up to its first 8 KiB). */
+function requestLine(raw: Buffer | undefined): string {
+  if (!raw) return '';
+  const head = raw.subarray(0, 8192).toString('latin1');
+  const end = head.indexOf('\n');
+  return end === -1 ? '' : head.slice(0, end);
+}
+
+/** Runs `app` on a request of `method` and `url` alone (no headers, no body), answering on `socket`, then closes it. */
+function answerUnknownMethod(app: RequestListener, socket: Socket, method: string, url: string): void {
+  const req = new IncomingMessage(socket);
+  req.method = method;
+  req.url = url;
+  req.httpVersionMajor = 1;
+  req.httpVersionMinor = 1;
+  req.httpVersion = '1.1';
+  req.push(null);
+  const res = new ServerResponse(req);
+  res.shouldKeepAlive = false;
+  res.assignSocket(socket);
+  res.once('finish', () => {
+    res.detachSocket(socket);
+    socket.end();
+  });
+  app(req, res);
 }

@@ -211,6 +211,30 @@ describe('API: hostile and unusual input never breaks the service', () => {
     expect((await fetch(`${svc.url}/admin/rewards`, { headers: { 'x-api-key': CLIENT_KEY } })).status).to.equal(403);
   });
 
+  it('answers a method Node does not know (FOO) as any other method: 405 with Allow on a known path, 404 on an unknown one', async () => {
+    const raw = async (request: string) => {
+      const socket = net.connect(Number(new URL(svc.url).port), '127.0.0.1');
+      socket.end(request);
+      const chunks: Buffer[] = [];
+      for await (const chunk of socket) chunks.push(chunk as Buffer);
+      const [head, body] = Buffer.concat(chunks).toString('utf8').split('\r\n\r\n') as [string, string];
+      return { status: Number(head.split(' ')[1]), head, body: JSON.parse(body) as { errors: { code: string; status: number }[] } };
+    };
+    for (const [request, status, code, allow] of [
+      [`FOO /users/ann HTTP/1.1\r\nhost: x\r\nx-api-key: ${CLIENT_KEY}\r\n\r\n`, 405, 'METHOD_NOT_ALLOWED', 'GET'],
+      ['BREW /admin/rewards?limit=1 HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}', 405, 'METHOD_NOT_ALLOWED', 'GET'],
+      ['FOO /users/ann/claim-code HTTP/1.1\r\n\r\n', 405, 'METHOD_NOT_ALLOWED', 'POST'],
+      ['FOO /nope HTTP/1.1\r\nhost: x\r\n\r\n', 404, 'PATH_ERROR', null],
+    ] as const) {
+      const answer = await raw(request);
+      expect(answer.status, request).to.equal(status);
+      expect(answer.body.errors[0], request).to.include({ status, code });
+      expect(answer.head, request).to.match(/^x-request-id: [0-9a-f-]{36}$/m);
+      if (allow) expect(answer.head, request).to.match(new RegExp(`^allow: ${allow}$`, 'im'));
+    }
+    expect((await fetch(`${svc.url}/healthz`)).status).to.equal(200);
+  });
+
   it('answers an unknown path 404 PATH_ERROR before reading its body or key (SPEC §1): never 400 or 415', async () => {
     for (const [path, type, body] of [
       ['/nope', 'application/json', '{'],

@@ -45,6 +45,23 @@ describe('requests Node cannot parse', () => {
     expect(answer.split('\r\n')[0]).to.equal('HTTP/1.1 408 Request Timeout');
   });
 
+  it('a method Node does not know, in a well-formed request line, is left to the app (its method and path, nothing else)', async () => {
+    const app = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => res.writeHead(418).end(`${req.method} ${req.url}`));
+    answerUnparsableRequests(app, (req, res) => res.writeHead(405, { allow: 'GET' }).end(`${req.method} ${req.url}`));
+    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+    try {
+      const answer = await raw(app, 'FOO /users/ann?x=1 HTTP/1.1\r\nhost: x\r\n\r\n');
+      expect(answer.split('\r\n')[0]).to.equal('HTTP/1.1 405 Method Not Allowed');
+      expect(answer).to.match(/^allow: GET$/im);
+      expect(answer).to.include('FOO /users/ann?x=1');
+      // Not a request line at all: still the 400.
+      expect((await raw(app, 'FOO BAR\r\n\r\n')).split('\r\n')[0]).to.equal('HTTP/1.1 400 Bad Request');
+    } finally {
+      app.closeAllConnections();
+      await new Promise((resolve) => app.close(resolve));
+    }
+  });
+
   it('a request that parses is left alone', async () => {
     const answer = await raw(server, 'GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n');
     expect(answer.split('\r\n')[0]).to.equal('HTTP/1.1 200 OK');
