@@ -3400,7 +3400,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3679,7 +3679,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3963,7 +3963,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4242,7 +4242,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4498,7 +4498,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4776,7 +4776,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.USER`: No user has this `app_user_id`.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4800,7 +4804,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.USER";
+                            code: "PATH_ERROR" | "NOT_FOUND.USER";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -5027,7 +5031,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.USER`: No user has this `app_user_id`.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5051,7 +5059,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.USER";
+                            code: "PATH_ERROR" | "NOT_FOUND.USER";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -5097,7 +5105,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5399,7 +5407,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.USER`: No user has this `app_user_id`.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5423,7 +5435,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.USER";
+                            code: "PATH_ERROR" | "NOT_FOUND.USER";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -5469,7 +5481,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5811,7 +5823,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.USER`: No user has this `app_user_id`.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5835,7 +5851,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.USER";
+                            code: "PATH_ERROR" | "NOT_FOUND.USER";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -5881,7 +5897,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6164,7 +6180,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.USER`: No user has this `app_user_id`.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6188,7 +6208,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.USER";
+                            code: "PATH_ERROR" | "NOT_FOUND.USER";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -6234,7 +6254,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6478,7 +6498,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.USER`: No user has this `app_user_id`.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6502,7 +6526,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.USER";
+                            code: "PATH_ERROR" | "NOT_FOUND.USER";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -6548,7 +6572,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6787,7 +6811,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.CODE`: No referral, promo or affiliate code matches. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.CODE`: No referral, promo or affiliate code matches.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6811,7 +6839,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.CODE";
+                            code: "PATH_ERROR" | "NOT_FOUND.CODE";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -7030,7 +7058,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.OFFER_CODE`: The store offer code is neither in the catalog nor (when configured) in App Store Connect. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.OFFER_CODE`: The store offer code is neither in the catalog nor (when configured) in App Store Connect.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7043,9 +7075,9 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "NOT_FOUND.OFFER_CODE",
+                     *           "code": "PATH_ERROR",
                      *           "status": 404,
-                     *           "message": "The store offer code is neither in the catalog nor (when configured) in App Store Connect.",
+                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
                      *           "source": null
                      *         }
                      *       ]
@@ -7054,7 +7086,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.OFFER_CODE";
+                            code: "PATH_ERROR" | "NOT_FOUND.OFFER_CODE";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -7339,7 +7371,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.OFFER_CODE`: The store offer code is neither in the catalog nor (when configured) in App Store Connect. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.OFFER_CODE`: The store offer code is neither in the catalog nor (when configured) in App Store Connect.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7352,9 +7388,9 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "NOT_FOUND.OFFER_CODE",
+                     *           "code": "PATH_ERROR",
                      *           "status": 404,
-                     *           "message": "The store offer code is neither in the catalog nor (when configured) in App Store Connect.",
+                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
                      *           "source": null
                      *         }
                      *       ]
@@ -7363,7 +7399,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.OFFER_CODE";
+                            code: "PATH_ERROR" | "NOT_FOUND.OFFER_CODE";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -7635,6 +7671,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "PATH_ERROR",
+                     *           "status": 404,
+                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "PATH_ERROR";
+                            /** @enum {integer} */
+                            status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
@@ -7670,7 +7741,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8185,7 +8256,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.REWARD`: No reward has this key. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.REWARD`: No reward has this key.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8198,9 +8273,9 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "NOT_FOUND.REWARD",
+                     *           "code": "PATH_ERROR",
                      *           "status": 404,
-                     *           "message": "No reward has this key.",
+                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
                      *           "source": null
                      *         }
                      *       ]
@@ -8209,7 +8284,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.REWARD";
+                            code: "PATH_ERROR" | "NOT_FOUND.REWARD";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -8485,6 +8560,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "PATH_ERROR",
+                     *           "status": 404,
+                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "PATH_ERROR";
+                            /** @enum {integer} */
+                            status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
@@ -8520,7 +8630,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9072,7 +9182,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.REWARD`: No reward has this key. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.REWARD`: No reward has this key.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9085,9 +9199,9 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "NOT_FOUND.REWARD",
+                     *           "code": "PATH_ERROR",
                      *           "status": 404,
-                     *           "message": "No reward has this key.",
+                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
                      *           "source": null
                      *         }
                      *       ]
@@ -9096,7 +9210,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.REWARD";
+                            code: "PATH_ERROR" | "NOT_FOUND.REWARD";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -9389,7 +9503,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.REWARD`: No reward has this key. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.REWARD`: No reward has this key.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9402,9 +9520,9 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "NOT_FOUND.REWARD",
+                     *           "code": "PATH_ERROR",
                      *           "status": 404,
-                     *           "message": "No reward has this key.",
+                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
                      *           "source": null
                      *         }
                      *       ]
@@ -9413,7 +9531,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.REWARD";
+                            code: "PATH_ERROR" | "NOT_FOUND.REWARD";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -9459,7 +9577,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9770,7 +9888,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.PROGRAM`: No referral program has this id. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.PROGRAM`: No referral program has this id.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9783,9 +9905,9 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "NOT_FOUND.PROGRAM",
+                     *           "code": "PATH_ERROR",
                      *           "status": 404,
-                     *           "message": "No referral program has this id.",
+                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
                      *           "source": null
                      *         }
                      *       ]
@@ -9794,7 +9916,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.PROGRAM";
+                            code: "PATH_ERROR" | "NOT_FOUND.PROGRAM";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -10070,6 +10192,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "PATH_ERROR",
+                     *           "status": 404,
+                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "PATH_ERROR";
+                            /** @enum {integer} */
+                            status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
@@ -10105,7 +10262,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -10662,7 +10819,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.PROMO_CODE`: No promo code is defined with this code. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.PROMO_CODE`: No promo code is defined with this code.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -10675,9 +10836,9 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "NOT_FOUND.PROMO_CODE",
+                     *           "code": "PATH_ERROR",
                      *           "status": 404,
-                     *           "message": "No promo code is defined with this code.",
+                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
                      *           "source": null
                      *         }
                      *       ]
@@ -10686,7 +10847,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.PROMO_CODE";
+                            code: "PATH_ERROR" | "NOT_FOUND.PROMO_CODE";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -10963,6 +11124,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "PATH_ERROR",
+                     *           "status": 404,
+                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "PATH_ERROR";
+                            /** @enum {integer} */
+                            status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
@@ -10998,7 +11194,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11554,7 +11750,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.AFFILIATE`: No affiliate has this id. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.AFFILIATE`: No affiliate has this id.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11567,9 +11767,9 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "NOT_FOUND.AFFILIATE",
+                     *           "code": "PATH_ERROR",
                      *           "status": 404,
-                     *           "message": "No affiliate has this id.",
+                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
                      *           "source": null
                      *         }
                      *       ]
@@ -11578,7 +11778,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.AFFILIATE";
+                            code: "PATH_ERROR" | "NOT_FOUND.AFFILIATE";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -11854,6 +12054,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "PATH_ERROR",
+                     *           "status": 404,
+                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "PATH_ERROR";
+                            /** @enum {integer} */
+                            status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
@@ -11889,7 +12124,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -12695,7 +12930,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.USER`: No user has this `app_user_id`.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -12719,7 +12958,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.USER";
+                            code: "PATH_ERROR" | "NOT_FOUND.USER";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -13487,7 +13726,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.USER`: No user has this `app_user_id`.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -13511,7 +13754,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.USER";
+                            code: "PATH_ERROR" | "NOT_FOUND.USER";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -14293,7 +14536,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.WEBHOOK`: No webhook endpoint has this id. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.WEBHOOK`: No webhook endpoint has this id.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14306,9 +14553,9 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "NOT_FOUND.WEBHOOK",
+                     *           "code": "PATH_ERROR",
                      *           "status": 404,
-                     *           "message": "No webhook endpoint has this id.",
+                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
                      *           "source": null
                      *         }
                      *       ]
@@ -14317,7 +14564,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.WEBHOOK";
+                            code: "PATH_ERROR" | "NOT_FOUND.WEBHOOK";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -14594,6 +14841,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "PATH_ERROR",
+                     *           "status": 404,
+                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "PATH_ERROR";
+                            /** @enum {integer} */
+                            status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
@@ -14629,7 +14911,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14935,7 +15217,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.WEBHOOK`: No webhook endpoint has this id. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.WEBHOOK`: No webhook endpoint has this id.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14948,9 +15234,9 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "NOT_FOUND.WEBHOOK",
+                     *           "code": "PATH_ERROR",
                      *           "status": 404,
-                     *           "message": "No webhook endpoint has this id.",
+                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
                      *           "source": null
                      *         }
                      *       ]
@@ -14959,7 +15245,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.WEBHOOK";
+                            code: "PATH_ERROR" | "NOT_FOUND.WEBHOOK";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -15459,7 +15745,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.WEBHOOK`: No webhook endpoint has this id. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.WEBHOOK`: No webhook endpoint has this id.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -15472,9 +15762,9 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "NOT_FOUND.WEBHOOK",
+                     *           "code": "PATH_ERROR",
                      *           "status": 404,
-                     *           "message": "No webhook endpoint has this id.",
+                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
                      *           "source": null
                      *         }
                      *       ]
@@ -15483,7 +15773,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.WEBHOOK";
+                            code: "PATH_ERROR" | "NOT_FOUND.WEBHOOK";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -15529,7 +15819,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -15816,7 +16106,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.WEBHOOK`: No webhook endpoint has this id. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.WEBHOOK`: No webhook endpoint has this id.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -15829,9 +16123,9 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "NOT_FOUND.WEBHOOK",
+                     *           "code": "PATH_ERROR",
                      *           "status": 404,
-                     *           "message": "No webhook endpoint has this id.",
+                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
                      *           "source": null
                      *         }
                      *       ]
@@ -15840,7 +16134,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.WEBHOOK";
+                            code: "PATH_ERROR" | "NOT_FOUND.WEBHOOK";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -15886,7 +16180,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -16204,7 +16498,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.WEBHOOK`: No webhook endpoint has this id. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.WEBHOOK`: No webhook endpoint has this id.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -16217,9 +16515,9 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "NOT_FOUND.WEBHOOK",
+                     *           "code": "PATH_ERROR",
                      *           "status": 404,
-                     *           "message": "No webhook endpoint has this id.",
+                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
                      *           "source": null
                      *         }
                      *       ]
@@ -16228,7 +16526,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.WEBHOOK";
+                            code: "PATH_ERROR" | "NOT_FOUND.WEBHOOK";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -16487,7 +16785,9 @@ export interface operations {
                 };
             };
             /**
-             * @description `NOT_FOUND.WEBHOOK`: No webhook endpoint has this id.
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.WEBHOOK`: No webhook endpoint has this id.
              *
              *     `NOT_FOUND.DELIVERY`: The webhook endpoint has no delivery with this `message_id`.
              */
@@ -16503,9 +16803,9 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "NOT_FOUND.WEBHOOK",
+                     *           "code": "PATH_ERROR",
                      *           "status": 404,
-                     *           "message": "No webhook endpoint has this id.",
+                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
                      *           "source": null
                      *         }
                      *       ]
@@ -16514,7 +16814,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.WEBHOOK" | "NOT_FOUND.DELIVERY";
+                            code: "PATH_ERROR" | "NOT_FOUND.WEBHOOK" | "NOT_FOUND.DELIVERY";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -16560,7 +16860,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -16847,7 +17147,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.WEBHOOK`: No webhook endpoint has this id. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.WEBHOOK`: No webhook endpoint has this id.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -16860,9 +17164,9 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "NOT_FOUND.WEBHOOK",
+                     *           "code": "PATH_ERROR",
                      *           "status": 404,
-                     *           "message": "No webhook endpoint has this id.",
+                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
                      *           "source": null
                      *         }
                      *       ]
@@ -16871,7 +17175,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.WEBHOOK";
+                            code: "PATH_ERROR" | "NOT_FOUND.WEBHOOK";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -16917,7 +17221,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -17192,7 +17496,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.USER`: No user has this `app_user_id`.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -17216,7 +17524,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.USER";
+                            code: "PATH_ERROR" | "NOT_FOUND.USER";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -17488,7 +17796,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.RULE`: No fraud rule has this id. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.RULE`: No fraud rule has this id.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -17501,9 +17813,9 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "NOT_FOUND.RULE",
+                     *           "code": "PATH_ERROR",
                      *           "status": 404,
-                     *           "message": "No fraud rule has this id.",
+                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
                      *           "source": null
                      *         }
                      *       ]
@@ -17512,7 +17824,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.RULE";
+                            code: "PATH_ERROR" | "NOT_FOUND.RULE";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -17943,6 +18255,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`). */
+            404: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "PATH_ERROR",
+                     *           "status": 404,
+                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "PATH_ERROR";
+                            /** @enum {integer} */
+                            status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
@@ -17978,7 +18325,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -18853,7 +19200,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.REVIEW`: No review has this id. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.REVIEW`: No review has this id.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -18866,9 +19217,9 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "NOT_FOUND.REVIEW",
+                     *           "code": "PATH_ERROR",
                      *           "status": 404,
-                     *           "message": "No review has this id.",
+                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
                      *           "source": null
                      *         }
                      *       ]
@@ -18877,7 +19228,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.REVIEW";
+                            code: "PATH_ERROR" | "NOT_FOUND.REVIEW";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -18923,7 +19274,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -19266,7 +19617,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.REVIEW`: No review has this id. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.REVIEW`: No review has this id.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -19279,9 +19634,9 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "NOT_FOUND.REVIEW",
+                     *           "code": "PATH_ERROR",
                      *           "status": 404,
-                     *           "message": "No review has this id.",
+                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
                      *           "source": null
                      *         }
                      *       ]
@@ -19290,7 +19645,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.REVIEW";
+                            code: "PATH_ERROR" | "NOT_FOUND.REVIEW";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -19336,7 +19691,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -19649,7 +20004,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.USER`: No user has this `app_user_id`.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -19673,7 +20032,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.USER";
+                            code: "PATH_ERROR" | "NOT_FOUND.USER";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -19920,7 +20279,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.USER`: No user has this `app_user_id`.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -19944,7 +20307,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.USER";
+                            code: "PATH_ERROR" | "NOT_FOUND.USER";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -20197,7 +20560,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.USER`: No user has this `app_user_id`.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -20221,7 +20588,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.USER";
+                            code: "PATH_ERROR" | "NOT_FOUND.USER";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -20495,7 +20862,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -20773,7 +21140,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.USER`: No user has this `app_user_id`.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -20797,7 +21168,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.USER";
+                            code: "PATH_ERROR" | "NOT_FOUND.USER";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -21024,7 +21395,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.USER`: No user has this `app_user_id`.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -21048,7 +21423,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.USER";
+                            code: "PATH_ERROR" | "NOT_FOUND.USER";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -21094,7 +21469,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -21396,7 +21771,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.USER`: No user has this `app_user_id`.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -21420,7 +21799,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.USER";
+                            code: "PATH_ERROR" | "NOT_FOUND.USER";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -21466,7 +21845,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -21808,7 +22187,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.USER`: No user has this `app_user_id`.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -21832,7 +22215,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.USER";
+                            code: "PATH_ERROR" | "NOT_FOUND.USER";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -21878,7 +22261,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -22161,7 +22544,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.USER`: No user has this `app_user_id`.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -22185,7 +22572,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.USER";
+                            code: "PATH_ERROR" | "NOT_FOUND.USER";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -22231,7 +22618,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -22475,7 +22862,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.USER`: No user has this `app_user_id`. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.USER`: No user has this `app_user_id`.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -22499,7 +22890,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.USER";
+                            code: "PATH_ERROR" | "NOT_FOUND.USER";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -22545,7 +22936,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`), or its encoding or charset is not supported. */
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
             415: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -22784,7 +23175,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.CODE`: No referral, promo or affiliate code matches. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.CODE`: No referral, promo or affiliate code matches.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -22808,7 +23203,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.CODE";
+                            code: "PATH_ERROR" | "NOT_FOUND.CODE";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */
@@ -23023,7 +23418,11 @@ export interface operations {
                     };
                 };
             };
-            /** @description `NOT_FOUND.OFFER_CODE`: The store offer code is neither in the catalog nor (when configured) in App Store Connect. */
+            /**
+             * @description `PATH_ERROR`: No such path; also a path whose parameter is empty (`/users//claim-code`).
+             *
+             *     `NOT_FOUND.OFFER_CODE`: The store offer code is neither in the catalog nor (when configured) in App Store Connect.
+             */
             404: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -23036,9 +23435,9 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "NOT_FOUND.OFFER_CODE",
+                     *           "code": "PATH_ERROR",
                      *           "status": 404,
-                     *           "message": "The store offer code is neither in the catalog nor (when configured) in App Store Connect.",
+                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
                      *           "source": null
                      *         }
                      *       ]
@@ -23047,7 +23446,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "NOT_FOUND.OFFER_CODE";
+                            code: "PATH_ERROR" | "NOT_FOUND.OFFER_CODE";
                             /** @enum {integer} */
                             status: 404;
                             /** @description For humans; may change. Branch on `code`. */

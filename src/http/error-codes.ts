@@ -50,7 +50,7 @@ export const ERROR_CODES = {
   'NOT_FOUND.DELIVERY': { status: 404, meaning: 'The webhook endpoint has no delivery with this `message_id`.' },
   'NOT_FOUND.RULE': { status: 404, meaning: 'No fraud rule has this id.' },
   'NOT_FOUND.REVIEW': { status: 404, meaning: 'No review has this id.' },
-  PATH_ERROR: { status: 404, meaning: 'No such path.' },
+  PATH_ERROR: { status: 404, meaning: 'No such path; also a path whose parameter is empty (`/users//claim-code`).' },
   METHOD_NOT_ALLOWED: { status: 405, meaning: 'The path exists but not with this method; the `allow` header lists the methods it has.' },
   BODY_TOO_LARGE: {
     status: 413,
@@ -59,7 +59,7 @@ export const ERROR_CODES = {
   },
   UNSUPPORTED_MEDIA_TYPE: {
     status: 415,
-    meaning: 'The body is not sent as JSON (`application/json`), or its encoding or charset is not supported.',
+    meaning: 'The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported.',
     example: { message: 'Send the body as application/json', source: 'header:content-type' },
   },
   'USER.FIRST_SEEN_AT_IN_FUTURE': { status: 422, meaning: '`first_seen_at` is more than 5 minutes in the future.' },

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { IncomingMessage, type RequestListener, type Server, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
+import { BODY_METHODS } from './body-guard.js';
 import { ApiError, errorBody } from './errors.js';
 
 /**
@@ -24,7 +25,7 @@ const UNKNOWN_METHOD_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\/[^\s]*) HTTP\/1\.
  * it as it answers any method a path does not have (405 with `allow`, or 404 for an unknown path).
  */
 export function answerUnparsableRequests(server: Server, app?: RequestListener): void {
-  server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex & { _httpMessage?: { headersSent?: boolean } }) => {
+  server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer }, socket: Duplex & { _httpMessage?: ServerResponse }) => {
     // Gone, or a response already started on it: nothing can be answered (as Node's own handler).
     if (error.code === 'ECONNRESET' || !socket.writable || socket._httpMessage?.headersSent) {
       socket.destroy();
@@ -33,6 +34,16 @@ export function answerUnparsableRequests(server: Server, app?: RequestListener):
     const line = error.code === 'HPE_INVALID_METHOD' && app ? UNKNOWN_METHOD_LINE.exec(requestLine(error.rawPacket)) : null;
     if (line && app) {
       answerUnknownMethod(app, socket as Socket, line[1]!, line[2]!);
+      return;
+    }
+    // The connection ended before the body its content-length announced: the request under way
+    // is answered as a body that could not be read completely (its x-request-id kept).
+    const inFlight = socket._httpMessage;
+    if (error.code === 'HPE_INVALID_EOF_STATE' && inFlight && BODY_METHODS.has(inFlight.req.method ?? '')) {
+      const answer = new ApiError(400, 'BODY_INVALID', 'The body ended before the length its content-length announced', null);
+      inFlight.shouldKeepAlive = false;
+      const body = JSON.stringify(errorBody(answer.toJSON()));
+      inFlight.writeHead(400, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
       return;
     }
     // A client too slow to send its request: Node's 408, not a complaint about what it sent.

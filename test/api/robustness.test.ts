@@ -235,6 +235,21 @@ describe('API: hostile and unusual input never breaks the service', () => {
     expect((await fetch(`${svc.url}/healthz`)).status).to.equal(200);
   });
 
+  it('answers a body cut short of its content-length 400 BODY_INVALID (could not be read completely), and writes nothing', async () => {
+    const socket = net.connect(Number(new URL(svc.url).port), '127.0.0.1');
+    socket.end(
+      `POST /users HTTP/1.1\r\nhost: x\r\nx-api-key: ${CLIENT_KEY}\r\ncontent-type: application/json\r\ncontent-length: 50\r\n\r\n{"app_user_id":"cut-short"`,
+    );
+    const chunks: Buffer[] = [];
+    for await (const chunk of socket) chunks.push(chunk as Buffer);
+    const [head, body] = Buffer.concat(chunks).toString('utf8').split('\r\n\r\n') as [string, string];
+    expect(head.split('\r\n')[0]).to.equal('HTTP/1.1 400 Bad Request');
+    expect(head).to.match(/^x-request-id: [0-9a-f-]{36}$/m);
+    expect(JSON.parse(body).errors[0]).to.include({ status: 400, code: 'BODY_INVALID', source: null });
+    expect((await svc.call('GET', '/users/cut-short')).status).to.equal(404);
+    expect((await fetch(`${svc.url}/healthz`)).status).to.equal(200);
+  });
+
   it('answers an unknown path 404 PATH_ERROR before reading its body or key (SPEC §1): never 400 or 415', async () => {
     for (const [path, type, body] of [
       ['/nope', 'application/json', '{'],
@@ -249,6 +264,34 @@ describe('API: hostile and unusual input never breaks the service', () => {
         expect(((await response.json()) as { errors: { code: string }[] }).errors[0]!.code).to.equal('PATH_ERROR');
       }
     }
+  });
+
+  it('answers a path whose parameter is empty 404 PATH_ERROR, which every operation with a path parameter declares', async () => {
+    for (const [method, path] of [
+      ['GET', '/users//claim-code'],
+      ['PUT', '/admin/rewards/'],
+      ['GET', '/codes/'],
+      ['POST', '/users//rewards/withdraw-credits'],
+    ] as const) {
+      const response = await fetch(`${svc.url}${path}`, {
+        method,
+        headers: { 'x-api-key': SECRET_KEY, 'content-type': 'application/json' },
+        body: method === 'GET' ? null : '{}',
+      });
+      expect(response.status, `${method} ${path}`).to.equal(404);
+      expect(((await response.json()) as { errors: { code: string }[] }).errors[0]!.code).to.equal('PATH_ERROR');
+    }
+    const document = (await (await fetch(`${svc.url}/openapi.json`)).json()) as {
+      paths: Record<string, Record<string, { responses: Record<string, { content: { 'application/json': { schema: unknown } } }> }>>;
+    };
+    const undeclared = Object.entries(document.paths)
+      .filter(([path]) => path.includes('{'))
+      .flatMap(([path, operations]) =>
+        Object.entries(operations)
+          .filter(([, operation]) => !JSON.stringify(operation.responses['404']?.content['application/json'].schema ?? {}).includes('"PATH_ERROR"'))
+          .map(([method]) => `${method} ${path}`),
+      );
+    expect(undeclared).to.deep.equal([]);
   });
 
   it('takes every request its document allows, however it is percent-encoded; one past 64 KiB of headers, or not HTTP, is a 400 in the API shape', async () => {

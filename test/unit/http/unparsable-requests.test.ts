@@ -4,10 +4,11 @@ import net from 'node:net';
 import { expect } from 'chai';
 import { answerUnparsableRequests, MAX_HEADER_BYTES } from '../../../src/http/unparsable-requests.js';
 
-/** Sends `request` raw and reads the whole answer (the server closes the connection). */
-async function raw(server: Server, request: string): Promise<string> {
+/** Sends `request` raw (then ends the client's side when `end`) and reads the whole answer (the server closes the connection). */
+async function raw(server: Server, request: string, { end = false } = {}): Promise<string> {
   const socket = net.connect((server.address() as AddressInfo).port, '127.0.0.1');
-  socket.write(request);
+  if (end) socket.end(request);
+  else socket.write(request);
   const chunks: Buffer[] = [];
   for await (const chunk of socket) chunks.push(chunk as Buffer);
   return Buffer.concat(chunks).toString('utf8');
@@ -56,6 +57,29 @@ describe('requests Node cannot parse', () => {
       expect(answer).to.include('FOO /users/ann?x=1');
       // Not a request line at all: still the 400.
       expect((await raw(app, 'FOO BAR\r\n\r\n')).split('\r\n')[0]).to.equal('HTTP/1.1 400 Bad Request');
+    } finally {
+      app.closeAllConnections();
+      await new Promise((resolve) => app.close(resolve));
+    }
+  });
+
+  it('a body cut short of its content-length is answered 400 BODY_INVALID on the request under way; a GET so cut stays a 400 BAD_REQUEST', async () => {
+    const app = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, (req, res) => {
+      res.setHeader('x-request-id', 'the-request');
+      req.resume();
+    });
+    answerUnparsableRequests(app);
+    await new Promise<void>((resolve) => app.listen(0, '127.0.0.1', resolve));
+    try {
+      const cut = await raw(app, 'POST /users HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 50\r\n\r\n{"app_user_id":"a"', {
+        end: true,
+      });
+      const [head, body] = cut.split('\r\n\r\n') as [string, string];
+      expect(head.split('\r\n')[0]).to.equal('HTTP/1.1 400 Bad Request');
+      expect(head).to.match(/^x-request-id: the-request$/m);
+      expect(JSON.parse(body).errors[0]).to.include({ status: 400, code: 'BODY_INVALID', source: null });
+      const get = await raw(app, 'GET /users/a HTTP/1.1\r\nhost: x\r\ncontent-length: 50\r\n\r\n{', { end: true });
+      expect(JSON.parse(get.split('\r\n\r\n')[1]!).errors[0]).to.include({ status: 400, code: 'BAD_REQUEST' });
     } finally {
       app.closeAllConnections();
       await new Promise((resolve) => app.close(resolve));
