@@ -91,7 +91,7 @@ export const configSchema = z
   .object({
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
     PORT: z.coerce.number().int().min(0).max(65_535).default(8080),
-    HOST: z.string().default('0.0.0.0'),
+    HOST: z.string().min(1).default('0.0.0.0'),
     DATA_DIR: z.string().min(1).default('./data'),
     EVENTSTORE_URL: optionalString.refine((value) => value === null || isEventStoreUrl(value), {
       message: 'must be an esdb:// or kurrentdb:// connection string',
@@ -225,6 +225,15 @@ export const configSchema = z
         code: 'custom',
         path: [config.EVENTSTORE_URL === null ? 'EVENTSTORE_URL' : 'MONGODB_URL'],
         message: 'EVENTSTORE_URL and MONGODB_URL select the external backend together; set both or neither',
+      });
+    }
+    // A key is a client key or a secret key; one in both lists would silently act as a secret key.
+    const both = config.CLIENT_API_KEYS.filter((key) => config.SECRET_API_KEYS.includes(key)).length;
+    if (both > 0) {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['SECRET_API_KEYS'],
+        message: `${both === 1 ? 'a key is' : `${both} keys are`} also in CLIENT_API_KEYS (not shown); a key is either a client key or a secret key`,
       });
     }
     if (config.NODE_ENV === 'production') {

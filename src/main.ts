@@ -91,5 +91,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((error: unknown) => {
+  // A setting found wrong only once used (an App Store Connect key file that cannot be read).
+  if (error instanceof ConfigError) fail(EXIT.CONFIG, error.message);
   fail(EXIT.FAILURE, `Failed to start: ${startFailure(error, process.env)}`);
 });

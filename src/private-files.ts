@@ -8,7 +8,20 @@ import path from 'node:path';
  * Existing ones keep the mode they have (an operator's choice).
  */
 export function privateDataDir(dataDir: string): void {
-  fs.mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  // One directory at a time, not `recursive: true`: under /proc, Node's recursive mkdir spins
+  // forever instead of failing; each step here fails at once (EPERM, ENOENT, EEXIST for a file).
+  const missing: string[] = [];
+  for (let dir = path.resolve(dataDir); !fs.existsSync(dir); dir = path.dirname(dir)) missing.unshift(dir);
+  for (const dir of missing) {
+    try {
+      fs.mkdirSync(dir, { mode: 0o700 });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST' || !fs.statSync(dir).isDirectory()) throw error;
+    }
+  }
+  if (!fs.statSync(dataDir).isDirectory()) {
+    throw Object.assign(new Error(`ENOTDIR: not a directory, '${dataDir}'`), { code: 'ENOTDIR', path: dataDir });
+  }
 }
 
 /** `file` inside `dataDir`, created empty and private when missing; its path. */

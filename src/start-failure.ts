@@ -1,3 +1,8 @@
+import nodePath from 'node:path';
+
+/** Errors of the file system (or of SQLite opening its file) that the data directory causes. */
+const DATA_DIR_CODES = new Set(['EACCES', 'EPERM', 'EROFS', 'ENOTDIR', 'EEXIST', 'ENOENT', 'ENOSPC', 'SQLITE_CANTOPEN']);
+
 /**
  * A start-up failure as one line an operator can act on (no stack trace): the usual causes
  * (port taken, no permission, a store out of reach, a data directory that cannot be written)
@@ -13,10 +18,18 @@ export function startFailure(error: unknown, env: NodeJS.ProcessEnv): string {
     line = `no permission to listen on port ${port} (EACCES). Use a port above 1023, e.g. PORT=8080.`;
   } else if (syscall === 'listen' && code === 'EADDRNOTAVAIL') {
     line = `HOST=${address} is not an address of this machine (EADDRNOTAVAIL). Use 0.0.0.0 (every interface) or 127.0.0.1.`;
-  } else if (code === 'EACCES' || code === 'EROFS' || code === 'ENOTDIR' || code === 'SQLITE_CANTOPEN') {
+  } else if ((syscall === 'getaddrinfo' || syscall === 'listen') && (code === 'ENOTFOUND' || code === 'EAI_AGAIN')) {
+    line = `HOST=${env.HOST ?? ''} is not an address this machine can listen on (${code}). Use 0.0.0.0 (every interface) or 127.0.0.1.`;
+  } else if (DATA_DIR_CODES.has(code ?? '') && (path === undefined || isWithin(path, env.DATA_DIR ?? './data'))) {
     line = `cannot use the data directory ${env.DATA_DIR ?? './data'}${path ? ` (${path})` : ''}: ${error.message}. Check DATA_DIR and its permissions.`;
   } else {
     line = error.message.split('\n')[0]!;
   }
   return env.DEBUG ? `${line}\n${error.stack}` : line;
+}
+
+/** Whether `file` is the data directory, inside it, or one of the directories leading to it. */
+function isWithin(file: string, dataDir: string): boolean {
+  const [target, dir] = [nodePath.resolve(file), nodePath.resolve(dataDir)];
+  return target === dir || target.startsWith(`${dir}${nodePath.sep}`) || dir.startsWith(`${target}${nodePath.sep}`);
 }

@@ -431,7 +431,7 @@ describe('API: while the read models catch up with the log, commands are refused
       faults.when = (method) => method === 'commitBatches';
       await backlog(svc, 'webhook-gone');
       await eventually(async () => expect((await svc.call('GET', '/readyz')).status).to.equal(503));
-      // The guard's verdict is at most a second old: a command that writes nothing either way shows when it has turned.
+      // The guard's verdict is at most VERDICT_MS old: a command that writes nothing either way shows when it has turned.
       await eventually(async () => expect((await svc.call('POST', '/users/nobody/claim-code', { code: 'ZZZZZZ' })).status).to.equal(503));
       const before = await events(svc, 'stream_prefix=user-');
 

@@ -133,6 +133,29 @@ describe('E2E: npm start, signals, the shutdown deadline and start failures', fu
     }
   });
 
+  it('a data directory, host or key file it cannot use names its setting, at once (exit 1; a key file that cannot be read is a configuration error, 78)', () => {
+    const file = path.join(tempDataDir(), 'a-file');
+    fs.writeFileSync(file, '');
+    const start = (extra: Record<string, string>) =>
+      spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts'], { cwd: ROOT, env: serviceEnv(extra), encoding: 'utf8', timeout: 60_000 });
+    for (const [extra, status, line] of [
+      [{ DATA_DIR: file }, 1, /^Failed to start: cannot use the data directory .*ENOTDIR.*Check DATA_DIR/],
+      [{ DATA_DIR: path.join(file, 'below') }, 1, /^Failed to start: cannot use the data directory .*Check DATA_DIR/],
+      // Node's recursive mkdir spins forever under /proc; this fails at once.
+      [{ DATA_DIR: '/proc/no-such-dir/data' }, 1, /^Failed to start: cannot use the data directory \/proc\/no-such-dir\/data.*Check DATA_DIR/],
+      [{ HOST: 'no-such-host.invalid' }, 1, /^Failed to start: HOST=no-such-host\.invalid is not an address this machine can listen on/],
+      [
+        { ASC_ISSUER_ID: 'x', ASC_KEY_ID: 'y', ASC_PRIVATE_KEY_PATH: '/no/such/key.p8' },
+        78,
+        /^ {2}- ASC_PRIVATE_KEY_PATH: cannot read \/no\/such\/key\.p8 \(ENOENT\)$/m,
+      ],
+    ] as const) {
+      const result = start(extra);
+      expect(result.status, JSON.stringify(extra)).to.equal(status);
+      expect(result.stderr, JSON.stringify(extra)).to.match(line);
+    }
+  });
+
   it('--help prints the roles and where settings come from (exit 0), starting nothing', () => {
     const env = serviceEnv();
     const result = spawnSync(process.execPath, ['--import', 'tsx', 'src/main.ts', '--help'], { cwd: ROOT, env, encoding: 'utf8', timeout: 60_000 });

@@ -4,9 +4,12 @@ import { projectionLags } from './projection-lag.js';
 
 /** A backlog smaller than this is ordinary load, never catching up (whatever READY_MAX_LAG says). */
 export const CATCH_UP_MIN_LAG = 1_000;
-/** How long a verdict stands before the lags are counted again: caught up, and behind. */
-const CAUGHT_UP_VERDICT_MS = 250;
-const BEHIND_VERDICT_MS = 1_000;
+/**
+ * How long a verdict stands before the lags are counted again, caught up or behind: a command
+ * refused this long after the read models caught up is the most /readyz and the guard can
+ * disagree by. Counting while behind reads at most max(READY_MAX_LAG, CATCH_UP_MIN_LAG) + 1 events.
+ */
+export const VERDICT_MS = 250;
 
 /**
  * Refuses commands while the read models are catching up with the log: a read model more than
@@ -21,7 +24,7 @@ const BEHIND_VERDICT_MS = 1_000;
  * A read model held at a failing batch is left out: it catches up only once an operator acts, and
  * refusing every command until then would stop the service for one read model (/readyz reports
  * it; commands then answer as before, 503 "the write is recorded" when they cannot be shown).
- * The verdict is shared (250 ms caught up, 1 s behind), so a request pays a comparison; counting
+ * The verdict is shared for VERDICT_MS, so a request pays a comparison; counting
  * reads nothing when every read model stands at the head of the log, and at most
  * max(READY_MAX_LAG, CATCH_UP_MIN_LAG) + 1 events when one is behind.
  */
@@ -54,7 +57,7 @@ export class CatchUpGuard {
     this.counting ??= projectionLags(this.eventStore, this.consistency, this.maxLag, (status) => status.failure === null)
       .then((lags) => {
         const behind = lags.some((lag) => !lag.caughtUp);
-        this.verdict = { until: performance.now() + (behind ? BEHIND_VERDICT_MS : CAUGHT_UP_VERDICT_MS), behind };
+        this.verdict = { until: performance.now() + VERDICT_MS, behind };
         return behind;
       })
       .finally(() => {

@@ -32,10 +32,10 @@ export function checkRewardEntries(
     if (role === 'sender') {
       if (activation.amount === undefined || activation.amount < 1) throw invalid('A sender activation needs an amount of at least 1');
       if (REPEATABLE_SENDER_KINDS.includes(kind) && (activation.limit === undefined || activation.limit < 0)) {
-        throw invalid(`A ${kind} sender activation needs a limit of at least 0 (0 = unlimited)`);
+        throw invalid(`A sender activation of a reward of kind ${kind} needs a limit of at least 0 (0 = unlimited)`);
       }
     } else if (CLAIM_ONLY_RECEIVER_KINDS.includes(kind) && activation.variant !== 'claim') {
-      throw invalid(`A ${kind} receiver reward can only be granted on claim`);
+      throw invalid(`Receiver rewards of kind ${kind} can only be granted on claim`);
     }
   });
 }

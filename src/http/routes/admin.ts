@@ -147,7 +147,7 @@ export function adminRoutes(container: DependencyContainer): AnyRoute[] {
   const pooledReward = async (key: string) => {
     const reward = await catalog.reward(key);
     if (!reward) throw new ApiError(404, 'NOT_FOUND.REWARD', `No reward ${key}`, 'path:/key');
-    if (!POOLED_KINDS.includes(reward.kind)) throw new ApiError(422, 'REWARD.NOT_POOLED', `A ${reward.kind} reward has no code pool`, 'path:/key');
+    if (!POOLED_KINDS.includes(reward.kind)) throw new ApiError(422, 'REWARD.NOT_POOLED', `Rewards of kind ${reward.kind} have no code pool`, 'path:/key');
     return reward;
   };
   const addPoolCodes = route({

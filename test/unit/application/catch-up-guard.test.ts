@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { CATCH_UP_MIN_LAG, CatchUpGuard } from '../../../src/application/projections/catch-up-guard.js';
+import { CATCH_UP_MIN_LAG, CatchUpGuard, VERDICT_MS } from '../../../src/application/projections/catch-up-guard.js';
 import type { ReadAllOptions, RecordedEvent } from '../../../src/ports/event-store.js';
 import { type ProjectionStatus, ReadModelsBehindError } from '../../../src/ports/read-consistency.js';
 
@@ -50,6 +50,20 @@ describe('CatchUpGuard', () => {
     expect(read).to.deep.equal({ calls: 1, events: CATCH_UP_MIN_LAG + 1 });
     // A small backlog is ordinary load, whatever READY_MAX_LAG says.
     await new CatchUpGuard(log().store, consistency([status('users', HEAD - 500n)]), 0).check();
+  });
+
+  it('lets commands through within VERDICT_MS of the read models catching up (as /readyz turns ready), not a second later', async () => {
+    const { store } = log();
+    const users = status('users', HEAD - 5_000n);
+    const guard = new CatchUpGuard(store, consistency([users]), 1_000);
+    const refused = await guard.check().then(
+      () => null,
+      (error: unknown) => error,
+    );
+    expect(refused).to.be.instanceOf(ReadModelsBehindError);
+    users.checkpoint = HEAD;
+    await new Promise((resolve) => setTimeout(resolve, VERDICT_MS + 20));
+    await guard.check();
   });
 
   it('neither counts nor reads the backlog of a read model held at a failing batch', async () => {

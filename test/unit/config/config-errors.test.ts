@@ -48,6 +48,14 @@ describe('Configuration errors', () => {
     ]);
   });
 
+  it('refuse a key in both key lists without showing it, and an empty HOST', () => {
+    const problems = problemsOf({ CLIENT_API_KEYS: 'ck_1,shared_key', SECRET_API_KEYS: 'shared_key' });
+    expect(problems).to.deep.equal(['SECRET_API_KEYS: a key is also in CLIENT_API_KEYS (not shown); a key is either a client key or a secret key']);
+    expect(problems.join('\n')).to.not.contain('shared_key');
+    expect(problemsOf({ HOST: '' })).to.have.length(1);
+    expect(problemsOf({ HOST: '' })[0]).to.match(/^HOST="": expected an interface address/);
+  });
+
   it('do not repeat a password from a connection string', () => {
     const problems = problemsOf({ EVENTSTORE_URL: 'http://admin:hunter2@localhost:2113', MONGODB_URL: 'mongodb://localhost' });
     expect(problems.join('\n')).to.contain('EVENTSTORE_URL=http://admin:***@localhost:2113').and.not.to.contain('hunter2');
