@@ -31,7 +31,8 @@ export function answerUnparsableRequests(server: Server, app?: RequestListener):
       socket.destroy();
       return;
     }
-    const line = error.code === 'HPE_INVALID_METHOD' && app ? UNKNOWN_METHOD_LINE.exec(requestLine(error.rawPacket)) : null;
+    // (Not behind a pipelined request still being answered on this connection: that one has the socket.)
+    const line = error.code === 'HPE_INVALID_METHOD' && app && !socket._httpMessage ? UNKNOWN_METHOD_LINE.exec(requestLine(error.rawPacket)) : null;
     if (line && app) {
       answerUnknownMethod(app, socket as Socket, line[1]!, line[2]!);
       return;

@@ -44,8 +44,9 @@ function environment(service: ComposeService): Record<string, string> {
 
 /** What compose would pass for `${VAR}`, `${VAR:-default}` and `${VAR:?message}` with VAR unset. */
 function interpolate(value: string): string {
-  return value.replace(/\$\{([A-Z0-9_]+)(?::?([-?])([^}]*))?\}/g, (_match, _name: string, kind?: string, rest?: string) =>
-    kind === '-' ? (rest ?? '') : 'value-from-operator',
+  // Each operator-supplied value its own (a client key and a secret key must differ).
+  return value.replace(/\$\{([A-Z0-9_]+)(?::?([-?])([^}]*))?\}/g, (_match, name: string, kind?: string, rest?: string) =>
+    kind === '-' ? (rest ?? '') : `${name.toLowerCase()}-from-operator`,
   );
 }
 
