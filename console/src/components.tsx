@@ -147,7 +147,7 @@ export function Field(props: {
         </small>
       ) : null}
       {props.error ? (
-        <small id={errorId} class="field-error">
+        <small id={errorId} class="field-error" role="alert">
           {props.error}
         </small>
       ) : null}

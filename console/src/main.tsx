@@ -45,6 +45,11 @@ function SignIn(props: { onSignedIn: () => void; notice: string | null }) {
   const [key, setKey] = useState('');
   const [error, setError] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
+  const field = useRef<HTMLInputElement>(null);
+  // A refused key leaves keyboard focus in the field (the button was disabled while it was checked).
+  useEffect(() => {
+    if (error) field.current?.focus();
+  }, [error]);
   const submit = async (event: Event) => {
     event.preventDefault();
     const candidate = key.trim();
@@ -74,6 +79,7 @@ function SignIn(props: { onSignedIn: () => void; notice: string | null }) {
         <label for="api-key">Secret API key</label>
         <input
           id="api-key"
+          ref={field}
           class="secret"
           type="text"
           autoComplete="off"
@@ -97,16 +103,17 @@ function SignIn(props: { onSignedIn: () => void; notice: string | null }) {
   );
 }
 
-function Shell(props: { onSignOut: () => void }) {
+function Shell(props: { onSignOut: () => void; focusHeading: boolean }) {
   const path = useRoute();
   const current = VIEWS.find((v) => v.path === path) ?? VIEWS[0]!;
   const main = useRef<HTMLElement>(null);
   const first = useRef(true);
   useEffect(() => {
     document.title = `${current.name} · Referral rewards console`;
-    // Moving between views puts keyboard focus on the new view's heading.
-    if (first.current) first.current = false;
+    // Moving between views, or signing in, puts keyboard focus on the view's heading (not on a page load).
+    if (first.current && !props.focusHeading) first.current = false;
     else main.current?.querySelector<HTMLElement>('h1')?.focus();
+    first.current = false;
   }, [current]);
   const View = current.view;
   return (
@@ -141,6 +148,7 @@ function Shell(props: { onSignOut: () => void }) {
 function App() {
   const [signedIn, setSignedIn] = useState(() => session.key() !== null);
   const [notice, setNotice] = useState<string | null>(null);
+  const [justSignedIn, setJustSignedIn] = useState(false);
   useEffect(() => {
     whenUnauthorized(() => {
       session.signOut();
@@ -150,12 +158,14 @@ function App() {
   }, []);
   const signedInNow = () => {
     setNotice(null);
+    setJustSignedIn(true);
     setSignedIn(true);
     window.location.hash = '#/overview';
   };
   if (!signedIn) return <SignIn notice={notice} onSignedIn={signedInNow} />;
   return (
     <Shell
+      focusHeading={justSignedIn}
       onSignOut={() => {
         session.signOut();
         setNotice('Signed out. The key is forgotten.');

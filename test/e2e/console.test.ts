@@ -131,6 +131,8 @@ describe('Console in the browser (SPEC §14)', function () {
       expect(await page.getByRole('heading', { level: 1 }).textContent()).to.equal('Sign in');
       expect(await page.content()).not.to.include('Invite friends');
       expect(await page.evaluate(() => sessionStorage.length)).to.equal(0);
+      // Keyboard focus stays in the field (the button it was clicked with was disabled meanwhile).
+      await page.waitForFunction(() => document.activeElement?.tagName === 'INPUT');
     }
     expect(adminAnswers).to.deep.equal([401, 403]);
   });
@@ -138,6 +140,8 @@ describe('Console in the browser (SPEC §14)', function () {
   it('the secret key opens the overview, lives only in sessionStorage, and Sign out forgets it', async () => {
     await signIn();
     await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    // Signing in puts keyboard focus on the view's heading.
+    await page.waitForFunction(() => document.activeElement?.tagName === 'H1' && document.activeElement.textContent === 'Overview');
     expect(page.url()).not.to.include(SECRET_KEY);
     expect(await page.evaluate(() => Object.values(sessionStorage))).to.deep.equal([SECRET_KEY]);
     expect(await page.evaluate(() => localStorage.length)).to.equal(0);
@@ -382,11 +386,37 @@ describe('Console in the browser (SPEC §14)', function () {
     expect(shown.map((cells) => [cells[0], cells[2], cells[3], number(cells[4]!), number(cells[5]!)])).to.deep.equal(
       api.map((e) => [e.event_id, e.kind, e.key, e.delta, e.balance_after]),
     );
-    // Stats and the history, newest first.
+    // Stats (the admin view's, refunds included) and the history, newest first.
+    const stats = (await svc.admin('GET', '/admin/users/alice')).body.data.user.stats as Record<string, number>;
+    for (const [name, figure] of [
+      ['Claims', stats.claims],
+      ['Conversions', stats.conversions],
+      ['Churns', stats.churns],
+      ['Refunds', stats.refunds],
+    ] as const) {
+      expect(
+        number(
+          await page
+            .locator('dt', { hasText: new RegExp(`^${name}$`) })
+            .locator('xpath=following-sibling::dd')
+            .textContent(),
+        ),
+        name,
+      ).to.equal(figure);
+    }
     const history = page.getByRole('region', { name: 'Event history' });
     await history.getByRole('listitem').first().waitFor();
     const positions = await history.getByRole('listitem').evaluateAll((items) => items.map((li) => Number(/position (\d+)/.exec(li.textContent ?? '')?.[1])));
     expect(positions).to.deep.equal([...positions].sort((a, b) => b - a));
+  });
+
+  it('finds a user whose app user ID begins and ends with spaces, as typed', async () => {
+    await createUser(svc, ' spaced ');
+    await signIn();
+    await open('Users');
+    await page.getByRole('searchbox', { name: 'App user ID' }).fill(' spaced ');
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('heading', { level: 2, name: 'User  spaced ' }).waitFor();
   });
 
   it('the users "." and "..": says their profile is out of a browser\'s reach and shows their history', async () => {

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { type ApiErrorItem, api, outcome, type Review } from '../api';
 import { Empty, Pager, Problem, Section, useLoad, ViewTitle, DataTable } from '../components';
 import { formatDateTime } from '../format';
@@ -17,6 +17,11 @@ export function ReviewsView() {
   );
   const [errors, setErrors] = useState<ApiErrorItem[]>([]);
   const [done, setDone] = useState<string | null>(null);
+  // The decided row (and the button that had focus) goes: focus moves to what was done.
+  const doneMessage = useRef<HTMLParagraphElement>(null);
+  useEffect(() => {
+    if (done) doneMessage.current?.focus();
+  }, [done]);
   const decide = async (review: Review, decision: 'approve' | 'reject') => {
     const path = decision === 'approve' ? '/admin/reviews/{id}/approve' : '/admin/reviews/{id}/reject';
     const result = await outcome(api.POST(path, { params: { path: { id: review.id } } }));
@@ -48,7 +53,11 @@ export function ReviewsView() {
         </div>
       </form>
       {errors.length > 0 ? <Problem errors={errors} /> : null}
-      {done ? <p role="status">{done}</p> : null}
+      {done ? (
+        <p role="status" tabIndex={-1} ref={doneMessage}>
+          {done}
+        </p>
+      ) : null}
       <Section loaded={list} what="the review queue">
         {(body) => (
           <>

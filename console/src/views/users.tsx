@@ -21,7 +21,8 @@ export function UsersView() {
         class="filters"
         onSubmit={(event) => {
           event.preventDefault();
-          setUserId(query.trim());
+          // App user ids may begin or end with spaces: the id is looked up as typed (a blank one is no id).
+          setUserId(query.trim() === '' ? '' : query);
         }}
       >
         <div class="field">
@@ -104,7 +105,7 @@ function EventHistory(props: { appUserId: string }) {
   );
 }
 
-function Profile(props: { user: Omit<Schemas['User'], 'last_seen_at'> }) {
+function Profile(props: { user: Omit<Schemas['OperatorUser'], 'last_seen_at'> }) {
   const u = props.user;
   const active = Object.entries(u.rewards.active).flatMap(([kind, list]) => list.map((entry) => ({ kind, entry })));
   const expired = Object.values(u.rewards.expired ?? {}).flat().length;
@@ -128,6 +129,10 @@ function Profile(props: { user: Omit<Schemas['User'], 'last_seen_at'> }) {
           <div>
             <dt>Churns</dt>
             <dd>{formatNumber(u.stats.churns)}</dd>
+          </div>
+          <div>
+            <dt>Refunds</dt>
+            <dd>{formatNumber(u.stats.refunds)}</dd>
           </div>
           <div>
             <dt>Referred by</dt>
