@@ -48,5 +48,12 @@ export function DailyChart(props: { days: AnalyticsDay[]; tableId: string }) {
       plot.destroy();
     };
   }, [props.days]);
-  return <div ref={host} class="chart" role="img" aria-label={`Claims, conversions and churns per day; table ${props.tableId} lists the same figures`} />;
+  return (
+    <div
+      ref={host}
+      class="chart"
+      role="img"
+      aria-label={`Claims, conversions and churns per day; the table “${props.tableId}” lists the same figures, with revenue`}
+    />
+  );
 }

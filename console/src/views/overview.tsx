@@ -120,7 +120,7 @@ export function OverviewView() {
             <Totals days={body.data.days} />
             <section aria-labelledby="daily-heading">
               <h2 id="daily-heading">Per day</h2>
-              <DailyChart days={body.data.days} tableId="Per day" />
+              <DailyChart days={body.data.days} tableId="Per day (UTC)" />
               <DailyTable days={body.data.days} />
             </section>
           </>
