@@ -363,6 +363,14 @@ describe('Console in the browser (SPEC §14)', function () {
         .locator('canvas')
         .count(),
     ).to.equal(1);
+    // Revenue has a chart of its own per currency (gross and refunded).
+    expect(
+      await page
+        .getByRole('img', { name: /^Revenue in USD per day, gross and refunded/ })
+        .locator('canvas')
+        .count(),
+    ).to.equal(1);
+    expect(await page.getByRole('img', { name: /^Revenue in/ }).count()).to.equal(1);
     expect(await page.getByRole('row', { name: /ALICE1/ }).textContent()).to.include('alice');
     await page.screenshot({ path: path.join(ARTIFACTS, 'overview-with-figures-1280.png'), fullPage: true });
   });

@@ -1,10 +1,56 @@
 import { useMemo, useState } from 'preact/hooks';
 import { type AnalyticsDay, api, outcome, type Revenue } from '../api';
 import { Empty, Section, useLoad, ViewTitle, DataTable } from '../components';
-import { formatDay, formatNumber, formatRevenue, lastDays } from '../format';
+import { formatDay, formatMoney, formatNumber, formatRevenue, lastDays } from '../format';
 import { DailyChart } from './chart';
 
 const RANGES = [7, 30, 90] as const;
+
+const COUNT_SERIES = [
+  { label: 'Claims', key: 'claims', stroke: '#2563eb' },
+  { label: 'Conversions', key: 'conversions', stroke: '#16a34a' },
+  { label: 'Churns', key: 'churns', stroke: '#dc2626' },
+] as const;
+
+/**
+ * The figures per day as charts: claims, conversions and churns on one; revenue on one chart per
+ * currency (amounts in several currencies share no axis), gross and refunded as the API gives them.
+ */
+function DailyCharts(props: { days: AnalyticsDay[]; table: string }) {
+  const dates = useMemo(() => props.days.map((d) => d.date), [props.days]);
+  const counts = useMemo(() => COUNT_SERIES.map((s) => ({ label: s.label, stroke: s.stroke, values: props.days.map((d) => d[s.key]) })), [props.days]);
+  const revenue = useMemo(() => {
+    const currencies = [...new Set(props.days.flatMap((d) => d.revenue.map((r) => r.currency)))].sort();
+    return currencies.map((currency) => {
+      const of = (d: AnalyticsDay) => d.revenue.find((r) => r.currency === currency);
+      const series = [
+        { label: 'Gross', stroke: '#7c3aed', values: props.days.map((d) => of(d)?.gross_minor ?? 0) },
+        { label: 'Refunded', stroke: '#ea580c', values: props.days.map((d) => of(d)?.refunded_minor ?? 0) },
+      ];
+      return { currency, series, format: (minor: number) => formatMoney(minor, currency) };
+    });
+  }, [props.days]);
+  return (
+    <>
+      <DailyChart
+        dates={dates}
+        series={counts}
+        title="Claims, conversions and churns"
+        label={`Claims, conversions and churns per day; the table “${props.table}” lists the same figures`}
+      />
+      {revenue.map(({ currency, series, format }) => (
+        <DailyChart
+          key={currency}
+          dates={dates}
+          series={series}
+          format={format}
+          title={`Revenue in ${currency}`}
+          label={`Revenue in ${currency} per day, gross and refunded; the table “${props.table}” lists the same figures`}
+        />
+      ))}
+    </>
+  );
+}
 
 /** Sums per currency (gross and refunded kept apart, as the API gives them). */
 function addRevenue(days: AnalyticsDay[]): Revenue {
@@ -120,7 +166,7 @@ export function OverviewView() {
             <Totals days={body.data.days} />
             <section aria-labelledby="daily-heading">
               <h2 id="daily-heading">Per day</h2>
-              <DailyChart days={body.data.days} tableId="Per day (UTC)" />
+              <DailyCharts days={body.data.days} table="Per day (UTC)" />
               <DailyTable days={body.data.days} />
             </section>
           </>
