@@ -1,7 +1,7 @@
 /**
  * npm run bench [-- --only claims,replay --duration 5 --history 100000 --json]   (--help)
  *
- * Every figure of issue #10 in one run, each next to what it is judged against, measured in
+ * Every performance figure (README, "Benchmarks") in one run, each next to what it is judged against, measured in
  * the same run on the same machine: a bare express route serving the same bytes (load
  * tests), a fresh entity (long histories), a raw scan of the log (replay and export).
  * The service runs built (dist/) in a child process on a temporary data directory, the bare

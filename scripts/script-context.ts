@@ -6,7 +6,7 @@ import { databasePath } from '../src/adapters/sqlite/sqlite-database.js';
 import { EventLog } from '../src/application/event-log.js';
 import type { Backend } from '../src/backends/backend.js';
 import { openBackend } from '../src/backends/open-backend.js';
-import { ConfigError, loadConfig, type Config } from '../src/config.js';
+import { ConfigError, loadConfig, misspeltSettings, type Config } from '../src/config.js';
 import { EXIT } from './cli/command-line.js';
 
 export interface ScriptContext {
@@ -18,7 +18,9 @@ export interface ScriptContext {
 /** The service's configuration for a script; a bad one is reported (every problem) and exits 78. */
 export function loadScriptConfig(env: NodeJS.ProcessEnv = process.env): Config {
   try {
-    return loadConfig(env);
+    const config = loadConfig(env);
+    for (const warning of misspeltSettings(env)) process.stderr.write(`Warning: ${warning}\n`);
+    return config;
   } catch (error) {
     if (error instanceof ConfigError) {
       process.stderr.write(`${error.message}\n`);

@@ -359,3 +359,34 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env): Config {
   if (result.success) return result.data;
   throw new ConfigError(configProblems(env, result.error.issues));
 }
+
+/**
+ * Variables in `env` that are not settings of this service but are spelt almost like one
+ * (`CLIENT_API_KEY` for `CLIENT_API_KEYS`): a warning each, naming the setting meant. Such a
+ * variable is ignored, so without this a typo would pass silently (a development start would
+ * generate keys instead of using the ones given).
+ */
+export function misspeltSettings(env: NodeJS.ProcessEnv): string[] {
+  const known = new Set(CONFIG_VARIABLES);
+  const warnings: string[] = [];
+  for (const name of Object.keys(env)) {
+    if (known.has(name) || name.length < 6 || name !== name.toUpperCase()) continue;
+    const meant = CONFIG_VARIABLES.find((variable) => editDistance(name, variable) <= 2);
+    if (meant) warnings.push(`${name} is not a setting of this service and is ignored; did you mean ${meant}?`);
+  }
+  return warnings;
+}
+
+/** Levenshtein distance (insertions, deletions, substitutions). */
+function editDistance(a: string, b: string): number {
+  if (Math.abs(a.length - b.length) > 2) return 3;
+  let previous = Array.from({ length: b.length + 1 }, (_, index) => index);
+  for (let i = 1; i <= a.length; i += 1) {
+    const current = [i];
+    for (let j = 1; j <= b.length; j += 1) {
+      current[j] = Math.min(previous[j]! + 1, current[j - 1]! + 1, previous[j - 1]! + (a[i - 1] === b[j - 1] ? 0 : 1));
+    }
+    previous = current;
+  }
+  return previous[b.length]!;
+}

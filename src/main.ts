@@ -1,7 +1,7 @@
 import './supported-node.js';
 import 'reflect-metadata';
 import { openBackend } from './backends/open-backend.js';
-import { ConfigError, type Config, loadConfig } from './config.js';
+import { ConfigError, type Config, loadConfig, misspeltSettings } from './config.js';
 import { withDevelopmentKeys } from './dev-keys.js';
 import { createLogger } from './observability/logger.js';
 import { type Role, type RunningService, startService } from './service.js';
@@ -77,6 +77,7 @@ async function main(): Promise<void> {
     if (error instanceof ConfigError) fail(EXIT.CONFIG, error.message);
     throw error;
   }
+  for (const warning of misspeltSettings(process.env)) process.stderr.write(`Warning: ${warning}\n`);
   const [roleArgument, ...extra] = process.argv.slice(2);
   const role = (roleArgument ?? (config.RUN_PROJECTOR ? 'all' : 'api')) as Role;
   if (!ROLES.includes(role) || extra.length > 0) {

@@ -30,7 +30,7 @@ export const benchCommand = defineCommand({
   name: 'bench',
   summary:
     'Starts the real service (embedded SQLite in a temporary directory) and a bare express route in child processes on 127.0.0.1, ' +
-    'loads both with autocannon, and prints every figure of issue #10 next to what it is judged against, measured in the same run: ' +
+    'loads both with autocannon, and prints every performance figure (README, "Benchmarks") next to what it is judged against, measured in the same run: ' +
     'a bare route serving the same bytes, a fresh entity, a raw scan of the log. A markdown table, or JSON with --json. ' +
     'Each load test stops by itself (--duration seconds, at most --max-requests requests).',
   options: {

@@ -5,7 +5,7 @@ import type { Measurement } from './load.js';
 import type { LogSpeed } from './log-speed.js';
 import type { BenchOptions } from './options.js';
 
-/** One figure of issue #10, next to what it is compared with in the same run. */
+/** One performance figure, next to what it is compared with in the same run. */
 export interface Figure {
   key: string;
   what: string;

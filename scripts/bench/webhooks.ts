@@ -15,7 +15,6 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 import { RandomIds } from '../../src/adapters/system/random-ids.js';
 import { EventLog } from '../../src/application/event-log.js';
@@ -24,23 +23,37 @@ import { generateWebhookSecret } from '../../src/application/webhooks/webhook-si
 import { openEmbeddedBackend } from '../../src/backends/embedded.js';
 import type { NewDomainEvent } from '../../src/domain/decider.js';
 import { streams } from '../../src/domain/events/index.js';
+import { defineCommand, EXIT, runScript } from '../cli/command-line.js';
 
-const { values: args } = parseArgs({
+const command = defineCommand({
+  name: 'bench-webhooks',
+  invocation: 'npx tsx scripts/bench/webhooks.ts',
+  summary:
+    'Webhook fan-out benchmark: seeds catalogue events and endpoints into a fresh embedded log, starts the service with local receivers, ' +
+    'and measures deliveries/s and the API (GET /users/{id}) while it delivers, against the same API once the outbox is empty.',
   options: {
-    events: { type: 'string', default: '10000' },
-    endpoints: { type: 'string', default: '3' },
-    duration: { type: 'string', default: '5' },
-    connections: { type: 'string', default: '16' },
-    split: { type: 'boolean', default: false },
+    events: { type: 'string', value: 'N', default: '10000', description: 'Catalogue events to seed (user.created + reward.granted on 100 users)' },
+    endpoints: { type: 'string', value: 'N', default: '3', description: 'Endpoints, each receiving every event' },
+    duration: { type: 'string', value: 'SECONDS', default: '5', description: 'Length of each API load run' },
+    connections: { type: 'string', value: 'N', default: '16', description: 'Connections of the API load' },
+    split: { type: 'boolean', description: 'Run the API (RUN_PROJECTOR=false) and the projector, which delivers, as two processes' },
   },
-  strict: true,
+  notes: ['Set WEBHOOK_YIELD_MAX_S=0 in the environment to measure deliveries competing with the API instead of yielding to it.'],
+  examples: ['npx tsx scripts/bench/webhooks.ts', 'npx tsx scripts/bench/webhooks.ts --events 50000 --endpoints 5 --split'],
 });
-const EVENTS = Number(args.events);
-const ENDPOINTS = Number(args.endpoints);
-const DURATION = Number(args.duration);
-const CONNECTIONS = Number(args.connections);
+const args = command.parse(process.argv.slice(2));
+/** A whole number of at least 1 from an option, or a usage error. */
+function count(name: string, text: string): number {
+  const value = Number(text);
+  if (!Number.isInteger(value) || value < 1) command.fail(`--${name} must be a whole number of at least 1, not ${text}`);
+  return value;
+}
+const EVENTS = count('events', args.events);
+const ENDPOINTS = count('endpoints', args.endpoints);
+const DURATION = count('duration', args.duration);
+const CONNECTIONS = count('connections', args.connections);
 /** --split: the API (RUN_PROJECTOR=false) and the projector, which delivers, as two processes. */
-const SPLIT = args.split;
+const SPLIT = args.split === true;
 const USERS = 100;
 const CLIENT = 'bench-client';
 const SECRET = 'bench-secret';
@@ -159,7 +172,7 @@ async function apiLoad(url: string, duration = DURATION) {
   return { 'req/s': Math.round(result.requests.average), 'p50 ms': result.latency.p50, 'p99 ms': result.latency.p99, 'non-2xx': result.non2xx };
 }
 
-async function main() {
+async function main(): Promise<number> {
   const dataDir = fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-bench-webhooks-'));
   const secrets = Array.from({ length: ENDPOINTS }, () => generateWebhookSecret());
   const receivers = await startReceivers(secrets);
@@ -234,9 +247,7 @@ async function main() {
     receivers.stop();
     fs.rmSync(dataDir, { recursive: true, force: true });
   }
+  return EXIT.OK;
 }
 
-main().catch((error: unknown) => {
-  console.error(error);
-  process.exit(1);
-});
+runScript(command, main);

@@ -55,16 +55,17 @@ describe('E2E: the README walkthrough, verbatim, against a started service', fun
       });
       expect(run.status, run.stderr).to.equal(0);
       expect(run.stderr).to.equal('');
-      // One JSON document per line, one line per call (12 calls), none of them an error.
+      // One JSON document per line, one line per call (13 calls), none of them an error.
       const lines = run.stdout.split('\n');
       expect(lines.pop()).to.equal('');
       expect(lines)
-        .to.have.length((commands!.match(/^curl -s -w '\\n' /gm) ?? []).length)
-        .and.to.have.length(12);
+        .to.have.length((commands!.match(/^curl -sS -w '\\n' /gm) ?? []).length)
+        .and.to.have.length(13);
       const replies = lines.map((line) => JSON.parse(line) as { data?: any; errors?: unknown });
       for (const reply of replies) expect(reply.errors, JSON.stringify(reply)).to.equal(undefined);
 
-      const [, , , alice, , claim, bob, aliceAfter, spent, repeated, ledger, log] = replies.map((reply) => reply.data);
+      const [health, , , , alice, , claim, bob, aliceAfter, spent, repeated, ledger, log] = replies.map((reply) => reply.data);
+      expect(health).to.deep.equal({ status: 'ok' });
       expect(alice.user.referral_code_link).to.equal(`${env.REFERRAL_LINK_BASE}/${alice.user.referral_code}`);
       expect(claim.user.referred_by.code).to.equal(alice.user.referral_code);
       expect(bob.user.rewards.active.basic.map((entry: { reward: { key: string } }) => entry.reward.key)).to.deep.equal(['premium-week']);

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { ConfigError, loadConfig } from '../../../src/config.js';
+import { ConfigError, loadConfig, misspeltSettings } from '../../../src/config.js';
 
 function problemsOf(env: Record<string, string>): string[] {
   try {
@@ -54,6 +54,17 @@ describe('Configuration errors', () => {
     expect(problems.join('\n')).to.not.contain('shared_key');
     expect(problemsOf({ HOST: '' })).to.have.length(1);
     expect(problemsOf({ HOST: '' })[0]).to.match(/^HOST="": expected an interface address/);
+  });
+
+  it('a variable spelt almost like a setting is named with the setting meant (it would be ignored silently)', () => {
+    expect(
+      misspeltSettings({ CLIENT_API_KEY: 'ck', SECRET_API_KEY: 'sk', DATADIR: './d', PATH: '/bin', HOSTNAME: 'box', HOST: '0.0.0.0', npm_config_cache: 'x' }),
+    ).to.deep.equal([
+      'CLIENT_API_KEY is not a setting of this service and is ignored; did you mean CLIENT_API_KEYS?',
+      'SECRET_API_KEY is not a setting of this service and is ignored; did you mean SECRET_API_KEYS?',
+      'DATADIR is not a setting of this service and is ignored; did you mean DATA_DIR?',
+    ]);
+    expect(misspeltSettings(process.env), 'the test environment itself').to.deep.equal([]);
   });
 
   it('do not repeat a password from a connection string', () => {
