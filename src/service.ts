@@ -1,12 +1,12 @@
 import 'reflect-metadata';
-import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { IncomingMessage, Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DependencyContainer } from 'tsyringe';
 import { type CompositionOptions, composeService, PROCESS, type Projector, type Role } from './composition-root.js';
 import { BackgroundJobs } from './application/maintenance/background-jobs.js';
 import { configuredRevenueProviders } from './config.js';
 import { createApp } from './http/app.js';
-import { answerUnparsableRequests, MAX_HEADER_BYTES } from './http/unparsable-requests.js';
+import { createHttpServer } from './http/http-server.js';
 
 export type { Role };
 
@@ -56,8 +56,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
   if (runsProjector) await projector.start();
 
   const app = createApp(container, role === 'projector' ? 'operator' : 'full');
-  const server = createServer({ maxHeaderSize: MAX_HEADER_BYTES }, app);
-  answerUnparsableRequests(server, app);
+  const server = createHttpServer(app);
   const inFlight = trackRequests(server);
   let url: string;
   try {

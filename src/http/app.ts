@@ -14,7 +14,7 @@ import type { ReadStore } from '../ports/read-store.js';
 import { TOKENS } from '../ports/tokens.js';
 import type { Metrics } from '../observability/metrics.js';
 import { ApiKeys, requireKey, requireSecretKey } from './auth.js';
-import { BODY_METHODS, sendsBody, storableBody } from './body-guard.js';
+import { BODY_METHODS, refuseDeclaredOverLimit, sendsBody, storableBody } from './body-guard.js';
 import { ApiError, errorHandler, pathNotFound } from './errors.js';
 import { ApiDescription } from './openapi.js';
 import { consoleRouter } from './console.js';
@@ -48,6 +48,13 @@ const requestId: RequestHandler = (req, res, next) => {
   const id = given && REQUEST_ID.test(given) ? given : randomUUID();
   res.locals.requestId = id;
   res.setHeader('x-request-id', id);
+  next();
+};
+
+/** HTTP/1.1 requires a Host header (RFC 9112 §3.2): a request without one is a bad request, answered in the API's shape. */
+const requireHost: RequestHandler = (req, _res, next) => {
+  if (req.httpVersion === '1.1' && req.headers.host === undefined)
+    throw new ApiError(400, 'BAD_REQUEST', 'An HTTP/1.1 request needs a Host header', 'header:host');
   next();
 };
 
@@ -90,7 +97,8 @@ function jsonBody(): RequestHandler[] {
   const options = { type: ['application/json', 'application/*+json'], strict: false, verify };
   const parseSmall = express.json({ ...options, limit: BODY_LIMIT });
   const parseBulk = express.json({ ...options, limit: BULK_BODY_LIMIT });
-  const parse: RequestHandler = (req, res, next) => (BULK_PATHS.test(req.path) ? parseBulk : parseSmall)(req, res, next);
+  const limitOf = (req: express.Request) => (BULK_PATHS.test(req.path) ? BULK_BODY_LIMIT : BODY_LIMIT);
+  const parse: RequestHandler = (req, res, next) => (limitOf(req) === BULK_BODY_LIMIT ? parseBulk : parseSmall)(req, res, next);
   const mediaType: RequestHandler = (req, _res, next) => {
     if (sendsBody(req) && !req.is(['application/json', 'application/*+json'])) {
       throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json', 'header:content-type');
@@ -101,7 +109,7 @@ function jsonBody(): RequestHandler[] {
     (handler: RequestHandler): RequestHandler =>
     (req, res, next) =>
       BODY_METHODS.has(req.method) ? handler(req, res, next) : next();
-  return [mediaType, parse, storableBody].map(onlyWithBody);
+  return [mediaType, refuseDeclaredOverLimit(limitOf), parse, storableBody].map(onlyWithBody);
 }
 
 /** `full`: the whole API; `operator`: only health, readiness, metrics and the API description. */
@@ -121,7 +129,7 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
   app.set('strict routing', true);
   // Which X-Forwarded-For hops name the client (req.ip): none unless TRUST_PROXY says so.
   app.set('trust proxy', config.TRUST_PROXY);
-  app.use(requestId, observe(metrics, logger, container.resolve(RequestActivity)));
+  app.use(requestId, observe(metrics, logger, container.resolve(RequestActivity)), requireHost);
   mountRoutes(
     app,
     api,

@@ -1,9 +1,25 @@
 import type { Request, RequestHandler } from 'express';
-import { ApiError } from './errors.js';
+import { ApiError, bodyTooLarge } from './errors.js';
 import { pointer } from './validation.js';
 
 /** Methods whose body the service reads and checks (JSON, size, storable); others' bodies are ignored. */
 export const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH']);
+
+/**
+ * 413 at once for a body whose declared `content-length` passes `limit`, before reading a byte of
+ * it: the body parsers read a refused body to its end before answering (a client announcing a
+ * gigabyte would be read for minutes). The connection closes after the answer, so the rest of
+ * the body is never read either.
+ */
+export function refuseDeclaredOverLimit(limitOf: (req: Request) => number): RequestHandler {
+  return (req, res, next) => {
+    const declared = Number(req.headers['content-length']);
+    const limit = limitOf(req);
+    if (!(Number.isFinite(declared) && declared > limit)) return next();
+    res.setHeader('connection', 'close');
+    next(bodyTooLarge(limit));
+  };
+}
 
 /** Deeper JSON is refused: it would break storage (SQLite's JSON functions stop at 1000). */
 export const MAX_JSON_DEPTH = 32;

@@ -39,7 +39,7 @@ export interface OperationDoc {
 /** Every code an operation can answer, from its own list and its shape. */
 export function operationErrorCodes(doc: Pick<OperationDoc, 'method' | 'path' | 'errors' | 'auth' | 'body'>): ErrorCode[] {
   // Any request can be refused before it reaches its route: a request line and headers over
-  // 64 KiB, or HTTP that cannot be parsed (a malformed request line) (src/http/unparsable-requests.ts).
+  // 64 KiB, or HTTP that cannot be parsed (a malformed request line) (src/http/http-server.ts).
   const codes = new Set<ErrorCode>(['BAD_REQUEST']);
   // A path parameter sent empty (`/users//claim-code`) leaves a path no operation has.
   if (doc.path.includes('{')) codes.add('PATH_ERROR');

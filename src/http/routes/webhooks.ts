@@ -10,7 +10,7 @@ import { RevenueInbox } from '../../application/revenue/revenue-inbox.js';
 import type { Config } from '../../config.js';
 import { REVENUE_PROVIDERS, type RevenueNotification, type RevenueProvider, revenueNotificationSchema } from '../../domain/revenue/revenue-notification.js';
 import { TOKENS } from '../../ports/tokens.js';
-import { sendsBody, unstorablePart } from '../body-guard.js';
+import { refuseDeclaredOverLimit, sendsBody, unstorablePart } from '../body-guard.js';
 import { WEBHOOK_BODY_LIMIT } from '../body-limits.js';
 import { ApiError, bodyTooLarge } from '../errors.js';
 import { type AnyRoute, route } from '../route.js';
@@ -71,17 +71,21 @@ export function configuredVerifiers(config: Config): Map<RevenueProvider, Notifi
  * Up to 1 MiB, kept as the exact bytes (signatures cover them). Every provider sends JSON: a body
  * sent as anything else is 415, as on the rest of the API.
  */
+const refuseOverLimit = refuseDeclaredOverLimit(() => WEBHOOK_BODY_LIMIT);
 const rawBody: RequestHandler = (req, res, next) => {
   if (sendsBody(req) && !req.is(['application/json', 'application/*+json'])) {
     next(new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the notification as application/json', 'header:content-type'));
     return;
   }
-  express.raw({ type: () => true, limit: WEBHOOK_BODY_LIMIT })(req, res, (error?: unknown) => {
-    if ((error as { type?: string } | undefined)?.type === 'entity.too.large') {
-      next(bodyTooLarge(WEBHOOK_BODY_LIMIT));
-      return;
-    }
-    next(error);
+  refuseOverLimit(req, res, (refused?: unknown) => {
+    if (refused) return next(refused);
+    express.raw({ type: () => true, limit: WEBHOOK_BODY_LIMIT })(req, res, (error?: unknown) => {
+      if ((error as { type?: string } | undefined)?.type === 'entity.too.large') {
+        next(bodyTooLarge(WEBHOOK_BODY_LIMIT));
+        return;
+      }
+      next(error);
+    });
   });
 };
 

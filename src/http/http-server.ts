@@ -1,0 +1,153 @@
+import { randomUUID } from 'node:crypto';
+import { createServer, IncomingMessage, type RequestListener, type Server, type ServerOptions, ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
+import { BODY_METHODS } from './body-guard.js';
+import { ApiError, errorBody } from './errors.js';
+
+/**
+ * Room for a request line and headers (Node's default is 16 KiB). Every request the OpenAPI
+ * document allows fits: its longest query (`/admin/events`, 2,600 characters that may each take
+ * 12 bytes percent-encoded) is about 31 KiB.
+ */
+export const MAX_HEADER_BYTES = 64 * 1024;
+
+/** A request line whose only fault is a method Node does not know (`FOO /users/ann HTTP/1.1`). */
+const UNKNOWN_METHOD_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\/[^\s]*) HTTP\/1\.[01]\r?$/;
+
+type ServerSocket = Duplex & { _httpMessage?: ServerResponse | null };
+
+/**
+ * The HTTP server of `app`, answering every request the way the API answers (a JSON body and an
+ * `x-request-id`), including those Node would otherwise answer or drop on its own:
+ *
+ * - a request Node cannot parse (headers past MAX_HEADER_BYTES, a malformed request line):
+ *   400 in the API's shape, after the requests pipelined before it on the connection are answered;
+ * - a well-formed request whose method Node does not know (`FOO`, refused by its parser before
+ *   the path), and `CONNECT` (which Node hands to a `connect` listener, or drops): handed to `app`,
+ *   which answers as for any method a path does not have (405 with `allow`, or 404);
+ * - an `Expect` other than `100-continue` (Node's bare 417): ignored, as RFC 9110 allows;
+ * - a client that half-closes after sending its request (as `curl` and HTTP/1.0 clients may):
+ *   still answered, then the connection is closed (Node would drop the answer);
+ * - a body cut short of its content-length: 400 `BODY_INVALID` on the request under way.
+ */
+export function createHttpServer(
+  app: RequestListener,
+  timeouts: Pick<ServerOptions, 'headersTimeout' | 'requestTimeout' | 'connectionsCheckingInterval'> = {},
+): Server {
+  // Without a Host header, an HTTP/1.1 request is refused by the app (400 in its shape), not by Node (a bare 400).
+  const server = createServer({ ...timeouts, maxHeaderSize: MAX_HEADER_BYTES, requireHostHeader: false }, app);
+  // Node's own switch (an http.Server property it has long had, not in its types): a client's FIN
+  // ends the connection only once the requests it sent are answered.
+  Object.assign(server, { httpAllowHalfOpen: true });
+  server.on('checkExpectation', app);
+  server.on('connect', (req: IncomingMessage, socket: Socket) => answerAlone(app, req, socket));
+  const answering = new WeakSet<Duplex>();
+  server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer; bytesParsed?: number }, socket: ServerSocket) => {
+    // Gone: nothing can be answered. A parser that failed once may report again: answer once.
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
+    }
+    if (answering.has(socket)) return;
+    answering.add(socket);
+    // The connection ended before the body its content-length announced: the request under way
+    // is answered as a body that could not be read completely (its x-request-id kept); one that
+    // takes no body (a GET) is answered by the app as it is.
+    const inFlight = socket._httpMessage;
+    if (error.code === 'HPE_INVALID_EOF_STATE' && (inFlight || !error.rawPacket?.length)) {
+      if (inFlight && !inFlight.headersSent && BODY_METHODS.has(inFlight.req.method ?? '')) {
+        answerOn(inFlight, new ApiError(400, 'BODY_INVALID', 'The body ended before the length its content-length announced', null));
+      } else if (!inFlight) {
+        // Its request was answered already (a GET that ignored its cut body): nothing more to say.
+        socket.end();
+      }
+      return;
+    }
+    // A client too slow to send its request: Node's 408, not a complaint about what it sent.
+    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      socket.end('HTTP/1.1 408 Request Timeout\r\nconnection: close\r\n\r\n');
+      return;
+    }
+    const head = requestHead(error.rawPacket, error.bytesParsed);
+    const line = error.code === 'HPE_INVALID_METHOD' ? UNKNOWN_METHOD_LINE.exec(head.line) : null;
+    whenIdle(socket, () => {
+      if (line) {
+        const req = new IncomingMessage(socket as Socket);
+        Object.assign(req, { method: line[1], url: line[2], httpVersionMajor: 1, httpVersionMinor: 1, httpVersion: '1.1', headers: head.headers });
+        req.push(null);
+        answerAlone(app, req, socket as Socket);
+      } else {
+        socket.end(rawAnswer(answerTo(error.code)));
+      }
+    });
+  });
+  return server;
+}
+
+/** Runs `answer` once no response of an earlier request on `socket` is still being written. */
+function whenIdle(socket: ServerSocket, answer: () => void): void {
+  const inFlight = socket._httpMessage;
+  if (!inFlight) {
+    if (socket.writable) answer();
+    return;
+  }
+  // Node attaches the next pipelined response as the one before it finishes.
+  inFlight.once('finish', () => setImmediate(() => whenIdle(socket, answer)));
+}
+
+/** Runs `app` on `req` with a response of its own on `socket`, then closes the connection. */
+function answerAlone(app: RequestListener, req: IncomingMessage, socket: Socket): void {
+  const res = new ServerResponse(req);
+  res.shouldKeepAlive = false;
+  res.assignSocket(socket);
+  res.once('finish', () => {
+    res.detachSocket(socket);
+    socket.end();
+  });
+  app(req, res);
+}
+
+function answerOn(res: ServerResponse, error: ApiError): void {
+  const body = JSON.stringify(errorBody(error.toJSON()));
+  res.shouldKeepAlive = false;
+  res.writeHead(error.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
+}
+
+function rawAnswer(error: ApiError): string {
+  const body = JSON.stringify(errorBody(error.toJSON()));
+  return [
+    'HTTP/1.1 400 Bad Request',
+    'content-type: application/json; charset=utf-8',
+    `content-length: ${Buffer.byteLength(body)}`,
+    `x-request-id: ${randomUUID()}`,
+    'connection: close',
+    '',
+    body,
+  ].join('\r\n');
+}
+
+function answerTo(code: string | undefined): ApiError {
+  if (code === 'HPE_HEADER_OVERFLOW') {
+    return new ApiError(400, 'BAD_REQUEST', `The request line and headers are too large (over ${MAX_HEADER_BYTES / 1024} KiB, or too many headers)`, null);
+  }
+  return new ApiError(400, 'BAD_REQUEST', 'The request could not be parsed as HTTP', null);
+}
+
+/**
+ * The request line and the headers of the request the parser failed in (the line holding byte
+ * `failedAt` of what it was given, after any requests pipelined before it), as Node would name them.
+ */
+function requestHead(raw: Buffer | undefined, failedAt = 0): { line: string; headers: Record<string, string> } {
+  const packet = raw ? raw.toString('latin1') : '';
+  const start = packet.lastIndexOf('\n', Math.max(0, failedAt - 1)) + 1;
+  const text = packet.slice(start, start + MAX_HEADER_BYTES);
+  const end = text.indexOf('\r\n\r\n');
+  const [line = '', ...fields] = (end === -1 ? text : text.slice(0, end)).split(/\r?\n/);
+  const headers: Record<string, string> = {};
+  for (const field of fields) {
+    const colon = field.indexOf(':');
+    if (colon > 0) headers[field.slice(0, colon).trim().toLowerCase()] ??= field.slice(colon + 1).trim();
+  }
+  return { line, headers };
+}

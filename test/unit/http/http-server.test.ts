@@ -1,0 +1,121 @@
+import type { IncomingMessage, RequestListener, Server, ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import net from 'node:net';
+import { expect } from 'chai';
+import { createHttpServer, MAX_HEADER_BYTES } from '../../../src/http/http-server.js';
+
+/** Sends `request` raw (then ends the client's side when `end`) and reads the whole answer (the server closes the connection). */
+async function raw(server: Server, request: string, { end = false } = {}): Promise<string> {
+  const socket = net.connect((server.address() as AddressInfo).port, '127.0.0.1');
+  if (end) socket.end(request);
+  else socket.write(request);
+  const chunks: Buffer[] = [];
+  for await (const chunk of socket) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** The first line of each HTTP response in `answer`, in order. */
+const statusLines = (answer: string) => [...answer.matchAll(/HTTP\/1\.1 \d{3} [^\r]*/g)].map((match) => match[0]);
+
+/** An app that names what it was asked (status 200, or 405 for a method it does not know), echoing x-request-id. */
+const echo: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
+  const known = ['GET', 'POST', 'HEAD'].includes(req.method ?? '');
+  const body = `${req.method} ${req.url} id=${req.headers['x-request-id'] ?? '-'}`;
+  req.resume();
+  req.on('end', () => res.writeHead(known ? 200 : 405, { 'content-length': Buffer.byteLength(body), ...(known ? {} : { allow: 'GET' }) }).end(body));
+};
+
+describe('the HTTP server: every request is answered in the API shape, or by the app', () => {
+  const servers: Server[] = [];
+  async function serve(app: RequestListener = echo, timeouts = {}): Promise<Server> {
+    const server = createHttpServer(app, timeouts);
+    servers.push(server);
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return server;
+  }
+  after(async () => {
+    for (const server of servers) {
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+    }
+  });
+
+  it('answers a request Node cannot parse 400 in the API shape: headers past the limit, or not HTTP', async () => {
+    const server = await serve();
+    const cases: [string, number, string][] = [
+      [`GET / HTTP/1.1\r\nhost: x\r\nx-pad: ${'a'.repeat(MAX_HEADER_BYTES)}\r\n\r\n`, 400, 'BAD_REQUEST'],
+      ['NOT HTTP\r\n\r\n', 400, 'BAD_REQUEST'],
+    ];
+    for (const [request, status, code] of cases) {
+      const [head, body] = (await raw(server, request)).split('\r\n\r\n') as [string, string];
+      expect(head.split('\r\n')[0], code).to.match(new RegExp(`^HTTP/1.1 ${status} `));
+      expect(head).to.match(/^x-request-id: [0-9a-f-]{36}$/m);
+      expect(JSON.parse(body).errors[0]).to.include({ status, code, source: null });
+    }
+  });
+
+  it('a client too slow to send its request gets 408, not a complaint about what it sent', async () => {
+    const server = await serve(echo, { headersTimeout: 500, requestTimeout: 500, connectionsCheckingInterval: 100 });
+    const answer = await raw(server, 'GET / HTTP/1.1\r\nhost: x\r\n');
+    expect(answer.split('\r\n')[0]).to.equal('HTTP/1.1 408 Request Timeout');
+  });
+
+  it('hands the app a method Node does not know (with its headers) and CONNECT; a line that is no request line stays a 400', async () => {
+    const server = await serve();
+    const unknown = await raw(server, 'FOO /users/ann?x=1 HTTP/1.1\r\nhost: x\r\nx-request-id: mine\r\n\r\n');
+    expect(unknown.split('\r\n')[0]).to.equal('HTTP/1.1 405 Method Not Allowed');
+    expect(unknown).to.match(/^allow: GET$/im);
+    expect(unknown).to.include('FOO /users/ann?x=1 id=mine');
+    const connect = await raw(server, 'CONNECT /users HTTP/1.1\r\nhost: x\r\nx-request-id: tunnel\r\n\r\n');
+    expect(connect.split('\r\n')[0]).to.equal('HTTP/1.1 405 Method Not Allowed');
+    expect(connect).to.include('CONNECT /users id=tunnel');
+    expect((await raw(server, 'FOO BAR\r\n\r\n')).split('\r\n')[0]).to.equal('HTTP/1.1 400 Bad Request');
+  });
+
+  it('answers requests pipelined before a malformed one first, in order, then the 400', async () => {
+    const server = await serve();
+    const answer = await raw(server, 'POST /users HTTP/1.1\r\nhost: x\r\nx-request-id: first\r\ncontent-length: 2\r\n\r\n{}GET /bad path HTTP/1.1\r\n\r\n');
+    expect(statusLines(answer)).to.deep.equal(['HTTP/1.1 200 OK', 'HTTP/1.1 400 Bad Request']);
+    expect(answer).to.include('POST /users id=first');
+    const unknown = await raw(server, 'GET /a HTTP/1.1\r\nhost: x\r\n\r\nFOO /b HTTP/1.1\r\nhost: x\r\n\r\n');
+    expect(statusLines(unknown)).to.deep.equal(['HTTP/1.1 200 OK', 'HTTP/1.1 405 Method Not Allowed']);
+  });
+
+  it('answers a request whose client half-closed after sending it (Node would drop the answer)', async () => {
+    const server = await serve();
+    const answer = await raw(server, 'POST /users HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}', { end: true });
+    expect(statusLines(answer)).to.deep.equal(['HTTP/1.1 200 OK']);
+    const old = await raw(server, 'POST /users HTTP/1.0\r\ncontent-length: 2\r\n\r\n{}', { end: true });
+    expect(old).to.match(/^HTTP\/1\.1 200 /);
+  });
+
+  it('ignores an Expect it does not know (RFC 9110 allows it) instead of a bare 417', async () => {
+    const server = await serve();
+    const answer = await raw(server, 'POST /users HTTP/1.1\r\nhost: x\r\nexpect: 200-ok\r\nconnection: close\r\ncontent-length: 2\r\n\r\n{}');
+    expect(statusLines(answer)).to.deep.equal(['HTTP/1.1 200 OK']);
+  });
+
+  it('a body cut short of its content-length is answered 400 BODY_INVALID on the request under way; a GET so cut is answered by the app', async () => {
+    const server = await serve((req, res) => {
+      res.setHeader('x-request-id', 'the-request');
+      req.resume();
+      // The app answers a GET whatever its body; a POST waits for its body, which never comes.
+      if (req.method === 'GET') res.end('ok');
+    });
+    const cut = await raw(server, 'POST /users HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 50\r\n\r\n{"app_user_id":"a"', {
+      end: true,
+    });
+    const [head, body] = cut.split('\r\n\r\n') as [string, string];
+    expect(head.split('\r\n')[0]).to.equal('HTTP/1.1 400 Bad Request');
+    expect(head).to.match(/^x-request-id: the-request$/m);
+    expect(JSON.parse(body).errors[0]).to.include({ status: 400, code: 'BODY_INVALID', source: null });
+    const get = await raw(server, 'GET /users/a HTTP/1.1\r\nhost: x\r\ncontent-length: 50\r\n\r\n{', { end: true });
+    expect(statusLines(get)).to.deep.equal(['HTTP/1.1 200 OK']);
+  });
+
+  it('leaves a request that parses to the app', async () => {
+    const server = await serve();
+    const answer = await raw(server, 'GET / HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n');
+    expect(answer.split('\r\n')[0]).to.equal('HTTP/1.1 200 OK');
+  });
+});
