@@ -149,8 +149,13 @@ export class BenchRun {
     await waitCaughtUp(this.url);
   }
 
-  async close(): Promise<void> {
+  /** Stops the service and the bare route (a stopped child's stop does nothing). */
+  async stopProcesses(): Promise<void> {
     await Promise.all([this.service?.stop(), this.bare?.stop()]);
+  }
+
+  async close(): Promise<void> {
+    await this.stopProcesses();
     fs.rmSync(this.dataDir, { recursive: true, force: true });
   }
 }
