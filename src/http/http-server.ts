@@ -3,6 +3,7 @@ import { createServer, IncomingMessage, type RequestListener, type Server, type 
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { BODY_METHODS } from './body-guard.js';
+import { BULK_BODY_LIMIT, WEBHOOK_BODY_LIMIT } from './body-limits.js';
 import { ApiError, errorBody } from './errors.js';
 
 /**
@@ -15,6 +16,9 @@ export const MAX_HEADER_BYTES = 64 * 1024;
 /** A request line whose only fault is a method Node does not know (`FOO /users/ann HTTP/1.1`). */
 const UNKNOWN_METHOD_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\/[^\s]*) HTTP\/1\.[01]\r?$/;
 
+/** The largest body any route takes. */
+const LARGEST_BODY = Math.max(BULK_BODY_LIMIT, WEBHOOK_BODY_LIMIT);
+
 type ServerSocket = Duplex & { _httpMessage?: ServerResponse | null };
 
 /**
@@ -26,7 +30,8 @@ type ServerSocket = Duplex & { _httpMessage?: ServerResponse | null };
  * - a well-formed request whose method Node does not know (`FOO`, refused by its parser before
  *   the path), and `CONNECT` (which Node hands to a `connect` listener, or drops): handed to `app`,
  *   which answers as for any method a path does not have (405 with `allow`, or 404);
- * - an `Expect` other than `100-continue` (Node's bare 417): ignored, as RFC 9110 allows;
+ * - an `Expect` other than `100-continue` (Node's bare 417): ignored, as RFC 9110 allows; a
+ *   `100-continue` for a body larger than any route takes gets the 413 without the invitation;
  * - a client that half-closes after sending its request (as `curl` and HTTP/1.0 clients may):
  *   still answered, then the connection is closed (Node would drop the answer);
  * - a body cut short of its content-length: 400 `BODY_INVALID` on the request under way.
@@ -41,6 +46,12 @@ export function createHttpServer(
   // ends the connection only once the requests it sent are answered.
   Object.assign(server, { httpAllowHalfOpen: true });
   server.on('checkExpectation', app);
+  // `Expect: 100-continue`: no invitation to send a body larger than any route takes (the app
+  // answers 413 at once); Node's own handler invites every body.
+  server.on('checkContinue', (req: IncomingMessage, res: ServerResponse) => {
+    if (!(Number(req.headers['content-length']) > LARGEST_BODY)) res.writeContinue();
+    app(req, res);
+  });
   server.on('connect', (req: IncomingMessage, socket: Socket) => answerAlone(app, req, socket));
   const answering = new WeakSet<Duplex>();
   server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer; bytesParsed?: number }, socket: ServerSocket) => {

@@ -95,6 +95,16 @@ describe('the HTTP server: every request is answered in the API shape, or by the
     expect(statusLines(answer)).to.deep.equal(['HTTP/1.1 200 OK']);
   });
 
+  it('invites a body with 100 Continue only when some route could take it', async () => {
+    const server = await serve();
+    const small = await raw(server, 'POST /users HTTP/1.1\r\nhost: x\r\nexpect: 100-continue\r\nconnection: close\r\ncontent-length: 2\r\n\r\n{}');
+    expect(statusLines(small)).to.deep.equal(['HTTP/1.1 100 Continue', 'HTTP/1.1 200 OK']);
+    // The app (here: one that answers without reading) is asked without the invitation.
+    const refusing = await serve((_req, res) => res.writeHead(413, { connection: 'close' }).end());
+    const huge = await raw(refusing, 'POST /users HTTP/1.1\r\nhost: x\r\nexpect: 100-continue\r\ncontent-length: 1000000000\r\n\r\n');
+    expect(statusLines(huge)).to.deep.equal(['HTTP/1.1 413 Payload Too Large']);
+  });
+
   it('a body cut short of its content-length is answered 400 BODY_INVALID on the request under way; a GET so cut is answered by the app', async () => {
     const server = await serve((req, res) => {
       res.setHeader('x-request-id', 'the-request');
