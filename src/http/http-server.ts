@@ -52,27 +52,20 @@ export function createHttpServer(
     if (!(Number(req.headers['content-length']) > LARGEST_BODY)) res.writeContinue();
     app(req, res);
   });
-  server.on('connect', (req: IncomingMessage, socket: Socket) => answerAlone(app, req, socket));
+  server.on('connect', (req: IncomingMessage, socket: Socket) =>
+    inTurn(socket, {
+      // CONNECT names a host (`CONNECT example.com:443`), not a path: this service is no proxy.
+      last: () =>
+        req.url?.startsWith('/')
+          ? answerAlone(app, req, socket)
+          : socket.end(rawAnswer(new ApiError(400, 'BAD_REQUEST', 'The request target is not a path', null))),
+    }),
+  );
   const answering = new WeakSet<Duplex>();
   server.on('clientError', (error: NodeJS.ErrnoException & { rawPacket?: Buffer; bytesParsed?: number }, socket: ServerSocket) => {
-    // Gone: nothing can be answered. A parser that failed once may report again: answer once.
+    // Gone: nothing can be answered.
     if (error.code === 'ECONNRESET' || !socket.writable) {
       socket.destroy();
-      return;
-    }
-    if (answering.has(socket)) return;
-    answering.add(socket);
-    // The connection ended before the body its content-length announced: the request under way
-    // is answered as a body that could not be read completely (its x-request-id kept); one that
-    // takes no body (a GET) is answered by the app as it is.
-    const inFlight = socket._httpMessage;
-    if (error.code === 'HPE_INVALID_EOF_STATE' && (inFlight || !error.rawPacket?.length)) {
-      if (inFlight && !inFlight.headersSent && BODY_METHODS.has(inFlight.req.method ?? '')) {
-        answerOn(inFlight, new ApiError(400, 'BODY_INVALID', 'The body ended before the length its content-length announced', null));
-      } else if (!inFlight) {
-        // Its request was answered already (a GET that ignored its cut body): nothing more to say.
-        socket.end();
-      }
       return;
     }
     // A client too slow to send its request: Node's 408, not a complaint about what it sent.
@@ -80,31 +73,62 @@ export function createHttpServer(
       socket.end('HTTP/1.1 408 Request Timeout\r\nconnection: close\r\n\r\n');
       return;
     }
+    // A parser that failed once may report again: answer once.
+    if (answering.has(socket)) return;
+    answering.add(socket);
+    const cutShort = error.code === 'HPE_INVALID_EOF_STATE';
     const head = requestHead(error.rawPacket, error.bytesParsed);
     const line = error.code === 'HPE_INVALID_METHOD' ? UNKNOWN_METHOD_LINE.exec(head.line) : null;
-    whenIdle(socket, () => {
-      if (line) {
-        const req = new IncomingMessage(socket as Socket);
-        Object.assign(req, { method: line[1], url: line[2], httpVersionMajor: 1, httpVersionMinor: 1, httpVersion: '1.1', headers: head.headers });
-        req.push(null);
-        answerAlone(app, req, socket as Socket);
-      } else {
-        socket.end(rawAnswer(answerTo(error.code)));
-      }
+    inTurn(socket, {
+      // The parser stopped inside the body of a request it had read the head of (the body ended
+      // early, or its framing is broken): that request is answered as one whose body could not
+      // be read, and nothing follows it.
+      unread: (res) => {
+        const code = BODY_METHODS.has(res.req.method ?? '') ? 'BODY_INVALID' : 'BAD_REQUEST';
+        const message = cutShort
+          ? 'The body ended before the length its content-length announced'
+          : 'The body could not be read: its framing is not valid HTTP';
+        answerOn(res, new ApiError(400, code, message, null));
+      },
+      // Otherwise it stopped in a request it could not read at all, answered after those before it.
+      last: () => {
+        if (line) {
+          const req = new IncomingMessage(socket as Socket);
+          Object.assign(req, { method: line[1], url: line[2], httpVersionMajor: 1, httpVersionMinor: 1, httpVersion: '1.1', headers: head.headers });
+          req.push(null);
+          answerAlone(app, req, socket as Socket);
+        } else if (cutShort && !error.rawPacket?.length) {
+          // The connection ended after whole requests, all answered: nothing more to say.
+          socket.end();
+        } else {
+          socket.end(rawAnswer(answerTo(error.code)));
+        }
+      },
     });
   });
   return server;
 }
 
-/** Runs `answer` once no response of an earlier request on `socket` is still being written. */
-function whenIdle(socket: ServerSocket, answer: () => void): void {
-  const inFlight = socket._httpMessage;
-  if (!inFlight) {
-    if (socket.writable) answer();
+/**
+ * Answers on `socket` in HTTP's order: each response of a request read before is written first.
+ * A request whose body will never come (`unread`: the parser failed inside it) is answered there,
+ * and the connection ends after it; else `last` answers once every earlier response is written.
+ */
+function inTurn(socket: ServerSocket, answers: { unread?: (res: ServerResponse) => void; last: () => void }): void {
+  const current = socket._httpMessage;
+  if (!current) {
+    if (socket.writable) answers.last();
+    return;
+  }
+  if (!current.req.complete && answers.unread) {
+    // The app answered it already (a 413 that did not wait for the body): that is its answer.
+    if (current.writableEnded) current.once('finish', () => socket.end());
+    else if (!current.headersSent) answers.unread(current);
+    else socket.destroy();
     return;
   }
   // Node attaches the next pipelined response as the one before it finishes.
-  inFlight.once('finish', () => setImmediate(() => whenIdle(socket, answer)));
+  current.once('finish', () => setImmediate(() => inTurn(socket, answers)));
 }
 
 /** Runs `app` on `req` with a response of its own on `socket`, then closes the connection. */

@@ -81,6 +81,26 @@ describe('the HTTP server: every request is answered in the API shape, or by the
     expect(statusLines(unknown)).to.deep.equal(['HTTP/1.1 200 OK', 'HTTP/1.1 405 Method Not Allowed']);
   });
 
+  it('answers each pipelined request in turn: the one whose body never comes gets the 400, those before it their own answers', async () => {
+    const server = await serve();
+    const post = (id: string, body: string, length = body.length) =>
+      `POST /users HTTP/1.1\r\nhost: x\r\nx-request-id: ${id}\r\ncontent-length: ${length}\r\n\r\n${body}`;
+    const cut = await raw(server, `${post('pa', '{}')}${post('pb', '{}')}${post('pc', '{"a', 50)}`, { end: true });
+    expect(statusLines(cut)).to.deep.equal(['HTTP/1.1 200 OK', 'HTTP/1.1 200 OK', 'HTTP/1.1 400 Bad Request']);
+    expect(cut).to.include('POST /users id=pa').and.to.include('POST /users id=pb').and.to.include('"code":"BODY_INVALID"');
+    // A body whose chunked framing breaks: that request gets the 400 at once, and the connection closes.
+    const broken = await raw(server, `${post('ok', '{}')}POST /users HTTP/1.1\r\nhost: x\r\ntransfer-encoding: chunked\r\n\r\nZZ\r\n`);
+    expect(statusLines(broken)).to.deep.equal(['HTTP/1.1 200 OK', 'HTTP/1.1 400 Bad Request']);
+    expect(broken).to.include('"code":"BODY_INVALID"');
+    // CONNECT behind a request still being answered waits its turn (it used to take the socket from it).
+    const connect = await raw(server, 'GET /a HTTP/1.1\r\nhost: x\r\n\r\nCONNECT /users HTTP/1.1\r\nhost: x\r\n\r\n');
+    expect(statusLines(connect)).to.deep.equal(['HTTP/1.1 200 OK', 'HTTP/1.1 405 Method Not Allowed']);
+    // CONNECT to a host: no path to answer for.
+    const proxy = await raw(server, 'CONNECT example.com:443 HTTP/1.1\r\nhost: example.com:443\r\n\r\n');
+    expect(statusLines(proxy)).to.deep.equal(['HTTP/1.1 400 Bad Request']);
+    expect(proxy).to.include('"code":"BAD_REQUEST"');
+  });
+
   it('answers a request whose client half-closed after sending it (Node would drop the answer)', async () => {
     const server = await serve();
     const answer = await raw(server, 'POST /users HTTP/1.1\r\nhost: x\r\ncontent-length: 2\r\n\r\n{}', { end: true });
