@@ -132,9 +132,15 @@ function inTurn(socket: ServerSocket, answers: { unread?: (res: ServerResponse) 
 }
 
 /** Runs `app` on `req` with a response of its own on `socket`, then closes the connection. */
-function answerAlone(app: RequestListener, req: IncomingMessage, socket: Socket): void {
+function answerAlone(app: RequestListener, req: IncomingMessage, socket: Socket & ServerSocket): void {
   const res = new ServerResponse(req);
   res.shouldKeepAlive = false;
+  // Outside any request's handler, a throw would end the process: a socket that cannot take
+  // this answer (another response holds it) is closed instead.
+  if (socket._httpMessage) {
+    socket.destroy();
+    return;
+  }
   res.assignSocket(socket);
   res.once('finish', () => {
     res.detachSocket(socket);
