@@ -109,6 +109,9 @@ export function toApiError(error: unknown): ApiError | null {
 
 export function errorHandler(logger: Logger): ErrorRequestHandler {
   return (error, req, res, _next) => {
+    // Answered already by the server itself (a body it could not read, src/http/http-server.ts)
+    // while a middleware was still at work: nothing failed that the service could have done.
+    if (res.headersSent && (error as NodeJS.ErrnoException | null)?.code === 'ERR_HTTP_HEADERS_SENT') return;
     const requestId = String(res.getHeader('x-request-id') ?? '');
     const known = toApiError(error);
     const apiError = known ?? new ApiError(500, 'INTERNAL_SERVER_ERROR', `Internal error (request ${requestId})`);

@@ -94,3 +94,17 @@ describe('HTTP: one declaration per route', () => {
     expect(response.status).to.equal(500);
   });
 });
+
+describe('HTTP: the error handler', () => {
+  it('logs nothing for a middleware that met a response the server had already written (a body it could not read)', () => {
+    const errors: unknown[] = [];
+    const logger = { ...silent, error: (...args: unknown[]) => errors.push(args) } as unknown as Logger;
+    const sent = Object.assign(new Error('Cannot set headers after they are sent to the client'), { code: 'ERR_HTTP_HEADERS_SENT' });
+    const res = { headersSent: true, getHeader: () => 'r' } as unknown as express.Response;
+    errorHandler(logger)(sent, { method: 'POST', path: '/users' } as express.Request, res, () => {});
+    expect(errors).to.deep.equal([]);
+    // Any other failure after the answer is still logged.
+    errorHandler(logger)(new Error('boom'), { method: 'POST', path: '/users' } as express.Request, res, () => {});
+    expect(errors).to.have.length(1);
+  });
+});
