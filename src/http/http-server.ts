@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, IncomingMessage, type RequestListener, type Server, type ServerOptions, ServerResponse } from 'node:http';
+import { createServer, IncomingMessage, type RequestListener, STATUS_CODES, type Server, type ServerOptions, ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { BODY_METHODS } from './body-guard.js';
@@ -34,7 +34,8 @@ type ServerSocket = Duplex & { _httpMessage?: ServerResponse | null };
  *   `100-continue` for a body larger than any route takes gets the 413 without the invitation;
  * - a client that half-closes after sending its request (as `curl` and HTTP/1.0 clients may):
  *   still answered, then the connection is closed (Node would drop the answer);
- * - a body cut short of its content-length: 400 `BODY_INVALID` on the request under way.
+ * - a body that never comes whole (cut short of its content-length, or its chunked framing
+ *   broken): 400 `BODY_INVALID` on that request itself, in its turn (`inTurn`).
  */
 export function createHttpServer(
   app: RequestListener,
@@ -155,10 +156,11 @@ function answerOn(res: ServerResponse, error: ApiError): void {
   res.writeHead(error.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
 }
 
+/** `error` as a whole HTTP response, for a socket no response object can be given (the request could not be read). */
 function rawAnswer(error: ApiError): string {
   const body = JSON.stringify(errorBody(error.toJSON()));
   return [
-    'HTTP/1.1 400 Bad Request',
+    `HTTP/1.1 ${error.status} ${STATUS_CODES[error.status]}`,
     'content-type: application/json; charset=utf-8',
     `content-length: ${Buffer.byteLength(body)}`,
     `x-request-id: ${randomUUID()}`,
