@@ -154,8 +154,11 @@ function typeText(schema: JsonSchema | undefined, depth = 0): string {
     case 'object': {
       const properties = Object.entries(schema.properties ?? {});
       if (properties.length === 0) return 'object';
-      if (depth >= 2) return `{${properties.map(([key]) => key).join(', ')}}`;
-      return `{${properties.map(([key, value]) => `${key}: ${typeText(value, depth + 1)}`).join(', ')}}`;
+      // A field the object may lack is `name?`, at every depth, as at the top (eventsMarkdown).
+      const required = new Set(schema.required ?? []);
+      const name = (key: string) => `${key}${required.has(key) ? '' : '?'}`;
+      if (depth >= 2) return `{${properties.map(([key]) => name(key)).join(', ')}}`;
+      return `{${properties.map(([key, value]) => `${name(key)}: ${typeText(value, depth + 1)}`).join(', ')}}`;
     }
     default:
       return String(schema.type ?? 'any JSON');
@@ -291,9 +294,11 @@ export function eventsMarkdown(): string {
     `the log holds (schema version ${SCHEMA_VERSION}; older versions are upcast on read, never rewritten).`,
     '',
     'Every event also has metadata: `correlation_id` (the request id), `causation_id` (the request or event that',
-    'caused it), `actor` (`client:<hash>`, `secret:<hash>` or `process:<name>`), `schema_version`, and `operation_id`',
-    'when the client sent one. Times are ISO 8601 UTC with milliseconds. `[T]` is a list of `T`; `a \\| b` is either;',
-    "`name?` is a field some events of the type do not have (the type's description says which).",
+    'caused it), `actor` (`client:<hash>`, `secret:<hash>`, `process:<name>`, or `webhook:<provider>` for a revenue',
+    'notification received on `POST /webhooks/{provider}`), `schema_version`, and `operation_id` when the client sent one.',
+    'Times are ISO 8601 UTC with milliseconds. `[T]` is a list of `T`; `a \\| b` is either; `name?` is a field, at any',
+    "depth, that some events of the type do not have (the type's description says which). A personal field",
+    '(docs/privacy.md) of an erased user reads `{"erased": true}` in the log, whatever its type below (`UserErased`).',
     '',
     ...sections,
   ].join('\n');

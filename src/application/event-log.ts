@@ -11,7 +11,7 @@ export interface CommandContext {
   correlation_id: string;
   /** The request or event that directly caused it. */
   causation_id: string;
-  /** Which key or internal process acted: `client:<hash>`, `secret:<hash>`, `process:<name>`. */
+  /** Which key, provider or internal process acted: `client:<hash>`, `secret:<hash>`, `webhook:<provider>`, `process:<name>`. */
   actor: string;
   operation_id?: string;
 }

@@ -3,7 +3,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { ERROR_CODES, statusOf } from '../../src/http/error-codes.js';
-import { generatedReference, ROOT } from '../../scripts/api-reference.js';
+import { eventsMarkdown, generatedReference, ROOT } from '../../scripts/api-reference.js';
 import { OpenApiResponseValidator } from '../support/openapi-validator.js';
 
 function sourceFiles(dir: string): string[] {
@@ -143,5 +143,17 @@ describe('API reference: what the inbound notifications need beyond their shape 
     expect(message.anyOf).to.deep.equal([{ required: ['messageId'] }, { required: ['message_id'] }]);
     expect(message.properties.data).to.include({ type: 'string', format: 'byte' });
     expect(body('/webhooks/revenuecat').properties.event.properties.currency).to.deep.equal({ type: ['string', 'null'], pattern: '^[A-Za-z]{3}$' });
+  });
+
+  it('the event catalogue marks a field some events lack as `name?` at every depth, as the log holds them', () => {
+    const row = (type: string) =>
+      eventsMarkdown()
+        .split('\n')
+        .find((line) => line.startsWith(`| \`${type}\``))!;
+    // A credit reward has no offer code; a basic one no credits.
+    expect(row('RewardCreated')).to.include('credits?: integer').and.include('offer_code_id?: string').and.include('kind: "basic"');
+    // Reward entries of configuration events carry `clawback` only when the admin sent it.
+    expect(row('ProgramCreated')).to.include('{reward_key, activation, deactivation, clawback?}');
+    expect(row('NotificationReceived')).to.include('refunded_transaction_id?: string \\| null').and.include('transaction_id: string \\| null');
   });
 });
