@@ -7,7 +7,8 @@ export const REWARD_EXPIRIES = 'reward_expiries';
 export const rewardExpiriesProjection: Projection = {
   name: 'reward_expiries',
   version: 2,
-  collections: [{ name: REWARD_EXPIRIES, indexes: ['expires_at'] }],
+  // By time for the sweep; by user for a ledger read (src/application/maintenance/expiry-sweep.ts, recordDueOf).
+  collections: [{ name: REWARD_EXPIRIES, indexes: ['expires_at', ['app_user_id', 'expires_at']] }],
   eventTypes: ['RewardGranted', 'RewardExpired', 'RewardRevoked'],
   targets: (event) => {
     // A non-credit entry revoked by a clawback (SPEC §11) ended: nothing left to sweep.

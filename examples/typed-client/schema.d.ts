@@ -578,7 +578,7 @@ export interface paths {
         };
         /**
          * Every credit movement of a user, oldest first, with running balances
-         * @description Needs a secret key.
+         * @description Expiries whose time has passed are recorded first (a `RewardExpired` event, actor `process:expiry-sweep`), so the last `balance_after` is the balance `GET /users/{app_user_id}` shows.
          */
         get: operations["getCreditLedger"];
         put?: never;

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { withdrawResponse } from '../../src/http/schemas/users.js';
 import { createUser, days, events, getUser, putReward } from '../support/fixtures.js';
-import { CLIENT_KEY, startTestService, type TestService } from '../support/test-service.js';
+import { CLIENT_KEY, SECRET_KEY, startTestService, type TestService } from '../support/test-service.js';
 
 const DAY = 86_400_000;
 
@@ -290,6 +290,45 @@ describe('API: credits — withdrawals, manual grants, ledger and event log', ()
       expect((await svc.admin('GET', '/admin/users/audited/credit-ledger?key=other')).body.data.entries).to.deep.equal([]);
       expect((await svc.admin('GET', '/admin/users/ghost/credit-ledger')).body.errors[0].code).to.equal('NOT_FOUND.USER');
       expect((await svc.call('GET', '/admin/users/audited/credit-ledger')).status).to.equal(403);
+    });
+    it('a read records the expiries whose time has passed first: the ledger ends at the balance GET /users shows, before any sweep', async () => {
+      await createUser(svc, 'lapsed');
+      await grant('lapsed', { key: 'gems', deactivation: days(1) });
+      await grant('lapsed', { key: 'gems' }); // never expires
+      await createUser(svc, 'lapsed-export');
+      await grant('lapsed-export', { key: 'gems', deactivation: days(1) });
+      svc.clock.advance(2 * DAY); // no sweep runs in the tests: only a read can record the expiries
+      const balance = async (user: string) => (await creditEntries(user)).reduce((sum: number, entry: any) => sum + entry.credits, 0);
+      expect(await balance('lapsed')).to.equal(10);
+      // Read by 30 at once: each sees the expiry, which is recorded once.
+      const reads = await Promise.all(
+        Array.from({ length: 30 }, (_, i) =>
+          svc.call('GET', '/admin/users/lapsed/credit-ledger', undefined, { 'x-api-key': SECRET_KEY, 'x-request-id': `ledger-read-${i}` }),
+        ),
+      );
+      for (const read of reads) {
+        expect(read.status).to.equal(200);
+        expect(read.body.data.entries.map((entry: any) => [entry.kind, entry.delta, entry.balance_after])).to.deep.equal([
+          ['grant', 10, 10],
+          ['grant', 10, 20],
+          ['expire', -10, 10],
+        ]);
+      }
+      const expired = await events(svc, 'stream=user-lapsed&type=RewardExpired');
+      expect(expired).to.have.length(1);
+      expect(expired[0]!.metadata).to.include({ actor: 'process:expiry-sweep' });
+      expect(expired[0]!.metadata.correlation_id).to.match(/^ledger-read-\d+$/);
+      // The access export holds the same ledger.
+      expect(await balance('lapsed-export')).to.equal(0);
+      const exported = await svc.admin('GET', '/admin/users/lapsed-export/export');
+      expect(exported.body.data.export.credit_ledger.map((entry: any) => [entry.kind, entry.balance_after])).to.deep.equal([
+        ['grant', 10],
+        ['expire', 0],
+      ]);
+      // Nothing due: a read writes nothing.
+      const before = (await events(svc, 'stream=user-lapsed')).length;
+      await svc.admin('GET', '/admin/users/lapsed/credit-ledger');
+      expect(await events(svc, 'stream=user-lapsed')).to.have.length(before);
     });
   });
 

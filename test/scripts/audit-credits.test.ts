@@ -6,8 +6,8 @@ import { auditCredits } from '../../src/application/audit/credit-audit.js';
 import { EventLog } from '../../src/application/event-log.js';
 import type { ReadStore } from '../../src/ports/read-store.js';
 import { TOKENS } from '../../src/ports/tokens.js';
-import { createUser, putReward } from '../support/fixtures.js';
-import { startTestService } from '../support/test-service.js';
+import { createUser, days, putReward } from '../support/fixtures.js';
+import { ManualClock, startTestService } from '../support/test-service.js';
 
 function runAudit(dataDir: string) {
   return spawnSync(process.execPath, ['--import', 'tsx', 'scripts/audit-credits.ts'], {
@@ -29,6 +29,28 @@ function replacing<K extends keyof ReadStore>(readStore: ReadStore, name: K, rep
 
 describe('npm run audit-credits', function () {
   this.timeout(60_000);
+
+  it('says how many entries passed their expiry without an event recording it yet (balances still count them), and nothing once recorded', async () => {
+    // The service's clock runs 3 days behind: its 1-day grant has lapsed by the audit's clock.
+    const clock = new ManualClock(new Date(Date.now() - 3 * 86_400_000));
+    const svc = await startTestService({ clock });
+    await putReward(svc, 'tokens', { kind: 'credit', name: 'Tokens', credits: 7 });
+    await createUser(svc, 'lapsing');
+    await svc.admin('POST', '/users/lapsing/rewards/grant', { key: 'tokens', deactivation: days(1) });
+    await svc.admin('POST', '/users/lapsing/rewards/grant', { key: 'tokens' });
+    await svc.stop();
+    const audit = runAudit(svc.dataDir);
+    expect(audit.status, audit.stderr).to.equal(0);
+    expect(audit.stdout).to.contain('1 reward entries passed their expiry and no event records it yet');
+    expect(audit.stdout).to.match(/^tokens\s+1\s+14\s+14\s+14$/m);
+
+    const again = await startTestService({ dataDir: svc.dataDir, clock: new ManualClock() });
+    expect((await again.admin('GET', '/admin/users/lapsing/credit-ledger')).body.data.entries.at(-1)).to.include({ kind: 'expire', balance_after: 7 });
+    await again.stop();
+    const recorded = runAudit(svc.dataDir);
+    expect(recorded.stdout).to.not.contain('passed their expiry');
+    expect(recorded.stdout).to.match(/^tokens\s+1\s+7\s+7\s+7$/m);
+  });
 
   it('passes on consistent data and reports a tampered read model with the event ids involved', async () => {
     const svc = await startTestService();

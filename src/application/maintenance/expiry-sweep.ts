@@ -6,6 +6,7 @@ import { userEvolver } from '../../domain/users/user-state.js';
 import type { Clock } from '../../ports/clock.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
+import { CommandExecutor } from '../command-executor.js';
 import type { CommandContext } from '../event-log.js';
 import { StreamExecutor } from '../stream-executor.js';
 
@@ -17,6 +18,11 @@ export function sweepContext(now: Date): CommandContext {
   return { correlation_id: run, causation_id: run, actor: 'process:expiry-sweep' };
 }
 
+/** Who records the expiries a read found due: the sweep's process, in the correlation of the request that read. */
+function dueOnReadContext(requestId: string): CommandContext {
+  return { correlation_id: requestId, causation_id: requestId, actor: 'process:expiry-sweep' };
+}
+
 /**
  * Records, as `RewardExpired` events, the expiry of entries whose time has passed, so the
  * history and the credit ledger show it. (Reads already treat them as expired.)
@@ -25,6 +31,7 @@ export function sweepContext(now: Date): CommandContext {
 export class ExpirySweep {
   constructor(
     @inject(StreamExecutor) private readonly executor: StreamExecutor,
+    @inject(CommandExecutor) private readonly commands: CommandExecutor,
     @inject(TOKENS.ReadStore) private readonly readStore: ReadStore,
     @inject(TOKENS.Clock) private readonly clock: Clock,
   ) {}
@@ -43,5 +50,22 @@ export class ExpirySweep {
       recorded += result;
     }
     return recorded;
+  }
+
+  /**
+   * Records the expiries of one user's entries whose time has passed, and returns once the read
+   * models show them: what a credit-ledger read does first, so the ledger agrees with the user's
+   * entries whenever it is read (SPEC §7.7), not only after the next sweep. One indexed read when
+   * nothing is due.
+   */
+  async recordDueOf(appUserId: string, requestId: string): Promise<void> {
+    const now = this.clock.now();
+    const due = await this.readStore.find(REWARD_EXPIRIES, {
+      where: { app_user_id: appUserId },
+      atMost: { field: 'expires_at', value: now.toISOString() },
+      limit: 1,
+    });
+    if (due.length === 0) return;
+    await this.commands.execute(streams.user(appUserId), userEvolver, (state) => decideExpireRewards(state, now), dueOnReadContext(requestId));
   }
 }

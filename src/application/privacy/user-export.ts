@@ -47,12 +47,12 @@ export class UserExport {
   ) {}
 
   /** null when the user is unknown. */
-  async export(appUserId: string): Promise<UserDataExport | null> {
+  async export(appUserId: string, requestId: string): Promise<UserDataExport | null> {
     const user = await this.users.userView(appUserId);
     if (user === null) return null;
     const [affiliates, ledger, events, notifications, transactions] = await Promise.all([
       this.users.affiliateRecordsOfUser(appUserId),
-      this.events.creditLedger(appUserId, null),
+      this.events.creditLedger(appUserId, null, requestId),
       this.store.readStream(streams.user(appUserId)),
       this.notifications(appUserId),
       this.transactions.ofUser(appUserId),

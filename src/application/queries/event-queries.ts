@@ -4,6 +4,7 @@ import type { EventStore, RecordedEvent } from '../../ports/event-store.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
 import { exportedEvent } from '../export/event-export-format.js';
+import { ExpirySweep } from '../maintenance/expiry-sweep.js';
 
 export interface EventPageQuery {
   after: bigint | null;
@@ -20,6 +21,7 @@ export class EventQueries {
   constructor(
     @inject(TOKENS.EventStore) private readonly store: EventStore,
     @inject(TOKENS.ReadStore) private readonly readStore: ReadStore,
+    @inject(ExpirySweep) private readonly expiries: ExpirySweep,
   ) {}
 
   /** One page of the log in commit order; `next_after` continues it (or polls for more). */
@@ -55,8 +57,12 @@ export class EventQueries {
     }
   }
 
-  /** Every credit movement of a user, oldest first. */
-  async creditLedger(appUserId: string, key: string | null) {
+  /**
+   * Every credit movement of a user, oldest first. Expiries whose time has passed are recorded
+   * first (in the correlation of `requestId`), so the ledger's balance is the user's entries'.
+   */
+  async creditLedger(appUserId: string, key: string | null, requestId: string) {
+    await this.expiries.recordDueOf(appUserId, requestId);
     return this.readStore.find<Record<string, unknown>>(CREDIT_LEDGER, {
       where: { app_user_id: appUserId, ...(key !== null ? { key } : {}) },
       orderBy: { field: 'seq', direction: 'asc' },

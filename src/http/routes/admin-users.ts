@@ -58,8 +58,8 @@ export function adminUserRoutes(container: DependencyContainer): AnyRoute[] {
       summary: 'Everything held about a user, personal fields decrypted, as one JSON document (access request)',
       responses: { 200: { description: 'The export', schema: userDataExportResponse } },
       errors: ['NOT_FOUND.USER'],
-      async handle({ params: { app_user_id } }) {
-        const found = await exports.export(app_user_id);
+      async handle({ params: { app_user_id }, res }) {
+        const found = await exports.export(app_user_id, res.locals.requestId);
         if (found === null) throw userNotFound();
         return { status: 200, body: { data: { export: found } } };
       },

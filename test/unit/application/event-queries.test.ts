@@ -1,5 +1,6 @@
 import 'reflect-metadata';
 import { expect } from 'chai';
+import type { ExpirySweep } from '../../../src/application/maintenance/expiry-sweep.js';
 import { EventQueries } from '../../../src/application/queries/event-queries.js';
 import { SqliteEventStore } from '../../../src/adapters/sqlite/sqlite-event-store.js';
 import type { EventStore, NewEvent, ReadStreamOptions, RecordedEvent } from '../../../src/ports/event-store.js';
@@ -42,7 +43,7 @@ describe('EventQueries: GET /admin/events?stream= pages a long stream without re
       await store.append(`user-other-${start}`, [{ ...event(0), id: `other-${start}` }], 'no_stream');
     }
     const counted = counting(store);
-    const queries = new EventQueries(store, {} as ReadStore);
+    const queries = new EventQueries(store, {} as ReadStore, {} as ExpirySweep);
     const seen: number[] = [];
     let after: bigint | null = null;
     for (;;) {
@@ -64,7 +65,7 @@ describe('EventQueries: GET /admin/events?stream= pages a long stream without re
       Array.from({ length: 30 }, (_, i) => event(i)),
       'no_stream',
     );
-    const queries = new EventQueries(store, {} as ReadStore);
+    const queries = new EventQueries(store, {} as ReadStore, {} as ExpirySweep);
     const first = await queries.page({ after: null, limit: 4, stream: 'user-hot', streamPrefix: null, types: ['Third'] });
     expect(first.events.map((shown) => shown.data.index)).to.deep.equal([0, 3, 6, 9]);
     const second = await queries.page({ after: BigInt(first.next_after!), limit: 4, stream: 'user-hot', streamPrefix: null, types: ['Third'] });
