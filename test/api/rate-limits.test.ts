@@ -302,6 +302,21 @@ describe('Rate limits (SPEC §13)', function () {
     expect(next.headers.get('ratelimit')).to.match(/^"commands-caller";r=31;t=60/);
   });
 
+  it('let a 40-way burst of claims that succeed through a budget of 120 whole: a request over budget only by what claims in flight hold waits for them', async () => {
+    const { svc, counters } = await startWithBursts({ RATE_LIMIT_COMMANDS: '120/60s' });
+    await putProgram(svc, 'p', {});
+    const ann = await createUser(svc, 'ann');
+    for (let i = 0; i < 40; i++) expect((await svc.admin('POST', `/users`, { app_user_id: `nat-${i}` })).status).to.equal(201);
+    counters.arm(40 * 2);
+    // 40 claims at once hold 200 points while they run; each costs 1 once it succeeds.
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => svc.call('POST', `/users/nat-${i}/claim-code`, { code: ann.referral_code })));
+    expect(answers.map((answer) => answer.status).join(' ')).to.equal(Array(40).fill(200).join(' '));
+    // 1 (creating ann) + 40 claims: 79 of 120 left.
+    const next = await svc.call('POST', '/users', { app_user_id: 'after-burst' });
+    expect(next.headers.get('ratelimit')).to.match(/^"commands-caller";r=78;t=60/);
+    expect(await events(svc, 'type=CodeClaimed')).to.have.length(40);
+  });
+
   it('answer a claim that succeeded 200 even when the store fails to take its refund', async () => {
     const svc = await start({}, undefined, undefined, (embedded) => ({
       ...embedded,

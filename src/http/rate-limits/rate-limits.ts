@@ -42,6 +42,8 @@ interface Charge {
   key: string;
   /** Points taken beyond what the request costs if it does not fail as a claim (given back by `settle`). */
   held: number;
+  /** Ends this claim's hold in RateLimits' `holds` (once its outcome is known, or its response closes). */
+  release?: () => void;
   /** The counter as the headers show it. */
   outcome?: Outcome;
 }
@@ -66,8 +68,15 @@ declare global {
 /** A structured-field string (RFC 9651): the policy names are plain tokens, quoted as strings. */
 const quoted = (name: string) => `"${name}"`;
 
+/** How long a request over budget waits for the claims holding points on its counter (RateLimits, afterHolds). */
+const HOLD_WAIT_MS = 1_000;
+
+const holdKey = (charge: Charge) => `${charge.policy.name}|${charge.key}`;
+
 export class RateLimits {
   private readonly policies: Record<PolicyName, Policy>;
+  /** Claims of this process in flight that hold points on a counter (`policy|key`), each settled when its outcome is known. */
+  private readonly holds = new Map<string, Set<Promise<void>>>();
 
   constructor(
     private readonly config: Config,
@@ -112,7 +121,9 @@ export class RateLimits {
       const charges = this.charges(req, res);
       if (charges.length === 0) return next();
       res.locals.rateLimitCharges = charges;
+      for (const charge of charges) this.hold(charge, res);
       let outcomes = await Promise.all(charges.map(({ policy, key, held }) => outcomeOf(policy, policy.limiter.consume(key, 1 + held))));
+      outcomes = await Promise.all(outcomes.map((outcome, index) => (outcome.limited ? this.afterHolds(charges[index]!, outcome, res) : outcome)));
       if (outcomes[0]!.limited) {
         // Refused by the caller's budget: the user's counters get all their points back (and the headers say so).
         const refunded = await Promise.all(
@@ -136,11 +147,68 @@ export class RateLimits {
   }
 
   /**
+   * A counter over budget while claims of this process hold points on it (FAILED_CLAIM_COST, taken
+   * up front): those that succeed give 4 of their 5 back within milliseconds. The request waits
+   * for them (at most HOLD_WAIT_MS) and is checked again, so a burst of claims from one caller
+   * (many users behind one address) is refused by what its claims cost, not by what they held
+   * while running. Failed claims keep what they held: a burst of guesses is refused as before.
+   * A claim refused so gives back what it held while it waits (claims refused together must not
+   * wait for one another), and takes it again when checked again.
+   */
+  private async afterHolds(charge: Charge, outcome: Outcome, res: Response): Promise<Outcome> {
+    const held = charge.held;
+    charge.release?.();
+    const others = [...(this.holds.get(holdKey(charge)) ?? [])];
+    if (others.length === 0) return outcome;
+    if (held > 0) {
+      await charge.policy.limiter.reward(charge.key, held);
+      charge.held = 0;
+    }
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<void>((resolve) => {
+      timer = setTimeout(resolve, HOLD_WAIT_MS);
+    });
+    await Promise.race([Promise.all(others), timeout]);
+    clearTimeout(timer);
+    charge.held = held;
+    this.hold(charge, res);
+    return outcomeOf(charge.policy, charge.policy.limiter.consume(charge.key, held));
+  }
+
+  /** Records a claim's hold on its counter until its outcome is known (or its response closes). */
+  private hold(charge: Charge, res: Response): void {
+    if (charge.held === 0) return;
+    const id = holdKey(charge);
+    const pending = this.holds.get(id) ?? new Set<Promise<void>>();
+    this.holds.set(id, pending);
+    let settled!: () => void;
+    const hold = new Promise<void>((resolve) => {
+      settled = resolve;
+    });
+    pending.add(hold);
+    charge.release = () => {
+      charge.release = undefined;
+      pending.delete(hold);
+      if (pending.size === 0 && this.holds.get(id) === pending) this.holds.delete(id);
+      settled();
+    };
+    res.once('close', () => charge.release?.());
+  }
+
+  /**
    * A claim's outcome: one that failed as a claim keeps what it held; any other answer gives it
    * back before it is written, and its headers show the counters after that.
    */
   private async settle(res: Response, failedClaim: boolean): Promise<void> {
     const charges = res.locals.rateLimitCharges ?? [];
+    try {
+      await this.giveBack(res, charges, failedClaim);
+    } finally {
+      for (const charge of charges) charge.release?.();
+    }
+  }
+
+  private async giveBack(res: Response, charges: Charge[], failedClaim: boolean): Promise<void> {
     if (failedClaim || !charges.some((charge) => charge.held > 0) || res.headersSent) return;
     await Promise.all(
       charges.map(async (charge) => {
