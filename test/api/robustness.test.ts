@@ -189,6 +189,24 @@ describe('API: hostile and unusual input never breaks the service', () => {
     }
   });
 
+  it('answers an inbound notification in another charset 415 and one whose bytes are not UTF-8 400 BODY_INVALID, as the rest of the API', async () => {
+    for (const provider of ['stripe', 'revenuecat', 'app-store', 'google-play']) {
+      for (const charset of ['iso-8859-1', 'utf-16']) {
+        const other = await svc.call('POST', `/webhooks/${provider}`, '{}', { 'content-type': `application/json; charset=${charset}` });
+        expect(other.body.errors[0], `${provider} ${charset}`).to.include({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', source: 'header:content-type' });
+      }
+      const notUtf8 = await fetch(`${svc.url}/webhooks/${provider}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]), // {"a":"\xff"}
+      });
+      expect(notUtf8.status, provider).to.equal(400);
+      expect(((await notUtf8.json()) as { errors: { code: string }[] }).errors[0]!.code).to.equal('BODY_INVALID');
+      const utf8 = await svc.call('POST', `/webhooks/${provider}`, '{}', { 'content-type': 'application/json; charset=UTF-8' });
+      expect(utf8.status, `${provider} utf-8`).to.not.be.oneOf([400, 415]);
+    }
+  });
+
   it('answers a known path asked with another method 405 with its Allow header, whatever key is sent (none, client, secret)', async () => {
     for (const [method, path, allow] of [
       ['PATCH', '/admin/rewards', 'GET'],

@@ -1,3 +1,5 @@
+import { isUtf8 } from 'node:buffer';
+import { MIMEType } from 'node:util';
 import express, { type RequestHandler } from 'express';
 import type { DependencyContainer } from 'tsyringe';
 import type { ZodTypeAny } from 'zod';
@@ -67,9 +69,19 @@ export function configuredVerifiers(config: Config): Map<RevenueProvider, Notifi
   return verifiers;
 }
 
+/** The charset a content type names (lowercased), or null when it names none or cannot be read. */
+function charsetOf(contentType: string | undefined): string | null {
+  try {
+    return contentType === undefined ? null : (new MIMEType(contentType).params.get('charset')?.toLowerCase() ?? null);
+  } catch {
+    return null;
+  }
+}
+
 /**
- * Up to 1 MiB, kept as the exact bytes (signatures cover them). Every provider sends JSON: a body
- * sent as anything else is 415, as on the rest of the API.
+ * Up to 1 MiB, kept as the exact bytes (signatures cover them). Every provider sends JSON in
+ * UTF-8: a body sent as anything else is 415, in another charset 415, and bytes that are not
+ * UTF-8 are 400 `BODY_INVALID`, as on the rest of the API (src/http/app.ts, jsonBody).
  */
 const refuseOverLimit = refuseDeclaredOverLimit(() => WEBHOOK_BODY_LIMIT);
 const rawBody: RequestHandler = (req, res, next) => {
@@ -77,11 +89,20 @@ const rawBody: RequestHandler = (req, res, next) => {
     next(new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the notification as application/json', 'header:content-type'));
     return;
   }
+  const charset = charsetOf(req.header('content-type'));
+  if (charset !== null && charset !== 'utf-8' && charset !== 'utf8') {
+    next(new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The body charset is not supported', 'header:content-type'));
+    return;
+  }
   refuseOverLimit(req, res, (refused?: unknown) => {
     if (refused) return next(refused);
     express.raw({ type: () => true, limit: WEBHOOK_BODY_LIMIT })(req, res, (error?: unknown) => {
       if ((error as { type?: string } | undefined)?.type === 'entity.too.large') {
         next(bodyTooLarge(WEBHOOK_BODY_LIMIT));
+        return;
+      }
+      if (!error && Buffer.isBuffer(req.body) && !isUtf8(req.body)) {
+        next(new ApiError(400, 'BODY_INVALID', 'The body is not valid UTF-8', null));
         return;
       }
       next(error);
