@@ -1,5 +1,5 @@
 import type { Request, RequestHandler } from 'express';
-import { ApiError, bodyTooLarge } from './errors.js';
+import { ApiError, bodyNotUtf8, bodyTooLarge } from './errors.js';
 import { pointer } from './validation.js';
 
 /** Methods whose body the service reads and checks (JSON, size, storable); others' bodies are ignored. */
@@ -53,7 +53,7 @@ export function sendsBody(req: Request): boolean {
 export const storableBody: RequestHandler = (req, res, next) => {
   // An empty body is no body (SPEC §9: not JSON), though express.json reads it as {}.
   if (!sendsBody(req)) req.body = undefined;
-  if (res.locals.bodyNotUtf8 === true) throw new ApiError(400, 'BODY_INVALID', 'The body is not valid UTF-8', null);
+  if (res.locals.bodyNotUtf8 === true) throw bodyNotUtf8();
   const found = unstorablePart(req.body);
   if (found) throw new ApiError(400, 'BAD_REQUEST', `The body ${found.message}`, found.source);
   next();

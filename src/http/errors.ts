@@ -41,6 +41,16 @@ export function bodyTooLarge(limit: number): ApiError {
   return new ApiError(413, 'BODY_TOO_LARGE', message);
 }
 
+/** 415 for a body in a charset other than UTF-8 (JSON bodies and inbound notifications alike). */
+export function charsetUnsupported(): ApiError {
+  return new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The body charset is not supported', 'header:content-type');
+}
+
+/** 400 BODY_INVALID for body bytes that are not UTF-8 (JSON bodies and inbound notifications alike). */
+export function bodyNotUtf8(): ApiError {
+  return new ApiError(400, 'BODY_INVALID', 'The body is not valid UTF-8', null);
+}
+
 /** 404 NOT_FOUND.USER for the path's `{app_user_id}`: the one answer for a user that does not exist. */
 export function userNotFound(): ApiError {
   return new ApiError(404, 'NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
@@ -82,7 +92,7 @@ function fromHttpError(error: HttpError): ApiError | null {
     case 'encoding.unsupported':
       return new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The body encoding is not supported', 'header:content-encoding');
     case 'charset.unsupported':
-      return new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The body charset is not supported', 'header:content-type');
+      return charsetUnsupported();
     case 'request.aborted':
       return new ApiError(400, 'BODY_INVALID', 'The request body was not received completely');
     default:

@@ -14,7 +14,7 @@ import { REVENUE_PROVIDERS, type RevenueNotification, type RevenueProvider, reve
 import { TOKENS } from '../../ports/tokens.js';
 import { refuseDeclaredOverLimit, sendsBody, unstorablePart } from '../body-guard.js';
 import { WEBHOOK_BODY_LIMIT } from '../body-limits.js';
-import { ApiError, bodyTooLarge } from '../errors.js';
+import { ApiError, bodyNotUtf8, bodyTooLarge, charsetUnsupported } from '../errors.js';
 import { type AnyRoute, route } from '../route.js';
 import { z } from '../schemas/zod-openapi.js';
 
@@ -91,7 +91,7 @@ const rawBody: RequestHandler = (req, res, next) => {
   }
   const charset = charsetOf(req.header('content-type'));
   if (charset !== null && charset !== 'utf-8' && charset !== 'utf8') {
-    next(new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The body charset is not supported', 'header:content-type'));
+    next(charsetUnsupported());
     return;
   }
   refuseOverLimit(req, res, (refused?: unknown) => {
@@ -102,7 +102,7 @@ const rawBody: RequestHandler = (req, res, next) => {
         return;
       }
       if (!error && Buffer.isBuffer(req.body) && !isUtf8(req.body)) {
-        next(new ApiError(400, 'BODY_INVALID', 'The body is not valid UTF-8', null));
+        next(bodyNotUtf8());
         return;
       }
       next(error);
