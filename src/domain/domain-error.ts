@@ -8,7 +8,11 @@ export class DomainError extends Error {
     message: string,
     readonly source: string | null = null,
   ) {
+    // A decision, not a fault: no stack is captured (nothing reads it, and capturing one costs more than the decision).
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
     super(message);
+    Error.stackTraceLimit = limit;
     this.name = 'DomainError';
   }
 }
