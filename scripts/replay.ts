@@ -50,6 +50,9 @@ async function main(): Promise<number> {
     const started = performance.now();
     let first: bigint | null = null;
     const outcome = await replayProjections(context.log, context.backend.readStore, selected, {
+      onResume: (resumed) => {
+        for (const { projection, after } of resumed) process.stdout.write(`${projection}: resuming an interrupted rebuild after position ${after}\n`);
+      },
       onProgress: ({ position, head, events }) => {
         first ??= position;
         const span = head !== null && first !== null && head > first ? Number(head - first) : 0;

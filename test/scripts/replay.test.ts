@@ -96,8 +96,13 @@ describe('npm run replay', function () {
       const before = await liveDocuments(readStore);
       expect(await replayProjections(log, readStore, defaultProjections, { pageSize: 10, maxPages: 3 })).to.equal('interrupted');
       expect(await liveDocuments(readStore)).to.deep.equal(before);
-      expect((await readStore.checkpoint('replay:users')).position).to.not.equal(null);
-      expect(await replayProjections(log, readStore, defaultProjections, { pageSize: 10 })).to.equal('switched');
+      const interruptedAt = (await readStore.checkpoint('replay:users')).position;
+      expect(interruptedAt).to.not.equal(null);
+      const resumed: { projection: string; after: bigint }[] = [];
+      expect(await replayProjections(log, readStore, defaultProjections, { pageSize: 10, onResume: (list) => resumed.push(...list) })).to.equal('switched');
+      // Every read model says it continues, and from where (the script prints it).
+      expect(resumed.map(({ projection }) => projection)).to.deep.equal(defaultProjections.map((projection) => projection.name));
+      expect(resumed.find(({ projection }) => projection === 'users')?.after).to.equal(interruptedAt);
       expect(await liveDocuments(readStore)).to.deep.equal(before);
       for (const projection of defaultProjections) expect((await readStore.checkpoint(`replay:${projection.name}`)).position).to.equal(null);
     }));
@@ -132,7 +137,11 @@ describe('npm run replay', function () {
       expect((await readStore.checkpoint('replay:users')).version).to.equal(users.version);
       const next = { ...users, version: users.version + 1 };
       const positions: (bigint | null)[] = [];
-      expect(await replayProjections(log, readStore, [next], { pageSize: 10, onProgress: ({ position }) => positions.push(position) })).to.equal('switched');
+      let resumed = false;
+      expect(
+        await replayProjections(log, readStore, [next], { pageSize: 10, onProgress: ({ position }) => positions.push(position), onResume: () => (resumed = true) }),
+      ).to.equal('switched');
+      expect(resumed, 'a rebuild started over does not say it resumes').to.equal(false);
       // From the first page of the log, not from where the other version stopped.
       expect(positions[0]! <= 10n).to.equal(true);
       expect((await readStore.checkpoint('users')).version).to.equal(users.version + 1);

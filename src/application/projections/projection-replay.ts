@@ -28,6 +28,8 @@ export interface ReplayProgress {
 
 export interface ReplayOptions {
   onProgress?: (progress: ReplayProgress) => void;
+  /** Called before the first page with the read models that continue an interrupted rebuild, and the position each continues after. */
+  onResume?: (resumed: { projection: string; after: bigint }[]) => void;
   /** Stop after this many pages without switching over (tests of resumption). */
   maxPages?: number;
   pageSize?: number;
@@ -263,6 +265,8 @@ export async function replayProjections(
       );
     rebuilds.push(new Rebuild(projection, checkpoint));
   }
+  const resumed = rebuilds.flatMap(({ projection, checkpoint }) => (checkpoint === null ? [] : [{ projection: projection.name, after: checkpoint }]));
+  if (resumed.length > 0) options.onResume?.(resumed);
   const fold = new ReplayFold(readStore, rebuilds, options.flushDocuments ?? FLUSH_DOCUMENTS);
   let events = 0;
   for (let pages = 0; ; pages += 1) {
