@@ -83,6 +83,38 @@ export function usePages<T>(items: T[], size = PAGE_SIZE): { page: T[]; pager: C
   return { page, pager };
 }
 
+/** A page read from the service, and the cursor of the next one (null: the last page). */
+export interface ServerPage<T> {
+  items: T[];
+  next: string | null;
+}
+
+/**
+ * A list read from the service one page at a time, never whole (a user of 100,000 events costs
+ * what a new one does): `load(cursor)` reads the page after `cursor` (null: the first). Previous
+ * pages are read again by their cursors.
+ */
+export function useServerPages<T>(
+  load: (cursor: string | null) => Promise<Outcome<ServerPage<T>>>,
+  deps: unknown[],
+): { loaded: Loaded<T[]>; pager: ComponentChildren } {
+  const [cursors, setCursors] = useState<(string | null)[]>([null]);
+  useEffect(() => setCursors([null]), deps);
+  const at = cursors.length - 1;
+  const [page] = useLoad(() => load(cursors[at]!), [...deps, cursors]);
+  const loaded: Loaded<T[]> = page.state === 'ok' ? { state: 'ok', data: page.data.items } : page;
+  const next = page.state === 'ok' ? page.data.next : null;
+  const pager =
+    at > 0 || next !== null ? (
+      <Pager
+        label={`Page ${at + 1}`}
+        onPrevious={at > 0 ? () => setCursors(cursors.slice(0, -1)) : undefined}
+        onNext={next !== null ? () => setCursors([...cursors, next]) : undefined}
+      />
+    ) : null;
+  return { loaded, pager };
+}
+
 export function Pager(props: { label: string; onPrevious?: () => void; onNext?: () => void }) {
   return (
     <nav class="pager" aria-label="Pages">

@@ -577,7 +577,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Every credit movement of a user, oldest first, with running balances
+         * Every credit movement of a user, oldest first, with running balances (paged with `limit`)
          * @description Expiries whose time has passed are recorded first (a `RewardExpired` event, actor `process:expiry-sweep`), so the last `balance_after` is the balance `GET /users/{app_user_id}` shows.
          */
         get: operations["getCreditLedger"];
@@ -1911,6 +1911,8 @@ export interface components {
                     [key: string]: unknown;
                 };
             }[];
+            /** @description With `limit`: pass it as `after` to read the next page; null on the last page (and always without `limit`) */
+            next_after: string | null;
         };
         Webhook: {
             id: string;
@@ -12801,6 +12803,10 @@ export interface operations {
         parameters: {
             query?: {
                 key?: string;
+                /** @description At most this many rows, with `next_after` to read on; without it, every row */
+                limit?: number;
+                /** @description Exclusive: rows after this cursor (`next_after` of the previous page) */
+                after?: string;
             };
             header?: never;
             path: {

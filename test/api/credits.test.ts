@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { withdrawResponse } from '../../src/http/schemas/users.js';
+import { CountingReadStore } from '../support/counting-read-store.js';
 import { createUser, days, events, getUser, putReward } from '../support/fixtures.js';
 import { CLIENT_KEY, SECRET_KEY, startTestService, type TestService } from '../support/test-service.js';
 
@@ -330,6 +331,36 @@ describe('API: credits — withdrawals, manual grants, ledger and event log', ()
       await svc.admin('GET', '/admin/users/lapsed/credit-ledger');
       expect(await events(svc, 'stream=user-lapsed')).to.have.length(before);
     });
+
+    it('pages with limit and after: the pages put together are the whole ledger, and the last page says so with a null next_after', async () => {
+      await createUser(svc, 'paged');
+      for (let i = 0; i < 6; i++) await grant('paged', { key: 'gems', operation_id: `p${i}` });
+      await withdraw('paged', { key: 'gems', amount: 5, operation_id: 'pw' });
+      const ledger = (query: string) => svc.admin('GET', `/admin/users/paged/credit-ledger${query}`);
+      const whole = (await ledger('')).body.data;
+      expect(whole.entries).to.have.length(7);
+      expect(whole.next_after, 'without limit: every row, nothing to read on').to.equal(null);
+      const pages: any[] = [];
+      let after: string | null = null;
+      do {
+        const page: any = (await ledger(`?limit=3${after ? `&after=${after}` : ''}`)).body.data;
+        pages.push(page);
+        after = page.next_after;
+      } while (after !== null);
+      expect(pages.map((page) => page.entries.length)).to.deep.equal([3, 3, 1]);
+      expect(pages.flatMap((page) => page.entries)).to.deep.equal(whole.entries);
+      // A last page that is exactly full still ends the ledger.
+      const exact = (await ledger('?limit=7')).body.data;
+      expect([exact.entries.length, exact.next_after]).to.deep.equal([7, null]);
+      // With a key filter, and a cursor taken from another filter, rows still follow the cursor.
+      const first = (await ledger('?limit=2&key=gems')).body.data;
+      expect((await ledger(`?limit=10&key=gems&after=${first.next_after}`)).body.data.entries).to.deep.equal(whole.entries.slice(2));
+      for (const bad of ['?limit=0', '?limit=1001', '?limit=x', '?after=12', '?after=00000000000000000012.2']) {
+        const refused = await ledger(bad);
+        expect(refused.status, bad).to.equal(400);
+        expect(refused.body.errors[0].code, bad).to.equal('BAD_REQUEST');
+      }
+    });
   });
 
   describe('GET /admin/events', () => {
@@ -380,5 +411,41 @@ describe('API: credits — withdrawals, manual grants, ledger and event log', ()
       }
       expect((await svc.admin('GET', '/admin/webhooks/inbound?after=99999999999999999999')).status).to.equal(200);
     });
+  });
+});
+
+describe('API: a page of the credit ledger reads as many rows for a long ledger as for a short one', () => {
+  it('counts the documents a page of 5 reads: at the start and at the end of 60 movements, and for a user of 8', async () => {
+    let store: CountingReadStore | null = null;
+    const svc = await startTestService({
+      backend: (backend) => {
+        store = new CountingReadStore(backend.readStore);
+        return { ...backend, readStore: store };
+      },
+    });
+    try {
+      await putReward(svc, 'gems', { kind: 'credit', name: 'Gems', credits: 10 });
+      const movements = async (user: string, count: number) => {
+        await createUser(svc, user);
+        for (let i = 0; i < count; i++)
+          expect((await svc.admin('POST', `/users/${user}/rewards/grant`, { key: 'gems', operation_id: `g${i}` })).status).to.equal(201);
+      };
+      await movements('long', 60);
+      await movements('short', 8);
+      const cursorAt = async (user: string, rows: number) =>
+        (await svc.admin('GET', `/admin/users/${user}/credit-ledger?limit=${rows}`)).body.data.next_after as string;
+      const readsOf = async (user: string, after: string | null) => {
+        store!.resetCounts();
+        const page = await svc.admin('GET', `/admin/users/${user}/credit-ledger?limit=5${after ? `&after=${after}` : ''}`);
+        expect(page.body.data.entries).to.have.length(5);
+        return store!.counts.documentsRead;
+      };
+      const short = await readsOf('short', null);
+      expect(await readsOf('long', null)).to.equal(short);
+      expect(await readsOf('long', await cursorAt('long', 50))).to.equal(short);
+      expect(short, 'the page (up to 7 rows with its look-ahead) and the user').to.be.at.most(10);
+    } finally {
+      await svc.stop();
+    }
   });
 });

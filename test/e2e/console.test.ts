@@ -394,7 +394,7 @@ describe('Console in the browser (SPEC §14)', function () {
     expect(shown.map((cells) => [cells[0], cells[2], cells[3], number(cells[4]!), number(cells[5]!)])).to.deep.equal(
       api.map((e) => [e.event_id, e.kind, e.key, e.delta, e.balance_after]),
     );
-    // Stats (the admin view's, refunds included) and the history, newest first.
+    // Stats (the admin view's, refunds included) and the history, oldest first.
     const stats = (await svc.admin('GET', '/admin/users/alice')).body.data.user.stats as Record<string, number>;
     for (const [name, figure] of [
       ['Claims', stats.claims],
@@ -415,7 +415,38 @@ describe('Console in the browser (SPEC §14)', function () {
     const history = page.getByRole('region', { name: 'Event history' });
     await history.getByRole('listitem').first().waitFor();
     const positions = await history.getByRole('listitem').evaluateAll((items) => items.map((li) => Number(/position (\d+)/.exec(li.textContent ?? '')?.[1])));
-    expect(positions).to.deep.equal([...positions].sort((a, b) => b - a));
+    expect(positions).to.deep.equal([...positions].sort((a, b) => a - b));
+  });
+
+  it('reads a long ledger and history a page at a time, never whole', async () => {
+    await createUser(svc, 'busy');
+    // 25 grants: 25 ledger rows and more events, more than one page (20) of each.
+    for (let i = 0; i < 25; i++)
+      expect((await svc.admin('POST', '/users/busy/rewards/grant', { key: 'ten-credits', operation_id: `busy-${i}` })).status).to.equal(201);
+    await signIn();
+    await open('Users');
+    requests.length = 0;
+    await page.getByRole('searchbox', { name: 'App user ID' }).fill('busy');
+    await page.getByRole('button', { name: 'Search' }).click();
+    const ledger = page.getByRole('region', { name: 'Credit ledger' });
+    const rows = ledger.locator('tbody tr');
+    await rows.first().waitFor();
+    const balances = async () => (await rows.evaluateAll((trs) => trs.map((tr) => tr.querySelectorAll('td')[4]?.textContent ?? ''))).map(number);
+    expect(await balances()).to.deep.equal(Array.from({ length: 20 }, (_, i) => 10 * (i + 1)));
+    await ledger.getByRole('button', { name: 'Next page' }).click();
+    await ledger.getByText('Page 2').waitFor();
+    await eventually(async () => expect(await balances()).to.deep.equal([210, 220, 230, 240, 250]));
+    expect(await ledger.getByRole('button', { name: 'Next page' }).isDisabled()).to.equal(true);
+    const history = page.getByRole('region', { name: 'Event history' });
+    await history.getByRole('listitem').first().waitFor();
+    expect(await history.getByRole('listitem').count()).to.equal(20);
+    await history.getByRole('button', { name: 'Next page' }).click();
+    const events = (await svc.admin('GET', '/admin/events?stream=user-busy&limit=1000')).body.data.events.length;
+    await eventually(async () => expect(await history.getByRole('listitem').count()).to.equal(events - 20));
+    // Every read of the ledger or the stream asked for one page.
+    const reads = requests.map((url) => new URL(url)).filter((url) => /credit-ledger$|\/admin\/events$/.test(url.pathname));
+    expect(reads.length).to.be.at.least(4);
+    for (const url of reads) expect(Number(url.searchParams.get('limit')), url.href).to.be.within(1, 21);
   });
 
   it('finds a user whose app user ID begins and ends with spaces, as typed', async () => {

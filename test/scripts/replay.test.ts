@@ -139,7 +139,11 @@ describe('npm run replay', function () {
       const positions: (bigint | null)[] = [];
       let resumed = false;
       expect(
-        await replayProjections(log, readStore, [next], { pageSize: 10, onProgress: ({ position }) => positions.push(position), onResume: () => (resumed = true) }),
+        await replayProjections(log, readStore, [next], {
+          pageSize: 10,
+          onProgress: ({ position }) => positions.push(position),
+          onResume: () => (resumed = true),
+        }),
       ).to.equal('switched');
       expect(resumed, 'a rebuild started over does not say it resumes').to.equal(false);
       // From the first page of the log, not from where the other version stopped.

@@ -1,14 +1,28 @@
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { api, outcome, type Schemas, streamEvents } from '../api';
-import { Empty, type Loaded, Problem, Section, useLoad, usePages, ViewTitle, DataTable } from '../components';
+import { api, type Outcome, outcome, type Schemas } from '../api';
+import { Empty, type Loaded, PAGE_SIZE, Problem, Section, type ServerPage, useLoad, useServerPages, ViewTitle, DataTable } from '../components';
 import { formatDateTime, formatNumber } from '../format';
 
 type EventRow = Schemas['EventPage']['events'][number];
+type LedgerRow = Schemas['CreditLedger']['entries'][number];
 
-/** The user's stream (`user-{app_user_id}` holds everything about one user), newest first. */
-async function history(appUserId: string) {
-  const events = await streamEvents(`user-${appUserId}`);
-  return events.ok ? { ok: true as const, data: [...events.data].reverse() } : events;
+/** Events of the user's stream (`user-{app_user_id}` holds everything about one user), a page at a time, oldest first. */
+async function historyPage(appUserId: string, after: string | null): Promise<Outcome<ServerPage<EventRow>>> {
+  // One more than a page: whether a next page exists (the log's cursor never says the stream ended).
+  const query = { stream: `user-${appUserId}`, limit: PAGE_SIZE + 1, ...(after ? { after } : {}) };
+  const page = await outcome(api.GET('/admin/events', { params: { query } }));
+  if (!page.ok) return page;
+  const events = page.data.data.events;
+  const shown = events.slice(0, PAGE_SIZE);
+  return { ok: true, data: { items: shown, next: events.length > PAGE_SIZE ? shown[shown.length - 1]!.position : null } };
+}
+
+/** The user's credit ledger, a page at a time, oldest first. */
+async function ledgerPage(appUserId: string, after: string | null): Promise<Outcome<ServerPage<LedgerRow>>> {
+  const query = { limit: PAGE_SIZE, ...(after ? { after } : {}) };
+  const page = await outcome(api.GET('/admin/users/{app_user_id}/credit-ledger', { params: { path: { app_user_id: appUserId }, query } }));
+  return page.ok ? { ok: true, data: { items: page.data.data.entries, next: page.data.data.next_after } } : page;
 }
 
 export function UsersView() {
@@ -75,7 +89,6 @@ function DotUserDetail(props: { appUserId: string }) {
 function FullUserDetail(props: { appUserId: string }) {
   const id = props.appUserId;
   const [user] = useLoad(() => outcome(api.GET('/admin/users/{app_user_id}', { params: { path: { app_user_id: id } } })), [id]);
-  const [ledger] = useLoad(() => outcome(api.GET('/admin/users/{app_user_id}/credit-ledger', { params: { path: { app_user_id: id } } })), [id]);
   if (user.state === 'error' && user.errors.some((e) => e.code === 'NOT_FOUND.USER')) return <p role="status">No user has the app user ID “{id}”.</p>;
   return (
     <>
@@ -84,23 +97,21 @@ function FullUserDetail(props: { appUserId: string }) {
       </Section>
       <section aria-labelledby="ledger-heading">
         <h2 id="ledger-heading">Credit ledger</h2>
-        <Section loaded={ledger} what="the credit ledger">
-          {(body) => <Ledger entries={body.data.entries} />}
-        </Section>
+        <Ledger appUserId={id} />
       </section>
       <EventHistory appUserId={id} />
     </>
   );
 }
 
-/** The user's stream, newest first (read by query: reachable for every id). */
+/** The user's stream, oldest first (read by query: reachable for every id). */
 function EventHistory(props: { appUserId: string }) {
   const id = props.appUserId;
-  const [events] = useLoad(() => history(id), [id]);
+  const { loaded, pager } = useServerPages((after) => historyPage(id, after), [id]);
   return (
     <section aria-labelledby="history-heading">
       <h2 id="history-heading">Event history</h2>
-      <History loaded={events} />
+      <History loaded={loaded} pager={pager} />
     </section>
   );
 }
@@ -166,9 +177,18 @@ function Profile(props: { user: Omit<Schemas['OperatorUser'], 'last_seen_at'> })
   );
 }
 
-function Ledger(props: { entries: Schemas['CreditLedger']['entries'] }) {
-  const { page, pager } = usePages(props.entries);
-  if (props.entries.length === 0) return <Empty>No credit movement.</Empty>;
+function Ledger(props: { appUserId: string }) {
+  const id = props.appUserId;
+  const { loaded, pager } = useServerPages((after) => ledgerPage(id, after), [id]);
+  return (
+    <Section loaded={loaded} what="the credit ledger">
+      {(page) => (page.length === 0 ? <Empty>No credit movement.</Empty> : <LedgerTable page={page} pager={pager} />)}
+    </Section>
+  );
+}
+
+function LedgerTable(props: { page: LedgerRow[]; pager: ComponentChildren }) {
+  const { page, pager } = props;
   return (
     <>
       <div class="scroll">
@@ -207,12 +227,12 @@ function Ledger(props: { entries: Schemas['CreditLedger']['entries'] }) {
   );
 }
 
-function History(props: { loaded: Loaded<EventRow[]> }) {
-  const events = props.loaded.state === 'ok' ? props.loaded.data : [];
-  const { page, pager } = usePages(events);
+function History(props: { loaded: Loaded<EventRow[]>; pager: ComponentChildren }) {
+  const page = props.loaded.state === 'ok' ? props.loaded.data : [];
+  const { pager } = props;
   if (props.loaded.state === 'loading') return <p class="muted">Loading the event history…</p>;
   if (props.loaded.state === 'error') return <Problem errors={props.loaded.errors} />;
-  if (events.length === 0) return <Empty>No event.</Empty>;
+  if (page.length === 0) return <Empty>No event.</Empty>;
   return (
     <>
       <ol class="events">

@@ -52,7 +52,7 @@ export class UserExport {
     if (user === null) return null;
     const [affiliates, ledger, events, notifications, transactions] = await Promise.all([
       this.users.affiliateRecordsOfUser(appUserId),
-      this.events.creditLedger(appUserId, null, requestId),
+      this.events.creditLedger(appUserId, null, requestId).then(({ rows }) => rows),
       this.store.readStream(streams.user(appUserId)),
       this.notifications(appUserId),
       this.transactions.ofUser(appUserId),

@@ -37,7 +37,7 @@ export function adminAuditRoutes(container: DependencyContainer): AnyRoute[] {
       method: 'get',
       path: '/admin/users/{app_user_id}/credit-ledger',
       operationId: 'getCreditLedger',
-      summary: 'Every credit movement of a user, oldest first, with running balances',
+      summary: 'Every credit movement of a user, oldest first, with running balances (paged with `limit`)',
       description:
         'Expiries whose time has passed are recorded first (a `RewardExpired` event, actor `process:expiry-sweep`), so the last `balance_after` is the balance `GET /users/{app_user_id}` shows.',
       tags: ['admin: audit'],
@@ -46,12 +46,14 @@ export function adminAuditRoutes(container: DependencyContainer): AnyRoute[] {
       responses: { 200: { description: 'The ledger', schema: z.object({ data: creditLedgerOut }) } },
       errors: ['NOT_FOUND.USER'],
       auth: 'secret',
-      async handle({ params: { app_user_id: id }, query: { key }, res }) {
+      async handle({ params: { app_user_id: id }, query: { key, limit, after }, res }) {
         if (!(await users.exists(id))) throw userNotFound();
-        const rows = await events.creditLedger(id, key ?? null, res.locals.requestId);
+        const { rows, nextAfter } = await events.creditLedger(id, key ?? null, res.locals.requestId, { after: after ?? null, limit: limit ?? null });
         return {
           status: 200,
-          body: { data: { app_user_id: id, entries: rows.map(({ seq: _seq, app_user_id: _user, request_id: _request, ...row }) => row) } },
+          body: {
+            data: { app_user_id: id, entries: rows.map(({ seq: _seq, app_user_id: _user, request_id: _request, ...row }) => row), next_after: nextAfter },
+          },
         };
       },
     }),

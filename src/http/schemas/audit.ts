@@ -1,5 +1,5 @@
 import { z } from './zod-openapi.js';
-import { chars, jsonObject, logPosition, logPositionDoc, outDateTime, pageLimit, rewardKeyLookup } from './common.js';
+import { chars, jsonObject, logPosition, logPositionDoc, optionalPageLimit, outDateTime, pageLimit, rewardKeyLookup } from './common.js';
 
 export const eventsQuery = z.object({
   after: logPosition.optional().openapi({ ...logPositionDoc, description: 'Exclusive: events after this position (`next_after` of the previous page)' }),
@@ -37,7 +37,15 @@ export const eventPageOut = z
   })
   .openapi('EventPage');
 
-export const ledgerQuery = z.object({ key: rewardKeyLookup.optional() });
+export const ledgerQuery = z.object({
+  key: rewardKeyLookup.optional(),
+  limit: optionalPageLimit(1000).openapi({ description: 'At most this many rows, with `next_after` to read on; without it, every row' }),
+  after: z
+    .string()
+    .regex(/^\d{20}(\.1)?$/, 'must be the next_after of a previous page')
+    .optional()
+    .openapi({ description: 'Exclusive: rows after this cursor (`next_after` of the previous page)' }),
+});
 
 export const creditLedgerOut = z
   .object({
@@ -55,5 +63,9 @@ export const creditLedgerOut = z
         cause: jsonObject,
       }),
     ),
+    next_after: z
+      .string()
+      .nullable()
+      .openapi({ description: 'With `limit`: pass it as `after` to read the next page; null on the last page (and always without `limit`)' }),
   })
   .openapi('CreditLedger');

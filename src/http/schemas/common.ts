@@ -57,13 +57,20 @@ export const logPositionDoc = { type: 'string', pattern: '^\\d{1,20}$', example:
  * or ` 5` are refused, not read as numbers); `fallback` when absent.
  */
 export function pageLimit(max: number, fallback: number) {
+  return wholeNumberUpTo(max).default(fallback).openapi({ type: 'integer', minimum: 1, maximum: max, default: fallback });
+}
+
+/** A query's optional `limit` (as `pageLimit`) where its absence means "no limit". */
+export function optionalPageLimit(max: number) {
+  return wholeNumberUpTo(max).optional().openapi({ type: 'integer', minimum: 1, maximum: max });
+}
+
+function wholeNumberUpTo(max: number) {
   return z
     .string()
     .regex(/^\d{1,7}$/, 'must be a whole number in plain digits')
     .transform(Number)
-    .pipe(z.number().int().min(1).max(max))
-    .default(fallback)
-    .openapi({ type: 'integer', minimum: 1, maximum: max, default: fallback });
+    .pipe(z.number().int().min(1).max(max));
 }
 
 export const outDateTime = z.string().openapi({ format: 'date-time', example: '2026-01-02T03:04:05.678Z' });
