@@ -83,6 +83,8 @@ export function usePages<T>(items: T[], size = PAGE_SIZE): { page: T[]; pager: C
   return { page, pager };
 }
 
+const FIRST_PAGE: (string | null)[] = [null];
+
 /** A page read from the service, and the cursor of the next one (null: the last page). */
 export interface ServerPage<T> {
   items: T[];
@@ -98,8 +100,11 @@ export function useServerPages<T>(
   load: (cursor: string | null) => Promise<Outcome<ServerPage<T>>>,
   deps: unknown[],
 ): { loaded: Loaded<T[]>; pager: ComponentChildren } {
-  const [cursors, setCursors] = useState<(string | null)[]>([null]);
-  useEffect(() => setCursors([null]), deps);
+  // Another list (other deps) starts at its first page, read once.
+  const list = JSON.stringify(deps);
+  const [paging, setPaging] = useState<{ list: string; cursors: (string | null)[] }>({ list, cursors: FIRST_PAGE });
+  const cursors = paging.list === list ? paging.cursors : FIRST_PAGE;
+  const setCursors = (next: (string | null)[]) => setPaging({ list, cursors: next });
   const at = cursors.length - 1;
   const [page] = useLoad(() => load(cursors[at]!), [...deps, cursors]);
   const loaded: Loaded<T[]> = page.state === 'ok' ? { state: 'ok', data: page.data.items } : page;
