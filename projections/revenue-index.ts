@@ -82,7 +82,7 @@ export const revenueIndexProjection = (accountTokenNamespace: string): Projectio
   // 4: purchases and renewals say whether they counted for a code (`paid:` links).
   version: 4,
   collections: [
-    { name: INBOUND, indexes: [['provider', 'neg_seq'], ['status', 'neg_seq'], 'neg_seq'] },
+    { name: INBOUND, indexes: [['provider', 'neg_seq'], ['status', 'neg_seq'], ['app_user_id', 'neg_seq'], 'neg_seq'] },
     { name: REVENUE_LINKS, indexes: [['customer', 'seq']] },
     { name: REVENUE_PENDING, indexes: ['match_key'] },
     { name: CLAWBACK_GRANTS, indexes: ['claimer'] },

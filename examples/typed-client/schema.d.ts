@@ -993,7 +993,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * Everything held about a user, personal fields decrypted, as one JSON document (access request)
+         * Everything held about a user, personal fields decrypted, as one JSON document (access request). Written out as it is read, a page at a time, so its size is not bounded by memory; it lists what the log held when it started
          * @description Needs a secret key.
          */
         get: operations["exportUserData"];

@@ -106,6 +106,41 @@ function handler(declaration: AnyRoute): RequestHandler {
 }
 
 /**
+ * Answers 200 with a JSON document written piece by piece as the pieces come (a document too big
+ * to build whole in memory, such as a user's export): each piece waits for the socket to take
+ * the last one, so a slow reader holds one piece, not the document. A failure after the first
+ * piece cuts the response short (the client sees it incomplete, never as whole), and is rethrown.
+ * Stops early when the client goes away.
+ */
+export async function sendJsonPieces(res: Response, pieces: AsyncIterable<string>): Promise<{ raw: true }> {
+  await res.locals.beforeReply?.();
+  res.status(200).type('application/json');
+  try {
+    for await (const piece of pieces) {
+      if (res.destroyed) break;
+      if (!res.write(piece)) await drainedOrClosed(res);
+    }
+  } catch (error) {
+    res.destroy();
+    throw error;
+  }
+  res.end();
+  return { raw: true };
+}
+
+function drainedOrClosed(res: Response): Promise<void> {
+  return new Promise((resolve) => {
+    const done = () => {
+      res.off('drain', done);
+      res.off('close', done);
+      resolve();
+    };
+    res.on('drain', done);
+    res.on('close', done);
+  });
+}
+
+/**
  * Answers 405 (with the Allow header) for a known path asked with a method it does not have, and
  * 404 `PATH_ERROR` for a path no route has (SPEC §1), and passes the routes' own requests on:
  * mounted before the key checks and the body parser, so neither answer depends on the key or the

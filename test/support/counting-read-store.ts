@@ -3,15 +3,19 @@ import type { FindQuery, ProjectorBatch, ReadStore, Scalar } from '../../src/por
 /** Counts the documents and bytes a projection run reads and writes (not time). */
 export class CountingReadStore implements ReadStore {
   counts = { documentsRead: 0, bytesRead: 0, documentsWritten: 0, bytesWritten: 0 };
+  /** The most documents one call returned (since the last reset). */
+  largestRead = 0;
 
   constructor(private readonly inner: ReadStore) {}
 
   resetCounts() {
     this.counts = { documentsRead: 0, bytesRead: 0, documentsWritten: 0, bytesWritten: 0 };
+    this.largestRead = 0;
   }
 
   private read<T>(docs: T[]): void {
     this.counts.documentsRead += docs.length;
+    this.largestRead = Math.max(this.largestRead, docs.length);
     for (const doc of docs) this.counts.bytesRead += JSON.stringify(doc).length;
   }
 

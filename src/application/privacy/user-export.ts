@@ -1,5 +1,7 @@
 import { inject, injectable } from 'tsyringe';
+import { ledgerSequence } from '../../../projections/credit-ledger.js';
 import { INBOUND } from '../../../projections/revenue-index.js';
+import { TRANSACTION_LINKS } from '../../../projections/transaction-links.js';
 import { streams } from '../../domain/events/index.js';
 import type { RevenueProvider } from '../../domain/revenue/revenue-notification.js';
 import type { Clock } from '../../ports/clock.js';
@@ -8,78 +10,148 @@ import type { ReadStore } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
 import { type ExportedEvent, exportedEvent } from '../export/event-export-format.js';
 import { EventQueries } from '../queries/event-queries.js';
-import { TransactionQueries } from '../queries/transaction-queries.js';
+import { linkView, refusedAttemptView, type TransactionDoc } from '../queries/transaction-queries.js';
 import { UserQueries } from '../queries/user-queries.js';
 
-type UserTransactions = Awaited<ReturnType<TransactionQueries['ofUser']>>;
+/** Rows or events read at a time: what one export holds in memory, whatever the user's history. */
+export const EXPORT_PAGE = 500;
 
-/** Everything the service holds about one user (SPEC §13, the data subject's access request). */
-export interface UserDataExport {
-  app_user_id: string;
-  exported_at: string;
-  /** The user as `GET /users/{app_user_id}` shows it (profile, program, code, referral, rewards, stats). */
-  user: Record<string, unknown>;
-  /** The affiliates linked to the user, whole as the admin API shows them (name, platforms, codes…). */
-  affiliates: Record<string, unknown>[];
-  /** Every credit movement (`GET /admin/users/{app_user_id}/credit-ledger`). */
-  credit_ledger: Record<string, unknown>[];
-  /** Every event of the user's stream, personal fields decrypted (erased ones `{"erased": true}`). */
-  events: ExportedEvent[];
-  /** The revenue notifications matched to the user, as recorded (personal fields decrypted likewise). */
-  notifications: ExportedEvent[];
-  /**
-   * The store transactions linked to the user and its refused link attempts (as `GET
-   * /admin/users/{app_user_id}/transactions` lists them), without the user each refused
-   * transaction stays linked to: that is another person's id, not this user's data.
-   */
-  transactions: { links: UserTransactions['links']; refused_attempts: Omit<UserTransactions['refused_attempts'][number], 'linked_app_user_id'>[] };
-}
+/** A list of the document, a page at a time. */
+type Pages = AsyncIterable<unknown[]>;
 
+/**
+ * Everything the service holds about one user (SPEC §13, the data subject's access request), as
+ * the one JSON document `GET /admin/users/{app_user_id}/export` answers (its schema is
+ * `UserDataExport` in src/http/schemas/privacy.ts): the user as `GET /users/{id}` shows it, its
+ * affiliates, every credit movement, every event of its stream and every notification matched to
+ * it (personal fields decrypted, erased ones `{"erased": true}`), and its store transactions and
+ * refused link attempts, without the user each refused transaction stays linked to (another
+ * person's id, not this user's data).
+ *
+ * The document is written out as it is read, `EXPORT_PAGE` rows or events at a time: a referrer
+ * with 100,000 claims is exported with the memory of a new user, and between pages the service
+ * answers other requests. It is a picture of one moment: the log's head when it starts bounds
+ * the events, the ledger rows, the notifications and the transactions it lists.
+ */
 @injectable()
 export class UserExport {
   constructor(
     @inject(UserQueries) private readonly users: UserQueries,
     @inject(EventQueries) private readonly events: EventQueries,
-    @inject(TransactionQueries) private readonly transactions: TransactionQueries,
     @inject(TOKENS.EventStore) private readonly store: EventStore,
     @inject(TOKENS.ReadStore) private readonly readStore: ReadStore,
     @inject(TOKENS.Clock) private readonly clock: Clock,
   ) {}
 
-  /** null when the user is unknown. */
-  async export(appUserId: string, requestId: string): Promise<UserDataExport | null> {
+  /** The document's JSON text, in pieces to write in turn; null when the user is unknown. */
+  async open(appUserId: string, requestId: string): Promise<AsyncIterable<string> | null> {
     const user = await this.users.userView(appUserId);
     if (user === null) return null;
-    const [affiliates, ledger, events, notifications, transactions] = await Promise.all([
-      this.users.affiliateRecordsOfUser(appUserId),
-      this.events.creditLedger(appUserId, null, requestId).then(({ rows }) => rows),
-      this.store.readStream(streams.user(appUserId)),
-      this.notifications(appUserId),
-      this.transactions.ofUser(appUserId),
+    // The ledger's first page records the expiries that are due (EventQueries#creditLedger), so the head read next includes them.
+    const ledger = await this.events.creditLedger(appUserId, null, requestId, { after: null, limit: EXPORT_PAGE });
+    const head = (await this.store.headPosition()) ?? 0n;
+    const affiliates = await this.users.affiliateRecordsOfUser(appUserId);
+    return this.document(appUserId, head, [
+      ['user', user],
+      ['affiliates', affiliates],
+      ['credit_ledger', this.ledger(appUserId, requestId, ledger, head)],
+      ['events', this.userEvents(appUserId, head)],
+      ['notifications', this.notifications(appUserId, head)],
     ]);
-    return {
-      app_user_id: appUserId,
-      exported_at: this.clock.now().toISOString(),
-      user,
-      affiliates,
-      credit_ledger: ledger.map(({ seq: _seq, app_user_id: _user, request_id: _request, ...row }) => row),
-      events: events.map(exportedEvent),
-      notifications,
-      transactions: {
-        links: transactions.links,
-        refused_attempts: transactions.refused_attempts.map(({ linked_app_user_id: _other, ...attempt }) => attempt),
-      },
-    };
   }
 
-  private async notifications(appUserId: string): Promise<ExportedEvent[]> {
-    const docs = await this.readStore.find<{ id: string | null; provider: RevenueProvider }>(INBOUND, { where: { app_user_id: appUserId } });
-    const found: ExportedEvent[] = [];
-    for (const doc of docs) {
-      if (doc.id === null) continue;
-      const recorded = await this.store.readStream(streams.inbound(doc.provider, doc.id));
-      found.push(...recorded.map(exportedEvent));
+  private async *document(appUserId: string, head: bigint, fields: [string, unknown][]): AsyncIterable<string> {
+    const exportedAt = this.clock.now().toISOString();
+    yield `{"data":{"export":{"app_user_id":${JSON.stringify(appUserId)},"exported_at":${JSON.stringify(exportedAt)}`;
+    for (const [name, value] of fields) {
+      yield `,${JSON.stringify(name)}:`;
+      if (isPages(value)) yield* jsonArray(value);
+      else yield JSON.stringify(value);
     }
-    return found.sort((a, b) => (BigInt(a.position) < BigInt(b.position) ? -1 : 1));
+    yield ',"transactions":{"links":';
+    yield* jsonArray(this.transactions(appUserId, head, 'linked'));
+    yield ',"refused_attempts":';
+    yield* jsonArray(this.transactions(appUserId, head, 'refused'));
+    yield '}}}}';
   }
+
+  /** The ledger rows up to the head, oldest first, without the fields that are not the user's data. */
+  private async *ledger(appUserId: string, requestId: string, first: { rows: Record<string, unknown>[]; nextAfter: string | null }, head: bigint): Pages {
+    const through = `${ledgerSequence(head)}.1`;
+    const shown = ({ seq: _seq, app_user_id: _user, request_id: _request, ...row }: Record<string, unknown>) => row;
+    let page = first;
+    for (;;) {
+      const rows = page.rows.filter((row) => String(row.seq) <= through);
+      yield rows.map(shown);
+      if (page.nextAfter === null || rows.length < page.rows.length) return;
+      page = await this.events.creditLedger(appUserId, null, requestId, { after: page.nextAfter, limit: EXPORT_PAGE });
+    }
+  }
+
+  /** The user's stream up to the head, personal fields decrypted. */
+  private async *userEvents(appUserId: string, head: bigint): Pages {
+    for (let fromRevision = 0; ; fromRevision += EXPORT_PAGE) {
+      const events = await this.store.readStream(streams.user(appUserId), { fromRevision, maxCount: EXPORT_PAGE });
+      const shown = events.filter((event) => event.position <= head);
+      yield shown.map(exportedEvent);
+      if (events.length < EXPORT_PAGE || shown.length < events.length) return;
+    }
+  }
+
+  /** The notifications matched to the user (each stream holds its one NotificationReceived), in the order received. */
+  private async *notifications(appUserId: string, head: bigint): Pages {
+    // Oldest first is `neg_seq` descending (projections/revenue-index.ts); each page starts at the last one's bound, read again.
+    let bound = -1;
+    for (;;) {
+      const docs = await this.readStore.find<{ id: string | null; provider: RevenueProvider; neg_seq: number }>(INBOUND, {
+        where: { app_user_id: appUserId },
+        atLeast: { field: 'neg_seq', value: -Number(head) },
+        atMost: { field: 'neg_seq', value: bound },
+        orderBy: { field: 'neg_seq', direction: 'desc' },
+        limit: EXPORT_PAGE,
+      });
+      const found: ExportedEvent[] = [];
+      for (const doc of docs) {
+        if (doc.id !== null) found.push(...(await this.store.readStream(streams.inbound(doc.provider, doc.id))).map(exportedEvent));
+      }
+      yield found;
+      if (docs.length < EXPORT_PAGE) return;
+      bound = docs[docs.length - 1]!.neg_seq - 1;
+    }
+  }
+
+  /** The user's transaction documents of one status up to the head, oldest first (refused ones without the other user). */
+  private async *transactions(appUserId: string, head: bigint, status: TransactionDoc['status']): Pages {
+    let from = 0;
+    for (;;) {
+      const docs = await this.readStore.find<TransactionDoc>(TRANSACTION_LINKS, {
+        where: { app_user_id: appUserId },
+        atLeast: { field: 'seq', value: from },
+        atMost: { field: 'seq', value: Number(head) },
+        orderBy: { field: 'seq', direction: 'asc' },
+        limit: EXPORT_PAGE,
+      });
+      const view: (doc: TransactionDoc) => object = status === 'linked' ? linkView : refusedAttemptView;
+      yield docs.filter((doc) => doc.status === status).map(view);
+      if (docs.length < EXPORT_PAGE) return;
+      from = docs[docs.length - 1]!.seq + 1;
+    }
+  }
+}
+
+function isPages(value: unknown): value is Pages {
+  return typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
+}
+
+/** A JSON array of the pages' items: `[`, the items page by page, `]`. */
+async function* jsonArray(pages: Pages): AsyncIterable<string> {
+  let first = true;
+  yield '[';
+  for await (const items of pages) {
+    if (items.length === 0) continue;
+    const text = items.map((item) => JSON.stringify(item)).join(',');
+    yield first ? text : `,${text}`;
+    first = false;
+  }
+  yield ']';
 }

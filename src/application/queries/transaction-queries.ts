@@ -4,7 +4,7 @@ import type { TransactionProvider } from '../../domain/events/transaction-events
 import type { ReadStore } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
 
-interface TransactionDoc extends Record<string, unknown> {
+export interface TransactionDoc extends Record<string, unknown> {
   provider: TransactionProvider;
   transaction_id: string;
   app_user_id: string;
@@ -13,7 +13,21 @@ interface TransactionDoc extends Record<string, unknown> {
   status: 'linked' | 'refused';
   linked_app_user_id: string;
   at: string;
+  seq: number;
 }
+
+const transactionFields = (doc: TransactionDoc) => ({
+  provider: doc.provider,
+  transaction_id: doc.transaction_id,
+  app_account_token: doc.app_account_token,
+  obfuscated_external_account_id: doc.obfuscated_external_account_id,
+});
+
+/** A linked transaction as the API shows it. */
+export const linkView = (doc: TransactionDoc) => ({ ...transactionFields(doc), linked_at: doc.at });
+
+/** A refused link attempt as the API shows it, without the user the transaction stays linked to. */
+export const refusedAttemptView = (doc: TransactionDoc) => ({ ...transactionFields(doc), attempted_at: doc.at });
 
 /** A user's linked store transactions and refused link attempts, oldest first (SPEC §15). */
 @injectable()
@@ -25,18 +39,12 @@ export class TransactionQueries {
       where: { app_user_id: appUserId },
       orderBy: { field: 'seq', direction: 'asc' },
     });
-    const fields = (doc: TransactionDoc) => ({
-      provider: doc.provider,
-      transaction_id: doc.transaction_id,
-      app_account_token: doc.app_account_token,
-      obfuscated_external_account_id: doc.obfuscated_external_account_id,
-    });
     return {
       app_user_id: appUserId,
-      links: docs.filter((doc) => doc.status === 'linked').map((doc) => ({ ...fields(doc), linked_at: doc.at })),
+      links: docs.filter((doc) => doc.status === 'linked').map(linkView),
       refused_attempts: docs
         .filter((doc) => doc.status === 'refused')
-        .map((doc) => ({ ...fields(doc), attempted_at: doc.at, linked_app_user_id: doc.linked_app_user_id })),
+        .map((doc) => ({ ...refusedAttemptView(doc), linked_app_user_id: doc.linked_app_user_id })),
     };
   }
 }

@@ -4,7 +4,7 @@ import { UserExport } from '../../application/privacy/user-export.js';
 import { UserQueries } from '../../application/queries/user-queries.js';
 import { commandContext } from '../context.js';
 import { userNotFound } from '../errors.js';
-import { type AnyRoute, route } from '../route.js';
+import { type AnyRoute, route, sendJsonPieces } from '../route.js';
 import { appUserId } from '../schemas/common.js';
 import { userDataExportResponse } from '../schemas/privacy.js';
 import { operatorUserResponse } from '../schemas/users.js';
@@ -55,13 +55,15 @@ export function adminUserRoutes(container: DependencyContainer): AnyRoute[] {
       method: 'get',
       path: '/admin/users/{app_user_id}/export',
       operationId: 'exportUserData',
-      summary: 'Everything held about a user, personal fields decrypted, as one JSON document (access request)',
+      summary:
+        'Everything held about a user, personal fields decrypted, as one JSON document (access request). ' +
+        'Written out as it is read, a page at a time, so its size is not bounded by memory; it lists what the log held when it started',
       responses: { 200: { description: 'The export', schema: userDataExportResponse } },
       errors: ['NOT_FOUND.USER'],
       async handle({ params: { app_user_id }, res }) {
-        const found = await exports.export(app_user_id, res.locals.requestId);
-        if (found === null) throw userNotFound();
-        return { status: 200, body: { data: { export: found } } };
+        const pieces = await exports.open(app_user_id, res.locals.requestId);
+        if (pieces === null) throw userNotFound();
+        return sendJsonPieces(res, pieces);
       },
     }),
   ];

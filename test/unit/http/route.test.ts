@@ -3,7 +3,7 @@ import { expect } from 'chai';
 import express from 'express';
 import { errorHandler, pathNotFound } from '../../../src/http/errors.js';
 import { ApiDescription } from '../../../src/http/openapi.js';
-import { expressPath, mountRoutes, route } from '../../../src/http/route.js';
+import { expressPath, mountRoutes, route, sendJsonPieces } from '../../../src/http/route.js';
 import { z } from '../../../src/http/schemas/zod-openapi.js';
 import type { Logger } from '../../../src/ports/logger.js';
 
@@ -106,5 +106,81 @@ describe('HTTP: the error handler', () => {
     // Any other failure after the answer is still logged.
     errorHandler(logger)(new Error('boom'), { method: 'POST', path: '/users' } as express.Request, res, () => {});
     expect(errors).to.have.length(1);
+  });
+});
+
+describe('HTTP: a JSON document written piece by piece (sendJsonPieces)', () => {
+  const errors: unknown[] = [];
+  const logger = { ...silent, error: (...args: unknown[]) => errors.push(args) } as unknown as Logger;
+  let pieces: () => AsyncIterable<string> = async function* () {};
+  let produced = 0;
+  const app = express();
+  app.get('/doc', async (_req, res, next) => {
+    try {
+      await sendJsonPieces(res, pieces());
+    } catch (error) {
+      next(error);
+    }
+  });
+  app.use(errorHandler(logger));
+  let base = '';
+  let server: ReturnType<typeof app.listen>;
+  before(async () => {
+    server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => server.once('listening', resolve));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  after(() => server.close());
+
+  it('answers 200 with the pieces as one JSON document, chunked', async () => {
+    pieces = async function* () {
+      yield '{"data":[';
+      yield '1,2';
+      yield ',3]}';
+    };
+    const response = await fetch(`${base}/doc`);
+    expect(response.status).to.equal(200);
+    expect(response.headers.get('transfer-encoding')).to.equal('chunked');
+    expect(await response.json()).to.deep.equal({ data: [1, 2, 3] });
+  });
+
+  it('cuts the answer short when a piece fails after the first: the client never sees it as whole, and the failure is logged', async () => {
+    errors.length = 0;
+    pieces = async function* () {
+      yield '{"data":[1';
+      throw new Error('the store went away');
+    };
+    // The status line may or may not have left before the cut: either way the read fails.
+    let failed: unknown = null;
+    await fetch(`${base}/doc`)
+      .then((response) => response.text())
+      .catch((error) => {
+        failed = error;
+      });
+    expect(failed).to.be.instanceOf(Error);
+    expect(errors).to.have.length(1);
+  });
+
+  it('stops reading pieces when the client goes away', async () => {
+    produced = 0;
+    const piece = `"${'x'.repeat(64 * 1024)}",`;
+    pieces = async function* () {
+      yield '[';
+      for (let i = 0; i < 10_000; i++) {
+        produced += 1;
+        yield piece;
+      }
+      yield '0]';
+    };
+    const controller = new AbortController();
+    const response = await fetch(`${base}/doc`, { signal: controller.signal });
+    const reader = response.body!.getReader();
+    await reader.read();
+    controller.abort();
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    const after = produced;
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    expect(produced).to.equal(after);
+    expect(produced).to.be.lessThan(10_000);
   });
 });
