@@ -166,12 +166,25 @@ export class StreamExecutor {
   ) {}
 
   /**
-   * Overwrites the stream's snapshot with an empty one and forgets the cached state (after an
-   * erasure: a snapshot written before it may hold personal fields in a format without sealing).
+   * After an erasure: the stream's snapshot is rewritten from the state the erasure left, so no
+   * snapshot written before it is read again (one written by an older version may hold personal
+   * fields without sealing), and the next cold load starts there rather than at the stream's
+   * first event. An erasure that wrote nothing (the user was erased already) has no position to
+   * write a snapshot at: the snapshot is emptied instead.
    */
-  async forgetSnapshot(stream: string): Promise<void> {
-    this.cache.delete(stream);
-    await this.readStore.putAux(SNAPSHOT_COLLECTION, stream, { version: -1, revision: -1, position: null, state: null });
+  async snapshotAfterErasure<S>(stream: string, evolver: Evolver<S>, erased: Executed<S, unknown>): Promise<void> {
+    await this.locks.run(stream, async () => {
+      this.cache.delete(stream);
+      const snapshot =
+        erased.position === null
+          ? { version: -1, revision: -1, position: null, state: null }
+          : { version: evolver.version, revision: erased.revision, position: erased.position.toString(), state: await this.sealed(stream, erased.state) };
+      await this.readStore.putAux(SNAPSHOT_COLLECTION, stream, snapshot);
+    });
+  }
+
+  private async sealed(stream: string, state: unknown): Promise<unknown> {
+    return this.sealer ? this.sealer.seal(stream, state) : state;
   }
 
   async load<S>(stream: string, evolver: Evolver<S>): Promise<Loaded<S> & { folded: number }> {
@@ -349,8 +362,12 @@ export class StreamExecutor {
         committed: async (appended) => {
           const written = { state, revision: appended.nextExpectedRevision, position: appended.position };
           if (loaded.folded + events.length >= SNAPSHOT_EVERY) {
-            const sealed = this.sealer ? await this.sealer.seal(stream, state) : state;
-            const snapshot: Snapshot<unknown> = { version: evolver.version, revision: written.revision, position: written.position.toString(), state: sealed };
+            const snapshot: Snapshot<unknown> = {
+              version: evolver.version,
+              revision: written.revision,
+              position: written.position.toString(),
+              state: await this.sealed(stream, state),
+            };
             await this.readStore.putAux(SNAPSHOT_COLLECTION, stream, snapshot as unknown as Record<string, unknown>);
             this.remember(stream, evolver, written, 0);
           } else {

@@ -147,6 +147,12 @@ describe('API: erasure and access (DELETE /admin/users/{id}, GET /admin/users/{i
     expect(events[0]!.data.metadata).to.deep.equal({ erased: true });
     expect(events[0]!.data.payment_customer_id).to.deep.equal({ erased: true });
     expect(events.filter((event) => event.type === 'UserErased').map((event) => event.data.fields)).to.deep.equal([['metadata', 'payment_customer_id']]);
+    // The executor's snapshot is rewritten at the erasure, fields gone: a cold load of ann's 100+ events starts there, not at her first event.
+    const snapshot = await svc.service.container
+      .resolve<ReadStore>(TOKENS.ReadStore)
+      .get<{ revision: number; state: Record<string, unknown> }>('snapshots', 'user-ann');
+    expect(snapshot!.revision).to.equal(events.length - 1);
+    expect(snapshot!.state).to.include({ metadata: null, payment_customer_id: null });
     const webhookMessages = await svc.admin('GET', '/admin/webhooks/backend/deliveries?limit=100');
     const created = (webhookMessages.body.data.deliveries as { event_type: string }[]).filter((message) => message.event_type === 'user.created');
     expect(created.length).to.be.greaterThan(0);

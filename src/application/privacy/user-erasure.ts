@@ -100,8 +100,8 @@ export class UserErasure {
           },
         },
       );
-      // The snapshot (it holds the personal values) goes before the request's after-commit work.
-      await this.executor.forgetSnapshot(stream);
+      // The snapshot is rewritten (the one before may hold the personal values) before the request's after-commit work.
+      await this.executor.snapshotAfterErasure(stream, userEvolver, executed);
       await this.commands.afterCommit(executed.position, context, appUserId);
       return executed.result;
     } finally {
