@@ -35,7 +35,16 @@ function grantCause(cause: GrantCause, appUserId: string): Doc {
 export const creditLedgerProjection: Projection = {
   name: 'credit_ledger',
   version: 2,
-  collections: [{ name: CREDIT_LEDGER, indexes: [['app_user_id', 'seq']] }],
+  // A user's rows in order, and of one key (`?key=`) without walking the other keys' rows.
+  collections: [
+    {
+      name: CREDIT_LEDGER,
+      indexes: [
+        ['app_user_id', 'seq'],
+        ['app_user_id', 'key', 'seq'],
+      ],
+    },
+  ],
   eventTypes: ['RewardGranted', 'CreditsWithdrawn', 'RewardExpired', 'RewardRevoked'],
   targets: (event) => {
     if (event.type === 'RewardRevoked') {

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { STABLE_PARAM } from '../../../src/adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../../../src/adapters/sqlite/sqlite-event-store.js';
 import { SqliteReadStore } from '../../../src/adapters/sqlite/sqlite-read-store.js';
+import { CREDIT_LEDGER, creditLedgerProjection } from '../../../projections/credit-ledger.js';
 import type { NewEvent } from '../../../src/ports/event-store.js';
 import { recordedSqlite } from '../../support/recorded-sqlite.js';
 
@@ -11,6 +12,15 @@ const event = (stream: string, revision: number): NewEvent => ({
   data: { revision },
   metadata: { correlation_id: 'c', causation_id: 'c', actor: 'test', schema_version: 1 },
 });
+
+/** The query plan of every statement `sqlite` recorded that `which` picks, with its parameters bound to nulls. */
+function plansOf(sqlite: ReturnType<typeof recordedSqlite>, which: (sql: string) => boolean): { sql: string; plan: string[] }[] {
+  return [...new Set(sqlite.prepared)].filter(which).map((sql) => {
+    const statement = sqlite.db.prepare(`EXPLAIN QUERY PLAN ${sql}`);
+    const params = Array.from({ length: (sql.match(/\?/g) ?? []).length }, () => null);
+    return { sql, plan: (statement.all(...params) as { detail: string }[]).map((row) => row.detail) };
+  });
+}
 
 /**
  * The embedded stores write `STABLE_PARAM` where SQLite would otherwise plan a statement again
@@ -22,16 +32,7 @@ const event = (stream: string, revision: number): NewEvent => ({
 describe('SQLite statements with STABLE_PARAM: same answers, same indexes', () => {
   const sqlite = recordedSqlite();
 
-  /** The query plan of every recorded statement that uses STABLE_PARAM, with its parameters bound to nulls. */
-  function plansOfStableStatements(): { sql: string; plan: string[] }[] {
-    return [...new Set(sqlite.prepared)]
-      .filter((sql) => sql.includes(STABLE_PARAM))
-      .map((sql) => {
-        const statement = sqlite.db.prepare(`EXPLAIN QUERY PLAN ${sql}`);
-        const params = Array.from({ length: (sql.match(/\?/g) ?? []).length }, () => null);
-        return { sql, plan: (statement.all(...params) as { detail: string }[]).map((row) => row.detail) };
-      });
-  }
+  const plansOfStableStatements = () => plansOf(sqlite, (sql) => sql.includes(STABLE_PARAM));
 
   it('the event store reads streams, their last revision and filtered pages through its indexes', async () => {
     const store = new SqliteEventStore(sqlite.db);
@@ -90,5 +91,46 @@ describe('SQLite statements with STABLE_PARAM: same answers, same indexes', () =
     const plans = plansOfStableStatements().filter(({ sql }) => sql.includes('code'));
     expect(plans.length).to.be.at.least(1);
     for (const { sql, plan } of plans) expect(plan.join(' | '), sql).to.match(/USING (COVERING )?INDEX/);
+  });
+});
+
+describe('SQLite: the credit ledger of one key', () => {
+  const sqlite = recordedSqlite();
+
+  it("is read through an index on the user and the key, not by walking the user's rows of other keys", async () => {
+    const store = new SqliteReadStore(sqlite.db);
+    for (const { name, indexes } of creditLedgerProjection.collections) await store.ensureIndexes(name, indexes);
+    const row = (id: number, key: string) => ({
+      op: 'put' as const,
+      collection: CREDIT_LEDGER,
+      id: `r${id}`,
+      doc: { app_user_id: 'u', key, seq: String(id).padStart(20, '0') },
+    });
+    await store.commitBatches([
+      {
+        projector: 'credit_ledger',
+        version: 1,
+        after: null,
+        position: 1n,
+        changes: [...Array.from({ length: 50 }, (_, id) => row(id, 'gems')), row(50, 'rare')],
+      },
+    ]);
+    await store.find(CREDIT_LEDGER, { where: { app_user_id: 'u' }, orderBy: { field: 'seq', direction: 'asc' }, limit: 3 });
+    const query = { where: { app_user_id: 'u', key: 'rare' }, orderBy: { field: 'seq', direction: 'asc' as const } };
+    const pages = [
+      await store.find(CREDIT_LEDGER, { ...query, limit: 3 }),
+      await store.find(CREDIT_LEDGER, { ...query, atLeast: { field: 'seq', value: '0' }, limit: 3 }),
+    ];
+    for (const page of pages) expect(page.map((doc) => doc.key)).to.deep.equal(['rare']);
+
+    const plans = plansOf(sqlite, (sql) => sql.startsWith('SELECT') && sql.includes('$.seq'));
+    expect(plans.length).to.equal(3);
+    // (The temporary tree orders rows of one `seq` by id: the store's tie-break, within equal values only.)
+    for (const { sql, plan: steps } of plans) {
+      const plan = steps.join(' | ');
+      if (sql.includes('$.key'))
+        expect(plan, sql).to.match(/SEARCH rm_credit_ledger USING INDEX idx_credit_ledger_app_user_id_key_seq \(<expr>=\? AND <expr>=\?/);
+      else expect(plan, sql).to.match(/SEARCH rm_credit_ledger USING INDEX idx_credit_ledger_app_user_id_seq /);
+    }
   });
 });
