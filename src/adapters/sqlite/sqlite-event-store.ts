@@ -54,9 +54,32 @@ interface PendingAppend {
  */
 const SCAN_WINDOW = 10_000;
 
+/**
+ * A stream prefix with fewer events than this is read through the stream index (readAll): at
+ * most this many index entries, whatever the log's length. One with more is scanned for in
+ * position order, where it is dense enough that a page fills quickly.
+ */
+const SPARSE_PREFIX_EVENTS = 10_000;
+
+/**
+ * The least string above every string that starts with `prefix` (its last code point raised by
+ * one; SQLite compares text in code point order), or null when there is none (a prefix of
+ * U+10FFFF only).
+ */
+export function prefixUpperBound(prefix: string): string | null {
+  const points = Array.from(prefix, (char) => char.codePointAt(0)!);
+  while (points.length > 0) {
+    const last = points.pop()!;
+    if (last < 0x10ffff) return String.fromCodePoint(...points, last + 1 === 0xd800 ? 0xe000 : last + 1);
+  }
+  return null;
+}
+
 export interface SqliteEventStoreOptions {
   /** Positions one follower's page reads at most (readPage). */
   scanWindow?: number;
+  /** Events under which a stream prefix is read through the stream index (readAll). */
+  sparsePrefixEvents?: number;
   /** How commits are made durable (tests inject failures and delays); the WAL's fdatasync by default. */
   syncer?: LogSyncer;
 }
@@ -72,6 +95,7 @@ export class SqliteEventStore implements EventStore {
   private readonly statements;
   private readonly cache: StatementCache;
   private readonly scanWindow: number;
+  private readonly sparsePrefixEvents: number;
   private readonly syncs: SharedSyncs;
   /**
    * Durable: every position up to it was in the file before a sync of the WAL that has
@@ -86,6 +110,7 @@ export class SqliteEventStore implements EventStore {
     options: SqliteEventStoreOptions = {},
   ) {
     this.scanWindow = options.scanWindow ?? SCAN_WINDOW;
+    this.sparsePrefixEvents = options.sparsePrefixEvents ?? SPARSE_PREFIX_EVENTS;
     this.syncs = new SharedSyncs(options.syncer ?? walSyncer(db), 'the event log');
     this.cache = new StatementCache(db);
     this.statements = {
@@ -291,13 +316,27 @@ export class SqliteEventStore implements EventStore {
     }));
   }
 
+  /**
+   * A page of the log in position order. A stream prefix is looked for one of two ways. A prefix
+   * with few events (one affiliate's streams, a user's): its events are read through the
+   * (stream, revision) index and sorted, so the page costs what the prefix holds, not what the log
+   * holds after `after`. A prefix with many (`user-`): the log is scanned in position order and the
+   * other streams' events skipped, which ends as soon as the page is full. The index says which
+   * (a count it stops at `sparsePrefixEvents`).
+   */
   private readAllRows({ after, limit, filter }: ReadAllOptions, raw = false): EventRow[] {
-    const clauses = ['position > ?'];
     const params: (string | number)[] = [after === null ? 0 : Number(after)];
     const prefixes = filter?.streamPrefixes ?? [];
-    if (prefixes.length > 0) {
+    const sparse = prefixes.length === 1 ? this.sparsePrefixRange(prefixes[0]!) : null;
+    // Through the index: `+position` keeps the planner off the position order (the rows are few, and sorted).
+    const clauses = [sparse === null ? 'position > ?' : '+position > ?'];
+    if (sparse !== null) {
+      clauses.push(sparse.upper === null ? 'stream >= ?' : 'stream >= ? AND stream < ?');
+      params.push(...(sparse.upper === null ? [sparse.lower] : [sparse.lower, sparse.upper]));
+    } else if (prefixes.length > 0) {
       clauses.push(`(${prefixes.map(() => 'substr(stream, 1, ?) = ?').join(' OR ')})`);
-      for (const prefix of prefixes) params.push(prefix.length, prefix);
+      // substr counts characters (code points), not UTF-16 units: an emoji is one.
+      for (const prefix of prefixes) params.push(Array.from(prefix).length, prefix);
     }
     const types = filter?.types ?? [];
     if (types.length === 1) {
@@ -320,6 +359,21 @@ export class SqliteEventStore implements EventStore {
       if (raw) statement.raw(true);
       return statement.all(...params);
     });
+  }
+
+  /** The index range of the streams that start with `prefix` when it holds fewer than `sparsePrefixEvents` events; null otherwise. */
+  private sparsePrefixRange(prefix: string): { lower: string; upper: string | null } | null {
+    const upper = prefixUpperBound(prefix);
+    const counted = guardSqlite(() =>
+      upper === null
+        ? this.cache
+            .get<[string, number], { n: number }>('SELECT count(*) AS n FROM (SELECT 1 FROM events WHERE stream >= ? LIMIT ?)')
+            .get(prefix, this.sparsePrefixEvents)
+        : this.cache
+            .get<[string, string, number], { n: number }>('SELECT count(*) AS n FROM (SELECT 1 FROM events WHERE stream >= ? AND stream < ? LIMIT ?)')
+            .get(prefix, upper, this.sparsePrefixEvents),
+    );
+    return counted!.n < this.sparsePrefixEvents ? { lower: prefix, upper } : null;
   }
 
   /**
