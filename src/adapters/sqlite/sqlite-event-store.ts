@@ -55,11 +55,11 @@ interface PendingAppend {
 const SCAN_WINDOW = 10_000;
 
 /**
- * A stream prefix with fewer events than this is read through the stream index (readAll): at
- * most this many index entries, whatever the log's length. One with more is scanned for in
- * position order, where it is dense enough that a page fills quickly.
+ * A stream prefix or a set of types with fewer events than this is read through its index
+ * (readAll): at most this many index entries, whatever the log's length. One with more is
+ * scanned for in position order, where it is dense enough that a page fills quickly.
  */
-const SPARSE_PREFIX_EVENTS = 10_000;
+const SPARSE_FILTER_EVENTS = 10_000;
 
 /**
  * The least string above every string that starts with `prefix` (its last code point raised by
@@ -78,8 +78,8 @@ export function prefixUpperBound(prefix: string): string | null {
 export interface SqliteEventStoreOptions {
   /** Positions one follower's page reads at most (readPage). */
   scanWindow?: number;
-  /** Events under which a stream prefix is read through the stream index (readAll). */
-  sparsePrefixEvents?: number;
+  /** Events under which a stream prefix or a set of types is read through its index (readAll). */
+  sparseFilterEvents?: number;
   /** How commits are made durable (tests inject failures and delays); the WAL's fdatasync by default. */
   syncer?: LogSyncer;
 }
@@ -95,7 +95,7 @@ export class SqliteEventStore implements EventStore {
   private readonly statements;
   private readonly cache: StatementCache;
   private readonly scanWindow: number;
-  private readonly sparsePrefixEvents: number;
+  private readonly sparseFilterEvents: number;
   private readonly syncs: SharedSyncs;
   /**
    * Durable: every position up to it was in the file before a sync of the WAL that has
@@ -110,7 +110,7 @@ export class SqliteEventStore implements EventStore {
     options: SqliteEventStoreOptions = {},
   ) {
     this.scanWindow = options.scanWindow ?? SCAN_WINDOW;
-    this.sparsePrefixEvents = options.sparsePrefixEvents ?? SPARSE_PREFIX_EVENTS;
+    this.sparseFilterEvents = options.sparseFilterEvents ?? SPARSE_FILTER_EVENTS;
     this.syncs = new SharedSyncs(options.syncer ?? walSyncer(db), 'the event log');
     this.cache = new StatementCache(db);
     this.statements = {
@@ -317,36 +317,36 @@ export class SqliteEventStore implements EventStore {
   }
 
   /**
-   * A page of the log in position order. A stream prefix is looked for one of two ways. A prefix
-   * with few events (one affiliate's streams, a user's): its events are read through the
-   * (stream, revision) index and sorted, so the page costs what the prefix holds, not what the log
-   * holds after `after`. A prefix with many (`user-`): the log is scanned in position order and the
-   * other streams' events skipped, which ends as soon as the page is full. The index says which
-   * (a count it stops at `sparsePrefixEvents`).
+   * A page of the log in position order. A filter that holds few events in all (one affiliate's
+   * streams, two rare types) is read through the index that finds them, and its events sorted:
+   * the page costs what the filter holds, not what the log holds after `after`. Otherwise the log
+   * is read in position order and the other events skipped, which ends as soon as the page is
+   * full: one type through events_by_type, a prefix (`user-`) or several types by a scan. Which
+   * one, the index says (a count it stops at `sparseFilterEvents`).
    */
   private readAllRows({ after, limit, filter }: ReadAllOptions, raw = false): EventRow[] {
-    const params: (string | number)[] = [after === null ? 0 : Number(after)];
     const prefixes = filter?.streamPrefixes ?? [];
-    const sparse = prefixes.length === 1 ? this.sparsePrefixRange(prefixes[0]!) : null;
-    // Through the index: `+position` keeps the planner off the position order (the rows are few, and sorted).
+    const types = filter?.types ?? [];
+    const sparse = this.sparseFilter(prefixes, types);
+    // Through the sparse filter's index: `+position` keeps the planner off the position order.
     const clauses = [sparse === null ? 'position > ?' : '+position > ?'];
+    const params: (string | number)[] = [after === null ? 0 : Number(after)];
     if (sparse !== null) {
-      clauses.push(sparse.upper === null ? 'stream >= ?' : 'stream >= ? AND stream < ?');
-      params.push(...(sparse.upper === null ? [sparse.lower] : [sparse.lower, sparse.upper]));
-    } else if (prefixes.length > 0) {
+      clauses.push(sparse.where);
+      params.push(...sparse.params);
+    }
+    if (prefixes.length > 0 && sparse?.by !== 'stream') {
       clauses.push(`(${prefixes.map(() => 'substr(stream, 1, ?) = ?').join(' OR ')})`);
       // substr counts characters (code points), not UTF-16 units: an emoji is one.
       for (const prefix of prefixes) params.push(Array.from(prefix).length, prefix);
     }
-    const types = filter?.types ?? [];
-    if (types.length === 1) {
+    if (types.length === 1 && sparse === null) {
       // One type (an analyst's query, a rare type): events_by_type holds it in position order.
       clauses.push(`type = ${STABLE_PARAM}`);
       params.push(types[0]!);
-    } else if (types.length > 1) {
-      // Several types (an export of some types): scan in position order and skip the others (`+type`
-      // keeps the planner off events_by_type, which would gather every event of these types after
-      // `after` and sort them, so a page would cost as much as the rest of the log).
+    } else if (types.length > 0 && sparse?.by !== 'type') {
+      // Checked row by row (`+type` keeps the planner off events_by_type, which would gather every
+      // event of these types after `after` and sort them, so a page would cost as much as the rest of the log).
       clauses.push(`+type IN (${types.map(() => '?').join(', ')})`);
       params.push(...types);
     }
@@ -361,19 +361,32 @@ export class SqliteEventStore implements EventStore {
     });
   }
 
-  /** The index range of the streams that start with `prefix` when it holds fewer than `sparsePrefixEvents` events; null otherwise. */
-  private sparsePrefixRange(prefix: string): { lower: string; upper: string | null } | null {
-    const upper = prefixUpperBound(prefix);
-    const counted = guardSqlite(() =>
-      upper === null
-        ? this.cache
-            .get<[string, number], { n: number }>('SELECT count(*) AS n FROM (SELECT 1 FROM events WHERE stream >= ? LIMIT ?)')
-            .get(prefix, this.sparsePrefixEvents)
-        : this.cache
-            .get<[string, string, number], { n: number }>('SELECT count(*) AS n FROM (SELECT 1 FROM events WHERE stream >= ? AND stream < ? LIMIT ?)')
-            .get(prefix, upper, this.sparsePrefixEvents),
+  /**
+   * The condition of an index that finds every event of the filter, when they are fewer than
+   * `sparseFilterEvents`: the (stream, revision) index for one prefix, events_by_type for several
+   * types. Null when the filter has no such part or it holds more.
+   */
+  private sparseFilter(prefixes: string[], types: string[]): { by: 'stream' | 'type'; where: string; params: string[] } | null {
+    const candidates: { by: 'stream' | 'type'; where: string; params: string[] }[] = [];
+    if (prefixes.length === 1) {
+      const upper = prefixUpperBound(prefixes[0]!);
+      candidates.push(
+        upper === null
+          ? { by: 'stream', where: 'stream >= ?', params: [prefixes[0]!] }
+          : { by: 'stream', where: 'stream >= ? AND stream < ?', params: [prefixes[0]!, upper] },
+      );
+    }
+    if (types.length > 1) candidates.push({ by: 'type', where: `type IN (${types.map(() => '?').join(', ')})`, params: types });
+    return (
+      candidates.find((candidate) =>
+        guardSqlite(() => {
+          const counted = this.cache
+            .get<(string | number)[], { n: number }>(`SELECT count(*) AS n FROM (SELECT 1 FROM events WHERE ${candidate.where} LIMIT ?)`)
+            .get(...candidate.params, this.sparseFilterEvents);
+          return counted!.n < this.sparseFilterEvents;
+        }),
+      ) ?? null
     );
-    return counted!.n < this.sparsePrefixEvents ? { lower: prefix, upper } : null;
   }
 
   /**

@@ -52,7 +52,9 @@ describe('SQLite statements with STABLE_PARAM: same answers, same indexes', () =
     expect((await store.readStream('a', { afterPosition: 2n, maxCount: 2 })).map((e) => e.revision)).to.deep.equal([2, 3]);
     expect((await store.readStream('a', { afterPosition: 6n })).map((e) => e.revision)).to.deep.equal([4]);
 
-    expect((await store.readAll({ after: null, limit: 10, filter: { types: ['Even', 'Odd'] } })).length).to.equal(9);
+    // Several types as a log of many such events has them (a sparse set: test/unit/adapters/sqlite-log-filters.test.ts).
+    const dense = new SqliteEventStore(sqlite.db, { sparseFilterEvents: 0 });
+    expect((await dense.readAll({ after: null, limit: 10, filter: { types: ['Even', 'Odd'] } })).length).to.equal(9);
 
     const plans = plansOfStableStatements();
     expect(plans.length).to.be.at.least(4);

@@ -11,11 +11,11 @@ const event = (type: string): NewEvent => {
 };
 
 /**
- * GET /admin/events?stream_prefix= and `npm run export-events --stream-prefix` on the embedded
- * store: a prefix with few events is read through the stream index, one with many by a scan in
+ * GET /admin/events?stream_prefix=&type= and `npm run export-events` on the embedded
+ * store: a prefix or set of types with few events is read through its index, one with many by a scan in
  * position order. Both ways answer the same pages.
  */
-describe('SQLite: reading the log by stream prefix', () => {
+describe('SQLite: reading the log by stream prefix and by types', () => {
   const sqlite = recordedSqlite();
 
   /** A log of 60 `user-` streams' events with a few affiliates' and odd names among them. */
@@ -35,6 +35,8 @@ describe('SQLite: reading the log by stream prefix', () => {
         await append('affiliatf');
         await append('\u{10FFFF}\u{10FFFF}');
         await append('user-😀');
+        await append('user-5', 'Rare');
+        await append('affiliate-a1', 'Rarer');
       }
     }
   }
@@ -60,15 +62,19 @@ describe('SQLite: reading the log by stream prefix', () => {
     { streamPrefixes: ['nobody-'] },
     { streamPrefixes: ['affiliate-a1'], types: ['Thing'] },
     { streamPrefixes: ['user-'], types: ['Thing', 'Other'] },
+    { types: ['Rare', 'Rarer'] },
+    { types: ['Rare', 'Thing'] },
+    { streamPrefixes: ['user-'], types: ['Rare', 'Rarer'] },
+    { streamPrefixes: ['affiliate-'], types: ['Rare', 'Rarer', 'Other'] },
   ];
 
   it('answers every prefix, type and page the same through the index and by a scan, in position order', async () => {
     const byIndex = new SqliteEventStore(sqlite.db);
     await log(byIndex);
-    const byScan = new SqliteEventStore(sqlite.db, { sparsePrefixEvents: 0 });
+    const byScan = new SqliteEventStore(sqlite.db, { sparseFilterEvents: 0 });
     const everything = await byIndex.readAll({ after: null, limit: 10_000 });
     for (const filter of filters) {
-      const prefix = filter.streamPrefixes![0]!;
+      const prefix = filter.streamPrefixes?.[0] ?? '';
       const expected = everything
         .filter((found) => found.stream.startsWith(prefix) && (filter.types === undefined || filter.types.includes(found.type)))
         .map((found) => found.id);
@@ -77,29 +83,47 @@ describe('SQLite: reading the log by stream prefix', () => {
         expect(await pages(byScan, filter, limit), `${JSON.stringify(filter)} by ${limit}, scan`).to.deep.equal(expected);
       }
     }
-    expect(await pages(byIndex, { streamPrefixes: ['affiliate'] }, 100)).to.have.length(9);
+    expect(await pages(byIndex, { streamPrefixes: ['affiliate'] }, 100)).to.have.length(10);
   });
 
-  it('reads a sparse prefix through the stream index (never the log after `after`), a dense one in position order', async () => {
-    const store = new SqliteEventStore(sqlite.db, { sparsePrefixEvents: 20 });
+  it('reads a sparse prefix or set of types through its index (never the log after `after`), a dense one in position order', async () => {
+    const store = new SqliteEventStore(sqlite.db, { sparseFilterEvents: 20 });
     await log(store);
-    await store.readAll({ after: null, limit: 5, filter: { streamPrefixes: ['affiliate-'] } });
-    await store.readAll({ after: null, limit: 5, filter: { streamPrefixes: ['user-'] } });
-    const plans = [...new Set(sqlite.prepared)]
-      .filter((sql) => sql.includes('FROM events WHERE') && sql.includes('stream'))
-      .map((sql) => {
-        const params = Array.from({ length: (sql.match(/\?/g) ?? []).length }, () => null);
-        return { sql, plan: (sqlite.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((step) => step.detail).join(' | ') };
-      });
-    const count = plans.filter(({ sql }) => sql.includes('count(*)'));
-    const sparse = plans.filter(({ sql }) => sql.includes('stream >= ?') && !sql.includes('count(*)'));
-    const dense = plans.filter(({ sql }) => sql.includes('substr(stream'));
-    expect([count.length, sparse.length, dense.length]).to.deep.equal([1, 1, 1]);
-    expect(count[0]!.plan).to.match(/SEARCH events USING COVERING INDEX sqlite_autoindex_events_2 \(stream>\? AND stream<\?\)/);
-    expect(sparse[0]!.plan).to.match(/SEARCH events USING INDEX sqlite_autoindex_events_2 \(stream>\? AND stream<\?\)/);
-    expect(sparse[0]!.plan).not.to.match(/SCAN events/);
-    expect(dense[0]!.plan).to.match(/SEARCH events USING INTEGER PRIMARY KEY \(rowid>\?\)/);
-    expect(dense[0]!.plan).not.to.match(/TEMP B-TREE/);
+    const planOf = async (filter: LogFilter): Promise<string> => {
+      const before = new Set(sqlite.prepared);
+      await store.readAll({ after: null, limit: 5, filter });
+      const [page, ...more] = sqlite.prepared.filter((sql) => !before.has(sql) && sql.startsWith('SELECT *'));
+      expect(more, JSON.stringify(filter)).to.deep.equal([]);
+      const params = Array.from({ length: (page!.match(/\?/g) ?? []).length }, () => null);
+      return (sqlite.db.prepare(`EXPLAIN QUERY PLAN ${page}`).all(...params) as { detail: string }[]).map((step) => step.detail).join(' | ');
+    };
+    const byStream = /SEARCH events USING INDEX sqlite_autoindex_events_2 \(stream>\? AND stream<\?\)/;
+    const byTypes = /SEARCH events USING INDEX events_by_type \(type=\?\)/;
+    const inOrder = /SEARCH events USING INTEGER PRIMARY KEY \(rowid>\?\)/;
+    const sparse: [LogFilter, RegExp][] = [
+      [{ streamPrefixes: ['affiliate-'] }, byStream],
+      [{ streamPrefixes: ['affiliate-'], types: ['Thing'] }, byStream],
+      [{ types: ['Rare', 'Rarer'] }, byTypes],
+      [{ streamPrefixes: ['user-'], types: ['Rare', 'Rarer'] }, byTypes],
+    ];
+    for (const [filter, index] of sparse) {
+      const plan = await planOf(filter);
+      expect(plan, JSON.stringify(filter)).to.match(index);
+      expect(plan, JSON.stringify(filter)).not.to.match(/SCAN events/);
+    }
+    for (const filter of [{ streamPrefixes: ['user-'] }, { types: ['Thing', 'Other'] }]) {
+      const plan = await planOf(filter);
+      expect(plan, JSON.stringify(filter)).to.match(inOrder);
+      expect(plan, JSON.stringify(filter)).not.to.match(/TEMP B-TREE/);
+    }
+    // The counts that decide read index entries only, at most `sparseFilterEvents` of them.
+    const counts = [...new Set(sqlite.prepared)].filter((sql) => sql.includes('count(*)'));
+    expect(counts).to.have.length(2);
+    for (const sql of counts) {
+      const params = Array.from({ length: (sql.match(/\?/g) ?? []).length }, () => null);
+      const plan = (sqlite.db.prepare(`EXPLAIN QUERY PLAN ${sql}`).all(...params) as { detail: string }[]).map((step) => step.detail).join(' | ');
+      expect(plan, sql).to.match(/USING COVERING INDEX/);
+    }
   });
 
   it("bounds a prefix's streams by the least string above them all", () => {
