@@ -201,6 +201,30 @@ describe('API: admin configuration (SPEC §7.1–§7.5)', () => {
       ).to.equal(201);
     });
 
+    it('affiliates racing for the same codes, asked in different orders: exactly one gets them all, the others reserve none of them', async () => {
+      const codes = ['RACEA', 'RACEB', 'RACEC'];
+      const orders = [codes, [...codes].reverse(), ['RACEB', 'RACEC', 'RACEA'], ['RACEC', 'RACEA', 'RACEB']];
+      const answers = await Promise.all(
+        Array.from({ length: 24 }, (_, index) =>
+          svc.admin('PUT', `/admin/affiliates/racer-${index}`, {
+            status: 'approved',
+            name: `Racer ${index}`,
+            platforms: [],
+            codes: orders[index % 4],
+            rewards: [],
+          }),
+        ),
+      );
+      const won = answers.flatMap((answer, index) => (answer.status === 201 ? [index] : []));
+      expect(won).to.have.length(1);
+      for (const answer of answers) if (answer.status !== 201) expect(answer.body.errors[0].code).to.equal('CODE.TAKEN');
+      for (const code of codes) {
+        const [reserved] = (await svc.admin('GET', `/admin/events?stream=code-${code}&limit=1`)).body.data.events;
+        expect(reserved.data.owner_id, code).to.equal(`racer-${won[0]}`);
+        expect((await svc.call('GET', `/codes/${code}`)).body.data).to.include({ type: 'affiliate', code });
+      }
+    });
+
     it("a promo cannot take an affiliate's code", async () => {
       await putProgram(svc, 'everyone', { distribution_percentage: 0 });
       await putPromo(svc, 'FRESH1');

@@ -29,10 +29,13 @@ export async function defineCodeOwner<S, R>(
   definition.decide(existing);
   const codes = definition.newCodes(existing);
   // Every code is checked before any is reserved, so a definition refused for one code reserves
-  // none of the others (only a definition racing for the same code can still be refused after
-  // reserving the codes before it).
+  // none of the others. Definitions racing for the same codes reserve them in one order (sorted),
+  // so the first to reserve the least of them gets them all, and the others are refused before
+  // reserving any (in the order asked, two could each take one and both be refused). A racer
+  // refused keeps only the codes before it that nobody else asked for, reserved to its own id.
   for (const { code, type, ownerId, source } of codes) await registry.checkFree(code, type, ownerId, source);
-  for (const { code, type, ownerId, source } of codes) await registry.reserve(code, type, ownerId, context, source);
+  const inOrder = [...codes].sort((a, b) => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0));
+  for (const { code, type, ownerId, source } of inOrder) await registry.reserve(code, type, ownerId, context, source);
   const executed = await commands.execute(definition.stream, definition.evolver, definition.decide, context);
   return executed.result;
 }
