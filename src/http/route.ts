@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import express from 'express';
 import type { Request, RequestHandler, Response, Router } from 'express';
 import { z, type ZodObject, type ZodTypeAny } from 'zod';
@@ -108,8 +109,8 @@ function handler(declaration: AnyRoute): RequestHandler {
 /**
  * Answers 200 with a JSON document written piece by piece as the pieces come (a document too big
  * to build whole in memory, such as a user's export): each piece waits for the socket to take
- * the last one, so a slow reader holds one piece, not the document. A failure after the first
- * piece cuts the response short (the client sees it incomplete, never as whole), and is rethrown.
+ * the last one, so a slow reader holds one piece, not the document, and other requests are
+ * served between pieces, however fast the reader. A failure after the first piece cuts the response short (the client sees it incomplete, never as whole), and is rethrown.
  * Stops early when the client goes away.
  */
 export async function sendJsonPieces(res: Response, pieces: AsyncIterable<string>): Promise<{ raw: true }> {
@@ -119,6 +120,9 @@ export async function sendJsonPieces(res: Response, pieces: AsyncIterable<string
     for await (const piece of pieces) {
       if (res.destroyed) break;
       if (!res.write(piece)) await drainedOrClosed(res);
+      // The stores answer synchronously (SQLite): without this turn of the event loop, a reader
+      // whose socket takes every piece would hold every other request until the last one.
+      else await setImmediate();
     }
   } catch (error) {
     res.destroy();

@@ -144,6 +144,23 @@ describe('HTTP: a JSON document written piece by piece (sendJsonPieces)', () => 
     expect(await response.json()).to.deep.equal({ data: [1, 2, 3] });
   });
 
+  it('lets other work run between pieces, however fast the reader takes them', async () => {
+    let servedBetween = false;
+    pieces = async function* () {
+      let served = false;
+      setImmediate(() => {
+        served = true;
+      });
+      yield '[0';
+      for (let i = 1; i < 50; i++) yield `,${i}`;
+      servedBetween = served;
+      yield ']';
+    };
+    const response = await fetch(`${base}/doc`);
+    expect((await response.json()) as number[]).to.have.length(50);
+    expect(servedBetween).to.equal(true);
+  });
+
   it('cuts the answer short when a piece fails after the first: the client never sees it as whole, and the failure is logged', async () => {
     errors.length = 0;
     pieces = async function* () {
