@@ -381,7 +381,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List rewards
+         * List rewards in id order, whole or a page at a time (`limit`, `after`)
          * @description Needs a secret key.
          */
         get: operations["listRewards"];
@@ -493,7 +493,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List promo codes
+         * List promo codes in id order, whole or a page at a time (`limit`, `after`)
          * @description Needs a secret key.
          */
         get: operations["listPromoCodes"];
@@ -537,7 +537,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * List affiliates
+         * List affiliates in id order, whole or a page at a time (`limit`, `after`)
          * @description Needs a secret key.
          */
         get: operations["listAffiliates"];
@@ -8817,14 +8817,19 @@ export interface operations {
     };
     listRewards: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description At most this many, with `next_after` to read on; without it, every one */
+                limit?: number;
+                /** @description Exclusive: the rewards after this key (`next_after` of the previous page) */
+                after?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description All of them */
+            /** @description All of them, or a page */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8836,6 +8841,8 @@ export interface operations {
                     "application/json": {
                         data: {
                             rewards: components["schemas"]["AdminReward"][];
+                            /** @description With `limit`: pass it as `after` to read the next page; null on the last page (and always without `limit`) */
+                            next_after: string | null;
                         };
                     };
                 };
@@ -10458,7 +10465,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description All of them */
+            /** @description All of them, or a page */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11383,14 +11390,19 @@ export interface operations {
     };
     listPromoCodes: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description At most this many, with `next_after` to read on; without it, every one */
+                limit?: number;
+                /** @description Exclusive: the promo codes after this code (`next_after` of the previous page) */
+                after?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description All of them */
+            /** @description All of them, or a page */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11402,6 +11414,8 @@ export interface operations {
                     "application/json": {
                         data: {
                             promo_codes: components["schemas"]["PromoCode"][];
+                            /** @description With `limit`: pass it as `after` to read the next page; null on the last page (and always without `limit`) */
+                            next_after: string | null;
                         };
                     };
                 };
@@ -12315,14 +12329,19 @@ export interface operations {
     };
     listAffiliates: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description At most this many, with `next_after` to read on; without it, every one */
+                limit?: number;
+                /** @description Exclusive: the affiliates after this id (`next_after` of the previous page) */
+                after?: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description All of them */
+            /** @description All of them, or a page */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -12334,6 +12353,8 @@ export interface operations {
                     "application/json": {
                         data: {
                             affiliates: components["schemas"]["AdminAffiliate"][];
+                            /** @description With `limit`: pass it as `after` to read the next page; null on the last page (and always without `limit`) */
+                            next_after: string | null;
                         };
                     };
                 };
@@ -18519,7 +18540,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description All of them */
+            /** @description All of them, or a page */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];

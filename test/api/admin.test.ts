@@ -300,6 +300,55 @@ describe('API: admin configuration (SPEC §7.1–§7.5)', () => {
     });
   });
 
+  describe('collections read a page at a time (GET /admin/rewards, /admin/promo-codes, /admin/affiliates ?limit=&after=)', () => {
+    const collections = [
+      { path: '/admin/rewards', plural: 'rewards', id: 'key', make: (n: number) => putReward(svc, `paged-${n}`, { kind: 'basic', name: `Paged ${n}` }) },
+      { path: '/admin/promo-codes', plural: 'promo_codes', id: 'code', make: (n: number) => putPromo(svc, `PAGED${n}`) },
+      { path: '/admin/affiliates', plural: 'affiliates', id: 'id', make: (n: number) => putAffiliate(svc, `paged-${n}`, { codes: [`PAGEDAFF${n}`] }) },
+    ];
+
+    it('pages through the whole collection in id order, with next_after null on the last page and without limit', async () => {
+      for (const collection of collections) {
+        for (let n = 0; n < 7; n++) await collection.make(n);
+        const whole = (await svc.admin('GET', collection.path)).body.data;
+        expect(whole.next_after, collection.path).to.equal(null);
+        const ids = whole[collection.plural].map((item: Record<string, string>) => item[collection.id]);
+        expect(ids, collection.path).to.deep.equal([...ids].sort());
+        for (const limit of [1, 3, ids.length, 1000]) {
+          const paged: unknown[] = [];
+          let pages = 0;
+          for (let after: string | null = null; ; ) {
+            const page = await svc.admin('GET', `${collection.path}?limit=${limit}${after === null ? '' : `&after=${encodeURIComponent(after)}`}`);
+            expect(page.status).to.equal(200);
+            const items = page.body.data[collection.plural];
+            expect(items.length).to.be.at.most(limit);
+            paged.push(...items);
+            pages += 1;
+            after = page.body.data.next_after;
+            if (after === null) break;
+            expect(after).to.equal(items[items.length - 1][collection.id]);
+          }
+          expect(paged, `${collection.path} by ${limit}`).to.deep.equal(whole[collection.plural]);
+          expect(pages).to.equal(Math.max(1, Math.ceil(ids.length / limit)));
+        }
+        // `after` alone: every one after it.
+        const rest = (await svc.admin('GET', `${collection.path}?after=${encodeURIComponent(ids[2])}`)).body.data;
+        expect(rest[collection.plural]).to.deep.equal(whole[collection.plural].slice(3));
+        expect(rest.next_after).to.equal(null);
+      }
+    });
+
+    it('refuses a bad limit or cursor with 400 BAD_REQUEST naming it', async () => {
+      for (const { path } of collections) {
+        for (const query of ['limit=0', 'limit=1001', 'limit=abc', 'limit=1.5', 'limit=', 'after=']) {
+          const answer = await svc.admin('GET', `${path}?${query}`);
+          expect(answer.status, `${path}?${query}`).to.equal(400);
+          expect(answer.body.errors[0].source, `${path}?${query}`).to.equal(`query:/${query.split('=')[0]}`);
+        }
+      }
+    });
+  });
+
   describe('code pools', () => {
     it('adds codes, skips values already there, and reports what is available', async () => {
       await putReward(svc, 'promo-pool', { kind: 'store_promo_code', name: 'Store promo' });

@@ -6,12 +6,20 @@ import { USERS, type UserDoc } from '../../../projections/users.js';
 import type { Affiliate, Program, PromoCode } from '../../domain/events/config-events.js';
 import type { GrantSpec } from '../../domain/rewards/grant-and-expire.js';
 import type { RewardDefinition, RewardEntry } from '../../domain/rewards/reward-schemas.js';
-import type { ReadStore } from '../../ports/read-store.js';
+import type { FindQuery, ReadStore } from '../../ports/read-store.js';
 
 export interface ResolvedEntry extends GrantSpec {
   reward: RewardDefinition;
   activation: RewardEntry['activation'];
 }
+
+/** A page of a collection in id order: `limit` documents (null: all) after the id `after` (null: from the first). */
+export interface IdPage {
+  after: string | null;
+  limit: number | null;
+}
+
+const idPage = ({ after, limit }: IdPage): FindQuery => ({ ...(after !== null ? { afterId: after } : {}), ...(limit !== null ? { limit } : {}) });
 
 /** Reads of the configuration and other read models, shared by handlers and GET endpoints. */
 export class CatalogQueries {
@@ -25,8 +33,8 @@ export class CatalogQueries {
     return this.readStore.getMany<RewardDefinition>(REWARDS, keys);
   }
 
-  listRewards(): Promise<RewardDefinition[]> {
-    return this.readStore.find<RewardDefinition>(REWARDS);
+  listRewards(page: IdPage): Promise<RewardDefinition[]> {
+    return this.readStore.find<RewardDefinition>(REWARDS, idPage(page));
   }
 
   program(id: string): Promise<Program | null> {
@@ -41,16 +49,16 @@ export class CatalogQueries {
     return this.readStore.get<PromoCode>(PROMO_CODES, code);
   }
 
-  promoCodes(): Promise<PromoCode[]> {
-    return this.readStore.find<PromoCode>(PROMO_CODES);
+  promoCodes(page: IdPage): Promise<PromoCode[]> {
+    return this.readStore.find<PromoCode>(PROMO_CODES, idPage(page));
   }
 
   affiliate(id: string): Promise<Affiliate | null> {
     return this.readStore.get<Affiliate>(AFFILIATES, id);
   }
 
-  affiliates(): Promise<Affiliate[]> {
-    return this.readStore.find<Affiliate>(AFFILIATES);
+  affiliates(page: IdPage): Promise<Affiliate[]> {
+    return this.readStore.find<Affiliate>(AFFILIATES, idPage(page));
   }
 
   /** Every affiliate linked to the user, by id. */

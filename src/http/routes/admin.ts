@@ -52,7 +52,8 @@ export function adminRoutes(container: DependencyContainer): AnyRoute[] {
     body: rewardBody,
     out: adminRewardOut,
     get: (key) => catalog.reward(key),
-    list: () => catalog.listRewards(),
+    list: (page) => catalog.listRewards(page),
+    idOf: (reward) => reward.key,
     view: adminRewardView,
     put: async (key, body, res) => {
       const { created, reward } = await defineReward.handle(
@@ -107,7 +108,8 @@ export function adminRoutes(container: DependencyContainer): AnyRoute[] {
     body: promoCodeBody,
     out: promoCodeOut,
     get: (code) => catalog.promoCode(code),
-    list: () => catalog.promoCodes(),
+    list: (page) => catalog.promoCodes(page),
+    idOf: (promo) => promo.code,
     view: promoView,
     put: async (code, body, res) => {
       const { created, promo_code } = await definePromo.handle({ ...body, code, description: body.description ?? null }, commandContext(res));
@@ -131,7 +133,8 @@ export function adminRoutes(container: DependencyContainer): AnyRoute[] {
     body: affiliateBody,
     out: adminAffiliateOut,
     get: (id) => catalog.affiliate(id),
-    list: () => catalog.affiliates(),
+    list: (page) => catalog.affiliates(page),
+    idOf: (affiliate) => affiliate.id,
     view: affiliateView,
     put: async (id, body, res) => {
       const { created, affiliate } = await defineAffiliate.handle(
