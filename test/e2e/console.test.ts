@@ -4,7 +4,7 @@ import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { buildConsole } from '../../scripts/build-console.js';
 import { browserTestsSkipped, launchChromium } from '../support/chromium.js';
-import { createUser, eventually, never, putProgram, putReward } from '../support/fixtures.js';
+import { createUser, eventually, never, putAffiliate, putProgram, putPromo, putReward } from '../support/fixtures.js';
 import { CLIENT_KEY, ManualClock, SECRET_KEY, startTestService, type TestService } from '../support/test-service.js';
 
 /**
@@ -448,6 +448,29 @@ describe('Console in the browser (SPEC §14)', function () {
     // Each page once: the first of each, then the second of each.
     expect(reads.length).to.equal(4);
     for (const url of reads) expect(Number(url.searchParams.get('limit')), url.href).to.be.within(1, 21);
+  });
+
+  it('lists promo codes and affiliates a page at a time, never whole', async () => {
+    for (let i = 0; i < 23; i++) {
+      await putPromo(svc, `PAGE${String(i).padStart(2, '0')}`);
+      if (i < 3) await putAffiliate(svc, `paged-aff-${i}`, { codes: [`PAGEAFF${i}`] });
+    }
+    const promos = (await svc.admin('GET', '/admin/promo-codes')).body.data.promo_codes.map((promo: { code: string }) => promo.code);
+    expect(promos.length).to.be.greaterThan(20);
+    await signIn();
+    requests.length = 0;
+    await open('Codes');
+    const section = page.getByRole('region', { name: 'Promo codes' });
+    const codes = () => section.locator('tbody th').allTextContents();
+    await section.locator('tbody tr').first().waitFor();
+    expect(await codes()).to.deep.equal(promos.slice(0, 20));
+    await section.getByRole('button', { name: 'Next page' }).click();
+    await section.getByText('Page 2').waitFor();
+    await eventually(async () => expect(await codes()).to.deep.equal(promos.slice(20, 40)));
+    const reads = requests.map((url) => new URL(url)).filter((url) => /\/admin\/(promo-codes|affiliates)$/.test(url.pathname));
+    // The first page of each list, then the second page of promo codes.
+    expect(reads.map((url) => url.pathname).sort()).to.deep.equal(['/admin/affiliates', '/admin/promo-codes', '/admin/promo-codes']);
+    for (const url of reads) expect(url.searchParams.get('limit'), url.href).to.equal('20');
   });
 
   it('finds a user whose app user ID begins and ends with spaces, as typed', async () => {

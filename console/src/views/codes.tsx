@@ -1,25 +1,40 @@
+import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
-import { type ApiErrorItem, api, outcome, type Schemas } from '../api';
-import { Empty, Field, Problem, Section, splitErrors, useLoad, usePages, ViewTitle, DataTable } from '../components';
+import { type ApiErrorItem, api, type Outcome, outcome, type Schemas } from '../api';
+import { Empty, Field, PAGE_SIZE, Problem, Section, type ServerPage, splitErrors, useLoad, useServerPages, ViewTitle, DataTable } from '../components';
 import { formatDateTime, formatNumber } from '../format';
 
+const pageQuery = (after: string | null) => ({ limit: PAGE_SIZE, ...(after ? { after } : {}) });
+
+/** The promo codes a page at a time, in code order (a catalog of thousands is never read whole). */
+async function promoPage(after: string | null): Promise<Outcome<ServerPage<Schemas['PromoCode']>>> {
+  const page = await outcome(api.GET('/admin/promo-codes', { params: { query: pageQuery(after) } }));
+  return page.ok ? { ok: true, data: { items: page.data.data.promo_codes, next: page.data.data.next_after } } : page;
+}
+
+/** The affiliates a page at a time, in id order. */
+async function affiliatePage(after: string | null): Promise<Outcome<ServerPage<Schemas['AdminAffiliate']>>> {
+  const page = await outcome(api.GET('/admin/affiliates', { params: { query: pageQuery(after) } }));
+  return page.ok ? { ok: true, data: { items: page.data.data.affiliates, next: page.data.data.next_after } } : page;
+}
+
 export function CodesView() {
-  const [promos] = useLoad(() => outcome(api.GET('/admin/promo-codes')), []);
-  const [affiliates] = useLoad(() => outcome(api.GET('/admin/affiliates')), []);
+  const promos = useServerPages(promoPage, []);
+  const affiliates = useServerPages(affiliatePage, []);
   const [rewards] = useLoad(() => outcome(api.GET('/admin/rewards')), []);
   return (
     <>
       <ViewTitle>Codes</ViewTitle>
       <section aria-labelledby="promo-heading">
         <h2 id="promo-heading">Promo codes</h2>
-        <Section loaded={promos} what="the promo codes">
-          {(body) => <PromoTable codes={body.data.promo_codes} />}
+        <Section loaded={promos.loaded} what="the promo codes">
+          {(codes) => <PromoTable codes={codes} pager={promos.pager} />}
         </Section>
       </section>
       <section aria-labelledby="affiliate-heading">
         <h2 id="affiliate-heading">Affiliate codes</h2>
-        <Section loaded={affiliates} what="the affiliates">
-          {(body) => <AffiliateTable affiliates={body.data.affiliates} />}
+        <Section loaded={affiliates.loaded} what="the affiliates">
+          {(page) => <AffiliateTable affiliates={page} pager={affiliates.pager} />}
         </Section>
       </section>
       <section aria-labelledby="pool-heading">
@@ -32,8 +47,8 @@ export function CodesView() {
   );
 }
 
-function PromoTable(props: { codes: Schemas['PromoCode'][] }) {
-  const { page, pager } = usePages(props.codes);
+function PromoTable(props: { codes: Schemas['PromoCode'][]; pager: ComponentChildren }) {
+  const { codes: page, pager } = props;
   if (props.codes.length === 0) return <Empty>No promo code yet (PUT /admin/promo-codes/CODE creates one).</Empty>;
   return (
     <>
@@ -55,8 +70,8 @@ function PromoTable(props: { codes: Schemas['PromoCode'][] }) {
   );
 }
 
-function AffiliateTable(props: { affiliates: Schemas['AdminAffiliate'][] }) {
-  const { page, pager } = usePages(props.affiliates);
+function AffiliateTable(props: { affiliates: Schemas['AdminAffiliate'][]; pager: ComponentChildren }) {
+  const { affiliates: page, pager } = props;
   if (props.affiliates.length === 0) return <Empty>No affiliate yet (PUT /admin/affiliates/ID creates one).</Empty>;
   return (
     <>
