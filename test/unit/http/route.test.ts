@@ -9,6 +9,22 @@ import type { Logger } from '../../../src/ports/logger.js';
 
 const silent = { info() {}, warn() {}, error() {}, debug() {}, child: () => silent } as unknown as Logger;
 
+/** Serves `app` on a free port of 127.0.0.1 for the tests of the calling `describe`. */
+function listening(app: express.Express): { readonly base: string } {
+  const state = { base: '', server: null as ReturnType<express.Express['listen']> | null };
+  before(async () => {
+    state.server = app.listen(0, '127.0.0.1');
+    await new Promise((resolve) => state.server!.once('listening', resolve));
+    state.base = `http://127.0.0.1:${(state.server.address() as AddressInfo).port}`;
+  });
+  after(() => state.server?.close());
+  return {
+    get base() {
+      return state.base;
+    },
+  };
+}
+
 /** A route declared once: its OpenAPI entry and its express route come from the same object. */
 describe('HTTP: one declaration per route', () => {
   const api = new ApiDescription();
@@ -52,14 +68,7 @@ describe('HTTP: one declaration per route', () => {
   ]);
   app.use(pathNotFound);
   app.use(errorHandler(silent));
-  let base = '';
-  let server: ReturnType<typeof app.listen>;
-  before(async () => {
-    server = app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  });
-  after(() => server.close());
+  const served = listening(app);
 
   it('turns the OpenAPI path into the express path', () => {
     expect(expressPath('/users/{app_user_id}/rewards/{key}')).to.equal('/users/:app_user_id/rewards/:key');
@@ -72,25 +81,29 @@ describe('HTTP: one declaration per route', () => {
   });
 
   it('parses path parameters, query and body with the declared schemas before the handler runs', async () => {
-    const ok = await fetch(`${base}/things/abc?loud=yes`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"size":3}' });
+    const ok = await fetch(`${served.base}/things/abc?loud=yes`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"size":3}' });
     expect(ok.status).to.equal(200);
     expect(await ok.json()).to.deep.equal({ data: { id: 'abc', size: 3, loud: true } });
-    const badPath = await fetch(`${base}/things/ABC`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"size":3}' });
+    const badPath = await fetch(`${served.base}/things/ABC`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"size":3}' });
     expect(((await badPath.json()) as { errors: { source: string }[] }).errors[0]!.source).to.equal('path:/id');
-    const badQuery = await fetch(`${base}/things/abc?loud=maybe`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"size":3}' });
+    const badQuery = await fetch(`${served.base}/things/abc?loud=maybe`, {
+      method: 'PUT',
+      headers: { 'content-type': 'application/json' },
+      body: '{"size":3}',
+    });
     expect(((await badQuery.json()) as { errors: { source: string }[] }).errors[0]!.source).to.equal('query:/loud');
-    const badBody = await fetch(`${base}/things/abc`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"size":1.5}' });
+    const badBody = await fetch(`${served.base}/things/abc`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: '{"size":1.5}' });
     expect(((await badBody.json()) as { errors: { source: string }[] }).errors[0]!.source).to.equal('/size');
   });
 
   it('answers other methods on a declared path with 405 and the declared methods in Allow', async () => {
-    const response = await fetch(`${base}/things/abc`, { method: 'DELETE' });
+    const response = await fetch(`${served.base}/things/abc`, { method: 'DELETE' });
     expect(response.status).to.equal(405);
     expect(response.headers.get('allow')).to.equal('PUT, GET');
   });
 
   it('refuses to send a status the declaration does not document (a 500, never an undocumented answer)', async () => {
-    const response = await fetch(`${base}/things/abc`);
+    const response = await fetch(`${served.base}/things/abc`);
     expect(response.status).to.equal(500);
   });
 });
@@ -123,14 +136,7 @@ describe('HTTP: a JSON document written piece by piece (sendJsonPieces)', () => 
     }
   });
   app.use(errorHandler(logger));
-  let base = '';
-  let server: ReturnType<typeof app.listen>;
-  before(async () => {
-    server = app.listen(0, '127.0.0.1');
-    await new Promise((resolve) => server.once('listening', resolve));
-    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  });
-  after(() => server.close());
+  const served = listening(app);
 
   it('answers 200 with the pieces as one JSON document, chunked', async () => {
     pieces = async function* () {
@@ -138,7 +144,7 @@ describe('HTTP: a JSON document written piece by piece (sendJsonPieces)', () => 
       yield '1,2';
       yield ',3]}';
     };
-    const response = await fetch(`${base}/doc`);
+    const response = await fetch(`${served.base}/doc`);
     expect(response.status).to.equal(200);
     expect(response.headers.get('transfer-encoding')).to.equal('chunked');
     expect(await response.json()).to.deep.equal({ data: [1, 2, 3] });
@@ -156,7 +162,7 @@ describe('HTTP: a JSON document written piece by piece (sendJsonPieces)', () => 
       servedBetween = served;
       yield ']';
     };
-    const response = await fetch(`${base}/doc`);
+    const response = await fetch(`${served.base}/doc`);
     expect((await response.json()) as number[]).to.have.length(50);
     expect(servedBetween).to.equal(true);
   });
@@ -169,7 +175,7 @@ describe('HTTP: a JSON document written piece by piece (sendJsonPieces)', () => 
     };
     // The status line may or may not have left before the cut: either way the read fails.
     let failed: unknown = null;
-    await fetch(`${base}/doc`)
+    await fetch(`${served.base}/doc`)
       .then((response) => response.text())
       .catch((error) => {
         failed = error;
@@ -190,7 +196,7 @@ describe('HTTP: a JSON document written piece by piece (sendJsonPieces)', () => 
       yield '0]';
     };
     const controller = new AbortController();
-    const response = await fetch(`${base}/doc`, { signal: controller.signal });
+    const response = await fetch(`${served.base}/doc`, { signal: controller.signal });
     const reader = response.body!.getReader();
     await reader.read();
     controller.abort();
