@@ -120,9 +120,10 @@ export async function sendJsonPieces(res: Response, pieces: AsyncIterable<string
     for await (const piece of pieces) {
       if (res.destroyed) break;
       if (!res.write(piece)) await drainedOrClosed(res);
-      // The stores answer synchronously (SQLite): without this turn of the event loop, a reader
-      // whose socket takes every piece would hold every other request until the last one.
-      else await setImmediate();
+      // The stores answer synchronously (SQLite), and a socket that takes a piece at once says
+      // 'drain' within the same turn: without a turn of the event loop here, a fast reader would
+      // hold every other request until the last piece.
+      await setImmediate();
     }
   } catch (error) {
     res.destroy();
