@@ -1,5 +1,5 @@
 import type { Request } from 'express';
-import type { z, ZodError, ZodIssue, ZodTypeAny } from 'zod';
+import type { z, ZodError, ZodIssue, ZodObject, ZodTypeAny } from 'zod';
 import { ApiError } from './errors.js';
 
 /** A JSON Pointer (RFC 6901) to `path` in a body: the `source` of a validation error. */
@@ -51,8 +51,48 @@ export function parsePathParam<S extends ZodTypeAny>(req: Request, name: string,
   return result.data;
 }
 
-export function parseQuery<S extends ZodTypeAny>(req: Request, schema: S): z.infer<S> {
+/**
+ * The query parsed by `schema`; errors name the parameter as `query:/name`. A parameter whose
+ * name or value is not validly percent-encoded UTF-8 (`%ED%A0%80`, `%FF`, `%zz`: the parser would
+ * read them as U+FFFD or as they are), or that the operation does not take (a misspelt or
+ * bracketed name, `stream_prefix[]`), is refused rather than read as something else or ignored.
+ */
+export function parseQuery<S extends ZodObject>(req: Request, schema: S): z.infer<S> {
+  for (const [name, value] of rawQueryParameters(req.originalUrl)) {
+    const decodedName = percentDecoded(name);
+    const source = `query:${pointer([decodedName ?? name])}`;
+    if (decodedName === null || percentDecoded(value) === null) {
+      throw new ApiError(400, 'BAD_REQUEST', `${decodedName ?? name}: not validly percent-encoded UTF-8`, source);
+    }
+    if (!Object.hasOwn(schema.shape, decodedName)) {
+      const known = Object.keys(schema.shape).join(', ');
+      throw new ApiError(400, 'BAD_REQUEST', `${decodedName}: not a parameter of this operation (it takes ${known})`, source);
+    }
+  }
   const result = schema.safeParse(req.query);
   if (!result.success) throw badRequest(result.error, 'query:');
   return result.data;
+}
+
+/** The query string's parameters as sent: name and value, neither decoded. */
+function rawQueryParameters(url: string): [string, string][] {
+  const start = url.indexOf('?');
+  if (start < 0) return [];
+  return url
+    .slice(start + 1)
+    .split('&')
+    .filter((part) => part !== '')
+    .map((part) => {
+      const equals = part.indexOf('=');
+      return equals < 0 ? [part, ''] : [part.slice(0, equals), part.slice(equals + 1)];
+    });
+}
+
+/** A query component decoded (`+` is a space), or null when it is not valid percent-encoded UTF-8. */
+function percentDecoded(text: string): string | null {
+  try {
+    return decodeURIComponent(text.replace(/\+/g, ' '));
+  } catch {
+    return null;
+  }
 }

@@ -411,6 +411,35 @@ describe('API: credits — withdrawals, manual grants, ledger and event log', ()
       }
       expect((await svc.admin('GET', '/admin/webhooks/inbound?after=99999999999999999999')).status).to.equal(200);
     });
+
+    it('refuses a query parameter that is not validly percent-encoded UTF-8, or that the operation does not take, naming it', async () => {
+      await createUser(svc, 'rep-\ufffd');
+      const refused: [string, string][] = [
+        // A lone surrogate, a byte that starts no UTF-8 character, an overlong '/', a cut emoji, a bad escape: never read as U+FFFD or as typed.
+        ['/admin/events?stream_prefix=user-rep-%ED%A0%80', 'query:/stream_prefix'],
+        ['/admin/events?stream_prefix=user-rep-%FF', 'query:/stream_prefix'],
+        ['/admin/events?stream=user-rep-%C0%AF', 'query:/stream'],
+        ['/admin/events?type=%F0%9F%98', 'query:/type'],
+        ['/admin/events?stream_prefix=user-pct%us', 'query:/stream_prefix'],
+        ['/admin/events?stream_prefix=user-%', 'query:/stream_prefix'],
+        ['/admin/events?%FF=1', 'query:/%FF'],
+        // Not a parameter of the operation: a bracketed or misspelt name would otherwise turn the filter off.
+        ['/admin/events?stream_prefix[]=user-', 'query:/stream_prefix[]'],
+        ['/admin/events?streamprefix=user-', 'query:/streamprefix'],
+        ['/admin/users/rep-%EF%BF%BD/credit-ledger?limitt=5', 'query:/limitt'],
+        ['/admin/reviews?a%2Fb=1', 'query:/a~1b'],
+      ];
+      for (const [path, source] of refused) {
+        const response = await svc.admin('GET', path);
+        expect(response.status, path).to.equal(400);
+        expect(response.body.errors[0], path).to.include({ code: 'BAD_REQUEST', source });
+      }
+      // Valid encodings, '+' for a space, and empty parts still read as before.
+      const events = await svc.admin('GET', '/admin/events?stream=user-rep-%EF%BF%BD&&limit=5&');
+      expect(events.status).to.equal(200);
+      expect(events.body.data.events.map((event: { stream: string }) => event.stream)).to.include('user-rep-\ufffd');
+      expect((await svc.admin('GET', '/admin/events?stream_prefix=user+x&limit=1')).status).to.equal(200);
+    });
   });
 });
 
