@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { expect } from 'chai';
-import { EXPORT_PAGE } from '../../src/application/privacy/user-export.js';
+import { EXPORT_PAGE, UserExport } from '../../src/application/privacy/user-export.js';
 import { ForwardingEventStore, type ReadStreamOptions } from '../../src/ports/event-store.js';
 import { CountingReadStore } from '../support/counting-read-store.js';
 import { createUser, eventually, putReward } from '../support/fixtures.js';
@@ -125,6 +125,21 @@ describe('API: the export of a long history (GET /admin/users/{id}/export)', fun
     });
     expect(document.transactions.links.map((link: { transaction_id: string }) => link.transaction_id)).to.deep.equal(['9100000001']);
     expect(document.transactions.refused_attempts.map((link: { transaction_id: string }) => link.transaction_id)).to.deep.equal(['9100000002']);
+  });
+
+  it('crosses page ends alike in every section: pages of one or two rows or events give the same document', async () => {
+    const whole = (await exportOf('long')).body.data.export;
+    for (const pageSize of [1, 2]) {
+      const exports = svc.service.container.resolve(UserExport);
+      exports.pageSize = pageSize;
+      let text = '';
+      for await (const piece of (await exports.open('long', `paged-${pageSize}`))!) text += piece;
+      const { exported_at: _at, ...paged } = JSON.parse(text).data.export;
+      const { exported_at: _wholeAt, ...expected } = whole;
+      expect(paged, `pages of ${pageSize}`).to.deep.equal(expected);
+    }
+    expect(whole.notifications).to.have.length(2);
+    expect(whole.transactions.links.length + whole.transactions.refused_attempts.length).to.equal(2);
   });
 
   it('is a picture of the moment it started: a grant committed while it is written is in neither its events nor its ledger', async () => {

@@ -43,12 +43,15 @@ export class UserExport {
     @inject(TOKENS.Clock) private readonly clock: Clock,
   ) {}
 
+  /** Rows or events read at a time (EXPORT_PAGE; tests page by fewer to cross page ends in every section). */
+  pageSize = EXPORT_PAGE;
+
   /** The document's JSON text, in pieces to write in turn; null when the user is unknown. */
   async open(appUserId: string, requestId: string): Promise<AsyncIterable<string> | null> {
     const user = await this.users.userView(appUserId);
     if (user === null) return null;
     // The ledger's first page records the expiries that are due (EventQueries#creditLedger), so the head read next includes them.
-    const ledger = await this.events.creditLedger(appUserId, null, requestId, { after: null, limit: EXPORT_PAGE });
+    const ledger = await this.events.creditLedger(appUserId, null, requestId, { after: null, limit: this.pageSize });
     const head = (await this.store.headPosition()) ?? 0n;
     const affiliates = await this.users.affiliateRecordsOfUser(appUserId);
     return this.document(appUserId, head, [
@@ -84,17 +87,17 @@ export class UserExport {
       const rows = page.rows.filter((row) => String(row.seq) <= through);
       yield rows.map(shown);
       if (page.nextAfter === null || rows.length < page.rows.length) return;
-      page = await this.events.creditLedger(appUserId, null, requestId, { after: page.nextAfter, limit: EXPORT_PAGE });
+      page = await this.events.creditLedger(appUserId, null, requestId, { after: page.nextAfter, limit: this.pageSize });
     }
   }
 
   /** The user's stream up to the head, personal fields decrypted. */
   private async *userEvents(appUserId: string, head: bigint): Pages {
-    for (let fromRevision = 0; ; fromRevision += EXPORT_PAGE) {
-      const events = await this.store.readStream(streams.user(appUserId), { fromRevision, maxCount: EXPORT_PAGE });
+    for (let fromRevision = 0; ; fromRevision += this.pageSize) {
+      const events = await this.store.readStream(streams.user(appUserId), { fromRevision, maxCount: this.pageSize });
       const shown = events.filter((event) => event.position <= head);
       yield shown.map(exportedEvent);
-      if (events.length < EXPORT_PAGE || shown.length < events.length) return;
+      if (events.length < this.pageSize || shown.length < events.length) return;
     }
   }
 
@@ -108,14 +111,14 @@ export class UserExport {
         atLeast: { field: 'neg_seq', value: -Number(head) },
         atMost: { field: 'neg_seq', value: bound },
         orderBy: { field: 'neg_seq', direction: 'desc' },
-        limit: EXPORT_PAGE,
+        limit: this.pageSize,
       });
       const found: ExportedEvent[] = [];
       for (const doc of docs) {
         if (doc.id !== null) found.push(...(await this.store.readStream(streams.inbound(doc.provider, doc.id))).map(exportedEvent));
       }
       yield found;
-      if (docs.length < EXPORT_PAGE) return;
+      if (docs.length < this.pageSize) return;
       bound = docs[docs.length - 1]!.neg_seq - 1;
     }
   }
@@ -129,11 +132,11 @@ export class UserExport {
         atLeast: { field: 'seq', value: from },
         atMost: { field: 'seq', value: Number(head) },
         orderBy: { field: 'seq', direction: 'asc' },
-        limit: EXPORT_PAGE,
+        limit: this.pageSize,
       });
       const view: (doc: TransactionDoc) => object = status === 'linked' ? linkView : refusedAttemptView;
       yield docs.filter((doc) => doc.status === status).map(view);
-      if (docs.length < EXPORT_PAGE) return;
+      if (docs.length < this.pageSize) return;
       from = docs[docs.length - 1]!.seq + 1;
     }
   }
