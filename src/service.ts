@@ -1,5 +1,5 @@
 import 'reflect-metadata';
-import type { IncomingMessage, Server } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { DependencyContainer } from 'tsyringe';
 import { type CompositionOptions, composeService, PROCESS, type Projector, type Role } from './composition-root.js';
@@ -26,14 +26,39 @@ export interface RunningService {
 /** Where a stop is: each step waits for the one before. */
 type StopStage = 'running' | 'draining requests' | 'stopping the projector' | 'closing the stores' | 'stopped';
 
-/** The requests the server is answering, to tell what holds a shutdown. */
-function trackRequests(server: Server): Map<IncomingMessage, number> {
-  const inFlight = new Map<IncomingMessage, number>();
-  server.on('request', (request: IncomingMessage, response) => {
-    inFlight.set(request, Date.now());
-    response.once('close', () => inFlight.delete(request));
-  });
-  return inFlight;
+/**
+ * The requests the server is answering, to tell what holds a shutdown. Once draining, every
+ * answer closes its connection (`connection: close`): a client that keeps a connection busy
+ * with request after request would otherwise hold the shutdown to its deadline, its later
+ * requests cut off unanswered when the process exits.
+ */
+class RequestTracker {
+  readonly inFlight = new Map<IncomingMessage, { since: number; response: ServerResponse }>();
+  private draining = false;
+
+  constructor(private readonly server: Server) {
+    const track = (request: IncomingMessage, response: ServerResponse) => {
+      if (this.draining) response.shouldKeepAlive = false;
+      this.inFlight.set(request, { since: Date.now(), response });
+      response.once('close', () => {
+        this.inFlight.delete(request);
+        // An answer whose head went out before the drain began kept its connection open: close it once idle.
+        if (this.draining) setImmediate(() => this.server.closeIdleConnections());
+      });
+    };
+    // Before the app's own listener, so an answer written at once closes its connection too.
+    for (const event of ['request', 'checkContinue', 'checkExpectation'] as const) server.prependListener(event, track);
+  }
+
+  /** Stops taking connections; each open one closes after the answer it is giving, or at once if idle. */
+  drain(): Promise<void> {
+    this.draining = true;
+    for (const { response } of this.inFlight.values()) if (!response.headersSent) response.shouldKeepAlive = false;
+    return new Promise<void>((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeIdleConnections();
+    });
+  }
 }
 
 function listen(server: Server, port: number, host: string): Promise<string> {
@@ -57,7 +82,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
 
   const app = createApp(container, role === 'projector' ? 'operator' : 'full');
   const server = createHttpServer(app);
-  const inFlight = trackRequests(server);
+  const requests = new RequestTracker(server);
   let url: string;
   try {
     url = await listen(server, config.PORT, config.HOST);
@@ -82,10 +107,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     stop() {
       stopping ??= (async () => {
         stage = 'draining requests';
-        await new Promise<void>((resolve) => {
-          server.close(() => resolve());
-          server.closeIdleConnections();
-        });
+        await requests.drain();
         stage = 'stopping the projector';
         if (runsProjector) await projector.stop();
         stage = 'closing the stores';
@@ -102,8 +124,10 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
           return [];
         case 'draining requests': {
           const now = Date.now();
-          const requests = [...inFlight].map(([request, since]) => `${request.method} ${request.url} (open for ${Math.round((now - since) / 1000)} s)`);
-          return [`${requests.length} HTTP request(s) in flight${requests.length > 0 ? `: ${requests.join(', ')}` : ' (connections closing)'}`];
+          const open = [...requests.inFlight].map(
+            ([request, { since }]) => `${request.method} ${request.url} (open for ${Math.round((now - since) / 1000)} s)`,
+          );
+          return [`${open.length} HTTP request(s) in flight${open.length > 0 ? `: ${open.join(', ')}` : ' (connections closing)'}`];
         }
         case 'stopping the projector':
           return ['the projector (reactions, background jobs and projections stopping at a checkpoint)'];

@@ -1,9 +1,10 @@
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { expect } from 'chai';
 import { get, post, startChildService } from '../support/child-service.js';
-import { tempDataDir } from '../support/test-service.js';
+import { CLIENT_KEY, tempDataDir } from '../support/test-service.js';
 
 const MAIN = ['--import', 'tsx', 'src/main.ts'];
 
@@ -108,5 +109,46 @@ describe('E2E: start-up configuration and graceful shutdown', function () {
     } finally {
       await restarted.stop();
     }
+  });
+
+  it('SIGTERM under keep-alive load: answers after the signal close their connections, so the stop ends cleanly (exit 0) instead of at the deadline', async () => {
+    const service = await startChildService(tempDataDir());
+    const exit = new Promise<number | null>((resolve) => service.process.once('exit', (code) => resolve(code)));
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });
+    const ask = () =>
+      new Promise<{ status: number; connection: string | undefined }>((resolve, reject) => {
+        const request = http.get(`${service.url}/users/nobody`, { agent, headers: { 'x-api-key': CLIENT_KEY } }, (response) => {
+          response.resume();
+          response.once('end', () => resolve({ status: response.statusCode!, connection: response.headers.connection }));
+        });
+        request.once('error', reject);
+      });
+    let signalled = false;
+    let answered = 0;
+    const statuses = new Set<number>();
+    const closing: string[] = [];
+    // Eight clients, each sending its next request as soon as the last is answered, until the
+    // service stops taking them (before, the connections stayed open for 10 s: exit 1).
+    const client = async () => {
+      for (;;) {
+        const answer = await ask().catch(() => null);
+        if (answer === null) {
+          if (signalled) return;
+          throw new Error('a request failed before the signal');
+        }
+        answered += 1;
+        statuses.add(answer.status);
+        if (answer.connection === 'close') closing.push(answer.connection);
+        if (answered === 400 && !signalled) {
+          signalled = true;
+          service.process.kill('SIGTERM');
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: 8 }, client));
+    agent.destroy();
+    expect(await exit).to.equal(0);
+    expect([...statuses]).to.deep.equal([404]);
+    expect(closing.length).to.be.greaterThan(0);
   });
 });
