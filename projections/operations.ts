@@ -1,5 +1,5 @@
 import type { LoggedEvent } from '../src/application/event-log.js';
-import { type OperationRecord, operationIdOf, operationRecordOf } from '../src/domain/idempotency.js';
+import { type Operation, type OperationKind, type OperationRecord, operationOf, operationRecordOf } from '../src/domain/idempotency.js';
 import { appUserIdOf } from '../src/domain/events/index.js';
 import type { Doc, DocumentRef, Projection } from './projection.js';
 
@@ -10,20 +10,44 @@ export function operationDocumentId(appUserId: string, operationId: string): str
   return `${appUserId}\u001f${operationId}`;
 }
 
+/** What one (user, operation_id) was first used for, by kind: a withdrawal and a grant each remember their own. */
+export type OperationRecords = Partial<Record<OperationKind, OperationRecord>>;
+
 /**
- * The operations index: every (user, operation_id) ever used, with the answer it got. One small
- * document per operation, so looking one up costs the same after 100,000 withdrawals as after one.
+ * The records of an operations document. Version 1 kept one record per document (`{kind, key,
+ * …}`): such a document, not yet rebuilt by `npm run replay`, is read as the record of its kind.
+ */
+export function operationRecordsOf(doc: Doc | null): OperationRecords {
+  if (doc === null) return {};
+  if (typeof doc.kind === 'string') return { [doc.kind as OperationKind]: doc as unknown as OperationRecord };
+  return doc as OperationRecords;
+}
+
+/** The record of `operation` in its document (null: the id is new to that kind of operation). */
+export function operationRecordIn(doc: Doc | null, operation: Operation): OperationRecord | null {
+  return operationRecordsOf(doc)[operation.kind] ?? null;
+}
+
+/**
+ * The operations index: every (user, operation_id) ever used, with the answer it got, for
+ * withdrawals and grants apart. One small document per operation id, so looking one up costs
+ * the same after 100,000 withdrawals as after one.
  */
 export const operationsProjection: Projection = {
   name: 'operations',
-  version: 1,
+  // 2: withdrawals and grants remember their ids apart (1 held one record per id, whatever its kind).
+  version: 2,
   collections: [{ name: OPERATIONS, indexes: [] }],
   eventTypes: ['CreditsWithdrawn', 'RewardGranted', 'RewardGrantSkipped'],
   targets: (event) => {
-    const operationId = operationIdOf(event);
+    const operation = operationOf(event);
     const appUserId = appUserIdOf(event.stream);
-    return operationId === null || appUserId === null ? [] : [{ collection: OPERATIONS, id: operationDocumentId(appUserId, operationId) }];
+    return operation === null || appUserId === null ? [] : [{ collection: OPERATIONS, id: operationDocumentId(appUserId, operation.id) }];
   },
-  evolve: (_ref: DocumentRef, doc: Doc | null, event: LoggedEvent): Doc | null =>
-    operationRecordOf(doc as OperationRecord | null, event) as unknown as Doc | null,
+  evolve: (_ref: DocumentRef, doc: Doc | null, event: LoggedEvent): Doc | null => {
+    const operation = operationOf(event)!;
+    const records = operationRecordsOf(doc);
+    const record = operationRecordOf(records[operation.kind] ?? null, event);
+    return { ...records, [operation.kind]: record } as unknown as Doc;
+  },
 };

@@ -81,8 +81,13 @@ export async function seedWithdrawals(log: EventLog, ids: Ids, appUserId: string
       const decision = decideWithdrawCredits(state, { key, amount: 1, operation_id: operationId, earlier: null, isCreditReward: true, now });
       // One request each: the id the service derives from the operation_id, its own metadata.
       decision.events.forEach((event, position) => {
-        events.push({ ...event, id: ids.derived(...operationEventIdParts(stream, operationId, position)) });
-        contexts.push({ correlation_id: `bench-seed-${index}`, causation_id: `bench-seed-${index}`, actor: 'client:bench-seed', operation_id: operationId });
+        events.push({ ...event, id: ids.derived(...operationEventIdParts(stream, { id: operationId, kind: 'withdraw' }, position)) });
+        contexts.push({
+          correlation_id: `bench-seed-${index}`,
+          causation_id: `bench-seed-${index}`,
+          actor: 'client:bench-seed',
+          operation: { id: operationId, kind: 'withdraw' },
+        });
       });
       state = foldUserEvents(state, decision.events);
     }

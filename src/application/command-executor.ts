@@ -2,7 +2,7 @@ import { inject, injectable } from 'tsyringe';
 import type { Evolver } from '../domain/decider.js';
 import { streams } from '../domain/events/index.js';
 import type { GrantedFact } from '../domain/events/user-events.js';
-import type { OperationRecord } from '../domain/idempotency.js';
+import type { Operation, OperationRecord } from '../domain/idempotency.js';
 import { POOLED_KINDS } from '../domain/rewards/reward-kinds.js';
 import type { CommandContext } from './event-log.js';
 import { OperationIndex } from './operation-index.js';
@@ -69,20 +69,20 @@ export class CommandExecutor {
   /**
    * A command on a user's stream that `operation_id` makes idempotent (src/domain/idempotency.ts):
    * its events carry the operation id (their ids derive from it), and `decide` gets what the
-   * operation id was first used for, from the operations index, read once the index has passed
-   * the stream's last event (null when the id is new or absent).
+   * operation id was first used for by an operation of its kind, from the operations index, read
+   * once the index has passed the stream's last event (null when the id is new or absent).
    */
   executeIdempotent<S, R>(
     appUserId: string,
-    operationId: string | null,
+    operation: Operation | null,
     evolver: Evolver<S>,
     decide: Decide<S, R, OperationRecord | null>,
     context: CommandContext,
     options: Pick<CommandOptions<S, R, OperationRecord | null>, 'granted'> = {},
   ): Promise<Executed<S, R>> {
-    return this.execute(streams.user(appUserId), evolver, decide, operationId ? { ...context, operation_id: operationId } : context, {
+    return this.execute(streams.user(appUserId), evolver, decide, operation ? { ...context, operation } : context, {
       ...options,
-      prepare: (loaded) => this.operations.lookup(appUserId, operationId, loaded.position),
+      prepare: (loaded) => this.operations.lookup(appUserId, operation, loaded.position),
       // Commands of a batch have distinct operation ids, so none can change what another looks up.
       batchable: true,
     });

@@ -1,6 +1,6 @@
 import type { NewDomainEvent } from '../domain/decider.js';
 import { type DomainEvent, parseEvent, SCHEMA_VERSION } from '../domain/events/index.js';
-import { operationEventIdParts } from '../domain/idempotency.js';
+import { type Operation, operationEventIdParts } from '../domain/idempotency.js';
 import type { AppendResult, EventStore, ExpectedRevision, LogFilter, LogPage, RecordedEvent } from '../ports/event-store.js';
 import type { Ids } from '../ports/ids.js';
 import { upcastRecord } from './upcasters.js';
@@ -13,7 +13,8 @@ export interface CommandContext {
   causation_id: string;
   /** Which key, provider or internal process acted: `client:<hash>`, `secret:<hash>`, `webhook:<provider>`, `process:<name>`. */
   actor: string;
-  operation_id?: string;
+  /** The operation id a withdrawal or manual grant carries (its events' ids derive from it). */
+  operation?: Operation;
 }
 
 /** A recorded event whose data was validated (and upcast) against its schema. */
@@ -45,7 +46,7 @@ export class EventLog {
       const number = numbered.get(context) ?? 0;
       numbered.set(context, number + 1);
       const { data } = parseEvent(event.type, event.data);
-      const id = event.id ?? (context.operation_id ? this.ids.derived(...operationEventIdParts(stream, context.operation_id, number)) : this.ids.uuid());
+      const id = event.id ?? (context.operation ? this.ids.derived(...operationEventIdParts(stream, context.operation, number)) : this.ids.uuid());
       return {
         id,
         type: event.type,
@@ -55,7 +56,7 @@ export class EventLog {
           causation_id: context.causation_id,
           actor: context.actor,
           schema_version: SCHEMA_VERSION,
-          ...(context.operation_id ? { operation_id: context.operation_id } : {}),
+          ...(context.operation ? { operation_id: context.operation.id } : {}),
         },
       };
     });

@@ -121,9 +121,9 @@ function takeBatch(queue: QueuedCommand[]): QueuedCommand[] {
   let size = 0;
   for (const command of queue) {
     if (size === BATCH_LIMIT || command.evolver !== first.evolver || !joins(command)) break;
-    const operation = command.context.operation_id;
+    const operation = command.context.operation;
     const keys = [
-      ...(operation === undefined ? [] : [`operation\u0000${operation}`]),
+      ...(operation === undefined ? [] : [`operation\u0000${operation.kind}\u0000${operation.id}`]),
       ...(command.options.exclusiveKeys ?? []).map((key) => `key\u0000${key}`),
     ];
     if (keys.some((key) => taken.has(key))) break;

@@ -16,7 +16,19 @@ import type { GrantedFact } from './events/user-events.js';
  * 3. **A repeat is detected and compared with the first request** (`replayed`): the same
  *    request is answered with the first answer, built here, and appends nothing; the same id
  *    for another request is refused (`*.OPERATION_ID_REUSED`).
+ *
+ * Withdrawals and grants each have their own operation ids (SPEC §6 remembers "the first
+ * successful withdrawal" with an id, and grants follow "the same rule"): a withdrawal and a
+ * grant of one user may carry the same id, each applied once.
  */
+export type OperationKind = 'withdraw' | 'grant';
+
+/** An operation id as a command carries it: the id the client sent, and the kind of operation it names. */
+export interface Operation {
+  id: string;
+  kind: OperationKind;
+}
+
 export type OperationRecord =
   | { kind: 'withdraw'; key: string; amount: number; result: WithdrawResult }
   | { kind: 'grant'; key: string; amount: null; result: GrantAnswer };
@@ -33,9 +45,13 @@ export interface GrantAnswer {
   granted: GrantedFact[];
 }
 
-/** What the Ids port hashes into the id of the `index`-th event an operation appends to `stream`. */
-export function operationEventIdParts(stream: string, operationId: string, index: number): string[] {
-  return [stream, 'operation', operationId, String(index)];
+/**
+ * What the Ids port hashes into the id of the `index`-th event an operation appends to `stream`.
+ * A withdrawal's parts are those of every withdrawal ever written (a repeat of one written before
+ * grants had ids of their own still collides with it); a grant's name its kind.
+ */
+export function operationEventIdParts(stream: string, operation: Operation, index: number): string[] {
+  return [stream, operation.kind === 'withdraw' ? 'operation' : 'grant-operation', operation.id, String(index)];
 }
 
 /**
@@ -48,15 +64,15 @@ export function manualGrantIdPrefix(operationId: string | null, freshId: () => s
   return operationId === null ? `manual/${freshId()}` : `manual:${operationId}`;
 }
 
-/** The operation an event records, if any: what the operations index keeps by (user, operation_id). */
-export function operationIdOf(event: DomainEvent): string | null {
+/** The operation an event records, if any: what the operations index keeps by (user, operation_id, kind). */
+export function operationOf(event: DomainEvent): Operation | null {
   switch (event.type) {
     case 'CreditsWithdrawn':
-      return event.data.operation_id;
+      return event.data.operation_id === null ? null : { id: event.data.operation_id, kind: 'withdraw' };
     case 'RewardGranted':
-      return event.data.cause.type === 'manual' ? event.data.cause.operation_id : null;
+      return event.data.cause.type === 'manual' && event.data.cause.operation_id !== null ? { id: event.data.cause.operation_id, kind: 'grant' } : null;
     case 'RewardGrantSkipped':
-      return event.data.operation_id;
+      return { id: event.data.operation_id, kind: 'grant' };
     default:
       return null;
   }
@@ -100,8 +116,8 @@ function sameRequest(earlier: OperationRecord, request: IdempotentRequest): bool
 /**
  * The answer to replay when `request` repeats the operation `earlier` records: a withdrawal
  * gets the first answer; a grant adds nothing (`created: false`) and names what the first call
- * granted. null when the operation id is new (no `earlier`); `*.OPERATION_ID_REUSED` when the
- * id served another request (another kind, key or amount).
+ * granted. `earlier` is what the id was first used for by an operation of the same kind (null:
+ * the id is new to that kind); `*.OPERATION_ID_REUSED` when it served another request (another key or amount).
  */
 export function replayed<K extends IdempotentRequest['kind']>(earlier: OperationRecord | null, request: IdempotentRequest & { kind: K }): AnswerOf<K> | null {
   if (earlier === null) return null;

@@ -54,6 +54,25 @@ describe('API: credits — withdrawals, manual grants, ledger and event log', ()
       expect((await grant('granted', { key: 'no-such-reward', operation_id: 'comp-1' })).body.errors[0].code).to.equal('GRANT.OPERATION_ID_REUSED');
     });
 
+    it('an operation_id is per kind: a withdrawal and a grant may each use it once, in either order (SPEC §6)', async () => {
+      await createUser(svc, 'per-kind');
+      expect((await grant('per-kind', { key: 'gems', operation_id: 'support-1' })).status).to.equal(201);
+      const first = await withdraw('per-kind', { key: 'gems', amount: 3, operation_id: 'support-1' });
+      expect(first.status).to.equal(200);
+      expect(first.body.data.withdraw_result).to.include({ credits_withdrawn: 3, credits_available_at_end: 7 });
+      // Each kind still remembers its own first use.
+      expect((await grant('per-kind', { key: 'gems', operation_id: 'support-1' })).status).to.equal(200);
+      expect((await withdraw('per-kind', { key: 'gems', amount: 3, operation_id: 'support-1' })).body.data.withdraw_result).to.deep.equal(
+        first.body.data.withdraw_result,
+      );
+      expect((await grant('per-kind', { key: 'vip', operation_id: 'support-1' })).body.errors[0].code).to.equal('GRANT.OPERATION_ID_REUSED');
+      expect((await withdraw('per-kind', { key: 'gems', amount: 5, operation_id: 'support-1' })).body.errors[0].code).to.equal('WITHDRAW.OPERATION_ID_REUSED');
+      // The other order: a withdrawal first, then a grant with its id.
+      expect((await withdraw('per-kind', { key: 'gems', amount: 1, operation_id: 'order-9' })).status).to.equal(200);
+      expect((await grant('per-kind', { key: 'gems', operation_id: 'order-9' })).status).to.equal(201);
+      expect((await creditEntries('per-kind')).reduce((sum: number, entry: any) => sum + entry.credits, 0)).to.equal(10 - 3 - 1 + 10);
+    });
+
     it("an operation_id equal to a grant's generated id is a new grant with an entry of its own", async () => {
       await createUser(svc, 'namesake');
       await svc.admin('POST', '/users/namesake/rewards/grant', { key: 'gems', deactivation: days(1) });
@@ -246,6 +265,28 @@ describe('API: credits — withdrawals, manual grants, ledger and event log', ()
       const user = await getUser(svc, 'grant-split');
       expect(user.rewards.active.credit).to.have.length(winner === 'gems' ? 1 : 0);
       expect(user.rewards.active.basic).to.have.length(winner === 'vip' ? 1 : 0);
+    });
+
+    it('one operation_id sent by 20 grants and 20 withdrawals at once: one grant and one withdrawal, each with its own answer (ids are per kind)', async () => {
+      await createUser(svc, 'mixed-ops');
+      await grant('mixed-ops', { key: 'gems' });
+      const requests = Array.from({ length: 40 }, (_, index) =>
+        index % 2 === 0
+          ? grant('mixed-ops', { key: 'gems', operation_id: 'order-77' })
+          : withdraw('mixed-ops', { key: 'gems', amount: 4, operation_id: 'order-77' }),
+      );
+      const responses = await Promise.all(requests);
+      const grants = responses.filter((_, index) => index % 2 === 0);
+      const withdrawals = responses.filter((_, index) => index % 2 === 1);
+      expect(grants.filter((response) => response.status === 201)).to.have.length(1);
+      expect(grants.filter((response) => response.status === 200)).to.have.length(19);
+      expect(withdrawals.every((response) => response.status === 200)).to.equal(true);
+      expect(new Set(withdrawals.map((response) => JSON.stringify(response.body.data.withdraw_result))).size).to.equal(1);
+      expect(withdrawals[0]!.body.data.withdraw_result).to.include({ credits_requested_to_withdraw: 4, credits_withdrawn: 4 });
+      const granted = await events(svc, 'stream=user-mixed-ops&type=RewardGranted');
+      expect(granted.filter((event: any) => event.data.cause.operation_id === 'order-77')).to.have.length(1);
+      expect(await events(svc, 'stream=user-mixed-ops&type=CreditsWithdrawn')).to.have.length(1);
+      expect((await creditEntries('mixed-ops')).reduce((sum: number, entry: any) => sum + entry.credits, 0)).to.equal(20 - 4);
     });
 
     it('a basic reward granted by 30 at once without operation_id is granted once: one 201, 29 × 200 (already active), one entry', async () => {

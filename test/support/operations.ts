@@ -1,13 +1,13 @@
-import { operationDocumentId, operationsProjection } from '../../projections/operations.js';
+import { operationDocumentId, operationRecordIn, operationsProjection } from '../../projections/operations.js';
 import type { LoggedEvent } from '../../src/application/event-log.js';
 import type { DomainEvent } from '../../src/domain/events/index.js';
-import type { OperationRecord } from '../../src/domain/idempotency.js';
+import type { OperationKind, OperationRecord } from '../../src/domain/idempotency.js';
 
 /**
- * What the operations index (projections/operations.ts) holds for `operationId` after `events`
- * of user `appUserId`: the `earlier` a handler hands its decider.
+ * What the operations index (projections/operations.ts) holds for an operation of `kind` with
+ * `operationId` after `events` of user `appUserId`: the `earlier` a handler hands its decider.
  */
-export function earlierOf(events: readonly DomainEvent[], operationId: string, appUserId = 'ann'): OperationRecord | null {
+export function earlierOf(kind: OperationKind, events: readonly DomainEvent[], operationId: string, appUserId = 'ann'): OperationRecord | null {
   const id = operationDocumentId(appUserId, operationId);
   let doc: Record<string, unknown> | null = null;
   events.forEach((event, index) => {
@@ -22,5 +22,5 @@ export function earlierOf(events: readonly DomainEvent[], operationId: string, a
     } as unknown as LoggedEvent;
     for (const ref of operationsProjection.targets(logged)) if (ref.id === id) doc = operationsProjection.evolve(ref, doc, logged);
   });
-  return doc as OperationRecord | null;
+  return operationRecordIn(doc, { id: operationId, kind });
 }

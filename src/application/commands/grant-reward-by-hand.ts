@@ -31,7 +31,7 @@ export class GrantRewardHandler {
     const grantIdPrefix = manualGrantIdPrefix(input.operation_id, () => this.ids.uuid());
     const executed = await this.commands.executeIdempotent(
       appUserId,
-      input.operation_id,
+      input.operation_id === null ? null : { id: input.operation_id, kind: 'grant' },
       userEvolver,
       (state, earlier) =>
         decideGrantReward(state, {

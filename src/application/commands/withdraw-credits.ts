@@ -27,7 +27,7 @@ export class WithdrawCreditsHandler {
     const reward = await this.catalog.reward(input.key);
     const executed = await this.commands.executeIdempotent(
       appUserId,
-      input.operation_id,
+      input.operation_id === null ? null : { id: input.operation_id, kind: 'withdraw' },
       userEvolver,
       (state, earlier) => decideWithdrawCredits(state, { ...input, earlier, isCreditReward: reward?.kind === 'credit', now: this.clock.now() }),
       context,

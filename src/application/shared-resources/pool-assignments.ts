@@ -143,12 +143,12 @@ export class PoolAssignments {
 
 /**
  * The context of a grant's follow-up writes (the pool's request, the delivery): without the
- * request's `operation_id`. Those writes are idempotent by grant already, and event ids derived
+ * request's operation id. Those writes are idempotent by grant already, and event ids derived
  * from the operation id would repeat the grant's own (the delivery's first event took the id of
  * the grant's first event, a conflict, and a 500 after the grant was kept) and another user's
  * with the same operation id (the pool took the second user's request for a repeat).
  */
 function followUp(context: CommandContext): CommandContext {
-  const { operation_id: _operation, ...rest } = context;
+  const { operation: _operation, ...rest } = context;
   return rest;
 }

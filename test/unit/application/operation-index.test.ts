@@ -17,7 +17,7 @@ const consistency = (reached: boolean): ReadConsistency => ({ waitFor: async () 
 describe('OperationIndex', () => {
   it('refuses a lookup the index cannot catch up for: a 503 saying nothing was done, not "a store is unavailable"', async () => {
     const index = new OperationIndex(untouchable, consistency(false));
-    const error = await index.lookup('ann', 'op-1', 7n).then(
+    const error = await index.lookup('ann', { id: 'op-1', kind: 'withdraw' }, 7n).then(
       () => null,
       (thrown: unknown) => thrown,
     );
@@ -31,6 +31,6 @@ describe('OperationIndex', () => {
   it('needs no index without an operation_id or a stream', async () => {
     const index = new OperationIndex(untouchable, consistency(false));
     expect(await index.lookup('ann', null, 7n)).to.equal(null);
-    expect(await index.lookup('ann', 'op-1', null)).to.equal(null);
+    expect(await index.lookup('ann', { id: 'op-1', kind: 'grant' }, null)).to.equal(null);
   });
 });

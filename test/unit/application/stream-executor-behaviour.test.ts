@@ -405,7 +405,7 @@ describe('StreamExecutor (in memory): conflicts, snapshots, the state cache', ()
       const withdrawOnce = (operation: string) =>
         app.commands.executeIdempotent(
           'ann',
-          operation,
+          { id: operation, kind: 'withdraw' },
           userEvolver,
           (state, earlier) => decideWithdrawCredits(state, { key: 'coins', amount: 1, operation_id: operation, earlier, isCreditReward: true, now: T0 }),
           app.context,
@@ -416,7 +416,7 @@ describe('StreamExecutor (in memory): conflicts, snapshots, the state cache', ()
       const ids = new RandomIds();
       const written = (await app.events(ann)).slice(2);
       expect(written.map((logged) => logged.id)).to.deep.equal(
-        ['op-first', 'op-a', 'op-b'].map((operation) => ids.derived(...operationEventIdParts(ann, operation, 0))),
+        ['op-first', 'op-a', 'op-b'].map((operation) => ids.derived(...operationEventIdParts(ann, { id: operation, kind: 'withdraw' }, 0))),
       );
       expect(answers.map((answer) => answer.result.credits_available_at_end)).to.deep.equal([9, 8, 7, 8]);
       await app.stop();

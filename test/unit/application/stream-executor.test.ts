@@ -125,8 +125,8 @@ describe('StreamExecutor on SQLite: cost per command (behaviour: stream-executor
       userEvolver,
       (state, earlier: Awaited<ReturnType<OperationIndex['lookup']>>) =>
         decideWithdrawCredits(state, { key: 'coins', amount: 1, operation_id: operationId, earlier, isCreditReward: true, now: T0 }),
-      { ...context, operation_id: operationId },
-      { prepare: (loaded) => operations.lookup(name, operationId, loaded.position) },
+      { ...context, operation: { id: operationId, kind: 'withdraw' } },
+      { prepare: (loaded) => operations.lookup(name, { id: operationId, kind: 'withdraw' }, loaded.position) },
     );
     return counted.touched;
   }

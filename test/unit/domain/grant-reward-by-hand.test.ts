@@ -101,7 +101,7 @@ describe('decideGrantReward — manual grants (SPEC §6 POST /rewards/grant)', (
         .when((state) =>
           decideGrantReward(
             state,
-            grant(spec('coins', 'credit'), { operation_id: 'op-1', earlier: earlierOf([registered('ann')], 'op-1'), grant_id_prefix: 'op-derived' }),
+            grant(spec('coins', 'credit'), { operation_id: 'op-1', earlier: earlierOf('grant', [registered('ann')], 'op-1'), grant_id_prefix: 'op-derived' }),
           ),
         )
         .then([granted('op-derived/0', 'coins', 'credit', { operation_id: 'op-1' })]);
@@ -115,7 +115,7 @@ describe('decideGrantReward — manual grants (SPEC §6 POST /rewards/grant)', (
             state,
             grant(spec('coins', 'credit'), {
               operation_id: 'op-1',
-              earlier: earlierOf([registered('ann'), granted('op-derived/0', 'coins', 'credit', { operation_id: 'op-1' })], 'op-1'),
+              earlier: earlierOf('grant', [registered('ann'), granted('op-derived/0', 'coins', 'credit', { operation_id: 'op-1' })], 'op-1'),
               grant_id_prefix: 'other',
               now: at(DAY),
             }),
@@ -133,43 +133,37 @@ describe('decideGrantReward — manual grants (SPEC §6 POST /rewards/grant)', (
             state,
             grant(spec('gems', 'credit'), {
               operation_id: 'op-1',
-              earlier: earlierOf([registered('ann'), granted('op-derived/0', 'coins', 'credit', { operation_id: 'op-1' })], 'op-1'),
+              earlier: earlierOf('grant', [registered('ann'), granted('op-derived/0', 'coins', 'credit', { operation_id: 'op-1' })], 'op-1'),
             }),
           ),
         )
         .thenError('GRANT.OPERATION_ID_REUSED', '/operation_id');
     });
 
-    it('GRANT.OPERATION_ID_REUSED for an operation_id used by a withdrawal', () => {
+    it('an operation_id a withdrawal used is new to grants: the grant is made (withdrawals and grants keep their ids apart)', () => {
+      const withdrawal = event('CreditsWithdrawn', {
+        operation_id: 'op-1',
+        key: 'coins',
+        withdrawn_at: T0.toISOString(),
+        credits_requested_to_withdraw: 1,
+        credits_withdrawn: 0,
+        credits_available_at_start: 0,
+        credits_available_at_end: 0,
+        debits: [],
+      });
       user
-        .given([
-          registered('ann'),
-          event('CreditsWithdrawn', {
-            operation_id: 'op-1',
-            key: 'coins',
-            withdrawn_at: T0.toISOString(),
-            credits_requested_to_withdraw: 1,
-            credits_withdrawn: 0,
-            credits_available_at_start: 0,
-            credits_available_at_end: 0,
-            debits: [],
-          }),
-        ])
+        .given([registered('ann'), withdrawal])
         .when((state) =>
           decideGrantReward(
             state,
             grant(spec('coins', 'credit'), {
               operation_id: 'op-1',
-              earlier: {
-                kind: 'withdraw',
-                key: 'coins',
-                amount: 1,
-                result: { credits_available_at_start: 0, credits_available_at_end: 0, credits_requested_to_withdraw: 1, credits_withdrawn: 0 },
-              },
+              earlier: earlierOf('grant', [registered('ann'), withdrawal], 'op-1'),
+              grant_id_prefix: 'op-derived',
             }),
           ),
         )
-        .thenError('GRANT.OPERATION_ID_REUSED', '/operation_id');
+        .then([granted('op-derived/0', 'coins', 'credit', { operation_id: 'op-1' })]);
     });
 
     // SPEC §6: "Same operation_id rule as withdrawals" — the first *successful* call with an
@@ -180,7 +174,7 @@ describe('decideGrantReward — manual grants (SPEC §6 POST /rewards/grant)', (
       const first = decideGrantReward(user.given(given).state, grant(spec('vip', 'basic'), { operation_id: 'op-7' }));
       expect(first.events.map((candidate) => candidate.type)).to.deep.equal(['RewardGrantSkipped']);
       const state = first.events.reduce(userEvolver.evolve, user.given(given).state);
-      const earlier = earlierOf([...given, ...first.events], 'op-7');
+      const earlier = earlierOf('grant', [...given, ...first.events], 'op-7');
       expect(() => decideGrantReward(state, grant(spec('coins', 'credit'), { operation_id: 'op-7', earlier })))
         .to.throw()
         .with.property('code', 'GRANT.OPERATION_ID_REUSED');
@@ -190,7 +184,7 @@ describe('decideGrantReward — manual grants (SPEC §6 POST /rewards/grant)', (
       const given = [registered('ann'), granted('old/0', 'vip', 'basic', { expires_at: iso(DAY) })];
       const first = decideGrantReward(user.given(given).state, grant(spec('vip', 'basic'), { operation_id: 'op-7' }));
       const state = first.events.reduce(userEvolver.evolve, user.given(given).state);
-      const earlier = earlierOf([...given, ...first.events], 'op-7');
+      const earlier = earlierOf('grant', [...given, ...first.events], 'op-7');
       const repeat = decideGrantReward(state, grant(spec('vip', 'basic'), { operation_id: 'op-7', earlier, now: at(2 * DAY) }));
       expect(repeat.events.filter((candidate) => candidate.type === 'RewardGranted')).to.deep.equal([]);
       expect(repeat.result.created).to.equal(false);
@@ -262,7 +256,10 @@ describe('decideGrantReward — any non-credit reward already active is not gran
     const skipped = user
       .given([registered('ann'), active])
       .when((state) =>
-        decideGrantReward(state, grant(spec('offer', 'offer_code'), { operation_id: 'op-9', earlier: earlierOf([registered('ann'), active], 'op-9') })),
+        decideGrantReward(
+          state,
+          grant(spec('offer', 'offer_code'), { operation_id: 'op-9', earlier: earlierOf('grant', [registered('ann'), active], 'op-9') }),
+        ),
       )
       .decision();
     expect(skipped.result).to.deep.equal({ created: false, granted: [] });

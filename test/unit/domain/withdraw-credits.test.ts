@@ -257,7 +257,7 @@ describe('decideWithdrawCredits (SPEC §6)', () => {
     it('is recorded with the withdrawal', () => {
       user
         .given(wallet)
-        .when((state) => decideWithdrawCredits(state, withdraw({ amount: 7, operation_id: 'op-1', earlier: earlierOf(wallet, 'op-1') })))
+        .when((state) => decideWithdrawCredits(state, withdraw({ amount: 7, operation_id: 'op-1', earlier: earlierOf('withdraw', wallet, 'op-1') })))
         .then([first]);
     });
 
@@ -265,7 +265,7 @@ describe('decideWithdrawCredits (SPEC §6)', () => {
       const { result, state } = user
         .given([...wallet, first])
         .when((state) =>
-          decideWithdrawCredits(state, withdraw({ amount: 7, operation_id: 'op-1', earlier: earlierOf([...wallet, first], 'op-1'), now: at(DAY) })),
+          decideWithdrawCredits(state, withdraw({ amount: 7, operation_id: 'op-1', earlier: earlierOf('withdraw', [...wallet, first], 'op-1'), now: at(DAY) })),
         )
         .thenNothing();
       expect(result).to.deep.equal({ credits_available_at_start: 20, credits_available_at_end: 13, credits_requested_to_withdraw: 7, credits_withdrawn: 7 });
@@ -286,6 +286,7 @@ describe('decideWithdrawCredits (SPEC §6)', () => {
               amount: 4,
               operation_id: 'op-0',
               earlier: earlierOf(
+                'withdraw',
                 [
                   registered('ann'),
                   withdrawn({ amount: 4, withdrawn: 0, start: 0, operation_id: 'op-0', debits: [] }),
@@ -303,7 +304,9 @@ describe('decideWithdrawCredits (SPEC §6)', () => {
     it('WITHDRAW.OPERATION_ID_REUSED for another amount', () => {
       user
         .given([...wallet, first])
-        .when((state) => decideWithdrawCredits(state, withdraw({ amount: 8, operation_id: 'op-1', earlier: earlierOf([...wallet, first], 'op-1') })))
+        .when((state) =>
+          decideWithdrawCredits(state, withdraw({ amount: 8, operation_id: 'op-1', earlier: earlierOf('withdraw', [...wallet, first], 'op-1') })),
+        )
         .thenError('WITHDRAW.OPERATION_ID_REUSED', '/operation_id');
     });
 
@@ -311,7 +314,7 @@ describe('decideWithdrawCredits (SPEC §6)', () => {
       user
         .given([...wallet, first])
         .when((state) =>
-          decideWithdrawCredits(state, withdraw({ key: 'gems', amount: 7, operation_id: 'op-1', earlier: earlierOf([...wallet, first], 'op-1') })),
+          decideWithdrawCredits(state, withdraw({ key: 'gems', amount: 7, operation_id: 'op-1', earlier: earlierOf('withdraw', [...wallet, first], 'op-1') })),
         )
         .thenError('WITHDRAW.OPERATION_ID_REUSED', '/operation_id');
     });
@@ -322,7 +325,13 @@ describe('decideWithdrawCredits (SPEC §6)', () => {
         .when((state) =>
           decideWithdrawCredits(
             state,
-            withdraw({ key: 'premium-week', isCreditReward: false, amount: 7, operation_id: 'op-1', earlier: earlierOf([...wallet, first], 'op-1') }),
+            withdraw({
+              key: 'premium-week',
+              isCreditReward: false,
+              amount: 7,
+              operation_id: 'op-1',
+              earlier: earlierOf('withdraw', [...wallet, first], 'op-1'),
+            }),
           ),
         )
         .thenError('WITHDRAW.OPERATION_ID_REUSED', '/operation_id');
@@ -332,34 +341,33 @@ describe('decideWithdrawCredits (SPEC §6)', () => {
       const { result } = user
         .given([...wallet, first])
         .when((state) =>
-          decideWithdrawCredits(state, withdraw({ isCreditReward: false, amount: 7, operation_id: 'op-1', earlier: earlierOf([...wallet, first], 'op-1') })),
+          decideWithdrawCredits(
+            state,
+            withdraw({ isCreditReward: false, amount: 7, operation_id: 'op-1', earlier: earlierOf('withdraw', [...wallet, first], 'op-1') }),
+          ),
         )
         .thenNothing();
       expect(result.credits_withdrawn).to.equal(7);
     });
 
-    it('WITHDRAW.OPERATION_ID_REUSED for an operation_id used by a manual grant', () => {
-      user
-        .given([...wallet, rewardGranted({ grant_id: 'm/0', credits: 1, balance_after: 21, cause: { type: 'manual', operation_id: 'op-2' } })])
+    it('an operation_id a manual grant used is new to withdrawals: the withdrawal is made (withdrawals and grants keep their ids apart)', () => {
+      const manual = rewardGranted({ grant_id: 'm/0', credits: 1, balance_after: 21, cause: { type: 'manual', operation_id: 'op-2' } });
+      const { events } = user
+        .given([...wallet, manual])
         .when((state) =>
-          decideWithdrawCredits(
-            state,
-            withdraw({
-              operation_id: 'op-2',
-              earlier: earlierOf(
-                [...wallet, rewardGranted({ grant_id: 'm/0', credits: 1, balance_after: 21, cause: { type: 'manual', operation_id: 'op-2' } })],
-                'op-2',
-              ),
-            }),
-          ),
+          decideWithdrawCredits(state, withdraw({ amount: 7, operation_id: 'op-2', earlier: earlierOf('withdraw', [...wallet, manual], 'op-2') })),
         )
-        .thenError('WITHDRAW.OPERATION_ID_REUSED');
+        .decision();
+      expect(events.map((event) => event.type)).to.deep.equal(['CreditsWithdrawn']);
+      expect(events[0]!.data).to.include({ operation_id: 'op-2', credits_withdrawn: 7 });
     });
 
     it('another operation_id is a new withdrawal', () => {
       user
         .given([...wallet, first])
-        .when((state) => decideWithdrawCredits(state, withdraw({ amount: 7, operation_id: 'op-9', earlier: earlierOf([...wallet, first], 'op-9') })))
+        .when((state) =>
+          decideWithdrawCredits(state, withdraw({ amount: 7, operation_id: 'op-9', earlier: earlierOf('withdraw', [...wallet, first], 'op-9') })),
+        )
         .then([
           withdrawn({
             amount: 7,
