@@ -230,6 +230,11 @@ describe('API: fraud rules and reviews', () => {
       const noCustomer = fresh('no-customer');
       await createUser(svc, noCustomer);
       expect((await claim(noCustomer, ref.code)).status).to.equal(200);
+      // An empty id (some SDKs' "unset") is no customer: two users sending it share none.
+      const blankReferrer = await referrer('pc-blank', { payment_customer_id: '' });
+      const blankClaimer = fresh('blank');
+      await createUser(svc, blankClaimer, { payment_customer_id: '' });
+      expect((await claim(blankClaimer, blankReferrer.code)).status).to.equal(200);
       await disable('self-referral', 'same_payment_customer', {}, 'reject');
     });
 
@@ -272,6 +277,10 @@ describe('API: fraud rules and reviews', () => {
       const other = fresh('own-card');
       await createUser(svc, other, { payment_customer_id: 'cus_own_card' });
       expect((await claim(other, (await referrer()).code)).status).to.equal(200);
+      // Empty ids are no customer: none of 5 claimers sending one is counted.
+      const blanks = Array.from({ length: 5 }, () => fresh('blank-card'));
+      for (const blank of blanks) await createUser(svc, blank, { payment_customer_id: '' });
+      for (const blank of blanks) expect((await claim(blank, (await referrer()).code)).status).to.equal(200);
       await disable('shared-card', 'payment_customer_claimers', { max: 3 }, 'reject');
     });
 

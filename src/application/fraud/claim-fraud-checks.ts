@@ -1,7 +1,7 @@
 import { inject, injectable } from 'tsyringe';
 import { type DomainEvent, streams } from '../../domain/events/index.js';
 import type { ClaimHold, FraudRule, RuleRef } from '../../domain/events/fraud-events.js';
-import { hasKind, judgeParties, type RuleHit, type Verdict } from '../../domain/fraud/claim-rules.js';
+import { hasKind, judgeParties, paymentCustomerOf, type RuleHit, type Verdict } from '../../domain/fraud/claim-rules.js';
 import type { ClaimTarget } from '../../domain/users/claim-code.js';
 import { type UserState, userEvolver } from '../../domain/users/user-state.js';
 import type { Ids } from '../../ports/ids.js';
@@ -68,12 +68,13 @@ export class ClaimFraudChecks {
     if (!hasKind(rules, 'blocked_users', 'min_seconds_user_to_claim', 'same_payment_customer')) return { reject: null, hold: null };
     const referrer = target.owner_app_user_id ?? target.owner_id;
     // A claimer without a payment customer cannot share one: the referrer is not loaded then.
+    const claimerCustomer = paymentCustomerOf(claimer);
     const referrerCustomer =
-      hasKind(rules, 'same_payment_customer') && claimer.payment_customer_id !== null
-        ? (await this.executor.load(streams.user(referrer), userEvolver)).state.payment_customer_id
+      hasKind(rules, 'same_payment_customer') && claimerCustomer !== null
+        ? paymentCustomerOf((await this.executor.load(streams.user(referrer), userEvolver)).state)
         : null;
     return judgeParties(rules, {
-      claimer: { app_user_id: claimer.app_user_id, created_at: claimer.created_at, payment_customer_id: claimer.payment_customer_id },
+      claimer: { app_user_id: claimer.app_user_id, created_at: claimer.created_at, payment_customer_id: claimerCustomer },
       referrer: { app_user_id: referrer, payment_customer_id: referrerCustomer },
       now,
     });
@@ -86,8 +87,9 @@ export class ClaimFraudChecks {
     claimId: string,
     context: CommandContext,
   ): Promise<{ hold: RuleHit | null; stream: string | null }> {
-    if (!hasKind(rules, 'payment_customer_claimers') || claimer.payment_customer_id === null) return { hold: null, stream: null };
-    return this.paymentCustomers.count(claimer.payment_customer_id, claimer.app_user_id, claimId, rules, context);
+    const customer = paymentCustomerOf(claimer);
+    if (!hasKind(rules, 'payment_customer_claimers') || customer === null) return { hold: null, stream: null };
+    return this.paymentCustomers.count(customer, claimer.app_user_id, claimId, rules, context);
   }
 
   releasePaymentCustomer(stream: string | null, claimer: string, claimId: string, context: CommandContext): Promise<void> {

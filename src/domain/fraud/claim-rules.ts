@@ -78,12 +78,21 @@ export function judgeParties(rules: readonly FraudRule[], parties: ClaimParties)
         // The service's own registration time: first_seen_at comes from the client and could be backdated.
         return claimer.created_at !== null && now.getTime() - Date.parse(claimer.created_at) < params(rule, 'min_seconds_user_to_claim').seconds * 1000;
       case 'same_payment_customer':
-        return claimer.payment_customer_id !== null && claimer.payment_customer_id === referrer.payment_customer_id;
+        return paymentCustomerOf(claimer) !== null && paymentCustomerOf(claimer) === paymentCustomerOf(referrer);
       default:
         return false;
     }
   });
   return verdictOf(hits.map(hit));
+}
+
+/**
+ * The payment customer a user names for the fraud rules: an empty or blank
+ * `payment_customer_id` (how some SDKs send "unset") names none, so it is never shared.
+ */
+export function paymentCustomerOf(user: { payment_customer_id: string | null }): string | null {
+  const id = user.payment_customer_id;
+  return id === null || id.trim() === '' ? null : id;
 }
 
 const hourOf = (now: Date) => now.toISOString().slice(0, 13);

@@ -61,11 +61,13 @@ describe('fraud rules (SPEC §13)', () => {
       expect(judgeParties(young, parties({ claimerCreated: iso(-60 * SECOND) })).reject).to.equal(null);
     });
 
-    it('same_payment_customer: equal non-null ids only', () => {
+    it('same_payment_customer: equal ids only, and an empty or blank id names no customer', () => {
       const same = [rule('self', 'same_payment_customer', {})];
       expect(judgeParties(same, parties({ claimerCustomer: 'cus_1', referrerCustomer: 'cus_1' })).reject?.rule_id).to.equal('self');
       expect(judgeParties(same, parties({ claimerCustomer: 'cus_1', referrerCustomer: 'cus_2' })).reject).to.equal(null);
       expect(judgeParties(same, parties({ claimerCustomer: null, referrerCustomer: null })).reject).to.equal(null);
+      expect(judgeParties(same, parties({ claimerCustomer: '', referrerCustomer: '' })).reject).to.equal(null);
+      expect(judgeParties(same, parties({ claimerCustomer: ' ', referrerCustomer: ' ' })).reject).to.equal(null);
     });
 
     it('a reject wins over every hold; among holds the first in id order', () => {
