@@ -1440,7 +1440,7 @@ export interface components {
         };
         UpsertUserRequest: {
             /**
-             * @description 1–128 characters, no control characters
+             * @description 1–128 characters, no control characters, not "." or ".."
              * @example user-123
              */
             app_user_id: string;
@@ -1860,7 +1860,7 @@ export interface components {
                 verified: boolean;
             }[];
             /**
-             * @description 1–128 characters, no control characters
+             * @description 1–128 characters, no control characters, not "." or ".."
              * @example user-123
              */
             app_user_id?: string | null;
@@ -2773,7 +2773,7 @@ export interface components {
         };
         WinWinKitUpsertUserRequest: {
             /**
-             * @description 1–128 characters, no control characters
+             * @description 1–128 characters, no control characters, not "." or ".."
              * @example user-123
              */
             app_user_id: string;
@@ -4684,7 +4684,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description 1–128 characters, no control characters */
+                /** @description 1–128 characters, no control characters, not "." or ".." */
                 app_user_id: string;
             };
             cookie?: never;
@@ -4931,7 +4931,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description 1–128 characters, no control characters */
+                /** @description 1–128 characters, no control characters, not "." or ".." */
                 app_user_id: string;
             };
             cookie?: never;
@@ -5307,7 +5307,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description 1–128 characters, no control characters */
+                /** @description 1–128 characters, no control characters, not "." or ".." */
                 app_user_id: string;
             };
             cookie?: never;
@@ -5671,7 +5671,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description 1–128 characters, no control characters */
+                /** @description 1–128 characters, no control characters, not "." or ".." */
                 app_user_id: string;
             };
             cookie?: never;
@@ -6087,7 +6087,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description 1–128 characters, no control characters */
+                /** @description 1–128 characters, no control characters, not "." or ".." */
                 app_user_id: string;
             };
             cookie?: never;
@@ -6405,7 +6405,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description 1–128 characters, no control characters */
+                /** @description 1–128 characters, no control characters, not "." or ".." */
                 app_user_id: string;
             };
             cookie?: never;
@@ -12831,7 +12831,7 @@ export interface operations {
             };
             header?: never;
             path: {
-                /** @description 1–128 characters, no control characters */
+                /** @description 1–128 characters, no control characters, not "." or ".." */
                 app_user_id: string;
             };
             cookie?: never;
@@ -13624,7 +13624,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description 1–128 characters, no control characters */
+                /** @description 1–128 characters, no control characters, not "." or ".." */
                 app_user_id: string;
             };
             cookie?: never;
@@ -17397,7 +17397,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description 1–128 characters, no control characters */
+                /** @description 1–128 characters, no control characters, not "." or ".." */
                 app_user_id: string;
             };
             cookie?: never;
@@ -19902,7 +19902,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description 1–128 characters, no control characters */
+                /** @description 1–128 characters, no control characters, not "." or ".." */
                 app_user_id: string;
             };
             cookie?: never;
@@ -20184,7 +20184,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description 1–128 characters, no control characters */
+                /** @description 1–128 characters, no control characters, not "." or ".." */
                 app_user_id: string;
             };
             cookie?: never;
@@ -20459,7 +20459,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description 1–128 characters, no control characters */
+                /** @description 1–128 characters, no control characters, not "." or ".." */
                 app_user_id: string;
             };
             cookie?: never;
@@ -21073,7 +21073,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description 1–128 characters, no control characters */
+                /** @description 1–128 characters, no control characters, not "." or ".." */
                 app_user_id: string;
             };
             cookie?: never;
@@ -21320,7 +21320,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description 1–128 characters, no control characters */
+                /** @description 1–128 characters, no control characters, not "." or ".." */
                 app_user_id: string;
             };
             cookie?: never;
@@ -21696,7 +21696,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description 1–128 characters, no control characters */
+                /** @description 1–128 characters, no control characters, not "." or ".." */
                 app_user_id: string;
             };
             cookie?: never;
@@ -22060,7 +22060,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description 1–128 characters, no control characters */
+                /** @description 1–128 characters, no control characters, not "." or ".." */
                 app_user_id: string;
             };
             cookie?: never;
@@ -22476,7 +22476,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description 1–128 characters, no control characters */
+                /** @description 1–128 characters, no control characters, not "." or ".." */
                 app_user_id: string;
             };
             cookie?: never;
@@ -22794,7 +22794,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
-                /** @description 1–128 characters, no control characters */
+                /** @description 1–128 characters, no control characters, not "." or ".." */
                 app_user_id: string;
             };
             cookie?: never;

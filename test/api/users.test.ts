@@ -119,6 +119,9 @@ describe('API: users (POST /users, GET /users/{id})', () => {
       ['app_user_id empty', { app_user_id: '' }, '/app_user_id'],
       ['app_user_id too long', { app_user_id: 'x'.repeat(129) }, '/app_user_id'],
       ['app_user_id with a control character', { app_user_id: 'a\u0007b' }, '/app_user_id'],
+      // A URL resolves them as dot segments: the user could never be addressed again.
+      ['app_user_id "."', { app_user_id: '.' }, '/app_user_id'],
+      ['app_user_id ".."', { app_user_id: '..' }, '/app_user_id'],
       ['is_trial not boolean', { app_user_id: 'u', is_trial: 'yes' }, '/is_trial'],
       ['first_seen_at not a date-time', { app_user_id: 'u', first_seen_at: 'yesterday' }, '/first_seen_at'],
       ['metadata an array', { app_user_id: 'u', metadata: [1, 2] }, '/metadata'],

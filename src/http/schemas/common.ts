@@ -105,9 +105,21 @@ export const codeLookup = chars(1, 64);
 export const rewardKeyLookup = chars(1, 64);
 export const rewardKeyToSpend = z.string().min(1);
 
+/**
+ * A user's id: 1–128 characters, no control characters (SPEC §3), and not `.` or `..`: URLs
+ * resolve those (and `%2E%2E`) as dot segments before sending, so a user with such an id could be
+ * created but never addressed again (read, claim, withdraw, erased).
+ */
 export const appUserId = chars(1, 128)
   .refine((value) => !CONTROL.test(value), 'must not contain control characters')
-  .openapi({ pattern: '^[^\\u0000-\\u001f\\u007f-\\u009f]*$', description: '1–128 characters, no control characters', example: 'user-123' });
+  .refine((value) => value !== '.' && value !== '..', 'must not be "." or ".." (a URL path cannot name them)')
+  .openapi({
+    // Without a lookahead, which many schema-driven generators cannot read: a first character that is not a dot, or a dot and a non-dot, or two dots and anything.
+    pattern:
+      '^(?:[^.\\u0000-\\u001f\\u007f-\\u009f]|\\.[^.\\u0000-\\u001f\\u007f-\\u009f]|\\.\\.[^\\u0000-\\u001f\\u007f-\\u009f])[^\\u0000-\\u001f\\u007f-\\u009f]*$',
+    description: '1–128 characters, no control characters, not "." or ".."',
+    example: 'user-123',
+  });
 
 export const operationId = chars(1, 128).openapi({ description: 'Idempotency key: the first successful call with it is remembered forever' });
 
