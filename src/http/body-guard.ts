@@ -44,6 +44,10 @@ export function unstorablePart(value: unknown, path: string[] = []): { source: s
   return null;
 }
 
+function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /** Whether the request says it carries a body: a length above 0, or chunks. */
 export function sendsBody(req: Request): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
@@ -54,7 +58,9 @@ export const storableBody: RequestHandler = (req, res, next) => {
   // An empty body is no body (SPEC §9: not JSON), though express.json reads it as {}.
   if (!sendsBody(req)) req.body = undefined;
   if (res.locals.bodyNotUtf8 === true) throw bodyNotUtf8();
-  const found = unstorablePart(req.body);
+  // Only an object can be stored: any other body is BODY_INVALID where a route reads one
+  // (parseBody), however deep it nests, and ignored where none is read.
+  const found = isJsonObject(req.body) ? unstorablePart(req.body) : null;
   if (found) throw new ApiError(400, 'BAD_REQUEST', `The body ${found.message}`, found.source);
   next();
 };

@@ -48,6 +48,20 @@ describe('API: hostile and unusual input never breaks the service', () => {
     expect(await ready()).to.equal(true);
   });
 
+  it('a body that is not an object is BODY_INVALID however deep it nests (the depth is checked in objects only)', async () => {
+    const deepArray = `${'['.repeat(20_000)}${']'.repeat(20_000)}`;
+    for (const [path, key] of [
+      ['/users', CLIENT_KEY],
+      ['/admin/reviews/nope/approve', SECRET_KEY],
+    ] as const) {
+      for (const body of [deepArray, '[]', `[${JSON.stringify(nested(40))}]`]) {
+        const refused = await svc.call('POST', path, body, { 'x-api-key': key });
+        expect(refused.status, `${path} ${body.slice(0, 12)}`).to.equal(400);
+        expect(refused.body.errors[0], `${path} ${body.slice(0, 12)}`).to.include({ code: 'BODY_INVALID', source: null });
+      }
+    }
+  });
+
   it('refuses lone UTF-16 surrogates anywhere (400) and writes nothing', async () => {
     const response = await svc.call('POST', '/users', '{"app_user_id":"lone\\ud800"}');
     expect(response.status).to.equal(400);
