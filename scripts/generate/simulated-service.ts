@@ -20,7 +20,7 @@ import type { NewDomainEvent } from '../../src/domain/decider.js';
 import { DomainError } from '../../src/domain/domain-error.js';
 import type { Program } from '../../src/domain/events/config-events.js';
 import { SCHEMA_VERSION, streams } from '../../src/domain/events/index.js';
-import { manualGrantIdPrefix } from '../../src/domain/idempotency.js';
+import { manualGrantIdPrefix, type Operation } from '../../src/domain/idempotency.js';
 import type { GrantSpec } from '../../src/domain/rewards/grant-and-expire.js';
 import type { RewardDefinition } from '../../src/domain/rewards/reward-schemas.js';
 import type { ClaimTarget } from '../../src/domain/users/claim-code.js';
@@ -132,9 +132,9 @@ export class SimulatedService {
     return this.log.written;
   }
 
-  private request(actor = CLIENT_ACTOR, operationId?: string | null): CommandContext {
+  private request(actor = CLIENT_ACTOR, operation?: Operation): CommandContext {
     const id = randomUUID();
-    return { correlation_id: id, causation_id: id, actor, ...(operationId ? { operation_id: operationId } : {}) };
+    return { correlation_id: id, causation_id: id, actor, ...(operation ? { operation } : {}) };
   }
 
   /** Appends a decision's events to the user's stream (with the ids of any causes it names). */
@@ -237,7 +237,7 @@ export class SimulatedService {
   async withdraw(user: SimUser, key: string, amount: number, operationId: string | null, at: number): Promise<void> {
     this.hooks.journal?.({ kind: 'withdraw', user: user.id, key, amount, operationId, at });
     const decision = decideWithdrawCredits(user.state, { key, amount, operation_id: operationId, earlier: null, isCreditReward: true, now: new Date(at) });
-    await this.appendToUser(user, decision.events, this.request(CLIENT_ACTOR, operationId), at);
+    await this.appendToUser(user, decision.events, this.request(CLIENT_ACTOR, operationId === null ? undefined : { id: operationId, kind: 'withdraw' }), at);
   }
 
   /** A goodwill grant by hand (secret key), lasting 30 days. */
@@ -251,7 +251,7 @@ export class SimulatedService {
       grant_id_prefix: manualGrantIdPrefix(operationId, randomUUID),
       now: new Date(at),
     });
-    await this.appendToUser(user, decision.events, this.request(SECRET_ACTOR, operationId), at);
+    await this.appendToUser(user, decision.events, this.request(SECRET_ACTOR, { id: operationId, kind: 'grant' }), at);
   }
 
   async sweep(user: SimUser, at: number): Promise<void> {
