@@ -333,7 +333,7 @@ describe('StreamExecutor (in memory): conflicts, snapshots, the state cache', ()
         return executor.execute(ann, userEvolver, withdraw(amount), {
           ...context,
           correlation_id: `request-${index}`,
-          ...(operation ? { operation_id: operation } : {}),
+          ...(operation ? { operation: { id: operation, kind: 'withdraw' as const } } : {}),
         });
       });
 
