@@ -1,8 +1,10 @@
+import 'reflect-metadata';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import type { Browser, BrowserContext, Page } from 'playwright-core';
 import { buildConsole } from '../../scripts/build-console.js';
+import { UpsertUserHandler } from '../../src/application/commands/upsert-user.js';
 import { browserTestsSkipped, launchChromium } from '../support/chromium.js';
 import { createUser, eventually, never, putAffiliate, putProgram, putPromo, putReward } from '../support/fixtures.js';
 import { CLIENT_KEY, ManualClock, SECRET_KEY, startTestService, type TestService } from '../support/test-service.js';
@@ -483,8 +485,9 @@ describe('Console in the browser (SPEC §14)', function () {
   });
 
   it('the users "." and "..": says their profile is out of a browser\'s reach and shows their history', async () => {
-    await createUser(svc, '.');
-    await createUser(svc, '..');
+    // The API refuses these ids now; a store written before it did may hold them (written here past the HTTP check).
+    const upsert = svc.service.container.resolve(UpsertUserHandler);
+    for (const id of ['.', '..']) await upsert.handle(id, {}, { correlation_id: `legacy-${id}`, causation_id: `legacy-${id}`, actor: 'secret:legacy' });
     await signIn();
     await open('Users');
     for (const id of ['.', '..']) {
