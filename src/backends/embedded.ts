@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { privateFile } from '../private-files.js';
@@ -58,6 +59,28 @@ export function openKeyConnection(dataDir: string): Database.Database {
   return openBesideEvents(dataDir, DATA_KEYS_FILE);
 }
 
+/**
+ * A log with encrypted personal values whose data keys are not beside it: a copy of
+ * `referrals.db` restored or moved without its `data-keys.db`. Opened as it is, a fresh empty key
+ * store would be created and every personal value would read as erased, silently; refused
+ * instead, before anything is created.
+ */
+export class MissingKeyStoreError extends Error {
+  constructor(dataDir: string) {
+    super(
+      `${path.join(dataDir, DATA_KEYS_FILE)} is missing, but the log in ${path.join(dataDir, 'referrals.db')} holds encrypted personal data: ` +
+        'restore data-keys.db from the same backup or directory as referrals.db (without it every personal value would read as erased). Nothing was created.',
+    );
+    this.name = 'MissingKeyStoreError';
+  }
+}
+
+/** Whether any event holds an encrypted personal value (read once, when the key store's file is missing). */
+function holdsEncryptedValues(db: Database.Database): boolean {
+  // Encrypted values are stored as {"$encrypted":"pd1.…"}; a client's text cannot take that shape unescaped.
+  return db.prepare(`SELECT 1 FROM events WHERE data LIKE '%"$encrypted":"pd1.%' LIMIT 1`).get() !== undefined;
+}
+
 /** The embedded webhook outbox's file, beside the events' file in DATA_DIR. */
 export const WEBHOOKS_FILE = 'webhooks.db';
 
@@ -91,6 +114,10 @@ export interface EmbeddedOptions {
  */
 export function openEmbeddedBackend(dataDir: string, logger?: Logger, options: EmbeddedOptions = {}): Backend {
   const db = openSqlite(dataDir);
+  if (!fs.existsSync(path.join(dataDir, DATA_KEYS_FILE)) && holdsEncryptedValues(db)) {
+    db.close();
+    throw new MissingKeyStoreError(dataDir);
+  }
   const limitsDb = openRateLimitConnection(dataDir);
   const keysDb = openKeyConnection(dataDir);
   const keyStore = new SqliteKeyStore(keysDb);

@@ -86,6 +86,27 @@ describe('E2E: start-up configuration and graceful shutdown', function () {
     }
   });
 
+  it('a log with encrypted personal data and no data-keys.db beside it is refused, at start and by the scripts, creating nothing', async () => {
+    const dataDir = tempDataDir();
+    const first = await startChildService(dataDir);
+    expect((await post(first.url, '/users', { app_user_id: 'keyed', metadata: { email: 'k@example.com' } })).status).to.equal(201);
+    await first.stop();
+    // A copy of referrals.db restored without its key store.
+    for (const file of fs.readdirSync(dataDir).filter((name) => name.startsWith('data-keys.db'))) fs.rmSync(path.join(dataDir, file));
+    const started = runMain({ DATA_DIR: dataDir, CLIENT_API_KEYS: 'ck', SECRET_API_KEYS: 'sk' });
+    expect(started.status).to.equal(1);
+    expect(started.stderr).to.contain('data-keys.db is missing').and.contain('Nothing was created');
+    const { CLIENT_API_KEYS: _client, SECRET_API_KEYS: _secret, ...inherited } = process.env;
+    const audit = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/audit-credits.ts'], {
+      env: { ...inherited, DATA_DIR: dataDir },
+      encoding: 'utf8',
+      timeout: 30_000,
+    });
+    expect(audit.status).to.not.equal(0);
+    expect(audit.stderr).to.contain('data-keys.db is missing');
+    expect(fs.readdirSync(dataDir).filter((name) => name.startsWith('data-keys.db'))).to.deep.equal([]);
+  });
+
   it('SIGTERM finishes in-flight requests, stops cleanly (exit 0) and every acknowledged write is kept', async () => {
     const dataDir = tempDataDir();
     const service = await startChildService(dataDir);
