@@ -5521,7 +5521,7 @@ export interface operations {
             /**
              * @description `WITHDRAW.REWARD_NOT_FOUND`: `key` is not a credit reward.
              *
-             *     `WITHDRAW.OPERATION_ID_REUSED`: This `operation_id` was already used by this user for another operation (another key or amount, or a grant).
+             *     `WITHDRAW.OPERATION_ID_REUSED`: This `operation_id` was already used by a withdrawal of this user with another key or amount (grants keep their own ids).
              */
             422: {
                 headers: {
@@ -5937,7 +5937,7 @@ export interface operations {
             /**
              * @description `GRANT.REWARD_NOT_FOUND`: No reward has this `key`.
              *
-             *     `GRANT.OPERATION_ID_REUSED`: This `operation_id` was already used by this user for another operation (another reward, or a withdrawal).
+             *     `GRANT.OPERATION_ID_REUSED`: This `operation_id` was already used by a grant of this user of another reward (withdrawals keep their own ids).
              */
             422: {
                 headers: {
@@ -21910,7 +21910,7 @@ export interface operations {
             /**
              * @description `WITHDRAW.REWARD_NOT_FOUND`: `key` is not a credit reward.
              *
-             *     `WITHDRAW.OPERATION_ID_REUSED`: This `operation_id` was already used by this user for another operation (another key or amount, or a grant).
+             *     `WITHDRAW.OPERATION_ID_REUSED`: This `operation_id` was already used by a withdrawal of this user with another key or amount (grants keep their own ids).
              */
             422: {
                 headers: {
@@ -22326,7 +22326,7 @@ export interface operations {
             /**
              * @description `GRANT.REWARD_NOT_FOUND`: No reward has this `key`.
              *
-             *     `GRANT.OPERATION_ID_REUSED`: This `operation_id` was already used by this user for another operation (another reward, or a withdrawal).
+             *     `GRANT.OPERATION_ID_REUSED`: This `operation_id` was already used by a grant of this user of another reward (withdrawals keep their own ids).
              */
             422: {
                 headers: {

@@ -88,12 +88,12 @@ export const ERROR_CODES = {
   'WITHDRAW.REWARD_NOT_FOUND': { status: 422, meaning: '`key` is not a credit reward.' },
   'WITHDRAW.OPERATION_ID_REUSED': {
     status: 422,
-    meaning: 'This `operation_id` was already used by this user for another operation (another key or amount, or a grant).',
+    meaning: 'This `operation_id` was already used by a withdrawal of this user with another key or amount (grants keep their own ids).',
   },
   'GRANT.REWARD_NOT_FOUND': { status: 422, meaning: 'No reward has this `key`.' },
   'GRANT.OPERATION_ID_REUSED': {
     status: 422,
-    meaning: 'This `operation_id` was already used by this user for another operation (another reward, or a withdrawal).',
+    meaning: 'This `operation_id` was already used by a grant of this user of another reward (withdrawals keep their own ids).',
   },
   'REWARD.IMMUTABLE_FIELD': { status: 422, meaning: '`kind`, `credits` and `offer_code_id` of a reward cannot change.' },
   'REWARD.OFFER_CODE_UNKNOWN': {
