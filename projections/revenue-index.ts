@@ -1,6 +1,7 @@
 import { createHash } from 'node:crypto';
 import type { LoggedEvent } from '../src/application/event-log.js';
 import { appUserIdOf } from '../src/domain/events/index.js';
+import type { PurchaseRef } from '../src/domain/events/revenue-events.js';
 import { accountToken } from '../src/domain/revenue/account-token.js';
 import { type MatchKeys, notificationKey, type RevenueProvider } from '../src/domain/revenue/revenue-notification.js';
 import type { Doc, DocumentRef, Projection } from './projection.js';
@@ -37,7 +38,22 @@ export const links = {
    */
   paid: (provider: RevenueProvider, transactionId: string | null, originalId: string | null) =>
     transactionId !== null ? `paid:${provider}:t:${transactionId}` : `paid:${provider}:o:${originalId}`,
+  /**
+   * The first refund of the purchase that converted `claimer` (its reference and event id): a
+   * grant made because of that conversion after the refund (a held reward approved late) is
+   * revoked as the refund revoked the others, with the same event ids.
+   */
+  refundedConversion: (claimer: string) => `refunded-conversion:${claimer}`,
 };
+
+/** A `refundedConversion` link. */
+export interface RefundedConversion {
+  app_user_id: string;
+  refund: PurchaseRef;
+  event_id: string;
+  /** The refund's log position (decimal). */
+  position: string;
+}
 
 /** Every key an unmatched notification could be matched by later (as REVENUE_LINKS ids, plus users). */
 export function pendingKeys(provider: RevenueProvider, match: MatchKeys): string[] {
@@ -80,7 +96,8 @@ export const revenueIndexProjection = (accountTokenNamespace: string): Projectio
   // 2: customer links by digest, erasures noted (SPEC §13).
   // 3: a refund link keeps the amount its transaction's refunds reached (refunded_minor).
   // 4: purchases and renewals say whether they counted for a code (`paid:` links).
-  version: 4,
+  // 5: the refund of a converting purchase is kept by its claimer (`refunded-conversion:` links).
+  version: 5,
   collections: [
     { name: INBOUND, indexes: [['provider', 'neg_seq'], ['status', 'neg_seq'], ['app_user_id', 'neg_seq'], 'neg_seq'] },
     { name: REVENUE_LINKS, indexes: [['customer', 'seq']] },
@@ -121,6 +138,9 @@ export const revenueIndexProjection = (accountTokenNamespace: string): Projectio
         if (original_transaction_id) refs.push({ collection: REVENUE_LINKS, id: links.transaction(provider, original_transaction_id) });
         if (event.type === 'RefundRecorded' && (transaction_id ?? original_transaction_id) !== null) {
           refs.push({ collection: REVENUE_LINKS, id: links.refund(provider, transaction_id, original_transaction_id) });
+        }
+        if (event.type === 'RefundRecorded' && event.data.reverses_conversion && user !== null) {
+          refs.push({ collection: REVENUE_LINKS, id: links.refundedConversion(user) });
         }
         if (event.type === 'PurchaseRecorded' || event.type === 'RenewalRecorded') {
           if (transaction_id !== null) refs.push({ collection: REVENUE_LINKS, id: links.paid(provider, transaction_id, null) });
@@ -164,6 +184,17 @@ export const revenueIndexProjection = (accountTokenNamespace: string): Projectio
         // The most refunded so far: Stripe's partial refunds carry the running total, Apple's REFUND and REVOKE the same price.
         const before = (doc as { refunded_minor?: number } | null)?.refunded_minor ?? 0;
         return { app_user_id: user, refunded_minor: Math.max(before, event.data.price_minor ?? 0) };
+      }
+      if (event.type === 'RefundRecorded' && ref.id.startsWith('refunded-conversion:')) {
+        // The first refund stays: its clawback's event ids derive from it.
+        const { provider, notification_id, transaction_id, original_transaction_id } = event.data;
+        const first: RefundedConversion = {
+          app_user_id: user,
+          refund: { provider, notification_id, transaction_id, original_transaction_id },
+          event_id: event.id,
+          position: event.position.toString(),
+        };
+        return doc ?? (first as unknown as Doc);
       }
       if ((event.type === 'PurchaseRecorded' || event.type === 'RenewalRecorded') && ref.id.startsWith('paid:')) {
         return { app_user_id: user, attributed: event.data.attribution !== null };
@@ -235,7 +266,7 @@ function pick(doc: Doc, keys: string[]): Doc {
 }
 
 /** The converted user a clawback-able grant belongs to: the holder (conversion reward) or its claimer (sender reward). */
-function clawbackClaimer(event: LoggedEvent, holder: string | null): string | null {
+export function clawbackClaimer(event: LoggedEvent, holder: string | null): string | null {
   if (event.type !== 'RewardGranted' || event.data.clawback !== 'on_refund') return null;
   const { cause } = event.data;
   if (cause.type === 'conversion') return holder;

@@ -525,6 +525,43 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       expect(row).to.deep.include({ refunds: 1 });
       expect(row.revenue).to.deep.equal([{ currency: 'SEK', gross_minor: price, refunded_minor: price }]);
     });
+
+    it('a held conversion reward approved after its purchase was refunded is granted and revoked at once (the refund came first)', async () => {
+      const rule = { kind: 'min_seconds_claim_to_conversion', params: { seconds: 3600 }, action: 'hold' };
+      expect((await svc.admin('PUT', '/admin/rules/late-approval', { ...rule, enabled: true })).status).to.be.oneOf([200, 201]);
+      const referrer = await createUser(svc, 'late-referrer');
+      await createUser(svc, 'late-claimer');
+      expect((await svc.call('POST', '/users/late-claimer/claim-code', { code: referrer.referral_code })).status).to.equal(200);
+      expect((await revenueCat(svc, rcEvent('late-buy', 'INITIAL_PURCHASE', 'late-claimer'))).body.data.status).to.equal('applied');
+      const review = await eventually(async () => {
+        const reviews = (await svc.admin('GET', '/admin/reviews?status=pending&limit=1000')).body.data.reviews as any[];
+        const found = reviews.find((one) => one.claimer_app_user_id === 'late-claimer');
+        expect(found).to.not.equal(undefined);
+        return found;
+      });
+      const refund = rcEvent('late-refund', 'CANCELLATION', 'late-claimer', { cancel_reason: 'CUSTOMER_SUPPORT', transaction_id: 'tx-late-buy' });
+      expect((await revenueCat(svc, refund)).body.data.status).to.equal('applied');
+      await settled(svc);
+      expect((await svc.admin('POST', `/admin/reviews/${review.id}/approve`)).status).to.equal(200);
+      // The approval grants the held 100 coins; the refund that came first takes them back.
+      const revoked = await eventually(async () => {
+        const found = await events(svc, 'stream=user-late-referrer&type=RewardRevoked');
+        expect(found).to.have.length(1);
+        return found[0]!;
+      });
+      const granted = (await events(svc, 'stream=user-late-referrer&type=RewardGranted')).filter((event) => event.data.cause.type === 'referrals');
+      expect(granted).to.have.length(1);
+      expect(revoked.data).to.include({ grant_id: granted[0]!.data.grant_id, claimer: 'late-claimer', shortfall: 0, balance_after: 0 });
+      expect(revoked.data.refund).to.include({ provider: 'revenuecat', notification_id: 'late-refund' });
+      await eventually(async () =>
+        expect((await getUser(svc, 'late-referrer')).rewards.active.credit.reduce((sum: number, entry: any) => sum + entry.credits, 0)).to.equal(0),
+      );
+      await settled(svc);
+      expect(await events(svc, 'stream=user-late-referrer&type=RewardRevoked')).to.have.length(1);
+      const report = await auditCredits(svc.service.container.resolve(EventLog), svc.service.container.resolve(TOKENS.ReadStore));
+      expect(report.mismatches).to.deep.equal([]);
+      expect((await svc.admin('PUT', '/admin/rules/late-approval', { ...rule, enabled: false })).status).to.equal(200);
+    });
   });
 
   describe("a customer's waiting notifications go to the user who has it when they are applied", () => {

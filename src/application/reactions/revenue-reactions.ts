@@ -1,5 +1,13 @@
 import { inject, injectable } from 'tsyringe';
-import { CLAWBACK_GRANTS, INBOUND, links, REVENUE_PENDING } from '../../../projections/revenue-index.js';
+import {
+  CLAWBACK_GRANTS,
+  clawbackClaimer,
+  INBOUND,
+  links,
+  REVENUE_LINKS,
+  REVENUE_PENDING,
+  type RefundedConversion,
+} from '../../../projections/revenue-index.js';
 import type { Config } from '../../config.js';
 import { appUserIdOf, streams } from '../../domain/events/index.js';
 import type { PurchaseRef } from '../../domain/events/revenue-events.js';
@@ -33,14 +41,15 @@ interface ClawbackGrant extends GrantToRevoke {
  * - a user that appears (registration, a new payment_customer_id, a transaction the app
  *   linked to it) gets the unmatched notifications that name it;
  * - a refund of the purchase that converted a referee revokes the grants with clawback
- *   `on_refund` made because of that conversion, on both sides.
+ *   `on_refund` made because of that conversion, on both sides; such a grant made after the
+ *   refund (a held sender reward approved late) is revoked as soon as it is made.
  * Everything it appends has ids derived from the causing event, and what is already done is
  * read from the revenue index, so handling an event twice changes nothing.
  */
 @injectable()
 export class RevenueReactions implements Reaction {
   readonly name = 'revenue';
-  readonly eventTypes = ['NotificationReceived', 'UserRegistered', 'UserProfileUpdated', 'TransactionLinked', 'RefundRecorded'] as const;
+  readonly eventTypes = ['NotificationReceived', 'UserRegistered', 'UserProfileUpdated', 'TransactionLinked', 'RefundRecorded', 'RewardGranted'] as const;
   /** Resolves once the referral reactions (sender grants of a conversion) have passed a position. */
   referralsPassed: (position: bigint) => Promise<void> = async () => {};
 
@@ -88,9 +97,11 @@ export class RevenueReactions implements Reaction {
       case 'RefundRecorded':
         if (event.data.reverses_conversion) {
           const { provider, notification_id, transaction_id, original_transaction_id } = event.data;
-          await this.clawBack(appUserIdOf(event.stream)!, { provider, notification_id, transaction_id, original_transaction_id }, event, context);
+          await this.clawBack(appUserIdOf(event.stream)!, { provider, notification_id, transaction_id, original_transaction_id }, event.id, context);
         }
         return;
+      case 'RewardGranted':
+        return this.clawBackLateGrant(event, context);
       default:
         return;
     }
@@ -146,8 +157,22 @@ export class RevenueReactions implements Reaction {
     if (!(await this.matcher.indexPassed())) throw new StoreUnavailableError('The revenue index is behind');
   }
 
-  /** After `clawbackReady` for its refund. */
-  private async clawBack(claimer: string, refund: PurchaseRef, event: LoggedEvent, context: CommandContext): Promise<void> {
+  /**
+   * A grant with clawback `on_refund` made because of a conversion whose purchase was refunded
+   * before it (a held reward approved after the refund): revoked now, as that refund's clawback
+   * revoked the others, under the same event ids (so it is done once whoever gets there first).
+   */
+  private async clawBackLateGrant(event: Extract<LoggedEvent, { type: 'RewardGranted' }>, context: CommandContext): Promise<void> {
+    const claimer = clawbackClaimer(event, appUserIdOf(event.stream));
+    if (claimer === null) return;
+    if (!(await this.matcher.indexPassed(event.position))) throw new StoreUnavailableError('The revenue index is behind');
+    const refunded = await this.readStore.get<RefundedConversion & Record<string, unknown>>(REVENUE_LINKS, links.refundedConversion(claimer));
+    // A grant made before the refund is the refund's own clawback's to revoke.
+    if (refunded !== null && event.position > BigInt(refunded.position)) await this.clawBack(claimer, refunded.refund, refunded.event_id, context);
+  }
+
+  /** After `clawbackReady` for its refund; `refundEventId`: the refund's event, which the revocations' ids derive from. */
+  private async clawBack(claimer: string, refund: PurchaseRef, refundEventId: string, context: CommandContext): Promise<void> {
     const grants = (await this.readStore.find(CLAWBACK_GRANTS, { where: { claimer } })) as unknown as ClawbackGrant[];
     const holders = [...new Set(grants.filter((grant) => !grant.revoked).map((grant) => grant.holder))];
     for (const holder of holders) {
@@ -161,7 +186,7 @@ export class RevenueReactions implements Reaction {
             claimer,
             refund,
             now: this.clock.now(),
-            eventId: (grantId) => this.ids.derived(event.id, 'clawback', holder, grantId),
+            eventId: (grantId) => this.ids.derived(refundEventId, 'clawback', holder, grantId),
           }),
         context,
         {
