@@ -312,11 +312,19 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       expect(get.status).to.equal(405);
     });
 
-    it('answers 404 WEBHOOK.NOT_CONFIGURED for each provider that is off (here all but Stripe)', async () => {
+    it('answers 404 WEBHOOK.NOT_CONFIGURED for each provider that is off (here all but Stripe), whatever the body', async () => {
       for (const provider of ['revenuecat', 'app-store', 'google-play']) {
-        const off = await post(svc, `/webhooks/${provider}`, '{}', { authorization: 'x' });
-        expect(off.status, provider).to.equal(404);
-        expect(off.body.errors[0], provider).to.include({ code: 'WEBHOOK.NOT_CONFIGURED', status: 404 });
+        // JSON, another media type, another charset, bytes that are not UTF-8: the provider is off before the body counts.
+        for (const [body, type] of [
+          ['{}', 'application/json'],
+          ['hello', 'text/plain'],
+          ['{}', 'application/json; charset=iso-8859-1'],
+          [Buffer.from([0xff, 0xfe]), 'application/json'],
+        ] as const) {
+          const off = await post(svc, `/webhooks/${provider}`, body, { authorization: 'x', 'content-type': type });
+          expect(off.status, `${provider} ${type}`).to.equal(404);
+          expect(off.body.errors[0], `${provider} ${type}`).to.include({ code: 'WEBHOOK.NOT_CONFIGURED', status: 404 });
+        }
       }
     });
   });

@@ -9,6 +9,8 @@ import { TOKENS } from '../../src/ports/tokens.js';
 import { CATCH_UP_MIN_LAG } from '../../src/application/projections/catch-up-guard.js';
 import { createUser, eventually, events, getUser, never, putPromo, putReward } from '../support/fixtures.js';
 import { FaultSwitch, faultyBackend } from '../support/faulty-backend.js';
+import { BUNDLE_ID, makeAppleTestChain } from '../support/apple-signing.js';
+import { REVENUECAT_AUTH, STRIPE_SECRET } from '../support/revenue-senders.js';
 import { CLIENT_KEY, SECRET_KEY, startTestService, type TestService } from '../support/test-service.js';
 
 const YEAR = 365 * 86_400_000;
@@ -191,34 +193,58 @@ describe('API: hostile and unusual input never breaks the service', () => {
     expect((await svc.call('POST', '/admin/reviews/nope/approve', undefined, secret())).status).to.equal(404);
   });
 
-  it('answers an inbound notification in an unsupported content-encoding or not sent as JSON 415, as its operation declares', async () => {
-    for (const provider of ['stripe', 'revenuecat', 'app-store', 'google-play']) {
-      const response = await svc.call('POST', `/webhooks/${provider}`, '{}', { 'content-type': 'application/json', 'content-encoding': 'x-foo' });
-      expect(response.status, provider).to.equal(415);
-      expect(response.body.errors[0]).to.include({ code: 'UNSUPPORTED_MEDIA_TYPE', source: 'header:content-encoding' });
-      for (const contentType of ['text/plain', 'application/x-www-form-urlencoded']) {
-        const notJson = await svc.call('POST', `/webhooks/${provider}`, '{}', { 'content-type': contentType });
-        expect(notJson.body.errors[0], `${provider} ${contentType}`).to.include({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', source: 'header:content-type' });
-      }
-    }
-  });
-
-  it('answers an inbound notification in another charset 415 and one whose bytes are not UTF-8 400 BODY_INVALID, as the rest of the API', async () => {
-    for (const provider of ['stripe', 'revenuecat', 'app-store', 'google-play']) {
-      for (const charset of ['iso-8859-1', 'utf-16']) {
-        const other = await svc.call('POST', `/webhooks/${provider}`, '{}', { 'content-type': `application/json; charset=${charset}` });
-        expect(other.body.errors[0], `${provider} ${charset}`).to.include({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', source: 'header:content-type' });
-      }
-      const notUtf8 = await fetch(`${svc.url}/webhooks/${provider}`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]), // {"a":"\xff"}
+  describe('inbound notifications, every provider configured', () => {
+    // A provider that is off answers 404 before its body is looked at (test/api/revenue-stripe-revenuecat.test.ts).
+    let providers: TestService;
+    before(async () => {
+      const chain = makeAppleTestChain();
+      providers = await startTestService({
+        env: {
+          STRIPE_WEBHOOK_SECRET: STRIPE_SECRET,
+          REVENUECAT_WEBHOOK_AUTH: REVENUECAT_AUTH,
+          APPLE_ROOT_CERTS: chain.rootPath,
+          APPLE_BUNDLE_ID: BUNDLE_ID,
+          APPLE_ENVIRONMENT: 'Sandbox',
+          GOOGLE_PLAY_PACKAGE_NAME: 'com.example.referrals',
+          GOOGLE_PLAY_PUSH_TOKEN: 'shared-secret-token',
+        },
       });
-      expect(notUtf8.status, provider).to.equal(400);
-      expect(((await notUtf8.json()) as { errors: { code: string }[] }).errors[0]!.code).to.equal('BODY_INVALID');
-      const utf8 = await svc.call('POST', `/webhooks/${provider}`, '{}', { 'content-type': 'application/json; charset=UTF-8' });
-      expect(utf8.status, `${provider} utf-8`).to.not.be.oneOf([400, 415]);
-    }
+    });
+    after(async () => providers.stop());
+
+    it('answers an inbound notification in an unsupported content-encoding or not sent as JSON 415, as its operation declares', async () => {
+      for (const provider of ['stripe', 'revenuecat', 'app-store', 'google-play']) {
+        const response = await providers.call('POST', `/webhooks/${provider}`, '{}', { 'content-type': 'application/json', 'content-encoding': 'x-foo' });
+        expect(response.status, provider).to.equal(415);
+        expect(response.body.errors[0]).to.include({ code: 'UNSUPPORTED_MEDIA_TYPE', source: 'header:content-encoding' });
+        for (const contentType of ['text/plain', 'application/x-www-form-urlencoded']) {
+          const notJson = await providers.call('POST', `/webhooks/${provider}`, '{}', { 'content-type': contentType });
+          expect(notJson.body.errors[0], `${provider} ${contentType}`).to.include({
+            status: 415,
+            code: 'UNSUPPORTED_MEDIA_TYPE',
+            source: 'header:content-type',
+          });
+        }
+      }
+    });
+
+    it('answers an inbound notification in another charset 415 and one whose bytes are not UTF-8 400 BODY_INVALID, as the rest of the API', async () => {
+      for (const provider of ['stripe', 'revenuecat', 'app-store', 'google-play']) {
+        for (const charset of ['iso-8859-1', 'utf-16']) {
+          const other = await providers.call('POST', `/webhooks/${provider}`, '{}', { 'content-type': `application/json; charset=${charset}` });
+          expect(other.body.errors[0], `${provider} ${charset}`).to.include({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', source: 'header:content-type' });
+        }
+        const notUtf8 = await fetch(`${providers.url}/webhooks/${provider}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0x22, 0x7d]), // {"a":"\xff"}
+        });
+        expect(notUtf8.status, provider).to.equal(400);
+        expect(((await notUtf8.json()) as { errors: { code: string }[] }).errors[0]!.code).to.equal('BODY_INVALID');
+        const utf8 = await providers.call('POST', `/webhooks/${provider}`, '{}', { 'content-type': 'application/json; charset=UTF-8' });
+        expect(utf8.status, `${provider} utf-8`).to.not.be.oneOf([400, 415]);
+      }
+    });
   });
 
   it('answers a known path asked with another method 405 with its Allow header, whatever key is sent (none, client, secret)', async () => {

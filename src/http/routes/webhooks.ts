@@ -116,6 +116,11 @@ export function inboundWebhookRoutes(container: DependencyContainer): AnyRoute[]
   const verifiers = configuredVerifiers(config);
   const inbox = container.resolve(RevenueInbox);
   const answer = z.object({ data: z.object({ status: z.enum(['applied', 'duplicate', 'unmatched']) }) });
+  // A provider that is off is an unknown notification source, whatever is sent to it: 404 before the body is looked at.
+  const configured =
+    (provider: RevenueProvider): RequestHandler =>
+    (_req, _res, next) =>
+      next(verifiers.has(provider) ? undefined : new ApiError(404, 'WEBHOOK.NOT_CONFIGURED', `Notifications from ${provider} are not configured`, null));
 
   return REVENUE_PROVIDERS.map((provider) =>
     route({
@@ -142,11 +147,10 @@ export function inboundWebhookRoutes(container: DependencyContainer): AnyRoute[]
       ],
       auth: 'none',
       rawBody: NOTIFICATION_BODIES[provider],
-      before: [rawBody],
+      before: [configured(provider), rawBody],
       async handle({ req, res }) {
         const context = { correlation_id: String(res.locals.requestId), causation_id: String(res.locals.requestId), actor: `webhook:${provider}` };
-        const verifier = verifiers.get(provider);
-        if (!verifier) throw new ApiError(404, 'WEBHOOK.NOT_CONFIGURED', `Notifications from ${provider} are not configured`, null);
+        const verifier = verifiers.get(provider)!;
         const body = Buffer.isBuffer(req.body) ? req.body : Buffer.alloc(0);
         let notification: RevenueNotification;
         try {
