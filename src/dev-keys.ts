@@ -19,7 +19,13 @@ function framed(lines: string[]): string {
  * (away from the JSON logs on stdout); every later start names the file they are in.
  */
 export function withDevelopmentKeys(config: Config, print: (text: string) => void): Config {
-  if (config.CLIENT_API_KEYS.length > 0 || config.SECRET_API_KEYS.length > 0) return config;
+  const [clients, secrets] = [config.CLIENT_API_KEYS.length, config.SECRET_API_KEYS.length];
+  // One list set and the other empty is kept as configured (no key is made up for it), but said.
+  if (clients > 0 && secrets === 0)
+    print('SECRET_API_KEYS is empty: no key can reach /admin (nor grant rewards by hand). Set it, or neither list to use development keys.\n');
+  if (secrets > 0 && clients === 0)
+    print('CLIENT_API_KEYS is empty: apps have no key (only secret keys reach /users, /codes and /store). Set it, or neither list to use development keys.\n');
+  if (clients > 0 || secrets > 0) return config;
   const file = path.join(config.DATA_DIR, FILE);
   let keys: { client: string; secret: string };
   if (fs.existsSync(file)) {
