@@ -28,10 +28,10 @@
  * generated. Read models are built by the service (or `npm run replay`) afterwards.
  */
 import { randomBytes } from 'node:crypto';
-import cliProgress from 'cli-progress';
 import { openSqlite } from '../src/adapters/sqlite/sqlite-database.js';
 import { RandomIds } from '../src/adapters/system/random-ids.js';
 import { EventLog } from '../src/application/event-log.js';
+import { createProgress } from './cli/progress.js';
 import { defineCommand, runScript, UsageError } from './cli/command-line.js';
 import { openScriptContext } from './script-context.js';
 import { BulkAppender } from './generate/bulk-appender.js';
@@ -85,27 +85,24 @@ async function main(): Promise<number> {
   db?.pragma('synchronous = NORMAL');
   const log = db === null ? context.log : new EventLog(new BulkAppender(db), new RandomIds());
   const started = Date.now();
-  const bar = new cliProgress.SingleBar(
-    {
-      format: 'generate |{bar}| {percentage}% | {value}/{total} events | {users} users | {rate} events/s | ETA {eta_formatted}',
-      etaBuffer: 200,
-      noTTYOutput: true,
-      notTTYSchedule: 10_000,
-    },
-    cliProgress.Presets.shades_classic,
-  );
+  // A bar on a terminal; elsewhere a plain line every few seconds once there is progress (as replay and export).
+  const bar = createProgress({
+    label: 'generate',
+    total: options.events,
+    format: 'generate |{bar}| {percentage}% | {value}/{total} events | {users} users | {rate} events/s | ETA {eta_formatted}',
+    line: ({ events, users, rate }) => `${events}/${options.events} events | ${users} users | ${rate} events/s`,
+  });
   const rate = (written: number) => Math.round(written / Math.max(0.001, (Date.now() - started) / 1000));
   const generator = new Generator(log, new RandomIds(), options, context.config.CLAIM_WINDOW_DAYS, new CommitGroups(db, 1_000), (summary) =>
-    bar.update(Math.min(summary.written, options.events), { users: summary.users, rate: rate(summary.written) }),
+    bar.update(Math.min(summary.written, options.events), { events: summary.written, users: summary.users, rate: rate(summary.written) }),
   );
   process.once('SIGINT', () => {
     generator.stopRequested = true;
   });
   try {
     await generator.setUp();
-    bar.start(options.events, generator.summary.written, { users: 0, rate: 0 });
     const summary = await generator.generate();
-    bar.update(Math.min(summary.written, options.events), { users: summary.users, rate: rate(summary.written) });
+    bar.update(Math.min(summary.written, options.events), { events: summary.written, users: summary.users, rate: rate(summary.written) });
     bar.stop();
     const seconds = (Date.now() - started) / 1000;
     process.stdout.write(
