@@ -1,6 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import { ApiError, bodyNotUtf8, bodyTooLarge } from './errors.js';
-import { pointer } from './validation.js';
+import { isJsonObject, pointer } from './validation.js';
 
 /** Methods whose body the service reads and checks (JSON, size, storable); others' bodies are ignored. */
 export const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH']);
@@ -42,10 +42,6 @@ export function unstorablePart(value: unknown, path: string[] = []): { source: s
     if (found) return found;
   }
   return null;
-}
-
-function isJsonObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** Whether the request says it carries a body: a length above 0, or chunks. */

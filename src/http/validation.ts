@@ -32,11 +32,16 @@ export function bodyIsOptional(schema: ZodTypeAny): boolean {
   return schema.safeParse({}).success;
 }
 
+/** Whether a parsed JSON body is an object (SPEC §9: anything else is BODY_INVALID). */
+export function isJsonObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /** The JSON body parsed by `schema`: 400 BODY_INVALID when not an object, BAD_REQUEST per field. */
 export function parseBody<S extends ZodTypeAny>(req: Request, schema: S): z.infer<S> {
   // No body (or an empty one) where every field is optional reads as {} (rotate-secret's overlap).
   const body: unknown = req.body === undefined && bodyIsOptional(schema) ? {} : req.body;
-  if (body === undefined || body === null || typeof body !== 'object' || Array.isArray(body)) {
+  if (!isJsonObject(body)) {
     throw new ApiError(400, 'BODY_INVALID', 'The body must be a JSON object');
   }
   const result = schema.safeParse(body);
