@@ -1,6 +1,5 @@
 import 'reflect-metadata';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { EventLog } from '../../src/application/event-log.js';
@@ -9,6 +8,7 @@ import { CUSTOMER_ELIGIBILITIES, OFFER_DURATIONS, OFFER_ELIGIBILITIES, OFFER_MOD
 import { storeOfferCodeResponse, storeOfferCodesResponse } from '../../src/http/schemas/store.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { ascKeyPair, FakeAppStoreConnect, ISSUER_ID, KEY_ID, sampleOfferCode } from '../unit/appstore/fake-app-store-connect.js';
+import { tempDir } from '../support/temp-dir.js';
 
 type Json = Record<string, any>;
 
@@ -212,7 +212,7 @@ describe('API: store offer codes (GET /store/offer-codes/{id}, /admin/store/offe
 
     before(async () => {
       const keys = await ascKeyPair();
-      keyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'asc-key-'));
+      keyDir = tempDir('asc-key');
       const keyPath = path.join(keyDir, `AuthKey_${KEY_ID}.p8`);
       fs.writeFileSync(keyPath, keys.pem);
       fake = new FakeAppStoreConnect(keys.publicKey);

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { createUser, putPromo } from '../support/fixtures.js';
 import { SECRET_KEY, startTestService, type TestService } from '../support/test-service.js';
 import { ascKeyPair, FakeAppStoreConnect, ISSUER_ID, KEY_ID, sampleOfferCode } from '../unit/appstore/fake-app-store-connect.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const MOUNT = '/compat/winwinkit';
 
@@ -122,7 +122,7 @@ describe('API: the WinWinKit-compatible mount (SPEC §15)', function () {
     let keyDir: string;
     before(async () => {
       const keys = await ascKeyPair();
-      keyDir = fs.mkdtempSync(path.join(os.tmpdir(), 'asc-key-'));
+      keyDir = tempDir('asc-key');
       const keyPath = path.join(keyDir, `AuthKey_${KEY_ID}.p8`);
       fs.writeFileSync(keyPath, keys.pem);
       fake = new FakeAppStoreConnect(keys.publicKey);

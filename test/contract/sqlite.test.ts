@@ -1,6 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { openSqlite } from '../../src/adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../../src/adapters/sqlite/sqlite-event-store.js';
 import { SqliteKeyStore } from '../../src/adapters/sqlite/sqlite-key-store.js';
@@ -14,10 +12,11 @@ import { keyStoreContract } from './key-store.contract.js';
 import { rateLimitStoreContract } from './rate-limit-store.contract.js';
 import { readStoreContract } from './read-store.contract.js';
 import { webhookOutboxContract } from './webhook-outbox.contract.js';
+import { tempDir } from '../support/temp-dir.js';
 
 /** A fresh database file in its own temp dir, removed when the test is done. */
 function openTempDatabase() {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-contract-'));
+  const dir = tempDir('referrals-contract');
   const db = openSqlite(dir);
   return {
     db,

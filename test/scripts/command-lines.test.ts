@@ -3,6 +3,7 @@ import fs from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
+import { tempDir } from '../support/temp-dir.js';
 
 /**
  * What every script promises on its command line: `--help` prints the usage (exit 0, nothing
@@ -61,7 +62,7 @@ describe('Scripts: --help, unknown flags and a missing database', function () {
       if (script.reads !== null) {
         const reads = script.reads;
         it('refuses a DATA_DIR without a database (exit 66), naming the path, and creates nothing', () => {
-          const missing = path.join(fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-typo-')), 'dat');
+          const missing = path.join(tempDir('referrals-typo'), 'dat');
           const args = script.file.includes('migrate') ? ['--from', missing, ...reads] : reads;
           const result = run(script.file, args, { DATA_DIR: missing });
           expect(result.status, result.stderr).to.equal(66);

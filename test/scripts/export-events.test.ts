@@ -1,6 +1,5 @@
 import { execFile } from 'node:child_process';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { expect } from 'chai';
@@ -9,6 +8,7 @@ import { EXPORT_COLUMNS, type ExportedEvent } from '../../src/application/export
 import { fromCsvRecord, parseCsv } from '../support/csv-reader.js';
 import { createUser, eventually, getUser, putProgram, putPromo, putReward, never } from '../support/fixtures.js';
 import { startTestService, type TestService } from '../support/test-service.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const run = promisify(execFile);
 
@@ -54,7 +54,7 @@ describe('npm run export-events (child process)', function () {
   let workDir: string;
 
   before(async () => {
-    workDir = fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-export-'));
+    workDir = tempDir('referrals-export');
     const svc = await startTestService();
     dataDir = svc.dataDir;
     await putReward(svc, 'credits', { kind: 'credit', name: 'Credits, "the good kind"', credits: 10 });

@@ -12,6 +12,7 @@ import { SqliteEventStore } from '../../src/adapters/sqlite/sqlite-event-store.j
 import { PAYMENT_CUSTOMER_DIGEST_SUBJECT, userSubject } from '../../src/application/privacy/personal-data-cipher.js';
 import { openEmbeddedBackend } from '../../src/backends/embedded.js';
 import type { EventStore, NewEvent, RecordedEvent } from '../../src/ports/event-store.js';
+import { tempDir } from '../support/temp-dir.js';
 
 const run = promisify(execFile);
 
@@ -21,7 +22,7 @@ interface EmbeddedLog {
   store: SqliteEventStore;
 }
 
-function openLog(dir = fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-migrate-'))): EmbeddedLog {
+function openLog(dir = tempDir('referrals-migrate')): EmbeddedLog {
   const db = openSqlite(dir);
   return { dir, db, store: new SqliteEventStore(db) };
 }
@@ -160,7 +161,7 @@ describe('scripts/migrate-events (embedded → embedded)', function () {
   });
 
   it('runs from the command line, reporting on stderr, and resumes when run again', async function () {
-    const targetDir = fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-migrate-cli-'));
+    const targetDir = tempDir('referrals-migrate-cli');
     const script = path.resolve('scripts/migrate-events.ts');
     const first = await run(process.execPath, ['--import', 'tsx', script, '--from', source.dir, '--to', targetDir, '--max-events', '5']);
     expect(first.stderr).to.match(/5 events copied from the beginning/);
@@ -225,8 +226,8 @@ describe('npm run migrate-events: personal fields (SPEC §13)', function () {
   });
 
   it('re-encrypts plain values written before encryption, carries encrypted ones over to the new keys, keeps erased ones erased', async () => {
-    const sourceDir = fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-migrate-pd-'));
-    const targetDir = fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-migrate-pd-'));
+    const sourceDir = tempDir('referrals-migrate-pd');
+    const targetDir = tempDir('referrals-migrate-pd');
     // Before encryption: plain values straight into the log.
     const legacy = openLog(sourceDir);
     await legacy.store.append('user-old', [registered('old', { email: 'old.plain@example.org' }, 'cus_OldPlain')], 'no_stream');
@@ -268,14 +269,14 @@ describe('npm run migrate-events: the payment-customer digest key (fraud rules)'
   const script = path.resolve('scripts/migrate-events.ts');
 
   it("carries the source's key, from a read store of before 2026-11-25 too, and refuses a target with a key of its own", async () => {
-    const sourceDir = fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-migrate-digest-'));
+    const sourceDir = tempDir('referrals-migrate-digest');
     const legacy = Buffer.alloc(32, 5);
     const source = openEmbeddedBackend(sourceDir);
     await source.readStore.putAux('fraud_keys', 'payment-customer-digest', { key: legacy.toString('base64') });
     await source.eventStore.append('payment-customer-abc', [event('PaymentCustomerClaimCounted', { claimers: 1 })], 'no_stream');
     await source.close();
 
-    const targetDir = fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-migrate-digest-'));
+    const targetDir = tempDir('referrals-migrate-digest');
     const copied = await run(process.execPath, ['--import', 'tsx', script, '--from', sourceDir, '--to', targetDir]);
     expect(copied.stderr).to.contain('digest key is the source');
     const target = openEmbeddedBackend(targetDir);
@@ -285,7 +286,7 @@ describe('npm run migrate-events: the payment-customer digest key (fraud rules)'
       await target.close();
     }
 
-    const ownDir = fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-migrate-digest-'));
+    const ownDir = tempDir('referrals-migrate-digest');
     const own = openEmbeddedBackend(ownDir);
     await own.keyStore.keyFor(PAYMENT_CUSTOMER_DIGEST_SUBJECT);
     await own.close();

@@ -1,9 +1,9 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { CompactSign, importPKCS8 } from 'jose';
+import { tempDir } from './temp-dir.js';
 
 /**
  * A test certificate chain shaped like Apple's (root → intermediate with Apple's WWDR marker
@@ -27,7 +27,7 @@ function der(dir: string, pem: string): string {
 }
 
 export function makeAppleTestChain(): AppleTestChain {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'apple-chain-'));
+  const dir = tempDir('apple-chain');
   fs.writeFileSync(path.join(dir, 'ca.ext'), 'basicConstraints=critical,CA:true\nkeyUsage=critical,keyCertSign,cRLSign\n');
   fs.writeFileSync(
     path.join(dir, 'intermediate.ext'),

@@ -2,9 +2,9 @@ import { execFileSync } from 'node:child_process';
 import fs from 'node:fs';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { importPKCS8, SignJWT } from 'jose';
+import { tempDir } from './temp-dir.js';
 
 /**
  * A stand-in for Google's OIDC certificate endpoint on 127.0.0.1: a test RSA key whose X.509
@@ -18,7 +18,7 @@ export interface GoogleOidcStub {
 }
 
 export async function startGoogleOidcStub(): Promise<GoogleOidcStub> {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'google-oidc-'));
+  const dir = tempDir('google-oidc');
   execFileSync('openssl', ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'key.pem', '-subj', '/CN=test-oidc', '-days', '2', '-out', 'cert.pem'], {
     cwd: dir,
     stdio: 'pipe',

@@ -1,7 +1,4 @@
 import 'reflect-metadata';
-import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { pino } from 'pino';
 import { openEmbeddedBackend } from '../../src/backends/embedded.js';
 import { loadConfig } from '../../src/config.js';
@@ -9,6 +6,7 @@ import type { Backend } from '../../src/backends/backend.js';
 import type { Clock } from '../../src/ports/clock.js';
 import { type RunningService, startService } from '../../src/service.js';
 import { type OpenApiResponseValidator, validatorFor } from './openapi-validator.js';
+import { tempDir } from './temp-dir.js';
 
 export const CLIENT_KEY = 'test-client-key';
 export const SECRET_KEY = 'test-secret-key';
@@ -46,7 +44,7 @@ export interface TestService {
 }
 
 export function tempDataDir(): string {
-  return fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-test-'));
+  return tempDir('referrals-test');
 }
 
 export interface TestServiceOptions {

@@ -1,10 +1,10 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { openEmbeddedBackend } from '../../../src/backends/embedded.js';
 import { withDevelopmentKeys } from '../../../src/dev-keys.js';
 import { loadConfig } from '../../../src/config.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 const modeOf = (file: string) => (fs.statSync(file).mode & 0o777).toString(8);
 
@@ -14,7 +14,7 @@ describe('embedded DATA_DIR: created private, whatever the umask', () => {
   let umask: number;
 
   beforeEach(() => {
-    root = fs.mkdtempSync(path.join(os.tmpdir(), 'private-data-'));
+    root = tempDir('private-data');
     umask = process.umask(0o022);
   });
   afterEach(() => {

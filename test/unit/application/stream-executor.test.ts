@@ -1,8 +1,6 @@
 import 'reflect-metadata';
 import { expect } from 'chai';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { after, before, describe, it } from 'mocha';
 import { EventLog } from '../../../src/application/event-log.js';
 import { OperationIndex } from '../../../src/application/operation-index.js';
@@ -21,6 +19,7 @@ import type { EventStore, ReadStreamOptions } from '../../../src/ports/event-sto
 import type { ReadConsistency } from '../../../src/ports/read-consistency.js';
 import type { ReadStore } from '../../../src/ports/read-store.js';
 import { event, programAssigned, registered, rewardGranted, spec, T0 } from '../../support/events.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 /** Rows and bytes an executor reads and writes, counted at the ports (not timed). */
 interface Touched {
@@ -73,7 +72,7 @@ describe('StreamExecutor on SQLite: cost per command (behaviour: stream-executor
   let log: EventLog;
 
   before(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'executor-'));
+    dir = tempDir('executor');
     db = openSqlite(dir);
     store = new SqliteEventStore(db);
     readStore = new SqliteReadStore(db);
@@ -132,7 +131,7 @@ describe('StreamExecutor on SQLite: cost per command (behaviour: stream-executor
   }
 
   it("asks SQLite's schema about the snapshot collection at most once, not on every load of a stream without a snapshot", async () => {
-    const own = fs.mkdtempSync(path.join(os.tmpdir(), 'executor-schema-'));
+    const own = tempDir('executor-schema');
     const ownDb = openSqlite(own);
     let schemaLookups = 0;
     const prepare = ownDb.prepare.bind(ownDb);

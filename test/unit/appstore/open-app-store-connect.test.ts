@@ -1,16 +1,16 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { openAppStoreConnect } from '../../../src/adapters/appstore/open-app-store-connect.js';
 import { ConfigError, loadConfig } from '../../../src/config.js';
 import type { Clock } from '../../../src/ports/clock.js';
 import { ascKeyPair, ISSUER_ID, KEY_ID } from './fake-app-store-connect.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 const clock: Clock = { now: () => new Date() };
 
 describe('openAppStoreConnect', () => {
-  const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'asc-key-'));
+  const dir = tempDir('asc-key');
   const config = (keyPath?: string) =>
     loadConfig({ NODE_ENV: 'test', ...(keyPath ? { ASC_ISSUER_ID: ISSUER_ID, ASC_KEY_ID: KEY_ID, ASC_PRIVATE_KEY_PATH: keyPath } : {}) });
 

@@ -1,12 +1,12 @@
 import fs from 'node:fs';
-import os from 'node:os';
 import path from 'node:path';
 import { expect } from 'chai';
 import { loadConfig } from '../../../src/config.js';
 import { withDevelopmentKeys } from '../../../src/dev-keys.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 describe('development API keys (outside production)', () => {
-  const dataDir = () => fs.mkdtempSync(path.join(os.tmpdir(), 'dev-keys-'));
+  const dataDir = () => tempDir('dev-keys');
 
   it('without keys, makes one client and one secret key and keeps them', () => {
     const printed: string[] = [];

@@ -1,6 +1,4 @@
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
 import { MemoryKeyStore } from '../../../src/adapters/memory/memory-key-store.js';
 import { openSqlite, type SqliteConnection } from '../../../src/adapters/sqlite/sqlite-database.js';
@@ -8,6 +6,7 @@ import { SqliteWebhookOutbox } from '../../../src/adapters/sqlite/sqlite-webhook
 import { PersonalDataCipher, userSubject } from '../../../src/application/privacy/personal-data-cipher.js';
 import { PersonalDataOutbox } from '../../../src/application/privacy/personal-data-outbox.js';
 import type { NewOutboxMessage } from '../../../src/ports/webhook-outbox.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 function message(type: string, data: Record<string, unknown>, position: bigint): NewOutboxMessage {
   return {
@@ -33,7 +32,7 @@ describe('PersonalDataOutbox (SPEC §13: webhook messages keep personal fields s
   let outbox: PersonalDataOutbox;
 
   beforeEach(() => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'referrals-outbox-pd-'));
+    dir = tempDir('referrals-outbox-pd');
     db = openSqlite(dir);
     keys = new MemoryKeyStore();
     inner = new SqliteWebhookOutbox(db);

@@ -1,7 +1,5 @@
 import 'reflect-metadata';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
 import pino from 'pino';
 import { analyticsProjection } from '../../../projections/analytics.js';
@@ -15,6 +13,7 @@ import { AnalyticsQueries } from '../../../src/application/queries/analytics-que
 import type { DomainEvent } from '../../../src/domain/events/index.js';
 import { claimAt, type CodeSource, conversionAt, moneyAt } from '../../support/analytics-history.js';
 import { CountingReadStore } from '../../support/counting-read-store.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 const HISTORY = 100_000;
 const START = Date.parse('2025-06-01T00:00:00.000Z');
@@ -43,7 +42,7 @@ describe('analytics cost does not grow with history (instrumented read store)', 
   }
 
   before(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'analytics-cost-'));
+    dir = tempDir('analytics-cost');
     db = openSqlite(dir);
     log = new EventLog(new SqliteEventStore(db), new RandomIds());
     store = new CountingReadStore(new SqliteReadStore(db));

@@ -1,4 +1,5 @@
 import 'reflect-metadata';
+import { tempDir } from '../../support/temp-dir.js';
 import { expect } from 'chai';
 import { after, describe, it } from 'mocha';
 import {
@@ -11,8 +12,6 @@ import {
   netBest,
 } from '../../../projections/analytics.js';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { MemoryReadStore } from '../../../src/adapters/memory/memory-read-store.js';
 import { openSqlite } from '../../../src/adapters/sqlite/sqlite-database.js';
 import { SqliteReadStore } from '../../../src/adapters/sqlite/sqlite-read-store.js';
@@ -240,7 +239,7 @@ describe('analytics queries', () => {
   it('top codes equal a ranking counted over the events, on random skewed histories (any range, measure, program, limit)', async () => {
     const history = randomHistory({ seed: 42, count: 3_000, codes: 60, start: new Date(T0.getTime() - 60 * DAY), days: 420 });
     // On SQLite: the memory store's find scans and sorts the whole collection on every call.
-    const dir = fs.mkdtempSync(path.join(os.tmpdir(), 'analytics-top-'));
+    const dir = tempDir('analytics-top');
     const db = openSqlite(dir);
     after(() => {
       db.close();

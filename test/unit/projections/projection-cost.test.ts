@@ -1,8 +1,6 @@
 import 'reflect-metadata';
 import { ReadModelGate } from '../../../src/application/projections/read-model-gate.js';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
 import pino from 'pino';
 import { defaultProjections } from '../../support/projections.js';
@@ -21,6 +19,7 @@ import type { Config } from '../../../src/config.js';
 import type { NewDomainEvent } from '../../../src/domain/decider.js';
 import { CountingReadStore } from '../../support/counting-read-store.js';
 import { DAY, event, iso, programAssigned, registered, rewardGranted, T0 } from '../../support/events.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 const HISTORY = 10_000;
 const context: CommandContext = { correlation_id: 'request-1', causation_id: 'request-1', actor: 'process:test' };
@@ -74,7 +73,7 @@ describe('projection cost does not grow with history (instrumented read store)',
     });
 
   before(async function () {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'projection-cost-'));
+    dir = tempDir('projection-cost');
     db = openSqlite(dir);
     log = new EventLog(new SqliteEventStore(db), new RandomIds());
     store = new CountingReadStore(new SqliteReadStore(db));

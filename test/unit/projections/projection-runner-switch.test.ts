@@ -1,7 +1,5 @@
 import 'reflect-metadata';
 import fs from 'node:fs';
-import os from 'node:os';
-import path from 'node:path';
 import { expect } from 'chai';
 import pino from 'pino';
 import type { Projection } from '../../../projections/projection.js';
@@ -12,6 +10,7 @@ import { RandomIds } from '../../../src/adapters/system/random-ids.js';
 import { type CommandContext, EventLog } from '../../../src/application/event-log.js';
 import { ProjectionRunner } from '../../../src/application/projections/projection-runner.js';
 import { registered } from '../../support/events.js';
+import { tempDir } from '../../support/temp-dir.js';
 
 const context: CommandContext = { correlation_id: 'request-1', causation_id: 'request-1', actor: 'process:test' };
 const COUNTS = 'event_counts';
@@ -51,7 +50,7 @@ describe('ProjectionRunner after a replay was switched in at its own position', 
   };
 
   beforeEach(async () => {
-    dir = fs.mkdtempSync(path.join(os.tmpdir(), 'runner-switch-'));
+    dir = tempDir('runner-switch');
     db = openSqlite(dir);
     log = new EventLog(new SqliteEventStore(db), new RandomIds());
     store = new SqliteReadStore(db);
