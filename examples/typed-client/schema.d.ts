@@ -557,7 +557,7 @@ export interface paths {
             cookie?: never;
         };
         /**
-         * The event log in commit order, paged by position
+         * The event log in commit order (one stream also newest first), paged by position
          * @description Needs a secret key.
          */
         get: operations["listEvents"];
@@ -12576,11 +12576,13 @@ export interface operations {
     listEvents: {
         parameters: {
             query?: {
-                /** @description Exclusive: events after this position (`next_after` of the previous page) */
+                /** @description Exclusive: events after this position (`next_after` of the previous page); with `order=desc`, events before it */
                 after?: string;
                 limit?: number;
                 /** @description Exact stream name, e.g. user-alice */
                 stream?: string;
+                /** @description `asc`: commit order (the default). `desc`: newest first, only with `stream` (400 `BAD_REQUEST` otherwise) */
+                order?: "asc" | "desc";
                 /** @description Stream name prefix, e.g. user- (all users) */
                 stream_prefix?: string;
                 /** @description An event type, or a comma-separated list of up to 50 (any of them), each 1 to 100 characters */

@@ -79,6 +79,12 @@ export interface ReadStreamOptions {
    * itself (a previous page's `next_after`); others may read the stream from its start.
    */
   afterPosition?: bigint;
+  /**
+   * Backwards only: just the events before this log position (a page of one stream, newest
+   * first, by position: GET /admin/events?stream=&order=desc). The embedded store starts at once
+   * before an event of the stream itself (a previous page's `next_after`).
+   */
+  beforePosition?: bigint;
 }
 
 export interface LogFilter {

@@ -433,6 +433,33 @@ describe('API: credits — withdrawals, manual grants, ledger and event log', ()
       expect((await svc.admin('GET', '/admin/events?after=abc')).body.errors[0]).to.include({ code: 'BAD_REQUEST', source: 'query:/after' });
     });
 
+    it('pages one stream newest first with order=desc (the console shows a user history so, SPEC §14); without a stream it is 400', async () => {
+      const whole = (await svc.admin('GET', '/admin/events?stream=user-audited&limit=1000')).body.data.events;
+      expect(whole.length).to.be.greaterThan(4);
+      const newestFirst: any[] = [];
+      let after: string | null = null;
+      for (;;) {
+        const page: any = (await svc.admin('GET', `/admin/events?stream=user-audited&order=desc&limit=2${after === null ? '' : `&after=${after}`}`)).body.data;
+        if (page.events.length === 0) break;
+        newestFirst.push(...page.events);
+        after = page.next_after;
+        expect(after).to.equal(page.events[page.events.length - 1].position);
+      }
+      expect(newestFirst).to.deep.equal([...whole].reverse());
+      const withdrawals = (await svc.admin('GET', '/admin/events?stream=user-audited&type=CreditsWithdrawn&order=desc')).body.data.events;
+      expect(withdrawals).to.deep.equal(whole.filter((event: any) => event.type === 'CreditsWithdrawn').reverse());
+      expect((await svc.admin('GET', '/admin/events?stream=user-audited&order=asc&limit=1000')).body.data.events).to.deep.equal(whole);
+      for (const path of ['/admin/events?order=desc', '/admin/events?stream_prefix=user-&order=desc']) {
+        const refused = await svc.admin('GET', path);
+        expect(refused.status, path).to.equal(400);
+        expect(refused.body.errors[0], path).to.include({ code: 'BAD_REQUEST', source: 'query:/order' });
+      }
+      expect((await svc.admin('GET', '/admin/events?stream=user-audited&order=newest')).body.errors[0]).to.include({
+        code: 'BAD_REQUEST',
+        source: 'query:/order',
+      });
+    });
+
     it('takes a page limit in plain digits only, on every listing (0x10, 1e1, +5, 5.0 and padded values are 400)', async () => {
       const listings = [
         '/admin/events',

@@ -331,6 +331,27 @@ export function eventStoreContract(name: string, open: OpenContractSubject<Event
         expect(window.map((event) => event.revision)).to.deep.equal([3, 2]);
       });
 
+      it('reads backwards before a log position: before an event of its own, of another stream, with a maximum count', async function () {
+        const stream = streamName();
+        const other = streamName('other');
+        const first = await store.append(stream, events(3), 'no_stream');
+        const between = await store.append(other, events(1), 'no_stream');
+        await store.append(stream, events(3), first.nextExpectedRevision);
+        const all = await store.readStream(stream);
+        const revisions = (events: RecordedEvent[]) => events.map((event) => event.revision);
+        const backwards = { direction: 'backwards' } as const;
+        // Before its own fifth event (a newest-first page's next_after): the older ones, or the next two.
+        expect(revisions(await store.readStream(stream, { ...backwards, beforePosition: all[4]!.position }))).to.deep.equal([3, 2, 1, 0]);
+        expect(revisions(await store.readStream(stream, { ...backwards, beforePosition: all[4]!.position, maxCount: 2 }))).to.deep.equal([3, 2]);
+        expect(revisions(await store.readStream(stream, { ...backwards, beforePosition: all[4]!.position, fromRevision: 1 }))).to.deep.equal([1, 0]);
+        // Before another stream's event, or past the stream's end: by position.
+        expect(revisions(await store.readStream(stream, { ...backwards, beforePosition: between.position }))).to.deep.equal([2, 1, 0]);
+        expect(revisions(await store.readStream(stream, { ...backwards, beforePosition: all[5]!.position + 1000n, maxCount: 2 }))).to.deep.equal([5, 4]);
+        expect(await store.readStream(stream, { ...backwards, beforePosition: all[0]!.position })).to.deep.equal([]);
+        expect(await store.readStream(streamName('missing'), { ...backwards, beforePosition: 1000n })).to.deep.equal([]);
+        expect(await store.readStream(stream, { ...backwards, beforePosition: all[2]!.position })).to.deep.equal(all.slice(0, 2).reverse());
+      });
+
       it('keeps streams apart', async function () {
         const first = streamName();
         const second = streamName();

@@ -396,7 +396,7 @@ describe('Console in the browser (SPEC §14)', function () {
     expect(shown.map((cells) => [cells[0], cells[2], cells[3], number(cells[4]!), number(cells[5]!)])).to.deep.equal(
       api.map((e) => [e.event_id, e.kind, e.key, e.delta, e.balance_after]),
     );
-    // Stats (the admin view's, refunds included) and the history, oldest first.
+    // Stats (the admin view's, refunds included) and the history, newest first (SPEC §14).
     const stats = (await svc.admin('GET', '/admin/users/alice')).body.data.user.stats as Record<string, number>;
     for (const [name, figure] of [
       ['Claims', stats.claims],
@@ -417,7 +417,10 @@ describe('Console in the browser (SPEC §14)', function () {
     const history = page.getByRole('region', { name: 'Event history' });
     await history.getByRole('listitem').first().waitFor();
     const positions = await history.getByRole('listitem').evaluateAll((items) => items.map((li) => Number(/position (\d+)/.exec(li.textContent ?? '')?.[1])));
-    expect(positions).to.deep.equal([...positions].sort((a, b) => a - b));
+    const logged = (await svc.admin('GET', '/admin/events?stream=user-alice&limit=1000')).body.data.events.map((event: { position: string }) =>
+      Number(event.position),
+    );
+    expect(positions).to.deep.equal(logged.reverse().slice(0, 20));
   });
 
   it('reads a long ledger and history a page at a time, never whole', async () => {
@@ -442,9 +445,15 @@ describe('Console in the browser (SPEC §14)', function () {
     const history = page.getByRole('region', { name: 'Event history' });
     await history.getByRole('listitem').first().waitFor();
     expect(await history.getByRole('listitem').count()).to.equal(20);
+    const shownPositions = () =>
+      history.getByRole('listitem').evaluateAll((items) => items.map((li) => Number(/position (\d+)/.exec(li.textContent ?? '')?.[1])));
+    const logged = (await svc.admin('GET', '/admin/events?stream=user-busy&limit=1000')).body.data.events.map((event: { position: string }) =>
+      Number(event.position),
+    );
+    const newestFirst = [...logged].reverse();
+    expect(await shownPositions()).to.deep.equal(newestFirst.slice(0, 20));
     await history.getByRole('button', { name: 'Next page' }).click();
-    const events = (await svc.admin('GET', '/admin/events?stream=user-busy&limit=1000')).body.data.events.length;
-    await eventually(async () => expect(await history.getByRole('listitem').count()).to.equal(events - 20));
+    await eventually(async () => expect(await shownPositions()).to.deep.equal(newestFirst.slice(20)));
     // Every read of the ledger or the stream asked for one page.
     const reads = requests.map((url) => new URL(url)).filter((url) => /credit-ledger$|\/admin\/events$/.test(url.pathname));
     // Each page once: the first of each, then the second of each.

@@ -7,10 +7,10 @@ import { formatDateTime, formatNumber } from '../format';
 type EventRow = Schemas['EventPage']['events'][number];
 type LedgerRow = Schemas['CreditLedger']['entries'][number];
 
-/** Events of the user's stream (`user-{app_user_id}` holds everything about one user), a page at a time, oldest first. */
+/** Events of the user's stream (`user-{app_user_id}` holds everything about one user), a page at a time, newest first (SPEC §14). */
 async function historyPage(appUserId: string, after: string | null): Promise<Outcome<ServerPage<EventRow>>> {
   // One more than a page: whether a next page exists (the log's cursor never says the stream ended).
-  const query = { stream: `user-${appUserId}`, limit: PAGE_SIZE + 1, ...(after ? { after } : {}) };
+  const query = { stream: `user-${appUserId}`, order: 'desc' as const, limit: PAGE_SIZE + 1, ...(after ? { after } : {}) };
   const page = await outcome(api.GET('/admin/events', { params: { query } }));
   if (!page.ok) return page;
   const events = page.data.data.events;
@@ -104,7 +104,7 @@ function FullUserDetail(props: { appUserId: string }) {
   );
 }
 
-/** The user's stream, oldest first (read by query: reachable for every id). */
+/** The user's stream, newest first (read by query: reachable for every id). */
 function EventHistory(props: { appUserId: string }) {
   const id = props.appUserId;
   const { loaded, pager } = useServerPages((after) => historyPage(id, after), [id]);

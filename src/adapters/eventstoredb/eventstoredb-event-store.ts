@@ -135,6 +135,7 @@ export class EventStoreDbEventStore implements EventStore {
       throw new RangeError(`fromRevision must be a non-negative integer, got ${options.fromRevision}`);
     }
     const after = backwards ? undefined : options.afterPosition;
+    const before = backwards ? options.beforePosition : undefined;
     try {
       let fromRevision: ReadRevision = options.fromRevision === undefined ? (backwards ? END : START) : BigInt(options.fromRevision);
       if (after !== undefined) {
@@ -143,6 +144,12 @@ export class EventStoreDbEventStore implements EventStore {
         const first = await this.firstRevisionAfter(stream, after, options.fromRevision ?? 0);
         if (first === null) return [];
         fromRevision = BigInt(first);
+      }
+      if (before !== undefined) {
+        // Backwards from the revision before the first one at or past `before` (the same bisection).
+        const first = await this.firstRevisionAfter(stream, before - 1n, 0);
+        if (first === 0) return [];
+        if (first !== null) fromRevision = BigInt(Math.min(first - 1, options.fromRevision ?? Number.MAX_SAFE_INTEGER));
       }
       const resolved = await collect(
         this.client.readStream(stream, {
@@ -153,7 +160,8 @@ export class EventStoreDbEventStore implements EventStore {
         }),
       );
       const events = resolved.map(toRecordedEvent).filter((event): event is RecordedEvent => event !== null);
-      return after === undefined ? events : events.filter((event) => event.position > after);
+      if (after !== undefined) return events.filter((event) => event.position > after);
+      return before === undefined ? events : events.filter((event) => event.position < before);
     } catch (error) {
       if (isStreamNotFound(error)) return [];
       throw toPortError(error);

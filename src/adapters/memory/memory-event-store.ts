@@ -113,8 +113,12 @@ export class MemoryEventStore implements EventStore {
     const count = options.maxCount ?? Number.POSITIVE_INFINITY;
     let selected: bigint[];
     if (options.direction === 'backwards') {
+      const before = options.beforePosition;
       const from = Math.min(options.fromRevision ?? positions.length - 1, positions.length - 1);
-      selected = positions.slice(Math.max(0, from + 1 - count), from + 1).reverse();
+      // Positions rise with revisions: the events before `before` are a prefix of the stream.
+      const firstNotBefore = before === undefined ? -1 : positions.findIndex((position) => position >= before);
+      const end = firstNotBefore === -1 ? from + 1 : Math.min(from + 1, firstNotBefore);
+      selected = positions.slice(Math.max(0, end - count), end).reverse();
     } else {
       const from = Math.max(0, options.fromRevision ?? 0);
       const after = options.afterPosition;

@@ -264,6 +264,9 @@ export class SqliteEventStore implements EventStore {
     const backwards = options.direction === 'backwards';
     const limit = options.maxCount ?? -1;
     if (!backwards && options.afterPosition !== undefined) return this.readStreamAfter(stream, options.afterPosition, options.fromRevision ?? 0, limit);
+    if (backwards && options.beforePosition !== undefined) {
+      return this.readStreamBefore(stream, options.beforePosition, options.fromRevision ?? Number.MAX_SAFE_INTEGER, limit);
+    }
     const from = options.fromRevision ?? (backwards ? Number.MAX_SAFE_INTEGER : 0);
     const sql = backwards
       ? `SELECT * FROM events WHERE stream = ${STABLE_PARAM} AND revision <= ? ORDER BY revision DESC LIMIT ${STABLE_PARAM}`
@@ -293,6 +296,27 @@ export class SqliteEventStore implements EventStore {
               `SELECT * FROM events WHERE stream = ${STABLE_PARAM} AND revision >= ? AND position > ? ORDER BY revision ASC LIMIT ${STABLE_PARAM}`,
             )
             .all(stream, fromRevision, after, limit);
+      return rows.map(toRecorded);
+    });
+  }
+
+  /** The stream's events before a log position, newest first: readStreamAfter's mirror. */
+  private readStreamBefore(stream: string, before: bigint, fromRevision: number, limit: number): RecordedEvent[] {
+    return guardSqlite(() => {
+      const own = this.cache
+        .get<[bigint, string], { revision: number }>(`SELECT revision FROM events WHERE position = ${STABLE_PARAM} AND stream = ${STABLE_PARAM}`)
+        .get(before, stream);
+      const rows = own
+        ? this.cache
+            .get<[string, number, number], EventRow>(
+              `SELECT * FROM events WHERE stream = ${STABLE_PARAM} AND revision <= ? ORDER BY revision DESC LIMIT ${STABLE_PARAM}`,
+            )
+            .all(stream, Math.min(fromRevision, own.revision - 1), limit)
+        : this.cache
+            .get<[string, number, bigint, number], EventRow>(
+              `SELECT * FROM events WHERE stream = ${STABLE_PARAM} AND revision <= ? AND position < ? ORDER BY revision DESC LIMIT ${STABLE_PARAM}`,
+            )
+            .all(stream, fromRevision, before, limit);
       return rows.map(toRecorded);
     });
   }

@@ -7,9 +7,12 @@ import { exportedEvent } from '../export/event-export-format.js';
 import { ExpirySweep } from '../maintenance/expiry-sweep.js';
 
 export interface EventPageQuery {
+  /** Exclusive cursor: events after it in the page's order (older ones when `newestFirst`). */
   after: bigint | null;
   limit: number;
   stream: string | null;
+  /** One stream's events newest first (only with `stream`). */
+  newestFirst: boolean;
   streamPrefix: string | null;
   /** Any of these types (null: every type). */
   types: string[] | null;
@@ -24,7 +27,7 @@ export class EventQueries {
     @inject(ExpirySweep) private readonly expiries: ExpirySweep,
   ) {}
 
-  /** One page of the log in commit order; `next_after` continues it (or polls for more). */
+  /** One page of the log in commit order, or of one stream newest first; `next_after` continues it (or polls for more). */
   async page(query: EventPageQuery) {
     const events =
       query.stream !== null
@@ -48,12 +51,16 @@ export class EventQueries {
    */
   private async streamPage(stream: string, query: EventPageQuery): Promise<RecordedEvent[]> {
     const found: RecordedEvent[] = [];
-    // The first read starts after the cursor's position; the next ones after the revision read last.
-    let chunk = await this.store.readStream(stream, { ...(query.after === null ? {} : { afterPosition: query.after }), maxCount: query.limit });
+    const direction = query.newestFirst ? 'backwards' : 'forwards';
+    const cursor = query.after === null ? {} : query.newestFirst ? { beforePosition: query.after } : { afterPosition: query.after };
+    // The first read starts past the cursor's position; the next ones past the revision read last.
+    let chunk = await this.store.readStream(stream, { direction, ...cursor, maxCount: query.limit });
     for (;;) {
       found.push(...(query.types === null ? chunk : chunk.filter((event) => query.types!.includes(event.type))));
       if (chunk.length < query.limit || found.length >= query.limit) return found.slice(0, query.limit);
-      chunk = await this.store.readStream(stream, { fromRevision: chunk[chunk.length - 1]!.revision + 1, maxCount: query.limit });
+      const next = chunk[chunk.length - 1]!.revision + (query.newestFirst ? -1 : 1);
+      if (next < 0) return found;
+      chunk = await this.store.readStream(stream, { direction, fromRevision: next, maxCount: query.limit });
     }
   }
 

@@ -1,7 +1,7 @@
 import type { DependencyContainer } from 'tsyringe';
 import { EventQueries } from '../../application/queries/event-queries.js';
 import { UserQueries } from '../../application/queries/user-queries.js';
-import { userNotFound } from '../errors.js';
+import { ApiError, userNotFound } from '../errors.js';
 import { type AnyRoute, route } from '../route.js';
 import { appUserId } from '../schemas/common.js';
 import { creditLedgerOut, eventPageOut, eventsQuery, ledgerQuery } from '../schemas/audit.js';
@@ -16,17 +16,19 @@ export function adminAuditRoutes(container: DependencyContainer): AnyRoute[] {
       method: 'get',
       path: '/admin/events',
       operationId: 'listEvents',
-      summary: 'The event log in commit order, paged by position',
+      summary: 'The event log in commit order (one stream also newest first), paged by position',
       tags: ['admin: audit'],
       query: eventsQuery,
       responses: { 200: { description: 'A page of events', schema: z.object({ data: eventPageOut }) } },
       errors: [],
       auth: 'secret',
       async handle({ query }) {
+        if (query.order === 'desc' && query.stream === undefined) throw new ApiError(400, 'BAD_REQUEST', 'order: desc needs a stream', 'query:/order');
         const page = await events.page({
           after: query.after ?? null,
           limit: query.limit,
           stream: query.stream ?? null,
+          newestFirst: query.order === 'desc',
           streamPrefix: query.stream_prefix ?? null,
           types: query.type ?? null,
         });

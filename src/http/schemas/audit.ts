@@ -2,9 +2,16 @@ import { z } from './zod-openapi.js';
 import { chars, jsonObject, logPosition, logPositionDoc, optionalPageLimit, outDateTime, pageLimit, rewardKeyLookup } from './common.js';
 
 export const eventsQuery = z.object({
-  after: logPosition.optional().openapi({ ...logPositionDoc, description: 'Exclusive: events after this position (`next_after` of the previous page)' }),
+  after: logPosition.optional().openapi({
+    ...logPositionDoc,
+    description: 'Exclusive: events after this position (`next_after` of the previous page); with `order=desc`, events before it',
+  }),
   limit: pageLimit(1000, 100),
   stream: chars(1, 300).optional().openapi({ description: 'Exact stream name, e.g. user-alice' }),
+  order: z
+    .enum(['asc', 'desc'])
+    .default('asc')
+    .openapi({ description: '`asc`: commit order (the default). `desc`: newest first, only with `stream` (400 `BAD_REQUEST` otherwise)' }),
   stream_prefix: chars(1, 300).optional().openapi({ description: 'Stream name prefix, e.g. user- (all users)' }),
   type: chars(1, 2000)
     .transform((value) => value.split(','))

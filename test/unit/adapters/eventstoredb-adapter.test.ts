@@ -80,6 +80,28 @@ describe('EventStoreDB adapter logic (fake client)', function () {
       expect(await store.readStream('user-404', { afterPosition: 0n })).to.deep.equal([]);
     });
 
+    it('a newest-first page before a log position reads log(stream) events to find its start, then only the page', async function () {
+      for (let index = 0; index < 1_000; index += 1) await store.append(index % 2 === 0 ? 'user-1' : 'user-2', [newEvent()], 'any');
+      const all = await store.readStream('user-1');
+      const backwards = { direction: 'backwards' } as const;
+      fake.streamRecordsRead = 0;
+      const page = await store.readStream('user-1', { ...backwards, beforePosition: all[480]!.position, maxCount: 5 });
+      expect(page.map((event) => event.revision)).to.deep.equal([479, 478, 477, 476, 475]);
+      expect(fake.streamRecordsRead).to.be.at.most(20);
+      // A position between two of its events, at the first, past the last; with fromRevision.
+      expect(
+        (await store.readStream('user-1', { ...backwards, beforePosition: all[10]!.position + 1n, maxCount: 2 })).map((event) => event.revision),
+      ).to.deep.equal([10, 9]);
+      expect(await store.readStream('user-1', { ...backwards, beforePosition: all[0]!.position })).to.deep.equal([]);
+      expect(
+        (await store.readStream('user-1', { ...backwards, beforePosition: all[499]!.position + 10n, maxCount: 1 })).map((event) => event.revision),
+      ).to.deep.equal([499]);
+      expect(
+        (await store.readStream('user-1', { ...backwards, beforePosition: all[480]!.position, fromRevision: 100, maxCount: 1 })).map((event) => event.revision),
+      ).to.deep.equal([100]);
+      expect(await store.readStream('user-404', { ...backwards, beforePosition: 10n })).to.deep.equal([]);
+    });
+
     it('reads backwards from a revision with a count', async function () {
       await store.append('user-1', [newEvent(), newEvent(), newEvent()], 'no_stream');
       const read = await store.readStream('user-1', { direction: 'backwards', fromRevision: 1, maxCount: 5 });

@@ -30,7 +30,8 @@ function counting(store: EventStore) {
 describe('EventQueries: GET /admin/events?stream= pages a long stream without reading it whole', () => {
   const sqlite = recordedSqlite();
 
-  it('paging a stream of 2,000 events 100 at a time reads each event once, with other streams in between', async () => {
+  /** `user-hot` with 2,000 events, another stream's event after every 200 of them. */
+  async function hotStream(): Promise<SqliteEventStore> {
     const store = new SqliteEventStore(sqlite.db);
     let revision = -1;
     for (let start = 0; start < 2_000; start += 200) {
@@ -42,12 +43,17 @@ describe('EventQueries: GET /admin/events?stream= pages a long stream without re
       revision += 200;
       await store.append(`user-other-${start}`, [{ ...event(0), id: `other-${start}` }], 'no_stream');
     }
+    return store;
+  }
+
+  it('paging a stream of 2,000 events 100 at a time reads each event once, with other streams in between', async () => {
+    const store = await hotStream();
     const counted = counting(store);
     const queries = new EventQueries(store, {} as ReadStore, {} as ExpirySweep);
     const seen: number[] = [];
     let after: bigint | null = null;
     for (;;) {
-      const page = await queries.page({ after, limit: 100, stream: 'user-hot', streamPrefix: null, types: null });
+      const page = await queries.page({ after, limit: 100, stream: 'user-hot', streamPrefix: null, types: null, newestFirst: false });
       seen.push(...page.events.map((shown) => shown.revision));
       if (page.events.length === 0) break;
       after = BigInt(page.next_after!);
@@ -66,9 +72,50 @@ describe('EventQueries: GET /admin/events?stream= pages a long stream without re
       'no_stream',
     );
     const queries = new EventQueries(store, {} as ReadStore, {} as ExpirySweep);
-    const first = await queries.page({ after: null, limit: 4, stream: 'user-hot', streamPrefix: null, types: ['Third'] });
+    const first = await queries.page({ after: null, limit: 4, stream: 'user-hot', streamPrefix: null, types: ['Third'], newestFirst: false });
     expect(first.events.map((shown) => shown.data.index)).to.deep.equal([0, 3, 6, 9]);
-    const second = await queries.page({ after: BigInt(first.next_after!), limit: 4, stream: 'user-hot', streamPrefix: null, types: ['Third'] });
+    const second = await queries.page({
+      after: BigInt(first.next_after!),
+      limit: 4,
+      stream: 'user-hot',
+      streamPrefix: null,
+      types: ['Third'],
+      newestFirst: false,
+    });
     expect(second.events.map((shown) => shown.data.index)).to.deep.equal([12, 15, 18, 21]);
+  });
+
+  it('newest first (order=desc), 100 at a time: each event once, from the last to the first', async () => {
+    const store = await hotStream();
+    const counted = counting(store);
+    const queries = new EventQueries(store, {} as ReadStore, {} as ExpirySweep);
+    const seen: number[] = [];
+    let after: bigint | null = null;
+    for (;;) {
+      const page = await queries.page({ after, limit: 100, stream: 'user-hot', streamPrefix: null, types: null, newestFirst: true });
+      seen.push(...page.events.map((shown) => shown.revision));
+      if (page.events.length === 0) break;
+      after = BigInt(page.next_after!);
+    }
+    expect(seen).to.deep.equal(Array.from({ length: 2_000 }, (_, i) => 1_999 - i));
+    expect(counted.events).to.equal(2_000);
+    expect(counted.reads).to.equal(21);
+  });
+
+  it('newest first with a type filter reads back until the page is full, and stops at the first event', async () => {
+    const store = new SqliteEventStore(sqlite.db);
+    await store.append(
+      'user-hot',
+      Array.from({ length: 30 }, (_, i) => event(i)),
+      'no_stream',
+    );
+    const queries = new EventQueries(store, {} as ReadStore, {} as ExpirySweep);
+    const query = { limit: 4, stream: 'user-hot', streamPrefix: null, types: ['Third'], newestFirst: true };
+    const first = await queries.page({ ...query, after: null });
+    expect(first.events.map((shown) => shown.data.index)).to.deep.equal([27, 24, 21, 18]);
+    const second = await queries.page({ ...query, after: BigInt(first.next_after!) });
+    expect(second.events.map((shown) => shown.data.index)).to.deep.equal([15, 12, 9, 6]);
+    const last = await queries.page({ ...query, after: BigInt(second.next_after!) });
+    expect(last.events.map((shown) => shown.data.index)).to.deep.equal([3, 0]);
   });
 });
