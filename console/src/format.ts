@@ -1,3 +1,5 @@
+import { currencyDigits } from '../../src/domain/revenue/currency-digits';
+
 /** Numbers, money and dates in the browser's locale. */
 const locale = navigator.language || undefined;
 const integer = new Intl.NumberFormat(locale, { maximumFractionDigits: 0 });
@@ -24,8 +26,9 @@ export const formatShortDay = (seconds: number): string => shortDay.format(new D
 /** An amount in minor units (cents) of an ISO currency. */
 export function formatMoney(minor: number, currency: string): string {
   try {
-    const format = new Intl.NumberFormat(locale, { style: 'currency', currency });
-    const digits = format.resolvedOptions().maximumFractionDigits ?? 2;
+    // The API's minor units are ISO 4217's (the service's own table), whatever the browser's locale data says.
+    const digits = currencyDigits(currency);
+    const format = new Intl.NumberFormat(locale, { style: 'currency', currency, minimumFractionDigits: digits, maximumFractionDigits: digits });
     return format.format(minor / 10 ** digits);
   } catch {
     return `${formatNumber(minor)} ${currency} (minor units)`;

@@ -58,6 +58,23 @@ describe('API: revenue notifications in (SPEC §11) — App Store and Google Pla
       expect((await recorded(svc, 'apple-ann')).map((event) => event.type)).to.deep.equal(['PurchaseRecorded', 'RenewalRecorded']);
     });
 
+    it("converts Apple's milliunits by ISO 4217's digits, not the runtime's display data (HUF has 2, KWD 3, JPY 0)", async () => {
+      for (const [currency, milliunits, minor] of [
+        ['HUF', 1_990_500, 199_050],
+        ['KWD', 1_500, 1_500],
+        ['JPY', 800_000, 800],
+      ] as const) {
+        const user = `apple-${currency.toLowerCase()}`;
+        await createUser(svc, user);
+        const transaction = {
+          ...appleTransaction({ transactionId: `t-${user}`, originalTransactionId: `o-${user}`, appAccountToken: token(user), price: milliunits }),
+          currency,
+        };
+        expect((await send(await appleNotification(chain, 'SUBSCRIBED', transaction, { subtype: 'INITIAL_BUY' }))).body.data.status).to.equal('applied');
+        expect((await recorded(svc, user))[0]!.data, currency).to.include({ currency, price_minor: minor });
+      }
+    });
+
     it('refuses a chain to another root, and a payload signed for another bundle id, with 401 (kept as rejected, no payload)', async () => {
       const forged = await appleNotification(forger, 'SUBSCRIBED', appleTransaction({ transactionId: 't-x', originalTransactionId: 'o-x' }));
       const answer = await send(forged);

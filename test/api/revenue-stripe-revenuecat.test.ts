@@ -381,6 +381,19 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
         (await revenueCat(svc, rcEvent('rc-lower-currency', 'INITIAL_PURCHASE', 'rc-lower', { currency: 'jpy', price_in_purchased_currency: 500 }))).status,
       ).to.equal(200);
       expect((await revenueEvents(svc, 'rc-lower'))[0]!.data).to.include({ currency: 'JPY', price_minor: 500 });
+      // Minor units are ISO 4217's, as Stripe's amounts are: a forint has 100 fillér, a dinar 1,000 fils.
+      for (const [currency, price, minor] of [
+        ['HUF', 1990.5, 199_050],
+        ['KWD', 1.5, 1_500],
+        ['IDR', 15_000, 1_500_000],
+      ] as const) {
+        const user = `rc-${currency.toLowerCase()}`;
+        await createUser(svc, user);
+        expect((await revenueCat(svc, rcEvent(`rc-${currency}`, 'INITIAL_PURCHASE', user, { currency, price_in_purchased_currency: price }))).status).to.equal(
+          200,
+        );
+        expect((await revenueEvents(svc, user))[0]!.data, currency).to.include({ currency, price_minor: minor });
+      }
       // A lone UTF-16 surrogate in the notification's id or user: 400, never a 500.
       for (const [id, user] of [
         ['\ud800', 'nobody'],

@@ -1,7 +1,6 @@
 import { type Environment, SignedDataVerifier, VerificationException, VerificationStatus } from '@apple/app-store-server-library';
 import {
   currencyCode,
-  currencyDigits,
   type InboundRequest,
   inRange,
   isoFromMillis,
@@ -10,6 +9,7 @@ import {
   WebhookMalformedError,
   WebhookUnauthorizedError,
 } from '../../application/revenue/inbound-request.js';
+import { currencyDigits } from '../../domain/revenue/currency-digits.js';
 import type { RevenueKind, RevenueNotification } from '../../domain/revenue/revenue-notification.js';
 import { z } from 'zod';
 import { derCertificate } from './certificate-file.js';

@@ -1,3 +1,4 @@
+import { currencyDigits } from '../../domain/revenue/currency-digits.js';
 import type { RevenueNotification, RevenueProvider } from '../../domain/revenue/revenue-notification.js';
 
 /** An inbound notification as received: the exact bytes (signatures cover them), headers, query. */
@@ -92,17 +93,8 @@ export function inRange(minor: number): number {
   return minor;
 }
 
-/** The last millisecond of 9999: times the log holds are four-digit years. */
 /** The last time the log can hold (ISO times have four-digit years). */
 export const LAST_TIME_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
-
-export function currencyDigits(currency: string): number {
-  try {
-    return new Intl.NumberFormat('en', { style: 'currency', currency }).resolvedOptions().maximumFractionDigits ?? 2;
-  } catch {
-    return 2;
-  }
-}
 
 /** Milliseconds since 1970 as an ISO time; null when absent or not positive; 400 past the year 9999. */
 export function isoFromMillis(value: unknown): string | null {
