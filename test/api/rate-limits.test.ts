@@ -317,6 +317,21 @@ describe('Rate limits (SPEC §13)', function () {
     expect(await events(svc, 'type=CodeClaimed')).to.have.length(40);
   });
 
+  it('let claims that succeed through whole even when those waiting outnumber the budget left: they wait again, not refuse one another', async () => {
+    // 12 claims at once with 23 points left: 4 run, 8 wait; when the 4 give back their holds, the 8
+    // taking 4 points each at once overflow the budget, though each costs 1 in the end (abuse probe: 6 of 10 passed).
+    const { svc, counters } = await startWithBursts({ RATE_LIMIT_COMMANDS: '24/60s' });
+    await putProgram(svc, 'p', {});
+    const ann = await createUser(svc, 'ann');
+    for (let i = 0; i < 12; i++) expect((await svc.admin('POST', '/users', { app_user_id: `cgn-${i}` })).status).to.equal(201);
+    counters.arm(12 * 2);
+    const answers = await Promise.all(Array.from({ length: 12 }, (_, i) => svc.call('POST', `/users/cgn-${i}/claim-code`, { code: ann.referral_code })));
+    expect(answers.map((answer) => answer.status).join(' ')).to.equal(Array(12).fill(200).join(' '));
+    // 1 (creating ann) + 12 claims + 1 now: 10 of 24 left.
+    const next = await svc.call('POST', '/users', { app_user_id: 'after-burst' });
+    expect(next.headers.get('ratelimit')).to.match(/^"commands-caller";r=10;t=60/);
+  });
+
   it('answer a claim that succeeded 200 even when the store fails to take its refund', async () => {
     const svc = await start({}, undefined, undefined, (embedded) => ({
       ...embedded,

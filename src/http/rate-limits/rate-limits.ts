@@ -44,6 +44,8 @@ interface Charge {
   held: number;
   /** Ends this claim's hold in RateLimits' `holds` (once its outcome is known, or its response closes). */
   release?: () => void;
+  /** Whether the response's close already ends this charge's current hold (`hold`). */
+  releasedOnClose?: boolean;
   /** The counter as the headers show it. */
   outcome?: Outcome;
 }
@@ -149,30 +151,38 @@ export class RateLimits {
   /**
    * A counter over budget while claims of this process hold points on it (FAILED_CLAIM_COST, taken
    * up front): those that succeed give 4 of their 5 back within milliseconds. The request waits
-   * for them (at most HOLD_WAIT_MS) and is checked again, so a burst of claims from one caller
-   * (many users behind one address) is refused by what its claims cost, not by what they held
-   * while running. Failed claims keep what they held: a burst of guesses is refused as before.
-   * A claim refused so gives back what it held while it waits (claims refused together must not
-   * wait for one another), and takes it again when checked again.
+   * for them and is checked again, as often as it is over budget while others hold points (for at
+   * most HOLD_WAIT_MS in all), so a burst of claims from one caller (many users behind one address)
+   * is refused by what its claims cost, not by what they held while running: waiters checked
+   * again together take 5 each and may overflow once more, then wait for those that passed.
+   * Failed claims keep what they held: a burst of guesses is refused as before. A claim refused so
+   * gives back what it held while it waits (claims refused together must not wait for one
+   * another), and takes it again when checked again.
    */
   private async afterHolds(charge: Charge, outcome: Outcome, res: Response): Promise<Outcome> {
     const held = charge.held;
-    charge.release?.();
-    const others = [...(this.holds.get(holdKey(charge)) ?? [])];
-    if (others.length === 0) return outcome;
-    if (held > 0) {
-      await charge.policy.limiter.reward(charge.key, held);
-      charge.held = 0;
+    const deadline = Date.now() + HOLD_WAIT_MS;
+    let current = outcome;
+    while (current.limited) {
+      charge.release?.();
+      const others = [...(this.holds.get(holdKey(charge)) ?? [])];
+      const waitMs = deadline - Date.now();
+      if (others.length === 0 || waitMs <= 0) return current;
+      if (held > 0) {
+        await charge.policy.limiter.reward(charge.key, held);
+        charge.held = 0;
+      }
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<void>((resolve) => {
+        timer = setTimeout(resolve, waitMs);
+      });
+      await Promise.race([Promise.all(others), timeout]);
+      clearTimeout(timer);
+      charge.held = held;
+      this.hold(charge, res);
+      current = await outcomeOf(charge.policy, charge.policy.limiter.consume(charge.key, held));
     }
-    let timer: NodeJS.Timeout | undefined;
-    const timeout = new Promise<void>((resolve) => {
-      timer = setTimeout(resolve, HOLD_WAIT_MS);
-    });
-    await Promise.race([Promise.all(others), timeout]);
-    clearTimeout(timer);
-    charge.held = held;
-    this.hold(charge, res);
-    return outcomeOf(charge.policy, charge.policy.limiter.consume(charge.key, held));
+    return current;
   }
 
   /** Records a claim's hold on its counter until its outcome is known (or its response closes). */
@@ -192,7 +202,11 @@ export class RateLimits {
       if (pending.size === 0 && this.holds.get(id) === pending) this.holds.delete(id);
       settled();
     };
-    res.once('close', () => charge.release?.());
+    if (!charge.releasedOnClose) {
+      // One listener per charge, however often it holds again: it ends whichever hold is current.
+      charge.releasedOnClose = true;
+      res.once('close', () => charge.release?.());
+    }
   }
 
   /**
