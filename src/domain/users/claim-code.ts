@@ -69,7 +69,7 @@ export function decideClaimCode(state: UserState, command: ClaimCodeCommand): De
 export function checkClaim(state: UserState, command: ClaimCodeCommand): void {
   if (!state.exists) throw new DomainError('NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
   const { target } = command;
-  if (target === null) throw new DomainError('CLAIM.CODE_NOT_FOUND', `Code ${command.code} does not exist`, '/code');
+  if (target === null) throw new DomainError('CLAIM.CODE_NOT_FOUND', `Code ${JSON.stringify(command.code)} does not exist`, '/code');
   if (state.referred_by !== null) throw new DomainError('CLAIM.ALREADY_CLAIMED', 'The user has already claimed a code', '/code');
   if (target.code === state.referral_code || target.owner_app_user_id === state.app_user_id) {
     throw new DomainError('CLAIM.OWN_CODE', 'A user cannot claim its own code', '/code');
