@@ -1906,6 +1906,17 @@ export interface components {
                 delta: number;
                 balance_after: number;
                 operation_id: string | null;
+                /** @description grant, expire, clawback and shortfall rows: the grant (an expiry: the entry it forfeited; a clawback: the grant revoked) */
+                grant_id?: string;
+                /** @description grant rows: the entry the grant opened or added to (SPEC §5.3) */
+                entry_id?: string;
+                /** @description withdraw and clawback rows: the entries drained (`grant_id` names an entry) and how many credits each gave */
+                debits?: {
+                    grant_id: string;
+                    credits: number;
+                }[];
+                /** @description shortfall rows: the credits of the revoked grant already spent (the row’s delta is 0) */
+                shortfall?: number;
                 /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
                 cause: {
                     [key: string]: unknown;
@@ -2118,6 +2129,17 @@ export interface components {
                 delta: number;
                 balance_after: number;
                 operation_id: string | null;
+                /** @description grant, expire, clawback and shortfall rows: the grant (an expiry: the entry it forfeited; a clawback: the grant revoked) */
+                grant_id?: string;
+                /** @description grant rows: the entry the grant opened or added to (SPEC §5.3) */
+                entry_id?: string;
+                /** @description withdraw and clawback rows: the entries drained (`grant_id` names an entry) and how many credits each gave */
+                debits?: {
+                    grant_id: string;
+                    credits: number;
+                }[];
+                /** @description shortfall rows: the credits of the revoked grant already spent (the row’s delta is 0) */
+                shortfall?: number;
                 /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
                 cause: {
                     [key: string]: unknown;

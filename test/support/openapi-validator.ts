@@ -20,6 +20,8 @@ const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options'];
 
 export class OpenApiResponseValidator {
   private readonly ajv: Ajv2020;
+  /** Responses are checked with every object closed: a field the document does not name is a problem (`closed`). */
+  private readonly responseAjv: Ajv2020;
   private readonly routes: { pattern: RegExp; template: string; item: Record<string, Operation> }[];
   private readonly compiled = new Map<string, ValidateFunction>();
   private readonly anyError: ValidateFunction;
@@ -28,6 +30,9 @@ export class OpenApiResponseValidator {
     this.ajv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
     (addFormats as unknown as (ajv: Ajv2020) => void)(this.ajv);
     this.ajv.addSchema({ $id: 'openapi', components: document.components ?? {} });
+    this.responseAjv = new Ajv2020({ strict: false, allErrors: true, validateFormats: true });
+    (addFormats as unknown as (ajv: Ajv2020) => void)(this.responseAjv);
+    this.responseAjv.addSchema({ $id: 'openapi', components: closed(document.components ?? {}) });
     // Literal paths first, so /admin/store/offer-codes is not taken for /admin/{x}/… templates.
     this.routes = Object.entries(document.paths)
       .map(([template, item]) => ({
@@ -84,7 +89,7 @@ export class OpenApiResponseValidator {
     const key = `${lower} ${route!.template} ${status} ${mediaType}`;
     let validate = this.compiled.get(key);
     if (!validate) {
-      validate = this.ajv.compile(this.rebase(schema));
+      validate = this.responseAjv.compile(closed(this.rebase(schema)));
       this.compiled.set(key, validate);
     }
     return this.check(validate, body, where);
@@ -143,6 +148,28 @@ export class OpenApiResponseValidator {
   private rebase(schema: object): object {
     return JSON.parse(JSON.stringify(schema).replace(/"\$ref":"#\//g, '"$ref":"openapi#/'));
   }
+}
+
+/**
+ * The schema with every object that names its properties and says nothing of others closed
+ * (`unevaluatedProperties: false`): an answer carrying a field the document does not describe
+ * fails, so the document lists every field clients can see. The branches of an `allOf` are
+ * closed together at the `allOf` (each sees the others' properties as evaluated).
+ */
+function closed(schema: unknown, inAllOf = false): any {
+  if (Array.isArray(schema)) return schema.map((item) => closed(item, inAllOf));
+  if (typeof schema !== 'object' || schema === null) return schema;
+  const node: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(schema)) {
+    if (key === 'allOf') node[key] = (value as unknown[]).map((branch) => closed(branch, true));
+    else if (key === 'properties' || key === '$defs' || key === 'schemas' || key === 'components')
+      node[key] = Object.fromEntries(Object.entries(value as object).map(([name, child]) => [name, closed(child)]));
+    else if (key === 'example' || key === 'examples' || key === 'enum' || key === 'const' || key === 'default') node[key] = value;
+    else node[key] = closed(value);
+  }
+  const open = !('additionalProperties' in node) && !('unevaluatedProperties' in node);
+  if (open && !inAllOf && ('properties' in node || 'allOf' in node)) node.unevaluatedProperties = false;
+  return node;
 }
 
 const cache = new Map<string, OpenApiResponseValidator>();

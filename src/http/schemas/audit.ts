@@ -67,6 +67,16 @@ export const creditLedgerOut = z
         delta: z.number().int(),
         balance_after: z.number().int(),
         operation_id: z.string().nullable(),
+        grant_id: z
+          .string()
+          .optional()
+          .openapi({ description: 'grant, expire, clawback and shortfall rows: the grant (an expiry: the entry it forfeited; a clawback: the grant revoked)' }),
+        entry_id: z.string().optional().openapi({ description: 'grant rows: the entry the grant opened or added to (SPEC §5.3)' }),
+        debits: z
+          .array(z.object({ grant_id: z.string(), credits: z.number().int() }))
+          .optional()
+          .openapi({ description: 'withdraw and clawback rows: the entries drained (`grant_id` names an entry) and how many credits each gave' }),
+        shortfall: z.number().int().optional().openapi({ description: 'shortfall rows: the credits of the revoked grant already spent (the row’s delta is 0)' }),
         cause: jsonObject,
       }),
     ),
