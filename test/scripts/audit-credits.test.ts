@@ -124,6 +124,33 @@ describe('npm run audit-credits', function () {
     expect(audit.stdout).to.match(new RegExp(`^delta-edited\\s+tokens\\s+ledger_running\\s+15\\s+14\\s+${delta.doc.event_id}\\s*$`, 'm'));
   });
 
+  it("reports an event whose own figures disagree (a withdrawal's credits_withdrawn or credits_available_at_start), though every balance agrees", async () => {
+    const svc = await startTestService();
+    await putReward(svc, 'tokens', { kind: 'credit', name: 'Tokens', credits: 7 });
+    for (const user of ['withdrawn-edited', 'start-edited', 'untouched']) {
+      await createUser(svc, user);
+      await svc.admin('POST', `/users/${user}/rewards/grant`, { key: 'tokens', operation_id: `${user}-1` });
+      await svc.call('POST', `/users/${user}/rewards/withdraw-credits`, { key: 'tokens', amount: 3 });
+    }
+    await svc.stop();
+    const db = new Database(path.join(svc.dataDir, 'referrals.db'));
+    const withdrawal = (user: string) =>
+      db.prepare<[string], { id: string }>("SELECT id FROM events WHERE stream = ? AND type = 'CreditsWithdrawn'").get(`user-${user}`)!.id;
+    const edit = (user: string, field: string, value: number) =>
+      db.prepare(`UPDATE events SET data = json_set(data, '$.${field}', ?) WHERE id = ?`).run(value, withdrawal(user));
+    // The probe's edit: the amount the API answered and the webhook sent, not the debits the balances follow.
+    edit('withdrawn-edited', 'credits_withdrawn', 2);
+    edit('start-edited', 'credits_available_at_start', 9);
+    const ids = { withdrawn: withdrawal('withdrawn-edited'), start: withdrawal('start-edited') };
+    db.close();
+
+    const audit = runAudit(svc.dataDir);
+    expect(audit.status, audit.stdout + audit.stderr).to.equal(1);
+    expect(audit.stdout).to.match(new RegExp(`^withdrawn-edited\\s+tokens\\s+event_amounts\\s+3\\s+2\\s+${ids.withdrawn}\\s*$`, 'm'));
+    expect(audit.stdout).to.match(new RegExp(`^start-edited\\s+tokens\\s+event_amounts\\s+7\\s+9\\s+${ids.start}\\s*$`, 'm'));
+    expect(audit.stdout).to.not.match(/^untouched\s/m);
+  });
+
   it('finds no mismatch when the service writes for a user while the audit runs (a tampered balance is compared again and still shows)', async () => {
     const svc = await startTestService();
     try {

@@ -19,8 +19,11 @@ export interface AuditRow {
 export interface Mismatch {
   app_user_id: string;
   key: string;
-  /** `ledger_running`: a ledger row whose balance_after is not the sum of the deltas up to it (the row's event is named). */
-  check: 'read_model' | 'ledger_last' | 'ledger_sum' | 'ledger_running' | 'event_balance_after';
+  /**
+   * `ledger_running`: a ledger row whose balance_after is not the sum of the deltas up to it (the row's event is named).
+   * `event_amounts`: an event whose own figures disagree (eventAmounts), the event named.
+   */
+  check: 'read_model' | 'ledger_last' | 'ledger_sum' | 'ledger_running' | 'event_balance_after' | 'event_amounts';
   expected: number;
   actual: number | null;
   event_ids: string[];
@@ -70,6 +73,11 @@ class CreditBook {
     }
   }
 
+  /** Credits left in one entry (0 when it is unknown or its expiry is recorded). */
+  entryCredits(entryId: string): number {
+    return this.entries.get(entryId)?.credits ?? 0;
+  }
+
   /** Credits of `key` in entries whose expiry is not recorded: the ledger's running balance. */
   balance(key: string): number {
     let sum = 0;
@@ -93,6 +101,40 @@ function recordedBalance(event: LoggedEvent): { key: string; balance: number } |
     return { key: event.data.reward_key, balance: event.data.balance_after ?? 0 };
   }
   return null;
+}
+
+const sumOf = (debits: { credits: number }[]) => debits.reduce((sum, debit) => sum + debit.credits, 0);
+
+/**
+ * An event whose own figures disagree, with what the rest of it and the events before it
+ * (`book`, before this event) say the figure should be: a withdrawal's `credits_withdrawn` is the
+ * sum of its debits and its `credits_available_at_start` the balance before it; a clawback's
+ * debits and shortfall add up to the credits granted; an expiry forfeits what its entry held.
+ * The API's answer, the webhook and the ledger show these figures, the balances only the debits.
+ */
+function eventAmounts(event: LoggedEvent, book: CreditBook): { expected: number; actual: number | null } | null {
+  switch (event.type) {
+    case 'CreditsWithdrawn': {
+      const { data } = event;
+      if (data.credits_withdrawn !== sumOf(data.debits)) return { expected: sumOf(data.debits), actual: data.credits_withdrawn };
+      const before = book.balance(data.key);
+      return data.credits_available_at_start === before ? null : { expected: before, actual: data.credits_available_at_start };
+    }
+    case 'RewardRevoked': {
+      const { data } = event;
+      if (data.kind !== 'credit') return null;
+      const accounted = sumOf(data.debits) + (data.shortfall ?? 0);
+      return data.credits_granted === accounted ? null : { expected: accounted, actual: data.credits_granted };
+    }
+    case 'RewardExpired': {
+      const { data } = event;
+      if (data.kind !== 'credit') return null;
+      const held = book.entryCredits(data.grant_id);
+      return (data.credits_forfeited ?? 0) === held ? null : { expected: held, actual: data.credits_forfeited };
+    }
+    default:
+      return null;
+  }
 }
 
 /** The read models the audit compares with: a user's entries and its ledger are read from these. */
@@ -247,8 +289,12 @@ export async function auditCredits(log: EventLog, readStore: ReadStore, onProgre
         book = new CreditBook();
         books.set(appUserId, book);
       }
+      const amounts = eventAmounts(event, book);
       book.apply(event);
       const recorded = recordedBalance(event);
+      if (amounts) {
+        mismatches.push({ app_user_id: appUserId, key: recorded?.key ?? '', check: 'event_amounts', ...amounts, event_ids: [event.id] });
+      }
       if (recorded) {
         lastEvent.set(`${appUserId}\u0000${recorded.key}`, event.id);
         const computed = book.balance(recorded.key);
