@@ -44,7 +44,19 @@ const SNAPSHOT_EVERY = 100;
 /** Streams whose latest state is kept in memory (least recently used are dropped). */
 const CACHED_STREAMS = 10_000;
 
-const isConflict = (error: unknown) => error instanceof WrongExpectedRevisionError;
+/**
+ * A batch whose events another writer had already appended (the same deterministic ids: one
+ * `operation_id` sent to two processes at once). Its decision was never recorded, so it is
+ * decided again on what was: the operation is then found and answered as a repeat (SPEC §6).
+ */
+class WrittenByAnotherError extends Error {
+  constructor(stream: string) {
+    super(`Another writer had appended these events to ${stream}`);
+    this.name = 'WrittenByAnotherError';
+  }
+}
+
+const isConflict = (error: unknown) => error instanceof WrongExpectedRevisionError || error instanceof WrittenByAnotherError;
 
 /** One attempt of a write: what to append, against which revision, and the answers either way. */
 interface Attempt<T> {
@@ -360,6 +372,12 @@ export class StreamExecutor {
         contexts,
         unchanged: () => ({ outcomes, position: null }),
         committed: async (appended) => {
+          if (appended.writtenByAnother) {
+            // The state this attempt decided is not what the log holds: it is never remembered.
+            this.cache.delete(stream);
+            if (batch.some((command) => command.context.operation !== undefined)) throw new WrittenByAnotherError(stream);
+            return { outcomes, position: appended.position };
+          }
           const written = { state, revision: appended.nextExpectedRevision, position: appended.position };
           if (loaded.folded + events.length >= SNAPSHOT_EVERY) {
             const snapshot: Snapshot<unknown> = {

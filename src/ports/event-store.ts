@@ -67,6 +67,14 @@ export interface AppendResult {
   nextExpectedRevision: number;
   /** Global position of the last appended event. */
   position: bigint;
+  /**
+   * True when nothing was written because the stream already held these events (the same ids,
+   * right after the expected revision) appended by another writer: their metadata differs from
+   * this append's (another request, another process). The answer then describes the other
+   * writer's events. Absent for a fresh write and for an identical re-append (the same writer
+   * trying again), which is the same write.
+   */
+  writtenByAnother?: true;
 }
 
 export interface ReadStreamOptions {

@@ -1,5 +1,7 @@
 import { expect } from 'chai';
+import type { Backend } from '../../src/backends/backend.js';
 import { withdrawResponse } from '../../src/http/schemas/users.js';
+import type { EventStore } from '../../src/ports/event-store.js';
 import { CountingReadStore } from '../support/counting-read-store.js';
 import { createUser, days, events, getUser, putReward } from '../support/fixtures.js';
 import { CLIENT_KEY, SECRET_KEY, startTestService, type TestService } from '../support/test-service.js';
@@ -543,6 +545,67 @@ describe('API: a page of the credit ledger reads as many rows for a long ledger 
       expect(short, 'the page (up to 7 rows with its look-ahead) and the user').to.be.at.most(10);
     } finally {
       await svc.stop();
+    }
+  });
+});
+
+describe('API: one operation_id sent to two processes on one database at once (multi-process probe)', () => {
+  /**
+   * Both processes decide the grant on the same state; the first appends, the second finds the
+   * same deterministic event ids already written by the first. The second must answer as a
+   * repeat, 200 with the first call's grants, not 201 with a grant of its own that was never
+   * recorded (its own `created_at`).
+   */
+  it('answers the second as a repeat: 200 with the grants the log holds', async () => {
+    let decided = 0;
+    let bothDecided!: () => void;
+    const bothReady = new Promise<void>((resolve) => {
+      bothDecided = resolve;
+    });
+    let firstDone!: () => void;
+    const firstAppended = new Promise<void>((resolve) => {
+      firstDone = resolve;
+    });
+    const raced = new Set<string>();
+    /** The grant's first append in each process waits until both have decided; `first` appends, then the other. */
+    const racing = (name: 'first' | 'second') => (backend: Backend) => {
+      const append: EventStore['append'] = async (stream, events, expected) => {
+        if (stream !== 'user-racer' || !events.some((event) => event.type === 'RewardGranted') || raced.has(name)) {
+          return backend.eventStore.append(stream, events, expected);
+        }
+        raced.add(name);
+        decided += 1;
+        if (decided === 2) bothDecided();
+        await bothReady;
+        if (name === 'second') await firstAppended;
+        const result = await backend.eventStore.append(stream, events, expected);
+        if (name === 'first') firstDone();
+        return result;
+      };
+      const eventStore = new Proxy(backend.eventStore, {
+        get: (target, property) =>
+          property === 'append' ? append : (Reflect.get(target, property) as unknown as (...args: unknown[]) => unknown)?.bind?.(target),
+      });
+      return { ...backend, eventStore };
+    };
+    const one = await startTestService({ backend: racing('first') });
+    const two = await startTestService({ dataDir: one.dataDir, backend: racing('second') });
+    try {
+      await putReward(one, 'gems', { kind: 'credit', name: 'Gems', credits: 10 });
+      await createUser(one, 'racer');
+      const body = { key: 'gems', operation_id: 'op-raced' };
+      const [first, second] = await Promise.all([one.admin('POST', '/users/racer/rewards/grant', body), two.admin('POST', '/users/racer/rewards/grant', body)]);
+      expect([first.status, second.status]).to.deep.equal([201, 200]);
+      expect(second.body.data.rewards_granted).to.deep.equal(first.body.data.rewards_granted);
+      const ledger = (await one.admin('GET', '/admin/users/racer/credit-ledger')).body.data.entries;
+      expect(ledger.map((row: { operation_id: string; at: string }) => row.operation_id)).to.deep.equal(['op-raced']);
+      const [granted] = (await one.admin('GET', '/admin/events?stream=user-racer&type=RewardGranted')).body.data.events;
+      expect(granted.data.granted_at).to.equal(first.body.data.rewards_granted.credit[0].created_at);
+      // The second process remembers what the log holds: its next answer for the user agrees with the first's.
+      expect((await getUser(two, 'racer')).rewards.active.credit).to.deep.equal((await getUser(one, 'racer')).rewards.active.credit);
+    } finally {
+      await two.stop();
+      await one.stop();
     }
   });
 });

@@ -191,6 +191,16 @@ export function eventStoreContract(name: string, open: OpenContractSubject<Event
         expect(await store.readStream(stream)).to.have.length(2);
       });
 
+      it("says when the events were already appended by another writer (same ids, other metadata): nothing written, the other's result", async function () {
+        const stream = streamName();
+        const batch = events(2);
+        const original = await store.append(stream, batch, 'no_stream');
+        expect(original).to.not.have.property('writtenByAnother');
+        const other = batch.map((event) => ({ ...event, metadata: { ...event.metadata, correlation_id: 'another-request' } }));
+        expect(await store.append(stream, other, 'no_stream')).to.deep.equal({ ...original, writtenByAnother: true });
+        expect((await store.readStream(stream)).map((event) => event.metadata)).to.deep.equal(batch.map((event) => event.metadata));
+      });
+
       it('a retry after the stream moved on still answers with the original result', async function () {
         const stream = streamName();
         const batch = [newEvent()];

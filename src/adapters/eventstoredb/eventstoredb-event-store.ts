@@ -6,6 +6,7 @@ import {
   jsonEvent,
   type ReadPosition,
   type ReadRevision,
+  type ResolvedEvent,
   START,
   type StreamingRead,
 } from '@eventstore/db-client';
@@ -85,9 +86,12 @@ export class EventStoreDbEventStore implements EventStore {
       throw toPortError(error, { stream, expected });
     }
     const nextExpectedRevision = Number(appended.nextExpectedRevision);
-    const position = (await this.positionOfRevision(stream, nextExpectedRevision)) ?? toPortPosition(appended.position);
+    const last = await this.recordedAt(stream, nextExpectedRevision);
+    const position = (last ? positionOf(last) : null) ?? toPortPosition(appended.position);
     if (position === null) throw new Error(`EventStoreDB did not report a position for the append to ${stream}`);
-    return { nextExpectedRevision, position };
+    // The server answers an idempotent repeat as a write: the last event's metadata tells another writer's from this one's.
+    const byAnother = last?.event !== undefined && JSON.stringify(last.event.metadata) !== JSON.stringify(events[events.length - 1]!.metadata);
+    return { nextExpectedRevision, position, ...(byAnother ? { writtenByAnother: true as const } : {}) };
   }
 
   /**
@@ -112,17 +116,17 @@ export class EventStoreDbEventStore implements EventStore {
   }
 
   /**
-   * The `$all` position of one event, read from the leader. The append response carries the
-   * position of the write as a whole (for several events, not the last one's; for an
-   * idempotent repeat, not always the original's), so the result is taken from the event.
-   * Null when the server does not say (then the append response is used).
+   * One recorded event, read from the leader: the append response carries the position of the
+   * write as a whole (for several events, not the last one's; for an idempotent repeat, not
+   * always the original's), so the position is taken from the event. Null when it cannot be read
+   * (then the append response is used).
    */
-  private async positionOfRevision(stream: string, revision: number): Promise<bigint | null> {
+  private async recordedAt(stream: string, revision: number): Promise<ResolvedEvent | null> {
     try {
       const [resolved] = await collect(
         this.client.readStream(stream, { fromRevision: BigInt(revision), maxCount: 1, direction: FORWARDS, requiresLeader: true }),
       );
-      return resolved === undefined ? null : positionOf(resolved);
+      return resolved ?? null;
     } catch {
       return null;
     }

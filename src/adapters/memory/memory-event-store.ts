@@ -101,7 +101,8 @@ export class MemoryEventStore implements EventStore {
       (typeof expected === 'number' && first.revision === expected + 1);
     if (!consecutive || !startsWhereExpected) throw new WrongExpectedRevisionError(stream, expected, this.currentRevision(stream));
     const last = positions[positions.length - 1]!;
-    return { nextExpectedRevision: this.at(last).revision, position: last };
+    const byAnother = positions.some((position, index) => this.at(position!).metadataJson !== JSON.stringify(events[index]!.metadata));
+    return { nextExpectedRevision: this.at(last).revision, position: last, ...(byAnother ? { writtenByAnother: true as const } : {}) };
   }
 
   private at(position: bigint): StoredEvent {

@@ -257,7 +257,8 @@ export class SqliteEventStore implements EventStore {
       throw new WrongExpectedRevisionError(stream, expected, current);
     }
     const last = rows[rows.length - 1]!;
-    return { nextExpectedRevision: last.revision, position: BigInt(last.position) };
+    const byAnother = rows.some((row, index) => row!.metadata !== JSON.stringify(events[index]!.metadata));
+    return { nextExpectedRevision: last.revision, position: BigInt(last.position), ...(byAnother ? { writtenByAnother: true as const } : {}) };
   }
 
   async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {

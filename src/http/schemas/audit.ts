@@ -76,7 +76,11 @@ export const creditLedgerOut = z
           .array(z.object({ grant_id: z.string(), credits: z.number().int() }))
           .optional()
           .openapi({ description: 'withdraw and clawback rows: the entries drained (`grant_id` names an entry) and how many credits each gave' }),
-        shortfall: z.number().int().optional().openapi({ description: 'shortfall rows: the credits of the revoked grant already spent (the row’s delta is 0)' }),
+        shortfall: z
+          .number()
+          .int()
+          .optional()
+          .openapi({ description: 'shortfall rows: the credits of the revoked grant already spent (the row’s delta is 0)' }),
         cause: jsonObject,
       }),
     ),

@@ -102,6 +102,18 @@ describe('EventStoreDB adapter logic (fake client)', function () {
       expect(await store.readStream('user-404', { ...backwards, beforePosition: 10n })).to.deep.equal([]);
     });
 
+    it("answers an idempotent repeat as the server does, and says when another writer's events were already there (their metadata differs)", async function () {
+      const events = [newEvent(), newEvent()];
+      const original = await store.append('user-1', events, 'no_stream');
+      expect(original).to.not.have.property('writtenByAnother');
+      // The same writer trying again: the same write.
+      expect(await store.append('user-1', events, 'no_stream')).to.deep.equal(original);
+      // Another request with the same deterministic ids: nothing written, and said so.
+      const other = events.map((event) => ({ ...event, metadata: { ...event.metadata, correlation_id: 'another-request' } }));
+      expect(await store.append('user-1', other, 'no_stream')).to.deep.equal({ ...original, writtenByAnother: true });
+      expect(await store.readStream('user-1')).to.have.length(2);
+    });
+
     it('reads backwards from a revision with a count', async function () {
       await store.append('user-1', [newEvent(), newEvent(), newEvent()], 'no_stream');
       const read = await store.readStream('user-1', { direction: 'backwards', fromRevision: 1, maxCount: 5 });

@@ -107,6 +107,14 @@ export class FakeEventStoreDbClient {
     const existing = this.log.filter((record) => record.streamId === streamId);
     const current = existing.length === 0 ? ('no_stream' as const) : BigInt(existing.length - 1);
     const expected = options.expectedRevision ?? 'any';
+    // Like the server: the same event ids right after the expected revision are an idempotent success, nothing written.
+    const after = expected === 'no_stream' ? -1n : typeof expected === 'bigint' ? expected : null;
+    const already =
+      after === null ? [] : events.map((event, index) => existing.find((record) => record.id === event.id && record.revision === after + 1n + BigInt(index)));
+    if (already.length > 0 && already.every((record) => record !== undefined)) {
+      const last = already[already.length - 1]!;
+      return { success: true, nextExpectedRevision: last.revision, position: { commit: already[0]!.position, prepare: already[0]!.position } };
+    }
     const ok =
       expected === 'any' ||
       (expected === 'no_stream' && current === 'no_stream') ||
