@@ -12,7 +12,7 @@ import type { Clock } from '../ports/clock.js';
 import type { RateLimitStore } from '../ports/rate-limit-store.js';
 import type { ReadStore } from '../ports/read-store.js';
 import { TOKENS } from '../ports/tokens.js';
-import type { Metrics } from '../observability/metrics.js';
+import { type Metrics, methodLabel } from '../observability/metrics.js';
 import { ApiKeys, requireKey, requireSecretKey } from './auth.js';
 import { BODY_METHODS, refuseDeclaredOverLimit, sendsBody, storableBody } from './body-guard.js';
 import { ApiError, errorHandler, pathNotFound } from './errors.js';
@@ -74,8 +74,9 @@ function observe(metrics: Metrics, logger: Logger, activity: RequestActivity): R
     res.once('close', () => activity.end());
     res.on('finish', () => {
       const route = req.route ? String(req.route.path) : 'unmatched';
-      metrics.httpRequests.inc({ method: req.method, route, status: String(res.statusCode) });
-      const seconds = stop({ method: req.method, route });
+      const method = methodLabel(req.method);
+      metrics.httpRequests.inc({ method, route, status: String(res.statusCode) });
+      const seconds = stop({ method, route });
       logger.info(
         { requestId: res.locals.requestId, method: req.method, path: req.path, route, status: res.statusCode, ms: Math.round(seconds * 1000) },
         'request',

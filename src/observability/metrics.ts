@@ -2,6 +2,15 @@ import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom
 import type { ProjectionStatus } from '../ports/read-consistency.js';
 import type { EndpointQueueStats } from '../ports/webhook-outbox.js';
 
+const STANDARD_METHODS = new Set(['GET', 'HEAD', 'POST', 'PUT', 'PATCH', 'DELETE', 'OPTIONS', 'TRACE', 'CONNECT']);
+
+/**
+ * A request's method as a metrics label: HTTP's standard methods, and `other` for any token a
+ * client makes up (each distinct label is a series kept for the life of the process, so a client
+ * sending new methods would grow memory and every scrape without bound).
+ */
+export const methodLabel = (method: string): string => (STANDARD_METHODS.has(method) ? method : 'other');
+
 /** Prometheus metrics of the service: requests, latencies, appends, projection lag and health. */
 export class Metrics {
   readonly registry = new Registry();

@@ -42,6 +42,16 @@ describe('API: operator endpoints (no key needed)', () => {
     expect(text).to.contain('projection_failing');
   });
 
+  it('counts a made-up method as `other` in /metrics: a client inventing methods adds no series (security probe: 400 requests grew RSS by 220 MB)', async () => {
+    for (let i = 0; i < 20; i++) {
+      const response = await fetch(`${svc.url}/healthz`, { method: `MADEUP${i}${'X'.repeat(2000)}` });
+      expect(response.status).to.equal(405);
+    }
+    const text = await (await fetch(`${svc.url}/metrics`)).text();
+    expect(text).to.not.contain('MADEUP');
+    expect(text).to.match(/^http_requests_total\{method="other",route="\/healthz",status="405"\} 20$/m);
+  });
+
   it('GET /openapi.json is an OpenAPI 3.1 document of every public, admin and operator path', async () => {
     const response = await svc.call('GET', '/openapi.json', undefined, { 'x-api-key': '' });
     expect(response.status).to.equal(200);
