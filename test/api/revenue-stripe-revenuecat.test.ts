@@ -111,6 +111,18 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
         expect(answer.status, `signed ${offset} s from now`).to.equal(status);
         if (status === 401) expect(answer.body.errors[0].code).to.equal('WEBHOOK.UNAUTHORIZED');
       }
+      // A header with a second, current `t=` before the signed one (Stripe's library reads the last): still 401 (security probe).
+      const payload = JSON.stringify({
+        id: 'evt_stamp_two',
+        object: 'event',
+        type: 'invoice.paid',
+        created: now,
+        data: { object: invoicePaid('stamp_two', 'cus_stamp').object },
+      });
+      const future = Stripe.webhooks.generateTestHeaderString({ payload, secret: STRIPE_SECRET, timestamp: now + 100_000 });
+      const twoStamps = await post(svc, '/webhooks/stripe', payload, { 'stripe-signature': `t=${now},${future}` });
+      expect(twoStamps.status).to.equal(401);
+      expect(twoStamps.body.errors[0].code).to.equal('WEBHOOK.UNAUTHORIZED');
     });
 
     it('refuses a bad signature with 401 and records it without its payload', async () => {

@@ -98,9 +98,10 @@ export class StripeVerifier implements NotificationVerifier {
       throw new WebhookMalformedError('BODY_INVALID', 'The body is not valid JSON');
     }
     // The library bounds the signature's age only: a timestamp in the future stays valid until the
-    // clock reaches it. SPEC §11's tolerance is a window on both sides.
-    const signedAt = Number(/(?:^|,)\s*t=(\d+)/.exec(header)?.[1]);
-    if (signedAt > Date.now() / 1000 + TOLERANCE_S)
+    // clock reaches it. SPEC §11's tolerance is a window on both sides, for every `t=` the header
+    // holds (the library verifies with the last one).
+    const stamps = [...header.matchAll(/(?:^|,)\s*t=(\d+)/g)].map((match) => Number(match[1]));
+    if (stamps.some((signedAt) => signedAt > Date.now() / 1000 + TOLERANCE_S))
       throw new WebhookUnauthorizedError('bad Stripe-Signature: Timestamp outside the tolerance zone (in the future)');
     jsonObject(event);
     if (!stripeEventBody.safeParse(event).success) {
