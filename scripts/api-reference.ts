@@ -203,9 +203,10 @@ const EVENT_MEANINGS: Record<string, string> = {
   PoolRequestWithdrawn: 'A grant was revoked (refund clawback) before it got a code: it gets none (it leaves the line, or is never served).',
   StoreOfferCodeCreated: 'A store offer code entered the catalog.',
   StoreOfferCodeUpdated: 'A catalog entry changed (the whole new entry).',
-  WebhookEndpointCreated: 'An outgoing webhook endpoint was configured, with its first signing secret.',
+  WebhookEndpointCreated:
+    'An outgoing webhook endpoint was configured, with its first signing secret (kept for signing; `GET /admin/events` and `export-events` show it as `{"redacted": true}`).',
   WebhookEndpointUpdated: 'An endpoint changed (the whole new endpoint).',
-  WebhookSecretRotated: 'A new signing secret; the previous ones sign until `previous_expires_at`.',
+  WebhookSecretRotated: 'A new signing secret; the previous ones sign until `previous_expires_at` (the secret read back as for `WebhookEndpointCreated`).',
   WebhookEndpointDisabled: 'The delivery engine disabled the endpoint (410 Gone, or failing continuously).',
   WebhookEndpointDeleted: 'The endpoint was deleted.',
   TransactionLinked:

@@ -51,12 +51,28 @@ const requestId: RequestHandler = (req, res, next) => {
   next();
 };
 
-/** HTTP/1.1 requires a Host header (RFC 9112 §3.2): a request without one is a bad request, answered in the API's shape. */
+/** A Host value (RFC 9110 §7.2): an IP literal, IPv4 address or registered name, and an optional port. */
+const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]*)(?::\d*)?$/;
+
+/**
+ * HTTP/1.1 requires exactly one valid Host header (RFC 9112 §3.2): a request without one, with
+ * two, or with one that is no host is a bad request, answered in the API's shape.
+ */
 const requireHost: RequestHandler = (req, _res, next) => {
-  if (req.httpVersion === '1.1' && req.headers.host === undefined)
-    throw new ApiError(400, 'BAD_REQUEST', 'An HTTP/1.1 request needs a Host header', 'header:host');
+  const host = req.headers.host;
+  if (req.httpVersion === '1.1' && host === undefined) throw new ApiError(400, 'BAD_REQUEST', 'An HTTP/1.1 request needs a Host header', 'header:host');
+  if (host !== undefined && (!HOST.test(host) || hostLines(req.rawHeaders) > 1)) {
+    throw new ApiError(400, 'BAD_REQUEST', 'A request carries one Host header naming a host (and port)', 'header:host');
+  }
   next();
 };
+
+/** How many Host lines the request had (Node keeps the first and drops the others from `headers`). */
+function hostLines(rawHeaders: string[]): number {
+  let count = 0;
+  for (let index = 0; index < rawHeaders.length; index += 2) if (rawHeaders[index]!.length === 4 && rawHeaders[index]!.toLowerCase() === 'host') count += 1;
+  return count;
+}
 
 /** Commands (every method but GET and HEAD) wait for nothing and are refused while the read models catch up (CatchUpGuard). */
 function refuseCommandsWhileCatchingUp(guard: CatchUpGuard): RequestHandler {

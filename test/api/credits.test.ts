@@ -3,7 +3,7 @@ import type { Backend } from '../../src/backends/backend.js';
 import { withdrawResponse } from '../../src/http/schemas/users.js';
 import type { EventStore } from '../../src/ports/event-store.js';
 import { CountingReadStore } from '../support/counting-read-store.js';
-import { createUser, days, events, getUser, putReward } from '../support/fixtures.js';
+import { createUser, days, eventually, events, getUser, putReward } from '../support/fixtures.js';
 import { CLIENT_KEY, SECRET_KEY, startTestService, type TestService } from '../support/test-service.js';
 
 const DAY = 86_400_000;
@@ -576,7 +576,8 @@ describe('API: one operation_id sent to two processes on one database at once (m
         raced.add(name);
         decided += 1;
         if (decided === 2) bothDecided();
-        await bothReady;
+        // Bounded, so a process that never gets here fails the test's assertions instead of hanging it.
+        await Promise.race([bothReady, new Promise((resolve) => setTimeout(resolve, 10_000))]);
         if (name === 'second') await firstAppended;
         const result = await backend.eventStore.append(stream, events, expected);
         if (name === 'first') firstDone();
@@ -593,6 +594,8 @@ describe('API: one operation_id sent to two processes on one database at once (m
     try {
       await putReward(one, 'gems', { kind: 'credit', name: 'Gems', credits: 10 });
       await createUser(one, 'racer');
+      // The second process has read what the first wrote (its read models follow the shared file).
+      await eventually(async () => expect((await two.admin('GET', '/admin/users/racer')).status).to.equal(200), 30_000);
       const body = { key: 'gems', operation_id: 'op-raced' };
       const [first, second] = await Promise.all([one.admin('POST', '/users/racer/rewards/grant', body), two.admin('POST', '/users/racer/rewards/grant', body)]);
       expect([first.status, second.status]).to.deep.equal([201, 200]);

@@ -284,6 +284,10 @@ describe('API: hostile and unusual input never breaks the service', () => {
       ['FOO /users/ann/claim-code HTTP/1.1\r\nhost: x\r\n\r\n', 405, 'METHOD_NOT_ALLOWED', 'POST'],
       // Without the Host header HTTP/1.1 requires: 400 in the API's shape, not Node's bare one.
       ['GET /users/ann HTTP/1.1\r\nx-api-key: x\r\n\r\n', 400, 'BAD_REQUEST', null],
+      // More than one Host line, or a Host that is no host (RFC 9112 §3.2: 400; security probe).
+      ['GET /healthz HTTP/1.1\r\nhost: a\r\nhost: b\r\n\r\n', 400, 'BAD_REQUEST', null],
+      ['GET /healthz HTTP/1.1\r\nhost: a b/<x>@c\r\n\r\n', 400, 'BAD_REQUEST', null],
+      ['GET /healthz HTTP/1.1\r\nhost: a:80x\r\n\r\n', 400, 'BAD_REQUEST', null],
       ['FOO /nope HTTP/1.1\r\nhost: x\r\n\r\n', 404, 'PATH_ERROR', null],
     ] as const) {
       const answer = await raw(request);
@@ -291,6 +295,9 @@ describe('API: hostile and unusual input never breaks the service', () => {
       expect(answer.body.errors[0], request).to.include({ status, code });
       expect(answer.head, request).to.match(/^x-request-id: [0-9a-f-]{36}$/m);
       if (allow) expect(answer.head, request).to.match(new RegExp(`^allow: ${allow}$`, 'im'));
+    }
+    for (const host of ['x', 'api.example.com:8080', '127.0.0.1:1', '[::1]:8080', '']) {
+      expect((await raw(`GET /healthz HTTP/1.1\r\nhost: ${host}\r\n\r\n`)).status, host).to.equal(200);
     }
     expect((await fetch(`${svc.url}/healthz`)).status).to.equal(200);
   });

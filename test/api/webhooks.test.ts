@@ -80,6 +80,9 @@ describe('API: outgoing webhook endpoints (SPEC §12)', function () {
       'WebhookEndpointUpdated',
       'WebhookEndpointDeleted',
     ]);
+    // Shown only in the answer that made it (SPEC §12): the log as the API reads it redacts it (security probe).
+    expect(history.body.data.events[0].data.secret).to.deep.equal({ redacted: true });
+    expect(JSON.stringify(history.body)).to.not.contain(webhook.secret);
   });
 
   it('answers bad input with 400 and unknown endpoints with 404', async () => {
@@ -184,6 +187,8 @@ describe('API: outgoing webhook endpoints (SPEC §12)', function () {
   it('signs with both secrets during a rotation overlap, then only with the new one', async () => {
     const oldSecret = await createEndpoint(service, 'r', receiver.url);
     const rotated = await service.admin('POST', '/admin/webhooks/r/rotate-secret', { overlap_seconds: 3600 });
+    const [rotation] = (await service.admin('GET', '/admin/events?stream=webhook-r&type=WebhookSecretRotated')).body.data.events;
+    expect(rotation.data.secret).to.deep.equal({ redacted: true });
     expect(rotated.status).to.equal(200);
     const newSecret = rotated.body.data.webhook.secret as string;
     // The answer shows the endpoint as rotated: updated_at moved.

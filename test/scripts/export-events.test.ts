@@ -50,13 +50,18 @@ describe('npm run export-events (child process)', function () {
 
   let dataDir: string;
   let reference: ExportedEvent[];
+  let webhookSecret: string;
   let secondPhaseFrom: Date;
   let workDir: string;
 
   before(async () => {
     workDir = tempDir('referrals-export');
-    const svc = await startTestService();
+    const svc = await startTestService({ env: { WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true' } });
     dataDir = svc.dataDir;
+    // A webhook endpoint (disabled: nothing is sent): its events carry the signing secret, which no reader of the log sees.
+    const webhook = await svc.admin('PUT', '/admin/webhooks/feed', { url: 'http://127.0.0.1:9/', enabled: false });
+    expect(webhook.status).to.equal(201);
+    webhookSecret = webhook.body.data.webhook.secret;
     await putReward(svc, 'credits', { kind: 'credit', name: 'Credits, "the good kind"', credits: 10 });
     await putReward(svc, 'week', { kind: 'basic', name: 'Week' });
     await putProgram(svc, 'main', {
@@ -101,8 +106,10 @@ describe('npm run export-events (child process)', function () {
       const store = backend.eventStore;
       const stored = await store.readAll({ after: null, limit: 100_000 });
       // `sealed` (the stored envelopes of the decrypted values, for read models) is not part of the event.
+      // The signing secret is the one value readers see redacted (SPEC §12).
       const asEvents = stored.map(({ sealed: _sealed, ...event }) => ({
         ...event,
+        data: event.type === 'WebhookEndpointCreated' ? { ...event.data, secret: { redacted: true } } : event.data,
         position: event.position.toString(),
         recordedAt: event.recordedAt.toISOString(),
       }));
@@ -135,6 +142,8 @@ describe('npm run export-events (child process)', function () {
     expect(registered.data.metadata).to.deep.equal(AWKWARD_METADATA);
     const withdrawn = exported.find((event) => event.type === 'CreditsWithdrawn')!;
     expect(withdrawn.metadata.operation_id).to.equal('order, "1"');
+    expect(exported.find((event) => event.type === 'WebhookEndpointCreated')!.data.secret).to.deep.equal({ redacted: true });
+    expect(stdout).to.not.contain(webhookSecret);
   });
 
   it('CSV to a file: RFC 4180 quoting of commas, quotes and new lines parses back to the same events', async () => {
