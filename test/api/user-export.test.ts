@@ -1,6 +1,7 @@
 import 'reflect-metadata';
 import { expect } from 'chai';
 import { EXPORT_PAGE, UserExport } from '../../src/application/privacy/user-export.js';
+import { LEDGER_PAGE } from '../../src/application/queries/event-queries.js';
 import { ForwardingEventStore, type ReadStreamOptions } from '../../src/ports/event-store.js';
 import { CountingReadStore } from '../support/counting-read-store.js';
 import { createUser, eventually, putReward } from '../support/fixtures.js';
@@ -93,6 +94,32 @@ describe('API: the export of a long history (GET /admin/users/{id}/export)', fun
     // The ledger page asks for its cursor row and one look-ahead besides (EventQueries#creditLedger).
     expect(readStore.largestRead).to.be.at.most(EXPORT_PAGE + 2);
     expect(eventStore.largestStreamRead).to.be.at.most(EXPORT_PAGE);
+  });
+
+  it('the unpaged credit ledger is written out the same way: a page of rows at a time, chunked, the same rows as the pages (scale probe)', async () => {
+    readStore.resetCounts();
+    const response = await fetch(`${svc.url}/admin/users/long/credit-ledger`, { headers: { 'x-api-key': SECRET_KEY } });
+    expect(response.status).to.equal(200);
+    expect(response.headers.get('content-type')).to.equal('application/json; charset=utf-8');
+    expect(response.headers.get('transfer-encoding')).to.equal('chunked');
+    const whole = JSON.parse(await response.text());
+    expect(whole.data.entries).to.have.length(GRANTS + 1);
+    expect(GRANTS + 1).to.be.greaterThan(LEDGER_PAGE);
+    expect(readStore.largestRead).to.be.at.most(LEDGER_PAGE + 2);
+    expect(whole.data.next_after).to.equal(null);
+    const paged: unknown[] = [];
+    for (let after = ''; ; ) {
+      const page = (await svc.admin('GET', `/admin/users/long/credit-ledger?limit=300${after}`)).body.data;
+      paged.push(...page.entries);
+      if (page.next_after === null) break;
+      after = `&after=${page.next_after}`;
+    }
+    expect(whole.data.entries).to.deep.equal(paged);
+    // With `after` and no limit: every row after it, written alike.
+    const afterFirst = (await svc.admin('GET', '/admin/users/long/credit-ledger?limit=1')).body.data.next_after;
+    expect((await svc.admin('GET', `/admin/users/long/credit-ledger?after=${afterFirst}`)).body.data.entries).to.deep.equal(paged.slice(1));
+    // `?key=` streams alike.
+    expect((await svc.admin('GET', '/admin/users/long/credit-ledger?key=gems')).body.data.entries).to.deep.equal(paged);
   });
 
   it('lists every ledger row, event, matched notification and transaction of the user, as the admin API shows them', async () => {

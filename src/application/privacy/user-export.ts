@@ -9,7 +9,8 @@ import type { EventStore } from '../../ports/event-store.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
 import { type ExportedEvent, exportedEvent } from '../export/event-export-format.js';
-import { EventQueries } from '../queries/event-queries.js';
+import { jsonArray, type Pages } from '../json-pieces.js';
+import { EventQueries, ledgerEntry } from '../queries/event-queries.js';
 import { linkView, refusedAttemptView, type TransactionDoc } from '../queries/transaction-queries.js';
 import { UserQueries } from '../queries/user-queries.js';
 
@@ -17,7 +18,6 @@ import { UserQueries } from '../queries/user-queries.js';
 export const EXPORT_PAGE = 500;
 
 /** A list of the document, a page at a time. */
-type Pages = AsyncIterable<unknown[]>;
 
 /**
  * Everything the service holds about one user (SPEC §13, the data subject's access request), as
@@ -81,11 +81,10 @@ export class UserExport {
   /** The ledger rows up to the head, oldest first, without the fields that are not the user's data. */
   private async *ledger(appUserId: string, requestId: string, first: { rows: Record<string, unknown>[]; nextAfter: string | null }, head: bigint): Pages {
     const through = `${ledgerSequence(head)}.1`;
-    const shown = ({ seq: _seq, app_user_id: _user, request_id: _request, ...row }: Record<string, unknown>) => row;
     let page = first;
     for (;;) {
       const rows = page.rows.filter((row) => String(row.seq) <= through);
-      yield rows.map(shown);
+      yield rows.map(ledgerEntry);
       if (page.nextAfter === null || rows.length < page.rows.length) return;
       page = await this.events.creditLedger(appUserId, null, requestId, { after: page.nextAfter, limit: this.pageSize });
     }
@@ -144,17 +143,4 @@ export class UserExport {
 
 function isPages(value: unknown): value is Pages {
   return typeof value === 'object' && value !== null && Symbol.asyncIterator in value;
-}
-
-/** A JSON array of the pages' items: `[`, the items page by page, `]`. */
-async function* jsonArray(pages: Pages): AsyncIterable<string> {
-  let first = true;
-  yield '[';
-  for await (const items of pages) {
-    if (items.length === 0) continue;
-    const text = items.map((item) => JSON.stringify(item)).join(',');
-    yield first ? text : `,${text}`;
-    first = false;
-  }
-  yield ']';
 }

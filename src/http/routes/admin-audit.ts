@@ -1,8 +1,9 @@
 import type { DependencyContainer } from 'tsyringe';
-import { EventQueries } from '../../application/queries/event-queries.js';
+import { jsonArray } from '../../application/json-pieces.js';
+import { EventQueries, ledgerEntry } from '../../application/queries/event-queries.js';
 import { UserQueries } from '../../application/queries/user-queries.js';
 import { ApiError, userNotFound } from '../errors.js';
-import { type AnyRoute, route } from '../route.js';
+import { type AnyRoute, route, sendJsonPieces } from '../route.js';
 import { appUserId } from '../schemas/common.js';
 import { creditLedgerOut, eventPageOut, eventsQuery, ledgerQuery } from '../schemas/audit.js';
 import { z } from '../schemas/zod-openapi.js';
@@ -50,14 +51,21 @@ export function adminAuditRoutes(container: DependencyContainer): AnyRoute[] {
       auth: 'secret',
       async handle({ params: { app_user_id: id }, query: { key, limit, after }, res }) {
         if (!(await users.exists(id))) throw userNotFound();
-        const { rows, nextAfter } = await events.creditLedger(id, key ?? null, res.locals.requestId, { after: after ?? null, limit: limit ?? null });
-        return {
-          status: 200,
-          body: {
-            data: { app_user_id: id, entries: rows.map(({ seq: _seq, app_user_id: _user, request_id: _request, ...row }) => row), next_after: nextAfter },
-          },
-        };
+        if (limit === undefined) {
+          // Every row: written as it is read, a page at a time, so a long ledger holds no other request.
+          const entries = events.creditLedgerPages(id, key ?? null, res.locals.requestId, after ?? null);
+          return sendJsonPieces(res, jsonDocument(`{"data":{"app_user_id":${JSON.stringify(id)},"entries":`, jsonArray(entries), ',"next_after":null}}'));
+        }
+        const { rows, nextAfter } = await events.creditLedger(id, key ?? null, res.locals.requestId, { after: after ?? null, limit });
+        return { status: 200, body: { data: { app_user_id: id, entries: rows.map(ledgerEntry), next_after: nextAfter } } };
       },
     }),
   ];
+}
+
+/** `head`, the pieces of `body`, then `tail`: one JSON document written in pieces. */
+async function* jsonDocument(head: string, body: AsyncIterable<string>, tail: string): AsyncIterable<string> {
+  yield head;
+  yield* body;
+  yield tail;
 }
