@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import { inject, injectable } from 'tsyringe';
 import { CREDIT_LEDGER } from '../../../projections/credit-ledger.js';
 import type { EventStore, RecordedEvent } from '../../ports/event-store.js';
@@ -50,7 +51,10 @@ export class EventQueries {
   /**
    * One stream's page, read a page at a time from `after` (never the whole stream: a console
    * paging through a user of 100,000 events reads each event once), until `limit` events of the
-   * asked types are found or the stream ends.
+   * asked types are found or the stream ends. A type the stream holds rarely means reading on
+   * through much of it (121,000 events for a referrer of 60,000 claims: about 0.6 s): between
+   * reads the event loop takes its turn, so every other request is served meanwhile, as during an
+   * export, instead of waiting for the whole scan.
    */
   private async streamPage(stream: string, query: EventPageQuery): Promise<RecordedEvent[]> {
     const found: RecordedEvent[] = [];
@@ -63,6 +67,7 @@ export class EventQueries {
       if (chunk.length < query.limit || found.length >= query.limit) return found.slice(0, query.limit);
       const next = chunk[chunk.length - 1]!.revision + (query.newestFirst ? -1 : 1);
       if (next < 0) return found;
+      await setImmediate();
       chunk = await this.store.readStream(stream, { direction, fromRevision: next, maxCount: query.limit });
     }
   }

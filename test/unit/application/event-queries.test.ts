@@ -118,4 +118,23 @@ describe('EventQueries: GET /admin/events?stream= pages a long stream without re
     const last = await queries.page({ ...query, after: BigInt(second.next_after!) });
     expect(last.events.map((shown) => shown.data.index)).to.deep.equal([3, 0]);
   });
+
+  it('a filter that reads on through a long stream lets the event loop take turns between reads (scale probe: 0.6 s held every request)', async () => {
+    const store = await hotStream();
+    const turns: string[] = [];
+    const readStream = store.readStream.bind(store);
+    store.readStream = async (stream: string, options?: ReadStreamOptions) => {
+      turns.push('read');
+      // Runs only if the query gives the event loop a turn before its next read.
+      setImmediate(() => turns.push('other request'));
+      return readStream(stream, options);
+    };
+    const queries = new EventQueries(store, {} as ReadStore, {} as ExpirySweep);
+    const page = await queries.page({ after: null, limit: 100, stream: 'user-hot', streamPrefix: null, types: ['Missing'], newestFirst: false });
+    expect(page.events).to.deep.equal([]);
+    const reads = turns.filter((turn) => turn === 'read').length;
+    expect(reads).to.equal(21);
+    // Between any two reads, another turn ran.
+    expect(turns.join(' ')).to.not.contain('read read');
+  });
 });
