@@ -264,60 +264,29 @@ export class SqliteEventStore implements EventStore {
   async readStream(stream: string, options: ReadStreamOptions = {}): Promise<RecordedEvent[]> {
     const backwards = options.direction === 'backwards';
     const limit = options.maxCount ?? -1;
-    if (!backwards && options.afterPosition !== undefined) return this.readStreamAfter(stream, options.afterPosition, options.fromRevision ?? 0, limit);
-    if (backwards && options.beforePosition !== undefined) {
-      return this.readStreamBefore(stream, options.beforePosition, options.fromRevision ?? Number.MAX_SAFE_INTEGER, limit);
-    }
     const from = options.fromRevision ?? (backwards ? Number.MAX_SAFE_INTEGER : 0);
-    const sql = backwards
-      ? `SELECT * FROM events WHERE stream = ${STABLE_PARAM} AND revision <= ? ORDER BY revision DESC LIMIT ${STABLE_PARAM}`
-      : `SELECT * FROM events WHERE stream = ${STABLE_PARAM} AND revision >= ? ORDER BY revision ASC LIMIT ${STABLE_PARAM}`;
-    const rows = guardSqlite(() => this.cache.get<[string, number, number], EventRow>(sql).all(stream, from, limit));
+    const past = backwards ? options.beforePosition : options.afterPosition;
+    if (past !== undefined) return this.readStreamPast(stream, past, backwards, from, limit);
+    const rows = guardSqlite(() => this.cache.get<[string, number, number], EventRow>(streamSql(backwards, false)).all(stream, from, limit));
     return rows.map(toRecorded);
   }
 
   /**
-   * The stream's events after a log position. After one of its own events (the usual cursor)
-   * the next revision is found by the primary key, so a page costs the same deep in a long
-   * stream as at its start; after another position, the stream's index is scanned for it.
+   * The stream's events past a log position: after it going forwards, before it going backwards.
+   * Past one of its own events (the usual cursor, a page's `next_after`) the next revision is
+   * found by the primary key, so a page costs the same deep in a long stream as at its start;
+   * past another position, the stream's index is scanned for it.
    */
-  private readStreamAfter(stream: string, after: bigint, fromRevision: number, limit: number): RecordedEvent[] {
+  private readStreamPast(stream: string, past: bigint, backwards: boolean, fromRevision: number, limit: number): RecordedEvent[] {
     return guardSqlite(() => {
       const own = this.cache
         .get<[bigint, string], { revision: number }>(`SELECT revision FROM events WHERE position = ${STABLE_PARAM} AND stream = ${STABLE_PARAM}`)
-        .get(after, stream);
+        .get(past, stream);
       const rows = own
         ? this.cache
-            .get<[string, number, number], EventRow>(
-              `SELECT * FROM events WHERE stream = ${STABLE_PARAM} AND revision >= ? ORDER BY revision ASC LIMIT ${STABLE_PARAM}`,
-            )
-            .all(stream, Math.max(fromRevision, own.revision + 1), limit)
-        : this.cache
-            .get<[string, number, bigint, number], EventRow>(
-              `SELECT * FROM events WHERE stream = ${STABLE_PARAM} AND revision >= ? AND position > ? ORDER BY revision ASC LIMIT ${STABLE_PARAM}`,
-            )
-            .all(stream, fromRevision, after, limit);
-      return rows.map(toRecorded);
-    });
-  }
-
-  /** The stream's events before a log position, newest first: readStreamAfter's mirror. */
-  private readStreamBefore(stream: string, before: bigint, fromRevision: number, limit: number): RecordedEvent[] {
-    return guardSqlite(() => {
-      const own = this.cache
-        .get<[bigint, string], { revision: number }>(`SELECT revision FROM events WHERE position = ${STABLE_PARAM} AND stream = ${STABLE_PARAM}`)
-        .get(before, stream);
-      const rows = own
-        ? this.cache
-            .get<[string, number, number], EventRow>(
-              `SELECT * FROM events WHERE stream = ${STABLE_PARAM} AND revision <= ? ORDER BY revision DESC LIMIT ${STABLE_PARAM}`,
-            )
-            .all(stream, Math.min(fromRevision, own.revision - 1), limit)
-        : this.cache
-            .get<[string, number, bigint, number], EventRow>(
-              `SELECT * FROM events WHERE stream = ${STABLE_PARAM} AND revision <= ? AND position < ? ORDER BY revision DESC LIMIT ${STABLE_PARAM}`,
-            )
-            .all(stream, fromRevision, before, limit);
+            .get<[string, number, number], EventRow>(streamSql(backwards, false))
+            .all(stream, backwards ? Math.min(fromRevision, own.revision - 1) : Math.max(fromRevision, own.revision + 1), limit)
+        : this.cache.get<[string, number, bigint, number], EventRow>(streamSql(backwards, true)).all(stream, fromRevision, past, limit);
       return rows.map(toRecorded);
     });
   }
@@ -494,4 +463,10 @@ export class SqliteEventStore implements EventStore {
     await this.syncs.close();
     this.appended.removeAllListeners();
   }
+}
+
+/** One stream's events from a revision (at most LIMIT), forwards or backwards, and past a log position when `pastPosition`. */
+function streamSql(backwards: boolean, pastPosition: boolean): string {
+  const [fromRevision, pastIt, order] = backwards ? ['revision <= ?', 'position < ?', 'DESC'] : ['revision >= ?', 'position > ?', 'ASC'];
+  return `SELECT * FROM events WHERE stream = ${STABLE_PARAM} AND ${fromRevision}${pastPosition ? ` AND ${pastIt}` : ''} ORDER BY revision ${order} LIMIT ${STABLE_PARAM}`;
 }

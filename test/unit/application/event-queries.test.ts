@@ -30,6 +30,29 @@ function counting(store: EventStore) {
 describe('EventQueries: GET /admin/events?stream= pages a long stream without reading it whole', () => {
   const sqlite = recordedSqlite();
 
+  /** `user-hot` with 30 events, every third of type `Third`. */
+  async function thirtyEvents(): Promise<SqliteEventStore> {
+    const store = new SqliteEventStore(sqlite.db);
+    await store.append(
+      'user-hot',
+      Array.from({ length: 30 }, (_, i) => event(i)),
+      'no_stream',
+    );
+    return store;
+  }
+
+  /** The revisions of `user-hot`, paged 100 at a time to the empty page at its end. */
+  async function everyRevision(queries: EventQueries, newestFirst: boolean): Promise<number[]> {
+    const seen: number[] = [];
+    let after: bigint | null = null;
+    for (;;) {
+      const page = await queries.page({ after, limit: 100, stream: 'user-hot', streamPrefix: null, types: null, newestFirst });
+      seen.push(...page.events.map((shown) => shown.revision));
+      if (page.events.length === 0) return seen;
+      after = BigInt(page.next_after!);
+    }
+  }
+
   /** `user-hot` with 2,000 events, another stream's event after every 200 of them. */
   async function hotStream(): Promise<SqliteEventStore> {
     const store = new SqliteEventStore(sqlite.db);
@@ -49,15 +72,7 @@ describe('EventQueries: GET /admin/events?stream= pages a long stream without re
   it('paging a stream of 2,000 events 100 at a time reads each event once, with other streams in between', async () => {
     const store = await hotStream();
     const counted = counting(store);
-    const queries = new EventQueries(store, {} as ReadStore, {} as ExpirySweep);
-    const seen: number[] = [];
-    let after: bigint | null = null;
-    for (;;) {
-      const page = await queries.page({ after, limit: 100, stream: 'user-hot', streamPrefix: null, types: null, newestFirst: false });
-      seen.push(...page.events.map((shown) => shown.revision));
-      if (page.events.length === 0) break;
-      after = BigInt(page.next_after!);
-    }
+    const seen = await everyRevision(new EventQueries(store, {} as ReadStore, {} as ExpirySweep), false);
     expect(seen).to.deep.equal(Array.from({ length: 2_000 }, (_, i) => i));
     // 20 full pages and the empty one at the end; each event handed back once.
     expect(counted.events).to.equal(2_000);
@@ -65,12 +80,7 @@ describe('EventQueries: GET /admin/events?stream= pages a long stream without re
   });
 
   it('a type filter reads on until the page is full, and the next page goes on after its last event', async () => {
-    const store = new SqliteEventStore(sqlite.db);
-    await store.append(
-      'user-hot',
-      Array.from({ length: 30 }, (_, i) => event(i)),
-      'no_stream',
-    );
+    const store = await thirtyEvents();
     const queries = new EventQueries(store, {} as ReadStore, {} as ExpirySweep);
     const first = await queries.page({ after: null, limit: 4, stream: 'user-hot', streamPrefix: null, types: ['Third'], newestFirst: false });
     expect(first.events.map((shown) => shown.data.index)).to.deep.equal([0, 3, 6, 9]);
@@ -88,27 +98,14 @@ describe('EventQueries: GET /admin/events?stream= pages a long stream without re
   it('newest first (order=desc), 100 at a time: each event once, from the last to the first', async () => {
     const store = await hotStream();
     const counted = counting(store);
-    const queries = new EventQueries(store, {} as ReadStore, {} as ExpirySweep);
-    const seen: number[] = [];
-    let after: bigint | null = null;
-    for (;;) {
-      const page = await queries.page({ after, limit: 100, stream: 'user-hot', streamPrefix: null, types: null, newestFirst: true });
-      seen.push(...page.events.map((shown) => shown.revision));
-      if (page.events.length === 0) break;
-      after = BigInt(page.next_after!);
-    }
+    const seen = await everyRevision(new EventQueries(store, {} as ReadStore, {} as ExpirySweep), true);
     expect(seen).to.deep.equal(Array.from({ length: 2_000 }, (_, i) => 1_999 - i));
     expect(counted.events).to.equal(2_000);
     expect(counted.reads).to.equal(21);
   });
 
   it('newest first with a type filter reads back until the page is full, and stops at the first event', async () => {
-    const store = new SqliteEventStore(sqlite.db);
-    await store.append(
-      'user-hot',
-      Array.from({ length: 30 }, (_, i) => event(i)),
-      'no_stream',
-    );
+    const store = await thirtyEvents();
     const queries = new EventQueries(store, {} as ReadStore, {} as ExpirySweep);
     const query = { limit: 4, stream: 'user-hot', streamPrefix: null, types: ['Third'], newestFirst: true };
     const first = await queries.page({ ...query, after: null });
