@@ -48,10 +48,13 @@ async function collect<E>(read: StreamingRead<E>): Promise<E[]> {
   return items;
 }
 
+/** The metadata stored with an event: EventStoreDB sets `created` itself, so a copied event's first recording time travels in it. */
+function storedMetadata(event: NewEvent): Record<string, unknown> {
+  return event.recordedAt ? { ...event.metadata, [RECORDED_AT]: event.recordedAt.toISOString() } : event.metadata;
+}
+
 function toEventData(event: NewEvent) {
-  // EventStoreDB sets `created` itself: a copied event's first recording time travels in its metadata.
-  const metadata = event.recordedAt ? { ...event.metadata, [RECORDED_AT]: event.recordedAt.toISOString() } : event.metadata;
-  return jsonEvent({ id: event.id, type: event.type, data: event.data, metadata });
+  return jsonEvent({ id: event.id, type: event.type, data: event.data, metadata: storedMetadata(event) });
 }
 
 /**
@@ -90,7 +93,7 @@ export class EventStoreDbEventStore implements EventStore {
     const position = (last ? positionOf(last) : null) ?? toPortPosition(appended.position);
     if (position === null) throw new Error(`EventStoreDB did not report a position for the append to ${stream}`);
     // The server answers an idempotent repeat as a write: the last event's metadata tells another writer's from this one's.
-    const byAnother = last?.event !== undefined && JSON.stringify(last.event.metadata) !== JSON.stringify(events[events.length - 1]!.metadata);
+    const byAnother = last?.event !== undefined && JSON.stringify(last.event.metadata) !== JSON.stringify(storedMetadata(events[events.length - 1]!));
     return { nextExpectedRevision, position, ...(byAnother ? { writtenByAnother: true as const } : {}) };
   }
 

@@ -112,6 +112,10 @@ describe('EventStoreDB adapter logic (fake client)', function () {
       const other = events.map((event) => ({ ...event, metadata: { ...event.metadata, correlation_id: 'another-request' } }));
       expect(await store.append('user-1', other, 'no_stream')).to.deep.equal({ ...original, writtenByAnother: true });
       expect(await store.readStream('user-1')).to.have.length(2);
+      // A copied event (migrate-events) keeps its recording time in the stored metadata: still this writer's (review).
+      const copied = { ...newEvent(), recordedAt: new Date('2020-01-01T00:00:00Z') };
+      expect(await store.append('user-2', [copied], 'no_stream')).to.not.have.property('writtenByAnother');
+      expect(await store.append('user-2', [copied], 'no_stream')).to.not.have.property('writtenByAnother');
     });
 
     it('reads backwards from a revision with a count', async function () {
