@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import type { Backend } from '../../src/backends/backend.js';
 import { withdrawResponse } from '../../src/http/schemas/users.js';
-import type { EventStore } from '../../src/ports/event-store.js';
+import { type EventStore, ForwardingEventStore, StoreUnavailableError } from '../../src/ports/event-store.js';
 import { CountingReadStore } from '../support/counting-read-store.js';
 import { createUser, days, eventually, events, getUser, putReward } from '../support/fixtures.js';
 import { CLIENT_KEY, SECRET_KEY, startTestService, type TestService } from '../support/test-service.js';
@@ -609,6 +609,47 @@ describe('API: one operation_id sent to two processes on one database at once (m
     } finally {
       await two.stop();
       await one.stop();
+    }
+  });
+});
+
+describe('API: the unpaged credit ledger when the store cannot record the due expiries (review)', () => {
+  /** An event store whose appends fail while `down` (the ledger records due expiries before it reads). */
+  class FailingAppends extends ForwardingEventStore {
+    down = false;
+
+    override append(...args: Parameters<EventStore['append']>): ReturnType<EventStore['append']> {
+      if (this.down) return Promise.reject(new StoreUnavailableError('appends are down'));
+      return super.append(...args);
+    }
+  }
+
+  it('is a 503 answer, as a page is, not a 200 cut short: the first page is read before anything is written', async () => {
+    let store!: FailingAppends;
+    const svc = await startTestService({
+      backend: (backend) => {
+        store = new FailingAppends(backend.eventStore);
+        return { ...backend, eventStore: store };
+      },
+    });
+    try {
+      await putReward(svc, 'gems', { kind: 'credit', name: 'Gems', credits: 10 });
+      await createUser(svc, 'lapsed');
+      expect((await svc.admin('POST', '/users/lapsed/rewards/grant', { key: 'gems', deactivation: days(1) })).status).to.equal(201);
+      svc.clock.advance(2 * DAY);
+      store.down = true;
+      for (const path of ['/admin/users/lapsed/credit-ledger?limit=10', '/admin/users/lapsed/credit-ledger']) {
+        const answer = await svc.admin('GET', path);
+        expect(answer.status, path).to.equal(503);
+        expect(answer.body.errors[0].code, path).to.equal('SERVICE_UNAVAILABLE');
+      }
+      store.down = false;
+      expect((await svc.admin('GET', '/admin/users/lapsed/credit-ledger')).body.data.entries.map((row: { kind: string }) => row.kind)).to.deep.equal([
+        'grant',
+        'expire',
+      ]);
+    } finally {
+      await svc.stop();
     }
   });
 });

@@ -96,21 +96,27 @@ export class EventQueries {
   /**
    * Every row of the ledger after `after` (as `creditLedger` without a limit), read `pageSize` rows at a time:
    * the whole answer is written as it is read, never built whole, so a ledger of 60,000 rows
-   * holds no other request for the time it takes (src/http/route.ts, sendJsonPieces).
+   * holds no other request for the time it takes (src/http/route.ts, sendJsonPieces). The first
+   * page (which records the due expiries) is read before anything is written, so its failure is
+   * still an error answer, not a cut one.
    */
-  async *creditLedgerPages(
+  async creditLedgerPages(
     appUserId: string,
     key: string | null,
     requestId: string,
     after: string | null,
     pageSize = LEDGER_PAGE,
-  ): AsyncIterable<Record<string, unknown>[]> {
-    let page = await this.creditLedger(appUserId, key, requestId, { after, limit: pageSize });
-    for (;;) {
-      yield page.rows.map(ledgerEntry);
-      if (page.nextAfter === null) return;
-      page = await this.creditLedger(appUserId, key, requestId, { after: page.nextAfter, limit: pageSize });
-    }
+  ): Promise<AsyncIterable<Record<string, unknown>[]>> {
+    const first = await this.creditLedger(appUserId, key, requestId, { after, limit: pageSize });
+    const next = (cursor: string) => this.creditLedger(appUserId, key, requestId, { after: cursor, limit: pageSize });
+    return (async function* () {
+      let page = first;
+      for (;;) {
+        yield page.rows.map(ledgerEntry);
+        if (page.nextAfter === null) return;
+        page = await next(page.nextAfter);
+      }
+    })();
   }
 }
 

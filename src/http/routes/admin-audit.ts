@@ -53,7 +53,7 @@ export function adminAuditRoutes(container: DependencyContainer): AnyRoute[] {
         if (!(await users.exists(id))) throw userNotFound();
         if (limit === undefined) {
           // Every row: written as it is read, a page at a time, so a long ledger holds no other request.
-          const entries = events.creditLedgerPages(id, key ?? null, res.locals.requestId, after ?? null);
+          const entries = await events.creditLedgerPages(id, key ?? null, res.locals.requestId, after ?? null);
           return sendJsonPieces(res, jsonDocument(`{"data":{"app_user_id":${JSON.stringify(id)},"entries":`, jsonArray(entries), ',"next_after":null}}'));
         }
         const { rows, nextAfter } = await events.creditLedger(id, key ?? null, res.locals.requestId, { after: after ?? null, limit });
