@@ -48,6 +48,21 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
     });
     after(async () => svc.stop());
 
+    it("keeps Stripe's amounts in ISO 4217's minor units: MGA (zero-decimal at Stripe) ×100, ISK (two-decimal at Stripe) ÷100, others as sent (review)", async () => {
+      for (const [currency, amount, minor] of [
+        ['mga', 5_000, 500_000],
+        ['isk', 199_900, 1_999],
+        ['huf', 199_050, 199_050],
+        ['jpy', 800, 800],
+      ] as const) {
+        const user = `stripe-${currency}`;
+        await createUser(svc, user, { payment_customer_id: `cus_${currency}` });
+        const paid = invoicePaid(`${currency}1`, `cus_${currency}`, amount);
+        expect((await stripeEvent(svc, { ...paid, object: { ...paid.object, currency } })).body.data.status).to.equal('applied');
+        expect((await revenueEvents(svc, user))[0]!.data, currency).to.include({ currency: currency.toUpperCase(), price_minor: minor });
+      }
+    });
+
     it('records a paid invoice on the user with that payment_customer_id; a repeat is a duplicate', async () => {
       await createUser(svc, 'stripe-ann', { payment_customer_id: 'cus_ann' });
       const first = await stripeEvent(svc, invoicePaid('ann1', 'cus_ann'));

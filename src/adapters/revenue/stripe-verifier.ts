@@ -3,13 +3,29 @@ import { z } from 'zod';
 import {
   currencyCode,
   type InboundRequest,
+  inRange,
   jsonObject,
   LAST_TIME_MS,
   type NotificationVerifier,
   WebhookMalformedError,
   WebhookUnauthorizedError,
 } from '../../application/revenue/inbound-request.js';
+import { currencyDigits } from '../../domain/revenue/currency-digits.js';
 import type { RevenueKind, RevenueNotification } from '../../domain/revenue/revenue-notification.js';
+
+/**
+ * Stripe's minor units where they are not ISO 4217's (Stripe's currencies guide): MGA is a
+ * zero-decimal currency there, and ISK stays two-decimal (`100` is 1 króna). Every other amount
+ * arrives in ISO 4217's minor units, the ones the log keeps for every provider.
+ */
+const STRIPE_DIGITS: Readonly<Record<string, number>> = { MGA: 0, ISK: 2 };
+
+/** A Stripe amount in ISO 4217's minor units of its currency (any case). */
+function isoMinor(amount: number, currency: string): number {
+  const iso = currencyDigits(currency);
+  const shift = iso - (STRIPE_DIGITS[currency.toUpperCase()] ?? iso);
+  return shift === 0 ? amount : inRange(Math.round(amount * 10 ** shift));
+}
 
 /** SPEC §11: Stripe-Signature timestamps older than this are refused (replays). */
 const TOLERANCE_S = 300;
@@ -134,7 +150,7 @@ export class StripeVerifier implements NotificationVerifier {
           transaction_id: invoice.id,
           original_transaction_id: invoice.subscription ?? invoice.parent?.subscription_details?.subscription ?? null,
           product_id: line?.price?.id ?? line?.pricing?.price_details?.price ?? null,
-          price_minor: invoice.amount_paid,
+          price_minor: isoMinor(invoice.amount_paid, invoice.currency),
           currency: currencyCode(invoice.currency, '/data/object/currency'),
           period_start: iso(line?.period?.start),
           period_end: iso(line?.period?.end),
@@ -162,7 +178,7 @@ export class StripeVerifier implements NotificationVerifier {
           ...none,
           kind: 'refund',
           transaction_id: charge.invoice ?? charge.id,
-          price_minor: charge.amount_refunded,
+          price_minor: isoMinor(charge.amount_refunded, charge.currency),
           currency: currencyCode(charge.currency, '/data/object/currency'),
           match: match(charge.customer),
         };
@@ -178,7 +194,7 @@ export class StripeVerifier implements NotificationVerifier {
           transaction_id: dispute.id,
           // The purchase it takes back: its charge's invoice, when the charge comes expanded.
           refunded_transaction_id: dispute.charge.invoice,
-          price_minor: dispute.amount,
+          price_minor: isoMinor(dispute.amount, dispute.currency),
           currency: currencyCode(dispute.currency, '/data/object/currency'),
           // A dispute names no customer of its own: matched when its charge is expanded with one.
           match: match(dispute.charge.customer),

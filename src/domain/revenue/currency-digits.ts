@@ -1,8 +1,8 @@
 /**
  * How many digits a currency's minor unit has: ISO 4217's exponent (list one, amendment 179),
- * the unit every amount is kept in. Stripe's amounts arrive in these units; Apple's milliunits
- * and RevenueCat's decimal prices are converted with them, so one currency is one unit whatever
- * its provider. Not the runtime's `Intl` data: CLDR gives HUF, IDR, COP, IQD and others fewer
+ * the unit every amount is kept in. Apple's milliunits, RevenueCat's decimal prices and Stripe's
+ * minor units (which differ for MGA and ISK: src/adapters/revenue/stripe-verifier.ts) are
+ * converted to it, so one currency is one unit whatever its provider. Not the runtime's `Intl` data: CLDR gives HUF, IDR, COP, IQD and others fewer
  * digits for display than ISO 4217 counts, which would mix units in one figure.
  */
 const DIGITS: Readonly<Record<string, number>> = Object.freeze({
