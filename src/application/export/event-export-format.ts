@@ -30,7 +30,7 @@ export type ExportFormat = 'ndjson' | 'csv';
  * shows a secret only in the response that made it. The log keeps it: deliveries sign with it.
  */
 const SECRET_BEARING = new Set(['WebhookEndpointCreated', 'WebhookSecretRotated']);
-export const REDACTED = Object.freeze({ redacted: true });
+const REDACTED = Object.freeze({ redacted: true });
 
 /** Erased personal fields (SPEC §13) are shown as `{"erased": true}`. */
 export function exportedEvent(event: RecordedEvent): ExportedEvent {

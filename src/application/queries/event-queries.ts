@@ -75,20 +75,21 @@ export class EventQueries {
   /**
    * Every credit movement of a user, oldest first. Expiries whose time has passed are recorded
    * first (in the correlation of `requestId`), so the ledger's balance is the user's entries'.
-   * With a `limit`, one page of rows after the cursor `after` (the `next_after` of the page
-   * before, null on the last page): a page costs the same however long the ledger is.
+   * One page of `limit` rows after the cursor `after` (the `next_after` of the page before, null
+   * on the last page): a page costs the same however long the ledger is (every row:
+   * creditLedgerPages).
    */
-  async creditLedger(appUserId: string, key: string | null, requestId: string, page: LedgerPage = { after: null, limit: null }) {
+  async creditLedger(appUserId: string, key: string | null, requestId: string, page: LedgerPage) {
     await this.expiries.recordDueOf(appUserId, requestId);
     // The cursor is the last row's `seq` (unique in a user's ledger), read again and dropped: the store's bound is inclusive.
     const rows = await this.readStore.find<Record<string, unknown>>(CREDIT_LEDGER, {
       where: { app_user_id: appUserId, ...(key !== null ? { key } : {}) },
       orderBy: { field: 'seq', direction: 'asc' },
       ...(page.after !== null ? { atLeast: { field: 'seq', value: page.after } } : {}),
-      ...(page.limit !== null ? { limit: page.limit + 2 } : {}),
+      limit: page.limit + 2,
     });
     const after = page.after !== null && rows[0]?.seq === page.after ? rows.slice(1) : rows;
-    if (page.limit === null || after.length <= page.limit) return { rows: after, nextAfter: null };
+    if (after.length <= page.limit) return { rows: after, nextAfter: null };
     const shown = after.slice(0, page.limit);
     return { rows: shown, nextAfter: String(shown[shown.length - 1]!.seq) };
   }
@@ -123,8 +124,8 @@ export class EventQueries {
 /** A ledger row as the API shows it: without its order key and the fields that only index it. */
 export const ledgerEntry = ({ seq: _seq, app_user_id: _user, request_id: _request, ...row }: Record<string, unknown>): Record<string, unknown> => row;
 
-/** A page of the credit ledger: `limit` rows after the cursor `after`; a null limit is every row. */
+/** A page of the credit ledger: `limit` rows after the cursor `after`. */
 export interface LedgerPage {
   after: string | null;
-  limit: number | null;
+  limit: number;
 }
