@@ -107,6 +107,16 @@ describe('Rate limits (SPEC §13)', function () {
     expect((await svc.call('GET', '/codes/NOPE42', undefined, from('203.0.113.4'))).status).to.equal(404);
   });
 
+  it('count an IPv4 address written IPv4-mapped (::ffff:a.b.c.d) as the same caller', async () => {
+    const svc = await start({ TRUST_PROXY: '1' });
+    const from = (ip: string) => ({ 'x-forwarded-for': ip });
+    for (const ip of ['203.0.113.7', '::ffff:203.0.113.7', '::FFFF:203.0.113.7'])
+      expect((await svc.call('GET', '/codes/NOPE42', undefined, from(ip))).status).to.equal(404);
+    expect((await svc.call('GET', '/codes/NOPE42', undefined, from('203.0.113.7'))).status).to.equal(429);
+    // A true IPv6 caller is another caller.
+    expect((await svc.call('GET', '/codes/NOPE42', undefined, from('2001:db8::7'))).status).to.equal(404);
+  });
+
   it('ignore X-Forwarded-For unless TRUST_PROXY trusts the hop', async () => {
     const svc = await start();
     for (let i = 0; i < 3; i++) expect((await svc.call('GET', '/codes/NOPE42', undefined, { 'x-forwarded-for': `198.51.100.${i}` })).status).to.equal(404);

@@ -108,7 +108,7 @@ export class RateLimits {
     const read = req.method === 'GET' || req.method === 'HEAD';
     const claim = req.method === 'POST' && CLAIM_PATH.test(req.path);
     const held = claim ? FAILED_CLAIM_COST - 1 : 0;
-    const charges: Charge[] = [{ policy: this.policies[read ? 'reads-caller' : 'commands-caller'], key: `${caller.actor}|${req.ip ?? 'unknown'}`, held }];
+    const charges: Charge[] = [{ policy: this.policies[read ? 'reads-caller' : 'commands-caller'], key: `${caller.actor}|${clientAddress(req)}`, held }];
     const userId = appUserIdOf(req);
     if (userId !== null) charges.push({ policy: this.policies[read ? 'reads-user' : claim ? 'claims-user' : 'commands-user'], key: userId, held });
     return charges;
@@ -323,3 +323,14 @@ function setHeaders(res: Response, outcomes: Outcome[]): void {
     outcomes.map(({ policy, result }) => `${quoted(policy.name)};r=${result.remainingPoints};t=${Math.ceil(result.msBeforeNext / 1000)}`).join(', '),
   );
 }
+
+/**
+ * The client's address as one caller: an IPv4 address written IPv4-mapped (`::ffff:10.0.0.2`, as
+ * a dual-stack socket or a proxy may give it) is the same client as `10.0.0.2`, not a second budget.
+ */
+function clientAddress(req: Request): string {
+  const ip = req.ip ?? 'unknown';
+  return IPV4_MAPPED.exec(ip)?.[1] ?? ip;
+}
+
+const IPV4_MAPPED = /^::ffff:(\d{1,3}(?:\.\d{1,3}){3})$/i;
