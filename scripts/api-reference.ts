@@ -32,6 +32,7 @@ import { transactionEvents } from '../src/domain/events/transaction-events.js';
 import { userEvents } from '../src/domain/events/user-events.js';
 import { webhookEvents } from '../src/domain/events/webhook-events.js';
 import { fraudEvents } from '../src/domain/events/fraud-events.js';
+import { olderVersionNotes } from '../src/application/upcasters.js';
 import { ERROR_CODES, type ErrorCode } from '../src/http/error-codes.js';
 import { startService } from '../src/service.js';
 
@@ -292,7 +293,12 @@ export function eventsMarkdown(): string {
     'Every change is an event in one append-only log; `GET /admin/events` and `npm run export-events` read it in',
     'commit order. Stream names are part of the contract: `user-{app_user_id}` holds everything about one user.',
     'The store validates every append against the schema of its type, so the fields below are exactly what',
-    `the log holds (schema version ${SCHEMA_VERSION}; older versions are upcast on read, never rewritten).`,
+    `the log holds at schema version ${SCHEMA_VERSION}. Events are never rewritten: the service lifts an older version's data`,
+    'to the current one when it reads it (src/application/upcasters.ts), but `GET /admin/events` and `npm run export-events`',
+    'give each event as stored, with the version it was written under in `metadata.schema_version`. Events written by',
+    'older versions of the service lack the fields added since:',
+    '',
+    ...olderVersionNotes().map(({ type, older }) => `- \`${type}\`: ${older}.`),
     '',
     'Every event also has metadata: `correlation_id` (the request id), `causation_id` (the request or event that',
     'caused it), `actor` (`client:<hash>`, `secret:<hash>`, `process:<name>`, or `webhook:<provider>` for a revenue',

@@ -4,7 +4,9 @@
  * Exits 1 when anything disagrees (listing the event ids involved), 0 otherwise.
  * Uses the service's configuration (DATA_DIR, or EVENTSTORE_URL + MONGODB_URL).
  */
-import { REWARD_EXPIRIES } from '../projections/reward-expiries.js';
+import { creditLedgerProjection } from '../projections/credit-ledger.js';
+import { REWARD_EXPIRIES, rewardExpiriesProjection } from '../projections/reward-expiries.js';
+import { usersProjection } from '../projections/users.js';
 import { auditCredits } from '../src/application/audit/credit-audit.js';
 import { defineCommand, EXIT, runScript } from './cli/command-line.js';
 import { formatTable } from './cli/table.js';
@@ -21,16 +23,29 @@ const command = defineCommand({
   },
   notes: [
     'Exit codes: 0 every balance agrees; 1 mismatches found (or the audit failed); 2 usage error; ' +
-      '66 no database in DATA_DIR; 75 the read models are behind the log (start the service or run a replay, then audit again); 78 bad configuration.',
+      '66 no database in DATA_DIR; 75 the read models are behind the log, or were built by another version (start the service or run a replay, then audit again); 78 bad configuration.',
   ],
   examples: ['npm run audit-credits', 'DATA_DIR=/srv/referrals/data npm run audit-credits', 'node dist/scripts/audit-credits.js     # in the container image'],
 });
+
+/** The read models the audit compares with the log. */
+const AUDITED = [usersProjection, creditLedgerProjection, rewardExpiriesProjection];
+
+/** The audited read models built by another version of their projection (after an upgrade, before `npm run replay`). */
+async function builtByAnotherVersion(context: ScriptContext): Promise<string[]> {
+  const stale: string[] = [];
+  for (const projection of AUDITED) {
+    const checkpoint = await context.backend.readStore.checkpoint(projection.name);
+    if (checkpoint.position !== null && checkpoint.version !== projection.version) stale.push(projection.name);
+  }
+  return stale;
+}
 
 async function readModelsReach(context: ScriptContext, head: bigint | null, timeoutMs: number): Promise<boolean> {
   if (head === null) return true;
   const deadline = Date.now() + timeoutMs;
   for (;;) {
-    const checkpoints = await Promise.all(['users', 'credit_ledger'].map((name) => context.backend.readStore.checkpoint(name)));
+    const checkpoints = await Promise.all(AUDITED.map((projection) => context.backend.readStore.checkpoint(projection.name)));
     if (checkpoints.every((checkpoint) => checkpoint.position !== null && checkpoint.position >= head)) return true;
     if (Date.now() > deadline) return false;
     await new Promise((resolve) => setTimeout(resolve, 200));
@@ -64,6 +79,11 @@ async function main(): Promise<number> {
   if (!Number.isFinite(timeout) || timeout < 0) command.fail(`--catch-up-timeout must be a number of seconds, got ${options['catch-up-timeout']}`);
   const context = await openScriptContext({ readsExistingStore: command.name });
   try {
+    const stale = await builtByAnotherVersion(context);
+    if (stale.length > 0) {
+      process.stderr.write(`The read models ${stale.join(', ')} were built by another version of the service: run \`npm run replay\`, then audit again.\n`);
+      return EXIT.TEMPORARY;
+    }
     const head = await context.backend.eventStore.headPosition();
     if (!(await readModelsReach(context, head, timeout * 1000))) {
       process.stderr.write('The read models are behind the log (is the projector running?). Start the service or run a replay, then audit again.\n');

@@ -3056,7 +3056,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Not ready (the report says why), or a store is unreachable (`SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost.) */
+            /** @description Not ready (the report says why), or a store is unreachable (`SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost.) */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3490,7 +3490,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3769,7 +3769,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4053,7 +4053,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4332,7 +4332,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4663,7 +4663,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4910,7 +4910,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5286,7 +5286,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5650,7 +5650,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6066,7 +6066,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6384,7 +6384,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6702,7 +6702,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6945,7 +6945,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7227,7 +7227,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7505,7 +7505,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7871,7 +7871,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8110,7 +8110,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8390,7 +8390,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8799,7 +8799,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9045,7 +9045,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9358,7 +9358,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9749,7 +9749,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -10029,7 +10029,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -10440,7 +10440,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -10679,7 +10679,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -10960,7 +10960,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11372,7 +11372,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11618,7 +11618,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11898,7 +11898,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -12311,7 +12311,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -12557,7 +12557,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -12806,7 +12806,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -13091,7 +13091,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -13348,7 +13348,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -13605,7 +13605,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -13887,7 +13887,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14152,7 +14152,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14416,7 +14416,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14697,7 +14697,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -15103,7 +15103,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -15378,7 +15378,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -15617,7 +15617,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -15976,7 +15976,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -16372,7 +16372,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -16659,7 +16659,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -17017,7 +17017,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -17378,7 +17378,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -17657,7 +17657,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -17957,7 +17957,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -18517,7 +18517,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -18776,7 +18776,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -19049,7 +19049,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -19466,7 +19466,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -19883,7 +19883,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -20165,7 +20165,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -20440,7 +20440,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -20721,7 +20721,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -21054,7 +21054,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -21301,7 +21301,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -21677,7 +21677,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -22041,7 +22041,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -22457,7 +22457,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -22775,7 +22775,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -23093,7 +23093,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -23336,7 +23336,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -23614,7 +23614,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable; retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];

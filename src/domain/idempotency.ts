@@ -46,12 +46,13 @@ export interface GrantAnswer {
 }
 
 /**
- * What the Ids port hashes into the id of the `index`-th event an operation appends to `stream`.
- * A withdrawal's parts are those of every withdrawal ever written (a repeat of one written before
- * grants had ids of their own still collides with it); a grant's name its kind.
+ * What the Ids port hashes into the id of the `index`-th event an operation appends to `stream`;
+ * the parts name the kind. Logs written before operation ids were per kind hold withdrawals and
+ * grants both under `operation`: a repeat of one of those is found in the operations index, and
+ * a new withdrawal with the id of such a grant no longer meets its event id in the store.
  */
 export function operationEventIdParts(stream: string, operation: Operation, index: number): string[] {
-  return [stream, operation.kind === 'withdraw' ? 'operation' : 'grant-operation', operation.id, String(index)];
+  return [stream, operation.kind === 'withdraw' ? 'withdraw-operation' : 'grant-operation', operation.id, String(index)];
 }
 
 /**

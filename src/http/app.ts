@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import express, { type RequestHandler } from 'express';
 import type { DependencyContainer } from 'tsyringe';
 import { CatchUpGuard } from '../application/projections/catch-up-guard.js';
+import { ReplayGate } from '../application/projections/replay-gate.js';
 import type { ReactionHealth } from '../application/reactions/reaction-runner.js';
 import type { Config } from '../config.js';
 import type { EventStore } from '../ports/event-store.js';
@@ -27,7 +28,7 @@ import { adminReviewRoutes } from './routes/admin-reviews.js';
 import { adminRuleRoutes } from './routes/admin-rules.js';
 import { adminWebhookRoutes } from './routes/admin-webhooks.js';
 import { adminUserRoutes } from './routes/admin-users.js';
-import { inboundWebhookRoutes } from './routes/webhooks.js';
+import { INBOUND_MOUNT, inboundWebhookRoutes } from './routes/webhooks.js';
 import { codeRoutes } from './routes/codes.js';
 import { apiReferenceRouter, operatorRoutes } from './routes/operator.js';
 import { adminStoreRoutes, storeRoutes } from './routes/store.js';
@@ -72,6 +73,13 @@ function hostLines(rawHeaders: string[]): number {
   let count = 0;
   for (let index = 0; index < rawHeaders.length; index += 2) if (rawHeaders[index]!.length === 4 && rawHeaders[index]!.toLowerCase() === 'host') count += 1;
   return count;
+}
+
+/** Every request is refused while a read model needs a replay (ReplayGate): this version cannot read it. */
+function refuseWhileReadModelsNeedReplay(gate: ReplayGate): RequestHandler {
+  return (_req, _res, next) => {
+    gate.check().then(() => next(), next);
+  };
 }
 
 /** Commands (every method but GET and HEAD) wait for nothing and are refused while the read models catch up (CatchUpGuard). */
@@ -164,7 +172,10 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
   app.use(apiReferenceRouter());
   if (surface === 'full') {
     app.use(consoleRouter(config));
+    const replayGate = refuseWhileReadModelsNeedReplay(new ReplayGate(container.resolve<ReadConsistency>(TOKENS.ReadConsistency)));
     // Inbound notifications take no API key and read raw bytes (SPEC §11): before the JSON body.
+    // Refused (503, the provider sends again) while a read model needs a replay, like every request below.
+    app.use(INBOUND_MOUNT, replayGate);
     mountRoutes(app, api, inboundWebhookRoutes(container));
     // SPEC §15: the WinWinKit-compatible mount (on by default); off, it is an unknown path.
     const winwinkit = config.COMPAT_WINWINKIT === 'on';
@@ -190,6 +201,7 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
     app.use(keyed, requireKey(keys));
     app.use('/admin', requireSecretKey);
     app.use(secretKeyGate([...nativeRoutes, ...compatRoutes]));
+    app.use(keyed, replayGate);
     app.use(
       keyed,
       refuseCommandsWhileCatchingUp(

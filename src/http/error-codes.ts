@@ -135,7 +135,8 @@ export const ERROR_CODES = {
   INTERNAL_SERVER_ERROR: { status: 500, meaning: 'A bug. Nothing was written; the log has the details under the request id the message gives.' },
   SERVICE_UNAVAILABLE: {
     status: 503,
-    meaning: 'A backing store is unreachable; retry later. Acknowledged writes are never lost.',
+    meaning:
+      'A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost.',
     example: { message: 'A backing store is unavailable; retry later', source: null },
   },
 } as const satisfies Record<string, ErrorCodeEntry>;

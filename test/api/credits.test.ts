@@ -1,4 +1,8 @@
+import path from 'node:path';
+import Database from 'better-sqlite3';
 import { expect } from 'chai';
+import { DATABASE_FILE } from '../../src/adapters/sqlite/sqlite-database.js';
+import { RandomIds } from '../../src/adapters/system/random-ids.js';
 import type { Backend } from '../../src/backends/backend.js';
 import { withdrawResponse } from '../../src/http/schemas/users.js';
 import { type EventStore, ForwardingEventStore, StoreUnavailableError } from '../../src/ports/event-store.js';
@@ -73,6 +77,23 @@ describe('API: credits — withdrawals, manual grants, ledger and event log', ()
       expect((await withdraw('per-kind', { key: 'gems', amount: 1, operation_id: 'order-9' })).status).to.equal(200);
       expect((await grant('per-kind', { key: 'gems', operation_id: 'order-9' })).status).to.equal(201);
       expect((await creditEntries('per-kind')).reduce((sum: number, entry: any) => sum + entry.credits, 0)).to.equal(10 - 3 - 1 + 10);
+    });
+
+    it("a grant written when operation ids were not per kind (its event id derived as a withdrawal's) lets a withdrawal use its operation_id", async () => {
+      await createUser(svc, 'old-log');
+      expect((await grant('old-log', { key: 'gems', operation_id: 'legacy-1' })).status).to.equal(201);
+      // Give the grant's event the id the versions before 2026-11-24 derived for any operation.
+      const granted = (await events(svc, 'stream=user-old-log&type=RewardGranted')).at(-1)!;
+      const db = new Database(path.join(svc.dataDir, DATABASE_FILE));
+      db.prepare('UPDATE events SET id = ? WHERE id = ?').run(new RandomIds().derived('user-old-log', 'operation', 'legacy-1', '0'), granted.id);
+      db.close();
+      const first = await withdraw('old-log', { key: 'gems', amount: 4, operation_id: 'legacy-1' });
+      expect(first.status).to.equal(200);
+      expect(first.body.data.withdraw_result).to.include({ credits_withdrawn: 4, credits_available_at_end: 6 });
+      expect((await withdraw('old-log', { key: 'gems', amount: 4, operation_id: 'legacy-1' })).body.data.withdraw_result).to.deep.equal(
+        first.body.data.withdraw_result,
+      );
+      expect((await grant('old-log', { key: 'gems', operation_id: 'legacy-1' })).status).to.equal(200);
     });
 
     it("an operation_id equal to a grant's generated id is a new grant with an entry of its own", async () => {

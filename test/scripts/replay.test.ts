@@ -10,7 +10,7 @@ import type { ReadConsistency } from '../../src/ports/read-consistency.js';
 import type { ReadStore } from '../../src/ports/read-store.js';
 import { TOKENS } from '../../src/ports/tokens.js';
 import { createUser, days, eventually, getUser, never, putProgram, putPromo, putReward } from '../support/fixtures.js';
-import { startTestService, type TestService } from '../support/test-service.js';
+import { SECRET_KEY, startTestService, type TestService } from '../support/test-service.js';
 
 async function liveDocuments(readStore: ReadStore) {
   const all: Record<string, unknown[]> = {};
@@ -160,8 +160,27 @@ describe('npm run replay', function () {
     db.close();
     const svc = await startTestService({ dataDir: first.dataDir });
     try {
-      const ready = (await svc.call('GET', '/readyz')).body.data.projections as { name: string; needs_replay: boolean }[];
+      const readiness = await svc.call('GET', '/readyz');
+      expect(readiness.status).to.equal(503);
+      expect(readiness.body.data.ready).to.equal(false);
+      const ready = readiness.body.data.projections as { name: string; needs_replay: boolean }[];
       expect(ready.filter((projection) => projection.needs_replay).map((projection) => projection.name)).to.deep.equal(['users']);
+      // This version cannot read the old read model: every request is refused before anything is done.
+      const head = (await svc.admin('GET', '/readyz')).body.data.head;
+      for (const [method, path, body] of [
+        ['GET', '/users/versioned', undefined],
+        ['POST', '/users', { app_user_id: 'newcomer' }],
+        ['POST', '/users/versioned/rewards/withdraw-credits', { key: 'coins', amount: 1, operation_id: 'w-1' }],
+        ['GET', '/admin/users/versioned/credit-ledger', undefined],
+        ['POST', '/webhooks/stripe', {}],
+      ] as const) {
+        const refused = await svc.call(method, path, body, method === 'GET' && path.startsWith('/admin') ? { 'x-api-key': SECRET_KEY } : {});
+        expect(refused.status, `${method} ${path}`).to.equal(503);
+        expect(refused.body.errors[0]).to.include({ code: 'SERVICE_UNAVAILABLE', source: null });
+        expect(refused.body.errors[0].message).to.contain('need a replay (users)').and.contain('npm run replay');
+        expect(refused.headers.get('retry-after')).to.equal('5');
+      }
+      expect((await svc.admin('GET', '/readyz')).body.data.head, 'nothing was written').to.equal(head);
       // A comma-separated list rebuilds each read model named.
       const replay = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/replay.ts', '--projection', 'users,codes'], {
         env: { ...process.env, DATA_DIR: svc.dataDir, NODE_ENV: 'test' },
@@ -175,6 +194,8 @@ describe('npm run replay', function () {
         const after = (await svc.call('GET', '/readyz')).body.data.projections as { needs_replay: boolean }[];
         expect(after.every((projection) => !projection.needs_replay)).to.equal(true);
       });
+      await eventually(async () => expect((await svc.call('GET', '/users/versioned')).status).to.equal(200));
+      expect((await svc.call('GET', '/readyz')).status).to.equal(200);
     } finally {
       await svc.stop();
     }

@@ -5,6 +5,7 @@ import type { EventStore } from '../../ports/event-store.js';
 import type { ReadConsistency } from '../../ports/read-consistency.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import { projectionLags } from '../../application/projections/projection-lag.js';
+import { needsReplay } from '../../application/projections/replay-gate.js';
 import type { ReactionHealth } from '../../application/reactions/reaction-runner.js';
 import type { Metrics } from '../../observability/metrics.js';
 import { ERROR_CODES } from '../error-codes.js';
@@ -28,7 +29,7 @@ export interface OperatorDeps {
   webhooks?: () => Promise<z.infer<typeof webhookHealthOut>>;
 }
 
-/** Readiness: stores reachable, no projection held at a poison event, all within READY_MAX_LAG. */
+/** Readiness: stores reachable, no projection held at a poison event or built by another version, all within READY_MAX_LAG. */
 async function readiness(deps: OperatorDeps) {
   const { eventStore, readStore, consistency, config } = deps;
   const head = await eventStore.headPosition();
@@ -38,11 +39,11 @@ async function readiness(deps: OperatorDeps) {
     checkpoint: status.checkpoint?.toString() ?? null,
     lag: caughtUp ? behind : `>${config.READY_MAX_LAG}`,
     caught_up: caughtUp,
-    needs_replay: status.storedVersion !== status.version,
+    needs_replay: needsReplay(status),
     failure: status.failure,
   }));
   const reactions = deps.reactions();
-  const ready = projections.every((projection) => projection.caught_up && projection.failure === null) && !reactions?.failure;
+  const ready = projections.every((projection) => projection.caught_up && !projection.needs_replay && projection.failure === null) && !reactions?.failure;
   const webhooks = deps.webhooks ? await deps.webhooks() : null;
   return { ready, head: head?.toString() ?? null, projections, reactions, webhooks };
 }

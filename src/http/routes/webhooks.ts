@@ -110,6 +110,9 @@ const rawBody: RequestHandler = (req, res, next) => {
   });
 };
 
+/** Where the providers' notifications arrive: `/webhooks/{provider}` (SPEC §11). */
+export const INBOUND_MOUNT = '/webhooks';
+
 /** Inbound revenue notifications (SPEC §11): no API key; each provider authenticates itself. */
 export function inboundWebhookRoutes(container: DependencyContainer): AnyRoute[] {
   const config = container.resolve<Config>(TOKENS.Config);
@@ -129,7 +132,7 @@ export function inboundWebhookRoutes(container: DependencyContainer): AnyRoute[]
         .split('-')
         .map((part) => part[0]!.toUpperCase() + part.slice(1))
         .join('')}Notification`,
-      path: `/webhooks/${provider}`,
+      path: `${INBOUND_MOUNT}/${provider}`,
       summary: `Inbound ${provider} notification (verified by the provider's signature or token)`,
       ...(provider === 'google-play'
         ? { description: "Authenticated by the push subscription's OIDC bearer token or, without OIDC, by the shared token in the query (`?token=`)." }
