@@ -169,6 +169,14 @@ describe('API: store offer codes (GET /store/offer-codes/{id}, /admin/store/offe
         });
       }
 
+      it('an id with a control character, C1 included, as every id a request names → 400', async () => {
+        for (const id of ['c0%01x', 'c1%C2%85x', 'del%7Fx']) {
+          const response = await svc.admin('PUT', `/admin/store/offer-codes/${id}`, body({ offer_code: { id: decodeURIComponent(id) } }));
+          expect(response.status, id).to.equal(400);
+          expect(response.body.errors[0].code, id).to.equal('BAD_REQUEST');
+        }
+      });
+
       it('wrote nothing for any of them', async () => {
         expectError(await svc.admin('GET', '/admin/store/offer-codes/bad-input'), 404, 'NOT_FOUND.OFFER_CODE', 'path:/offer_code_id');
       });

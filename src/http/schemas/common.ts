@@ -75,9 +75,18 @@ function wholeNumberUpTo(max: number) {
 
 export const outDateTime = z.string().openapi({ format: 'date-time', example: '2026-01-02T03:04:05.678Z' });
 
-// C0 and C1 control characters, and DEL.
+// C0 and C1 control characters, and DEL: the one definition of "control characters" in a request.
 // biome-ignore lint/suspicious/noControlCharactersInRegex: finding control characters is the point
 const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
+/** The same characters in the document's patterns (an ECMA-262 class body, JSON-escaped once). */
+const CONTROL_CLASS = '\\u0000-\\u001f\\u007f-\\u009f';
+
+/** A text of 1–`max` characters without control characters (an id an admin gives). */
+export function textWithoutControl(max: number) {
+  return text(max)
+    .refine((value) => !CONTROL.test(value), 'must not contain control characters')
+    .openapi({ pattern: `^[^${CONTROL_CLASS}]*$` });
+}
 
 /** A string of `min`–`max` characters (Unicode code points, not UTF-16 units), storable as UTF-8. */
 export function chars(min: number, max: number) {
@@ -115,8 +124,7 @@ export const appUserId = chars(1, 128)
   .refine((value) => value !== '.' && value !== '..', 'must not be "." or ".." (a URL path cannot name them)')
   .openapi({
     // Without a lookahead, which many schema-driven generators cannot read: a first character that is not a dot, or a dot and a non-dot, or two dots and anything.
-    pattern:
-      '^(?:[^.\\u0000-\\u001f\\u007f-\\u009f]|\\.[^.\\u0000-\\u001f\\u007f-\\u009f]|\\.\\.[^\\u0000-\\u001f\\u007f-\\u009f])[^\\u0000-\\u001f\\u007f-\\u009f]*$',
+    pattern: `^(?:[^.${CONTROL_CLASS}]|\\.[^.${CONTROL_CLASS}]|\\.\\.[^${CONTROL_CLASS}])[^${CONTROL_CLASS}]*$`,
     description: '1–128 characters, no control characters, not "." or ".."',
     example: 'user-123',
   });
