@@ -10,7 +10,12 @@ import {
 import { type LogFilter, type RecordedEvent, StoreUnavailableError } from '../../ports/event-store.js';
 import { matchesFilter, positionOf, serverFilterOf, toPortError, toReadPosition, toRecordedEvent } from './eventstoredb-mapping.js';
 
-/** A filtered page that neither fills up nor reaches the head in this long is a failure, not an empty page. */
+/**
+ * A filtered read that moves no further in this long is a failure, not an empty page. Measured
+ * from its last progress (an event or a checkpoint past the last), not from its start: a sparse
+ * filter over a long log (the webhook feed's first read, an export by a rare type) may take
+ * longer than that in all, and is not stuck while the server's checkpoints move on.
+ */
 const STALL_LIMIT_MS = 60_000;
 
 export interface FilteredPageRequest {
@@ -25,6 +30,8 @@ export interface FilteredPageRequest {
    * may take longer than any one page to cross; each page moves the follower through part of it.
    */
   partialAfterMs?: number;
+  /** STALL_LIMIT_MS unless a test sets it. */
+  stallLimitMs?: number;
 }
 
 export interface FilteredPage {
@@ -48,7 +55,7 @@ function serverFilter(filter: LogFilter, checkpointReached: (position: Position)
  * `caughtUp` ends it when the subscription turns live.
  */
 export function readFilteredPage(client: EventStoreDBClient, request: FilteredPageRequest): Promise<FilteredPage> {
-  const { after, limit, filter, head, partialAfterMs } = request;
+  const { after, limit, filter, head, partialAfterMs, stallLimitMs = STALL_LIMIT_MS } = request;
   if (limit <= 0 || (after !== null && after >= head)) return Promise.resolve({ events: [], through: after, complete: true });
   return new Promise((resolve, reject) => {
     const page: RecordedEvent[] = [];
@@ -56,8 +63,11 @@ export function readFilteredPage(client: EventStoreDBClient, request: FilteredPa
     let reached: bigint | null = after;
     let subscription: AllStreamSubscription | null = null;
     const stall = setTimeout(
-      () => finish(new StoreUnavailableError(`EventStoreDB filtered read did not reach position ${head} in ${STALL_LIMIT_MS} ms`)),
-      STALL_LIMIT_MS,
+      () =>
+        finish(
+          new StoreUnavailableError(`EventStoreDB filtered read moved no further than position ${reached ?? 'start'} in ${stallLimitMs} ms (head ${head})`),
+        ),
+      stallLimitMs,
     );
     stall.unref();
     // Events already received may still be buffered in the stream: let them through first.
@@ -84,7 +94,10 @@ export function readFilteredPage(client: EventStoreDBClient, request: FilteredPa
     }
 
     const passed = (position: bigint) => {
-      if (reached === null || position > reached) reached = position;
+      if (reached === null || position > reached) {
+        reached = position;
+        stall.refresh();
+      }
       if (position >= head) finish();
     };
 
@@ -104,7 +117,9 @@ export function readFilteredPage(client: EventStoreDBClient, request: FilteredPa
       } else passed(position);
     });
     subscription.on('caughtUp', () => setImmediate(() => finish()));
-    subscription.on('end', () => setImmediate(() => finish()));
+    // A catch-up subscription never ends by itself: ended before the page did, the rest of the
+    // page is unread, and taking it as complete would move a follower past events it never saw.
+    subscription.on('end', () => setImmediate(() => finish(new StoreUnavailableError('EventStoreDB ended the subscription before the page was read'))));
     subscription.on('error', (error) => finish(error));
   });
 }

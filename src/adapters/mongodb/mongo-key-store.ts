@@ -12,6 +12,9 @@ interface KeyDocument {
 
 const COLLECTION = 'data_keys';
 
+/** Reads see only what a majority holds; writes are acknowledged once a majority has journalled them. */
+export const KEY_CONCERNS = { readConcern: { level: 'majority' }, writeConcern: { w: 'majority', journal: true } } as const;
+
 /**
  * Data keys in a MongoDB collection beside the read models (never in EventStoreDB): `subject`
  * is unique, so concurrent creators on any instance end up with the same key. Deleting the
@@ -22,7 +25,10 @@ export class MongoKeyStore implements KeyStore {
   private indexed: Promise<unknown> | null = null;
 
   constructor(db: Db, collection = COLLECTION) {
-    this.keys = db.collection<KeyDocument>(collection);
+    // A key is handed out only once a majority holds it, as the embedded store hands one out only
+    // once it is synced: a key read from one member before the others had it could be rolled back
+    // at a failover, leaving the values sealed with it unreadable (an erasure nobody asked for).
+    this.keys = db.collection<KeyDocument>(collection, KEY_CONCERNS);
   }
 
   private ensureIndexes(): Promise<unknown> {

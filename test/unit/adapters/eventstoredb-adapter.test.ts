@@ -284,6 +284,31 @@ describe('EventStoreDB adapter logic (fake client)', function () {
       expect(subscription.unsubscribed).to.equal(true);
     });
 
+    it('a subscription that ends before the page is read fails the page: the events after the last delivered are not skipped', async function () {
+      const store = new EventStoreDbEventStore(fake.asClient());
+      await store.append('user-1', [newEvent('A')], 'no_stream');
+      await store.append('user-2', [newEvent('A')], 'no_stream');
+      const reading = store.readPage({ after: null, limit: 10, types: ['A'] });
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      const subscription = fake.subscriptions[fake.subscriptions.length - 1]!;
+      subscription.deliver(fake.log[0]!);
+      subscription.emit('end');
+      expect(await rejection(() => reading)).to.be.instanceOf(StoreUnavailableError);
+    });
+
+    it('a long read fails only when it stops moving, not after a time in all', async function () {
+      const moving = start({ after: null, limit: 10, filter: { types: ['A'] }, head: 1_000n, stallLimitMs: 40 });
+      for (let position = 100n; position <= 1_000n; position += 100n) {
+        await new Promise((resolve) => setTimeout(resolve, 15));
+        await moving.subscription.checkpoint(position);
+      }
+      expect(await moving.page).to.deep.equal({ events: [], through: 1_000n, complete: true });
+      const stuck = start({ after: null, limit: 10, filter: { types: ['A'] }, head: 1_000n, stallLimitMs: 40 });
+      await stuck.subscription.checkpoint(100n);
+      expect(await rejection(() => stuck.page)).to.be.instanceOf(StoreUnavailableError);
+      expect(stuck.subscription.unsubscribed).to.equal(true);
+    });
+
     it('does not subscribe when `after` is already at the head', async function () {
       expect(await readFilteredPage(fake.asClient(), { after: 500n, limit: 10, filter: { types: ['A'] }, head: 500n })).to.deep.equal({
         events: [],
