@@ -16,3 +16,8 @@ export class DomainError extends Error {
     this.name = 'DomainError';
   }
 }
+
+/** NOT_FOUND.USER for the path's `{app_user_id}`: the one answer for a user that does not exist (404 over HTTP). */
+export function userNotFound(): DomainError {
+  return new DomainError('NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
+}

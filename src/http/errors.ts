@@ -55,11 +55,6 @@ export function bodyNotUtf8(): ApiError {
   return new ApiError(400, 'BODY_INVALID', 'The body is not valid UTF-8', null);
 }
 
-/** 404 NOT_FOUND.USER for the path's `{app_user_id}`: the one answer for a user that does not exist. */
-export function userNotFound(): ApiError {
-  return new ApiError(404, 'NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
-}
-
 export function errorBody(...errors: ErrorObject[]) {
   return { errors };
 }

@@ -1,5 +1,5 @@
 import { inject, injectable } from 'tsyringe';
-import { DomainError } from '../../domain/domain-error.js';
+import { userNotFound } from '../../domain/domain-error.js';
 import { streams } from '../../domain/events/index.js';
 import type { TransactionProvider } from '../../domain/events/transaction-events.js';
 import { decideLinkTransaction, type LinkOutcome, transactionEvolver, transactionKey } from '../../domain/transactions/transaction-link.js';
@@ -30,7 +30,7 @@ export class LinkTransactionHandler {
 
   async handle(appUserId: string, input: LinkTransactionInput, context: CommandContext): Promise<LinkOutcome> {
     if ((await this.log.first(streams.user(appUserId)))?.type !== 'UserRegistered') {
-      throw new DomainError('NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
+      throw userNotFound();
     }
     // Read-your-writes after the commit: the listing and the revenue matching see the link once the call returns.
     const executed = await this.commands.execute(

@@ -1,6 +1,6 @@
 import type { GrantedFact } from '../events/user-events.js';
 import type { Decision } from '../decider.js';
-import { DomainError } from '../domain-error.js';
+import { DomainError, userNotFound } from '../domain-error.js';
 import type { CodeType } from '../events/code-events.js';
 import type { ClaimHold } from '../events/fraud-events.js';
 import { expireDueRewards, type GrantSpec, grantRewards } from '../rewards/grant-and-expire.js';
@@ -67,7 +67,7 @@ export function decideClaimCode(state: UserState, command: ClaimCodeCommand): De
 
 /** Steps 2–7 of SPEC §5.1, first failure wins. */
 export function checkClaim(state: UserState, command: ClaimCodeCommand): void {
-  if (!state.exists) throw new DomainError('NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
+  if (!state.exists) throw userNotFound();
   const { target } = command;
   if (target === null) throw new DomainError('CLAIM.CODE_NOT_FOUND', `Code ${JSON.stringify(command.code)} does not exist`, '/code');
   if (state.referred_by !== null) throw new DomainError('CLAIM.ALREADY_CLAIMED', 'The user has already claimed a code', '/code');

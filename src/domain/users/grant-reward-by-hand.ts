@@ -1,5 +1,5 @@
 import type { Decision } from '../decider.js';
-import { DomainError } from '../domain-error.js';
+import { DomainError, userNotFound } from '../domain-error.js';
 import { type GrantAnswer, type OperationRecord, replayed } from '../idempotency.js';
 import { expireDueRewards, type GrantSpec, grantRewards } from '../rewards/grant-and-expire.js';
 import { activeEntries, evolveUser, type UserState } from './user-state.js';
@@ -18,7 +18,7 @@ export interface GrantRewardCommand {
 
 /** `created` is false when a non-credit reward was already active (nothing added). */
 export function decideGrantReward(state: UserState, command: GrantRewardCommand): Decision<GrantAnswer> {
-  if (!state.exists) throw new DomainError('NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
+  if (!state.exists) throw userNotFound();
   // A remembered operation_id answers first (SPEC §6), whatever the key names now.
   const repeated = replayed(command.earlier, { kind: 'grant', key: command.key });
   if (repeated !== null) return { events: [], result: repeated };

@@ -1,5 +1,5 @@
 import type { Decision } from '../decider.js';
-import { DomainError } from '../domain-error.js';
+import { DomainError, userNotFound } from '../domain-error.js';
 import { type OperationRecord, replayed, type WithdrawResult } from '../idempotency.js';
 import { expireDueRewards } from '../rewards/grant-and-expire.js';
 import { creditBalance, evolveUser, type RewardEntry, spendableCreditEntries, type UserState } from './user-state.js';
@@ -26,7 +26,7 @@ function drainOrder(a: RewardEntry, b: RewardEntry): number {
 }
 
 export function decideWithdrawCredits(state: UserState, command: WithdrawCreditsCommand): Decision<WithdrawResult> {
-  if (!state.exists) throw new DomainError('NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
+  if (!state.exists) throw userNotFound();
   // A remembered operation_id answers first (SPEC §6): its result, or OPERATION_ID_REUSED for another key or amount, whatever the key names now.
   const repeated = replayed(command.earlier, { kind: 'withdraw', key: command.key, amount: command.amount });
   if (repeated !== null) return { events: [], result: repeated };

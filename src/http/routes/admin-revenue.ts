@@ -6,7 +6,7 @@ import type { Config } from '../../config.js';
 import { accountToken } from '../../domain/revenue/account-token.js';
 import { REVENUE_PROVIDERS } from '../../domain/revenue/revenue-notification.js';
 import { TOKENS } from '../../ports/tokens.js';
-import { userNotFound } from '../errors.js';
+import { userNotFound } from '../../domain/domain-error.js';
 import { type AnyRoute, route } from '../route.js';
 import { appUserId, checkOrder, logPosition, logPositionDoc, pageLimit, utcDay } from '../schemas/common.js';
 import { z } from '../schemas/zod-openapi.js';

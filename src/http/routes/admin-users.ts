@@ -3,7 +3,7 @@ import { UserErasure } from '../../application/privacy/user-erasure.js';
 import { UserExport } from '../../application/privacy/user-export.js';
 import { UserQueries } from '../../application/queries/user-queries.js';
 import { commandContext } from '../context.js';
-import { userNotFound } from '../errors.js';
+import { userNotFound } from '../../domain/domain-error.js';
 import { type AnyRoute, route, sendJsonPieces } from '../route.js';
 import { appUserId } from '../schemas/common.js';
 import { userDataExportResponse } from '../schemas/privacy.js';

@@ -3,7 +3,7 @@ import { LinkTransactionHandler } from '../../application/commands/link-transact
 import { TransactionQueries } from '../../application/queries/transaction-queries.js';
 import { UserQueries } from '../../application/queries/user-queries.js';
 import { commandContext } from '../context.js';
-import { userNotFound } from '../errors.js';
+import { userNotFound } from '../../domain/domain-error.js';
 import { type AnyRoute, route } from '../route.js';
 import { appUserId } from '../schemas/common.js';
 import { appStoreTransactionBody, googlePlayTransactionBody, userTransactionsOut } from '../schemas/transactions.js';

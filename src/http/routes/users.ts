@@ -5,7 +5,8 @@ import { UpsertUserHandler } from '../../application/commands/upsert-user.js';
 import { WithdrawCreditsHandler } from '../../application/commands/withdraw-credits.js';
 import { UserQueries } from '../../application/queries/user-queries.js';
 import { commandContext } from '../context.js';
-import { ApiError, userNotFound } from '../errors.js';
+import { ApiError } from '../errors.js';
+import { userNotFound } from '../../domain/domain-error.js';
 import { type AnyRoute, route } from '../route.js';
 import { appUserId } from '../schemas/common.js';
 import {
