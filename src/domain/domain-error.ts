@@ -21,3 +21,8 @@ export class DomainError extends Error {
 export function userNotFound(): DomainError {
   return new DomainError('NOT_FOUND.USER', 'User not found', 'path:/app_user_id');
 }
+
+/** NOT_FOUND.CODE for the path's `{code}`: no referral, promo or affiliate code matches it (404 over HTTP). */
+export function codeNotFound(): DomainError {
+  return new DomainError('NOT_FOUND.CODE', 'No referral, promo or affiliate code matches', 'path:/code');
+}

@@ -34,8 +34,12 @@ export interface TakeSlot {
 }
 
 /** SPEC §5.1 step 8: a code with limit N is claimed by at most N users (0 = unlimited). */
+export function hasFreeSlot(taken: number, limit: number): boolean {
+  return limit === 0 || taken < limit;
+}
+
 export function decideTakeSlot(taken: number, limit: number, claimId: string, claimer: string): Decision<number> {
-  if (limit > 0 && taken >= limit) throw new DomainError('CLAIM.LIMIT_REACHED', 'This code has reached its claim limit', '/code');
+  if (!hasFreeSlot(taken, limit)) throw new DomainError('CLAIM.LIMIT_REACHED', 'This code has reached its claim limit', '/code');
   return { events: [{ type: 'ClaimSlotTaken', data: { claim_id: claimId, claimer, taken: taken + 1 } }], result: taken + 1 };
 }
 

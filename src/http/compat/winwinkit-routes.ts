@@ -6,6 +6,7 @@ import type { ErrorCode } from '../error-codes.js';
 import type { OperationDoc } from '../openapi.js';
 import type { AnyRoute, Reply } from '../route.js';
 import { wireClaimResponse, wireCodeResponse, wireGetUserResponse, wireUpsertUserBody, wireUserResponse, wireWithdrawResponse } from './winwinkit-schemas.js';
+import { codeNotFound } from '../../domain/domain-error.js';
 import { type CodeOwner, codeToWire, dataToWire, upsertUserFromWire, WINWINKIT_MOUNT } from './winwinkit-wire.js';
 
 export const WINWINKIT_TAG = 'compat: winwinkit';
@@ -50,7 +51,7 @@ function onMount(container: DependencyContainer): Record<string, OnMount> {
         const data = body.data as Json;
         // The entity by type needs the code's owner, which the native answer does not show.
         const resolved = await resolver.resolve(String(input.params.code));
-        if (!resolved) throw new ApiError(404, 'NOT_FOUND.CODE', 'No referral, promo or affiliate code matches', 'path:/code');
+        if (!resolved) throw codeNotFound();
         const owner: CodeOwner = {
           type: resolved.type,
           app_user_id: resolved.owner_app_user_id,

@@ -2,10 +2,11 @@ import type { DependencyContainer } from 'tsyringe';
 import { CatalogQueries } from '../../application/queries/catalog-queries.js';
 import { CodeResolver } from '../../application/queries/code-resolver.js';
 import { entriesByKind } from '../../application/queries/reward-views.js';
-import { ApiError } from '../errors.js';
 import { type AnyRoute, route } from '../route.js';
 import { codeResponse } from '../schemas/codes.js';
 import { codeLookup } from '../schemas/common.js';
+import { hasFreeSlot } from '../../domain/codes/claim-slots.js';
+import { codeNotFound } from '../../domain/domain-error.js';
 import { z } from '../schemas/zod-openapi.js';
 
 /** Resolving a code before claiming it. */
@@ -24,7 +25,7 @@ export function codeRoutes(container: DependencyContainer): AnyRoute[] {
       errors: ['NOT_FOUND.CODE'],
       async handle({ params }) {
         const resolved = await resolver.resolve(params.code);
-        if (!resolved) throw new ApiError(404, 'NOT_FOUND.CODE', 'No referral, promo or affiliate code matches', 'path:/code');
+        if (!resolved) throw codeNotFound();
         const rewards = await catalog.rewards(resolved.receiverEntries.map((entry) => entry.reward_key));
         return {
           status: 200,
@@ -32,7 +33,7 @@ export function codeRoutes(container: DependencyContainer): AnyRoute[] {
             data: {
               type: resolved.type,
               code: resolved.code,
-              is_active: resolved.owner_active && (resolved.limit === 0 || resolved.taken < resolved.limit),
+              is_active: resolved.owner_active && hasFreeSlot(resolved.taken, resolved.limit),
               entity: resolved.entity,
               rewards: entriesByKind(resolved.receiverEntries, rewards, 'receiver'),
             },
