@@ -5,8 +5,16 @@ import { appUserIdOf } from '../src/domain/events/index.js';
 
 export const CREDIT_LEDGER = 'credit_ledger';
 
-/** A ledger row's order: its event's position (sortablePosition). */
-export const ledgerSequence = (position: bigint): string => sortablePosition(position);
+/**
+ * A ledger row's order (`seq`): its event's position (sortablePosition), and for the second row
+ * of a clawback's event (`shortfall`) the same with this suffix.
+ */
+const SECOND_ROW = '.1';
+
+/** The last `seq` an event at `position` can give a row: every row up to that event is at or before it. */
+export function lastLedgerSeqAt(position: bigint): string {
+  return `${sortablePosition(position)}${SECOND_ROW}`;
+}
 
 function grantCause(cause: GrantCause, appUserId: string): Doc {
   switch (cause.type) {
@@ -68,7 +76,7 @@ function revocationRow(shortfall: boolean, event: LoggedEvent): Doc | null {
   const refund = `${data.refund.provider} notification ${data.refund.notification_id}`;
   return {
     app_user_id: appUserIdOf(event.stream),
-    seq: `${ledgerSequence(event.position)}${shortfall ? '.1' : ''}`,
+    seq: `${sortablePosition(event.position)}${shortfall ? SECOND_ROW : ''}`,
     at: event.recordedAt.toISOString(),
     event_id: event.id,
     position: event.position.toString(),
@@ -95,7 +103,7 @@ function ledgerRow(event: LoggedEvent): Doc | null {
   const appUserId = appUserIdOf(event.stream)!;
   const base = {
     app_user_id: appUserId,
-    seq: ledgerSequence(event.position),
+    seq: sortablePosition(event.position),
     at: event.recordedAt.toISOString(),
     event_id: event.id,
     position: event.position.toString(),

@@ -2,8 +2,7 @@ import type { LoggedEvent } from '../src/application/event-log.js';
 import type { EventType } from '../src/domain/events/index.js';
 import type { PooledValue } from '../src/domain/events/user-events.js';
 import type { RewardKind } from '../src/domain/rewards/reward-kinds.js';
-import { ledgerSequence } from './credit-ledger.js';
-import type { Doc, DocumentRef, Projection } from './projection.js';
+import { type Doc, type DocumentRef, type Projection, sortablePosition } from './projection.js';
 import { appUserIdOf } from '../src/domain/events/index.js';
 import { PERSONAL_PROFILE_FIELDS, type Stored, storedValue } from '../src/domain/privacy/personal-fields.js';
 
@@ -207,7 +206,7 @@ function evolveEntry(current: RewardEntryDoc | null, event: LoggedEvent, id: str
         created_at: data.granted_at,
         updated_at: null,
         expired: false,
-        seq: ledgerSequence(event.position),
+        seq: sortablePosition(event.position),
       };
     }
     case 'RewardValueAssigned':

@@ -5,11 +5,11 @@ import {
   type InboundRequest,
   inRange,
   jsonObject,
-  LAST_TIME_MS,
   type NotificationVerifier,
   WebhookMalformedError,
   WebhookUnauthorizedError,
 } from '../../application/revenue/inbound-request.js';
+import { LAST_TIME_MS } from '../../domain/rewards/expiry.js';
 import { currencyDigits } from '../../domain/revenue/currency-digits.js';
 import type { RevenueKind, RevenueNotification } from '../../domain/revenue/revenue-notification.js';
 

@@ -1,5 +1,5 @@
 import { inject, injectable } from 'tsyringe';
-import { ledgerSequence } from '../../../projections/credit-ledger.js';
+import { lastLedgerSeqAt } from '../../../projections/credit-ledger.js';
 import { INBOUND } from '../../../projections/revenue-index.js';
 import { TRANSACTION_LINKS } from '../../../projections/transaction-links.js';
 import { streams } from '../../domain/events/index.js';
@@ -16,8 +16,6 @@ import { UserQueries } from '../queries/user-queries.js';
 
 /** Rows or events read at a time: what one export holds in memory, whatever the user's history. */
 export const EXPORT_PAGE = 500;
-
-/** A list of the document, a page at a time. */
 
 /**
  * Everything the service holds about one user (SPEC §13, the data subject's access request), as
@@ -80,7 +78,7 @@ export class UserExport {
 
   /** The ledger rows up to the head, oldest first, without the fields that are not the user's data. */
   private async *ledger(appUserId: string, requestId: string, first: { rows: Record<string, unknown>[]; nextAfter: string | null }, head: bigint): Pages {
-    const through = `${ledgerSequence(head)}.1`;
+    const through = lastLedgerSeqAt(head);
     let page = first;
     for (;;) {
       const rows = page.rows.filter((row) => String(row.seq) <= through);

@@ -1,4 +1,5 @@
 import { currencyDigits } from '../../domain/revenue/currency-digits.js';
+import { LAST_TIME_MS } from '../../domain/rewards/expiry.js';
 import type { RevenueNotification, RevenueProvider } from '../../domain/revenue/revenue-notification.js';
 
 /** An inbound notification as received: the exact bytes (signatures cover them), headers, query. */
@@ -92,9 +93,6 @@ export function inRange(minor: number): number {
   if (!Number.isSafeInteger(minor)) throw new WebhookMalformedError('BAD_REQUEST', 'An amount in the notification is out of range');
   return minor;
 }
-
-/** The last time the log can hold (ISO times have four-digit years). */
-export const LAST_TIME_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /** Milliseconds since 1970 as an ISO time; null when absent or not positive; 400 past the year 9999. */
 export function isoFromMillis(value: unknown): string | null {

@@ -3,11 +3,13 @@ import type { ClaimWindow } from '../events/code-events.js';
 import type { FraudRule, FraudRuleKind, RuleAction, RuleRef } from '../events/fraud-events.js';
 import type { RuleParams } from './fraud-rule.js';
 
-/**
+/*
  * What the fraud rules (SPEC §13) say about one referral claim or conversion. Pure: the
  * caller loads the rules, the parties and the counters first. Rules are judged in id order;
  * any `reject` wins over every `hold`.
  */
+
+/** A rule that a claim or conversion met, and what it does. */
 export interface RuleHit extends RuleRef {
   action: RuleAction;
 }

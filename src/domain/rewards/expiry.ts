@@ -16,15 +16,15 @@ export function addInterval(from: Date, duration: number, period: 'days' | 'mont
   return target;
 }
 
-/** The last instant ISO 8601 writes with a four-digit year. */
-const LATEST = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
+/** The last instant ISO 8601 writes with a four-digit year: the last time the log can hold. */
+export const LAST_TIME_MS = Date.UTC(9999, 11, 31, 23, 59, 59, 999);
 
 /** When a grant made at `grantedAt` stops being active; null = never. */
 export function expiryFor(deactivation: Deactivation, grantedAt: Date): string | null {
   if (deactivation.variant === 'never') return null;
   const end = addInterval(grantedAt, deactivation.duration, deactivation.period);
   // Definitions stored before intervals were capped could reach past year 9999.
-  return new Date(Math.min(end.getTime(), LATEST)).toISOString();
+  return new Date(Math.min(end.getTime(), LAST_TIME_MS)).toISOString();
 }
 
 /** Whether something that ends at `expiresAt` (null: never) is still in force at `now`: an entry, a code, a secret. */

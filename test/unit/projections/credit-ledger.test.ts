@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { describe, it } from 'mocha';
-import { CREDIT_LEDGER, creditLedgerProjection, ledgerSequence } from '../../../projections/credit-ledger.js';
+import { CREDIT_LEDGER, creditLedgerProjection, lastLedgerSeqAt } from '../../../projections/credit-ledger.js';
+import { sortablePosition } from '../../../projections/projection.js';
 import type { Doc } from '../../../projections/projection.js';
 import type { Decision } from '../../../src/domain/decider.js';
 import { decideGrantReward } from '../../../src/domain/users/grant-reward-by-hand.js';
@@ -22,10 +23,11 @@ function rows(docs: Record<string, Doc>): Row[] {
 }
 
 describe('credit_ledger projection (SPEC §7.7)', () => {
-  it('zero-pads positions so they sort as numbers', () => {
-    expect(ledgerSequence(7n)).to.equal('00000000000000000007');
-    expect(ledgerSequence(18_446_744_073_709_551_615n)).to.equal('18446744073709551615');
-    expect(ledgerSequence(9n) < ledgerSequence(10n)).to.equal(true);
+  it('zero-pads positions so they sort as numbers; the last seq at a position sorts after its rows and before the next', () => {
+    expect(sortablePosition(7n)).to.equal('00000000000000000007');
+    expect(sortablePosition(18_446_744_073_709_551_615n)).to.equal('18446744073709551615');
+    expect(sortablePosition(9n) < sortablePosition(10n)).to.equal(true);
+    expect(sortablePosition(9n) < lastLedgerSeqAt(9n) && lastLedgerSeqAt(9n) < sortablePosition(10n)).to.equal(true);
   });
 
   it('writes one row per credit grant with its cause', () => {
