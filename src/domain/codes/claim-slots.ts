@@ -82,11 +82,11 @@ export type SlotOutcome = { ok: true; hold: RuleHit | null } | { ok: false; erro
  * Slot requests queued on one code, decided in arrival order against the running counts, so
  * they can be appended together. `requestOfEvent[i]` is the request that produced event i.
  */
-export function decideSlotRequests(start: SlotCounts | number, requests: SlotRequest[]): Decision<{ outcomes: SlotOutcome[]; requestOfEvent: number[] }> {
+export function decideSlotRequests(start: SlotCounts, requests: SlotRequest[]): Decision<{ outcomes: SlotOutcome[]; requestOfEvent: number[] }> {
   const events: Decision<unknown>['events'] = [];
   const outcomes: SlotOutcome[] = [];
   const requestOfEvent: number[] = [];
-  let current: SlotCounts = typeof start === 'number' ? { taken: start, window: undefined } : start;
+  let current = start;
   requests.forEach((request, index) => {
     try {
       let decision: Decision<unknown>;

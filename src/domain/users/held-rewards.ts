@@ -22,7 +22,7 @@ export interface ReleaseHeldRewardsCommand {
  * concurrent approvals) finds nothing held and changes nothing.
  */
 export function decideReleaseHeldRewards(state: UserState, command: ReleaseHeldRewardsCommand): Decision<{ granted: number }> {
-  const held = (state.held_rewards ?? []).find((one) => one.review_id === command.review_id);
+  const held = state.held_rewards.find((one) => one.review_id === command.review_id);
   if (!state.exists || held === undefined) return { events: [], result: { granted: 0 } };
   const { review_id, rule_id, kind } = held;
   const events: NewDomainEvent[] = [...expireDueRewards(state, command.now)];

@@ -256,10 +256,10 @@ function applyUserEvent(draft: UserDraft, event: DomainEvent): void {
       state.last_cause_position = event.data.cause_position;
       return;
     case 'SenderRewardsHeld':
-      state.held_rewards = [...(state.held_rewards ?? []), event.data];
+      state.held_rewards = [...state.held_rewards, event.data];
       return;
     case 'HeldRewardsReleased':
-      state.held_rewards = (state.held_rewards ?? []).filter((held) => held.review_id !== event.data.review_id);
+      state.held_rewards = state.held_rewards.filter((held) => held.review_id !== event.data.review_id);
       return;
     default:
       return;

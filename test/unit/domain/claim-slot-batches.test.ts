@@ -3,7 +3,7 @@ import { decideSlotRequests } from '../../../src/domain/codes/claim-slots.js';
 
 describe('decideSlotRequests (claims queued on one code, appended together)', () => {
   it('decides in arrival order against the running count: takes up to the limit, then LIMIT_REACHED', () => {
-    const { events, result } = decideSlotRequests(1, [
+    const { events, result } = decideSlotRequests({ taken: 1, window: undefined }, [
       { kind: 'take', claim_id: 'a', claimer: 'ann', limit: 3 },
       { kind: 'take', claim_id: 'b', claimer: 'bob', limit: 3 },
       { kind: 'take', claim_id: 'c', claimer: 'cat', limit: 3 },
@@ -23,7 +23,7 @@ describe('decideSlotRequests (claims queued on one code, appended together)', ()
   });
 
   it('limit 0 is unlimited; a release never goes below zero', () => {
-    const { events, result } = decideSlotRequests(0, [
+    const { events, result } = decideSlotRequests({ taken: 0, window: undefined }, [
       { kind: 'release', claim_id: 'x', claimer: 'xu' },
       { kind: 'take', claim_id: 'y', claimer: 'yo', limit: 0 },
     ]);
