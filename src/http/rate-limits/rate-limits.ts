@@ -12,8 +12,6 @@ const FAILED_CLAIM_STATUSES = new Set([404, 422]);
 
 /** The same routes under the WinWinKit-compatible mount share the native budgets (SPEC §15). */
 const ON_MOUNT = `(?:${WINWINKIT_MOUNT})?`;
-/** The paths that need a key: the ones that are limited. */
-const LIMITED_PATH = new RegExp(`^${ON_MOUNT}/(users|codes|store|app-store|admin)(/|$)`);
 const CLAIM_PATH = new RegExp(`^${ON_MOUNT}/users/[^/]+/claim-code/?$`);
 const USER_PATH = new RegExp(`^${ON_MOUNT}/users/([^/]+)`);
 const USERS_PATH = new RegExp(`^${ON_MOUNT}/users/?$`);
@@ -100,10 +98,12 @@ export class RateLimits {
     };
   }
 
-  /** The counters a request is charged to, the caller's first; none when it is not limited. */
+  /**
+   * The counters a request is charged to, the caller's first; none when it is not limited. The
+   * limited paths are those that need a key (src/http/app.ts): only those have a caller.
+   */
   private charges(req: Request, res: Response): Charge[] {
-    if (!LIMITED_PATH.test(req.path)) return [];
-    const caller = res.locals.caller;
+    const caller = res.locals.caller as Express.Locals['caller'] | undefined;
     if (!caller || (caller.kind === 'secret' && !this.config.RATE_LIMIT_SECRET)) return [];
     const read = req.method === 'GET' || req.method === 'HEAD';
     const claim = req.method === 'POST' && CLAIM_PATH.test(req.path);
