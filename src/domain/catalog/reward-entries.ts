@@ -1,9 +1,6 @@
 import { DomainError } from '../domain-error.js';
-import { REPEATABLE_SENDER_KINDS, type RewardKind } from '../rewards/reward-kinds.js';
+import { CLAIM_ONLY_RECEIVER_KINDS, REPEATABLE_SENDER_KINDS, type RewardKind } from '../rewards/reward-kinds.js';
 import { activationSchema, type RewardEntry } from '../rewards/reward-schemas.js';
-
-/** Receiver rewards of these kinds can only be granted on claim. */
-const CLAIM_ONLY_RECEIVER_KINDS: readonly RewardKind[] = ['offer_code', 'store_promo_code', 'partner_offering'];
 
 /**
  * Checks reward entries of a program, promo code or affiliate against the rewards that exist.

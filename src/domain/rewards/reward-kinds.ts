@@ -5,6 +5,9 @@ export type RewardKind = (typeof REWARD_KINDS)[number];
 /** Kinds whose sender activation carries a `limit` and can be granted repeatedly. */
 export const REPEATABLE_SENDER_KINDS: readonly RewardKind[] = ['credit', 'offer_code', 'store_promo_code'];
 
+/** Receiver rewards of these kinds can only be granted on claim. */
+export const CLAIM_ONLY_RECEIVER_KINDS: readonly RewardKind[] = ['offer_code', 'store_promo_code', 'partner_offering'];
+
 /** Kinds whose entries receive a one-time code from the reward's pool. */
 export const POOLED_KINDS: readonly RewardKind[] = ['offer_code', 'store_promo_code'];
 

@@ -1,4 +1,4 @@
-import { REWARD_KINDS, type RewardKind } from '../../domain/rewards/reward-kinds.js';
+import { CLAIM_ONLY_RECEIVER_KINDS, REPEATABLE_SENDER_KINDS, REWARD_KINDS, type RewardKind } from '../../domain/rewards/reward-kinds.js';
 import { nullableJsonObject, outDateTime } from '../schemas/common.js';
 import { affiliateOut, upsertUserBody, userOut, withdrawResultOut } from '../schemas/users.js';
 import { z } from '../schemas/zod-openapi.js';
@@ -84,18 +84,14 @@ const deactivation = z
   ])
   .openapi(name('Deactivation'));
 
-/** Receivers of offer codes, promo codes and offerings are granted on claim only; the others on claim or conversion. */
-const CLAIM_ONLY_RECEIVERS: readonly RewardKind[] = ['offer_code', 'store_promo_code', 'partner_offering'];
-const LIMITED_SENDERS: readonly RewardKind[] = ['credit', 'offer_code', 'store_promo_code'];
-
 const programEntry = (kind: RewardKind, role: 'sender' | 'receiver') =>
   z
     .object({
       reward: definitions[kind],
       activation:
         role === 'receiver'
-          ? z.object({ variant: CLAIM_ONLY_RECEIVERS.includes(kind) ? z.enum(['claim']) : z.enum(['claim', 'conversion']) }).strict()
-          : z.object({ variant: z.enum(['claim', 'conversion']), amount: int(), ...(LIMITED_SENDERS.includes(kind) ? { limit: int() } : {}) }).strict(),
+          ? z.object({ variant: CLAIM_ONLY_RECEIVER_KINDS.includes(kind) ? z.enum(['claim']) : z.enum(['claim', 'conversion']) }).strict()
+          : z.object({ variant: z.enum(['claim', 'conversion']), amount: int(), ...(REPEATABLE_SENDER_KINDS.includes(kind) ? { limit: int() } : {}) }).strict(),
       deactivation,
     })
     .strict()
