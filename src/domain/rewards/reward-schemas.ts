@@ -9,7 +9,7 @@ export const jsonObject = z.custom<Record<string, unknown>>(
 );
 
 /** The longest deactivation interval: 100 years (a reward that must never end says `never`). */
-const MAX_INTERVAL = { days: 36_525, months: 1_200, years: 100 } as const;
+export const MAX_INTERVAL = { days: 36_525, months: 1_200, years: 100 } as const;
 
 export const deactivationSchema = z
   .discriminatedUnion('variant', [

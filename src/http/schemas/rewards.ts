@@ -1,5 +1,5 @@
 import { z } from './zod-openapi.js';
-import { deactivationSchema, rewardDefinitionSchema } from '../../domain/rewards/reward-schemas.js';
+import { deactivationSchema, MAX_INTERVAL, rewardDefinitionSchema } from '../../domain/rewards/reward-schemas.js';
 import { byKind, nullableJsonObject, outDateTime } from './common.js';
 
 /** The wire shapes reuse the domain's schemas: one definition of each. */
@@ -16,12 +16,12 @@ const interval = (period: 'days' | 'months' | 'years', max: number) => ({
 /** Spelled out for the document: an interval is at most 100 years in each period. */
 export const deactivationBody = deactivationSchema.meta({
   id: 'Deactivation',
-  description: '`never`, or an interval of at most 100 years (36525 days, 1200 months or 100 years).',
+  description: `\`never\`, or an interval of at most 100 years (${MAX_INTERVAL.days} days, ${MAX_INTERVAL.months} months or ${MAX_INTERVAL.years} years).`,
   oneOf: [
     { type: 'object', properties: { variant: { type: 'string', const: 'never' } }, required: ['variant'] },
-    interval('days', 36_525),
-    interval('months', 1_200),
-    interval('years', 100),
+    interval('days', MAX_INTERVAL.days),
+    interval('months', MAX_INTERVAL.months),
+    interval('years', MAX_INTERVAL.years),
   ],
 });
 
