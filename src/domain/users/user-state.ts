@@ -11,7 +11,7 @@ import { isActiveAt } from '../rewards/expiry.js';
  * of one reward with the same `expires_at` share one entry (SPEC §5.3), so a user's entries are
  * bounded by what is live, not by how many grants or withdrawals it has had.
  */
-export interface RewardEntry {
+export interface HeldEntry {
   /** The grant_id of the entry's first grant. */
   entry_id: string;
   reward_key: string;
@@ -59,7 +59,7 @@ export interface UserState {
   stats: { claims: number; conversions: number; churns: number };
   /** Global position of the last claimer event counted into `stats` (decimal string). */
   last_cause_position: string | null;
-  entries: RewardEntry[];
+  entries: HeldEntry[];
   /** Claims whose slot was released by the claim repair (a crash between the two steps). */
   abandoned_claims: string[];
   /** Referrer: sender rewards waiting for a review (fraud rules, SPEC §13), until it is decided. */
@@ -108,7 +108,7 @@ class UserDraft {
     this.state = { ...state };
   }
 
-  entries(): RewardEntry[] {
+  entries(): HeldEntry[] {
     if (!this.owned.has('entries')) {
       this.state.entries = this.state.entries.slice();
       this.owned.add('entries');
@@ -116,7 +116,7 @@ class UserDraft {
     return this.state.entries;
   }
 
-  updateEntry(entryId: string, change: (entry: RewardEntry) => RewardEntry): void {
+  updateEntry(entryId: string, change: (entry: HeldEntry) => HeldEntry): void {
     const entries = this.entries();
     const index = entries.findIndex((entry) => entry.entry_id === entryId);
     if (index >= 0) entries[index] = change(entries[index]!);
@@ -291,7 +291,7 @@ export const userEvolver: Evolver<UserState> = {
 };
 
 /** Entries that are active at `now` (their expiry may not be recorded yet). */
-export function activeEntries(state: UserState, now: Date): RewardEntry[] {
+export function activeEntries(state: UserState, now: Date): HeldEntry[] {
   return state.entries.filter((entry) => isActiveAt(entry.expires_at, now));
 }
 
@@ -310,7 +310,7 @@ export function claimWindowEnd(user: { first_seen_at: string | null; created_at:
 }
 
 /** The credit entries of `key` the user can spend at `now`, in grant order. */
-export function spendableCreditEntries(state: UserState, key: string, now: Date): RewardEntry[] {
+export function spendableCreditEntries(state: UserState, key: string, now: Date): HeldEntry[] {
   return activeEntries(state, now).filter((entry) => entry.reward_key === key && entry.kind === 'credit');
 }
 

@@ -2,7 +2,7 @@ import type { Decision } from '../decider.js';
 import { DomainError, userNotFound } from '../domain-error.js';
 import { type OperationRecord, replayed, type WithdrawResult } from '../idempotency.js';
 import { expireDueRewards } from '../rewards/grant-and-expire.js';
-import { creditBalance, evolveUser, type RewardEntry, spendableCreditEntries, type UserState } from './user-state.js';
+import { creditBalance, evolveUser, type HeldEntry, spendableCreditEntries, type UserState } from './user-state.js';
 
 export interface WithdrawCreditsCommand {
   key: string;
@@ -16,7 +16,7 @@ export interface WithdrawCreditsCommand {
 }
 
 /** Earliest expiry first (never-expiring last), then oldest entry. */
-function drainOrder(a: RewardEntry, b: RewardEntry): number {
+function drainOrder(a: HeldEntry, b: HeldEntry): number {
   if (a.expires_at !== b.expires_at) {
     if (a.expires_at === null) return 1;
     if (b.expires_at === null) return -1;
