@@ -13,13 +13,6 @@ export const purchaseRefSchema = z.object({
 });
 export type PurchaseRef = z.infer<typeof purchaseRefSchema>;
 
-/** Whether `refund` takes back `purchase`: the same transaction, or (without one) the same original transaction. */
-export function refundsPurchase(refund: Pick<PurchaseRef, 'provider' | 'transaction_id' | 'original_transaction_id'>, purchase: PurchaseRef | null): boolean {
-  if (purchase === null || refund.provider !== purchase.provider) return false;
-  if (refund.transaction_id !== null) return refund.transaction_id === purchase.transaction_id;
-  return refund.original_transaction_id !== null && refund.original_transaction_id === purchase.original_transaction_id;
-}
-
 /** Where the user came from when the revenue was recorded (for attribution), null when it claimed nothing. */
 export const attributionSchema = z.object({ code: z.string(), type: codeTypeSchema, owner_id: z.string(), program_id: z.string().nullable() }).nullable();
 

@@ -1,5 +1,5 @@
 import type { Decision, NewDomainEvent } from '../decider.js';
-import { refundsPurchase } from '../events/revenue-events.js';
+import { refundsPurchase } from './refunds-purchase.js';
 import { expireDueRewards, type GrantSpec } from '../rewards/grant-and-expire.js';
 import { type ConversionsFrom, conversionEvents } from '../users/conversion.js';
 import { foldUserEvents, type UserState } from '../users/user-state.js';

@@ -1,6 +1,7 @@
 import type { Evolver } from '../decider.js';
 import type { DomainEvent, EventDataOf } from '../events/index.js';
-import { type PurchaseRef, refundsPurchase } from '../events/revenue-events.js';
+import type { PurchaseRef } from '../events/revenue-events.js';
+import { refundsPurchase } from '../revenue/refunds-purchase.js';
 import type { PooledValue, ReferredByFact } from '../events/user-events.js';
 import type { RewardKind } from '../rewards/reward-kinds.js';
 import { PERSONAL_PROFILE_FIELDS } from '../privacy/personal-fields.js';
