@@ -1,6 +1,7 @@
 import type { Request, RequestHandler } from 'express';
 import { ApiError, bodyNotUtf8, bodyTooLarge } from './errors.js';
-import { isJsonObject, pointer } from './validation.js';
+import { isJsonObject } from '../domain/json-object.js';
+import { pointer } from './validation.js';
 
 /** Methods whose body the service reads and checks (JSON, size, storable); others' bodies are ignored. */
 export const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH']);

@@ -1,5 +1,6 @@
 import type { Request } from 'express';
 import type { z, ZodError, ZodIssue, ZodObject, ZodTypeAny } from 'zod';
+import { isJsonObject } from '../domain/json-object.js';
 import { ApiError } from './errors.js';
 
 /** A JSON Pointer (RFC 6901) to `path` in a body: the `source` of a validation error. */
@@ -30,11 +31,6 @@ function badRequest(error: ZodError, prefix = ''): ApiError {
 /** Whether a body schema asks for nothing (every field optional): such a body may be left out. */
 export function bodyIsOptional(schema: ZodTypeAny): boolean {
   return schema.safeParse({}).success;
-}
-
-/** Whether a parsed JSON body is an object (SPEC §9: anything else is BODY_INVALID). */
-export function isJsonObject(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
 
 /** The JSON body parsed by `schema`: 400 BODY_INVALID when not an object, BAD_REQUEST per field. */

@@ -18,6 +18,7 @@ import {
   START,
   STREAM_EXISTS,
 } from '@eventstore/db-client';
+import { isJsonObject } from '../../domain/json-object.js';
 import {
   type EventMetadata,
   type ExpectedRevision,
@@ -174,7 +175,7 @@ function parseJsonObject(value: unknown): Record<string, unknown> {
       return {};
     }
   }
-  return value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, unknown>) : {};
+  return isJsonObject(value) ? value : {};
 }
 
 /**

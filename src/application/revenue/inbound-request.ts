@@ -1,5 +1,6 @@
 import { currencyDigits } from '../../domain/revenue/currency-digits.js';
 import { LAST_TIME_MS } from '../../domain/rewards/expiry.js';
+import { isJsonObject } from '../../domain/json-object.js';
 import type { RevenueNotification, RevenueProvider } from '../../domain/revenue/revenue-notification.js';
 
 /** An inbound notification as received: the exact bytes (signatures cover them), headers, query. */
@@ -57,8 +58,8 @@ export function parseJsonBody(body: Buffer): Record<string, unknown> {
 
 /** `value` when it is a JSON object; `BODY_INVALID` otherwise (an array, a string, null…). */
 export function jsonObject(value: unknown): Record<string, unknown> {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) throw new WebhookMalformedError('BODY_INVALID', 'The body must be a JSON object');
-  return value as Record<string, unknown>;
+  if (!isJsonObject(value)) throw new WebhookMalformedError('BODY_INVALID', 'The body must be a JSON object');
+  return value;
 }
 
 /**

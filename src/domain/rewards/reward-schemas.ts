@@ -1,12 +1,10 @@
 import { z } from 'zod';
+import { isJsonObject } from '../json-object.js';
 import { REWARD_KINDS } from './reward-kinds.js';
 
 export const isoDateTime = z.iso.datetime({ offset: true });
 /** A JSON object kept exactly as given (a zod record would rebuild it and lose keys such as "__proto__"). */
-export const jsonObject = z.custom<Record<string, unknown>>(
-  (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
-  'must be a JSON object',
-);
+export const jsonObject = z.custom<Record<string, unknown>>(isJsonObject, 'must be a JSON object');
 
 /** The longest deactivation interval: 100 years (a reward that must never end says `never`). */
 export const MAX_INTERVAL = { days: 36_525, months: 1_200, years: 100 } as const;

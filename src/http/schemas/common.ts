@@ -1,6 +1,7 @@
 import { REWARD_KINDS } from '../../domain/rewards/reward-kinds.js';
 import { isWellFormed } from '../body-guard.js';
 import { ApiError } from '../errors.js';
+import { isJsonObject } from '../../domain/json-object.js';
 import { z } from './zod-openapi.js';
 
 /**
@@ -145,7 +146,7 @@ function faithfulNumbers(value: unknown): boolean {
 
 /** A JSON object (not an array), kept exactly as sent (keys such as "__proto__" included). */
 export const jsonObject = z
-  .custom<Record<string, unknown>>((value) => typeof value === 'object' && value !== null && !Array.isArray(value), 'must be a JSON object')
+  .custom<Record<string, unknown>>(isJsonObject, 'must be a JSON object')
   .refine(faithfulNumbers, 'numbers must be finite, and integers within ±(2^53 − 1) (send larger ones as strings)')
   .openapi({
     type: 'object',
