@@ -43,6 +43,7 @@ import type { PartnerEntitlements } from './ports/partner-entitlements.js';
 import type { ReadConsistency } from './ports/read-consistency.js';
 import type { ReadStore } from './ports/read-store.js';
 import { TOKENS } from './ports/tokens.js';
+import { webhookRetention } from './application/webhooks/webhook-retention.js';
 import type { WebhookOutbox } from './ports/webhook-outbox.js';
 
 /**
@@ -225,6 +226,7 @@ export async function composeService(options: CompositionOptions): Promise<Depen
           { name: 'expiry-sweep', run: () => c.resolve(ExpirySweep).run() },
           { name: 'claim-repair', run: () => c.resolve(ClaimRepair).run() },
           { name: 'rate-limit-cleanup', run: () => backend.rateLimits.removeExpired(c.resolve<Clock>(TOKENS.Clock).now().getTime()) },
+          { name: 'webhook-retention', run: () => webhookRetention(backend.webhookOutbox, c.resolve<Clock>(TOKENS.Clock), config.WEBHOOK_RETENTION_DAYS) },
         ],
         config.SWEEP_INTERVAL_S * 1000,
         c.resolve<Logger>(TOKENS.Logger),

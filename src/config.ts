@@ -144,6 +144,8 @@ export const configSchema = z
     WEBHOOK_DISABLE_AFTER_HOURS: z.coerce.number().positive().default(120),
     /** Deliveries yield to requests being answered, for at most this long per message (0: never yield). */
     WEBHOOK_YIELD_MAX_S: z.coerce.number().min(0).default(30),
+    /** Delivered messages are kept this long for the deliveries list and redelivery, then forgotten (open and dead ones stay). */
+    WEBHOOK_RETENTION_DAYS: z.coerce.number().positive().default(30),
     WEBHOOKS_ALLOW_HTTP: z
       .enum(['true', 'false'])
       .default('false')
@@ -289,6 +291,7 @@ const EXPECTED: Record<string, string> = {
   WEBHOOK_RETRY_HOURS: 'a number of hours greater than 0 (default 72)',
   WEBHOOK_DISABLE_AFTER_HOURS: 'a number of hours greater than 0 (default 120)',
   WEBHOOK_YIELD_MAX_S: 'a number of seconds, 0 or more (default 30; 0: deliveries never yield to requests)',
+  WEBHOOK_RETENTION_DAYS: 'a number of days greater than 0 (default 30)',
   WEBHOOKS_ALLOW_HTTP: 'true or false (default false: https only)',
   WEBHOOKS_ALLOW_PRIVATE: 'true or false (default false: private and loopback hosts refused)',
   REVENUECAT_BASE_URL: 'an absolute URL (default https://api.revenuecat.com)',

@@ -93,6 +93,12 @@ export interface WebhookOutbox {
   /** Since when the endpoint has failed without a success; null when it is healthy. */
   failingSince(endpointId: string): Promise<string | null>;
   setFailingSince(endpointId: string, since: string | null): Promise<void>;
+  /**
+   * Retention: forgets at most `limit` messages delivered before `before` (open and dead ones are
+   * kept); how many it forgot. The feed never brings them back (it moves past them for good); a
+   * replay from the log enqueues them again.
+   */
+  removeDelivered(before: string, limit: number): Promise<number>;
   /** Forgets an endpoint's messages (the endpoint was deleted). */
   removeEndpoint(endpointId: string): Promise<void>;
   close(): Promise<void>;

@@ -5,7 +5,7 @@ import { MESSAGE_TYPES } from '../../src/domain/webhooks/message-catalogue.js';
 import { StoreUnavailableError } from '../../src/ports/event-store.js';
 import type { WebhookOutbox } from '../../src/ports/webhook-outbox.js';
 import { never, putProgram, putReward } from '../support/fixtures.js';
-import { startTestService, type TestService } from '../support/test-service.js';
+import { ManualClock, startTestService, type TestService } from '../support/test-service.js';
 import { eventually, Receiver, verifyWebhook } from '../support/webhook-receiver.js';
 
 const LOCAL = { WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true' };
@@ -270,6 +270,42 @@ describe('API: outgoing webhook endpoints (SPEC §12)', function () {
     expect(since.body.data.requeued).to.equal(3);
     await receiver.waitFor((requests) => requests.length >= 9);
     expect(receiver.requests.slice(6).map((request) => request.headers['webhook-id'])).to.deep.equal(ids);
+  });
+});
+
+describe('API: outgoing webhook retention (WEBHOOK_RETENTION_DAYS)', function () {
+  it('forgets messages delivered longer ago than the retention, keeps the recent ones, and a replay sends the old ones again', async () => {
+    const clock = new ManualClock(new Date('2026-01-01T00:00:00.000Z'));
+    const service = await startTestService({ clock, env: { ...LOCAL, SWEEP_INTERVAL_S: '1', WEBHOOK_RETENTION_DAYS: '30' } });
+    const receiver = await new Receiver().start();
+    try {
+      await createEndpoint(service, 'kept', receiver.url);
+      await createUsers(service, ['old-1', 'old-2']);
+      await receiver.waitFor((requests) => requests.length >= 2);
+      const [oldId] = receiver.requests.map((request) => request.headers['webhook-id']);
+      const statuses = async () =>
+        ((await service.admin('GET', '/admin/webhooks/kept/deliveries')).body.data.deliveries as { status: string }[]).map((d) => d.status);
+      // Recorded as delivered (the receiver sees a message before the service records its answer) before the clock moves.
+      await eventually(statuses, (all) => all.length === 2 && all.every((status) => status === 'delivered'));
+      clock.advance(31 * 86_400_000);
+      await createUsers(service, ['new-1']);
+      await receiver.waitFor((requests) => requests.length >= 3);
+      const listed = async (query = '') =>
+        ((await service.admin('GET', `/admin/webhooks/kept/deliveries${query}`)).body.data.deliveries as { status: string; message_id: string }[]).map(
+          (delivery) => delivery.message_id,
+        );
+      const newId = receiver.requests[2]!.headers['webhook-id'];
+      expect(await eventually(listed, (ids) => ids.length === 1)).to.deep.equal([newId]);
+      expect(await listed('?status=delivered')).to.have.length(1);
+      expect((await service.admin('POST', `/admin/webhooks/kept/deliveries/${oldId}/redeliver`)).status).to.equal(404);
+      const replay = await service.admin('POST', '/admin/webhooks/kept/replay', { since: '2025-12-31T00:00:00.000Z' });
+      expect(replay.body.data.requeued).to.equal(3);
+      await receiver.waitFor((requests) => requests.length >= 6);
+      expect(receiver.requests.slice(3).map((request) => request.headers['webhook-id'])).to.include(oldId);
+    } finally {
+      await service.stop();
+      await receiver.stop();
+    }
   });
 });
 

@@ -144,6 +144,34 @@ export function webhookOutboxContract(name: string, open: OpenContractSubject<We
       expect(stats).to.deep.equal({ endpoint_id: endpoint, depth: 2, oldest_enqueued_at: T0 });
     });
 
+    it('forgets messages delivered before a time, at most `limit` at once, and keeps open, dead and later ones', async () => {
+      const rows = [1n, 2n, 3n, 4n, 5n].map((position) => message(position));
+      await outbox.feed(feed, rows, null, 5n);
+      const attempt = (status: 'delivered' | 'dead', at: string) => ({
+        due_at: T0,
+        status,
+        attempted_at: at,
+        next_attempt_at: at,
+        status_code: 200,
+        error: null,
+        latency_ms: 1,
+      });
+      await outbox.recordAttempt(endpoint, rows[0]!.message_id, attempt('delivered', T0));
+      await outbox.recordAttempt(endpoint, rows[1]!.message_id, attempt('delivered', T1));
+      await outbox.recordAttempt(endpoint, rows[2]!.message_id, attempt('delivered', T2));
+      await outbox.recordAttempt(endpoint, rows[3]!.message_id, attempt('dead', T0));
+      expect(await outbox.removeDelivered(T2, 1)).to.equal(1);
+      expect(await outbox.removeDelivered(T2, 10)).to.equal(1);
+      expect(await outbox.removeDelivered(T2, 10)).to.equal(0);
+      // Delivered at T2 (not before it), dead, and pending: kept.
+      expect((await outbox.list(endpoint, { limit: 10 })).map((row) => [row.position, row.status])).to.deep.equal([
+        [3n, 'delivered'],
+        [4n, 'dead'],
+        [5n, 'pending'],
+      ]);
+      expect(await outbox.get(endpoint, rows[0]!.message_id)).to.equal(null);
+    });
+
     it('redelivers one message and requeues (replay) delivered and new ones from zero attempts', async () => {
       const [a, b] = [message(1n), message(2n)];
       await outbox.feed(feed, [a], null, 1n);

@@ -79,7 +79,16 @@ export class MongoWebhookOutbox implements WebhookOutbox {
 
   static async open(db: Db): Promise<MongoWebhookOutbox> {
     const outbox = new MongoWebhookOutbox(db);
-    await guard(() => outbox.messages.createIndexes([{ key: { open: 1, endpoint_id: 1, position: 1 } }, { key: { endpoint_id: 1, position: 1 } }]));
+    await guard(() =>
+      outbox.messages.createIndexes([
+        { key: { open: 1, endpoint_id: 1, position: 1 } },
+        { key: { endpoint_id: 1, position: 1 } },
+        // A deliveries page by status reads its page, not every message the endpoint ever had.
+        { key: { endpoint_id: 1, status: 1, position: 1 } },
+        // Retention finds the messages delivered before a time without reading the others.
+        { key: { delivered_at: 1 }, partialFilterExpression: { status: 'delivered' } },
+      ]),
+    );
     return outbox;
   }
 
@@ -216,6 +225,19 @@ export class MongoWebhookOutbox implements WebhookOutbox {
 
   async setFailingSince(endpointId: string, since: string | null): Promise<void> {
     await guard(() => this.health.updateOne({ _id: endpointId }, { $set: { failing_since: since } }, { upsert: true }));
+  }
+
+  async removeDelivered(before: string, limit: number): Promise<number> {
+    const old = await guard(() =>
+      this.messages
+        .find({ status: 'delivered', delivered_at: { $lt: before } }, { projection: { _id: 1 } })
+        .limit(limit)
+        .toArray(),
+    );
+    if (old.length === 0) return 0;
+    // Checked again: a message put back to pending since it was found stays.
+    const removed = await guard(() => this.messages.deleteMany({ _id: { $in: old.map((message) => message._id) }, status: 'delivered' }));
+    return removed.deletedCount;
   }
 
   async removeEndpoint(endpointId: string): Promise<void> {

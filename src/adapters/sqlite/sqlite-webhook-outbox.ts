@@ -24,6 +24,8 @@ CREATE TABLE IF NOT EXISTS webhook_messages (
 ) WITHOUT ROWID;
 CREATE INDEX IF NOT EXISTS webhook_messages_open ON webhook_messages (open, endpoint_id, position);
 CREATE INDEX IF NOT EXISTS webhook_messages_by_position ON webhook_messages (endpoint_id, position);
+CREATE INDEX IF NOT EXISTS webhook_messages_by_status ON webhook_messages (endpoint_id, status, position);
+CREATE INDEX IF NOT EXISTS webhook_messages_delivered ON webhook_messages (delivered_at) WHERE status = 'delivered';
 CREATE TABLE IF NOT EXISTS webhook_feeds (name TEXT PRIMARY KEY, position INTEGER);
 CREATE TABLE IF NOT EXISTS webhook_endpoint_health (endpoint_id TEXT PRIMARY KEY, failing_since TEXT);
 `;
@@ -105,6 +107,10 @@ export class SqliteWebhookOutbox implements WebhookOutbox {
         'INSERT INTO webhook_endpoint_health (endpoint_id, failing_since) VALUES (?, ?) ON CONFLICT (endpoint_id) DO UPDATE SET failing_since = excluded.failing_since',
       ),
       removeMessages: db.prepare('DELETE FROM webhook_messages WHERE endpoint_id = ?'),
+      removeDelivered: db.prepare(
+        'DELETE FROM webhook_messages WHERE (endpoint_id, message_id) IN ' +
+          "(SELECT endpoint_id, message_id FROM webhook_messages WHERE status = 'delivered' AND delivered_at < ? LIMIT ?)",
+      ),
       removeHealth: db.prepare('DELETE FROM webhook_endpoint_health WHERE endpoint_id = ?'),
     };
   }
@@ -214,6 +220,10 @@ export class SqliteWebhookOutbox implements WebhookOutbox {
 
   async setFailingSince(endpointId: string, since: string | null): Promise<void> {
     writeTransaction(this.db, () => this.statements.setFailingSince.run(endpointId, since));
+  }
+
+  async removeDelivered(before: string, limit: number): Promise<number> {
+    return writeTransaction(this.db, () => this.statements.removeDelivered.run(before, limit).changes);
   }
 
   async removeEndpoint(endpointId: string): Promise<void> {

@@ -101,6 +101,10 @@ export class PersonalDataOutbox implements WebhookOutbox {
     return this.inner.setFailingSince(endpointId, since);
   }
 
+  removeDelivered(before: string, limit: number): Promise<number> {
+    return this.inner.removeDelivered(before, limit);
+  }
+
   removeEndpoint(endpointId: string): Promise<void> {
     return this.inner.removeEndpoint(endpointId);
   }

@@ -2,6 +2,7 @@ import { expect } from 'chai';
 import { STABLE_PARAM } from '../../../src/adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../../../src/adapters/sqlite/sqlite-event-store.js';
 import { SqliteReadStore } from '../../../src/adapters/sqlite/sqlite-read-store.js';
+import { SqliteWebhookOutbox } from '../../../src/adapters/sqlite/sqlite-webhook-outbox.js';
 import { CREDIT_LEDGER, creditLedgerProjection } from '../../../projections/credit-ledger.js';
 import type { NewEvent } from '../../../src/ports/event-store.js';
 import { recordedSqlite } from '../../support/recorded-sqlite.js';
@@ -134,5 +135,22 @@ describe('SQLite: the credit ledger of one key', () => {
         expect(plan, sql).to.match(/SEARCH rm_credit_ledger USING INDEX idx_credit_ledger_app_user_id_key_seq \(<expr>=\? AND <expr>=\?/);
       else expect(plan, sql).to.match(/SEARCH rm_credit_ledger USING INDEX idx_credit_ledger_app_user_id_seq /);
     }
+  });
+});
+
+describe('SQLite: the webhook outbox pages by status and forgets old deliveries through indexes', () => {
+  const sqlite = recordedSqlite();
+
+  it('a deliveries page by status, and the retention sweep, each search an index instead of reading every message', async () => {
+    const outbox = new SqliteWebhookOutbox(sqlite.db);
+    await outbox.list('ep', { status: 'failed', after: 5n, limit: 20 });
+    await outbox.removeDelivered('2026-01-01T00:00:00.000Z', 10);
+    const plans = plansOf(sqlite, (sql) => sql.includes(' AND status = ?') || sql.startsWith('DELETE FROM webhook_messages WHERE (endpoint_id'));
+    expect(plans.map(({ plan }) => plan.join(' | '))).to.have.length(2);
+    const byStatus = plans.find(({ sql }) => sql.startsWith('SELECT * FROM webhook_messages'))!.plan.join(' | ');
+    expect(byStatus).to.match(/USING INDEX webhook_messages_by_status \(endpoint_id=\? AND status=\? AND position>\?\)/);
+    const retention = plans.find(({ sql }) => sql.startsWith('DELETE'))!.plan.join(' | ');
+    expect(retention).to.match(/USING (COVERING )?INDEX webhook_messages_delivered \(delivered_at<\?\)/);
+    for (const { sql, plan } of plans) expect(plan.join(' | '), sql).not.to.match(/SCAN webhook_messages\b(?! USING)/);
   });
 });
