@@ -58,7 +58,7 @@ export interface CodeDoc extends Doc, AnalyticsCounters {
 const SEPARATOR = '\u001f';
 
 /** Series scope: everything, or one program. */
-export const scopeKey = (programId: string | null): string => (programId === null ? 'all' : `program${SEPARATOR}${programId}`);
+const scopeKey = (programId: string | null): string => (programId === null ? 'all' : `program${SEPARATOR}${programId}`);
 export const dailyId = (programId: string | null, day: string): string => `${scopeKey(programId)}${SEPARATOR}${day}`;
 /** A sorted list: one period (`YYYY-MM-DD` or `YYYY-MM`) of every program (null) or one. */
 export const listKey = (programId: string | null, period: string): string => `${scopeKey(programId)}${SEPARATOR}${period}`;

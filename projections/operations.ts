@@ -11,13 +11,13 @@ export function operationDocumentId(appUserId: string, operationId: string): str
 }
 
 /** What one (user, operation_id) was first used for, by kind: a withdrawal and a grant each remember their own. */
-export type OperationRecords = Partial<Record<OperationKind, OperationRecord>>;
+type OperationRecords = Partial<Record<OperationKind, OperationRecord>>;
 
 /**
  * The records of an operations document. Version 1 kept one record per document (`{kind, key,
  * …}`): such a document, not yet rebuilt by `npm run replay`, is read as the record of its kind.
  */
-export function operationRecordsOf(doc: Doc | null): OperationRecords {
+function operationRecordsOf(doc: Doc | null): OperationRecords {
   if (doc === null) return {};
   if (typeof doc.kind === 'string') return { [doc.kind as OperationKind]: doc as unknown as OperationRecord };
   return doc as OperationRecords;

@@ -56,7 +56,7 @@ export interface RefundedConversion {
 }
 
 /** Every key an unmatched notification could be matched by later (as REVENUE_LINKS ids, plus users). */
-export function pendingKeys(provider: RevenueProvider, match: MatchKeys): string[] {
+function pendingKeys(provider: RevenueProvider, match: MatchKeys): string[] {
   const keys = match.app_user_ids.map(links.user);
   if (match.account_token) keys.push(links.token(match.account_token));
   if (match.customer_id) keys.push(links.customer(match.customer_id));

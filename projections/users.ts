@@ -60,7 +60,7 @@ export interface RewardEntryDoc {
   seq: string;
 }
 
-export function initialUserDoc(appUserId: string): UserDoc {
+function initialUserDoc(appUserId: string): UserDoc {
   return {
     exists: false,
     app_user_id: appUserId,

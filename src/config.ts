@@ -87,7 +87,7 @@ const trustProxy = z
   });
 
 /** Every setting of SPEC §10, read from the environment. */
-export const configSchema = z
+const configSchema = z
   .object({
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
     PORT: z.coerce.number().int().min(0).max(65_535).default(8080),

@@ -29,7 +29,7 @@ type Post<PathParams, Body> = {
 /** SPEC §14 (analytics) and §13 (reviews): how those operations are declared until the service documents them. */
 export type Revenue = { currency: string; gross_minor: number; refunded_minor: number }[];
 export type AnalyticsDay = { date: string; claims: number; conversions: number; churns: number; refunds: number; revenue: Revenue };
-export type TopCode = {
+type TopCode = {
   code: string;
   kind: 'referral' | 'promo' | 'affiliate';
   program_id: string | null;

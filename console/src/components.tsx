@@ -30,7 +30,7 @@ export function Section<T>(props: { loaded: Loaded<T>; what: string; children: (
   return <>{props.children(loaded.data)}</>;
 }
 
-export function Loading(props: { what: string }) {
+function Loading(props: { what: string }) {
   return (
     <p class="muted" role="status" aria-live="polite">
       Loading {props.what}…
@@ -42,7 +42,7 @@ export function Empty(props: { children: ComponentChildren }) {
   return <p class="empty">{props.children}</p>;
 }
 
-export function NotBuilt(props: { what: string }) {
+function NotBuilt(props: { what: string }) {
   return (
     <p class="notice" role="status">
       {props.what[0]?.toUpperCase()}

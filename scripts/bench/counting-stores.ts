@@ -10,7 +10,7 @@ export interface StoreCounts {
   bytes_written: number;
 }
 
-export const zeroCounts = (): StoreCounts => ({ calls: 0, rows_read: 0, bytes_read: 0, rows_written: 0, bytes_written: 0 });
+const zeroCounts = (): StoreCounts => ({ calls: 0, rows_read: 0, bytes_read: 0, rows_written: 0, bytes_written: 0 });
 
 /** Methods that change a store; every other method is a read. */
 const WRITES = /^(append|commit|put|write|save|insert|update|delete|remove|swap|reset|record|release|acquire)/i;

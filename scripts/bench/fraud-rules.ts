@@ -6,7 +6,7 @@ import { call } from './processes.js';
  * customer, the hourly and daily counts in the code stream, and one more append to the
  * claimer's payment-customer counter — and every claim still succeeds.
  */
-export const GUARD_RULES: Record<string, { kind: string; params: Record<string, unknown> }> = {
+const GUARD_RULES: Record<string, { kind: string; params: Record<string, unknown> }> = {
   'bench-hourly': { kind: 'referrer_claims_per_hour', params: { max: 1_000_000 } },
   'bench-daily': { kind: 'referrer_claims_per_day', params: { max: 1_000_000 } },
   'bench-account-age': { kind: 'min_seconds_user_to_claim', params: { seconds: 1 } },

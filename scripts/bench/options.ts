@@ -2,7 +2,7 @@ import { type Command, defineCommand, type ParsedOptions, UsageError } from '../
 
 /** The groups of figures `npm run bench` can run; `--only` picks some. */
 export const SECTIONS = ['users', 'claims', 'withdrawals', 'reactions', 'history', 'replay'] as const;
-export type Section = (typeof SECTIONS)[number];
+type Section = (typeof SECTIONS)[number];
 
 export interface BenchOptions {
   /** Seconds per load test. */

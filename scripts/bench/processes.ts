@@ -13,7 +13,7 @@ export interface Child {
 }
 
 /** Starts `node …command` and resolves once it prints {"url": "http://…"} on stdout. */
-export function startChild(command: string[], env: Record<string, string>): Promise<Child> {
+function startChild(command: string[], env: Record<string, string>): Promise<Child> {
   const child = spawn(process.execPath, command, { cwd: ROOT, env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'inherit'] });
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   return new Promise((resolve, reject) => {

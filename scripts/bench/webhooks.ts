@@ -1,5 +1,5 @@
 /**
- * npx tsx scripts/bench/webhooks.ts [--events 10000] [--endpoints 3] [--duration 5] [--connections 16] [--split]
+ * npm run bench:webhooks -- [--events 10000] [--endpoints 3] [--duration 5] [--connections 16] [--split]
  *
  * Webhook fan-out benchmark. Writes `--events` catalogue events (user.created + reward.granted
  * on 100 users) and `--endpoints` endpoints straight into a fresh embedded log, starts the real

@@ -33,7 +33,7 @@ export const EXIT = {
   CONFIG: 78,
 } as const;
 
-export interface StringOption {
+interface StringOption {
   type: 'string';
   /** Placeholder shown in the help, e.g. `NAME`. */
   value: string;
@@ -43,7 +43,7 @@ export interface StringOption {
   multiple?: false;
 }
 
-export interface BooleanOption {
+interface BooleanOption {
   type: 'boolean';
   description: string;
   short?: string;

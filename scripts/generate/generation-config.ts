@@ -20,20 +20,20 @@ export const REFERRER_RECENCY = 21 * DAY;
 export const BASELINE_EVENTS_PER_USER = 6.5;
 
 export const GEN_PROGRAM_ID = 'gen-friends';
-export const CREDITS = 'gen-credits';
-export const PREMIUM_WEEK = 'gen-premium-week';
-export const WELCOME_CREDITS = 'gen-welcome-credits';
+const CREDITS = 'gen-credits';
+const PREMIUM_WEEK = 'gen-premium-week';
+const WELCOME_CREDITS = 'gen-welcome-credits';
 export const GOODWILL_CREDITS = 'gen-goodwill-credits';
 export const WELCOME_PROMO = 'GEN-WELCOME';
 export const LAUNCH_PROMO = 'GEN-LAUNCH';
 
-export function actorOf(kind: 'client' | 'secret', name: string): string {
+function actorOf(kind: 'client' | 'secret', name: string): string {
   return `${kind}:${createHash('sha256').update(`generate-events:${name}`).digest('hex').slice(0, 12)}`;
 }
 export const CLIENT_ACTOR = actorOf('client', 'app');
 export const SECRET_ACTOR = actorOf('secret', 'backoffice');
 
-export const never: Deactivation = { variant: 'never' };
+const never: Deactivation = { variant: 'never' };
 export const days = (duration: number): Deactivation => ({ variant: 'interval', duration, period: 'days' });
 
 export const REWARDS: RewardInput[] = [

@@ -47,7 +47,7 @@ function openBesideEvents(dataDir: string, file: string): Database.Database {
 }
 
 /** The embedded data keys' file (SPEC §13), beside the events' file in DATA_DIR. */
-export const DATA_KEYS_FILE = 'data-keys.db';
+const DATA_KEYS_FILE = 'data-keys.db';
 
 /**
  * Data keys in their own file, so an operator can back it up (and expire its backups) apart
@@ -65,7 +65,7 @@ export function openKeyConnection(dataDir: string): Database.Database {
  * store would be created and every personal value would read as erased, silently; refused
  * instead, before anything is created.
  */
-export class MissingKeyStoreError extends Error {
+class MissingKeyStoreError extends Error {
   constructor(dataDir: string) {
     super(
       `${path.join(dataDir, DATA_KEYS_FILE)} is missing, but the log in ${path.join(dataDir, 'referrals.db')} holds encrypted personal data: ` +

@@ -13,7 +13,7 @@ import type { Logger } from '../ports/logger.js';
 import type { Backend, ExclusiveWork } from './backend.js';
 
 /** How long a projector's lease lasts without renewal; a standby takes over after at most this. */
-export const PROJECTOR_LEASE_TTL_MS = 15_000;
+const PROJECTOR_LEASE_TTL_MS = 15_000;
 
 export interface ExternalBackend extends Backend {
   name: 'external';

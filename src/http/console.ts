@@ -13,7 +13,7 @@ import { methodNotAllowed, pathNotFound } from './errors.js';
  */
 
 /** SPEC §14: nothing but this origin; no inline or eval'd script; never framed. */
-export const CONSOLE_CSP = [
+const CONSOLE_CSP = [
   "default-src 'self'",
   "script-src 'self'",
   "style-src 'self'",
@@ -48,7 +48,7 @@ function packageRoot(): string {
   return dir;
 }
 
-export const CONSOLE_ASSETS_DIR = path.join(packageRoot(), 'dist', 'console');
+const CONSOLE_ASSETS_DIR = path.join(packageRoot(), 'dist', 'console');
 
 export function consoleRouter(config: Pick<Config, 'CONSOLE'>): Router {
   const router = Router({ caseSensitive: true, strict: true });

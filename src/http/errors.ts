@@ -59,7 +59,7 @@ export function errorBody(...errors: ErrorObject[]) {
 }
 
 /** A business rule's status comes from the error-code catalogue (NOT_FOUND.* 404, the others 422). */
-export function fromDomainError(error: DomainError): ApiError {
+function fromDomainError(error: DomainError): ApiError {
   return new ApiError(statusOf(error.code), error.code, error.message, error.source);
 }
 

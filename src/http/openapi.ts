@@ -37,7 +37,7 @@ export interface OperationDoc {
 }
 
 /** Every code an operation can answer, from its own list and its shape. */
-export function operationErrorCodes(doc: Pick<OperationDoc, 'method' | 'path' | 'errors' | 'auth' | 'body'>): ErrorCode[] {
+function operationErrorCodes(doc: Pick<OperationDoc, 'method' | 'path' | 'errors' | 'auth' | 'body'>): ErrorCode[] {
   // Any request can be refused before it reaches its route: a request line and headers over
   // 64 KiB, or HTTP that cannot be parsed (a malformed request line) (src/http/http-server.ts).
   const codes = new Set<ErrorCode>(['BAD_REQUEST']);
@@ -86,7 +86,7 @@ function errorResponse(status: number, codes: ErrorCode[]) {
 }
 
 /** The interface's version, as the customer's API declares it (seed-api.md, Versioning); not the package's. */
-export const API_VERSION = '1.0';
+const API_VERSION = '1.0';
 
 const DESCRIPTION = [
   'Self-hosted referral, affiliate and promo-code backend for subscription apps.',

@@ -19,7 +19,7 @@ export interface Reply {
 }
 
 /** A handler's input: path parameters, query and body already parsed by the declared schemas. */
-export interface RouteInput<P, Q, B> {
+interface RouteInput<P, Q, B> {
   params: Parsed<P>;
   query: Parsed<Q>;
   body: Parsed<B>;

@@ -1,7 +1,7 @@
 import { type CryptoKey, importPKCS8, SignJWT } from 'jose';
 import type { Clock } from '../../ports/clock.js';
 
-export const ASC_AUDIENCE = 'appstoreconnect-v1';
+const ASC_AUDIENCE = 'appstoreconnect-v1';
 /** App Store Connect rejects tokens that live longer than 20 minutes; stay well below. */
 export const TOKEN_LIFETIME_S = 15 * 60;
 /** A cached token is replaced this long before it expires, so none expires in flight. */

@@ -18,7 +18,7 @@ function fieldPath(field: string): string {
 }
 
 /** The table holding a collection: `rm_<collection>` (as the MongoDB adapter names its collections). */
-export function tableName(collection: string): string {
+function tableName(collection: string): string {
   return `rm_${checkedCollection(collection)}`;
 }
 

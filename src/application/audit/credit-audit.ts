@@ -4,7 +4,7 @@ import type { ReadStore } from '../../ports/read-store.js';
 import type { EventLog, LoggedEvent } from '../event-log.js';
 import { appUserIdOf, streams } from '../../domain/events/index.js';
 
-export interface AuditRow {
+interface AuditRow {
   app_user_id: string;
   key: string;
   /** Balance recomputed by folding the user's events. */
@@ -16,7 +16,7 @@ export interface AuditRow {
   ledger_sum: number;
 }
 
-export interface Mismatch {
+interface Mismatch {
   app_user_id: string;
   key: string;
   /**

@@ -7,7 +7,7 @@
 
 const NEEDS_QUOTES = /[",\r\n]|^\s|\s$/;
 
-export const CSV_RECORD_SEPARATOR = '\r\n';
+const CSV_RECORD_SEPARATOR = '\r\n';
 
 export function csvField(value: string): string {
   return NEEDS_QUOTES.test(value) ? `"${value.replaceAll('"', '""')}"` : value;

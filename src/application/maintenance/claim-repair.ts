@@ -6,7 +6,7 @@ import { TOKENS } from '../../ports/tokens.js';
 import { ClaimSlots } from '../shared-resources/claim-slots.js';
 
 /** A claim slot held this long without its claim is taken to be from a crashed request. */
-export const ABANDONED_AFTER_MS = 60_000;
+const ABANDONED_AFTER_MS = 60_000;
 
 /**
  * Repairs claims that died between taking a code's slot and recording the claim: the

@@ -28,7 +28,7 @@ export function keyIdOf(envelope: Envelope): string {
   return envelope[FIELD].split('.')[1] ?? '';
 }
 
-export class PersonalDataCorruptError extends Error {
+class PersonalDataCorruptError extends Error {
   override name = 'PersonalDataCorruptError';
 }
 

@@ -11,15 +11,15 @@ const PAGE_SIZE = 2_000;
 const FLUSH_DOCUMENTS = 20_000;
 const REBUILT = '__rebuild';
 
-export function rebuiltCollection(collection: string): string {
+function rebuiltCollection(collection: string): string {
   return `${collection}${REBUILT}`;
 }
 
-export function replayCheckpoint(projection: string): string {
+function replayCheckpoint(projection: string): string {
   return `replay:${projection}`;
 }
 
-export interface ReplayProgress {
+interface ReplayProgress {
   /** Position reached; the run ends when it reaches the head (re-read while catching up). */
   position: bigint | null;
   head: bigint | null;
@@ -37,7 +37,7 @@ export interface ReplayOptions {
   flushDocuments?: number;
 }
 
-export class ReplayFailedError extends Error {
+class ReplayFailedError extends Error {
   constructor(projection: string, eventId: string, cause: unknown) {
     super(`Replay of ${projection} cannot apply event ${eventId}: ${cause instanceof Error ? cause.message : String(cause)}`, { cause });
     this.name = 'ReplayFailedError';

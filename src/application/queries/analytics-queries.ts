@@ -16,7 +16,7 @@ import { AFFILIATES } from '../../../projections/catalog.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
 
-export type Revenue = { currency: string; gross_minor: number; refunded_minor: number }[];
+type Revenue = { currency: string; gross_minor: number; refunded_minor: number }[];
 
 export interface AnalyticsDay {
   date: string;

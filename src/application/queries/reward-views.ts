@@ -31,14 +31,14 @@ export function adminRewardView(reward: RewardDefinition): AdminRewardOut {
 }
 
 /** Activation in the seed's per-kind shape: receivers show only `variant`. */
-export function activationView(activation: Activation, kind: RewardKind, role: 'sender' | 'receiver'): ProgramEntryOut['activation'] {
+function activationView(activation: Activation, kind: RewardKind, role: 'sender' | 'receiver'): ProgramEntryOut['activation'] {
   if (role === 'receiver') return { variant: activation.variant };
   const view: ProgramEntryOut['activation'] = { variant: activation.variant, amount: activation.amount ?? 1 };
   if (REPEATABLE_SENDER_KINDS.includes(kind)) view.limit = activation.limit ?? 0;
   return view;
 }
 
-export function deactivationView(deactivation: Deactivation): ProgramEntryOut['deactivation'] {
+function deactivationView(deactivation: Deactivation): ProgramEntryOut['deactivation'] {
   return deactivation.variant === 'never' ? { variant: 'never' } : { variant: 'interval', duration: deactivation.duration, period: deactivation.period };
 }
 

@@ -35,7 +35,7 @@ interface ActiveEntryFields {
 }
 
 /** An entry as listed under `rewards.active` / `rewards_granted`. */
-export function activeEntryView(entry: ActiveEntryFields, reward: RewardDefinition): RewardEntryView {
+function activeEntryView(entry: ActiveEntryFields, reward: RewardDefinition): RewardEntryView {
   return {
     reward: rewardView(reward),
     expires_at: entry.expires_at,
@@ -60,7 +60,7 @@ function bySeq(a: RewardEntryDoc, b: RewardEntryDoc): number {
  * the entries without a recorded expiry; `recordedExpired` the most recently expired recorded
  * ones (up to EXPIRED_PER_KIND per kind). Each list is shown in grant order.
  */
-export function rewardsView(live: readonly RewardEntryDoc[], recordedExpired: readonly RewardEntryDoc[], context: UserViewContext) {
+function rewardsView(live: readonly RewardEntryDoc[], recordedExpired: readonly RewardEntryDoc[], context: UserViewContext) {
   const active = emptyByKind<RewardEntryView>();
   const expired = emptyByKind<RewardEntryDoc>();
   for (const entry of [...live].sort(bySeq)) {

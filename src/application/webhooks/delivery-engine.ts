@@ -18,7 +18,7 @@ import { REVENUECAT_ENDPOINT, WEBHOOK_FEED } from './webhook-feeder.js';
 import { checkWebhookUrl, deliveryLookup, type UrlPolicySettings } from './webhook-url-policy.js';
 import { signWebhook } from './webhook-signing.js';
 
-export interface DeliverySettings extends UrlPolicySettings {
+interface DeliverySettings extends UrlPolicySettings {
   WEBHOOK_TIMEOUT_MS: number;
   WEBHOOK_RETRY_HOURS: number;
   WEBHOOK_DISABLE_AFTER_HOURS: number;

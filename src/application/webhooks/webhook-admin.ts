@@ -58,7 +58,7 @@ export function automaticallyDisabledAt(events: readonly LoggedEvent[]): bigint 
 }
 
 /** A delivery as the admin API lists it (SPEC §12). */
-export function deliveryView(message: OutboxMessage) {
+function deliveryView(message: OutboxMessage) {
   return {
     message_id: message.message_id,
     event_type: message.event_type,

@@ -82,7 +82,7 @@ export function outboxMessagesFor(
 }
 
 /** The `webhook-id`: UUIDv5 of endpoint id + event id, the same on every attempt and replay. */
-export function webhookMessageId(ids: Ids, endpointId: string, eventId: string): string {
+function webhookMessageId(ids: Ids, endpointId: string, eventId: string): string {
   return ids.derived('webhook', endpointId, eventId);
 }
 

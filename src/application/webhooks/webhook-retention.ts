@@ -2,7 +2,7 @@ import type { Clock } from '../../ports/clock.js';
 import type { WebhookOutbox } from '../../ports/webhook-outbox.js';
 
 /** Messages forgotten per run of the job: one short write, whatever the backlog (the next run goes on). */
-export const RETENTION_BATCH = 5_000;
+const RETENTION_BATCH = 5_000;
 
 /**
  * The maintenance job that keeps the outbox bounded: messages delivered more than

@@ -11,7 +11,7 @@ export type CodeType = z.infer<typeof codeTypeSchema>;
  * latest event alone tells them (the fraud rules `referrer_claims_per_hour` / `_per_day`; a
  * referral code belongs to one referrer). Absent on events written before fraud rules.
  */
-export const claimWindowSchema = z.object({ hour: z.string(), hour_claims: z.number().int(), day: z.string(), day_claims: z.number().int() });
+const claimWindowSchema = z.object({ hour: z.string(), hour_claims: z.number().int(), day: z.string(), day_claims: z.number().int() });
 export type ClaimWindow = z.infer<typeof claimWindowSchema>;
 
 export const codeEvents = {

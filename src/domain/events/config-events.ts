@@ -3,7 +3,7 @@ import { isoDateTime, jsonObject, rewardDefinitionSchema, rewardEntrySchema } fr
 
 /** Configuration streams: `reward-{key}`, `program-{id}`, `promo-{CODE}`, `affiliate-{id}`. */
 
-export const programSchema = z.object({
+const programSchema = z.object({
   id: z.string(),
   name: z.string(),
   description: z.string().nullable(),
@@ -16,7 +16,7 @@ export const programSchema = z.object({
 });
 export type Program = z.infer<typeof programSchema>;
 
-export const promoCodeSchema = z.object({
+const promoCodeSchema = z.object({
   code: z.string(),
   description: z.string().nullable(),
   is_active: z.boolean(),
@@ -29,7 +29,7 @@ export type PromoCode = z.infer<typeof promoCodeSchema>;
 
 export const AFFILIATE_STATUSES = ['pending', 'approved', 'rejected', 'withdrawn', 'archived', 'deactivated', 'banned'] as const;
 
-export const affiliateSchema = z.object({
+const affiliateSchema = z.object({
   id: z.string(),
   status: z.enum(AFFILIATE_STATUSES),
   name: z.string(),

@@ -25,7 +25,7 @@ export type FraudRuleKind = (typeof FRAUD_RULE_KINDS)[number];
 export const RULE_ACTIONS = ['reject', 'hold'] as const;
 export type RuleAction = (typeof RULE_ACTIONS)[number];
 
-export const fraudRuleSchema = z.object({
+const fraudRuleSchema = z.object({
   id: z.string(),
   kind: z.enum(FRAUD_RULE_KINDS),
   /** The kind's parameters, validated per kind by the admin API (src/domain/fraud/fraud-rule.ts). */
@@ -38,14 +38,14 @@ export const fraudRuleSchema = z.object({
 export type FraudRule = z.infer<typeof fraudRuleSchema>;
 
 /** The rule a decision followed: enough for an auditor without reading the rule's stream. */
-export const ruleRefSchema = z.object({ rule_id: z.string(), kind: z.enum(FRAUD_RULE_KINDS) });
+const ruleRefSchema = z.object({ rule_id: z.string(), kind: z.enum(FRAUD_RULE_KINDS) });
 export type RuleRef = z.infer<typeof ruleRefSchema>;
 
 /** A claim put on hold: the review that decides its referrer's rewards. */
 export const claimHoldSchema = ruleRefSchema.extend({ review_id: z.string() });
 export type ClaimHold = z.infer<typeof claimHoldSchema>;
 
-export const heldGrantSchema = z.object({
+const heldGrantSchema = z.object({
   reward: z.object({ key: z.string(), kind: z.enum(REWARD_KINDS), credits: z.number().int().nullable() }),
   deactivation: deactivationSchema,
   clawback: z.enum(['none', 'on_refund']).optional(),

@@ -36,7 +36,7 @@ export function isKnownEventType(type: string): type is EventType {
   return Object.hasOwn(eventSchemas, type);
 }
 
-export class InvalidEventError extends Error {
+class InvalidEventError extends Error {
   constructor(type: string, detail: string) {
     super(`Event ${type} does not match its schema: ${detail}`);
     this.name = 'InvalidEventError';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { isoDateTime } from '../rewards/reward-schemas.js';
 
 /** Events of `pool-{reward_key}`: one-time codes of an offer_code / store_promo_code reward. */
-export const poolCodeSchema = z.object({ value: z.string(), link: z.string().nullable(), expires_at: isoDateTime });
+const poolCodeSchema = z.object({ value: z.string(), link: z.string().nullable(), expires_at: isoDateTime });
 export type PoolCode = z.infer<typeof poolCodeSchema>;
 
 export const poolEvents = {

@@ -14,7 +14,7 @@ export const purchaseRefSchema = z.object({
 export type PurchaseRef = z.infer<typeof purchaseRefSchema>;
 
 /** Where the user came from when the revenue was recorded (for attribution), null when it claimed nothing. */
-export const attributionSchema = z.object({ code: z.string(), type: codeTypeSchema, owner_id: z.string(), program_id: z.string().nullable() }).nullable();
+const attributionSchema = z.object({ code: z.string(), type: codeTypeSchema, owner_id: z.string(), program_id: z.string().nullable() }).nullable();
 
 const revenueFact = revenueNotificationSchema.omit({ match: true }).extend({
   recorded_at: isoDateTime,

@@ -14,14 +14,14 @@ export const SUBSCRIPTION_PERIODS = ['ONE_WEEK', 'ONE_MONTH', 'TWO_MONTHS', 'THR
 /** A non-negative decimal amount as a string ("0", "4.99", "1200"), as the store gives it. */
 export const DECIMAL_PRICE = /^(0|[1-9]\d{0,11})(\.\d{1,6})?$/;
 
-export const storePriceSchema = z.object({
+const storePriceSchema = z.object({
   territory: z.string(),
   price: z.string().regex(DECIMAL_PRICE),
   currency: z.string(),
 });
 export type StorePrice = z.infer<typeof storePriceSchema>;
 
-export const storeOfferCodeSchema = z.object({
+const storeOfferCodeSchema = z.object({
   id: z.string(),
   name: z.string(),
   customer_eligibilities: z.array(z.enum(CUSTOMER_ELIGIBILITIES)),
@@ -33,7 +33,7 @@ export const storeOfferCodeSchema = z.object({
 });
 export type StoreOfferCode = z.infer<typeof storeOfferCodeSchema>;
 
-export const storeSubscriptionSchema = z.object({
+const storeSubscriptionSchema = z.object({
   id: z.string(),
   product_id: z.string(),
   name: z.string(),
@@ -43,7 +43,7 @@ export const storeSubscriptionSchema = z.object({
 export type StoreSubscription = z.infer<typeof storeSubscriptionSchema>;
 
 /** One offer code with its subscription: what the catalog stores and the GET returns. */
-export const storeOfferCodeEntrySchema = z.object({ offer_code: storeOfferCodeSchema, subscription: storeSubscriptionSchema });
+const storeOfferCodeEntrySchema = z.object({ offer_code: storeOfferCodeSchema, subscription: storeSubscriptionSchema });
 export type StoreOfferCodeEntry = z.infer<typeof storeOfferCodeEntrySchema>;
 
 export const storeEvents = {

@@ -7,7 +7,7 @@ import { purchaseRefSchema, revenueUserEvents } from './revenue-events.js';
 
 /** Events of the `user-{app_user_id}` stream: everything one user's responses show. */
 
-export const referredBySchema = z.object({
+const referredBySchema = z.object({
   claim_id: z.string(),
   code: z.string(),
   type: codeTypeSchema,
@@ -24,7 +24,7 @@ const profileFields = {
   payment_customer_id: z.string().nullable(),
 };
 
-export const grantCauseSchema = z.discriminatedUnion('type', [
+const grantCauseSchema = z.discriminatedUnion('type', [
   /** Receiver reward for claiming `code`. */
   z.object({ type: z.literal('claim'), code: z.string(), claim_id: z.string() }),
   /** Receiver reward for converting after claiming `code`. */
@@ -41,7 +41,7 @@ export const grantCauseSchema = z.discriminatedUnion('type', [
 ]);
 export type GrantCause = z.infer<typeof grantCauseSchema>;
 
-export const pooledValueSchema = z.object({
+const pooledValueSchema = z.object({
   value: z.string(),
   link: z.string().nullable(),
   expires_at: isoDateTime,

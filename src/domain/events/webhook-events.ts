@@ -3,7 +3,7 @@ import { isoDateTime } from '../rewards/reward-schemas.js';
 
 /** Events of the `webhook-{id}` stream: an outgoing webhook endpoint's configuration (SPEC §12). */
 
-export const webhookEndpointSchema = z.object({
+const webhookEndpointSchema = z.object({
   id: z.string(),
   url: z.string(),
   /** Message types delivered; null = all. */

@@ -101,7 +101,7 @@ const hourOf = (now: Date) => now.toISOString().slice(0, 13);
 const dayOf = (now: Date) => now.toISOString().slice(0, 10);
 
 /** Claims already counted in the UTC hour and day of `now`. */
-export function claimsInWindow(window: ClaimWindow | undefined, now: Date): { hour: number; day: number } {
+function claimsInWindow(window: ClaimWindow | undefined, now: Date): { hour: number; day: number } {
   if (!window) return { hour: 0, day: 0 };
   return { hour: window.hour === hourOf(now) ? window.hour_claims : 0, day: window.day === dayOf(now) ? window.day_claims : 0 };
 }

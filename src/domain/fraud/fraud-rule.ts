@@ -5,7 +5,7 @@ import type { FraudRule, FraudRuleKind } from '../events/fraud-events.js';
 import type { Evolver } from '../decider.js';
 
 /** The parameters of each rule kind (SPEC §13); the admin API validates them (src/http/schemas/fraud.ts). */
-export interface RuleParamsByKind {
+interface RuleParamsByKind {
   referrer_claims_per_hour: { max: number };
   referrer_claims_per_day: { max: number };
   min_seconds_user_to_claim: { seconds: number };

@@ -50,11 +50,11 @@ export function poolGrantKey(appUserId: string, grantId: string): string {
 
 const keyOf = (waiting: Waiting) => poolGrantKey(waiting.app_user_id, waiting.grant_id);
 
-export function initialPoolState(): PoolState {
+function initialPoolState(): PoolState {
   return { free: [], used: 0, expired: 0, waiting: [] };
 }
 
-export function evolvePool(state: PoolState, event: DomainEvent): PoolState {
+function evolvePool(state: PoolState, event: DomainEvent): PoolState {
   switch (event.type) {
     case 'PoolCodesAdded':
       return { ...state, free: [...state.free, ...event.data.codes] };

@@ -9,14 +9,14 @@
  * may arrive before any user has that customer id; erasing a user also destroys the keys of
  * every payment customer id it ever had).
  */
-export type PersonalOwner = 'stream-user' | 'customer';
+type PersonalOwner = 'stream-user' | 'customer';
 
 export interface PersonalField {
   path: readonly string[];
   owner: PersonalOwner;
 }
 
-export const PERSONAL_FIELDS: Readonly<Record<string, readonly PersonalField[]>> = {
+const PERSONAL_FIELDS: Readonly<Record<string, readonly PersonalField[]>> = {
   UserRegistered: [
     { path: ['metadata'], owner: 'stream-user' },
     { path: ['payment_customer_id'], owner: 'stream-user' },

@@ -10,11 +10,11 @@ export type RevenueProvider = (typeof REVENUE_PROVIDERS)[number];
  * (refund, revocation or chargeback), an expiry without renewal, or nothing we act on (`other`:
  * test pings, renewal-preference changes…), which is still kept in the inbox.
  */
-export const REVENUE_KINDS = ['purchase', 'renewal', 'refund', 'expiry', 'other'] as const;
+const REVENUE_KINDS = ['purchase', 'renewal', 'refund', 'expiry', 'other'] as const;
 export type RevenueKind = (typeof REVENUE_KINDS)[number];
 
 /** How to find the notification's user, in SPEC §11's order (first that applies wins). */
-export const matchKeysSchema = z.object({
+const matchKeysSchema = z.object({
   /** Candidates that are app_user_ids themselves, in order (RevenueCat app_user_id, original, aliases; Play obfuscatedExternalAccountId). */
   app_user_ids: z.array(z.string()),
   /** App Store appAccountToken: the user's account token (UUIDv5 of its app_user_id). */

@@ -7,7 +7,7 @@ import { REPEATABLE_SENDER_KINDS } from '../rewards/reward-kinds.js';
 import type { Activation } from '../rewards/reward-schemas.js';
 import { evolveUser, foldUserEvents, type UserState } from './user-state.js';
 
-export type ReferralFigure = 'claim' | 'conversion' | 'churn';
+type ReferralFigure = 'claim' | 'conversion' | 'churn';
 
 export interface SenderReward extends GrantSpec {
   activation: Activation;
@@ -30,7 +30,7 @@ export interface CountReferralCommand {
 }
 
 /** The grant a held reward becomes when its review is approved. */
-export function heldGrantOf(reward: SenderReward): HeldGrant {
+function heldGrantOf(reward: SenderReward): HeldGrant {
   const { key, kind, credits } = reward.reward;
   return { reward: { key, kind, credits: credits ?? null }, deactivation: reward.deactivation, ...(reward.clawback ? { clawback: reward.clawback } : {}) };
 }

@@ -67,7 +67,7 @@ export interface UserState {
   held_rewards: HeldRewards[];
 }
 
-export type HeldRewards = EventDataOf<'SenderRewardsHeld'>;
+type HeldRewards = EventDataOf<'SenderRewardsHeld'>;
 
 export function initialUserState(): UserState {
   return {

@@ -40,7 +40,7 @@ export const webhookEndpointEvolver: Evolver<WebhookEndpointState> = {
 };
 
 /** At most this many secrets sign a message: each adds about 48 bytes to `webhook-signature`. */
-export const MAX_SIGNING_SECRETS = 10;
+const MAX_SIGNING_SECRETS = 10;
 
 /**
  * The secrets that sign at `now`: the current one and the newest still in their overlap window,

@@ -9,7 +9,7 @@ import { wireClaimResponse, wireCodeResponse, wireGetUserResponse, wireUpsertUse
 import { codeNotFound } from '../../domain/domain-error.js';
 import { type CodeOwner, codeToWire, dataToWire, upsertUserFromWire, WINWINKIT_MOUNT } from './winwinkit-wire.js';
 
-export const WINWINKIT_TAG = 'compat: winwinkit';
+const WINWINKIT_TAG = 'compat: winwinkit';
 
 type Json = Record<string, unknown>;
 type Input = Parameters<AnyRoute['handle']>[0];

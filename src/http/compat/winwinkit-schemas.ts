@@ -107,7 +107,7 @@ function byWireKind(item: (kind: RewardKind) => z.ZodTypeAny) {
 const senderRewards = byWireKind((kind) => programEntry(kind, 'sender')).openapi(name('ReferralProgramSenderRewards'));
 const receiverRewards = byWireKind((kind) => programEntry(kind, 'receiver')).openapi(name('ReferralProgramReceiverRewards'));
 
-export const wireProgram = z
+const wireProgram = z
   .object({
     id: z.string(),
     name: z.string(),
@@ -122,10 +122,10 @@ export const wireProgram = z
   .strict()
   .openapi(name('ReferralProgram'));
 
-export const wireRewardsGranted = byWireKind(activeEntry).openapi(name('UserRewardsGranted'));
+const wireRewardsGranted = byWireKind(activeEntry).openapi(name('UserRewardsGranted'));
 
 /** The native user with the wire's names: the customer id renamed, rewards and program by wire kind. */
-export const wireUser = userOut
+const wireUser = userOut
   .omit({ [CUSTOMER_ID.native]: true, stats: true, rewards: true, referral_program: true })
   .extend({
     [CUSTOMER_ID.wire]: z.string().nullable(),

@@ -51,13 +51,13 @@ function activeEntryToWire(kind: RewardKind, entry: Json): Json {
   return { ...entry, value: { value: value.value, link: typeof value.link === 'string' ? value.link : '', expires_at: value.expires_at } };
 }
 
-export function programToWire(program: Json | null): Json | null {
+function programToWire(program: Json | null): Json | null {
   if (program === null) return null;
   const rewards = program.rewards as { sender: Json; receiver: Json };
   return { ...program, rewards: { sender: kindsToWire(rewards.sender), receiver: kindsToWire(rewards.receiver) } };
 }
 
-export function userToWire(user: Json): Json {
+function userToWire(user: Json): Json {
   const rewards = user.rewards as { active: Json; expired: Json };
   return {
     ...renameKey(user, CUSTOMER_ID.native, CUSTOMER_ID.wire),
@@ -87,7 +87,7 @@ export interface CodeOwner {
   platforms: { type: string; handle: string; verified: boolean }[];
 }
 
-export function codeEntityToWire(owner: CodeOwner): Json {
+function codeEntityToWire(owner: CodeOwner): Json {
   switch (owner.type) {
     case 'referral':
       return { app_user_id: owner.app_user_id };

@@ -10,7 +10,7 @@ import { z } from '../schemas/zod-openapi.js';
 
 const TAG = 'admin: analytics';
 /** The longest range one call covers, in days (both ends included). */
-export const MAX_RANGE_DAYS = 366;
+const MAX_RANGE_DAYS = 366;
 
 const range = {
   from: utcDay.openapi({ description: 'First UTC day, included' }),
@@ -18,7 +18,7 @@ const range = {
   program_id: programId.optional().openapi({ description: 'Only what came through codes of this program' }),
 };
 
-export const dailyQuery = z.object({
+const dailyQuery = z.object({
   ...range,
   code: z
     .string()
@@ -28,7 +28,7 @@ export const dailyQuery = z.object({
     .openapi({ type: 'string', pattern: '^[A-Za-z0-9_-]{1,64}$', description: 'Only this code (matched case-insensitively)' }),
 });
 
-export const topCodesQuery = z.object({
+const topCodesQuery = z.object({
   ...range,
   by: z.enum(TOP_CODES_ORDERS).default('claims').openapi({
     description: '`revenue`: the largest gross_minor − refunded_minor of any one currency over the range',

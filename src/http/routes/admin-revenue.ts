@@ -11,13 +11,13 @@ import { type AnyRoute, route } from '../route.js';
 import { appUserId, checkOrder, logPosition, logPositionDoc, pageLimit, utcDay } from '../schemas/common.js';
 import { z } from '../schemas/zod-openapi.js';
 
-export const inboundQuery = z.object({
+const inboundQuery = z.object({
   provider: z.enum(REVENUE_PROVIDERS).optional(),
   status: z.enum(['applied', 'duplicate', 'unmatched', 'rejected']).optional(),
   after: logPosition.optional().openapi({ ...logPositionDoc, description: 'Exclusive: notifications received after this log position' }),
   limit: pageLimit(1000, 100),
 });
-export const attributionQuery = z.object({
+const attributionQuery = z.object({
   group_by: z.enum(ATTRIBUTION_GROUPS),
   from: utcDay.optional().openapi({ description: 'First UTC day included (a purchase or refund counts on the day the service recorded it)' }),
   to: utcDay.optional().openapi({ description: 'Last UTC day included; not before `from`' }),

@@ -14,7 +14,7 @@ const PARAM = 'offer_code_id';
 const offerCodePath = z.object({ [PARAM]: offerCodeId });
 
 /** SPEC §8: rejected credentials → 401, any other upstream failure → 424. */
-export function appStoreApiError(error: AppStoreConnectError): ApiError {
+function appStoreApiError(error: AppStoreConnectError): ApiError {
   return error.failure === 'unauthorized'
     ? new ApiError(401, 'APP_STORE_CONNECT.UNAUTHORIZED', 'App Store Connect rejected the configured credentials')
     : new ApiError(424, 'APP_STORE_CONNECT.REQUEST_FAILED', error.message);

@@ -43,7 +43,7 @@ const NOTIFICATION_BODIES: Record<RevenueProvider, ZodTypeAny> = {
 };
 
 /** The verifiers of the providers whose settings are all present (config.ts checked them at start). */
-export function configuredVerifiers(config: Config): Map<RevenueProvider, NotificationVerifier> {
+function configuredVerifiers(config: Config): Map<RevenueProvider, NotificationVerifier> {
   const verifiers = new Map<RevenueProvider, NotificationVerifier>();
   if (config.APPLE_BUNDLE_ID !== null && config.APPLE_ENVIRONMENT) {
     verifiers.set(

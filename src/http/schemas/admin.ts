@@ -41,7 +41,7 @@ export const rewardBody = z
   ])
   .openapi('RewardRequest');
 
-export const entryBody = z
+const entryBody = z
   .object({
     reward_key: rewardKey,
     // Ranges beyond types are business rules (422 *.INVALID_ACTIVATION), except sheer size.

@@ -2,7 +2,7 @@ import { z } from './zod-openapi.js';
 import { byKind } from './common.js';
 import { programEntryOut } from './rewards.js';
 
-export const codeOut = z
+const codeOut = z
   .object({
     type: z.enum(['affiliate', 'promo', 'referral']),
     code: z.string(),

@@ -24,7 +24,7 @@ export const dateTime = z.iso
  * Whether a `YYYY-MM-DD` day, or an ISO date-time in UTC beginning with one, names a real moment
  * (no 2026-02-30, no 99:99): it must read back as itself, day included.
  */
-export function isRealUtcTime(value: string): boolean {
+function isRealUtcTime(value: string): boolean {
   const time = Date.parse(value.length === 10 ? `${value}T00:00:00Z` : value);
   return !Number.isNaN(time) && new Date(time).toISOString().startsWith(value.slice(0, 10));
 }

@@ -8,7 +8,7 @@ import { z } from './zod-openapi.js';
 const loggedEvent = eventPageOut.shape.events.element;
 
 /** GET /admin/users/{app_user_id}/export (SPEC §13): everything held about one user. */
-export const userDataExportOut = z
+const userDataExportOut = z
   .object({
     app_user_id: z.string(),
     exported_at: outDateTime,

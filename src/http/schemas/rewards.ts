@@ -28,7 +28,7 @@ export const deactivationBody = deactivationSchema.meta({
 /** The stored definition as the wire shows it (the admin API adds `kind`). */
 export const rewardDefinitionWire = rewardDefinitionSchema.extend({ metadata: nullableJsonObject }).strict();
 
-export const rewardDefinitionOut = rewardDefinitionWire
+const rewardDefinitionOut = rewardDefinitionWire
   .omit({ kind: true })
   .openapi('RewardDefinition', { description: 'Common fields plus the fields of its kind (credits; offer_code_*; entitlement_*; offering_*).' });
 

@@ -74,7 +74,7 @@ export type StoreOfferCodeBody = z.infer<typeof storeOfferCodeBody>;
 
 const priceOut = z.object({ territory: z.string(), price: z.string().openapi({ example: '4.99' }), currency: z.string() }).strict();
 
-export const storeOfferCodeOut = z
+const storeOfferCodeOut = z
   .object({
     offer_code: z
       .object({
