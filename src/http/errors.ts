@@ -3,7 +3,7 @@ import { DomainError } from '../domain/domain-error.js';
 import { StoreUnavailableError } from '../ports/event-store.js';
 import { ReadModelsBehindError } from '../ports/read-consistency.js';
 import type { Logger } from '../ports/logger.js';
-import { BODY_LIMIT } from './body-limits.js';
+import { BODY_LIMIT, BULK_BODY_LIMIT, WEBHOOK_BODY_LIMIT } from './body-limits.js';
 import { statusOf } from './error-codes.js';
 
 export interface ErrorObject {
@@ -36,12 +36,13 @@ export class ApiError extends Error {
 
 /** 413 BODY_TOO_LARGE naming the limit the body passed (src/http/body-limits.ts). */
 export function bodyTooLarge(limit: number): ApiError {
-  return new ApiError(413, 'BODY_TOO_LARGE', `The body is larger than ${byteSize(limit)}`);
-}
-
-/** 65536 → "64 KiB", 4194304 → "4 MiB". */
-function byteSize(bytes: number): string {
-  return bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : bytes % 1024 === 0 ? `${bytes / 1024} KiB` : `${bytes} bytes`;
+  const message =
+    limit === BULK_BODY_LIMIT
+      ? 'The body is larger than 4 MiB'
+      : limit === WEBHOOK_BODY_LIMIT
+        ? 'The body is larger than 1 MiB'
+        : 'The body is larger than 64 KiB';
+  return new ApiError(413, 'BODY_TOO_LARGE', message);
 }
 
 /** 415 for a body in a charset other than UTF-8 (JSON bodies and inbound notifications alike). */
