@@ -27,7 +27,10 @@ describe('API: RevenueCat fulfilment of partner_entitlement rewards (fake Revenu
 
   beforeEach(async () => {
     revenuecat = await fakeRevenueCat();
-    service = await startTestService({ env: { REVENUECAT_SECRET_API_KEY: API_KEY, REVENUECAT_BASE_URL: revenuecat.url, WEBHOOK_TIMEOUT_MS: '2000' } });
+    // The clock moves by up to a year here: delivered messages are kept that long to be listed.
+    service = await startTestService({
+      env: { REVENUECAT_SECRET_API_KEY: API_KEY, REVENUECAT_BASE_URL: revenuecat.url, WEBHOOK_TIMEOUT_MS: '2000', WEBHOOK_RETENTION_DAYS: '3650' },
+    });
     expect(
       (await service.admin('PUT', '/admin/rewards/pro', { kind: 'partner_entitlement', name: 'Pro', entitlement_id: 'premium access', entitlement_key: 'pro' }))
         .status,
