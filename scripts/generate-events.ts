@@ -29,12 +29,16 @@
  */
 import { randomBytes } from 'node:crypto';
 import { openSqlite } from '../src/adapters/sqlite/sqlite-database.js';
+import { openKeyConnection } from '../src/backends/embedded.js';
 import { RandomIds } from '../src/adapters/system/random-ids.js';
 import { EventLog } from '../src/application/event-log.js';
+import { PersonalDataCipher } from '../src/application/privacy/personal-data-cipher.js';
+import { PersonalDataEventStore } from '../src/application/privacy/personal-data-event-store.js';
 import { createProgress } from './cli/progress.js';
 import { defineCommand, runScript, UsageError } from './cli/command-line.js';
 import { openScriptContext } from './script-context.js';
 import { BulkAppender } from './generate/bulk-appender.js';
+import { BulkKeyStore } from './generate/bulk-key-store.js';
 import { CommitGroups } from './generate/commit-groups.js';
 import { UsageError as StoreUsageError } from './generate/generated-catalog.js';
 import { Generator, type GeneratorOptions } from './generate/generator.js';
@@ -83,7 +87,13 @@ async function main(): Promise<number> {
   const db = context.backend.name === 'embedded' ? openSqlite(context.config.DATA_DIR) : null;
   db?.pragma('cache_size = -65536');
   db?.pragma('synchronous = NORMAL');
-  const log = db === null ? context.log : new EventLog(new BulkAppender(db), new RandomIds());
+  // Personal fields sealed under each user's data key, as the service stores them (SPEC §13): a
+  // generated store is erased, exported and replayed as one the service wrote would be.
+  const keyStore = db === null ? null : new BulkKeyStore(openKeyConnection(context.config.DATA_DIR));
+  const log =
+    db === null || keyStore === null
+      ? context.log
+      : new EventLog(new PersonalDataEventStore(new BulkAppender(db), new PersonalDataCipher(keyStore)), new RandomIds());
   const started = Date.now();
   // A bar on a terminal; elsewhere a plain line every few seconds once there is progress (as replay and export).
   const bar = createProgress({
@@ -120,6 +130,7 @@ async function main(): Promise<number> {
     process.stderr.write(`${error.message}\n`);
     return 2;
   } finally {
+    await keyStore?.close();
     db?.close();
     await context.backend.close();
   }

@@ -7,6 +7,7 @@ import { expect } from 'chai';
 import { openSqlite, type SqliteConnection } from '../../src/adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../../src/adapters/sqlite/sqlite-event-store.js';
 import { RandomIds } from '../../src/adapters/system/random-ids.js';
+import { openEmbeddedBackend } from '../../src/backends/embedded.js';
 import { EventLog, toLogged } from '../../src/application/event-log.js';
 import type { NewDomainEvent } from '../../src/domain/decider.js';
 import { streams } from '../../src/domain/events/index.js';
@@ -24,7 +25,16 @@ function script(name: string, dataDir: string, args: string[] = []) {
   });
 }
 
-async function readLog(dataDir: string): Promise<RecordedEvent[]> {
+/** The log as the service reads it (personal fields opened), or `raw` as stored. */
+async function readLog(dataDir: string, { raw = false } = {}): Promise<RecordedEvent[]> {
+  if (!raw) {
+    const backend = openEmbeddedBackend(dataDir);
+    try {
+      return await backend.eventStore.readAll({ after: null, limit: 1_000_000 });
+    } finally {
+      await backend.close();
+    }
+  }
   const db = openSqlite(dataDir);
   try {
     return await new SqliteEventStore(db).readAll({ after: null, limit: 1_000_000 });
@@ -234,6 +244,37 @@ describe('generate-events: BulkAppender', () => {
     } finally {
       storeDb.close();
       bulkDb.close();
+    }
+  });
+});
+
+describe('npm run generate-events: personal data', function () {
+  this.timeout(120_000);
+
+  it('seals personal fields as the service does (one data key per user), so an erasure destroys them', async () => {
+    const dataDir = tempDataDir();
+    await script('generate-events', dataDir, ['--events', '500', '--seed', '3']);
+    const registered = (await readLog(dataDir, { raw: true })).filter((event) => event.type === 'UserRegistered');
+    expect(registered.length).to.be.greaterThan(0);
+    for (const event of registered) expect(event.data.metadata, String(event.data.app_user_id)).to.have.property('$encrypted');
+    const keys = new Database(path.join(dataDir, 'data-keys.db'), { readonly: true });
+    try {
+      expect((keys.prepare("SELECT COUNT(*) AS count FROM data_keys WHERE subject LIKE 'user:%'").get() as { count: number }).count).to.equal(
+        registered.length,
+      );
+    } finally {
+      keys.close();
+    }
+    const user = String(registered[0]!.data.app_user_id);
+    const svc = await startTestService({ dataDir });
+    try {
+      const before = await svc.admin('GET', `/admin/events?stream=${encodeURIComponent(`user-${user}`)}&type=UserRegistered`);
+      expect(before.body.data.events[0].data.metadata).to.not.deep.equal({ erased: true });
+      expect((await svc.admin('DELETE', `/admin/users/${encodeURIComponent(user)}`)).status).to.equal(204);
+      const after = await svc.admin('GET', `/admin/events?stream=${encodeURIComponent(`user-${user}`)}&type=UserRegistered`);
+      expect(after.body.data.events[0].data.metadata).to.deep.equal({ erased: true });
+    } finally {
+      await svc.stop();
     }
   });
 });
