@@ -69,6 +69,30 @@ function exportOptions(argv: string[]): ExportOptions {
   }
 }
 
+/** The export holds the users' personal data in the clear: readable by the service's user alone, whatever the umask. */
+const PRIVATE_FILE = 0o600;
+
+function partialFile(out: string): string {
+  return `${out}.partial-${process.pid}`;
+}
+
+/** Makes the written file durable, then gives it its name in one step. */
+function syncAndRename(partial: string, out: string): void {
+  const fd = fs.openSync(partial, 'r');
+  try {
+    fs.fsyncSync(fd);
+  } finally {
+    fs.closeSync(fd);
+  }
+  fs.renameSync(partial, out);
+}
+
+function writeWhole(out: string, write: (file: string) => void): void {
+  const partial = partialFile(out);
+  write(partial);
+  syncAndRename(partial, out);
+}
+
 async function main(): Promise<number> {
   const options = exportOptions(process.argv.slice(2));
   const context = await openScriptContext({ readsExistingStore: command.name });
@@ -78,10 +102,13 @@ async function main(): Promise<number> {
     const end = head === null ? 'the log is empty' : `the last position is ${head}`;
     const what = head !== null && options.after === head ? 'is the end of the log' : 'is past the end of the log';
     process.stderr.write(`Nothing to export: --after ${options.after} ${what} (${end}).\n`);
-    if (options.out !== null) fs.writeFileSync(options.out, preamble(options.format));
+    if (options.out !== null) writeWhole(options.out, (file) => fs.writeFileSync(file, preamble(options.format), { mode: PRIVATE_FILE }));
     return EXIT.OK;
   }
-  const output: Writable = options.out === null ? process.stdout : fs.createWriteStream(options.out);
+  // A file is written beside its name and renamed once whole: a killed or failed export leaves no
+  // partial file under the name (nor empties an earlier export there).
+  const partial = options.out === null ? null : partialFile(options.out);
+  const output: Writable = partial === null ? process.stdout : fs.createWriteStream(partial, { mode: PRIVATE_FILE });
   const start = options.after ?? 0n;
   const span = head !== null && head > start ? Number(head - start) : 0;
   const progress = createProgress({
@@ -101,9 +128,10 @@ async function main(): Promise<number> {
       progress.update(done, { written, rate: rate(written), position: position?.toString() ?? '-' });
     });
     progress.stop();
-    if (options.out !== null) {
+    if (options.out !== null && partial !== null) {
       output.end();
       await once(output, 'finish');
+      syncAndRename(partial, options.out);
     }
     const seconds = (performance.now() - started) / 1000;
     const last = result.position === null ? 'nothing read' : `last position read ${result.position} (continue later with --after ${result.position})`;
@@ -114,6 +142,7 @@ async function main(): Promise<number> {
     return EXIT.OK;
   } catch (error) {
     progress.stop();
+    if (partial !== null) fs.rmSync(partial, { force: true });
     if (error instanceof OutputClosedError) {
       // A reader that stops early (`| head`) is not a failure of the export.
       if ((error.cause as NodeJS.ErrnoException).code === 'EPIPE') return EXIT.OK;

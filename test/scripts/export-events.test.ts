@@ -159,6 +159,16 @@ describe('npm run export-events (child process)', function () {
     expect(text.split('\r\n').length - 1).to.equal(reference.length + 1);
   });
 
+  it('a file is written beside its name and renamed once whole, readable by its owner alone (0600, whatever the umask)', async () => {
+    const out = path.join(workDir, 'private.ndjson');
+    fs.writeFileSync(out, 'an earlier export\n', { mode: 0o644 });
+    fs.chmodSync(out, 0o644);
+    await exportEvents(dataDir, ['--out', out]);
+    expect(fs.statSync(out).mode & 0o777).to.equal(0o600);
+    expect(ndjson(fs.readFileSync(out, 'utf8'))).to.deep.equal(reference);
+    expect(fs.readdirSync(workDir).filter((name) => name.includes('.partial-'))).to.deep.equal([]);
+  });
+
   it('--after: only events after the position', async () => {
     const middle = reference[Math.floor(reference.length / 2)]!.position;
     const { stdout } = await exportEvents(dataDir, ['--after', middle]);
