@@ -8,6 +8,7 @@ import { creditLedgerProjection } from '../projections/credit-ledger.js';
 import { REWARD_EXPIRIES, rewardExpiriesProjection } from '../projections/reward-expiries.js';
 import { usersProjection } from '../projections/users.js';
 import { auditCredits } from '../src/application/audit/credit-audit.js';
+import { needsReplay, storedVersionOf } from '../src/application/projections/replay-gate.js';
 import { defineCommand, EXIT, runScript } from './cli/command-line.js';
 import { formatTable } from './cli/table.js';
 import { openScriptContext, type ScriptContext } from './script-context.js';
@@ -36,7 +37,7 @@ async function builtByAnotherVersion(context: ScriptContext): Promise<string[]> 
   const stale: string[] = [];
   for (const projection of AUDITED) {
     const checkpoint = await context.backend.readStore.checkpoint(projection.name);
-    if (checkpoint.position !== null && checkpoint.version !== projection.version) stale.push(projection.name);
+    if (needsReplay({ version: projection.version, storedVersion: storedVersionOf(checkpoint, projection) })) stale.push(projection.name);
   }
   return stale;
 }

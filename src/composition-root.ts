@@ -44,6 +44,7 @@ import type { ReadConsistency } from './ports/read-consistency.js';
 import type { ReadStore } from './ports/read-store.js';
 import { TOKENS } from './ports/tokens.js';
 import { webhookRetention } from './application/webhooks/webhook-retention.js';
+import { needsReplay } from './application/projections/replay-gate.js';
 import type { WebhookOutbox } from './ports/webhook-outbox.js';
 
 /**
@@ -80,6 +81,9 @@ export const PROCESS = {
 } as const;
 
 /** A singleton built by `build` on first resolve. */
+/** How often a projector waiting for a replay looks again. */
+const REPLAY_POLL_MS = 1_000;
+
 function singleton<T>(container: DependencyContainer, token: InjectionToken<T>, build: (c: DependencyContainer) => T): void {
   container.register(token, { useFactory: instanceCachingFactory(build) });
 }
@@ -239,6 +243,25 @@ export async function composeService(options: CompositionOptions): Promise<Depen
     const feeder = c.resolve(WebhookFeeder);
     const delivery = c.resolve(DeliveryEngine);
     const jobs = c.resolve(BackgroundJobs);
+    // Process managers, deliveries and maintenance jobs read the read models: they start only once
+    // this version can read every one of them (src/application/projections/replay-gate.ts), after
+    // `npm run replay` has rebuilt those another version built. The projections run meanwhile, and
+    // see the rebuilt ones switched in.
+    let started = false;
+    let waiting: NodeJS.Timeout | null = null;
+    const startReaders = () => {
+      started = true;
+      reactions.start();
+      revenueRunner.start();
+      feeder.start();
+      delivery.start();
+      jobs.start();
+    };
+    const startWhenReadable = () => {
+      waiting = null;
+      if (!runner.status().some(needsReplay)) startReaders();
+      else waiting = setTimeout(startWhenReadable, REPLAY_POLL_MS);
+    };
     return {
       async start() {
         await runner.init();
@@ -246,18 +269,23 @@ export async function composeService(options: CompositionOptions): Promise<Depen
         await revenueRunner.init();
         await feeder.init();
         runner.start();
-        reactions.start();
-        revenueRunner.start();
-        feeder.start();
-        delivery.start();
-        jobs.start();
+        const stale = runner.status().filter(needsReplay);
+        if (stale.length === 0) return startReaders();
+        c.resolve<Logger>(TOKENS.Logger).warn(
+          { projections: stale.map((status) => status.name) },
+          'read models built by another version: process managers, deliveries and jobs wait for `npm run replay`',
+        );
+        startWhenReadable();
       },
       async stop() {
-        await jobs.stop();
-        await delivery.stop();
-        await feeder.stop();
-        await revenueRunner.stop();
-        await reactions.stop();
+        if (waiting) clearTimeout(waiting);
+        if (started) {
+          await jobs.stop();
+          await delivery.stop();
+          await feeder.stop();
+          await revenueRunner.stop();
+          await reactions.stop();
+        }
         await runner.stop();
       },
     };

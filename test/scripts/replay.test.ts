@@ -10,7 +10,7 @@ import type { ReadConsistency } from '../../src/ports/read-consistency.js';
 import type { ReadStore } from '../../src/ports/read-store.js';
 import { TOKENS } from '../../src/ports/tokens.js';
 import { createUser, days, eventually, getUser, never, putProgram, putPromo, putReward } from '../support/fixtures.js';
-import { SECRET_KEY, startTestService, type TestService } from '../support/test-service.js';
+import { ManualClock, SECRET_KEY, startTestService, type TestService } from '../support/test-service.js';
 
 async function liveDocuments(readStore: ReadStore) {
   const all: Record<string, unknown[]> = {};
@@ -152,13 +152,21 @@ describe('npm run replay', function () {
     }));
 
   it('the service tells which read models need a replay after a projection version change', async () => {
-    const first = await startTestService();
+    const T0 = new Date('2026-03-01T00:00:00.000Z');
+    const first = await startTestService({ clock: new ManualClock(T0) });
     await createUser(first, 'versioned');
+    await putReward(first, 'coins', { kind: 'credit', name: 'Coins', credits: 5 });
+    expect((await first.admin('POST', '/users/versioned/rewards/grant', { key: 'coins', deactivation: days(1) })).status).to.equal(201);
     await first.stop();
     const db = new Database(path.join(first.dataDir, 'referrals.db'));
     db.prepare("UPDATE checkpoints SET version = 0 WHERE projector = 'users'").run();
     db.close();
-    const svc = await startTestService({ dataDir: first.dataDir });
+    // Two days on, the grant's expiry is due: the sweep (every second here) would record it.
+    const svc = await startTestService({
+      dataDir: first.dataDir,
+      clock: new ManualClock(new Date(T0.getTime() + 2 * 86_400_000)),
+      env: { SWEEP_INTERVAL_S: '1', STRIPE_WEBHOOK_SECRET: 'whsec_dGVzdHNlY3JldA==' },
+    });
     try {
       const readiness = await svc.call('GET', '/readyz');
       expect(readiness.status).to.equal(503);
@@ -180,6 +188,10 @@ describe('npm run replay', function () {
         expect(refused.body.errors[0].message).to.contain('need a replay (users)').and.contain('npm run replay');
         expect(refused.headers.get('retry-after')).to.equal('5');
       }
+      // Paths and methods the service does not have answer as ever.
+      expect((await svc.call('GET', '/webhooks/nope')).status).to.equal(404);
+      // Nor do process managers, deliveries and jobs run meanwhile: the due expiry is not recorded.
+      await new Promise((resolve) => setTimeout(resolve, 2_500));
       expect((await svc.admin('GET', '/readyz')).body.data.head, 'nothing was written').to.equal(head);
       // A comma-separated list rebuilds each read model named.
       const replay = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/replay.ts', '--projection', 'users,codes'], {
@@ -195,6 +207,10 @@ describe('npm run replay', function () {
         expect(after.every((projection) => !projection.needs_replay)).to.equal(true);
       });
       await eventually(async () => expect((await svc.call('GET', '/users/versioned')).status).to.equal(200));
+      // Then the sweep records the expiry.
+      await eventually(async () =>
+        expect((await svc.admin('GET', '/admin/events?stream=user-versioned&type=RewardExpired')).body.data.events).to.have.length(1),
+      );
       expect((await svc.call('GET', '/readyz')).status).to.equal(200);
     } finally {
       await svc.stop();

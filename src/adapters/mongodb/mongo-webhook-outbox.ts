@@ -235,8 +235,10 @@ export class MongoWebhookOutbox implements WebhookOutbox {
         .toArray(),
     );
     if (old.length === 0) return 0;
-    // Checked again: a message put back to pending since it was found stays.
-    const removed = await guard(() => this.messages.deleteMany({ _id: { $in: old.map((message) => message._id) }, status: 'delivered' }));
+    // Checked again: a message put back to pending since it was found, or delivered again since, stays.
+    const removed = await guard(() =>
+      this.messages.deleteMany({ _id: { $in: old.map((message) => message._id) }, status: 'delivered', delivered_at: { $lt: before } }),
+    );
     return removed.deletedCount;
   }
 

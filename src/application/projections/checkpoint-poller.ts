@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Projection } from '../../../projections/projection.js';
 import type { ProjectionStatus, ReadConsistency } from '../../ports/read-consistency.js';
+import { storedVersionOf } from './replay-gate.js';
 import type { ReadStore } from '../../ports/read-store.js';
 
 const POLL_MS = 5;
@@ -35,7 +36,7 @@ export class CheckpointPoller implements ReadConsistency {
         return {
           name: projection.name,
           version: projection.version,
-          storedVersion: checkpoint.position === null ? projection.version : checkpoint.version,
+          storedVersion: storedVersionOf(checkpoint, projection),
           checkpoint: checkpoint.position,
           failure: null,
         };

@@ -7,6 +7,7 @@ import type { ProjectionStatus, ReadConsistency } from '../../ports/read-consist
 import type { EventLog, LoggedEvent } from '../event-log.js';
 import { LogFollower } from '../log-follower.js';
 import { foldBatch } from './fold-batch.js';
+import { storedVersionOf } from './replay-gate.js';
 import { ReadModelGate } from './read-model-gate.js';
 
 const PAGE_SIZE = 500;
@@ -44,7 +45,7 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
   private async reloadCheckpoints(): Promise<void> {
     for (const projection of this.definitions) {
       const checkpoint = await this.readStore.checkpoint(projection.name);
-      const storedVersion = checkpoint.position === null ? projection.version : checkpoint.version;
+      const storedVersion = storedVersionOf(checkpoint, projection);
       const previous = this.statuses.get(projection.name);
       if (storedVersion !== projection.version && previous?.storedVersion !== storedVersion) {
         this.logger.warn(

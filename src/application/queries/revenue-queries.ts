@@ -1,7 +1,6 @@
 import { inject, injectable } from 'tsyringe';
-import { ATTRIBUTION, ATTRIBUTION_TOTALS, type AttributionCounts, type AttributionGroup, attributionProjection } from '../../../projections/attribution.js';
+import { ATTRIBUTION, ATTRIBUTION_TOTALS, type AttributionCounts, type AttributionGroup } from '../../../projections/attribution.js';
 import { INBOUND } from '../../../projections/revenue-index.js';
-import type { ReadConsistency } from '../../ports/read-consistency.js';
 import type { ReadStore, Scalar } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
 
@@ -29,19 +28,7 @@ export interface AttributionRow {
 /** Reads of the revenue read models: the inbox of notifications and attribution (SPEC §11). */
 @injectable()
 export class RevenueQueries {
-  constructor(
-    @inject(TOKENS.ReadStore) private readonly readStore: ReadStore,
-    @inject(TOKENS.ReadConsistency) private readonly consistency: ReadConsistency,
-  ) {}
-
-  /**
-   * Whether the stored attribution read model has its totals (version 3 on): one built before
-   * keeps only day documents until `npm run replay`, and all time is their sum meanwhile.
-   */
-  private async totalsBuilt(): Promise<boolean> {
-    const status = (await this.consistency.projections()).find((projection) => projection.name === attributionProjection.name);
-    return status === undefined || status.storedVersion >= 3;
-  }
+  constructor(@inject(TOKENS.ReadStore) private readonly readStore: ReadStore) {}
 
   /** Oldest first, after a log position (documents carry minus their position: see projections/revenue-index.ts). */
   async inbound(filter: { provider: string | null; status: string | null; after: bigint | null; limit: number }): Promise<InboundPage> {
@@ -74,7 +61,7 @@ export class RevenueQueries {
    */
   async attribution(groupBy: AttributionGroup, from: string | null, to: string | null): Promise<AttributionRow[]> {
     const days =
-      from === null && to === null && (await this.totalsBuilt())
+      from === null && to === null
         ? await this.readStore.find<AttributionCounts>(ATTRIBUTION_TOTALS, { where: { dimension: groupBy } })
         : await this.readStore.find<AttributionCounts>(ATTRIBUTION, {
             where: { dimension: groupBy },

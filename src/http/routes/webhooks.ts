@@ -114,7 +114,7 @@ const rawBody: RequestHandler = (req, res, next) => {
 export const INBOUND_MOUNT = '/webhooks';
 
 /** Inbound revenue notifications (SPEC §11): no API key; each provider authenticates itself. */
-export function inboundWebhookRoutes(container: DependencyContainer): AnyRoute[] {
+export function inboundWebhookRoutes(container: DependencyContainer, replayGate: RequestHandler): AnyRoute[] {
   const config = container.resolve<Config>(TOKENS.Config);
   const verifiers = configuredVerifiers(config);
   const inbox = container.resolve(RevenueInbox);
@@ -150,7 +150,8 @@ export function inboundWebhookRoutes(container: DependencyContainer): AnyRoute[]
       ],
       auth: 'none',
       rawBody: NOTIFICATION_BODIES[provider],
-      before: [configured(provider), rawBody],
+      // While a read model needs a replay, a configured provider's notification is refused 503 (it sends again).
+      before: [configured(provider), replayGate, rawBody],
       async handle({ req, res }) {
         const context = { correlation_id: String(res.locals.requestId), causation_id: String(res.locals.requestId), actor: `webhook:${provider}` };
         const verifier = verifiers.get(provider)!;
