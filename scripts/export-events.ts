@@ -108,7 +108,8 @@ async function main(): Promise<number> {
   // A file is written beside its name and renamed once whole: a killed or failed export leaves no
   // partial file under the name (nor empties an earlier export there).
   const partial = options.out === null ? null : partialFile(options.out);
-  const output: Writable = partial === null ? process.stdout : fs.createWriteStream(partial, { mode: PRIVATE_FILE });
+  // Opened here, not when the stream gets to it, so a failure from the first read on finds the file to remove.
+  const output: Writable = partial === null ? process.stdout : fs.createWriteStream('', { fd: fs.openSync(partial, 'w', PRIVATE_FILE) });
   const start = options.after ?? 0n;
   const span = head !== null && head > start ? Number(head - start) : 0;
   const progress = createProgress({
@@ -142,7 +143,10 @@ async function main(): Promise<number> {
     return EXIT.OK;
   } catch (error) {
     progress.stop();
-    if (partial !== null) fs.rmSync(partial, { force: true });
+    if (partial !== null) {
+      output.destroy();
+      fs.rmSync(partial, { force: true });
+    }
     if (error instanceof OutputClosedError) {
       // A reader that stops early (`| head`) is not a failure of the export.
       if ((error.cause as NodeJS.ErrnoException).code === 'EPIPE') return EXIT.OK;
