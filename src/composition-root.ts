@@ -80,10 +80,10 @@ export const PROCESS = {
   Projector: Symbol('Projector'),
 } as const;
 
-/** A singleton built by `build` on first resolve. */
 /** How often a projector waiting for a replay looks again. */
 const REPLAY_POLL_MS = 1_000;
 
+/** A singleton built by `build` on first resolve. */
 function singleton<T>(container: DependencyContainer, token: InjectionToken<T>, build: (c: DependencyContainer) => T): void {
   container.register(token, { useFactory: instanceCachingFactory(build) });
 }
@@ -260,7 +260,7 @@ export async function composeService(options: CompositionOptions): Promise<Depen
     const startWhenReadable = () => {
       waiting = null;
       if (!runner.status().some(needsReplay)) startReaders();
-      else waiting = setTimeout(startWhenReadable, REPLAY_POLL_MS);
+      else waiting = setTimeout(startWhenReadable, REPLAY_POLL_MS).unref();
     };
     return {
       async start() {
