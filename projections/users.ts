@@ -1,10 +1,10 @@
 import type { LoggedEvent } from '../src/application/event-log.js';
 import type { EventType } from '../src/domain/events/index.js';
-import type { PooledValue } from '../src/domain/events/user-events.js';
 import type { RewardKind } from '../src/domain/rewards/reward-kinds.js';
 import { type Doc, type DocumentRef, type Projection, sortablePosition } from './projection.js';
 import { appUserIdOf } from '../src/domain/events/index.js';
 import { PERSONAL_PROFILE_FIELDS, type Stored, storedValue } from '../src/domain/privacy/personal-fields.js';
+import { entriesChangedBy, entryAfter, entryOpenedBy, type RewardEntry } from '../src/domain/rewards/reward-entry.js';
 
 export const USERS = 'users';
 export const USER_REWARDS = 'user_rewards';
@@ -37,24 +37,15 @@ export interface UserDoc {
 }
 
 /**
- * One reward entry (SPEC §5.3): what one grant opened, plus the credit grants added to it,
- * the credits withdrawn from it, its pooled value and its recorded expiry. Active or expired
- * is decided at read time from `expires_at` and the clock; `expired` says the expiry has been
- * recorded (RewardExpired), which moves it to the bounded "recently expired" query.
+ * One reward entry (SPEC §5.3; its fields and how events change them:
+ * src/domain/rewards/reward-entry.ts), with its user, its place in grant order and its
+ * recorded expiry. Active or expired is decided at read time from `expires_at` and the clock;
+ * `expired` says the expiry has been recorded (RewardExpired), which moves it to the bounded
+ * "recently expired" query.
  */
-export interface RewardEntryDoc {
+export interface RewardEntryDoc extends RewardEntry {
   [key: string]: unknown;
   app_user_id: string;
-  /** The grant_id of the entry's first grant. */
-  entry_id: string;
-  reward_key: string;
-  kind: RewardKind;
-  /** Credits left (credit entries); null for other kinds. */
-  credits: number | null;
-  value: PooledValue | null;
-  expires_at: string | null;
-  created_at: string;
-  updated_at: string | null;
   expired: boolean;
   /** Log position of the first grant, zero-padded: the entries' grant order. */
   seq: string;
@@ -112,17 +103,15 @@ function targets(event: LoggedEvent): DocumentRef[] {
   switch (event.type) {
     case 'RewardGranted':
       return [entry(event.data.entry_id)];
-    case 'RewardValueAssigned':
-      return [entry(event.data.grant_id)];
     case 'RewardExpired':
       return [entry(event.data.grant_id), { collection: USERS, id: appUserId }];
-    case 'CreditsWithdrawn':
-      return [...new Set(event.data.debits.map((debit) => debit.grant_id))].map(entry);
     case 'RewardRevoked':
       // Clawback (SPEC §11): credits come back from the entries debited; any other kind ends now.
-      return event.data.kind === 'credit'
-        ? [...new Set(event.data.debits.map((debit) => debit.grant_id))].map(entry)
-        : [entry(event.data.entry_id), { collection: USERS, id: appUserId }];
+      if (event.data.kind !== 'credit') return [entry(event.data.entry_id), { collection: USERS, id: appUserId }];
+      return entriesChangedBy(event).map(entry);
+    case 'RewardValueAssigned':
+    case 'CreditsWithdrawn':
+      return entriesChangedBy(event).map(entry);
     default:
       return USER_EVENTS.includes(event.type) ? [{ collection: USERS, id: appUserId }] : [];
   }
@@ -187,48 +176,21 @@ function evolveUserDoc(current: UserDoc | null, event: LoggedEvent): UserDoc {
   }
 }
 
-function evolveEntry(current: RewardEntryDoc | null, event: LoggedEvent, id: string): RewardEntryDoc | null {
+function evolveEntry(current: RewardEntryDoc | null, event: LoggedEvent): RewardEntryDoc | null {
   switch (event.type) {
     case 'RewardGranted': {
-      const data = event.data;
-      if (current && data.entry_id !== data.grant_id) {
-        // A credit grant added to the entry it names (same reward, same expires_at).
-        return { ...current, credits: (current.credits ?? 0) + (data.credits ?? 0), updated_at: data.granted_at };
-      }
-      return {
-        app_user_id: userOf(event),
-        entry_id: data.entry_id,
-        reward_key: data.reward_key,
-        kind: data.kind,
-        credits: data.credits,
-        value: null,
-        expires_at: data.expires_at,
-        created_at: data.granted_at,
-        updated_at: null,
-        expired: false,
-        seq: sortablePosition(event.position),
-      };
+      const opened = entryOpenedBy(event.data);
+      if (opened === null) return current && entryAfter(current, event);
+      return { app_user_id: userOf(event), ...opened, expired: false, seq: sortablePosition(event.position) };
     }
-    case 'RewardValueAssigned':
-      return current && { ...current, value: event.data.value, updated_at: event.data.assigned_at };
     case 'RewardExpired':
       return current && { ...current, expired: true };
-    case 'CreditsWithdrawn': {
+    case 'RewardRevoked':
       if (!current) return null;
-      const withdrawn = event.data.debits
-        .filter((debit) => rewardEntryId(current.app_user_id, debit.grant_id) === id)
-        .reduce((sum, debit) => sum + debit.credits, 0);
-      return { ...current, credits: (current.credits ?? 0) - withdrawn, updated_at: event.data.withdrawn_at };
-    }
-    case 'RewardRevoked': {
-      if (!current) return null;
-      const { data } = event;
-      if (data.kind !== 'credit') return { ...current, expired: true, expires_at: data.revoked_at, updated_at: data.revoked_at };
-      const debited = data.debits.filter((debit) => rewardEntryId(current.app_user_id, debit.grant_id) === id).reduce((sum, debit) => sum + debit.credits, 0);
-      return { ...current, credits: (current.credits ?? 0) - debited, updated_at: data.revoked_at };
-    }
+      if (event.data.kind !== 'credit') return { ...current, expired: true, expires_at: event.data.revoked_at, updated_at: event.data.revoked_at };
+      return entryAfter(current, event);
     default:
-      return current;
+      return current && entryAfter(current, event);
   }
 }
 
@@ -256,5 +218,5 @@ export const usersProjection: Projection = {
   eventTypes: [...USER_EVENTS, ...ENTRY_EVENTS],
   targets,
   evolve: (ref, doc, event) =>
-    ref.collection === USERS ? evolveUserDoc(doc as UserDoc | null, event) : (evolveEntry(doc as RewardEntryDoc | null, event, ref.id) as Doc | null),
+    ref.collection === USERS ? evolveUserDoc(doc as UserDoc | null, event) : (evolveEntry(doc as RewardEntryDoc | null, event) as Doc | null),
 };

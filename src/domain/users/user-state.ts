@@ -2,31 +2,17 @@ import type { Evolver } from '../decider.js';
 import type { DomainEvent, EventDataOf } from '../events/index.js';
 import type { PurchaseRef } from '../events/revenue-events.js';
 import { refundsPurchase } from '../revenue/refunds-purchase.js';
-import type { PooledValue, ReferredByFact } from '../events/user-events.js';
-import type { RewardKind } from '../rewards/reward-kinds.js';
+import type { ReferredByFact } from '../events/user-events.js';
 import { PERSONAL_PROFILE_FIELDS } from '../privacy/personal-fields.js';
 import { isActiveAt } from '../rewards/expiry.js';
+import { entriesChangedBy, entryAfter, entryOpenedBy, type RewardEntry } from '../rewards/reward-entry.js';
 
 /**
  * A reward entry the user still holds: granted and not yet recorded as expired. Credit grants
  * of one reward with the same `expires_at` share one entry (SPEC §5.3), so a user's entries are
  * bounded by what is live, not by how many grants or withdrawals it has had.
  */
-export interface HeldEntry {
-  /** The grant_id of the entry's first grant. */
-  entry_id: string;
-  reward_key: string;
-  kind: RewardKind;
-  /** Credits left (credit entries; 0 once drained, listed until it expires); null for other kinds. */
-  credits: number | null;
-  expires_at: string | null;
-  /** The pooled one-time code given to it (offer_code, store_promo_code), else null. */
-  value: PooledValue | null;
-  /** Its first grant. */
-  created_at: string;
-  /** Its last change (a grant adding to it, a withdrawal, a code given), null before one. */
-  updated_at: string | null;
-}
+export type HeldEntry = RewardEntry;
 
 /**
  * What decisions about one user need, and nothing more: the profile (to detect changes), the
@@ -117,10 +103,13 @@ class UserDraft {
     return this.state.entries;
   }
 
-  updateEntry(entryId: string, change: (entry: HeldEntry) => HeldEntry): void {
+  /** Applies the event to every entry it changes (src/domain/rewards/reward-entry.ts). */
+  changeEntries(event: DomainEvent): void {
     const entries = this.entries();
-    const index = entries.findIndex((entry) => entry.entry_id === entryId);
-    if (index >= 0) entries[index] = change(entries[index]!);
+    for (const entryId of entriesChangedBy(event)) {
+      const index = entries.findIndex((entry) => entry.entry_id === entryId);
+      if (index >= 0) entries[index] = entryAfter(entries[index]!, event);
+    }
   }
 
   removeEntry(entryId: string): void {
@@ -199,51 +188,27 @@ function applyUserEvent(draft: UserDraft, event: DomainEvent): void {
         state.verified_purchase = null;
       }
       return;
-    case 'RewardRevoked': {
-      const { debits, entry_id, kind, revoked_at } = event.data;
-      if (kind !== 'credit') {
-        draft.removeEntry(entry_id);
-        return;
-      }
-      for (const debit of debits) {
-        draft.updateEntry(debit.grant_id, (entry) => ({ ...entry, credits: (entry.credits ?? 0) - debit.credits, updated_at: revoked_at }));
-      }
+    case 'RewardRevoked':
+      // Clawback (SPEC §11): credits come back from the entries debited; any other kind ends now.
+      if (event.data.kind === 'credit') draft.changeEntries(event);
+      else draft.removeEntry(event.data.entry_id);
       return;
-    }
     case 'UserChurned':
       state.churned_at = event.data.churned_at;
       return;
     case 'RewardGranted': {
-      const data = event.data;
-      if (data.entry_id !== data.grant_id) {
-        draft.updateEntry(data.entry_id, (entry) => ({ ...entry, credits: (entry.credits ?? 0) + (data.credits ?? 0), updated_at: data.granted_at }));
-        return;
-      }
-      draft.entries().push({
-        entry_id: data.entry_id,
-        reward_key: data.reward_key,
-        kind: data.kind,
-        credits: data.credits,
-        expires_at: data.expires_at,
-        value: null,
-        created_at: data.granted_at,
-        updated_at: null,
-      });
+      const opened = entryOpenedBy(event.data);
+      if (opened) draft.entries().push(opened);
+      else draft.changeEntries(event);
       return;
     }
     case 'RewardValueAssigned':
-      draft.updateEntry(event.data.grant_id, (entry) => ({ ...entry, value: event.data.value, updated_at: event.data.assigned_at }));
+    case 'CreditsWithdrawn':
+      draft.changeEntries(event);
       return;
     case 'RewardExpired':
       draft.removeEntry(event.data.grant_id);
       return;
-    case 'CreditsWithdrawn': {
-      const { debits, withdrawn_at } = event.data;
-      for (const debit of debits) {
-        draft.updateEntry(debit.grant_id, (entry) => ({ ...entry, credits: (entry.credits ?? 0) - debit.credits, updated_at: withdrawn_at }));
-      }
-      return;
-    }
     case 'ReferralClaimCounted':
       draft.stats().claims = event.data.claims;
       state.last_cause_position = event.data.cause_position;
