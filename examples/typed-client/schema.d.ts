@@ -15163,7 +15163,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
+            /**
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
+             *
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -15176,9 +15180,9 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "BAD_REQUEST",
+                     *           "code": "BODY_INVALID",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
+                     *           "message": "The body must be a JSON object",
                      *           "source": null
                      *         }
                      *       ]
@@ -15187,7 +15191,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -15299,6 +15303,76 @@ export interface operations {
                             code: "PATH_ERROR" | "NOT_FOUND.WEBHOOK";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BODY_TOO_LARGE",
+                     *           "status": 413,
+                     *           "message": "The body is larger than 64 KiB",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BODY_TOO_LARGE";
+                            /** @enum {integer} */
+                            status: 413;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *           "status": 415,
+                     *           "message": "Send the body as application/json",
+                     *           "source": "header:content-type"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "UNSUPPORTED_MEDIA_TYPE";
+                            /** @enum {integer} */
+                            status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -20225,7 +20299,11 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded. */
+            /**
+             * @description `BAD_REQUEST`: A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.
+             *
+             *     `BODY_INVALID`: The body is not JSON, not a JSON object, or could not be read completely.
+             */
             400: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -20238,9 +20316,9 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "BAD_REQUEST",
+                     *           "code": "BODY_INVALID",
                      *           "status": 400,
-                     *           "message": "A field, path parameter or query parameter is missing, has the wrong type or is out of range; `source` names it. `source` is null when the request itself could not be read: request line and headers over 64 KiB, HTTP that cannot be parsed (a malformed request line), or a path that is not validly percent-encoded.",
+                     *           "message": "The body must be a JSON object",
                      *           "source": null
                      *         }
                      *       ]
@@ -20249,7 +20327,7 @@ export interface operations {
                     "application/json": {
                         errors: {
                             /** @enum {string} */
-                            code: "BAD_REQUEST";
+                            code: "BAD_REQUEST" | "BODY_INVALID";
                             /** @enum {integer} */
                             status: 400;
                             /** @description For humans; may change. Branch on `code`. */
@@ -20361,6 +20439,76 @@ export interface operations {
                             code: "PATH_ERROR" | "NOT_FOUND.USER";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
+            413: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "BODY_TOO_LARGE",
+                     *           "status": 413,
+                     *           "message": "The body is larger than 64 KiB",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "BODY_TOO_LARGE";
+                            /** @enum {integer} */
+                            status: 413;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `UNSUPPORTED_MEDIA_TYPE`: The body is not sent as JSON (`application/json`, or a JSON-based `application/*+json` type), or its encoding or charset is not supported. */
+            415: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "UNSUPPORTED_MEDIA_TYPE",
+                     *           "status": 415,
+                     *           "message": "Send the body as application/json",
+                     *           "source": "header:content-type"
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "UNSUPPORTED_MEDIA_TYPE";
+                            /** @enum {integer} */
+                            status: 415;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */

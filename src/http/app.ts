@@ -15,7 +15,7 @@ import type { ReadStore } from '../ports/read-store.js';
 import { TOKENS } from '../ports/tokens.js';
 import { type Metrics, methodLabel } from '../observability/metrics.js';
 import { ApiKeys, requireKey, requireSecretKey } from './auth.js';
-import { BODY_METHODS, refuseDeclaredOverLimit, sendsBody, storableBody } from './body-guard.js';
+import { BODY_METHODS, refuseDeclaredOverLimit, sendsBody, storableBody, underflowingNumber, utf8Charset } from './body-guard.js';
 import { ApiError, errorHandler, pathNotFound } from './errors.js';
 import { ApiDescription } from './openapi.js';
 import { consoleRouter } from './console.js';
@@ -111,13 +111,14 @@ function observe(metrics: Metrics, logger: Logger, activity: RequestActivity): R
 }
 
 /**
- * Bodies (of POST, PUT, PATCH; others are ignored) must be JSON up to 64 KiB (4 MiB for the bulk admin uploads), storable as sent
+ * Bodies (of POST, PUT, PATCH and DELETE; GET's and HEAD's are ignored) must be JSON in UTF-8, up to 64 KiB (4 MiB for the bulk admin uploads), storable as sent
  * (bounded depth, well-formed strings); a body of any other media type is 415.
  */
 function jsonBody(): RequestHandler[] {
   // Bytes that are not UTF-8 would be read as U+FFFD and stored so, silently: storableBody refuses them.
   const verify = (req: express.Request, _res: unknown, raw: Buffer, encoding: string) => {
     if (/^utf-?8$/i.test(encoding) && !isUtf8(raw)) req.res!.locals.bodyNotUtf8 = true;
+    else req.res!.locals.underflowAt = underflowingNumber(raw.toString('utf8'));
   };
   const options = { type: ['application/json', 'application/*+json'], strict: false, verify };
   const parseSmall = express.json({ ...options, limit: BODY_LIMIT });
@@ -134,7 +135,7 @@ function jsonBody(): RequestHandler[] {
     (handler: RequestHandler): RequestHandler =>
     (req, res, next) =>
       BODY_METHODS.has(req.method) ? handler(req, res, next) : next();
-  return [mediaType, refuseDeclaredOverLimit(limitOf), parse, storableBody].map(onlyWithBody);
+  return [mediaType, utf8Charset, refuseDeclaredOverLimit(limitOf), parse, storableBody].map(onlyWithBody);
 }
 
 /** `full`: the whole API; `operator`: only health, readiness, metrics and the API description. */

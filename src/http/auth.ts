@@ -43,6 +43,8 @@ declare global {
       mountPath?: string;
       /** The JSON body's bytes are not UTF-8 (src/http/app.ts, jsonBody): refused by storableBody. */
       bodyNotUtf8?: boolean;
+      /** Where the JSON body holds a number too small for a double (src/http/body-guard.ts, underflowingNumber): refused by storableBody. */
+      underflowAt?: string | null;
     }
   }
 }

@@ -1,10 +1,45 @@
 import type { Request, RequestHandler } from 'express';
-import { ApiError, bodyNotUtf8, bodyTooLarge } from './errors.js';
+import { MIMEType } from 'node:util';
+import { ApiError, bodyNotUtf8, bodyTooLarge, charsetUnsupported } from './errors.js';
 import { isJsonObject } from '../domain/json-object.js';
 import { pointer } from './validation.js';
 
-/** Methods whose body the service reads and checks (JSON, size, storable); others' bodies are ignored. */
-export const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH']);
+/**
+ * Methods whose body the service reads and checks (JSON, size, storable: SPEC §1's 413 and 415
+ * hold for them all, a DELETE's body included); the bodies of GET and HEAD are ignored.
+ */
+export const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+/** The charsets a JSON body may name: JSON is UTF-8 (RFC 8259 §8.1), and US-ASCII is a subset of it. */
+const UTF8_CHARSETS: ReadonlySet<string> = new Set(['utf-8', 'utf8', 'us-ascii', 'ascii']);
+
+/**
+ * The charset the request's content type names, lowercased: null when it names none (or cannot
+ * be read, which the media-type check refuses on its own).
+ */
+function charsetOf(req: Request): string | null {
+  const contentType = req.headers['content-type'];
+  try {
+    return contentType === undefined ? null : (new MIMEType(contentType).params.get('charset')?.toLowerCase() ?? null);
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * 415 for a JSON body in a charset other than UTF-8, on the API and the inbound notifications
+ * alike. A body named as one of UTF-8's other names, or as US-ASCII, is read as UTF-8 (its bytes
+ * are checked as UTF-8 all the same).
+ */
+export const utf8Charset: RequestHandler = (req, _res, next) => {
+  const charset = charsetOf(req);
+  if (charset === null || charset === 'utf-8') return next();
+  if (!UTF8_CHARSETS.has(charset)) return next(charsetUnsupported());
+  const mime = new MIMEType(req.headers['content-type']!);
+  mime.params.set('charset', 'utf-8');
+  req.headers['content-type'] = mime.toString();
+  next();
+};
 
 /**
  * 413 at once for a body whose declared `content-length` passes `limit`, before reading a byte of
@@ -45,6 +80,38 @@ export function unstorablePart(value: unknown, path: string[] = []): { source: s
   return null;
 }
 
+/** Raw JSON that may hold a number too small for a double: an exponent of -300 or below, or 300 zeros after a point. */
+const MAYBE_TINY = /[eE]-0*(?:[3-9]\d\d|\d{4})|\.0{300}/;
+
+/**
+ * Where `text` holds a number JSON.parse reads as 0 though it is not 0 (`1e-400`: too small for
+ * a double), as a JSON pointer; null when it holds none. The overflow (`1e400`, Infinity) is
+ * refused where numbers are checked; this, which the parsed value cannot show, from the text.
+ */
+export function underflowingNumber(text: string): string | null {
+  if (!MAYBE_TINY.test(text)) return null;
+  const found = Symbol('underflow');
+  // The reviver's third argument (the number's source text): Node 22 and later.
+  const reviver = (_key: string, value: unknown, context?: { source?: string }) =>
+    value === 0 && /[1-9]/.test(context?.source?.split(/[eE]/)[0] ?? '') ? found : value;
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text, reviver as (key: string, value: unknown) => unknown);
+  } catch {
+    return null; // not JSON: the parser says so
+  }
+  const walk = (value: unknown, path: string[]): string | null => {
+    if (value === found) return pointer(path);
+    if (value === null || typeof value !== 'object') return null;
+    for (const [key, item] of Object.entries(value)) {
+      const at = walk(item, [...path, key]);
+      if (at !== null) return at;
+    }
+    return null;
+  };
+  return walk(parsed, []);
+}
+
 /** Whether the request says it carries a body: a length above 0, or chunks. */
 export function sendsBody(req: Request): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
@@ -55,6 +122,14 @@ export const storableBody: RequestHandler = (req, res, next) => {
   // An empty body is no body (SPEC §9: not JSON), though express.json reads it as {}.
   if (!sendsBody(req)) req.body = undefined;
   if (res.locals.bodyNotUtf8 === true) throw bodyNotUtf8();
+  if (res.locals.underflowAt) {
+    throw new ApiError(
+      400,
+      'BAD_REQUEST',
+      'The body has a number too small to store: it would read back as 0 (send 0, or the number as a string)',
+      res.locals.underflowAt,
+    );
+  }
   // Only an object can be stored: any other body is BODY_INVALID where a route reads one
   // (parseBody), however deep it nests, and ignored where none is read.
   const found = isJsonObject(req.body) ? unstorablePart(req.body) : null;

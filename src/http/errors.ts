@@ -90,8 +90,6 @@ function fromHttpError(error: HttpError): ApiError | null {
       return bodyTooLarge(error.limit ?? BODY_LIMIT);
     case 'encoding.unsupported':
       return new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The body encoding is not supported', 'header:content-encoding');
-    case 'charset.unsupported':
-      return charsetUnsupported();
     case 'request.aborted':
       return new ApiError(400, 'BODY_INVALID', 'The request body was not received completely');
     default:

@@ -395,6 +395,16 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
           code: 'BODY_INVALID',
         });
       }
+      // A leading byte order mark is read past, as on the rest of the API.
+      const bom = await post(
+        svc,
+        '/webhooks/revenuecat',
+        `\uFEFF${JSON.stringify({ api_version: '1.0', event: rcEvent('rc-bom', 'INITIAL_PURCHASE', 'nobody') })}`,
+        {
+          authorization: REVENUECAT_AUTH,
+        },
+      );
+      expect(bom.status).to.equal(200);
       const malformed = await post(svc, '/webhooks/revenuecat', JSON.stringify({ event: { type: 'RENEWAL' } }), { authorization: REVENUECAT_AUTH });
       expect(malformed.status).to.equal(400);
       expect(malformed.body.errors[0].code).to.equal('BAD_REQUEST');

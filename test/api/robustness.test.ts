@@ -193,6 +193,58 @@ describe('API: hostile and unusual input never breaks the service', () => {
     expect((await svc.call('POST', '/admin/reviews/nope/approve', undefined, secret())).status).to.equal(404);
   });
 
+  it('checks the body of a DELETE as any other (SPEC §1: 415, 413, BODY_INVALID), and erases nothing when it refuses one', async () => {
+    await createUser(svc, 'del-body', { metadata: { keep: true } });
+    const secret = (headers: Record<string, string> = {}) => ({ 'x-api-key': SECRET_KEY, ...headers });
+    const text = await svc.call('DELETE', '/admin/users/del-body', 'hello', secret({ 'content-type': 'text/plain' }));
+    expect(text.body.errors[0]).to.include({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', source: 'header:content-type' });
+    const large = await svc.call('DELETE', '/admin/users/del-body', JSON.stringify({ blob: 'x'.repeat(70_000) }), secret());
+    expect(large.body.errors[0]).to.include({ status: 413, code: 'BODY_TOO_LARGE' });
+    for (const body of ['[1]', '{"a":', 'null']) {
+      expect((await svc.call('DELETE', '/admin/users/del-body', body, secret())).body.errors[0], body).to.include({ status: 400, code: 'BODY_INVALID' });
+    }
+    const erasures = async () => (await events(svc, 'type=UserErased')).filter((event) => event.stream === 'user-del-body').length;
+    expect(await erasures()).to.equal(0);
+    expect((await getUser(svc, 'del-body')).metadata).to.deep.equal({ keep: true });
+    // An object, or no body at all, is what it takes.
+    expect((await svc.call('DELETE', '/admin/users/del-body', '{}', secret())).status).to.equal(204);
+    expect(await erasures()).to.equal(1);
+  });
+
+  it('reads a body named as UTF-8 by another of its names, or as US-ASCII, as UTF-8; any other charset is 415 (RFC 8259 §8.1)', async () => {
+    for (const [index, charset] of ['utf8', 'UTF-8', 'us-ascii', 'ASCII'].entries()) {
+      const user = `charset-${index}`;
+      const response = await svc.call(
+        'POST',
+        '/users',
+        { app_user_id: user, metadata: { name: 'Zoë' } },
+        { 'content-type': `application/json; charset=${charset}` },
+      );
+      expect(response.status, charset).to.equal(201);
+      expect((await getUser(svc, user)).metadata, charset).to.deep.equal({ name: 'Zoë' });
+    }
+    for (const charset of ['utf-16', 'utf-16le', 'iso-8859-1', 'bogus']) {
+      const refused = await svc.call('POST', '/users', { app_user_id: 'charset-no' }, { 'content-type': `application/json; charset=${charset}` });
+      expect(refused.body.errors[0], charset).to.include({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE', source: 'header:content-type' });
+    }
+    expect((await svc.call('GET', '/users/charset-no')).status).to.equal(404);
+  });
+
+  it('refuses a number too small for a double, which would read back as 0 (400, where it is), and writes nothing', async () => {
+    for (const [text, source] of [
+      ['{"app_user_id":"tiny","metadata":{"x":1e-400}}', '/metadata/x'],
+      ['{"app_user_id":"tiny","metadata":{"list":[0,-2.5E-999]}}', '/metadata/list/1'],
+      [`{"app_user_id":"tiny","metadata":{"x":0.${'0'.repeat(400)}1}}`, '/metadata/x'],
+    ] as const) {
+      expect((await svc.call('POST', '/users', text)).body.errors[0], text.slice(0, 60)).to.include({ status: 400, code: 'BAD_REQUEST', source });
+    }
+    expect((await svc.call('GET', '/users/tiny')).status).to.equal(404);
+    // Zero written any way, and the smallest numbers a double holds, are kept.
+    const kept = await svc.call('POST', '/users', '{"app_user_id":"tiny","metadata":{"a":0e-400,"b":-0,"c":0.000,"d":5e-324,"e":1e-300}}');
+    expect(kept.status).to.equal(201);
+    expect((await getUser(svc, 'tiny')).metadata).to.deep.equal({ a: 0, b: 0, c: 0, d: 5e-324, e: 1e-300 });
+  });
+
   describe('inbound notifications, every provider configured', () => {
     // A provider that is off answers 404 before its body is looked at (test/api/revenue-stripe-revenuecat.test.ts).
     let providers: TestService;
@@ -241,8 +293,10 @@ describe('API: hostile and unusual input never breaks the service', () => {
         });
         expect(notUtf8.status, provider).to.equal(400);
         expect(((await notUtf8.json()) as { errors: { code: string }[] }).errors[0]!.code).to.equal('BODY_INVALID');
-        const utf8 = await providers.call('POST', `/webhooks/${provider}`, '{}', { 'content-type': 'application/json; charset=UTF-8' });
-        expect(utf8.status, `${provider} utf-8`).to.not.be.oneOf([400, 415]);
+        for (const charset of ['UTF-8', 'utf8', 'us-ascii']) {
+          const utf8 = await providers.call('POST', `/webhooks/${provider}`, '{}', { 'content-type': `application/json; charset=${charset}` });
+          expect(utf8.status, `${provider} ${charset}`).to.not.be.oneOf([400, 415]);
+        }
       }
     });
   });

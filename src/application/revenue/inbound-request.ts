@@ -49,7 +49,8 @@ export class WebhookMalformedError extends Error {
 export function parseJsonBody(body: Buffer): Record<string, unknown> {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(body.toString('utf8'));
+    // A leading byte order mark is read past, as the API's JSON bodies are.
+    parsed = JSON.parse(body.toString('utf8').replace(/^\uFEFF/, ''));
   } catch {
     throw new WebhookMalformedError('BODY_INVALID', 'The body is not valid JSON');
   }

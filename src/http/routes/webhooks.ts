@@ -1,5 +1,4 @@
 import { isUtf8 } from 'node:buffer';
-import { MIMEType } from 'node:util';
 import express, { type RequestHandler } from 'express';
 import type { DependencyContainer } from 'tsyringe';
 import type { ZodTypeAny } from 'zod';
@@ -12,9 +11,9 @@ import { RevenueInbox } from '../../application/revenue/revenue-inbox.js';
 import type { Config } from '../../config.js';
 import { REVENUE_PROVIDERS, type RevenueNotification, type RevenueProvider, revenueNotificationSchema } from '../../domain/revenue/revenue-notification.js';
 import { TOKENS } from '../../ports/tokens.js';
-import { refuseDeclaredOverLimit, sendsBody, unstorablePart } from '../body-guard.js';
+import { refuseDeclaredOverLimit, sendsBody, unstorablePart, utf8Charset } from '../body-guard.js';
 import { WEBHOOK_BODY_LIMIT } from '../body-limits.js';
-import { ApiError, bodyNotUtf8, bodyTooLarge, charsetUnsupported } from '../errors.js';
+import { ApiError, bodyNotUtf8, bodyTooLarge } from '../errors.js';
 import { type AnyRoute, route } from '../route.js';
 import { z } from '../schemas/zod-openapi.js';
 
@@ -69,43 +68,27 @@ function configuredVerifiers(config: Config): Map<RevenueProvider, NotificationV
   return verifiers;
 }
 
-/** The charset a content type names (lowercased), or null when it names none or cannot be read. */
-function charsetOf(contentType: string | undefined): string | null {
-  try {
-    return contentType === undefined ? null : (new MIMEType(contentType).params.get('charset')?.toLowerCase() ?? null);
-  } catch {
-    return null;
-  }
-}
-
 /**
  * Up to 1 MiB, kept as the exact bytes (signatures cover them). Every provider sends JSON in
  * UTF-8: a body sent as anything else is 415, in another charset 415, and bytes that are not
  * UTF-8 are 400 `BODY_INVALID`, as on the rest of the API (src/http/app.ts, jsonBody).
  */
 const refuseOverLimit = refuseDeclaredOverLimit(() => WEBHOOK_BODY_LIMIT);
+const readRaw = express.raw({ type: () => true, limit: WEBHOOK_BODY_LIMIT });
 const rawBody: RequestHandler = (req, res, next) => {
   if (sendsBody(req) && !req.is(['application/json', 'application/*+json'])) {
     next(new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the notification as application/json', 'header:content-type'));
     return;
   }
-  const charset = charsetOf(req.header('content-type'));
-  if (charset !== null && charset !== 'utf-8' && charset !== 'utf8') {
-    next(charsetUnsupported());
-    return;
-  }
-  refuseOverLimit(req, res, (refused?: unknown) => {
-    if (refused) return next(refused);
-    express.raw({ type: () => true, limit: WEBHOOK_BODY_LIMIT })(req, res, (error?: unknown) => {
-      if ((error as { type?: string } | undefined)?.type === 'entity.too.large') {
-        next(bodyTooLarge(WEBHOOK_BODY_LIMIT));
-        return;
-      }
-      if (!error && Buffer.isBuffer(req.body) && !isUtf8(req.body)) {
-        next(bodyNotUtf8());
-        return;
-      }
-      next(error);
+  utf8Charset(req, res, (unsupported?: unknown) => {
+    if (unsupported) return next(unsupported);
+    refuseOverLimit(req, res, (refused?: unknown) => {
+      if (refused) return next(refused);
+      readRaw(req, res, (error?: unknown) => {
+        if ((error as { type?: string } | undefined)?.type === 'entity.too.large') return next(bodyTooLarge(WEBHOOK_BODY_LIMIT));
+        if (!error && Buffer.isBuffer(req.body) && !isUtf8(req.body)) return next(bodyNotUtf8());
+        next(error);
+      });
     });
   });
 };
