@@ -80,8 +80,11 @@ export function unstorablePart(value: unknown, path: string[] = []): { source: s
   return null;
 }
 
-/** Raw JSON that may hold a number too small for a double: an exponent of -300 or below, or 300 zeros after a point. */
-const MAYBE_TINY = /[eE]-0*(?:[3-9]\d\d|\d{4})|\.0{300}/;
+/**
+ * Raw JSON that may hold a number too small for a double: one needs a negative exponent, or 300
+ * zeros after its point (the smallest double is about 5e-324). Only such text is parsed again.
+ */
+const MAYBE_TINY = /\d[eE]-|\.0{300}/;
 
 /**
  * Where `text` holds a number JSON.parse reads as 0 though it is not 0 (`1e-400`: too small for
