@@ -12605,7 +12605,7 @@ export interface operations {
                 stream?: string;
                 /** @description `asc`: commit order (the default). `desc`: newest first, only with `stream` (400 `BAD_REQUEST` otherwise) */
                 order?: "asc" | "desc";
-                /** @description Stream name prefix, e.g. user- (all users) */
+                /** @description Stream name prefix, e.g. user- (all users); not with `stream` (400 `BAD_REQUEST`) */
                 stream_prefix?: string;
                 /** @description An event type, or a comma-separated list of up to 50 (any of them), each 1 to 100 characters */
                 type?: string;

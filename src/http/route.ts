@@ -86,11 +86,18 @@ function unusedBody(req: Request, declaration: AnyRoute): Record<string, never> 
   return {};
 }
 
+/**
+ * What an admin operation that declares no query takes: nothing. A parameter sent anyway
+ * (`GET /admin/programs?limit=1`) is 400, as on the admin listings that take some: it would
+ * otherwise be ignored, and the whole list answered as if it were read.
+ */
+const NO_QUERY = z.object({});
+
 function handler(declaration: AnyRoute): RequestHandler {
   return async (req, res) => {
     const input = {
       params: parseParams(req, declaration.params),
-      query: declaration.query ? parseQuery(req, declaration.query) : {},
+      query: declaration.query ? parseQuery(req, declaration.query) : declaration.auth === 'secret' ? parseQuery(req, NO_QUERY) : {},
       body: declaration.body ? parseBody(req, declaration.body) : unusedBody(req, declaration),
       req,
       res,

@@ -67,7 +67,7 @@ export function parseQuery<S extends ZodObject>(req: Request, schema: S): z.infe
     }
     if (!Object.hasOwn(schema.shape, decodedName)) {
       const known = Object.keys(schema.shape).join(', ');
-      throw new ApiError(400, 'BAD_REQUEST', `${decodedName}: not a parameter of this operation (it takes ${known})`, source);
+      throw new ApiError(400, 'BAD_REQUEST', `${decodedName}: not a parameter of this operation (it takes ${known || 'none'})`, source);
     }
   }
   const result = schema.safeParse(req.query);

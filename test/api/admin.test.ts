@@ -338,6 +338,16 @@ describe('API: admin configuration (SPEC §7.1–§7.5)', () => {
       }
     });
 
+    it('an admin operation that takes no query parameter refuses one (400 naming it) rather than answering as if it were read', async () => {
+      for (const path of ['/admin/programs', '/admin/webhooks', '/admin/rules', '/admin/store/offer-codes']) {
+        const answer = await svc.admin('GET', `${path}?limit=1`);
+        expect(answer.body.errors?.[0], path).to.include({ status: 400, code: 'BAD_REQUEST', source: 'query:/limit' });
+        expect((await svc.admin('GET', path)).status, path).to.equal(200);
+      }
+      // The client API is not affected: an app may add what it likes to a read.
+      expect((await svc.call('GET', '/codes/NOPE?cache=1')).body.errors[0].code).to.equal('NOT_FOUND.CODE');
+    });
+
     it('refuses a bad limit or cursor with 400 BAD_REQUEST naming it', async () => {
       for (const { path } of collections) {
         for (const query of ['limit=0', 'limit=1001', 'limit=abc', 'limit=1.5', 'limit=', 'after=']) {

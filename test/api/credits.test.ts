@@ -477,6 +477,10 @@ describe('API: credits — withdrawals, manual grants, ledger and event log', ()
         expect(refused.status, path).to.equal(400);
         expect(refused.body.errors[0], path).to.include({ code: 'BAD_REQUEST', source: 'query:/order' });
       }
+      // A stream and a prefix together would answer the stream whatever the prefix: 400, in either order.
+      for (const path of ['/admin/events?stream=user-audited&stream_prefix=webhook-', '/admin/events?stream_prefix=user-&stream=user-audited&order=desc']) {
+        expect((await svc.admin('GET', path)).body.errors[0], path).to.include({ status: 400, code: 'BAD_REQUEST', source: 'query:/stream_prefix' });
+      }
       expect((await svc.admin('GET', '/admin/events?stream=user-audited&order=newest')).body.errors[0]).to.include({
         code: 'BAD_REQUEST',
         source: 'query:/order',

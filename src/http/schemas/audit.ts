@@ -12,7 +12,7 @@ export const eventsQuery = z.object({
     .enum(['asc', 'desc'])
     .default('asc')
     .openapi({ description: '`asc`: commit order (the default). `desc`: newest first, only with `stream` (400 `BAD_REQUEST` otherwise)' }),
-  stream_prefix: chars(1, 300).optional().openapi({ description: 'Stream name prefix, e.g. user- (all users)' }),
+  stream_prefix: chars(1, 300).optional().openapi({ description: 'Stream name prefix, e.g. user- (all users); not with `stream` (400 `BAD_REQUEST`)' }),
   type: chars(1, 2000)
     .transform((value) => value.split(','))
     .pipe(z.array(chars(1, 100)).max(50))
