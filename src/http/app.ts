@@ -118,7 +118,7 @@ function jsonBody(): RequestHandler[] {
   // Bytes that are not UTF-8 would be read as U+FFFD and stored so, silently: storableBody refuses them.
   const verify = (req: express.Request, _res: unknown, raw: Buffer, encoding: string) => {
     if (/^utf-?8$/i.test(encoding) && !isUtf8(raw)) req.res!.locals.bodyNotUtf8 = true;
-    else req.res!.locals.underflowAt = underflowingNumber(raw.toString('utf8'));
+    else req.res!.locals.underflowAt = underflowingNumber(raw.toString('utf8').replace(/^\uFEFF/, ''));
   };
   const options = { type: ['application/json', 'application/*+json'], strict: false, verify };
   const parseSmall = express.json({ ...options, limit: BODY_LIMIT });

@@ -235,6 +235,7 @@ describe('API: hostile and unusual input never breaks the service', () => {
       ['{"app_user_id":"tiny","metadata":{"x":1e-400}}', '/metadata/x'],
       ['{"app_user_id":"tiny","metadata":{"list":[0,-2.5E-999]}}', '/metadata/list/1'],
       [`{"app_user_id":"tiny","metadata":{"x":0.${'0'.repeat(290)}1e-40}}`, '/metadata/x'],
+      ['\uFEFF{"app_user_id":"tiny","metadata":{"x":1e-400}}', '/metadata/x'],
       [`{"app_user_id":"tiny","metadata":{"x":0.${'0'.repeat(400)}1}}`, '/metadata/x'],
     ] as const) {
       expect((await svc.call('POST', '/users', text)).body.errors[0], text.slice(0, 60)).to.include({ status: 400, code: 'BAD_REQUEST', source });
