@@ -86,6 +86,33 @@ const trustProxy = z
     return ranges;
   });
 
+/** An origin as a browser sends it: scheme, host and port, nothing else (`https://app.example.com`). */
+function isOrigin(value: string): boolean {
+  if (!URL.canParse(value)) return false;
+  const url = new URL(value);
+  return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value;
+}
+
+/**
+ * `CORS_ORIGINS`: the web origins whose pages may call the app API (unset: none, and no CORS
+ * headers at all); `*` for any.
+ */
+const corsOrigins = z
+  .string()
+  .optional()
+  .transform((value, ctx): string[] | '*' => {
+    const origins = (value ?? '')
+      .split(',')
+      .map((item) => item.trim())
+      .filter((item) => item.length > 0);
+    if (origins.length === 1 && origins[0] === '*') return '*';
+    if (!origins.every(isOrigin)) {
+      ctx.addIssue({ code: 'custom', message: 'must be * or a comma-separated list of origins such as https://app.example.com (no path, no trailing slash)' });
+      return z.NEVER;
+    }
+    return origins;
+  });
+
 /** Every setting of SPEC §10, read from the environment. */
 const configSchema = z
   .object({
@@ -137,6 +164,8 @@ const configSchema = z
     CONSOLE: z.enum(['on', 'off']).default('on'),
     /** SPEC §15: the WinWinKit-compatible surface under /compat/winwinkit, on (default) or off. */
     COMPAT_WINWINKIT: z.enum(['on', 'off']).default('on'),
+    /** Web pages allowed to call the app API from a browser (README, *Apps in a browser*). */
+    CORS_ORIGINS: corsOrigins,
     /** Outgoing webhooks (SPEC §12): per-request timeout, retry window, auto-disable, URL rules. */
     WEBHOOK_TIMEOUT_MS: positiveInt(10_000),
     WEBHOOK_RETRY_HOURS: z.coerce.number().positive().default(72),
@@ -286,6 +315,7 @@ const EXPECTED: Record<string, string> = {
   RATE_LIMIT_SECRET: 'true or false (default false: secret keys are not rate limited)',
   CONSOLE: 'on or off (default on)',
   COMPAT_WINWINKIT: 'on or off (default on)',
+  CORS_ORIGINS: 'a comma-separated list of origins such as https://app.example.com,http://localhost:8081, or * (default: none)',
   TRUST_PROXY: 'false (default), a hop count such as 1, or a comma-separated list of proxy addresses/CIDRs such as 10.0.0.0/8,loopback',
   WEBHOOK_TIMEOUT_MS: 'a whole number of milliseconds, 1 or more (default 10000)',
   WEBHOOK_RETRY_HOURS: 'a number of hours greater than 0 (default 72)',

@@ -19,6 +19,7 @@ import { BODY_METHODS, refuseDeclaredOverLimit, sendsBody, storableBody, underfl
 import { ApiError, errorHandler, pathNotFound } from './errors.js';
 import { ApiDescription } from './openapi.js';
 import { consoleRouter } from './console.js';
+import { browserAccess } from './browser-access.js';
 import { RateLimits } from './rate-limits/rate-limits.js';
 
 import { adminRoutes } from './routes/admin.js';
@@ -196,6 +197,8 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
       ...adminUserRoutes(container),
     ];
     const compatRoutes = winwinkit ? winwinkitRoutes(container, appRoutes) : [];
+    // Pages on the origins CORS_ORIGINS names may call the app's operations (a preflight takes no key).
+    if (config.CORS_ORIGINS.length > 0) app.use(['/users', '/codes', '/store', ...(winwinkit ? [WINWINKIT_MOUNT] : [])], browserAccess(config.CORS_ORIGINS));
     // A known path with another method is 405 whoever asks, before any key is checked.
     app.use(methodGate([...nativeRoutes, ...compatRoutes]));
     app.use(keyed, requireKey(keys));

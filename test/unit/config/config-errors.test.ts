@@ -22,6 +22,19 @@ describe('Configuration errors', () => {
     expect(problemsOf({ SHUTDOWN_TIMEOUT_S: '0' })[0]).to.match(/^SHUTDOWN_TIMEOUT_S=0: expected a number of seconds greater than 0/);
   });
 
+  it('CORS_ORIGINS takes *, or origins alone (no path, no trailing slash)', () => {
+    expect(loadConfig({}).CORS_ORIGINS).to.deep.equal([]);
+    expect(loadConfig({ CORS_ORIGINS: '*' }).CORS_ORIGINS).to.equal('*');
+    expect(loadConfig({ CORS_ORIGINS: ' https://app.example.com, http://localhost:8081 ' }).CORS_ORIGINS).to.deep.equal([
+      'https://app.example.com',
+      'http://localhost:8081',
+    ]);
+    for (const value of ['https://app.example.com/', 'https://app.example.com/path', 'app.example.com', 'ftp://x.example', '*,https://a.example']) {
+      expect(problemsOf({ CORS_ORIGINS: value }), value).to.have.length(1);
+      expect(problemsOf({ CORS_ORIGINS: value })[0], value).to.match(/^CORS_ORIGINS=.*: expected a comma-separated list of origins/);
+    }
+  });
+
   it('are all reported at once, rules across variables included', () => {
     const problems = problemsOf({ PORT: 'eighty', LOG_LEVEL: 'loud', CLAIM_WINDOW_DAYS: '-3', ASC_KEY_ID: 'KEY123' });
     expect(problems).to.have.length(4);
