@@ -34,6 +34,15 @@ const upcasters: Record<string, TypeUpcasters> = {
     older: 'before version 5 no `grant_position` (read as null) and possibly no `expires_at` (read as null: never)',
     steps: { 1: v5PoolRequest, 2: v5PoolRequest, 3: v5PoolRequest, 4: v5PoolRequest },
   },
+  PurchaseRecorded: {
+    // v7: a purchase recorded after a later expiry of its subscription says so; none before v7 was.
+    older: 'before version 7 no `expired_before` (read as false)',
+    steps: { 1: v7Recorded, 2: v7Recorded, 3: v7Recorded, 4: v7Recorded, 5: v7Recorded, 6: v7Recorded },
+  },
+  RenewalRecorded: {
+    older: 'before version 7 no `expired_before` (read as false)',
+    steps: { 1: v7Recorded, 2: v7Recorded, 3: v7Recorded, 4: v7Recorded, 5: v7Recorded, 6: v7Recorded },
+  },
   NotificationRejected: {
     // v6: a rejection whose payload was read (signed for another app) names its notification; none before v6 did.
     older: 'before version 6 no `notification_id` (read as null)',
@@ -44,6 +53,10 @@ const upcasters: Record<string, TypeUpcasters> = {
 /** For the event catalogue (docs/events.md): each type written differently by older versions, and what those lack. */
 export function olderVersionNotes(): { type: string; older: string }[] {
   return Object.entries(upcasters).map(([type, { older }]) => ({ type, older }));
+}
+
+function v7Recorded(data: Record<string, unknown>): Record<string, unknown> {
+  return { ...data, expired_before: false };
 }
 
 function v6Rejection(data: Record<string, unknown>): Record<string, unknown> {

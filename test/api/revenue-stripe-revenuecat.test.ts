@@ -696,6 +696,38 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
     });
   });
 
+  describe('an EXPIRATION that arrives before its INITIAL_PURCHASE (stores do not promise order; CONVERSIONS_FROM=verified)', () => {
+    it('the late purchase converts the claimer, who churns at once: the referrer counts one conversion and one churn', async () => {
+      const svc = await startTestService({ env: { REVENUECAT_WEBHOOK_AUTH: REVENUECAT_AUTH, CONVERSIONS_FROM: 'verified' } });
+      try {
+        await putReward(svc, 'coins', { kind: 'credit', name: 'Coins', credits: 100 });
+        await putProgram(svc, 'friends', {
+          rewards: { sender: [{ reward_key: 'coins', activation: { variant: 'conversion', amount: 1, limit: 0 }, deactivation: never }], receiver: [] },
+        });
+        const referrer = await createUser(svc, 'rc-late-referrer');
+        await createUser(svc, 'rc-late');
+        expect((await svc.call('POST', '/users/rc-late/claim-code', { code: referrer.referral_code })).status).to.equal(200);
+        const bought = 1_790_000_000_000;
+        const expiry = rcEvent('rc-late-exp', 'EXPIRATION', 'rc-late', { event_timestamp_ms: bought + 30 * 86_400_000, expiration_reason: 'UNSUBSCRIBE' });
+        expect((await revenueCat(svc, expiry)).body.data.status).to.equal('applied');
+        expect((await revenueCat(svc, rcEvent('rc-late-buy', 'INITIAL_PURCHASE', 'rc-late', { event_timestamp_ms: bought }))).body.data.status).to.equal(
+          'applied',
+        );
+        const recorded = await events(svc, 'stream=user-rc-late&type=PurchaseRecorded');
+        expect(recorded[0]!.data).to.include({ expired_before: true });
+        expect(await events(svc, 'stream=user-rc-late&type=UserConverted')).to.have.length(1);
+        expect(await events(svc, 'stream=user-rc-late&type=UserChurned')).to.have.length(1);
+        await eventually(async () => expect((await getUser(svc, 'rc-late-referrer')).stats).to.include({ conversions: 1, churns: 1 }));
+        // The referrer's conversion reward is granted as for a purchase that came in order.
+        await eventually(async () =>
+          expect((await getUser(svc, 'rc-late-referrer')).rewards.active.credit.map((entry: any) => entry.credits)).to.deep.equal([100]),
+        );
+      } finally {
+        await svc.stop();
+      }
+    });
+  });
+
   describe('a purchase refunded before its user claims a code (CONVERSIONS_FROM=verified)', () => {
     it('does not convert the claimer at the claim: no conversion, no reward for anyone', async () => {
       const svc = await startTestService({ env: { STRIPE_WEBHOOK_SECRET: STRIPE_SECRET, CONVERSIONS_FROM: 'verified' } });

@@ -48,7 +48,9 @@ export function moneyAt(
     recorded_at: at,
     attribution: source === null ? null : { code: source.code, type: source.type, owner_id: source.owner_id, program_id: source.program_id },
   };
-  return type === 'RefundRecorded' ? { type, data: { ...fact, reverses_conversion: false } } : { type, data: { ...fact, refunded_before: false } };
+  return type === 'RefundRecorded'
+    ? { type, data: { ...fact, reverses_conversion: false } }
+    : { type, data: { ...fact, refunded_before: false, expired_before: false } };
 }
 
 /** A seeded generator (tests are reproducible). */

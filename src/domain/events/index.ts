@@ -30,7 +30,7 @@ export type DomainEvent = { [T in EventType]: { type: T; data: EventDataOf<T> } 
 export type EventOf<T extends EventType> = Extract<DomainEvent, { type: T }>;
 
 /** Current schema version of every event type; bump it and add an upcaster when a shape changes. */
-export const SCHEMA_VERSION = 6;
+export const SCHEMA_VERSION = 7;
 
 export function isKnownEventType(type: string): type is EventType {
   return Object.hasOwn(eventSchemas, type);

@@ -44,9 +44,14 @@ export const inboundEvents = {
 
 /** Events of the user stream about verified revenue: what a notification meant for that user, and clawbacks. */
 export const revenueUserEvents = {
-  /** `refunded_before`: a refund of it was recorded first (out of order): it neither makes the user premium nor converts it. */
-  PurchaseRecorded: revenueFact.extend({ refunded_before: z.boolean() }),
-  RenewalRecorded: revenueFact.extend({ refunded_before: z.boolean() }),
+  /**
+   * `refunded_before`: a refund of it was recorded first (out of order): it neither makes the
+   * user premium nor converts it. `expired_before`: an expiry of its subscription that happened
+   * after it was recorded first (out of order): it converts the user, who churns at once, and
+   * does not make it premium.
+   */
+  PurchaseRecorded: revenueFact.extend({ refunded_before: z.boolean(), expired_before: z.boolean() }),
+  RenewalRecorded: revenueFact.extend({ refunded_before: z.boolean(), expired_before: z.boolean() }),
   /**
    * `reverses_conversion`: the refunded purchase is the one that converted this user (clawback due).
    * `repeats_refund`: a refund of the same transaction was recorded before (Apple sends REFUND,

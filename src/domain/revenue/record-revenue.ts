@@ -42,6 +42,35 @@ export function refundFigures(refund: { price_minor: number | null; repeats_refu
 }
 
 /**
+ * Whether the subscription of this purchase or renewal has already ended: an expiry of it that
+ * happened after it was recorded first. Stores and RevenueCat do not promise to send in order.
+ */
+function endedBefore(state: UserState, notification: RevenueNotification): boolean {
+  const expiry = state.latest_expiry;
+  return (
+    expiry !== null &&
+    expiry.provider === notification.provider &&
+    expiry.original_transaction_id !== null &&
+    expiry.original_transaction_id === notification.original_transaction_id &&
+    Date.parse(expiry.occurred_at) > Date.parse(notification.occurred_at)
+  );
+}
+
+/**
+ * A paid purchase whose subscription's expiry came first: the user paid, so it converts as it
+ * would have then (with its rewards, and this purchase as the one a refund reverses), and it
+ * churns at once when nothing else keeps it premium now.
+ */
+function paidThenEnded(state: UserState, command: RecordRevenueCommand): NewDomainEvent[] {
+  const { provider, notification_id, transaction_id, original_transaction_id } = command.notification;
+  const paying: UserState = { ...state, verified_premium: true, verified_purchase: { provider, notification_id, transaction_id, original_transaction_id } };
+  const converted = conversionEvents(paying, command.conversionRewards, command.now, command.conversions);
+  if (converted.length === 0) return [];
+  const afterwards = { ...foldUserEvents(paying, converted), verified_premium: state.verified_premium, verified_purchase: state.verified_purchase };
+  return [...converted, ...conversionEvents(afterwards, [], command.now, command.conversions)];
+}
+
+/**
  * Records what a verified notification means for its user (SPEC §11): the purchase, renewal,
  * refund or expiry, and — when CONVERSIONS_FROM lets verified revenue count — the conversion
  * or churn it causes. A notification is recorded once: a repeat changes nothing.
@@ -58,10 +87,20 @@ export function decideRecordRevenue(state: UserState, command: RecordRevenueComm
   const data = { ...fact, recorded_at: now.toISOString(), attribution };
   switch (notification.kind) {
     case 'purchase':
-    case 'renewal':
+    case 'renewal': {
       // A purchase whose refund came first neither makes the user premium nor converts it.
-      events.push({ id: command.event_id, type: RECORDED_TYPE[notification.kind], data: { ...data, refunded_before: command.already_refunded } });
+      const expiredBefore = endedBefore(state, notification);
+      events.push({
+        id: command.event_id,
+        type: RECORDED_TYPE[notification.kind],
+        data: { ...data, refunded_before: command.already_refunded, expired_before: expiredBefore },
+      });
+      if (expiredBefore && !command.already_refunded && !notification.is_trial && command.conversions !== 'client') {
+        events.push(...paidThenEnded(foldUserEvents(state, events), command));
+        return { events, result: { status: 'applied' } };
+      }
       break;
+    }
     case 'refund':
       // A second refund of one transaction reverses nothing more, and is counted once.
       events.push({

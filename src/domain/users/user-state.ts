@@ -42,6 +42,12 @@ export interface UserState {
   verified_purchase: PurchaseRef | null;
   /** The verified purchase that converted the user (null when the client's is_premium did). */
   converted_purchase: PurchaseRef | null;
+  /**
+   * The latest verified expiry recorded, of which subscription and when it happened: a purchase
+   * or renewal of that subscription from before it that arrives after it (stores do not promise
+   * order) is one that has already ended.
+   */
+  latest_expiry: LatestExpiry | null;
   churned_at: string | null;
   stats: { claims: number; conversions: number; churns: number };
   /** Global position of the last claimer event counted into `stats` (decimal string). */
@@ -54,6 +60,12 @@ export interface UserState {
 }
 
 type HeldRewards = EventDataOf<'SenderRewardsHeld'>;
+
+interface LatestExpiry {
+  provider: string;
+  original_transaction_id: string | null;
+  occurred_at: string;
+}
 
 export function initialUserState(): UserState {
   return {
@@ -73,6 +85,7 @@ export function initialUserState(): UserState {
     verified_premium: null,
     verified_purchase: null,
     converted_purchase: null,
+    latest_expiry: null,
     churned_at: null,
     stats: { claims: 0, conversions: 0, churns: 0 },
     last_cause_position: null,
@@ -171,15 +184,18 @@ function applyUserEvent(draft: UserDraft, event: DomainEvent): void {
       return;
     case 'PurchaseRecorded':
     case 'RenewalRecorded':
-      if (!event.data.is_trial && !event.data.refunded_before) {
+      if (!event.data.is_trial && !event.data.refunded_before && !event.data.expired_before) {
         state.verified_premium = true;
         const { provider, notification_id, transaction_id, original_transaction_id } = event.data;
         state.verified_purchase = { provider, notification_id, transaction_id, original_transaction_id };
       }
       return;
-    case 'SubscriptionExpired':
+    case 'SubscriptionExpired': {
       state.verified_premium = false;
+      const { provider, original_transaction_id, occurred_at } = event.data;
+      state.latest_expiry = { provider, original_transaction_id, occurred_at };
       return;
+    }
     case 'RefundRecorded':
       // The purchase that made the user premium is refunded: it proves nothing any more (a claim
       // made afterwards must not convert on it). Neither premium nor churned until the next fact.
@@ -250,7 +266,8 @@ export const userEvolver: Evolver<UserState> = {
   // 4: held sender rewards (fraud rules, SPEC §13).
   // 5: erasure (SPEC §13): `erased`, personal fields null after UserErased.
   // 6: a refund of the verified purchase clears verified_premium and verified_purchase.
-  version: 6,
+  // 7: latest_expiry (a purchase older than an expiry already recorded has ended).
+  version: 7,
   initialState: initialUserState,
   evolve: evolveUser,
   fold: foldUserEvents,

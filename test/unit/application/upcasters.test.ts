@@ -55,6 +55,35 @@ describe('event schemas and upcasters: a live read and a replay see the same dat
     });
   }
 
+  for (const [type, version] of [
+    ['PurchaseRecorded', 3],
+    ['RenewalRecorded', 6],
+  ] as const) {
+    it(`a ${type} of version ${version} (before late purchases were marked) reads with expired_before false, live and in a replay`, () => {
+      const data = {
+        provider: 'stripe',
+        notification_id: 'evt_1',
+        provider_type: 'invoice.paid',
+        kind: type === 'PurchaseRecorded' ? 'purchase' : 'renewal',
+        occurred_at: '2026-01-01T00:00:00.000Z',
+        transaction_id: 'in_1',
+        original_transaction_id: 'sub_1',
+        product_id: null,
+        price_minor: 999,
+        currency: 'EUR',
+        period_start: null,
+        period_end: null,
+        is_trial: false,
+        recorded_at: '2026-01-01T00:00:00.000Z',
+        attribution: null,
+        refunded_before: false,
+      };
+      const live = toLogged({ ...recorded(type, { ...data }, version), stream: 'user-ann' });
+      expect(live.data).to.deep.equal({ ...data, expired_before: false });
+      expect(replayedEvent({ ...recorded(type, { ...data }, version), stream: 'user-ann' }).data).to.deep.equal(live.data);
+    });
+  }
+
   it('a current NotificationRejected keeps its notification_id', () => {
     const data = { provider: 'google-play', received_at: '2026-01-01T00:00:00.000Z', reason: 'notification for another package', notification_id: 'm-1' };
     expect(toLogged(recorded('NotificationRejected', data, SCHEMA_VERSION)).data).to.deep.equal(data);

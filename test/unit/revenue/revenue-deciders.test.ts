@@ -227,6 +227,86 @@ describe('verified revenue (SPEC §11)', () => {
     });
   });
 
+  describe('out of order: an expiry that arrives before its purchase', () => {
+    const HOUR = 3_600_000;
+    const at = (ms: number) => new Date(T0.getTime() + ms).toISOString();
+    /** The subscription's expiry (an hour after the purchase), recorded first. */
+    const expiredFirst = (conversions: 'client' | 'verified' | 'both' = 'verified') =>
+      user
+        .given(claimedHistory)
+        .when((state) =>
+          decideRecordRevenue(
+            state,
+            record({ conversions, notification: notification({ notification_id: 'evt_exp', kind: 'expiry', occurred_at: at(HOUR) }) }),
+          ),
+        )
+        .decision().events as DomainEvent[];
+    const purchase = (overrides: Partial<RevenueNotification> = {}, conversions: 'client' | 'verified' | 'both' = 'verified') =>
+      record({ conversions, notification: notification({ occurred_at: at(0), ...overrides }) });
+
+    it('the late purchase converts the claimer (with its rewards) and churns it at once: it paid, and its subscription has ended', () => {
+      const { events, state } = user
+        .given([...claimedHistory, ...expiredFirst()])
+        .when((state) => decideRecordRevenue(state, purchase()))
+        .decision();
+      expect(events.map((e) => e.type)).to.deep.equal(['PurchaseRecorded', 'UserConverted', 'RewardGranted', 'UserChurned']);
+      expect(events[0]!.data).to.include({ refunded_before: false, expired_before: true });
+      expect(state).to.include({ verified_premium: false });
+      // A refund of it later reverses this conversion.
+      expect(state.converted_purchase).to.deep.include({ notification_id: 'evt_1', original_transaction_id: 'sub_1' });
+      expect(isChurning(state, 'verified')).to.equal(false);
+    });
+
+    it('under client the late purchase is recorded and counts nothing; a trial, or one refunded first, converts nothing', () => {
+      const given = [...claimedHistory, ...expiredFirst('client')];
+      const typesOf = (command: RecordRevenueCommand) =>
+        user
+          .given(given)
+          .when((state) => decideRecordRevenue(state, command))
+          .decision()
+          .events.map((e) => e.type);
+      expect(typesOf(purchase({}, 'client'))).to.deep.equal(['PurchaseRecorded']);
+      expect(typesOf(purchase({ is_trial: true }))).to.deep.equal(['PurchaseRecorded']);
+      expect(typesOf({ ...purchase(), already_refunded: true })).to.deep.equal(['PurchaseRecorded']);
+    });
+
+    it('only a purchase of the same subscription, from before the expiry, has ended; a later one makes the user premium', () => {
+      const given = [...claimedHistory, ...expiredFirst()];
+      const decide = (overrides: Partial<RevenueNotification>) =>
+        user
+          .given(given)
+          .when((state) => decideRecordRevenue(state, purchase(overrides)))
+          .decision();
+      for (const overrides of [
+        { occurred_at: at(2 * HOUR) },
+        { occurred_at: at(HOUR) },
+        { original_transaction_id: 'sub_2' },
+        { provider: 'revenuecat' as const },
+      ]) {
+        const { events, state } = decide(overrides);
+        expect(events[0]!.data, JSON.stringify(overrides)).to.include({ expired_before: false });
+        expect(
+          events.map((e) => e.type),
+          JSON.stringify(overrides),
+        ).to.deep.equal(['PurchaseRecorded', 'UserConverted', 'RewardGranted']);
+        expect(state.verified_premium, JSON.stringify(overrides)).to.equal(true);
+      }
+    });
+
+    it('a late purchase of an already converted user counts nothing more, and leaves a premium user premium', () => {
+      const renewed = user
+        .given([...claimedHistory, ...expiredFirst()])
+        .when((state) => decideRecordRevenue(state, purchase({ notification_id: 'evt_new', original_transaction_id: 'sub_2', occurred_at: at(3 * HOUR) })))
+        .decision();
+      const { events, state } = user
+        .given([...claimedHistory, ...expiredFirst(), ...(renewed.events as DomainEvent[])])
+        .when((state) => decideRecordRevenue(state, purchase()))
+        .decision();
+      expect(events.map((e) => e.type)).to.deep.equal(['PurchaseRecorded']);
+      expect(state.verified_premium).to.equal(true);
+    });
+  });
+
   describe('CONVERSIONS_FROM', () => {
     it('under both, a conversion the app reported first is not counted again by the verified purchase', () => {
       const clientConverted = user.given([

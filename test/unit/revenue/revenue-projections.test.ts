@@ -41,7 +41,10 @@ describe('revenue read models', () => {
     const log = new TestLog();
     log.append('inbound-app-store-n-1', event('NotificationReceived', { received_at: T0.toISOString(), notification: paid, app_user_id: null }));
     const registeredAnn = log.append('user-ann', registered('ann'));
-    const purchase = log.append('user-ann', event('PurchaseRecorded', { ...fact, recorded_at: T0.toISOString(), attribution: null, refunded_before: false }));
+    const purchase = log.append(
+      'user-ann',
+      event('PurchaseRecorded', { ...fact, recorded_at: T0.toISOString(), attribution: null, refunded_before: false, expired_before: false }),
+    );
     log.append(
       'user-ann',
       rewardGranted({
@@ -103,7 +106,10 @@ describe('revenue read models', () => {
     );
     // The provider dates the money 3 days back: it counts on the day the service recorded it, as in analytics.
     const backdated = new Date(T0.getTime() - 3 * 86_400_000).toISOString();
-    log.append('user-ann', event('PurchaseRecorded', { ...fact, occurred_at: backdated, recorded_at: T0.toISOString(), attribution, refunded_before: false }));
+    log.append(
+      'user-ann',
+      event('PurchaseRecorded', { ...fact, occurred_at: backdated, recorded_at: T0.toISOString(), attribution, refunded_before: false, expired_before: false }),
+    );
     log.append(
       'user-ann',
       event('RefundRecorded', { ...fact, kind: 'refund', occurred_at: backdated, recorded_at: T0.toISOString(), attribution, reverses_conversion: true }),
@@ -129,8 +135,11 @@ describe('revenue read models', () => {
     const log = new TestLog();
     const later = new Date(T0.getTime() + 40 * 86_400_000).toISOString();
     log.append('user-ann', codeClaimed({ claim_id: 'c1', code: 'BOB234', owner_id: 'bob', program_id: 'prog', claimed_at: T0.toISOString() }));
-    log.append('user-ann', event('PurchaseRecorded', { ...fact, recorded_at: T0.toISOString(), attribution, refunded_before: false }));
-    log.append('user-ann', event('RenewalRecorded', { ...fact, kind: 'renewal', recorded_at: later, attribution, refunded_before: false }));
+    log.append('user-ann', event('PurchaseRecorded', { ...fact, recorded_at: T0.toISOString(), attribution, refunded_before: false, expired_before: false }));
+    log.append(
+      'user-ann',
+      event('RenewalRecorded', { ...fact, kind: 'renewal', recorded_at: later, attribution, refunded_before: false, expired_before: false }),
+    );
     const docs = project(attributionProjection, log.events);
     expect(docs.get('attribution_totals/code\u001fBOB234')).to.deep.equal({
       dimension: 'code',
