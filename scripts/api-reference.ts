@@ -229,7 +229,7 @@ const EVENT_MEANINGS: Record<string, string> = {
   NotificationRejected:
     "A refused delivery (a missing or bad signature or token, or a payload signed for another app, package or environment), kept without its payload. `notification_id` is the provider's id when its signature held (absent before schema version 6: read as null).",
   PurchaseRecorded:
-    'A purchase of the user, from a verified notification (its id derives from the notification id). A paid, non-trial one is a verified conversion (counted when `CONVERSIONS_FROM` is `verified` or `both`: `UserConverted` follows) unless `refunded_before`: its refund was recorded first.',
+    'A purchase of the user, from a verified notification (its id derives from the notification id). A paid, non-trial one is a verified conversion (counted when `CONVERSIONS_FROM` is `verified` or `both`: `UserConverted` follows) unless `refunded_before`: its refund was recorded first. `expired_before`: an expiry of its subscription that happened after it was recorded first (stores do not promise order); it still converts, and `UserChurned` follows at once unless the user is premium otherwise (absent before schema version 7: read as false).',
   RenewalRecorded: 'A renewal of the user, from a verified notification; the first paid renewal after a trial is a verified conversion, as a paid purchase is.',
   SubscriptionExpired: 'The subscription ended without renewal: a churn of the user when it had converted.',
   RewardRevoked:
