@@ -20,6 +20,8 @@ export function startFailure(error: unknown, env: NodeJS.ProcessEnv): string {
     line = `HOST=${address} is not an address of this machine (EADDRNOTAVAIL). Use 0.0.0.0 (every interface) or 127.0.0.1.`;
   } else if ((syscall === 'getaddrinfo' || syscall === 'listen') && (code === 'ENOTFOUND' || code === 'EAI_AGAIN')) {
     line = `HOST=${env.HOST ?? ''} is not an address this machine can listen on (${code}). Use 0.0.0.0 (every interface) or 127.0.0.1.`;
+  } else if (code === 'SQLITE_FULL' || code === 'ENOSPC') {
+    line = `the disk holding the data directory ${env.DATA_DIR ?? './data'} is full (${error.message}). Free some space there, then start again.`;
   } else if (DATA_DIR_CODES.has(code ?? '') && (path === undefined || isWithin(path, env.DATA_DIR ?? './data'))) {
     line = `cannot use the data directory ${env.DATA_DIR ?? './data'}${path ? ` (${path})` : ''}: ${error.message}. Check DATA_DIR and its permissions.`;
   } else {

@@ -2,7 +2,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { privateFile } from '../private-files.js';
-import { openSqlite } from '../adapters/sqlite/sqlite-database.js';
+import { databasePath, openSqlite } from '../adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../adapters/sqlite/sqlite-event-store.js';
 import { SqliteKeyStore } from '../adapters/sqlite/sqlite-key-store.js';
 import { SqliteRateLimitStore } from '../adapters/sqlite/sqlite-rate-limit-store.js';
@@ -75,6 +75,43 @@ class MissingKeyStoreError extends Error {
   }
 }
 
+/**
+ * Data keys without the log they were made for: `referrals.db` deleted, moved or not restored
+ * beside its `data-keys.db`. Opened as it is, an empty log would be created and the service would
+ * start as new, every user and setting gone; refused instead, before anything is created.
+ */
+class MissingLogError extends Error {
+  constructor(dataDir: string, keys: number) {
+    super(
+      `${path.join(dataDir, 'referrals.db')} is missing (or empty), but ${path.join(dataDir, DATA_KEYS_FILE)} beside it holds ${keys} data key${keys === 1 ? '' : 's'}: ` +
+        'restore referrals.db (with its -wal file, if any) from the same backup or directory as data-keys.db. To start afresh on purpose, ' +
+        'move data-keys.db away as well. Nothing was created.',
+    );
+    this.name = 'MissingLogError';
+  }
+}
+
+/** How many data keys the key store's file holds, without creating or changing it (0 when there is none). */
+function dataKeysIn(dataDir: string): number {
+  const file = path.join(dataDir, DATA_KEYS_FILE);
+  if (!fs.existsSync(file)) return 0;
+  const keys = new Database(file, { readonly: true, fileMustExist: true });
+  try {
+    const table = keys.prepare("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'data_keys'").get();
+    return table === undefined ? 0 : (keys.prepare('SELECT COUNT(*) AS n FROM data_keys').get() as { n: number }).n;
+  } catch {
+    return 0; // unreadable here: the key store's own open says why
+  } finally {
+    keys.close();
+  }
+}
+
+/** Whether the log's file is absent or empty (a file SQLite never wrote a page to). */
+function logMissing(dataDir: string): boolean {
+  const file = databasePath(dataDir);
+  return !fs.existsSync(file) || fs.statSync(file).size === 0;
+}
+
 /** Whether any event holds an encrypted personal value (read once, when the key store's file is missing). */
 function holdsEncryptedValues(db: Database.Database): boolean {
   // Encrypted values are stored as {"$encrypted":"pd1.…"}; a client's text cannot take that shape unescaped.
@@ -113,6 +150,10 @@ export interface EmbeddedOptions {
  * background thread (src/adapters/sqlite/wal-checkpointer.ts), not by the commits of requests.
  */
 export function openEmbeddedBackend(dataDir: string, logger?: Logger, options: EmbeddedOptions = {}): Backend {
+  if (logMissing(dataDir)) {
+    const keys = dataKeysIn(dataDir);
+    if (keys > 0) throw new MissingLogError(dataDir, keys);
+  }
   const db = openSqlite(dataDir);
   if (!fs.existsSync(path.join(dataDir, DATA_KEYS_FILE)) && holdsEncryptedValues(db)) {
     db.close();
@@ -127,8 +168,10 @@ export function openEmbeddedBackend(dataDir: string, logger?: Logger, options: E
   const rateLimits = new SqliteRateLimitStore(limitsDb);
   const outboxDb = openOutboxConnection(dataDir);
   const connections = [db, limitsDb, keysDb, outboxDb];
-  const onFailure = (file: string, message: string) => logger?.warn({ file, error: message }, 'background WAL checkpoint failed; trying again');
-  const stopCheckpoints = connections.map((connection) => checkpointInBackground(connection, onFailure));
+  const onFailure = (file: string, message: string) =>
+    logger?.warn({ file, error: message }, 'background WAL checkpoint failing; trying again (logged again each minute it goes on)');
+  const onRecovery = (file: string) => logger?.info({ file }, 'background WAL checkpoint works again');
+  const stopCheckpoints = connections.map((connection) => checkpointInBackground(connection, { onFailure, onRecovery }));
   const purges = new DeferredWalPurges();
   if (options.purgeWalsOnOpen) {
     for (const connection of [db, keysDb, outboxDb]) purges.addUnlessEmptied(connection);

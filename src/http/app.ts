@@ -1,5 +1,6 @@
 import { isUtf8 } from 'node:buffer';
 import { randomUUID } from 'node:crypto';
+import { createRequire } from 'node:module';
 import express, { type RequestHandler } from 'express';
 import type { DependencyContainer } from 'tsyringe';
 import { CatchUpGuard } from '../application/projections/catch-up-guard.js';
@@ -112,10 +113,22 @@ function observe(metrics: Metrics, logger: Logger, activity: RequestActivity): R
 }
 
 /**
+ * The body reader (body-parser) looks a body's charset up in iconv-lite, which loads its tables
+ * from disk at the first look-up: done now, at start, so a process short of file descriptors
+ * later cannot fail that look-up (it answered a UTF-8 body 415).
+ */
+function loadCharsetTables(): void {
+  const fromExpress = createRequire(createRequire(import.meta.url).resolve('express'));
+  const iconv = createRequire(fromExpress.resolve('body-parser'))('iconv-lite') as { encodingExists(name: string): boolean };
+  iconv.encodingExists('utf-8');
+}
+
+/**
  * Bodies (of POST, PUT, PATCH and DELETE; GET's and HEAD's are ignored) must be JSON in UTF-8, up to 64 KiB (4 MiB for the bulk admin uploads), storable as sent
  * (bounded depth, well-formed strings); a body of any other media type is 415.
  */
 function jsonBody(): RequestHandler[] {
+  loadCharsetTables();
   // Bytes that are not UTF-8 would be read as U+FFFD and stored so, silently: storableBody refuses them.
   const verify = (req: express.Request, _res: unknown, raw: Buffer, encoding: string) => {
     if (/^utf-?8$/i.test(encoding) && !isUtf8(raw)) req.res!.locals.bodyNotUtf8 = true;

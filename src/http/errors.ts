@@ -90,6 +90,10 @@ function fromHttpError(error: HttpError): ApiError | null {
       return bodyTooLarge(error.limit ?? BODY_LIMIT);
     case 'encoding.unsupported':
       return new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The body encoding is not supported', 'header:content-encoding');
+    case 'charset.unsupported':
+      // The charset was checked before the body was read (src/http/body-guard.ts, utf8Charset): the
+      // reader failing on a UTF-8 body is the process's own trouble (out of file descriptors), not the client's.
+      return new ApiError(503, 'SERVICE_UNAVAILABLE', 'The body could not be read now; retry later');
     case 'request.aborted':
       return new ApiError(400, 'BODY_INVALID', 'The request body was not received completely');
     default:

@@ -107,6 +107,52 @@ describe('E2E: start-up configuration and graceful shutdown', function () {
     expect(fs.readdirSync(dataDir).filter((name) => name.startsWith('data-keys.db'))).to.deep.equal([]);
   });
 
+  it('data keys without their log (referrals.db deleted or not restored) are refused at start, creating nothing: the service would start empty', async () => {
+    const dataDir = tempDataDir();
+    const first = await startChildService(dataDir);
+    expect((await post(first.url, '/users', { app_user_id: 'kept', metadata: { email: 'k@example.com' } })).status).to.equal(201);
+    await first.stop();
+    for (const file of fs.readdirSync(dataDir).filter((name) => name.startsWith('referrals.db'))) fs.rmSync(path.join(dataDir, file));
+    const started = runMain({ DATA_DIR: dataDir, CLIENT_API_KEYS: 'ck', SECRET_API_KEYS: 'sk' });
+    expect(started.status).to.equal(1);
+    expect(started.stderr).to.contain('referrals.db is missing').and.contain('holds 1 data key').and.contain('Nothing was created');
+    expect(fs.readdirSync(dataDir).filter((name) => name.startsWith('referrals.db'))).to.deep.equal([]);
+  });
+
+  it('a database file removed while the service runs: no write is acknowledged from then on (503 naming the file), and /readyz says so', async () => {
+    const dataDir = tempDataDir();
+    const service = await startChildService(dataDir);
+    try {
+      expect((await post(service.url, '/users', { app_user_id: 'before' })).status).to.equal(201);
+      for (const file of fs.readdirSync(dataDir).filter((name) => name.startsWith('referrals.db'))) fs.rmSync(path.join(dataDir, file));
+      const after = await post(service.url, '/users', { app_user_id: 'after' });
+      // The app gets the usual 503 (no server path in an answer to a client); the log and /readyz name the file.
+      expect(after.status).to.equal(503);
+      expect(after.body.errors[0].code).to.equal('SERVICE_UNAVAILABLE');
+      const ready = await fetch(`${service.url}/readyz`);
+      expect(ready.status).to.equal(503);
+      expect(await ready.text()).to.contain('removed or replaced');
+    } finally {
+      await service.stop();
+    }
+  });
+
+  it('a data-key file removed while the service runs: a new user with personal data is refused (503), not given a key that would be lost', async () => {
+    const dataDir = tempDataDir();
+    const service = await startChildService(dataDir);
+    try {
+      expect((await post(service.url, '/users', { app_user_id: 'before', metadata: { a: 1 } })).status).to.equal(201);
+      for (const file of fs.readdirSync(dataDir).filter((name) => name.startsWith('data-keys.db'))) fs.rmSync(path.join(dataDir, file));
+      const after = await post(service.url, '/users', { app_user_id: 'after', metadata: { a: 2 } });
+      expect(after.status).to.equal(503);
+      expect(after.body.errors[0].code).to.equal('SERVICE_UNAVAILABLE');
+      // Not acknowledged now, nor later: the key store keeps refusing until a restart.
+      expect((await post(service.url, '/users', { app_user_id: 'later', metadata: { a: 3 } })).status).to.equal(503);
+    } finally {
+      await service.stop();
+    }
+  });
+
   it('SIGTERM finishes in-flight requests, stops cleanly (exit 0) and every acknowledged write is kept', async () => {
     const dataDir = tempDataDir();
     const service = await startChildService(dataDir);

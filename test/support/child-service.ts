@@ -8,6 +8,8 @@ const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..')
 export interface ChildService {
   url: string;
   process: ChildProcess;
+  /** What it logged on stdout so far (pino's JSON lines). */
+  logs(): string;
   /** SIGKILL: no shutdown, no flush — what a crash looks like. */
   kill(): Promise<void>;
   stop(): Promise<void>;
@@ -38,19 +40,19 @@ export async function startChildService(dataDir: string, env: Record<string, str
   });
   let stderr = '';
   child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  let stdout = '';
+  child.stdout!.on('data', (chunk: Buffer) => (stdout += chunk.toString()));
   const url = await new Promise<string>((resolve, reject) => {
-    let buffer = '';
-    child.stdout!.on('data', (chunk: Buffer) => {
-      buffer += chunk.toString();
-      const match = /"url":"(http:\/\/[^"]+)"/.exec(buffer);
+    child.stdout!.on('data', () => {
+      const match = /"url":"(http:\/\/[^"]+)"/.exec(stdout);
       if (match) resolve(match[1]!);
     });
     child.once('exit', (code) => reject(new Error(`service exited with ${code}: ${stderr}`)));
   });
-  child.stdout!.resume();
   return {
     url,
     process: child,
+    logs: () => stdout,
     async kill() {
       child.kill('SIGKILL');
       await exited(child);

@@ -415,6 +415,8 @@ export class SqliteEventStore implements EventStore {
   }
 
   async headPosition(): Promise<bigint | null> {
+    // Readiness asks this: a store that can no longer make a write durable is not ready.
+    if (this.syncs.failure) throw this.syncs.failure;
     const row = guardSqlite(() => this.statements.head.get());
     return row?.position == null ? null : BigInt(row.position);
   }

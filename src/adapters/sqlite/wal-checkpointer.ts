@@ -22,7 +22,8 @@ const RESTART_FRAMES = 4_096;
  * for readers to leave the WAL, so the next write starts the WAL over. Each checkpoint syncs the
  * WAL before copying it into the database and the database after (any `synchronous` level above
  * OFF does; this build's default in WAL mode is NORMAL). A file it cannot open is reported, not
- * fatal. Plain CommonJS evaluated by the worker, so it runs the same from the built service and
+ * fatal. A checkpoint that fails (a full disk) is reported when it starts failing and once a
+ * minute after, tried again ever more slowly (up to every 5 s), and its recovery is reported. Plain CommonJS evaluated by the worker, so it runs the same from the built service and
  * from the TypeScript tests.
  */
 const WORKER_SOURCE = `
@@ -34,7 +35,7 @@ parentPort.on('message', (message) => {
     try {
       const db = new Database(message.add.file, { fileMustExist: true });
       db.pragma('busy_timeout = 200');
-      open.set(message.add.id, { db, restartFrames: message.add.restartFrames });
+      open.set(message.add.id, { db, restartFrames: message.add.restartFrames, failing: false, reportedAt: 0, delay: 0, nextTry: 0 });
     } catch (error) {
       parentPort.postMessage({ failed: message.add.id, message: String(error.message) });
     }
@@ -45,12 +46,25 @@ parentPort.on('message', (message) => {
   }
 });
 setInterval(() => {
-  for (const [id, { db, restartFrames }] of open) {
+  const now = Date.now();
+  for (const [id, entry] of open) {
+    if (entry.failing && now < entry.nextTry) continue;
     try {
-      const [passive] = db.pragma('wal_checkpoint(PASSIVE)');
-      if (passive.log > restartFrames) db.pragma('wal_checkpoint(RESTART)');
+      const [passive] = entry.db.pragma('wal_checkpoint(PASSIVE)');
+      if (passive.log > entry.restartFrames) entry.db.pragma('wal_checkpoint(RESTART)');
+      if (entry.failing) parentPort.postMessage({ recovered: id });
+      entry.failing = false;
     } catch (error) {
-      if (!/SQLITE_BUSY|SQLITE_LOCKED/.test(String(error.code))) parentPort.postMessage({ failed: id, message: String(error.message) });
+      if (/SQLITE_BUSY|SQLITE_LOCKED/.test(String(error.code))) continue;
+      // Reported when it starts failing, then once a minute while it goes on; tried again ever
+      // more slowly, up to every 5 s (a full disk is not freed in 100 ms).
+      if (!entry.failing || now - entry.reportedAt >= 60000) {
+        parentPort.postMessage({ failed: id, message: String(error.message) });
+        entry.reportedAt = now;
+      }
+      entry.delay = entry.failing ? Math.min(5000, entry.delay * 2) : workerData.everyMs;
+      entry.failing = true;
+      entry.nextTry = now + entry.delay;
     }
   }
 }, workerData.everyMs);
@@ -61,6 +75,8 @@ interface Registered {
   file: string;
   restartFrames: number;
   onFailure: (file: string, message: string) => void;
+  /** A checkpoint worked again after failures. */
+  onRecovery?: (file: string) => void;
   /** Set while it is being released: called when the thread has closed its connection (or is gone). */
   removed?: () => void;
 }
@@ -79,12 +95,12 @@ class WalCheckpointer {
   private readonly registered = new Map<number, Registered>();
   private nextId = 1;
 
-  register(db: Database.Database, onFailure: Registered['onFailure'], restartFrames: number): () => Promise<void> {
+  register(db: Database.Database, reports: Pick<Registered, 'onFailure' | 'onRecovery'>, restartFrames: number): () => Promise<void> {
     if (db.memory) return async () => {};
     const id = this.nextId++;
     db.pragma('wal_autocheckpoint = 0');
     db.pragma(`journal_size_limit = ${restartFrames * Number(db.pragma('page_size', { simple: true }))}`);
-    this.registered.set(id, { file: db.name, onFailure, restartFrames });
+    this.registered.set(id, { file: db.name, ...reports, restartFrames });
     this.started().postMessage({ add: { id, file: db.name, restartFrames } });
     let released: Promise<void> | null = null;
     return () => {
@@ -99,8 +115,10 @@ class WalCheckpointer {
     const worker = new Worker(WORKER_SOURCE, { eval: true, workerData: { driver, everyMs: EVERY_MS } });
     // Never what keeps the process alive.
     worker.unref();
-    worker.on('message', (message: { removed?: number; failed?: number; message?: string }) => {
+    worker.on('message', (message: { removed?: number; failed?: number; recovered?: number; message?: string }) => {
       if (message.removed !== undefined) this.registered.get(message.removed)?.removed?.();
+      const recovered = message.recovered === undefined ? undefined : this.registered.get(message.recovered);
+      recovered?.onRecovery?.(recovered.file);
       const failed = message.failed === undefined ? undefined : this.registered.get(message.failed);
       failed?.onFailure(failed.file, message.message ?? '');
     });
@@ -151,15 +169,19 @@ const checkpointer = new WalCheckpointer();
 /**
  * Checkpoints `db`'s WAL on the process's background thread from now on; the returned function
  * stops that (call it before closing `db`). A checkpoint that fails is reported to `onFailure`
- * and tried again at the next turn. `restartFrames`: the WAL size, in pages, beyond which it is
- * made to start over (tests use small ones).
+ * (when it starts failing, then once a minute) and tried again, ever more slowly; `onRecovery`
+ * hears when one works again. `restartFrames`: the WAL size, in pages, beyond which it is made
+ * to start over (tests use small ones).
  */
 export function checkpointInBackground(
   db: Database.Database,
-  onFailure: Registered['onFailure'] = () => {},
-  restartFrames = RESTART_FRAMES,
+  {
+    onFailure = () => {},
+    onRecovery,
+    restartFrames = RESTART_FRAMES,
+  }: { onFailure?: Registered['onFailure']; onRecovery?: Registered['onRecovery']; restartFrames?: number } = {},
 ): () => Promise<void> {
-  return checkpointer.register(db, onFailure, restartFrames);
+  return checkpointer.register(db, { onFailure, onRecovery }, restartFrames);
 }
 
 /** The background checkpoint thread when it runs (tests). */

@@ -10,20 +10,65 @@ export interface LogSyncer {
   close(): void;
 }
 
+/** Which file a path names: its device and inode. */
+interface FileId {
+  dev: number;
+  ino: number;
+}
+
+function idOf(stats: fs.Stats): FileId {
+  return { dev: stats.dev, ino: stats.ino };
+}
+
+/** The file at `file` now, or null when there is none. */
+async function fileAt(file: string): Promise<FileId | null> {
+  try {
+    return idOf(await fs.promises.stat(file));
+  } catch {
+    return null;
+  }
+}
+
+function sameFile(now: FileId | null, opened: FileId): boolean {
+  return now !== null && now.dev === opened.dev && now.ino === opened.ino;
+}
+
+/**
+ * A database file, or its WAL, removed or replaced while the service has it open (an operator's
+ * `rm`, a backup moved over it). SQLite goes on writing into the file it opened, which no path
+ * names any more: what it writes from then on is gone at the next start.
+ */
+export class DatabaseFileReplacedError extends Error {
+  constructor(file: string) {
+    super(
+      `${file} (or its -wal) was removed or replaced while the service had it open: nothing written since can be kept, and no write is ` +
+        'acknowledged from now on. Stop the service, put the files back (or restore them from one backup), then start it again',
+    );
+    this.name = 'DatabaseFileReplacedError';
+  }
+}
+
 /**
  * `fdatasync` of the connection's WAL file, on libuv's thread pool: the event loop goes on
  * meanwhile. A connection that commits with `synchronous = NORMAL` writes a commit's frames to
  * the WAL without syncing them; syncing the file afterwards makes every frame written before it
  * durable, as `synchronous = FULL` would have at the commit. The file is opened once, when the
- * syncer is made (the stores have written their schema by then, so the WAL exists). An
- * in-memory database has nothing to sync.
+ * syncer is made (the stores have written their schema by then, so the WAL exists). After each
+ * sync the database file and the WAL are looked up by path: when either is no longer the file
+ * opened, the sync fails (`DatabaseFileReplacedError`), so what was written to a file that is gone
+ * is never acknowledged. An in-memory database has nothing to sync.
  */
 export function walSyncer(db: SqliteConnection): LogSyncer {
   if (db.memory) return { sync: async () => {}, close: () => {} };
   const fd = fs.openSync(`${db.name}-wal`, fs.constants.O_RDWR | fs.constants.O_CREAT);
+  const opened = { database: idOf(fs.statSync(db.name)), wal: idOf(fs.fstatSync(fd)) };
   let closed = false;
   return {
-    sync: () => new Promise<void>((resolve, reject) => fs.fdatasync(fd, (error) => (error ? reject(error) : resolve()))),
+    sync: async () => {
+      await new Promise<void>((resolve, reject) => fs.fdatasync(fd, (error) => (error ? reject(error) : resolve())));
+      const [database, wal] = await Promise.all([fileAt(db.name), fileAt(`${db.name}-wal`)]);
+      if (!sameFile(database, opened.database) || !sameFile(wal, opened.wal)) throw new DatabaseFileReplacedError(db.name);
+    },
     close: () => {
       if (!closed) fs.closeSync(fd);
       closed = true;
@@ -82,7 +127,8 @@ export class SharedSyncs {
         if (this.failed) throw this.failed;
         await this.syncer.sync();
       } catch (error) {
-        this.failed ??= new StoreUnavailableError(`The disk failed to sync ${this.what}; restart the service`, { cause: error });
+        const reason = error instanceof DatabaseFileReplacedError ? error.message : `The disk failed to sync ${this.what}; restart the service`;
+        this.failed ??= new StoreUnavailableError(reason, { cause: error });
         for (const commit of waiting) commit.reject(this.failed);
         continue;
       }

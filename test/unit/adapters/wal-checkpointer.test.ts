@@ -60,7 +60,7 @@ describe('WAL checkpoints on a background thread', () => {
   it('under writes that never pause, the WAL still starts over: its file stays bounded', async () => {
     const { db, file } = open();
     // 256 frames of 4 KiB: the WAL starts over (and is cut back to 1 MiB) past 1 MiB.
-    const stop = checkpointInBackground(db, () => {}, 256);
+    const stop = checkpointInBackground(db, { restartFrames: 256 });
     try {
       db.exec('CREATE TABLE IF NOT EXISTS filler (id INTEGER PRIMARY KEY, blob TEXT)');
       const insert = db.prepare('INSERT INTO filler (blob) VALUES (?)');
