@@ -8,21 +8,38 @@ export function pointer(path: readonly PropertyKey[]): string {
   return `/${path.map((part) => String(part).replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
 }
 
+/** What the client sent at `path` of `value`; undefined where it sent nothing (JSON has no undefined). */
+function sentValue(value: unknown, path: readonly PropertyKey[]): unknown {
+  let current = value;
+  for (const step of path) {
+    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, step)) return undefined;
+    current = (current as Record<PropertyKey, unknown>)[step];
+  }
+  return current;
+}
+
 /**
  * The issue to report: for a value that matches no member of a union (which zod reports at the
- * union itself, with no path), the issue of the member that got furthest (the longest path), so
- * the answer still names the field.
+ * union itself, with no path), the issue of the member that speaks of a field the client sent
+ * (`{"since": 5}` is wrong about `since`, not about a missing `after_position`), else of the one
+ * that got furthest (the longest path), so the answer still names the field.
  */
-function specificIssue(issue: ZodIssue): ZodIssue {
+function specificIssue(issue: ZodIssue, input: unknown): ZodIssue {
   if (issue.code !== 'invalid_union' || issue.errors.length === 0) return issue;
+  const union = sentValue(input, issue.path);
   // Member issues' paths start at the union's own place.
-  const members = issue.errors.flatMap((member) => (member[0] ? [specificIssue(member[0])] : []));
-  const best = members.reduce<ZodIssue | null>((found, next) => (found === null || next.path.length > found.path.length ? next : found), null);
+  const members = issue.errors.flatMap((member) => (member[0] ? [specificIssue(member[0], union)] : []));
+  const rank = (candidate: ZodIssue) => [sentValue(union, candidate.path) === undefined ? 0 : 1, candidate.path.length] as const;
+  const better = (next: ZodIssue, found: ZodIssue) => {
+    const [a, b] = [rank(next), rank(found)];
+    return a[0] > b[0] || (a[0] === b[0] && a[1] > b[1]);
+  };
+  const best = members.reduce<ZodIssue | null>((found, next) => (found === null || better(next, found) ? next : found), null);
   return best === null ? issue : { ...best, path: [...issue.path, ...best.path] };
 }
 
-function badRequest(error: ZodError, prefix = ''): ApiError {
-  const issue = specificIssue(error.issues[0]!);
+function badRequest(error: ZodError, input: unknown, prefix = ''): ApiError {
+  const issue = specificIssue(error.issues[0]!, input);
   const where = pointer(issue.path);
   const field = issue.path.length > 0 ? `${prefix}${where}` : null;
   return new ApiError(400, 'BAD_REQUEST', `${issue.path.length > 0 ? `${issue.path.join('.')}: ` : ''}${issue.message}`, field);
@@ -41,7 +58,7 @@ export function parseBody<S extends ZodTypeAny>(req: Request, schema: S): z.infe
     throw new ApiError(400, 'BODY_INVALID', 'The body must be a JSON object');
   }
   const result = schema.safeParse(body);
-  if (!result.success) throw badRequest(result.error);
+  if (!result.success) throw badRequest(result.error, body);
   return result.data;
 }
 
@@ -71,7 +88,7 @@ export function parseQuery<S extends ZodObject>(req: Request, schema: S): z.infe
     }
   }
   const result = schema.safeParse(req.query);
-  if (!result.success) throw badRequest(result.error, 'query:');
+  if (!result.success) throw badRequest(result.error, req.query, 'query:');
   return result.data;
 }
 

@@ -114,6 +114,10 @@ describe('API: outgoing webhook endpoints (SPEC §12)', function () {
       source: '/after_position',
     });
     expect((await service.admin('POST', '/admin/webhooks/x/replay', { since: 'yesterday' })).body.errors[0]).to.include({ status: 400, source: '/since' });
+    // A field sent with the wrong type is the one named, not the other member's missing field.
+    for (const since of [5, 1e-7, true, null]) {
+      expect((await service.admin('POST', '/admin/webhooks/x/replay', { since })).body.errors[0], String(since)).to.include({ status: 400, source: '/since' });
+    }
     expect((await service.admin('GET', '/admin/webhooks/x/deliveries?limit=0')).body.errors[0]).to.include({ status: 400, source: 'query:/limit' });
     const unknown = await service.admin('POST', `/admin/webhooks/x/deliveries/${uuidv5('a', uuidv5.URL)}/redeliver`);
     expect(unknown.status).to.equal(404);
