@@ -4,6 +4,7 @@
  * Exits 1 when anything disagrees (listing the event ids involved), 0 otherwise.
  * Uses the service's configuration (DATA_DIR, or EVENTSTORE_URL + MONGODB_URL).
  */
+import fs from 'node:fs';
 import { creditLedgerProjection } from '../projections/credit-ledger.js';
 import { REWARD_EXPIRIES, rewardExpiriesProjection } from '../projections/reward-expiries.js';
 import { usersProjection } from '../projections/users.js';
@@ -74,6 +75,17 @@ async function reportUnrecordedExpiries(context: ScriptContext): Promise<void> {
   );
 }
 
+/** Whether the embedded store's disk has less than a megabyte left (the projector then cannot write). */
+function diskFull(context: ScriptContext): boolean {
+  if (context.backend.name !== 'embedded') return false;
+  try {
+    const { bavail, bsize } = fs.statfsSync(context.config.DATA_DIR);
+    return bavail * bsize < 1024 * 1024;
+  } catch {
+    return false;
+  }
+}
+
 async function main(): Promise<number> {
   const options = command.parse(process.argv.slice(2));
   const timeout = Number(options['catch-up-timeout']);
@@ -87,7 +99,10 @@ async function main(): Promise<number> {
     }
     const head = await context.backend.eventStore.headPosition();
     if (!(await readModelsReach(context, head, timeout * 1000))) {
-      process.stderr.write('The read models are behind the log (is the projector running?). Start the service or run a replay, then audit again.\n');
+      const cause = diskFull(context)
+        ? `the disk holding ${context.config.DATA_DIR} is full, so the projector cannot write: free some space`
+        : 'is the projector running?';
+      process.stderr.write(`The read models are behind the log (${cause}). Start the service or run a replay, then audit again.\n`);
       return EXIT.TEMPORARY;
     }
     const onTerminal = process.stderr.isTTY === true;
