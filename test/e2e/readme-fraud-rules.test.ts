@@ -1,28 +1,15 @@
-import { execFile } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
-import { promisify } from 'node:util';
 import { expect } from 'chai';
+import { readmeSection, runVerbatim, shellBlocks } from '../support/readme.js';
 import { startTestService } from '../support/test-service.js';
-
-const ROOT = path.resolve(import.meta.dirname, '../..');
-const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-
-/** The first `sh` block after `heading` in the README. */
-function blockAfter(heading: string): string {
-  const start = README.indexOf(heading);
-  expect(start, heading).to.be.greaterThan(-1);
-  return /```sh\n([\s\S]*?)```/.exec(README.slice(start))![1]!;
-}
 
 describe("E2E: the README's fraud-rule commands, verbatim", function () {
   this.timeout(60_000);
 
   it('creates both rules (201), lists the reviews and answers the decision on the first (404 while none is waiting)', async () => {
-    const commands = blockAfter('Client keys ship inside apps');
+    const [commands] = shellBlocks(readmeSection('## Fraud rules and reviews'));
     const svc = await startTestService({ env: { CLIENT_API_KEYS: 'ck_demo', SECRET_API_KEYS: 'sk_demo' }, validateResponses: false });
     try {
-      const run = await promisify(execFile)('bash', ['-e', '-o', 'pipefail', '-c', commands], { env: { ...process.env, BASE: svc.url }, timeout: 30_000 });
+      const run = await runVerbatim(commands!, svc.url);
       expect(run.stderr).to.equal('');
       const [hourly, young, reviews, decision] = run.stdout
         .trim()

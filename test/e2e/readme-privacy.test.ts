@@ -1,26 +1,12 @@
-import { execFile } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
-import { promisify } from 'node:util';
 import { expect } from 'chai';
+import { readmeSection, runVerbatim, shellBlocks } from '../support/readme.js';
 import { startTestService } from '../support/test-service.js';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-
-/** The README's personal-data section, up to the next `## `. */
-function section(): string {
-  const start = README.indexOf('\n## Personal data: erasure and access');
-  expect(start).to.be.greaterThan(-1);
-  return README.slice(start, README.indexOf('\n## ', start + 1));
-}
 
 describe("E2E: the README's erasure and access commands, verbatim", function () {
   this.timeout(60_000);
 
   it('gives alice a personal value, exports her, erases her (204), and her events then show {"erased": true}', async () => {
-    const [commands] = [...section().matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
+    const [commands] = shellBlocks(readmeSection('## Personal data: erasure and access'));
     const svc = await startTestService({ env: { CLIENT_API_KEYS: 'ck_demo', SECRET_API_KEYS: 'sk_demo' }, validateResponses: false });
     try {
       // Alice as the walkthrough creates her, without a personal value.
@@ -30,8 +16,7 @@ describe("E2E: the README's erasure and access commands, verbatim", function () 
         body: JSON.stringify({ app_user_id: 'alice', is_premium: true }),
       });
       expect(created.status).to.equal(201);
-      // Asynchronously: the service runs in this process and must answer meanwhile.
-      const run = await promisify(execFile)('bash', ['-e', '-o', 'pipefail', '-c', commands!], { env: { ...process.env, BASE: svc.url }, timeout: 30_000 });
+      const run = await runVerbatim(commands!, svc.url);
       expect(run.stderr).to.equal('');
       const [updated, exported, status, log] = run.stdout.trim().split('\n');
       expect(updated).to.equal('200');

@@ -1,26 +1,8 @@
 import { spawnSync } from 'node:child_process';
-import fs from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
 import { startChildService } from '../support/child-service.js';
+import { readmeSection, shellBlocks } from '../support/readme.js';
 import { tempDataDir } from '../support/test-service.js';
-
-const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-const README = fs.readFileSync(path.join(ROOT, 'README.md'), 'utf8');
-
-/** The README section under `heading` (up to the next `## `). */
-function section(heading: string): string {
-  const start = README.indexOf(`\n## ${heading}`);
-  expect(start, heading).to.be.greaterThan(-1);
-  const end = README.indexOf('\n## ', start + 1);
-  return README.slice(start, end === -1 ? undefined : end);
-}
-
-/** The ```sh blocks of a section, verbatim. */
-function shellBlocks(text: string): string[] {
-  return [...text.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
-}
 
 /** `A=1 B=2 npm start` → { A: '1', B: '2' }. */
 function startEnvironment(command: string): Record<string, string> {
@@ -38,7 +20,7 @@ describe('E2E: the README walkthrough, verbatim, against a started service', fun
   this.timeout(120_000);
 
   it('runs every command as written and shows what it says it shows', async () => {
-    const [start, commands] = shellBlocks(section('Walkthrough'));
+    const [start, commands] = shellBlocks(readmeSection('## Walkthrough: a referral from start to finish'));
     expect(commands, 'the walkthrough has a start command and a block of calls').to.be.a('string');
     const env = startEnvironment(start!);
     expect(env).to.include({ CLIENT_API_KEYS: 'ck_demo', SECRET_API_KEYS: 'sk_demo' });
@@ -82,7 +64,7 @@ describe('E2E: the README walkthrough, verbatim, against a started service', fun
   });
 
   it('says how to start again from scratch', () => {
-    expect(section('Walkthrough')).to.contain('rm -rf data');
-    expect(section('Quickstart')).to.contain('rm -rf data');
+    expect(readmeSection('## Walkthrough: a referral from start to finish')).to.contain('rm -rf data');
+    expect(readmeSection('## Quickstart')).to.contain('rm -rf data');
   });
 });

@@ -76,6 +76,21 @@ export function rewardGranted(overrides: Partial<EventDataOf<'RewardGranted'>> &
   });
 }
 
+/** A withdrawal of `key` coins taking these debits, from a balance of 100. */
+export function creditsWithdrawn(debits: { grant_id: string; credits: number }[], at: string): EventOf<'CreditsWithdrawn'> {
+  const total = debits.reduce((sum, debit) => sum + debit.credits, 0);
+  return event('CreditsWithdrawn', {
+    operation_id: null,
+    key: 'coins',
+    withdrawn_at: at,
+    credits_requested_to_withdraw: total,
+    credits_withdrawn: total,
+    credits_available_at_start: 100,
+    credits_available_at_end: 100 - total,
+    debits,
+  });
+}
+
 /** A non-credit grant taken back by a refund's clawback (SPEC §11): the entry ends at once. */
 export function rewardRevoked(
   overrides: Partial<EventDataOf<'RewardRevoked'>> & { grant_id: string; kind: EventDataOf<'RewardRevoked'>['kind'] },

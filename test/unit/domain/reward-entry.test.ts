@@ -4,21 +4,7 @@ import { rewardEntryId, USER_REWARDS, usersProjection } from '../../../projectio
 import type { DomainEvent } from '../../../src/domain/events/index.js';
 import { entriesChangedBy, entryAfter, entryOpenedBy, type RewardEntry } from '../../../src/domain/rewards/reward-entry.js';
 import { foldUserEvents, initialUserState } from '../../../src/domain/users/user-state.js';
-import { event, iso, projected, registered, rewardGranted, rewardRevoked, TestLog } from '../../support/events.js';
-
-function withdrawal(debits: { grant_id: string; credits: number }[], at: string): DomainEvent {
-  const total = debits.reduce((sum, debit) => sum + debit.credits, 0);
-  return event('CreditsWithdrawn', {
-    operation_id: null,
-    key: 'coins',
-    withdrawn_at: at,
-    credits_requested_to_withdraw: total,
-    credits_withdrawn: total,
-    credits_available_at_start: 100,
-    credits_available_at_end: 100 - total,
-    debits,
-  });
-}
+import { event, iso, projected, registered, rewardGranted, rewardRevoked, TestLog, creditsWithdrawn } from '../../support/events.js';
 
 function creditClawback(debits: { grant_id: string; credits: number }[], at: string): DomainEvent {
   return rewardRevoked({ grant_id: debits[0]!.grant_id, kind: 'credit', revoked_at: at, debits });
@@ -46,7 +32,7 @@ describe('reward entries (SPEC §5.3): the one rule both folds use', () => {
       { grant_id: 'g7', credits: 4 },
       { grant_id: 'g1', credits: 2 },
     ];
-    for (const taking of [withdrawal(debits, iso(9_000)), creditClawback(debits, iso(9_000))]) {
+    for (const taking of [creditsWithdrawn(debits, iso(9_000)), creditClawback(debits, iso(9_000))]) {
       expect(entriesChangedBy(taking)).to.deep.equal(['g1', 'g7']);
       expect(entryAfter(opened, taking)).to.include({ credits: 5, updated_at: iso(9_000) });
     }
@@ -69,7 +55,7 @@ describe('reward entries (SPEC §5.3): the one rule both folds use', () => {
       rewardGranted({ grant_id: 'g1', credits: 10 }),
       rewardGranted({ grant_id: 'g2', entry_id: 'g1', credits: 5, granted_at: iso(1_000) }),
       rewardGranted({ grant_id: 'g3', credits: 7, expires_at: iso(999_000), granted_at: iso(2_000) }),
-      withdrawal(
+      creditsWithdrawn(
         [
           { grant_id: 'g3', credits: 7 },
           { grant_id: 'g1', credits: 4 },

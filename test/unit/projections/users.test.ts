@@ -1,23 +1,22 @@
 import { expect } from 'chai';
 import { describe, it } from 'mocha';
 import { rewardEntryId, USER_REWARDS, USERS, usersProjection } from '../../../projections/users.js';
-import { codeClaimed, DAY, event, iso, logged, programAssigned, projected, registered, rewardGranted, T0, TestLog } from '../../support/events.js';
+import {
+  codeClaimed,
+  DAY,
+  event,
+  iso,
+  logged,
+  programAssigned,
+  projected,
+  registered,
+  rewardGranted,
+  T0,
+  TestLog,
+  creditsWithdrawn,
+} from '../../support/events.js';
 
 const entryKey = (appUserId: string, entryId: string) => `${USER_REWARDS}/${rewardEntryId(appUserId, entryId)}`;
-
-function withdrawn(debits: { grant_id: string; credits: number }[], at: string) {
-  const total = debits.reduce((sum, debit) => sum + debit.credits, 0);
-  return event('CreditsWithdrawn', {
-    operation_id: null,
-    key: 'coins',
-    withdrawn_at: at,
-    credits_requested_to_withdraw: total,
-    credits_withdrawn: total,
-    credits_available_at_start: 100,
-    credits_available_at_end: 100 - total,
-    debits,
-  });
-}
 
 describe('users projection', () => {
   it('keeps a small user document and one row per reward entry', () => {
@@ -41,7 +40,7 @@ describe('users projection', () => {
       usersProjection.targets(
         logged(
           'user-bob',
-          withdrawn(
+          creditsWithdrawn(
             [
               { grant_id: 'g1', credits: 2 },
               { grant_id: 'g2', credits: 1 },
@@ -54,7 +53,7 @@ describe('users projection', () => {
       { collection: USER_REWARDS, id: rewardEntryId('bob', 'g1') },
       { collection: USER_REWARDS, id: rewardEntryId('bob', 'g2') },
     ]);
-    expect(usersProjection.targets(logged('user-bob', withdrawn([], iso(DAY))))).to.deep.equal([]);
+    expect(usersProjection.targets(logged('user-bob', creditsWithdrawn([], iso(DAY))))).to.deep.equal([]);
     expect(usersProjection.targets(logged('code-ANN234', event('CodeReserved', { code: 'ANN234', type: 'referral', owner_id: 'ann' })))).to.deep.equal([]);
   });
 
@@ -85,7 +84,7 @@ describe('users projection', () => {
         expires_at: iso(30 * DAY),
         cause: { type: 'claim', code: 'BOB234', claim_id: 'c1' },
       }),
-      withdrawn([{ grant_id: 'c1/0', credits: 4 }], iso(2 * DAY)),
+      creditsWithdrawn([{ grant_id: 'c1/0', credits: 4 }], iso(2 * DAY)),
     );
     log.append('user-bob', event('ReferralClaimCounted', { claimer: 'ann', code: 'BOB234', claims: 1, cause_position: '5' }));
 
@@ -131,7 +130,7 @@ describe('users projection', () => {
       registered('ann'),
       rewardGranted({ grant_id: 'g1', credits: 5, granted_at: iso(0) }),
       rewardGranted({ grant_id: 'g2', entry_id: 'g1', credits: 7, granted_at: iso(DAY) }),
-      withdrawn([{ grant_id: 'g1', credits: 3 }], iso(2 * DAY)),
+      creditsWithdrawn([{ grant_id: 'g1', credits: 3 }], iso(2 * DAY)),
       rewardGranted({ grant_id: 'g3', entry_id: 'g1', credits: 5, granted_at: iso(3 * DAY) }),
       rewardGranted({ grant_id: 'g4', credits: 1, expires_at: iso(9 * DAY), granted_at: iso(3 * DAY) }),
     );

@@ -1,0 +1,49 @@
+import { execFile } from 'node:child_process';
+import fs from 'node:fs';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { expect } from 'chai';
+import { tempDataDir } from './test-service.js';
+
+/** The README as a newcomer reads it: its commands are run verbatim by the test/e2e/readme-*.test.ts suites. */
+const README = fs.readFileSync(path.resolve(import.meta.dirname, '../../README.md'), 'utf8');
+
+/**
+ * The README from the heading line `heading` (`## Walkthrough`, `### Apps in a browser (CORS)`)
+ * up to the next heading of its level or above.
+ */
+export function readmeSection(heading: string): string {
+  const lines = README.split('\n');
+  const start = lines.indexOf(heading);
+  expect(start, heading).to.be.greaterThan(-1);
+  const level = /^#+/.exec(heading)![0].length;
+  let inCode = false;
+  let end = start + 1;
+  for (; end < lines.length; end += 1) {
+    const line = lines[end]!;
+    // A `# comment` in a shell block is not a heading.
+    if (line.startsWith('```')) inCode = !inCode;
+    const marks = /^(#+) /.exec(line)?.[1]?.length;
+    if (!inCode && marks !== undefined && marks <= level) break;
+  }
+  return lines.slice(start, end).join('\n');
+}
+
+/** The ```sh blocks of `text`, verbatim. */
+export function shellBlocks(text: string): string[] {
+  return [...text.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
+}
+
+/**
+ * Runs a README block as a reader pastes it (bash, stopping at the first failure) against the
+ * service at `base`, from a directory of its own; asynchronously, so a service running in this
+ * process answers meanwhile.
+ */
+export async function runVerbatim(commands: string, base: string, timeout = 30_000): Promise<{ stdout: string; stderr: string }> {
+  return promisify(execFile)('bash', ['-e', '-o', 'pipefail', '-c', commands], {
+    cwd: tempDataDir(),
+    env: { ...process.env, BASE: base },
+    encoding: 'utf8',
+    timeout,
+  });
+}
