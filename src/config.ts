@@ -86,11 +86,16 @@ const trustProxy = z
     return ranges;
   });
 
-/** An origin as a browser sends it: scheme, host and port, nothing else (`https://app.example.com`). */
+/**
+ * An origin as a browser sends it: scheme, host and port, nothing else (`https://app.example.com`,
+ * `http://localhost:8081`, a Capacitor app's `capacitor://localhost`).
+ */
 function isOrigin(value: string): boolean {
   if (!URL.canParse(value)) return false;
   const url = new URL(value);
-  return (url.protocol === 'https:' || url.protocol === 'http:') && url.origin === value;
+  if (url.protocol === 'https:' || url.protocol === 'http:') return url.origin === value;
+  // Other schemes have no origin in the URL standard: scheme://host[:port] as written.
+  return /^[a-z][a-z0-9+.-]*:\/\/[^/?#\s]+$/.test(value) && `${url.protocol}//${url.host}` === value;
 }
 
 /**
@@ -113,7 +118,7 @@ const corsOrigins = z
     return origins;
   });
 
-/** Every setting of SPEC §10, read from the environment. */
+/** Every setting of SPEC §10, and the service's own (README, Configuration), read from the environment. */
 const configSchema = z
   .object({
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),

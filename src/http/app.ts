@@ -39,7 +39,7 @@ import { userRoutes } from './routes/users.js';
 import { WINWINKIT_MOUNT } from './compat/winwinkit-wire.js';
 import { winwinkitRoutes } from './compat/winwinkit-routes.js';
 import { BODY_LIMIT, BULK_BODY_LIMIT } from './body-limits.js';
-import { methodGate, mountRoutes, secretKeyGate } from './route.js';
+import { methodGate, mountRoutes, pathMatcher, secretKeyGate } from './route.js';
 import { RequestActivity } from '../observability/request-activity.js';
 
 const BULK_PATHS = /^\/admin\/(rewards\/[^/]+\/codes|rules\/[^/]+)$/;
@@ -132,7 +132,7 @@ function jsonBody(): RequestHandler[] {
   // Bytes that are not UTF-8 would be read as U+FFFD and stored so, silently: storableBody refuses them.
   const verify = (req: express.Request, _res: unknown, raw: Buffer, encoding: string) => {
     if (/^utf-?8$/i.test(encoding) && !isUtf8(raw)) req.res!.locals.bodyNotUtf8 = true;
-    else req.res!.locals.underflowAt = underflowingNumber(raw.toString('utf8').replace(/^\uFEFF/, ''));
+    else req.res!.locals.underflowAt = underflowingNumber(raw);
   };
   const options = { type: ['application/json', 'application/*+json'], strict: false, verify };
   const parseSmall = express.json({ ...options, limit: BODY_LIMIT });
@@ -210,8 +210,11 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
       ...adminUserRoutes(container),
     ];
     const compatRoutes = winwinkit ? winwinkitRoutes(container, appRoutes) : [];
-    // Pages on the origins CORS_ORIGINS names may call the app's operations (a preflight takes no key).
-    if (config.CORS_ORIGINS.length > 0) app.use(['/users', '/codes', '/store', ...(winwinkit ? [WINWINKIT_MOUNT] : [])], browserAccess(config.CORS_ORIGINS));
+    // Pages on the origins CORS_ORIGINS names may call the app's client-key operations (a preflight takes no key).
+    if (config.CORS_ORIGINS.length > 0) {
+      const clientOperations = [...appRoutes, ...compatRoutes].filter((declaration) => declaration.auth !== 'secret');
+      app.use(browserAccess(config.CORS_ORIGINS, pathMatcher(clientOperations)));
+    }
     // A known path with another method is 405 whoever asks, before any key is checked.
     app.use(methodGate([...nativeRoutes, ...compatRoutes]));
     app.use(keyed, requireKey(keys));

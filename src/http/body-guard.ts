@@ -1,5 +1,5 @@
 import type { Request, RequestHandler } from 'express';
-import { MIMEType } from 'node:util';
+import { type ContentType, format as formatContentType, parse as parseContentType } from 'content-type';
 import { ApiError, bodyNotUtf8, bodyTooLarge, charsetUnsupported } from './errors.js';
 import { isJsonObject } from '../domain/json-object.js';
 import { pointer } from './validation.js';
@@ -14,30 +14,24 @@ export const BODY_METHODS: ReadonlySet<string> = new Set(['POST', 'PUT', 'PATCH'
 const UTF8_CHARSETS: ReadonlySet<string> = new Set(['utf-8', 'utf8', 'us-ascii', 'ascii']);
 
 /**
- * The charset the request's content type names, lowercased: null when it names none (or cannot
- * be read, which the media-type check refuses on its own).
- */
-function charsetOf(req: Request): string | null {
-  const contentType = req.headers['content-type'];
-  try {
-    return contentType === undefined ? null : (new MIMEType(contentType).params.get('charset')?.toLowerCase() ?? null);
-  } catch {
-    return null;
-  }
-}
-
-/**
  * 415 for a JSON body in a charset other than UTF-8, on the API and the inbound notifications
  * alike. A body named as one of UTF-8's other names, or as US-ASCII, is read as UTF-8 (its bytes
- * are checked as UTF-8 all the same).
+ * are checked as UTF-8 all the same). The header is read with `content-type`, the parser the body
+ * reader (body-parser) uses, so both see the same charset (`charset = latin1` with spaces too).
  */
 export const utf8Charset: RequestHandler = (req, _res, next) => {
-  const charset = charsetOf(req);
-  if (charset === null || charset === 'utf-8') return next();
+  const header = req.headers['content-type'];
+  if (header === undefined) return next();
+  let parsed: ContentType;
+  try {
+    parsed = parseContentType(header);
+  } catch {
+    return next(); // not a media type: the media-type check refuses it
+  }
+  const charset = parsed.parameters.charset?.toLowerCase();
+  if (charset === undefined || charset === 'utf-8') return next();
   if (!UTF8_CHARSETS.has(charset)) return next(charsetUnsupported());
-  const mime = new MIMEType(req.headers['content-type']!);
-  mime.params.set('charset', 'utf-8');
-  req.headers['content-type'] = mime.toString();
+  req.headers['content-type'] = formatContentType({ type: parsed.type, parameters: { ...parsed.parameters, charset: 'utf-8' } });
   next();
 };
 
@@ -87,12 +81,14 @@ export function unstorablePart(value: unknown, path: string[] = []): { source: s
 const MAYBE_TINY = /\d[eE]-|\.0{300}/;
 
 /**
- * Where `text` holds a number JSON.parse reads as 0 though it is not 0 (`1e-400`: too small for
+ * Where the JSON body `raw` holds a number JSON.parse reads as 0 though it is not 0 (`1e-400`: too small for
  * a double), as a JSON pointer; null when it holds none. The overflow (`1e400`, Infinity) is
  * refused where numbers are checked; this, which the parsed value cannot show, from the text.
  */
-export function underflowingNumber(text: string): string | null {
-  if (!MAYBE_TINY.test(text)) return null;
+export function underflowingNumber(raw: Buffer): string | null {
+  // Looked for in the bytes read as Latin-1 (no UTF-8 decoding: the characters sought are ASCII).
+  if (!MAYBE_TINY.test(raw.toString('latin1'))) return null;
+  const text = raw.toString('utf8').replace(/^\uFEFF/, '');
   const found = Symbol('underflow');
   // The reviver's third argument (the number's source text): Node 22 and later.
   const reviver = (_key: string, value: unknown, context?: { source?: string }) =>
@@ -125,7 +121,8 @@ export const storableBody: RequestHandler = (req, res, next) => {
   // An empty body is no body (SPEC §9: not JSON), though express.json reads it as {}.
   if (!sendsBody(req)) req.body = undefined;
   if (res.locals.bodyNotUtf8 === true) throw bodyNotUtf8();
-  if (res.locals.underflowAt) {
+  // Where the body is an object (any other body is BODY_INVALID where a route reads one).
+  if (res.locals.underflowAt && isJsonObject(req.body)) {
     throw new ApiError(
       400,
       'BAD_REQUEST',

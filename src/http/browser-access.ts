@@ -7,12 +7,12 @@ import type { RequestHandler } from 'express';
  * first (a preflight: `OPTIONS` with `Access-Control-Request-Method`) and then reads an answer
  * only when it names the page's origin. The expressjs `cors` middleware writes those headers.
  *
- * Only the app's operations are open to pages (src/http/app.ts mounts this on their paths): the
- * secret key belongs on a server, so `/admin` never answers a preflight, and the console is
- * served from the service's own origin. Without `CORS_ORIGINS` nothing here runs: no CORS
- * header is sent, and `OPTIONS` is 405 as any method a path does not have.
+ * Only the app's client-key operations are open to pages (`openTo`: their paths, src/http/app.ts):
+ * the secret key belongs on a server, so neither `/admin` nor the manual grant answers a
+ * preflight, and the console is served from the service's own origin. Without `CORS_ORIGINS`
+ * nothing here runs: no CORS header is sent, and `OPTIONS` is 405 as any method a path does not have.
  */
-export function browserAccess(origins: readonly string[] | '*'): RequestHandler {
+export function browserAccess(origins: readonly string[] | '*', openTo: (path: string) => boolean): RequestHandler {
   const headers = cors({
     origin: origins === '*' ? '*' : [...origins],
     methods: ['GET', 'POST'],
@@ -24,7 +24,7 @@ export function browserAccess(origins: readonly string[] | '*'): RequestHandler 
   });
   return (req, res, next) => {
     // Not from a page (no Origin), or an OPTIONS that is not a preflight: the API as ever (405).
-    if (req.headers.origin === undefined) return next();
+    if (req.headers.origin === undefined || !openTo(req.path)) return next();
     if (req.method === 'OPTIONS' && req.headers['access-control-request-method'] === undefined) return next();
     headers(req, res, next);
   };

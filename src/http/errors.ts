@@ -72,6 +72,8 @@ interface HttpError {
   message?: string;
   /** The body limit a too-large body broke (raw-body's `entity.too.large`). */
   limit?: number;
+  /** The charset the body reader could not decode (body-parser's `charset.unsupported`), lowercased. */
+  charset?: string;
 }
 
 /** Express's error for a path parameter that is not validly percent-encoded (`/users/%zz`). */
@@ -93,7 +95,8 @@ function fromHttpError(error: HttpError): ApiError | null {
     case 'charset.unsupported':
       // The charset was checked before the body was read (src/http/body-guard.ts, utf8Charset): the
       // reader failing on a UTF-8 body is the process's own trouble (out of file descriptors), not the client's.
-      return new ApiError(503, 'SERVICE_UNAVAILABLE', 'The body could not be read now; retry later');
+      if (error.charset === 'utf-8') return new ApiError(503, 'SERVICE_UNAVAILABLE', 'The body could not be read now; retry later');
+      return charsetUnsupported();
     case 'request.aborted':
       return new ApiError(400, 'BODY_INVALID', 'The request body was not received completely');
     default:

@@ -97,7 +97,7 @@ function handler(declaration: AnyRoute): RequestHandler {
   return async (req, res) => {
     const input = {
       params: parseParams(req, declaration.params),
-      query: declaration.query ? parseQuery(req, declaration.query) : declaration.auth === 'secret' ? parseQuery(req, NO_QUERY) : {},
+      query: declaration.query ? parseQuery(req, declaration.query) : declaration.path.startsWith('/admin/') ? parseQuery(req, NO_QUERY) : {},
       body: declaration.body ? parseBody(req, declaration.body) : unusedBody(req, declaration),
       req,
       res,
@@ -189,8 +189,14 @@ export function methodGate(routes: AnyRoute[]): Router {
  * percent-encoded does not get past it.
  */
 export function secretKeyGate(routes: AnyRoute[]): RequestHandler {
-  const secret = [...new Set(routes.filter((declaration) => declaration.auth === 'secret').map((declaration) => declaration.path))].map(undecodedPattern);
-  return (req, res, next) => (secret.some((pattern) => pattern.test(req.path)) ? requireSecretKey(req, res, next) : next());
+  const secret = pathMatcher(routes.filter((declaration) => declaration.auth === 'secret'));
+  return (req, res, next) => (secret(req.path) ? requireSecretKey(req, res, next) : next());
+}
+
+/** Whether a path as sent is the path of one of these operations (each parameter one segment, not decoded). */
+export function pathMatcher(routes: AnyRoute[]): (path: string) => boolean {
+  const patterns = [...new Set(routes.map((declaration) => declaration.path))].map(undecodedPattern);
+  return (path) => patterns.some((pattern) => pattern.test(path));
 }
 
 /** `/users/{app_user_id}` → a pattern that matches the path as sent, each parameter one segment, not decoded. */

@@ -150,6 +150,12 @@ export interface EventStore {
   /** Position of the last event in the log, null when empty. */
   headPosition(): Promise<bigint | null>;
   /**
+   * Optional: why this store can no longer make an append durable, until the process restarts
+   * (the embedded log's failed sync, or its file removed or replaced); null while appends work.
+   * Readiness reports it. Stores whose every append reports its own failure leave it out.
+   */
+  writeFailure?(): Error | null;
+  /**
    * Calls `listener` (without arguments) whenever new events may have been committed.
    * A hint only: readers must still read the log. Returns an unsubscribe function.
    */
@@ -202,6 +208,10 @@ export class ForwardingEventStore implements EventStore {
 
   headPosition(): Promise<bigint | null> {
     return this.inner.headPosition();
+  }
+
+  writeFailure(): Error | null {
+    return this.inner.writeFailure?.() ?? null;
   }
 
   watch(listener: () => void): () => void {

@@ -344,8 +344,10 @@ describe('API: admin configuration (SPEC §7.1–§7.5)', () => {
         expect(answer.body.errors?.[0], path).to.include({ status: 400, code: 'BAD_REQUEST', source: 'query:/limit' });
         expect((await svc.admin('GET', path)).status, path).to.equal(200);
       }
-      // The client API is not affected: an app may add what it likes to a read.
+      // The app's operations are not affected, whichever key they take: an app may add what it likes.
       expect((await svc.call('GET', '/codes/NOPE?cache=1')).body.errors[0].code).to.equal('NOT_FOUND.CODE');
+      const grant = await svc.admin('POST', '/users/nobody/rewards/grant?trace=1', { key: 'nope' });
+      expect(grant.body.errors[0].code).to.not.equal('BAD_REQUEST');
     });
 
     it('refuses a bad limit or cursor with 400 BAD_REQUEST naming it', async () => {

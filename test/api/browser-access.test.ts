@@ -67,7 +67,8 @@ describe('API: apps in a browser (CORS_ORIGINS)', () => {
       expect(other.headers.get('access-control-allow-origin')).to.equal(null);
       const read = await fetch(`${svc.url}/users/ann`, { headers: { origin: 'https://evil.example', 'x-api-key': CLIENT_KEY } });
       expect(read.headers.get('access-control-allow-origin')).to.equal(null);
-      for (const path of ['/admin/rewards', '/admin/users/ann']) {
+      // The manual grant needs the secret key, on either surface: no page may ask for it.
+      for (const path of ['/admin/rewards', '/admin/users/ann', '/users/ann/rewards/grant', '/compat/winwinkit/users/ann/rewards/grant']) {
         const admin = await preflight(svc, path, APP, 'GET');
         expect(admin.status, path).to.equal(405);
         expect(admin.headers.get('access-control-allow-origin'), path).to.equal(null);

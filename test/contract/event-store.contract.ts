@@ -169,6 +169,11 @@ export function eventStoreContract(name: string, open: OpenContractSubject<Event
       });
     });
 
+    it('a store that writes reports no write failure (writeFailure, where the store has it, is null)', async function () {
+      await store.append(streamName(), [newEvent()], 'no_stream');
+      expect(store.writeFailure?.() ?? null).to.equal(null);
+    });
+
     describe('idempotent re-append', function () {
       it('repeating an append with the same ids at the same exact revision returns the original result and writes nothing', async function () {
         const stream = streamName();

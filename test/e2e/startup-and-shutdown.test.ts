@@ -132,6 +132,8 @@ describe('E2E: start-up configuration and graceful shutdown', function () {
       const ready = await fetch(`${service.url}/readyz`);
       expect(ready.status).to.equal(503);
       expect(await ready.text()).to.contain('removed or replaced');
+      // Monitoring still answers: it is how an operator sees the trouble.
+      expect((await fetch(`${service.url}/metrics`)).status).to.equal(200);
     } finally {
       await service.stop();
     }

@@ -414,9 +414,12 @@ export class SqliteEventStore implements EventStore {
     });
   }
 
+  /** Why no write can be made durable any more (a failed sync, the file replaced), until a restart; null while writes work. */
+  writeFailure(): Error | null {
+    return this.syncs.failure;
+  }
+
   async headPosition(): Promise<bigint | null> {
-    // Readiness asks this: a store that can no longer make a write durable is not ready.
-    if (this.syncs.failure) throw this.syncs.failure;
     const row = guardSqlite(() => this.statements.head.get());
     return row?.position == null ? null : BigInt(row.position);
   }

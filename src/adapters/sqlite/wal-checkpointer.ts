@@ -93,6 +93,8 @@ interface Registered {
 class WalCheckpointer {
   private worker: Worker | null = null;
   private readonly registered = new Map<number, Registered>();
+  /** Releases waiting for the thread's answer (it is kept referenced meanwhile). */
+  private releasing = 0;
   private nextId = 1;
 
   register(db: Database.Database, reports: Pick<Registered, 'onFailure' | 'onRecovery'>, restartFrames: number): () => Promise<void> {
@@ -144,10 +146,19 @@ class WalCheckpointer {
     const registered = this.registered.get(id)!;
     const worker = this.worker;
     if (worker) {
-      await new Promise<void>((resolve) => {
-        registered.removed = resolve;
-        worker.postMessage({ remove: id });
-      });
+      // The thread is unref'd: while a release waits for its answer, the process must not end
+      // under it (a stop would never settle, and the connection would not be handed back).
+      this.releasing += 1;
+      worker.ref();
+      try {
+        await new Promise<void>((resolve) => {
+          registered.removed = resolve;
+          worker.postMessage({ remove: id });
+        });
+      } finally {
+        this.releasing -= 1;
+        if (this.releasing === 0) worker.unref();
+      }
     }
     this.registered.delete(id);
     if (db.open) db.pragma('wal_autocheckpoint = 1000');

@@ -20,17 +20,20 @@ function idOf(stats: fs.Stats): FileId {
   return { dev: stats.dev, ino: stats.ino };
 }
 
-/** The file at `file` now, or null when there is none. */
-async function fileAt(file: string): Promise<FileId | null> {
+/** The file at `file` now: null when there is none, 'unknown' when it cannot be looked up (an I/O error, a stale NFS handle). */
+async function fileAt(file: string): Promise<FileId | null | 'unknown'> {
   try {
     return idOf(await fs.promises.stat(file));
-  } catch {
-    return null;
+  } catch (error) {
+    const code = (error as NodeJS.ErrnoException).code;
+    return code === 'ENOENT' || code === 'ENOTDIR' ? null : 'unknown';
   }
 }
 
-function sameFile(now: FileId | null, opened: FileId): boolean {
-  return now !== null && now.dev === opened.dev && now.ino === opened.ino;
+/** Whether the path is known to name another file than the one opened (a failed look-up proves nothing). */
+function replaced(now: FileId | null | 'unknown', opened: FileId): boolean {
+  if (now === 'unknown') return false;
+  return now === null || now.dev !== opened.dev || now.ino !== opened.ino;
 }
 
 /**
@@ -67,7 +70,7 @@ export function walSyncer(db: SqliteConnection): LogSyncer {
     sync: async () => {
       await new Promise<void>((resolve, reject) => fs.fdatasync(fd, (error) => (error ? reject(error) : resolve())));
       const [database, wal] = await Promise.all([fileAt(db.name), fileAt(`${db.name}-wal`)]);
-      if (!sameFile(database, opened.database) || !sameFile(wal, opened.wal)) throw new DatabaseFileReplacedError(db.name);
+      if (replaced(database, opened.database) || replaced(wal, opened.wal)) throw new DatabaseFileReplacedError(db.name);
     },
     close: () => {
       if (!closed) fs.closeSync(fd);

@@ -43,7 +43,7 @@ export interface UserState {
   /** The verified purchase that converted the user (null when the client's is_premium did). */
   converted_purchase: PurchaseRef | null;
   /**
-   * The latest verified expiry recorded, of which subscription and when it happened: a purchase
+   * The verified expiry that happened last, of which subscription and when: a purchase
    * or renewal of that subscription from before it that arrives after it (stores do not promise
    * order) is one that has already ended.
    */
@@ -193,7 +193,10 @@ function applyUserEvent(draft: UserDraft, event: DomainEvent): void {
     case 'SubscriptionExpired': {
       state.verified_premium = false;
       const { provider, original_transaction_id, occurred_at } = event.data;
-      state.latest_expiry = { provider, original_transaction_id, occurred_at };
+      // The latest by when it happened: an older expiry arriving late does not hide a later one.
+      if (state.latest_expiry === null || Date.parse(occurred_at) > Date.parse(state.latest_expiry.occurred_at)) {
+        state.latest_expiry = { provider, original_transaction_id, occurred_at };
+      }
       return;
     }
     case 'RefundRecorded':

@@ -32,6 +32,9 @@ export interface OperatorDeps {
 /** Readiness: stores reachable, no projection held at a poison event or built by another version, all within READY_MAX_LAG. */
 async function readiness(deps: OperatorDeps) {
   const { eventStore, readStore, consistency, config } = deps;
+  // A store that can no longer make a write durable is not ready, however well it reads.
+  const failure = eventStore.writeFailure?.();
+  if (failure) throw failure;
   const head = await eventStore.headPosition();
   await readStore.checkpoint('readiness-probe');
   const projections = (await projectionLags(eventStore, consistency, config.READY_MAX_LAG)).map(({ status, behind, caughtUp }) => ({

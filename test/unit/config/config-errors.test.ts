@@ -25,11 +25,19 @@ describe('Configuration errors', () => {
   it('CORS_ORIGINS takes *, or origins alone (no path, no trailing slash)', () => {
     expect(loadConfig({}).CORS_ORIGINS).to.deep.equal([]);
     expect(loadConfig({ CORS_ORIGINS: '*' }).CORS_ORIGINS).to.equal('*');
-    expect(loadConfig({ CORS_ORIGINS: ' https://app.example.com, http://localhost:8081 ' }).CORS_ORIGINS).to.deep.equal([
+    expect(loadConfig({ CORS_ORIGINS: ' https://app.example.com, http://localhost:8081, capacitor://localhost ' }).CORS_ORIGINS).to.deep.equal([
       'https://app.example.com',
       'http://localhost:8081',
+      'capacitor://localhost',
     ]);
-    for (const value of ['https://app.example.com/', 'https://app.example.com/path', 'app.example.com', 'ftp://x.example', '*,https://a.example']) {
+    for (const value of [
+      'https://app.example.com/',
+      'https://app.example.com/path',
+      'app.example.com',
+      'capacitor://localhost/',
+      '*,https://a.example',
+      'null',
+    ]) {
       expect(problemsOf({ CORS_ORIGINS: value }), value).to.have.length(1);
       expect(problemsOf({ CORS_ORIGINS: value })[0], value).to.match(/^CORS_ORIGINS=.*: expected a comma-separated list of origins/);
     }

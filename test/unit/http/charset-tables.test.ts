@@ -33,7 +33,9 @@ describe('body reading under a shortage of file descriptors', () => {
 
 describe("body reader failures that are the process's own trouble", () => {
   it('a charset failure from the reader after the charset was checked is 503 (retry), not 415 (the client would not retry)', () => {
-    const error = Object.assign(new Error('unsupported charset "UTF-8"'), { type: 'charset.unsupported', status: 415, expose: true });
+    const error = Object.assign(new Error('unsupported charset "UTF-8"'), { type: 'charset.unsupported', status: 415, expose: true, charset: 'utf-8' });
     expect(toApiError(error)?.toJSON()).to.include({ status: 503, code: 'SERVICE_UNAVAILABLE' });
+    // Any other charset is the client's: 415.
+    expect(toApiError({ ...error, charset: 'latin1' })?.toJSON()).to.include({ status: 415, code: 'UNSUPPORTED_MEDIA_TYPE' });
   });
 });

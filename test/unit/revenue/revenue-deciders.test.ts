@@ -293,6 +293,20 @@ describe('verified revenue (SPEC §11)', () => {
       }
     });
 
+    it('an older expiry arriving after a later one does not hide it: a purchase between the two has ended', () => {
+      const older = user
+        .given([...claimedHistory, ...expiredFirst()])
+        .when((state) =>
+          decideRecordRevenue(state, record({ notification: notification({ notification_id: 'evt_exp_old', kind: 'expiry', occurred_at: at(-HOUR) }) })),
+        )
+        .decision().events as DomainEvent[];
+      const { events } = user
+        .given([...claimedHistory, ...expiredFirst(), ...older])
+        .when((state) => decideRecordRevenue(state, purchase()))
+        .decision();
+      expect(events[0]!.data).to.include({ expired_before: true });
+    });
+
     it('a late purchase of an already converted user counts nothing more, and leaves a premium user premium', () => {
       const renewed = user
         .given([...claimedHistory, ...expiredFirst()])
