@@ -24,13 +24,18 @@ const CUSTOMER = 'cus_ErasableAnn7341';
 const ACCOUNT_TOKEN = '7f0c6a52-2f4e-4d7a-9a1b-3c5d2e8f9a10';
 const LATER_EMAIL = 'ann.after-erasure@example.org';
 
-/** Every file of the data directory (databases, -wal, -shm, the key store), as raw bytes. */
+/**
+ * The files of the data directory (databases, -wal, -shm, the key store) whose raw bytes hold
+ * `plaintext`. Read by grep, in a process of its own: the service runs in this process, and a
+ * close() of a database file here would drop SQLite's POSIX locks on it, so the next process to
+ * close it (the export below) would take itself for the last and delete the WAL under the service
+ * (sqlite.org/howtocorrupt.html, 2.2), which the service then reports and refuses to write past.
+ */
 function filesHolding(dataDir: string, plaintext: string): string[] {
-  const needle = Buffer.from(plaintext, 'utf8');
-  return fs
-    .readdirSync(dataDir)
-    .filter((name) => fs.statSync(path.join(dataDir, name)).isFile())
-    .filter((name) => fs.readFileSync(path.join(dataDir, name)).includes(needle));
+  const files = fs.readdirSync(dataDir).filter((name) => fs.statSync(path.join(dataDir, name)).isFile());
+  const found = spawnSync('grep', ['-l', '-a', '-F', '-e', plaintext, '--', ...files], { cwd: dataDir, encoding: 'utf8' });
+  if (found.status !== 0 && found.status !== 1) throw new Error(`grep failed: ${found.stderr}`);
+  return found.stdout.split('\n').filter((name) => name !== '');
 }
 
 async function settled(svc: TestService) {
