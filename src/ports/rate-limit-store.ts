@@ -12,7 +12,10 @@ export interface RateLimitCounter {
 export interface RateLimitStore {
   /**
    * Adds `points` to `key` atomically (concurrent hits from any process never lose a point):
-   * when the key has no live window at `nowMs`, it starts one of `windowMs` with `points`.
+   * when the key has no live window at `nowMs`, it starts one of `windowMs` with `points`. A
+   * window is live when it ends after `nowMs` and no later than one `windowMs` from it: one that
+   * ends later was started while the clock was ahead (a clock stepped back), and would otherwise
+   * hold the key for as long as the clock was wrong.
    * Negative points (a refund) never take a counter below 0: a refund reaching a window that
    * has ended leaves the new one at 0 rather than giving it extra room.
    */

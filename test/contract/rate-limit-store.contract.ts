@@ -32,6 +32,12 @@ export function rateLimitStoreContract(name: string, open: OpenContractSubject<R
       expect(await store.hit(key('a'), 2, 60_000, T0 + 60_000)).to.deep.equal({ points: 2, resetAtMs: T0 + 120_000 });
     });
 
+    it('a window started while the clock was ahead (it ends more than a window from now) is no longer live: a clock stepped back locks no one out', async () => {
+      await store.hit(key('a'), 9, 60_000, T0 + 3_600_000);
+      expect(await store.hit(key('a'), 1, 60_000, T0)).to.deep.equal({ points: 1, resetAtMs: T0 + 60_000 });
+      expect(await store.hit(key('a'), 1, 60_000, T0 + 1)).to.deep.equal({ points: 2, resetAtMs: T0 + 60_000 });
+    });
+
     it('never takes a counter below 0 with a refund, nor gives a new window room with one', async () => {
       await store.hit(key('a'), 2, 60_000, T0);
       expect(await store.hit(key('a'), -4, 60_000, T0 + 1)).to.deep.equal({ points: 0, resetAtMs: T0 + 60_000 });

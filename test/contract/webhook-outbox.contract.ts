@@ -100,6 +100,9 @@ export function webhookOutboxContract(name: string, open: OpenContractSubject<We
       expect((await outbox.head(endpoint))!.message_id).to.equal(b.message_id);
       expect(await outbox.dueEndpoints(T1)).to.not.include(endpoint);
       expect(await outbox.dueEndpoints(T2)).to.include(endpoint);
+      // Further ahead than any wait (a clock stepped back after the attempt): due now.
+      const stepBack = new Date(Date.parse(T2) - 7 * 3_600_000).toISOString();
+      expect(await outbox.dueEndpoints(stepBack)).to.include(endpoint);
       const failed = (await outbox.get(endpoint, b.message_id))!;
       expect(failed).to.include({
         status: 'failed',

@@ -37,7 +37,9 @@ export class MongoRateLimitStore implements RateLimitStore {
   private async hitUnguarded(key: string, points: number, windowMs: number, nowMs: number): Promise<RateLimitCounter> {
     await this.ensureIndexes();
     const now = new Date(nowMs);
-    const live = { $gt: [{ $ifNull: ['$reset_at', new Date(0)] }, now] };
+    const resetAt = { $ifNull: ['$reset_at', new Date(0)] };
+    // Live: it ends after now, and no later than one window from now (one ending later was started by a clock that was ahead).
+    const live = { $and: [{ $gt: [resetAt, now] }, { $lte: [resetAt, new Date(nowMs + windowMs)] }] };
     const pipeline = [
       {
         $set: {

@@ -1,3 +1,4 @@
+import { isDue } from '../../domain/webhooks/retry-schedule.js';
 import type { AnyBulkWriteOperation, Collection, Db } from 'mongodb';
 import { StoreUnavailableError } from '../../ports/event-store.js';
 import {
@@ -152,7 +153,7 @@ export class MongoWebhookOutbox implements WebhookOutbox {
         ])
         .toArray(),
     );
-    return heads.filter((head) => head.next_attempt_at <= now).map((head) => head._id);
+    return heads.filter((head) => isDue(head.next_attempt_at, now)).map((head) => head._id);
   }
 
   async head(endpointId: string): Promise<OutboxMessage | null> {

@@ -36,8 +36,8 @@ export class SqliteRateLimitStore implements RateLimitStore {
     this.upsert = db.prepare<[{ key: string; points: number; now: number; window: number }], RateLimitRow>(`
       INSERT INTO rate_limits (key, points, reset_at) VALUES (@key, MAX(@points, 0), @now + @window)
       ON CONFLICT (key) DO UPDATE SET
-        points   = CASE WHEN reset_at <= @now THEN excluded.points ELSE MAX(points + @points, 0) END,
-        reset_at = CASE WHEN reset_at <= @now THEN excluded.reset_at ELSE reset_at END
+        points   = CASE WHEN reset_at <= @now OR reset_at > @now + @window THEN excluded.points ELSE MAX(points + @points, 0) END,
+        reset_at = CASE WHEN reset_at <= @now OR reset_at > @now + @window THEN excluded.reset_at ELSE reset_at END
       RETURNING points, reset_at`);
     this.deleteExpired = db.prepare<[number]>('DELETE FROM rate_limits WHERE reset_at <= ?');
   }

@@ -1,3 +1,4 @@
+import { isDue } from '../../domain/webhooks/retry-schedule.js';
 import type { AttemptRecord, EndpointQueueStats, NewOutboxMessage, OutboxListQuery, OutboxMessage, WebhookOutbox } from '../../ports/webhook-outbox.js';
 import { FeedCheckpointMovedError } from '../../ports/webhook-outbox.js';
 import { guardSqlite, STABLE_PARAM, type SqliteConnection, writeTransaction } from './sqlite-database.js';
@@ -145,7 +146,7 @@ export class SqliteWebhookOutbox implements WebhookOutbox {
         .all()
         .filter((head) => {
           const row = this.statements.atPosition.get(head.endpoint_id, head.position);
-          return row !== undefined && row.next_attempt_at <= now;
+          return row !== undefined && isDue(row.next_attempt_at, now);
         })
         .map((head) => head.endpoint_id),
     );

@@ -4,7 +4,7 @@ import { type WebhookDoc, WEBHOOKS, webhooksProjection } from '../../../projecti
 import { type EntitlementEntry, entitlementStillHeld } from '../../domain/rewards/partner-entitlement.js';
 import type { RewardDefinition } from '../../domain/rewards/reward-schemas.js';
 import type { FulfilmentAction } from '../../domain/webhooks/message-catalogue.js';
-import { afterFailure, parseRetryAfter } from '../../domain/webhooks/retry-schedule.js';
+import { afterFailure, isDue, parseRetryAfter } from '../../domain/webhooks/retry-schedule.js';
 import { type AttemptedEndpoint, signingSecrets } from '../../domain/webhooks/webhook-endpoint.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Logger } from '../../ports/logger.js';
@@ -146,7 +146,7 @@ export class DeliveryEngine {
   private async drain(endpointId: string): Promise<void> {
     while (this.running) {
       const waited = await this.deps.outbox.head(endpointId);
-      if (!waited || waited.next_attempt_at > this.now()) return;
+      if (!waited || !isDue(waited.next_attempt_at, this.now())) return;
       await this.yieldToRequests(waited);
       if (!this.running) return;
       if (endpointId === REVENUECAT_ENDPOINT) {

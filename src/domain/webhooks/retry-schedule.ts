@@ -1,11 +1,15 @@
 /**
  * When to try a failed delivery again (SPEC §12): exponential backoff with jitter — the first
- * retry within 30 s, then growing, capped — honouring the receiver's `Retry-After`, until the
- * retry window after the first attempt has passed; then the message is dead. Pure.
+ * retry within 30 s, then growing, capped — honouring the receiver's `Retry-After` up to the
+ * same cap, until the retry window after the first attempt has passed; then the message is
+ * dead. Pure.
  *
  * `Retry-After` can only lengthen a wait: a receiver answering `Retry-After: 0` (or a date
  * already past) on every attempt would otherwise be retried at the engine's polling pace, ten
- * times a second for the whole retry window.
+ * times a second for the whole retry window. No wait is longer than MAX_DELAY_MS, so a
+ * `next_attempt_at` further than that from now was set while the clock was ahead (a clock
+ * stepped back): `isDue` takes it as due, rather than holding the endpoint's messages for as
+ * long as the clock was wrong.
  */
 
 /** First retry after 5–10 s (full jitter over the upper half), then ×4 per attempt, at most 6 h. */
@@ -36,7 +40,7 @@ export type FailureVerdict = { status: 'failed'; nextAttemptAt: Date } | { statu
 export function afterFailure(input: FailureInput): FailureVerdict {
   const deadline = input.firstAttemptAt.getTime() + input.retryWindowMs;
   if (input.now.getTime() >= deadline) return { status: 'dead' };
-  const delay = Math.max(input.retryAfterMs ?? 0, backoffDelayMs(input.attempts, input.random));
+  const delay = Math.min(MAX_DELAY_MS, Math.max(input.retryAfterMs ?? 0, backoffDelayMs(input.attempts, input.random)));
   return { status: 'failed', nextAttemptAt: new Date(Math.min(input.now.getTime() + delay, deadline)) };
 }
 
@@ -46,4 +50,9 @@ export function parseRetryAfter(header: string | null, now: Date): number | null
   if (/^\d+$/.test(header.trim())) return Number(header.trim()) * 1000;
   const at = Date.parse(header);
   return Number.isNaN(at) ? null : Math.max(0, at - now.getTime());
+}
+
+/** Whether a message waiting until `nextAttemptAt` is due at `now` (ISO date-times): its time has come, or it lies further ahead than any wait (a clock stepped back). */
+export function isDue(nextAttemptAt: string, now: string): boolean {
+  return nextAttemptAt <= now || Date.parse(nextAttemptAt) - Date.parse(now) > MAX_DELAY_MS;
 }

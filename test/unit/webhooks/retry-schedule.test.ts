@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { afterFailure, backoffDelayMs, parseRetryAfter } from '../../../src/domain/webhooks/retry-schedule.js';
+import { afterFailure, backoffDelayMs, isDue, parseRetryAfter } from '../../../src/domain/webhooks/retry-schedule.js';
 
 const T0 = new Date('2026-03-10T12:00:00.000Z');
 const HOUR = 3_600_000;
@@ -28,6 +28,20 @@ describe('webhook retry schedule (pure)', () => {
     const late = new Date(T0.getTime() + 71 * HOUR);
     expect(afterFailure({ ...base, now: late, attempts: 15 })).to.deep.equal({ status: 'failed', nextAttemptAt: new Date(T0.getTime() + 72 * HOUR) });
     expect(afterFailure({ ...base, now: new Date(T0.getTime() + 72 * HOUR), attempts: 16 })).to.deep.equal({ status: 'dead' });
+  });
+
+  it('a Retry-After past the longest backoff waits the longest backoff (6 h), no more', () => {
+    const base = { firstAttemptAt: T0, retryWindowMs: 72 * HOUR, random: 0, now: T0, attempts: 1 };
+    expect(afterFailure({ ...base, retryAfterMs: 24 * HOUR })).to.deep.equal({ status: 'failed', nextAttemptAt: new Date(T0.getTime() + 6 * HOUR) });
+  });
+
+  it('a message is due when its time has come, or when it lies further ahead than any wait (the clock was stepped back)', () => {
+    const at = (ms: number) => new Date(T0.getTime() + ms).toISOString();
+    expect(isDue(at(0), at(0))).to.equal(true);
+    expect(isDue(at(1_000), at(0))).to.equal(false);
+    expect(isDue(at(6 * HOUR), at(0))).to.equal(false);
+    // Set 3 days ahead by a clock that was ahead: waiting would hold the endpoint's messages for 3 days.
+    expect(isDue(at(72 * HOUR), at(0))).to.equal(true);
   });
 
   it('reads Retry-After as seconds or an HTTP date', () => {
