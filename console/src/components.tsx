@@ -53,7 +53,7 @@ function NotBuilt(props: { what: string }) {
 
 export function Problem(props: { errors: ApiErrorItem[] }) {
   return (
-    <div role="alert" class="problem">
+    <div role="alert" class="problem" tabIndex={-1}>
       {props.errors.map((e) => (
         <p key={`${e.code}${e.source}`}>
           <strong>{e.code}</strong>: {e.message}
@@ -120,18 +120,34 @@ export function useServerPages<T>(
   return { loaded, pager };
 }
 
+/**
+ * Previous and next page. A button with nowhere to go is `aria-disabled`, not `disabled`: the one
+ * just pressed to reach the first or last page keeps the keyboard focus (a disabled one drops it
+ * to the page).
+ */
 export function Pager(props: { label: string; onPrevious?: () => void; onNext?: () => void }) {
   return (
     <nav class="pager" aria-label="Pages">
-      <button type="button" onClick={props.onPrevious} disabled={!props.onPrevious}>
+      <button type="button" onClick={() => props.onPrevious?.()} aria-disabled={props.onPrevious ? undefined : true}>
         Previous page
       </button>
       <span aria-live="polite">{props.label}</span>
-      <button type="button" onClick={props.onNext} disabled={!props.onNext}>
+      <button type="button" onClick={() => props.onNext?.()} aria-disabled={props.onNext ? undefined : true}>
         Next page
       </button>
     </nav>
   );
+}
+
+/**
+ * After a refused submission, keyboard focus goes to the first field the errors name (else to the
+ * errors shown above the buttons), as the sign-in form does: a screen reader lands on what to fix.
+ */
+export function useFocusOnErrors(form: { current: HTMLFormElement | null }, errors: ApiErrorItem[]): void {
+  useEffect(() => {
+    if (errors.length === 0) return;
+    form.current?.querySelector<HTMLElement>('[aria-invalid="true"], .problem')?.focus();
+  }, [errors]);
 }
 
 /** Errors of a form submission: those whose `source` names a field go next to it, the rest on top. */
@@ -202,8 +218,9 @@ export type Column = string | { hidden: string };
 
 /** A scrollable table with one header row; the children are its body rows. */
 export function DataTable(props: { columns: Column[]; caption?: string; children: ComponentChildren }) {
+  // Focusable, so a keyboard can scroll a table wider or taller than its box (WCAG 2.1.1).
   return (
-    <div class="scroll">
+    <div class="scroll" tabIndex={0} role="region" aria-label={props.caption ? `${props.caption} table` : 'Table'}>
       <table>
         {props.caption ? <caption class="visually-hidden">{props.caption}</caption> : null}
         <thead>

@@ -50,6 +50,11 @@ function SignIn(props: { onSignedIn: () => void; notice: string | null }) {
   useEffect(() => {
     if (error) field.current?.focus();
   }, [error]);
+  // Arriving here from the console (signed out, or the key refused mid-session): focus goes to
+  // the field, not to the page, so the next Tab is not lost. A first visit leaves focus alone.
+  useEffect(() => {
+    if (props.notice !== null) field.current?.focus();
+  }, []);
   const submit = async (event: Event) => {
     event.preventDefault();
     const candidate = key.trim();

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import type { Browser, BrowserContext, Page } from 'playwright-core';
+import type { Browser, BrowserContext, Locator, Page } from 'playwright-core';
 import { buildConsole } from '../../scripts/build-console.js';
 import { UpsertUserHandler } from '../../src/application/commands/upsert-user.js';
 import { browserTestsSkipped, launchChromium } from '../support/chromium.js';
@@ -438,10 +438,15 @@ describe('Console in the browser (SPEC §14)', function () {
     await rows.first().waitFor();
     const balances = async () => (await rows.evaluateAll((trs) => trs.map((tr) => tr.querySelectorAll('td')[4]?.textContent ?? ''))).map(number);
     expect(await balances()).to.deep.equal(Array.from({ length: 20 }, (_, i) => 10 * (i + 1)));
-    await ledger.getByRole('button', { name: 'Next page' }).click();
+    const focused = (button: Locator) => button.evaluate((element) => element === (document.activeElement as unknown));
+    const nextLedgerPage = ledger.getByRole('button', { name: 'Next page' });
+    await nextLedgerPage.focus();
+    await page.keyboard.press('Enter');
     await ledger.getByText('Page 2').waitFor();
     await eventually(async () => expect(await balances()).to.deep.equal([210, 220, 230, 240, 250]));
-    expect(await ledger.getByRole('button', { name: 'Next page' }).isDisabled()).to.equal(true);
+    // The last page: Next has nowhere to go, and the button just pressed keeps the keyboard focus.
+    expect(await nextLedgerPage.getAttribute('aria-disabled')).to.equal('true');
+    expect(await focused(nextLedgerPage)).to.equal(true);
     const history = page.getByRole('region', { name: 'Event history' });
     await history.getByRole('listitem').first().waitFor();
     expect(await history.getByRole('listitem').count()).to.equal(20);
@@ -452,8 +457,11 @@ describe('Console in the browser (SPEC §14)', function () {
     );
     const newestFirst = [...logged].reverse();
     expect(await shownPositions()).to.deep.equal(newestFirst.slice(0, 20));
-    await history.getByRole('button', { name: 'Next page' }).click();
+    const nextHistoryPage = history.getByRole('button', { name: 'Next page' });
+    await nextHistoryPage.focus();
+    await page.keyboard.press('Enter');
     await eventually(async () => expect(await shownPositions()).to.deep.equal(newestFirst.slice(20)));
+    expect(await focused(nextHistoryPage)).to.equal(true);
     // Every read of the ledger or the stream asked for one page.
     const reads = requests.map((url) => new URL(url)).filter((url) => /credit-ledger$|\/admin\/events$/.test(url.pathname));
     // Each page once: the first of each, then the second of each.
@@ -545,7 +553,13 @@ describe('Console in the browser (SPEC §14)', function () {
     await open('Codes');
     await page.getByRole('combobox', { name: 'Pool reward' }).selectOption('play-promo');
     await page.getByRole('textbox', { name: 'Codes to add' }).fill('PLAY1 PLAY2\nPLAY3');
-    await page.getByRole('textbox', { name: 'Codes expire at' }).fill(new Date(Date.now() + 90 * DAY).toISOString());
+    // An expiry the API refuses is named at the expiry field, not at the codes.
+    const expiry = page.getByRole('textbox', { name: 'Codes expire at' });
+    await expiry.fill('tomorrow');
+    await page.getByRole('button', { name: 'Add codes' }).click();
+    await page.locator('#pool-expires[aria-invalid="true"]').waitFor();
+    expect(await page.getByRole('textbox', { name: 'Codes to add' }).getAttribute('aria-invalid')).to.equal(null);
+    await expiry.fill(new Date(Date.now() + 90 * DAY).toISOString());
     await page.getByRole('button', { name: 'Add codes' }).click();
     await eventually(async () => expect((await svc.admin('GET', '/admin/rewards/play-promo/codes')).body.data).to.include({ available: 3 }));
   });
@@ -556,6 +570,43 @@ describe('Console in the browser (SPEC §14)', function () {
     await page.getByRole('combobox', { name: 'Status' }).waitFor();
     await page.getByText('No pending review.').waitFor();
     expect((await svc.admin('GET', '/admin/reviews?status=pending')).body.data.reviews).to.deep.equal([]);
+  });
+
+  it("a refused reward shows the API's error at Kind, tied to it, with the focus there", async () => {
+    await putReward(svc, 'kind-fixed', { kind: 'credit', name: 'Kind fixed', credits: 5 });
+    await signIn();
+    await open('Rewards');
+    await page.getByRole('textbox', { name: 'Reward key' }).fill('kind-fixed');
+    const kind = page.getByRole('combobox', { name: 'Kind' });
+    await kind.selectOption('basic');
+    await page.getByRole('textbox', { name: 'Name' }).fill('Kind fixed');
+    await page.getByRole('button', { name: 'Save reward' }).click();
+    await page.locator('#reward-kind[aria-invalid="true"]').waitFor();
+    const described = await kind.evaluate((select) => document.getElementById(select.getAttribute('aria-describedby') ?? '')?.textContent ?? '');
+    expect(described).to.not.equal('');
+    await page.waitForFunction(() => document.activeElement?.tagName === 'SELECT');
+  });
+
+  it('at 320 px, a 128-character user id and a long program name do not widen the page; every table scroller takes the keyboard', async () => {
+    const longId = `u${'x'.repeat(127)}`;
+    await createUser(svc, longId);
+    await putProgram(svc, 'long-name', {
+      name: `A-program-with-a-long-name-${'n'.repeat(170)}`,
+      distribution_percentage: 0,
+      rewards: { sender: [], receiver: [] },
+    });
+    await page.setViewportSize({ width: 320, height: 800 });
+    await signIn();
+    await page.getByRole('heading', { level: 1, name: 'Overview' }).waitFor();
+    await page.waitForFunction(() => document.querySelectorAll('[role="status"][aria-live]').length === 0);
+    const overflow = () => page.evaluate(() => document.documentElement.scrollWidth - document.documentElement.clientWidth);
+    expect(await overflow(), 'Overview').to.be.at.most(0);
+    await open('Users');
+    await page.getByRole('searchbox', { name: 'App user ID' }).fill(longId);
+    await page.getByRole('button', { name: 'Search' }).click();
+    await page.getByRole('table', { name: 'Credit ledger' }).or(page.getByText('No credit movement.')).first().waitFor();
+    expect(await overflow(), 'Users').to.be.at.most(0);
+    expect(await page.locator('.scroll:not([tabindex="0"])').count()).to.equal(0);
   });
 
   for (const width of [1280, 390]) {

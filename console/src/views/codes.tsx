@@ -1,7 +1,19 @@
-import type { ComponentChildren } from 'preact';
-import { useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { type ApiErrorItem, api, type Outcome, outcome, type Schemas } from '../api';
-import { Empty, Field, PAGE_SIZE, Problem, Section, type ServerPage, splitErrors, useLoad, useServerPages, ViewTitle, DataTable } from '../components';
+import {
+  Empty,
+  Field,
+  PAGE_SIZE,
+  Problem,
+  Section,
+  type ServerPage,
+  splitErrors,
+  useLoad,
+  useServerPages,
+  ViewTitle,
+  DataTable,
+  useFocusOnErrors,
+} from '../components';
 import { formatDateTime, formatNumber } from '../format';
 
 const pageQuery = (after: string | null) => ({ limit: PAGE_SIZE, ...(after ? { after } : {}) });
@@ -28,14 +40,16 @@ export function CodesView() {
       <section aria-labelledby="promo-heading">
         <h2 id="promo-heading">Promo codes</h2>
         <Section loaded={promos.loaded} what="the promo codes">
-          {(codes) => <PromoTable codes={codes} pager={promos.pager} />}
+          {(codes) => <PromoTable codes={codes} />}
         </Section>
+        {promos.pager}
       </section>
       <section aria-labelledby="affiliate-heading">
         <h2 id="affiliate-heading">Affiliate codes</h2>
         <Section loaded={affiliates.loaded} what="the affiliates">
-          {(page) => <AffiliateTable affiliates={page} pager={affiliates.pager} />}
+          {(page) => <AffiliateTable affiliates={page} />}
         </Section>
+        {affiliates.pager}
       </section>
       <section aria-labelledby="pool-heading">
         <h2 id="pool-heading">Offer-code pools</h2>
@@ -47,8 +61,8 @@ export function CodesView() {
   );
 }
 
-function PromoTable(props: { codes: Schemas['PromoCode'][]; pager: ComponentChildren }) {
-  const { codes: page, pager } = props;
+function PromoTable(props: { codes: Schemas['PromoCode'][] }) {
+  const { codes: page } = props;
   if (props.codes.length === 0) return <Empty>No promo code yet (PUT /admin/promo-codes/CODE creates one).</Empty>;
   return (
     <>
@@ -65,13 +79,12 @@ function PromoTable(props: { codes: Schemas['PromoCode'][]; pager: ComponentChil
           </tr>
         ))}
       </DataTable>
-      {pager}
     </>
   );
 }
 
-function AffiliateTable(props: { affiliates: Schemas['AdminAffiliate'][]; pager: ComponentChildren }) {
-  const { affiliates: page, pager } = props;
+function AffiliateTable(props: { affiliates: Schemas['AdminAffiliate'][] }) {
+  const { affiliates: page } = props;
   if (props.affiliates.length === 0) return <Empty>No affiliate yet (PUT /admin/affiliates/ID creates one).</Empty>;
   return (
     <>
@@ -89,7 +102,6 @@ function AffiliateTable(props: { affiliates: Schemas['AdminAffiliate'][]; pager:
           </tr>
         ))}
       </DataTable>
-      {pager}
     </>
   );
 }
@@ -100,6 +112,8 @@ function Pools(props: { rewards: Schemas['AdminReward'][] }) {
   const [codes, setCodes] = useState('');
   const [expires, setExpires] = useState('');
   const [errors, setErrors] = useState<ApiErrorItem[]>([]);
+  const formRef = useRef<HTMLFormElement>(null);
+  useFocusOnErrors(formRef, errors);
   const [added, setAdded] = useState(0);
   const keys = props.rewards.map((r) => r.key).join(',');
   const [figures] = useLoad(async () => {
@@ -132,7 +146,12 @@ function Pools(props: { rewards: Schemas['AdminReward'][] }) {
     setCodes('');
     setAdded(added + 1);
   };
-  const { byField, rest } = splitErrors(errors, ['codes']);
+  // A code's expires_at (`/codes/0/expires_at`) is what the expiry field sets: its error goes there.
+  const expiryErrors = errors.filter((error) => /^\/codes\/\d+\/expires_at$/.test(error.source ?? ''));
+  const { byField, rest } = splitErrors(
+    errors.filter((error) => !expiryErrors.includes(error)),
+    ['codes'],
+  );
   return (
     <>
       <Section loaded={figures} what="the pools' figures">
@@ -163,7 +182,7 @@ function Pools(props: { rewards: Schemas['AdminReward'][] }) {
           </DataTable>
         )}
       </Section>
-      <form onSubmit={submit} noValidate class="editor">
+      <form ref={formRef} onSubmit={submit} noValidate class="editor">
         <div class="field">
           <label for="pool-reward">Pool reward</label>
           <select id="pool-reward" value={key} onChange={(event) => setKey((event.currentTarget as HTMLSelectElement).value)}>
@@ -183,7 +202,14 @@ function Pools(props: { rewards: Schemas['AdminReward'][] }) {
           error={byField.codes}
           hint={withLinks ? 'One code per line, then a space and its redemption link' : 'One code per line'}
         />
-        <Field id="pool-expires" label="Codes expire at" value={expires} onInput={setExpires} hint="ISO date-time, e.g. 2027-01-01T00:00:00Z" />
+        <Field
+          id="pool-expires"
+          label="Codes expire at"
+          value={expires}
+          onInput={setExpires}
+          error={expiryErrors[0]?.message}
+          hint="ISO date-time, e.g. 2027-01-01T00:00:00Z"
+        />
         {rest.length > 0 ? <Problem errors={rest} /> : null}
         <div class="actions">
           <button type="submit">Add codes</button>

@@ -91,7 +91,7 @@ function Totals(props: { days: AnalyticsDay[] }) {
 
 function DailyTable(props: { days: AnalyticsDay[] }) {
   return (
-    <div class="scroll">
+    <div class="scroll" tabIndex={0} role="region" aria-label="Per day (UTC) table">
       <table id="daily-table">
         <caption>Per day (UTC)</caption>
         <thead>

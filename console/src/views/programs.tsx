@@ -1,6 +1,6 @@
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { type ApiErrorItem, api, type Outcome, outcome, type Schemas, streamEvents } from '../api';
-import { Empty, Field, Problem, Section, splitErrors, useLoad, usePages, ViewTitle, DataTable } from '../components';
+import { Empty, Field, Problem, Section, splitErrors, useLoad, usePages, ViewTitle, DataTable, useFocusOnErrors } from '../components';
 import { formatNumber } from '../format';
 
 type Program = Schemas['ReferralProgram'];
@@ -81,11 +81,20 @@ export function ProgramsView() {
   const [form, setForm] = useState<Form>(EMPTY);
   const [editing, setEditing] = useState(false);
   const [errors, setErrors] = useState<ApiErrorItem[]>([]);
+  const formRef = useRef<HTMLFormElement>(null);
+  useFocusOnErrors(formRef, errors);
   const [saved, setSaved] = useState<string | null>(null);
   const [busy, setBusy] = useState(false);
   /** The latest Edit click: an answer to an earlier one (or to one before New program) is dropped. */
   const latestEdit = useRef(0);
+  // Edit fills the form below the list: focus moves to its heading, which says what is edited.
+  const formHeading = useRef<HTMLHeadingElement>(null);
+  const [edits, setEdits] = useState(0);
+  useEffect(() => {
+    if (edits > 0) formHeading.current?.focus();
+  }, [edits]);
   const load = (next: Form, edit: boolean) => {
+    if (edit) setEdits((n) => n + 1);
     latestEdit.current += 1;
     setForm(next);
     setEditing(edit);
@@ -104,6 +113,8 @@ export function ProgramsView() {
 
   const submit = async (event: Event) => {
     event.preventDefault();
+    // Not `disabled` while saving: a disabled button drops the keyboard focus to the page.
+    if (busy) return;
     setSaved(null);
     const local: ApiErrorItem[] = [];
     const list = (field: 'rewards/sender' | 'rewards/receiver') => parsedJson(form[field], field, [], 'a list of reward entries, e.g. []', local);
@@ -140,8 +151,10 @@ export function ProgramsView() {
         </Section>
       </section>
       <section aria-labelledby="program-form">
-        <h2 id="program-form">{editing ? `Edit program ${form.id}` : 'New program'}</h2>
-        <form onSubmit={submit} noValidate class="editor">
+        <h2 id="program-form" tabIndex={-1} ref={formHeading}>
+          {editing ? `Edit program ${form.id}` : 'New program'}
+        </h2>
+        <form ref={formRef} onSubmit={submit} noValidate class="editor">
           <Field id="program-id" label="Program ID" value={form.id} onInput={set('id')} error={byField.id} disabled={editing} />
           <Field id="program-name" label="Name" value={form.name} onInput={set('name')} error={byField.name} />
           <Field id="program-description" label="Description" value={form.description} onInput={set('description')} error={byField.description} />
@@ -192,7 +205,7 @@ export function ProgramsView() {
           {rest.length > 0 ? <Problem errors={rest} /> : null}
           {saved ? <p role="status">{saved}</p> : null}
           <div class="actions">
-            <button type="submit" disabled={busy}>
+            <button type="submit" aria-disabled={busy || undefined}>
               Save program
             </button>
             <button type="button" class="secondary" onClick={() => load(EMPTY, false)}>

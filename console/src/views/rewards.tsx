@@ -1,6 +1,6 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { type ApiErrorItem, api, outcome, type Schemas } from '../api';
-import { Empty, Field, Problem, Section, splitErrors, useLoad, usePages, ViewTitle, DataTable } from '../components';
+import { Empty, Field, Problem, Section, splitErrors, useLoad, usePages, ViewTitle, DataTable, useFocusOnErrors } from '../components';
 import { formatDateTime, formatNumber } from '../format';
 import { jsonText, numberOrText, parsedJson } from './programs';
 
@@ -43,8 +43,17 @@ export function RewardsView() {
   const [form, setForm] = useState<Form>(EMPTY);
   const [editing, setEditing] = useState(false);
   const [errors, setErrors] = useState<ApiErrorItem[]>([]);
+  const formRef = useRef<HTMLFormElement>(null);
+  useFocusOnErrors(formRef, errors);
   const [saved, setSaved] = useState<string | null>(null);
+  // Edit fills the form below the list: focus moves to its heading, which says what is edited.
+  const formHeading = useRef<HTMLHeadingElement>(null);
+  const [edits, setEdits] = useState(0);
+  useEffect(() => {
+    if (edits > 0) formHeading.current?.focus();
+  }, [edits]);
   const load = (next: Form, edit: boolean) => {
+    if (edit) setEdits((n) => n + 1);
     setForm(next);
     setEditing(edit);
     setErrors([]);
@@ -82,8 +91,10 @@ export function RewardsView() {
         </Section>
       </section>
       <section aria-labelledby="reward-form">
-        <h2 id="reward-form">{editing ? `Edit reward ${form.key}` : 'New reward'}</h2>
-        <form onSubmit={submit} noValidate class="editor">
+        <h2 id="reward-form" tabIndex={-1} ref={formHeading}>
+          {editing ? `Edit reward ${form.key}` : 'New reward'}
+        </h2>
+        <form ref={formRef} onSubmit={submit} noValidate class="editor">
           <Field
             id="reward-key"
             label="Reward key"
@@ -95,14 +106,25 @@ export function RewardsView() {
           />
           <div class="field">
             <label for="reward-kind">Kind</label>
-            <select id="reward-kind" value={kind} disabled={editing} onChange={(event) => set('kind')((event.currentTarget as HTMLSelectElement).value)}>
+            <select
+              id="reward-kind"
+              value={kind}
+              disabled={editing}
+              aria-invalid={byField.kind ? true : undefined}
+              aria-describedby={byField.kind ? 'reward-kind-error' : undefined}
+              onChange={(event) => set('kind')((event.currentTarget as HTMLSelectElement).value)}
+            >
               {KINDS.map((k) => (
                 <option key={k} value={k}>
                   {k}
                 </option>
               ))}
             </select>
-            {byField.kind ? <small class="field-error">{byField.kind}</small> : null}
+            {byField.kind ? (
+              <small id="reward-kind-error" class="field-error" role="alert">
+                {byField.kind}
+              </small>
+            ) : null}
           </div>
           <Field id="reward-name" label="Name" value={form.name ?? ''} onInput={set('name')} error={byField.name} />
           <Field id="reward-description" label="Description" value={form.description ?? ''} onInput={set('description')} error={byField.description} />

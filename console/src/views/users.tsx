@@ -180,18 +180,22 @@ function Profile(props: { user: Omit<Schemas['OperatorUser'], 'last_seen_at'> })
 function Ledger(props: { appUserId: string }) {
   const id = props.appUserId;
   const { loaded, pager } = useServerPages((after) => ledgerPage(id, after), [id]);
+  // The pager stays while the next page loads, so the button just pressed keeps the focus.
   return (
-    <Section loaded={loaded} what="the credit ledger">
-      {(page) => (page.length === 0 ? <Empty>No credit movement.</Empty> : <LedgerTable page={page} pager={pager} />)}
-    </Section>
+    <>
+      <Section loaded={loaded} what="the credit ledger">
+        {(page) => (page.length === 0 ? <Empty>No credit movement.</Empty> : <LedgerTable page={page} />)}
+      </Section>
+      {pager}
+    </>
   );
 }
 
-function LedgerTable(props: { page: LedgerRow[]; pager: ComponentChildren }) {
-  const { page, pager } = props;
+function LedgerTable(props: { page: LedgerRow[] }) {
+  const { page } = props;
   return (
     <>
-      <div class="scroll">
+      <div class="scroll" tabIndex={0} role="region" aria-label="Credit ledger table">
         <table id="credit-ledger">
           <caption class="visually-hidden">Credit ledger</caption>
           <thead>
@@ -222,7 +226,6 @@ function LedgerTable(props: { page: LedgerRow[]; pager: ComponentChildren }) {
           </tbody>
         </table>
       </div>
-      {pager}
     </>
   );
 }
@@ -230,7 +233,17 @@ function LedgerTable(props: { page: LedgerRow[]; pager: ComponentChildren }) {
 function History(props: { loaded: Loaded<EventRow[]>; pager: ComponentChildren }) {
   const page = props.loaded.state === 'ok' ? props.loaded.data : [];
   const { pager } = props;
-  if (props.loaded.state === 'loading') return <p class="muted">Loading the event history…</p>;
+  if (props.loaded.state === 'loading') {
+    // The pager stays while the next page loads, so the button just pressed keeps the focus.
+    return (
+      <>
+        <p class="muted" role="status" aria-live="polite">
+          Loading the event history…
+        </p>
+        {pager}
+      </>
+    );
+  }
   if (props.loaded.state === 'error') return <Problem errors={props.loaded.errors} />;
   if (page.length === 0) return <Empty>No event.</Empty>;
   return (
@@ -242,7 +255,7 @@ function History(props: { loaded: Loaded<EventRow[]>; pager: ComponentChildren }
               <summary>
                 <strong>{e.type}</strong> · <time dateTime={e.recorded_at}>{formatDateTime(e.recorded_at)}</time> · position {e.position}
               </summary>
-              <pre>{JSON.stringify(e.data, null, 2)}</pre>
+              <pre tabIndex={0}>{JSON.stringify(e.data, null, 2)}</pre>
             </details>
           </li>
         ))}

@@ -1,4 +1,4 @@
-import { useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { type ApiErrorItem, api, outcome, type Schemas } from '../api';
 import { Empty, Pager, Problem, Section, useLoad, usePages, ViewTitle, DataTable } from '../components';
 import { formatDateTime, formatNumber } from '../format';
@@ -64,6 +64,11 @@ function Deliveries(props: { endpointId: string }) {
   );
   const [errors, setErrors] = useState<ApiErrorItem[]>([]);
   const [done, setDone] = useState<string | null>(null);
+  // The list reloads (and the button that had focus goes): focus moves to what was done, as in Reviews.
+  const doneMessage = useRef<HTMLParagraphElement>(null);
+  useEffect(() => {
+    if (done) doneMessage.current?.focus();
+  }, [done]);
   const redeliver = async (messageId: string) => {
     const result = await outcome(api.POST('/admin/webhooks/{id}/deliveries/{message_id}/redeliver', { params: { path: { id, message_id: messageId } } }));
     if (!result.ok) return setErrors(result.errors);
@@ -94,7 +99,11 @@ function Deliveries(props: { endpointId: string }) {
         </div>
       </form>
       {errors.length > 0 ? <Problem errors={errors} /> : null}
-      {done ? <p role="status">{done}</p> : null}
+      {done ? (
+        <p role="status" tabIndex={-1} ref={doneMessage}>
+          {done}
+        </p>
+      ) : null}
       <Section loaded={list} what="the deliveries">
         {(body) => (
           <>
