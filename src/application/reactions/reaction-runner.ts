@@ -1,4 +1,5 @@
 import type { EventType } from '../../domain/events/index.js';
+import { StoreUnavailableError } from '../../ports/event-store.js';
 import type { Logger } from '../../ports/logger.js';
 import { CheckpointMovedError, type ReadStore } from '../../ports/read-store.js';
 import type { CommandContext, EventLog, LoggedEvent } from '../event-log.js';
@@ -77,7 +78,9 @@ export class ReactionRunner extends LogFollower {
         const first = mine[0]!;
         this.failing = true;
         this.lastFailure = { position: first.position.toString(), eventId: first.id, error: error instanceof Error ? error.message : String(error) };
-        this.logger.error(
+        // A store out of reach or behind (an index still catching up) passes by itself: a warning, not an error to page anyone for.
+        const transient = error instanceof StoreUnavailableError;
+        this.logger[transient ? 'warn' : 'error'](
           { err: error, runner: this.checkpointName, reaction: reaction.name, fromEventId: first.id },
           'reaction failed; it will be retried from this page',
         );
