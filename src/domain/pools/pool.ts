@@ -11,8 +11,11 @@ import { isActiveAt } from '../rewards/expiry.js';
  */
 export interface PoolState {
   /**
-   * Codes not handed out yet, in the order added. An expired one stays until a code added after
-   * it is handed out: codes go out oldest usable first, so it never could be again.
+   * Codes not handed out yet, in the order added. One passed over as expired when a later code
+   * was handed out stays too, up to EXPIRED_KEPT of them (the oldest added dropped first): it was
+   * expired by the clock of that decision, and a clock that was ahead would otherwise have thrown
+   * away codes still valid for good. Handed out oldest usable first, so a truly expired one is
+   * only passed over again.
    */
   free: PoolCode[];
   /** Codes handed out, ever. */
@@ -50,6 +53,9 @@ export function poolGrantKey(appUserId: string, grantId: string): string {
 
 const keyOf = (waiting: Waiting) => poolGrantKey(waiting.app_user_id, waiting.grant_id);
 
+/** Codes passed over as expired that the state keeps (`PoolState.free`): a bound, so it never grows with history. */
+const EXPIRED_KEPT = 1_000;
+
 function initialPoolState(): PoolState {
   return { free: [], used: 0, expired: 0, waiting: [] };
 }
@@ -64,12 +70,14 @@ function evolvePool(state: PoolState, event: DomainEvent): PoolState {
     }
     case 'PoolCodeAssigned': {
       const grant = poolGrantKey(event.data.app_user_id, event.data.grant_id);
-      // It was the oldest usable code: the free ones before it had expired.
+      // It was the oldest usable code: the free ones before it were expired by the decision's clock.
       const at = state.free.findIndex((code) => code.value === event.data.code.value);
+      const passedOver = at < 0 ? [] : state.free.slice(0, at);
+      const dropped = Math.max(0, passedOver.length - EXPIRED_KEPT);
       return {
-        free: at < 0 ? state.free : state.free.slice(at + 1),
+        free: at < 0 ? state.free : [...passedOver.slice(dropped), ...state.free.slice(at + 1)],
         used: state.used + 1,
-        expired: state.expired + Math.max(at, 0),
+        expired: state.expired + dropped,
         waiting: state.waiting.filter((waiting) => keyOf(waiting) !== grant),
       };
     }
@@ -106,7 +114,8 @@ function inGrantOrder(line: readonly Waiting[], waiting: Waiting): Waiting[] {
 // 4: revoked waiting grants are remembered (a reaction repeating the grant's request gets nothing).
 // 5: only free codes and waiting grants; what the pool remembers for ever is in the pool index.
 // 6: the line is in grant order (grant_position), not in the order requests arrived.
-export const poolEvolver: Evolver<PoolState> = { name: 'pool', version: 6, initialState: initialPoolState, evolve: evolvePool };
+// 7: codes passed over as expired stay free (up to EXPIRED_KEPT): a clock that was ahead discards none still valid.
+export const poolEvolver: Evolver<PoolState> = { name: 'pool', version: 7, initialState: initialPoolState, evolve: evolvePool };
 
 /** Oldest free code that is still valid at `now`, and not `taken` by this decision. */
 function nextFreeCode(state: PoolState, now: Date, taken: Set<string>): PoolCode | undefined {

@@ -270,10 +270,29 @@ describe('code pools (SPEC §5.3, §7.5)', () => {
       expect(poolFigures(state, T0)).to.deep.equal({ available: 10, used: 4_990, expired: 0, waiting: 0 });
     });
 
-    it('drops the expired codes a later code was handed out past, and still counts them as expired', () => {
+    it('keeps the codes a later code was handed out past (a clock that was ahead passed over valid ones), counted as expired while they are', () => {
       const { state } = pool.given([added(code('OLD', -1), code('A'), code('LATER', -2)), assigned('g1', code('A'))]);
-      expect(state.free.map((free) => free.value)).to.deep.equal(['LATER']);
+      expect(state.free.map((free) => free.value)).to.deep.equal(['OLD', 'LATER']);
       expect(poolFigures(state, T0)).to.deep.equal({ available: 0, used: 1, expired: 2, waiting: 0 });
+    });
+
+    it('a clock 5 days ahead passed over a code valid 2 more days: once the clock is right, it is handed out (clock probe)', () => {
+      const soon = code('Q1', 2);
+      const later = code('Q2', 10);
+      // Decided at T0 + 5 days: Q1 looked expired, Q2 went out.
+      const ahead = pool
+        .given([added(soon, later)])
+        .when((state) => decideRequestPoolCode(state, { grant_id: 'g1', app_user_id: 'k1', expires_at: null, position: 1n }, at(5 * DAY), null));
+      ahead.then([assigned('g1', later, 'k1')]);
+      requestOn([added(soon, later), assigned('g1', later, 'k1')], 'g2', 'k2', null).then([assigned('g2', soon, 'k2')]);
+    });
+
+    it('keeps at most 1,000 codes passed over as expired, dropping the oldest added', () => {
+      const expired = Array.from({ length: 1_200 }, (_, index) => code(`X${index}`, -1));
+      const { state } = pool.given([added(...expired, code('A'), code('B')), assigned('g1', code('A'))]);
+      expect(state.free).to.have.length(1_001);
+      expect(state.free[0]!.value).to.equal('X200');
+      expect(poolFigures(state, T0)).to.deep.equal({ available: 1, used: 1, expired: 1_200, waiting: 0 });
     });
   });
 });
