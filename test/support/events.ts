@@ -1,6 +1,7 @@
 import type { Doc, Projection } from '../../projections/projection.js';
 import type { LoggedEvent } from '../../src/application/event-log.js';
 import type { DomainEvent, EventDataOf, EventOf, EventType } from '../../src/domain/events/index.js';
+import type { RevenueNotification } from '../../src/domain/revenue/revenue-notification.js';
 import type { GrantSpec } from '../../src/domain/rewards/grant-and-expire.js';
 import type { RewardKind } from '../../src/domain/rewards/reward-kinds.js';
 import type { Deactivation } from '../../src/domain/rewards/reward-schemas.js';
@@ -196,4 +197,25 @@ export function project(projection: Projection, events: LoggedEvent[], start: Ma
 /** The documents of `project` as a plain object (for deep equality). */
 export function projected(projection: Projection, events: LoggedEvent[]): Record<string, Doc> {
   return Object.fromEntries(project(projection, events));
+}
+
+/** A verified notification as the service normalises it (SPEC §11): by default a Stripe first invoice of 9.99 EUR at T0. */
+export function revenueNotification(overrides: Partial<RevenueNotification> = {}): RevenueNotification {
+  return {
+    provider: 'stripe',
+    notification_id: 'evt_1',
+    provider_type: 'invoice.paid',
+    kind: 'purchase',
+    occurred_at: T0.toISOString(),
+    transaction_id: 'in_1',
+    original_transaction_id: 'sub_1',
+    product_id: null,
+    price_minor: 999,
+    currency: 'EUR',
+    period_start: null,
+    period_end: null,
+    is_trial: false,
+    match: { app_user_ids: [], account_token: null, customer_id: 'cus_1', linked_transaction: null },
+    ...overrides,
+  };
 }

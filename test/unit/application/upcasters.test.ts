@@ -3,6 +3,7 @@ import { eventSchemas, SCHEMA_VERSION } from '../../../src/domain/events/index.j
 import { toLogged } from '../../../src/application/event-log.js';
 import { replayedEvent } from '../../../src/application/projections/projection-replay.js';
 import type { RecordedEvent } from '../../../src/ports/event-store.js';
+import { revenueNotification } from '../../support/events.js';
 
 const recorded = (type: string, data: Record<string, unknown>, schemaVersion: number): RecordedEvent => ({
   id: `e-${type}-${schemaVersion}`,
@@ -60,24 +61,8 @@ describe('event schemas and upcasters: a live read and a replay see the same dat
     ['RenewalRecorded', 6],
   ] as const) {
     it(`a ${type} of version ${version} (before late purchases were marked) reads with expired_before false, live and in a replay`, () => {
-      const data = {
-        provider: 'stripe',
-        notification_id: 'evt_1',
-        provider_type: 'invoice.paid',
-        kind: type === 'PurchaseRecorded' ? 'purchase' : 'renewal',
-        occurred_at: '2026-01-01T00:00:00.000Z',
-        transaction_id: 'in_1',
-        original_transaction_id: 'sub_1',
-        product_id: null,
-        price_minor: 999,
-        currency: 'EUR',
-        period_start: null,
-        period_end: null,
-        is_trial: false,
-        recorded_at: '2026-01-01T00:00:00.000Z',
-        attribution: null,
-        refunded_before: false,
-      };
+      const { match: _match, ...fact } = revenueNotification({ kind: type === 'PurchaseRecorded' ? 'purchase' : 'renewal' });
+      const data = { ...fact, recorded_at: fact.occurred_at, attribution: null, refunded_before: false };
       const live = toLogged({ ...recorded(type, { ...data }, version), stream: 'user-ann' });
       expect(live.data).to.deep.equal({ ...data, expired_before: false });
       expect(replayedEvent({ ...recorded(type, { ...data }, version), stream: 'user-ann' }).data).to.deep.equal(live.data);

@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { revenueNotification } from '../../support/events.js';
 import { newEvent, newRegistered } from '../../support/new-events.js';
 import { MemoryEventStore } from '../../../src/adapters/memory/memory-event-store.js';
 import { MemoryKeyStore } from '../../../src/adapters/memory/memory-key-store.js';
@@ -14,22 +15,11 @@ const notification = (customer: string | null) =>
   event('NotificationReceived', {
     received_at: '2026-11-23T10:00:00.000Z',
     app_user_id: null,
-    notification: {
-      provider: 'stripe',
+    notification: revenueNotification({
       notification_id: `evt_${++notifications}`,
-      provider_type: 'invoice.paid',
-      kind: 'purchase',
       occurred_at: '2026-11-23T10:00:00.000Z',
-      transaction_id: 'in_1',
-      original_transaction_id: 'sub_1',
-      product_id: null,
-      price_minor: 999,
-      currency: 'EUR',
-      period_start: null,
-      period_end: null,
-      is_trial: false,
       match: { app_user_ids: [], account_token: null, customer_id: customer, linked_transaction: null },
-    },
+    }),
   });
 
 describe('PersonalDataEventStore (SPEC §13: personal fields encrypted at the event-store boundary)', () => {

@@ -7,28 +7,12 @@ import { decideRevokeGrants } from '../../../src/domain/revenue/revoke-grants.js
 import { isChurning, isConverting } from '../../../src/domain/users/conversion.js';
 import { userEvolver } from '../../../src/domain/users/user-state.js';
 import { deciderSpec } from '../../support/decider-spec.js';
-import { codeClaimed, event, registered, rewardGranted, spec, T0 } from '../../support/events.js';
+import { codeClaimed, event, registered, revenueNotification, rewardGranted, spec, T0 } from '../../support/events.js';
 
 const user = deciderSpec(userEvolver);
 
 function notification(overrides: Partial<RevenueNotification> = {}): RevenueNotification {
-  return {
-    provider: 'stripe',
-    notification_id: 'evt_1',
-    provider_type: 'invoice.paid',
-    kind: 'purchase',
-    occurred_at: T0.toISOString(),
-    transaction_id: 'in_1',
-    original_transaction_id: 'sub_1',
-    product_id: 'price_1',
-    price_minor: 999,
-    currency: 'EUR',
-    period_start: null,
-    period_end: null,
-    is_trial: false,
-    match: { app_user_ids: [], account_token: null, customer_id: 'cus_1', linked_transaction: null },
-    ...overrides,
-  };
+  return revenueNotification({ product_id: 'price_1', ...overrides });
 }
 
 function record(overrides: Partial<RecordRevenueCommand> = {}): RecordRevenueCommand {
