@@ -1,5 +1,5 @@
 import type { ComponentChildren } from 'preact';
-import { useCallback, useEffect, useMemo, useState } from 'preact/hooks';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { ApiErrorItem, Outcome } from './api';
 
 export type Loaded<T> = { state: 'loading' } | { state: 'ok'; data: T } | { state: 'error'; errors: ApiErrorItem[]; notBuilt: boolean };
@@ -109,14 +109,19 @@ export function useServerPages<T>(
   const [page] = useLoad(() => load(cursors[at]!), [...deps, cursors]);
   const loaded: Loaded<T[]> = page.state === 'ok' ? { state: 'ok', data: page.data.items } : page;
   const next = page.state === 'ok' ? page.data.next : null;
-  const pager =
-    at > 0 || next !== null ? (
-      <Pager
-        label={`Page ${at + 1}`}
-        onPrevious={at > 0 ? () => setCursors(cursors.slice(0, -1)) : undefined}
-        onNext={next !== null ? () => setCursors([...cursors, next]) : undefined}
-      />
-    ) : null;
+  // Once a list has shown more than one page, its pager stays (while a page loads its next cursor
+  // is unknown: back on the first page, the pager would go and come back as new buttons, and the
+  // keyboard focus with it). Another list starts without.
+  const shown = useRef({ list, pages: false });
+  if (shown.current.list !== list) shown.current = { list, pages: false };
+  shown.current.pages ||= at > 0 || next !== null;
+  const pager = shown.current.pages ? (
+    <Pager
+      label={`Page ${at + 1}`}
+      onPrevious={at > 0 ? () => setCursors(cursors.slice(0, -1)) : undefined}
+      onNext={next !== null ? () => setCursors([...cursors, next]) : undefined}
+    />
+  ) : null;
   return { loaded, pager };
 }
 
@@ -216,13 +221,29 @@ export function ViewTitle(props: { children: string }) {
 /** A column heading: its text, or `{ hidden }` for a heading only screen readers announce. */
 export type Column = string | { hidden: string };
 
-/** A scrollable table with one header row; the children are its body rows. */
-export function DataTable(props: { columns: Column[]; caption?: string; children: ComponentChildren }) {
-  // Focusable, so a keyboard can scroll a table wider or taller than its box (WCAG 2.1.1).
+/**
+ * A box that scrolls what is wider or taller than it (a table), as a region named `label` that
+ * the keyboard can reach, so a keyboard can scroll it too (WCAG 2.1.1; axe's
+ * scrollable-region-focusable).
+ */
+export function Scroller(props: { label: string; children: ComponentChildren }) {
   return (
-    <div class="scroll" tabIndex={0} role="region" aria-label={props.caption ? `${props.caption} table` : 'Table'}>
+    // biome-ignore lint/a11y/noNoninteractiveTabindex: a scrollable region must take the keyboard focus to be scrolled without a mouse.
+    <section class="scroll" tabIndex={0} aria-label={props.label}>
+      {props.children}
+    </section>
+  );
+}
+
+/**
+ * A scrollable table with one header row, named by `caption` (for screen readers; the scroller is
+ * a region of that name); the children are its body rows.
+ */
+export function DataTable(props: { columns: Column[]; caption: string; children: ComponentChildren }) {
+  return (
+    <Scroller label={`${props.caption} table`}>
       <table>
-        {props.caption ? <caption class="visually-hidden">{props.caption}</caption> : null}
+        <caption class="visually-hidden">{props.caption}</caption>
         <thead>
           <tr>
             {props.columns.map((column) =>
@@ -240,6 +261,6 @@ export function DataTable(props: { columns: Column[]; caption?: string; children
         </thead>
         <tbody>{props.children}</tbody>
       </table>
-    </div>
+    </Scroller>
   );
 }

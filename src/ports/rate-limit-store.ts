@@ -1,3 +1,6 @@
+/** Instances whose clocks disagree by less than this share windows as they are (a window further ahead was started by a clock stepped back). */
+export const CLOCK_SLACK_MS = 60_000;
+
 /** A counter's state after a hit: points used in its current window and when that window ends. */
 export interface RateLimitCounter {
   points: number;
@@ -13,9 +16,9 @@ export interface RateLimitStore {
   /**
    * Adds `points` to `key` atomically (concurrent hits from any process never lose a point):
    * when the key has no live window at `nowMs`, it starts one of `windowMs` with `points`. A
-   * window is live when it ends after `nowMs` and no later than one `windowMs` from it: one that
-   * ends later was started while the clock was ahead (a clock stepped back), and would otherwise
-   * hold the key for as long as the clock was wrong.
+   * window is live when it ends after `nowMs` and no later than one `windowMs` (and
+   * CLOCK_SLACK_MS) from it: one that ends later was started while the clock was ahead (a clock
+   * stepped back), and would otherwise hold the key for as long as the clock was wrong.
    * Negative points (a refund) never take a counter below 0: a refund reaching a window that
    * has ended leaves the new one at 0 rather than giving it extra room.
    */

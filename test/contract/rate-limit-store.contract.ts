@@ -36,6 +36,9 @@ export function rateLimitStoreContract(name: string, open: OpenContractSubject<R
       await store.hit(key('a'), 9, 60_000, T0 + 3_600_000);
       expect(await store.hit(key('a'), 1, 60_000, T0)).to.deep.equal({ points: 1, resetAtMs: T0 + 60_000 });
       expect(await store.hit(key('a'), 1, 60_000, T0 + 1)).to.deep.equal({ points: 2, resetAtMs: T0 + 60_000 });
+      // Another instance's clock a few seconds behind shares the window as it is.
+      await store.hit(key('b'), 3, 60_000, T0 + 5_000);
+      expect(await store.hit(key('b'), 1, 60_000, T0)).to.deep.equal({ points: 4, resetAtMs: T0 + 65_000 });
     });
 
     it('never takes a counter below 0 with a refund, nor gives a new window room with one', async () => {

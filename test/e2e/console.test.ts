@@ -433,7 +433,7 @@ describe('Console in the browser (SPEC §14)', function () {
     requests.length = 0;
     await page.getByRole('searchbox', { name: 'App user ID' }).fill('busy');
     await page.getByRole('button', { name: 'Search' }).click();
-    const ledger = page.getByRole('region', { name: 'Credit ledger' });
+    const ledger = page.getByRole('region', { name: 'Credit ledger', exact: true });
     const rows = ledger.locator('tbody tr');
     await rows.first().waitFor();
     const balances = async () => (await rows.evaluateAll((trs) => trs.map((tr) => tr.querySelectorAll('td')[4]?.textContent ?? ''))).map(number);
@@ -447,6 +447,13 @@ describe('Console in the browser (SPEC §14)', function () {
     // The last page: Next has nowhere to go, and the button just pressed keeps the keyboard focus.
     expect(await nextLedgerPage.getAttribute('aria-disabled')).to.equal('true');
     expect(await focused(nextLedgerPage)).to.equal(true);
+    // Back to the first page: Previous keeps the focus too (the pager stays while the page loads).
+    const previousLedgerPage = ledger.getByRole('button', { name: 'Previous page' });
+    await previousLedgerPage.focus();
+    await page.keyboard.press('Enter');
+    await ledger.getByText('Page 1').waitFor();
+    await eventually(async () => expect(await balances()).to.have.length(20));
+    expect(await focused(previousLedgerPage)).to.equal(true);
     const history = page.getByRole('region', { name: 'Event history' });
     await history.getByRole('listitem').first().waitFor();
     expect(await history.getByRole('listitem').count()).to.equal(20);
@@ -464,8 +471,8 @@ describe('Console in the browser (SPEC §14)', function () {
     expect(await focused(nextHistoryPage)).to.equal(true);
     // Every read of the ledger or the stream asked for one page.
     const reads = requests.map((url) => new URL(url)).filter((url) => /credit-ledger$|\/admin\/events$/.test(url.pathname));
-    // Each page once: the first of each, then the second of each.
-    expect(reads.length).to.equal(4);
+    // Each page once: the first of each, then the second of each, and the ledger's first again (Previous).
+    expect(reads.length).to.equal(5);
     for (const url of reads) expect(Number(url.searchParams.get('limit')), url.href).to.be.within(1, 21);
   });
 
@@ -479,7 +486,7 @@ describe('Console in the browser (SPEC §14)', function () {
     await signIn();
     requests.length = 0;
     await open('Codes');
-    const section = page.getByRole('region', { name: 'Promo codes' });
+    const section = page.getByRole('region', { name: 'Promo codes', exact: true });
     const codes = () => section.locator('tbody th').allTextContents();
     await section.locator('tbody tr').first().waitFor();
     expect(await codes()).to.deep.equal(promos.slice(0, 20));

@@ -65,21 +65,19 @@ function PromoTable(props: { codes: Schemas['PromoCode'][] }) {
   const { codes: page } = props;
   if (props.codes.length === 0) return <Empty>No promo code yet (PUT /admin/promo-codes/CODE creates one).</Empty>;
   return (
-    <>
-      <DataTable columns={['Code', 'Active', 'Limit', 'Claims', 'Conversions', 'Left', 'Created']}>
-        {page.map((c) => (
-          <tr key={c.code}>
-            <th scope="row">{c.code}</th>
-            <td>{c.is_active ? 'yes' : 'no'}</td>
-            <td class="num">{c.limit === 0 ? 'none' : formatNumber(c.limit)}</td>
-            <td class="num">{formatNumber(c.stats.claims)}</td>
-            <td class="num">{formatNumber(c.stats.conversions)}</td>
-            <td class="num">{c.limit === 0 ? '∞' : c.stats.claims >= c.limit ? 'used up' : formatNumber(c.limit - c.stats.claims)}</td>
-            <td>{formatDateTime(c.created_at)}</td>
-          </tr>
-        ))}
-      </DataTable>
-    </>
+    <DataTable caption="Promo codes" columns={['Code', 'Active', 'Limit', 'Claims', 'Conversions', 'Left', 'Created']}>
+      {page.map((c) => (
+        <tr key={c.code}>
+          <th scope="row">{c.code}</th>
+          <td>{c.is_active ? 'yes' : 'no'}</td>
+          <td class="num">{c.limit === 0 ? 'none' : formatNumber(c.limit)}</td>
+          <td class="num">{formatNumber(c.stats.claims)}</td>
+          <td class="num">{formatNumber(c.stats.conversions)}</td>
+          <td class="num">{c.limit === 0 ? '∞' : c.stats.claims >= c.limit ? 'used up' : formatNumber(c.limit - c.stats.claims)}</td>
+          <td>{formatDateTime(c.created_at)}</td>
+        </tr>
+      ))}
+    </DataTable>
   );
 }
 
@@ -87,22 +85,20 @@ function AffiliateTable(props: { affiliates: Schemas['AdminAffiliate'][] }) {
   const { affiliates: page } = props;
   if (props.affiliates.length === 0) return <Empty>No affiliate yet (PUT /admin/affiliates/ID creates one).</Empty>;
   return (
-    <>
-      <DataTable columns={['Affiliate', 'Status', 'Codes', 'Claims', 'Conversions', 'Earnings']}>
-        {page.map((a) => (
-          <tr key={a.id}>
-            <th scope="row">
-              {a.name} <span class="muted">({a.id})</span>
-            </th>
-            <td>{a.status}</td>
-            <td>{a.codes.map((c) => c.code).join(', ') || '—'}</td>
-            <td class="num">{formatNumber(a.stats.claims)}</td>
-            <td class="num">{formatNumber(a.stats.conversions)}</td>
-            <td class="num">{formatNumber(a.stats.earnings)}</td>
-          </tr>
-        ))}
-      </DataTable>
-    </>
+    <DataTable caption="Affiliates" columns={['Affiliate', 'Status', 'Codes', 'Claims', 'Conversions', 'Earnings']}>
+      {page.map((a) => (
+        <tr key={a.id}>
+          <th scope="row">
+            {a.name} <span class="muted">({a.id})</span>
+          </th>
+          <td>{a.status}</td>
+          <td>{a.codes.map((c) => c.code).join(', ') || '—'}</td>
+          <td class="num">{formatNumber(a.stats.claims)}</td>
+          <td class="num">{formatNumber(a.stats.conversions)}</td>
+          <td class="num">{formatNumber(a.stats.earnings)}</td>
+        </tr>
+      ))}
+    </DataTable>
   );
 }
 
@@ -156,7 +152,7 @@ function Pools(props: { rewards: Schemas['AdminReward'][] }) {
     <>
       <Section loaded={figures} what="the pools' figures">
         {(rows) => (
-          <DataTable columns={['Reward', 'Kind', 'Remaining', 'Used', 'Expired unused', 'Grants waiting']}>
+          <DataTable caption="Pool figures" columns={['Reward', 'Kind', 'Remaining', 'Used', 'Expired unused', 'Grants waiting']}>
             {rows.map(({ key: rewardKey, result }) => {
               const kind = props.rewards.find((r) => r.key === rewardKey)?.kind ?? '';
               if (!result.ok)

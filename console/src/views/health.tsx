@@ -60,7 +60,7 @@ function Report(props: { report: Readiness }) {
       ) : null}
       <section aria-labelledby="projections-heading">
         <h2 id="projections-heading">Projections</h2>
-        <DataTable columns={['Projection', 'Checkpoint', 'Lag (events)', 'Caught up', 'Needs replay', 'Failure']}>
+        <DataTable caption="Read models" columns={['Projection', 'Checkpoint', 'Lag (events)', 'Caught up', 'Needs replay', 'Failure']}>
           {r.projections.map((p) => (
             <tr key={p.name}>
               <th scope="row">{p.name}</th>

@@ -1,6 +1,6 @@
 import { useMemo, useState } from 'preact/hooks';
 import { type AnalyticsDay, api, outcome, type Revenue } from '../api';
-import { Empty, Section, useLoad, ViewTitle, DataTable } from '../components';
+import { Empty, Scroller, Section, useLoad, ViewTitle, DataTable } from '../components';
 import { formatDay, formatMoney, formatNumber, formatRevenue, lastDays } from '../format';
 import { DailyChart } from './chart';
 
@@ -91,7 +91,7 @@ function Totals(props: { days: AnalyticsDay[] }) {
 
 function DailyTable(props: { days: AnalyticsDay[] }) {
   return (
-    <div class="scroll" tabIndex={0} role="region" aria-label="Per day (UTC) table">
+    <Scroller label="Per day (UTC) table">
       <table id="daily-table">
         <caption>Per day (UTC)</caption>
         <thead>
@@ -117,7 +117,7 @@ function DailyTable(props: { days: AnalyticsDay[] }) {
           ))}
         </tbody>
       </table>
-    </div>
+    </Scroller>
   );
 }
 

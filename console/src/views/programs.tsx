@@ -224,7 +224,7 @@ function ProgramTable(props: { programs: Program[]; onEdit: (p: Program) => void
   const count = (side: Side) => Object.values(side).flat().length;
   return (
     <>
-      <DataTable columns={['ID', 'Name', 'Distribution', 'Limit', 'Sender rewards', 'Receiver rewards', { hidden: 'Actions' }]}>
+      <DataTable caption="Programs" columns={['ID', 'Name', 'Distribution', 'Limit', 'Sender rewards', 'Receiver rewards', { hidden: 'Actions' }]}>
         {page.map((p) => (
           <tr key={p.id}>
             <th scope="row">{p.id}</th>

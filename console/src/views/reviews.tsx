@@ -64,7 +64,7 @@ export function ReviewsView() {
             {body.data.reviews.length === 0 ? (
               <Empty>No {status} review.</Empty>
             ) : (
-              <DataTable columns={['Review', 'Rule', 'Code', 'Referrer', 'Claimer', 'Held at', 'Decided', { hidden: 'Actions' }]}>
+              <DataTable caption="Reviews" columns={['Review', 'Rule', 'Code', 'Referrer', 'Claimer', 'Held at', 'Decided', { hidden: 'Actions' }]}>
                 {body.data.reviews.map((r) => (
                   <tr key={r.id}>
                     <th scope="row">{r.id}</th>

@@ -167,7 +167,7 @@ function RewardTable(props: { rewards: Reward[]; onEdit: (r: Reward) => void }) 
   if (props.rewards.length === 0) return <Empty>No reward yet: create one below.</Empty>;
   return (
     <>
-      <DataTable columns={['Key', 'Kind', 'Name', 'Credits', 'Updated', { hidden: 'Actions' }]}>
+      <DataTable caption="Rewards" columns={['Key', 'Kind', 'Name', 'Credits', 'Updated', { hidden: 'Actions' }]}>
         {page.map((r) => (
           <tr key={r.key}>
             <th scope="row">{r.key}</th>

@@ -1,7 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, type Outcome, outcome, type Schemas } from '../api';
-import { Empty, type Loaded, PAGE_SIZE, Problem, Section, type ServerPage, useLoad, useServerPages, ViewTitle, DataTable } from '../components';
+import { Empty, type Loaded, PAGE_SIZE, Problem, Scroller, Section, type ServerPage, useLoad, useServerPages, ViewTitle, DataTable } from '../components';
 import { formatDateTime, formatNumber } from '../format';
 
 type EventRow = Schemas['EventPage']['events'][number];
@@ -194,39 +194,37 @@ function Ledger(props: { appUserId: string }) {
 function LedgerTable(props: { page: LedgerRow[] }) {
   const { page } = props;
   return (
-    <>
-      <div class="scroll" tabIndex={0} role="region" aria-label="Credit ledger table">
-        <table id="credit-ledger">
-          <caption class="visually-hidden">Credit ledger</caption>
-          <thead>
-            <tr>
-              <th scope="col">Event</th>
-              <th scope="col">At</th>
-              <th scope="col">Kind</th>
-              <th scope="col">Reward</th>
-              <th scope="col">Change</th>
-              <th scope="col">Balance</th>
+    <Scroller label="Credit ledger table">
+      <table id="credit-ledger">
+        <caption class="visually-hidden">Credit ledger</caption>
+        <thead>
+          <tr>
+            <th scope="col">Event</th>
+            <th scope="col">At</th>
+            <th scope="col">Kind</th>
+            <th scope="col">Reward</th>
+            <th scope="col">Change</th>
+            <th scope="col">Balance</th>
+          </tr>
+        </thead>
+        <tbody>
+          {page.map((e) => (
+            <tr key={`${e.event_id}${e.key}${e.kind}`}>
+              <th scope="row">
+                <code>{e.event_id}</code>
+              </th>
+              <td>
+                <time dateTime={e.at}>{formatDateTime(e.at)}</time>
+              </td>
+              <td>{e.kind}</td>
+              <td>{e.key}</td>
+              <td class="num">{e.delta > 0 ? `+${formatNumber(e.delta)}` : formatNumber(e.delta)}</td>
+              <td class="num">{formatNumber(e.balance_after)}</td>
             </tr>
-          </thead>
-          <tbody>
-            {page.map((e) => (
-              <tr key={`${e.event_id}${e.key}${e.kind}`}>
-                <th scope="row">
-                  <code>{e.event_id}</code>
-                </th>
-                <td>
-                  <time dateTime={e.at}>{formatDateTime(e.at)}</time>
-                </td>
-                <td>{e.kind}</td>
-                <td>{e.key}</td>
-                <td class="num">{e.delta > 0 ? `+${formatNumber(e.delta)}` : formatNumber(e.delta)}</td>
-                <td class="num">{formatNumber(e.balance_after)}</td>
-              </tr>
-            ))}
-          </tbody>
-        </table>
-      </div>
-    </>
+          ))}
+        </tbody>
+      </table>
+    </Scroller>
   );
 }
 
@@ -255,7 +253,7 @@ function History(props: { loaded: Loaded<EventRow[]>; pager: ComponentChildren }
               <summary>
                 <strong>{e.type}</strong> · <time dateTime={e.recorded_at}>{formatDateTime(e.recorded_at)}</time> · position {e.position}
               </summary>
-              <pre tabIndex={0}>{JSON.stringify(e.data, null, 2)}</pre>
+              <pre>{JSON.stringify(e.data, null, 2)}</pre>
             </details>
           </li>
         ))}

@@ -28,7 +28,7 @@ function Endpoints(props: { endpoints: Schemas['Webhook'][]; selected: string | 
   if (props.endpoints.length === 0) return <Empty>No webhook endpoint (PUT /admin/webhooks/ID adds one).</Empty>;
   return (
     <>
-      <DataTable columns={['Endpoint', 'URL', 'Events', 'Enabled', { hidden: 'Actions' }]}>
+      <DataTable caption="Webhook endpoints" columns={['Endpoint', 'URL', 'Events', 'Enabled', { hidden: 'Actions' }]}>
         {page.map((w) => (
           <tr key={w.id} aria-current={w.id === props.selected ? 'true' : undefined}>
             <th scope="row">{w.id}</th>
@@ -64,16 +64,19 @@ function Deliveries(props: { endpointId: string }) {
   );
   const [errors, setErrors] = useState<ApiErrorItem[]>([]);
   const [done, setDone] = useState<string | null>(null);
-  // The list reloads (and the button that had focus goes): focus moves to what was done, as in Reviews.
+  // The list reloads (and the button that had focus goes): focus moves to what was done, as in
+  // Reviews, every time (the same message redelivered twice says the same thing).
   const doneMessage = useRef<HTMLParagraphElement>(null);
+  const [redeliveries, setRedeliveries] = useState(0);
   useEffect(() => {
-    if (done) doneMessage.current?.focus();
-  }, [done]);
+    if (redeliveries > 0) doneMessage.current?.focus();
+  }, [redeliveries]);
   const redeliver = async (messageId: string) => {
     const result = await outcome(api.POST('/admin/webhooks/{id}/deliveries/{message_id}/redeliver', { params: { path: { id, message_id: messageId } } }));
     if (!result.ok) return setErrors(result.errors);
     setErrors([]);
     setDone(`Delivery ${messageId} queued again.`);
+    setRedeliveries((n) => n + 1);
     reload();
   };
   return (
@@ -110,7 +113,10 @@ function Deliveries(props: { endpointId: string }) {
             {body.data.deliveries.length === 0 ? (
               <Empty>No delivery{status ? ` with status ${status}` : ''}.</Empty>
             ) : (
-              <DataTable columns={['Message', 'Event', 'Status', 'Attempts', 'Last answer', 'Next attempt', 'Delivered', { hidden: 'Actions' }]}>
+              <DataTable
+                caption="Deliveries"
+                columns={['Message', 'Event', 'Status', 'Attempts', 'Last answer', 'Next attempt', 'Delivered', { hidden: 'Actions' }]}
+              >
                 {body.data.deliveries.map((d) => (
                   <tr key={d.message_id}>
                     <th scope="row">

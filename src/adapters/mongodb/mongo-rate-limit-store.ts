@@ -1,5 +1,5 @@
 import type { Collection, Db } from 'mongodb';
-import type { RateLimitCounter, RateLimitStore } from '../../ports/rate-limit-store.js';
+import { CLOCK_SLACK_MS, type RateLimitCounter, type RateLimitStore } from '../../ports/rate-limit-store.js';
 import { guardMongo, isDuplicateKey } from './mongo-mapping.js';
 
 interface RateLimitDocument {
@@ -39,7 +39,7 @@ export class MongoRateLimitStore implements RateLimitStore {
     const now = new Date(nowMs);
     const resetAt = { $ifNull: ['$reset_at', new Date(0)] };
     // Live: it ends after now, and no later than one window from now (one ending later was started by a clock that was ahead).
-    const live = { $and: [{ $gt: [resetAt, now] }, { $lte: [resetAt, new Date(nowMs + windowMs)] }] };
+    const live = { $and: [{ $gt: [resetAt, now] }, { $lte: [resetAt, new Date(nowMs + windowMs + CLOCK_SLACK_MS)] }] };
     const pipeline = [
       {
         $set: {

@@ -1,4 +1,4 @@
-import type { RateLimitCounter, RateLimitStore } from '../../ports/rate-limit-store.js';
+import { CLOCK_SLACK_MS, type RateLimitCounter, type RateLimitStore } from '../../ports/rate-limit-store.js';
 import { guardSqlite, type SqliteConnection } from './sqlite-database.js';
 
 const SCHEMA = `
@@ -36,8 +36,8 @@ export class SqliteRateLimitStore implements RateLimitStore {
     this.upsert = db.prepare<[{ key: string; points: number; now: number; window: number }], RateLimitRow>(`
       INSERT INTO rate_limits (key, points, reset_at) VALUES (@key, MAX(@points, 0), @now + @window)
       ON CONFLICT (key) DO UPDATE SET
-        points   = CASE WHEN reset_at <= @now OR reset_at > @now + @window THEN excluded.points ELSE MAX(points + @points, 0) END,
-        reset_at = CASE WHEN reset_at <= @now OR reset_at > @now + @window THEN excluded.reset_at ELSE reset_at END
+        points   = CASE WHEN reset_at <= @now OR reset_at > @now + @window + ${CLOCK_SLACK_MS} THEN excluded.points ELSE MAX(points + @points, 0) END,
+        reset_at = CASE WHEN reset_at <= @now OR reset_at > @now + @window + ${CLOCK_SLACK_MS} THEN excluded.reset_at ELSE reset_at END
       RETURNING points, reset_at`);
     this.deleteExpired = db.prepare<[number]>('DELETE FROM rate_limits WHERE reset_at <= ?');
   }

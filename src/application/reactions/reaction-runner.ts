@@ -28,6 +28,8 @@ export interface ReactionHealth {
 }
 
 const PAGE_SIZE = 200;
+/** How long a store that is out of reach or behind is taken for a passing state (logged as a warning). */
+const TRANSIENT_FOR_MS = 60_000;
 const CHECKPOINT_PREFIX = 'reaction:';
 
 /**
@@ -38,6 +40,8 @@ const CHECKPOINT_PREFIX = 'reaction:';
 export class ReactionRunner extends LogFollower {
   private checkpoint: bigint | null = null;
   private failing = false;
+  /** When the current run of failures began (epoch ms); null while pages go through. */
+  private failingSince: number | null = null;
   private lastFailure: { position: string; eventId: string; error: string } | null = null;
   /** The event types any of the reactions handles: the only ones read (the others are passed over). */
   private readonly eventTypes: string[];
@@ -78,9 +82,11 @@ export class ReactionRunner extends LogFollower {
         const first = mine[0]!;
         this.failing = true;
         this.lastFailure = { position: first.position.toString(), eventId: first.id, error: error instanceof Error ? error.message : String(error) };
-        // A store out of reach or behind (an index still catching up) passes by itself: a warning, not an error to page anyone for.
-        const transient = error instanceof StoreUnavailableError;
-        this.logger[transient ? 'warn' : 'error'](
+        // A store out of reach or behind (an index still catching up) usually passes by itself: a
+        // warning for its first minute, an error once it lasts (a full disk, a failed sync). Anything else is an error at once.
+        this.failingSince ??= Date.now();
+        const passing = error instanceof StoreUnavailableError && Date.now() - this.failingSince < TRANSIENT_FOR_MS;
+        this.logger[passing ? 'warn' : 'error'](
           { err: error, runner: this.checkpointName, reaction: reaction.name, fromEventId: first.id },
           'reaction failed; it will be retried from this page',
         );
@@ -88,6 +94,7 @@ export class ReactionRunner extends LogFollower {
       }
     }
     this.failing = false;
+    this.failingSince = null;
     this.lastFailure = null;
     try {
       await this.readStore.commitBatches([{ projector: this.checkpointName, version: 1, changes: [], position: through, after: this.checkpoint }]);

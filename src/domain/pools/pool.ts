@@ -53,8 +53,11 @@ export function poolGrantKey(appUserId: string, grantId: string): string {
 
 const keyOf = (waiting: Waiting) => poolGrantKey(waiting.app_user_id, waiting.grant_id);
 
-/** Codes passed over as expired that the state keeps (`PoolState.free`): a bound, so it never grows with history. */
-const EXPIRED_KEPT = 1_000;
+/**
+ * Codes passed over as expired that the state keeps (`PoolState.free`): a bound, so the state
+ * never grows with history, and small, since every decision looks past them again.
+ */
+const EXPIRED_KEPT = 100;
 
 function initialPoolState(): PoolState {
   return { free: [], used: 0, expired: 0, waiting: [] };
@@ -114,12 +117,12 @@ function inGrantOrder(line: readonly Waiting[], waiting: Waiting): Waiting[] {
 // 4: revoked waiting grants are remembered (a reaction repeating the grant's request gets nothing).
 // 5: only free codes and waiting grants; what the pool remembers for ever is in the pool index.
 // 6: the line is in grant order (grant_position), not in the order requests arrived.
-// 7: codes passed over as expired stay free (up to EXPIRED_KEPT): a clock that was ahead discards none still valid.
+// 7: codes passed over as expired stay free (up to EXPIRED_KEPT): a clock that was ahead discards fewer still valid.
 export const poolEvolver: Evolver<PoolState> = { name: 'pool', version: 7, initialState: initialPoolState, evolve: evolvePool };
 
-/** Oldest free code that is still valid at `now`, and not `taken` by this decision. */
-function nextFreeCode(state: PoolState, now: Date, taken: Set<string>): PoolCode | undefined {
-  return state.free.find((code) => !taken.has(code.value) && isActiveAt(code.expires_at, now));
+/** Oldest free code that is still valid at `now`. */
+function nextFreeCode(state: PoolState, now: Date): PoolCode | undefined {
+  return state.free.find((code) => isActiveAt(code.expires_at, now));
 }
 
 /**
@@ -142,15 +145,14 @@ export function decideAddPoolCodes(state: PoolState, codes: PoolCode[], known: R
 }
 
 function serveWaiting(state: PoolState, now: Date): NewDomainEvent[] {
-  const events: NewDomainEvent[] = [];
-  const taken = new Set<string>();
-  for (const { grant_id, app_user_id } of state.waiting.filter((waiting) => stillWaiting(waiting, now))) {
-    const code = nextFreeCode(state, now, taken);
-    if (!code) break;
-    taken.add(code.value);
-    events.push({ type: 'PoolCodeAssigned', data: { grant_id, app_user_id, code } });
-  }
-  return events;
+  // The usable codes once, oldest first, each handed to the next grant in line: one pass however
+  // many codes were passed over as expired or grants wait.
+  const usable = state.free.filter((code) => isActiveAt(code.expires_at, now));
+  const line = state.waiting.filter((waiting) => stillWaiting(waiting, now));
+  return line.slice(0, usable.length).map(({ grant_id, app_user_id }, index) => ({
+    type: 'PoolCodeAssigned',
+    data: { grant_id, app_user_id, code: usable[index]! },
+  }));
 }
 
 /**
@@ -170,7 +172,7 @@ export function decideRequestPoolCode(state: PoolState, grant: PoolRequest, now:
     grant_position: grant.position === null ? null : grant.position.toString(),
   };
   if (!stillWaiting(waiting, now)) return { events: [], result: null };
-  const code = state.waiting.some((earlier) => stillWaiting(earlier, now)) ? undefined : nextFreeCode(state, now, new Set());
+  const code = state.waiting.some((earlier) => stillWaiting(earlier, now)) ? undefined : nextFreeCode(state, now);
   if (code) return { events: [{ type: 'PoolCodeAssigned', data: { grant_id: grantId, app_user_id: appUserId, code } }], result: code };
   return { events: [{ type: 'PoolCodeRequested', data: waiting }], result: null };
 }

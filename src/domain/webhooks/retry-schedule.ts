@@ -52,7 +52,13 @@ export function parseRetryAfter(header: string | null, now: Date): number | null
   return Number.isNaN(at) ? null : Math.max(0, at - now.getTime());
 }
 
-/** Whether a message waiting until `nextAttemptAt` is due at `now` (ISO date-times): its time has come, or it lies further ahead than any wait (a clock stepped back). */
+/** Clocks that disagree by less than this (instances, a small NTP step) are not taken for a clock stepped back. */
+const CLOCK_SLACK_MS = 60_000;
+
+/**
+ * Whether a message waiting until `nextAttemptAt` is due at `now` (ISO date-times): its time has
+ * come, or it lies further ahead than any wait, with a minute's slack (a clock stepped back).
+ */
 export function isDue(nextAttemptAt: string, now: string): boolean {
-  return nextAttemptAt <= now || Date.parse(nextAttemptAt) - Date.parse(now) > MAX_DELAY_MS;
+  return nextAttemptAt <= now || Date.parse(nextAttemptAt) - Date.parse(now) > MAX_DELAY_MS + CLOCK_SLACK_MS;
 }

@@ -47,4 +47,28 @@ describe('ReactionRunner', () => {
       expect(runner.health().failure).to.not.equal(null);
     });
   }
+
+  it('a store that stays out of reach for more than a minute is logged as an error from then on', async () => {
+    const log = new EventLog(new MemoryEventStore(), new RandomIds());
+    await log.append('user-ann', [registered('ann')], 'no_stream', { correlation_id: 'c', causation_id: 'c', actor: 'test' });
+    const { logger, lines } = levels();
+    const failing = {
+      name: 'failing',
+      eventTypes: ['UserRegistered'] as const,
+      handle: async () => {
+        throw new StoreUnavailableError('The disk failed to sync the event log; restart the service');
+      },
+    };
+    const runner = new ReactionRunner(log, new MemoryReadStore(), [failing], logger);
+    await runner.init();
+    const realNow = Date.now;
+    try {
+      await runner.processPage();
+      Date.now = () => realNow() + 61_000;
+      await runner.processPage();
+    } finally {
+      Date.now = realNow;
+    }
+    expect(lines.filter((line) => line.message.startsWith('reaction failed')).map((line) => line.level)).to.deep.equal(['warn', 'error']);
+  });
 });

@@ -287,11 +287,11 @@ describe('code pools (SPEC §5.3, §7.5)', () => {
       requestOn([added(soon, later), assigned('g1', later, 'k1')], 'g2', 'k2', null).then([assigned('g2', soon, 'k2')]);
     });
 
-    it('keeps at most 1,000 codes passed over as expired, dropping the oldest added', () => {
+    it('keeps at most 100 codes passed over as expired, dropping the oldest added', () => {
       const expired = Array.from({ length: 1_200 }, (_, index) => code(`X${index}`, -1));
       const { state } = pool.given([added(...expired, code('A'), code('B')), assigned('g1', code('A'))]);
-      expect(state.free).to.have.length(1_001);
-      expect(state.free[0]!.value).to.equal('X200');
+      expect(state.free).to.have.length(101);
+      expect(state.free[0]!.value).to.equal('X1100');
       expect(poolFigures(state, T0)).to.deep.equal({ available: 1, used: 1, expired: 1_200, waiting: 0 });
     });
   });

@@ -40,6 +40,8 @@ describe('webhook retry schedule (pure)', () => {
     expect(isDue(at(0), at(0))).to.equal(true);
     expect(isDue(at(1_000), at(0))).to.equal(false);
     expect(isDue(at(6 * HOUR), at(0))).to.equal(false);
+    // A clock a few seconds behind the one that scheduled the longest wait is not a clock stepped back.
+    expect(isDue(at(6 * HOUR), at(-5_000))).to.equal(false);
     // Set 3 days ahead by a clock that was ahead: waiting would hold the endpoint's messages for 3 days.
     expect(isDue(at(72 * HOUR), at(0))).to.equal(true);
   });
