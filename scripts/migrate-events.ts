@@ -16,7 +16,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { EventStoreDbEventStore } from '../src/adapters/eventstoredb/eventstoredb-event-store.js';
-import { databasePath, openSqlite } from '../src/adapters/sqlite/sqlite-database.js';
+import { databasePath } from '../src/adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../src/adapters/sqlite/sqlite-event-store.js';
 import { SqliteKeyStore } from '../src/adapters/sqlite/sqlite-key-store.js';
 import { MongoKeyStore } from '../src/adapters/mongodb/mongo-key-store.js';
@@ -25,7 +25,7 @@ import { peekDocument } from '../src/adapters/sqlite/sqlite-read-store.js';
 import { legacyDigestKey } from '../src/application/fraud/legacy-digest-key.js';
 import { PAYMENT_CUSTOMER_DIGEST_SUBJECT, PersonalDataCipher } from '../src/application/privacy/personal-data-cipher.js';
 import type { KeyStore } from '../src/ports/key-store.js';
-import { openKeyConnection } from '../src/backends/embedded.js';
+import { openKeyConnection, openLogBesideItsKeys } from '../src/backends/embedded.js';
 import { MongoClient } from 'mongodb';
 import { isEventStoreUrl } from '../src/config.js';
 import type { EventStore, ExpectedRevision, NewEvent, RecordedEvent } from '../src/ports/event-store.js';
@@ -268,7 +268,7 @@ async function openStore(location: string): Promise<OpenedStore> {
       },
     };
   }
-  const db = openSqlite(location);
+  const db = openLogBesideItsKeys(location);
   const keysDb = openKeyConnection(location);
   const store = new SqliteEventStore(db);
   const keys = new SqliteKeyStore(keysDb);

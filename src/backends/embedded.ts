@@ -118,6 +118,24 @@ function holdsEncryptedValues(db: Database.Database): boolean {
   return db.prepare(`SELECT 1 FROM events WHERE data LIKE '%"$encrypted":"pd1.%' LIMIT 1`).get() !== undefined;
 }
 
+/**
+ * The log's connection, once the log and its data keys are found together: data keys without
+ * their log, or a log holding encrypted values without its keys, are refused before anything is
+ * created (the service, and every script that opens a data directory: `migrate-events` too).
+ */
+export function openLogBesideItsKeys(dataDir: string): Database.Database {
+  if (logMissing(dataDir)) {
+    const keys = dataKeysIn(dataDir);
+    if (keys > 0) throw new MissingLogError(dataDir, keys);
+  }
+  const db = openSqlite(dataDir);
+  if (!fs.existsSync(path.join(dataDir, DATA_KEYS_FILE)) && holdsEncryptedValues(db)) {
+    db.close();
+    throw new MissingKeyStoreError(dataDir);
+  }
+  return db;
+}
+
 /** The embedded webhook outbox's file, beside the events' file in DATA_DIR. */
 export const WEBHOOKS_FILE = 'webhooks.db';
 
@@ -150,15 +168,7 @@ export interface EmbeddedOptions {
  * background thread (src/adapters/sqlite/wal-checkpointer.ts), not by the commits of requests.
  */
 export function openEmbeddedBackend(dataDir: string, logger?: Logger, options: EmbeddedOptions = {}): Backend {
-  if (logMissing(dataDir)) {
-    const keys = dataKeysIn(dataDir);
-    if (keys > 0) throw new MissingLogError(dataDir, keys);
-  }
-  const db = openSqlite(dataDir);
-  if (!fs.existsSync(path.join(dataDir, DATA_KEYS_FILE)) && holdsEncryptedValues(db)) {
-    db.close();
-    throw new MissingKeyStoreError(dataDir);
-  }
+  const db = openLogBesideItsKeys(dataDir);
   const limitsDb = openRateLimitConnection(dataDir);
   const keysDb = openKeyConnection(dataDir);
   const keyStore = new SqliteKeyStore(keysDb);

@@ -44,9 +44,12 @@ export class UserErasure {
   async erase(appUserId: string, context: CommandContext): Promise<{ erased: boolean }> {
     const stream = streams.user(appUserId);
     const { state } = await this.executor.load(stream, userEvolver);
-    // Unknown → NOT_FOUND.USER, already erased → nothing to do: the decider says so.
+    // Unknown → NOT_FOUND.USER, already erased → nothing to record: the decider says so.
     const early = decideEraseUser(state, this.clock.now(), []);
-    if (early.events.length === 0) return early.result;
+    if (early.events.length === 0) {
+      if (state.exists) await this.customerLock.oneErasureAtATime(() => this.destroyRestoredKeys(appUserId, stream));
+      return early.result;
+    }
     // Once a key is destroyed, the purge runs even if what follows fails (a retried DELETE finds
     // the user erased and would not purge).
     const progress = { destroyed: false };
@@ -55,6 +58,23 @@ export class UserErasure {
     } finally {
       if (progress.destroyed) await this.purge();
     }
+  }
+
+  /**
+   * An erasure repeated after a restore (README, Personal data): the log says erased, but a key
+   * store restored from a backup older than the erasure holds the keys again. They are destroyed
+   * again (the customers' first: their ids are sealed under the user's key), and the store purged.
+   */
+  private async destroyRestoredKeys(appUserId: string, stream: string): Promise<void> {
+    const held = await this.personalValues(stream);
+    let destroyed = 0;
+    for (const subject of [...held.customerIds.map(customerSubject), userSubject(appUserId)]) {
+      destroyed += await this.keys.destroy(subject);
+      forgetKeysOf(subject);
+    }
+    if (destroyed === 0) return;
+    this.logger.warn({ app_user_id: appUserId, keys: destroyed }, 'erasure: keys of an erased user were back (a key store restored from an older backup); destroyed again');
+    await this.purge();
   }
 
   private async purge(): Promise<void> {

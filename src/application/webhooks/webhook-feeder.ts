@@ -109,12 +109,36 @@ export class WebhookFeeder extends LogFollower {
   }
 
   /**
+   * A feed further than the log goes: the outbox was restored from a later backup than the log
+   * (README, For operators). The events it fed past the head are not in this log, and those the
+   * log appends next take their positions: they would be passed over, and their messages never
+   * sent. The feed goes back to the head, said in a warning (messages already queued for the
+   * events past it are still sent: those events did happen, before the log was restored).
+   */
+  private async rewindPastTheLog(): Promise<void> {
+    if (this.checkpoint === null) return;
+    const head = await this.log.store.headPosition();
+    if (head === null || this.checkpoint <= head) return;
+    this.logger.warn(
+      { feed: this.checkpoint.toString(), head: head.toString() },
+      'webhooks: the outbox was fed further than the log goes (restored from a later backup than the log); feeding again from the head of the log',
+    );
+    try {
+      await this.outbox.feed(WEBHOOK_FEED, [], this.checkpoint, head);
+    } catch (error) {
+      if (!(error instanceof FeedCheckpointMovedError)) throw error;
+    }
+    this.checkpoint = await this.outbox.feedCheckpoint(WEBHOOK_FEED);
+  }
+
+  /**
    * Loads the checkpoint and the endpoint subscriptions as they stood there. The first start
    * begins at the head of the log: history written before outgoing deliveries existed is not
    * sent (or fulfilled at RevenueCat) by surprise; `replay` sends it on purpose.
    */
   async init(): Promise<void> {
     this.checkpoint = await this.outbox.feedCheckpoint(WEBHOOK_FEED);
+    await this.rewindPastTheLog();
     if (this.checkpoint === null) {
       const head = await this.log.store.headPosition();
       if (head !== null) {
