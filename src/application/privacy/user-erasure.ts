@@ -73,7 +73,10 @@ export class UserErasure {
       forgetKeysOf(subject);
     }
     if (destroyed === 0) return;
-    this.logger.warn({ app_user_id: appUserId, keys: destroyed }, 'erasure: keys of an erased user were back (a key store restored from an older backup); destroyed again');
+    this.logger.warn(
+      { app_user_id: appUserId, keys: destroyed },
+      'erasure: keys of an erased user were back (a key store restored from an older backup); destroyed again',
+    );
     await this.purge();
   }
 
