@@ -1,21 +1,11 @@
 import type { Request } from 'express';
 import type { z, ZodError, ZodIssue, ZodObject, ZodTypeAny } from 'zod';
-import { isJsonObject } from '../domain/json-object.js';
+import { isJsonObject, valueAt } from '../domain/json-object.js';
 import { ApiError } from './errors.js';
 
 /** A JSON Pointer (RFC 6901) to `path` in a body: the `source` of a validation error. */
 export function pointer(path: readonly PropertyKey[]): string {
   return `/${path.map((part) => String(part).replace(/~/g, '~0').replace(/\//g, '~1')).join('/')}`;
-}
-
-/** What the client sent at `path` of `value`; undefined where it sent nothing (JSON has no undefined). */
-function sentValue(value: unknown, path: readonly PropertyKey[]): unknown {
-  let current = value;
-  for (const step of path) {
-    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, step)) return undefined;
-    current = (current as Record<PropertyKey, unknown>)[step];
-  }
-  return current;
 }
 
 /**
@@ -26,10 +16,10 @@ function sentValue(value: unknown, path: readonly PropertyKey[]): unknown {
  */
 function specificIssue(issue: ZodIssue, input: unknown): ZodIssue {
   if (issue.code !== 'invalid_union' || issue.errors.length === 0) return issue;
-  const union = sentValue(input, issue.path);
+  const union = valueAt(input, issue.path);
   // Member issues' paths start at the union's own place.
   const members = issue.errors.flatMap((member) => (member[0] ? [specificIssue(member[0], union)] : []));
-  const rank = (candidate: ZodIssue) => [sentValue(union, candidate.path) === undefined ? 0 : 1, candidate.path.length] as const;
+  const rank = (candidate: ZodIssue) => [valueAt(union, candidate.path) === undefined ? 0 : 1, candidate.path.length] as const;
   const better = (next: ZodIssue, found: ZodIssue) => {
     const [a, b] = [rank(next), rank(found)];
     return a[0] > b[0] || (a[0] === b[0] && a[1] > b[1]);

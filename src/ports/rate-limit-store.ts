@@ -1,6 +1,3 @@
-/** Instances whose clocks disagree by less than this share windows as they are (a window further ahead was started by a clock stepped back). */
-export const CLOCK_SLACK_MS = 60_000;
-
 /** A counter's state after a hit: points used in its current window and when that window ends. */
 export interface RateLimitCounter {
   points: number;

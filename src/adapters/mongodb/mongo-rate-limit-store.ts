@@ -1,5 +1,6 @@
 import type { Collection, Db } from 'mongodb';
-import { CLOCK_SLACK_MS, type RateLimitCounter, type RateLimitStore } from '../../ports/rate-limit-store.js';
+import { CLOCK_SLACK_MS } from '../../domain/clock-slack.js';
+import type { RateLimitCounter, RateLimitStore } from '../../ports/rate-limit-store.js';
 import { guardMongo, isDuplicateKey } from './mongo-mapping.js';
 
 interface RateLimitDocument {

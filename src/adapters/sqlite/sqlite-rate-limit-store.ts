@@ -1,4 +1,5 @@
-import { CLOCK_SLACK_MS, type RateLimitCounter, type RateLimitStore } from '../../ports/rate-limit-store.js';
+import { CLOCK_SLACK_MS } from '../../domain/clock-slack.js';
+import type { RateLimitCounter, RateLimitStore } from '../../ports/rate-limit-store.js';
 import { guardSqlite, type SqliteConnection } from './sqlite-database.js';
 
 const SCHEMA = `

@@ -1,7 +1,8 @@
 import { LRUCache } from 'lru-cache';
 import { createCipheriv, createDecipheriv, createHash, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
 import { appUserIdOf } from '../../domain/events/index.js';
-import { type PersonalField, personalFieldsOf, valueAt, withValueAt } from '../../domain/privacy/personal-fields.js';
+import { type PersonalField, personalFieldsOf, withValueAt } from '../../domain/privacy/personal-fields.js';
+import { valueAt } from '../../domain/json-object.js';
 import type { RecordedEvent } from '../../ports/event-store.js';
 import type { DataKey, KeyStore } from '../../ports/key-store.js';
 

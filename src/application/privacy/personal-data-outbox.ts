@@ -1,4 +1,5 @@
-import { PERSONAL_MESSAGE_FIELDS, valueAt, withValueAt } from '../../domain/privacy/personal-fields.js';
+import { PERSONAL_MESSAGE_FIELDS, withValueAt } from '../../domain/privacy/personal-fields.js';
+import { valueAt } from '../../domain/json-object.js';
 import type { AttemptRecord, EndpointQueueStats, NewOutboxMessage, OutboxListQuery, OutboxMessage, WebhookOutbox } from '../../ports/webhook-outbox.js';
 import { isEnvelope, type PersonalDataCipher, userSubject } from './personal-data-cipher.js';
 

@@ -1,7 +1,8 @@
 import { inject, injectable } from 'tsyringe';
 import { streams } from '../../domain/events/index.js';
 import { decideEraseUser } from '../../domain/privacy/erase-user.js';
-import { personalFieldsOf, valueAt } from '../../domain/privacy/personal-fields.js';
+import { personalFieldsOf } from '../../domain/privacy/personal-fields.js';
+import { valueAt } from '../../domain/json-object.js';
 import { userEvolver } from '../../domain/users/user-state.js';
 import type { Clock } from '../../ports/clock.js';
 import type { KeyStore } from '../../ports/key-store.js';
@@ -66,6 +67,10 @@ export class UserErasure {
    * again (the customers' first: their ids are sealed under the user's key), and the store purged.
    */
   private async destroyRestoredKeys(appUserId: string, stream: string): Promise<void> {
+    // Without the user's key nothing can be back: the customers' ids are sealed under it. One
+    // look-up, so a repeated DELETE costs the same for a user with a long history; the stream is
+    // read only when a restore brought the key back.
+    if ((await this.keys.existingKey(userSubject(appUserId))) === null) return;
     const held = await this.personalValues(stream);
     let destroyed = 0;
     for (const subject of [...held.customerIds.map(customerSubject), userSubject(appUserId)]) {

@@ -68,16 +68,6 @@ export function personalFieldsOf(type: string): readonly PersonalField[] {
   return Object.hasOwn(PERSONAL_FIELDS, type) ? PERSONAL_FIELDS[type]! : [];
 }
 
-/** The value at `path`, or undefined when a step is missing. */
-export function valueAt(data: unknown, path: readonly string[]): unknown {
-  let current = data;
-  for (const step of path) {
-    if (current === null || typeof current !== 'object' || !Object.hasOwn(current, step)) return undefined;
-    current = (current as Record<string, unknown>)[step];
-  }
-  return current;
-}
-
 /** A copy of `data` with `value` at `path` (copies only the objects on the path). */
 export function withValueAt<T>(data: T, path: readonly string[], value: unknown): T {
   if (path.length === 0) return value as T;

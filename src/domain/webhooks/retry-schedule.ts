@@ -1,3 +1,5 @@
+import { CLOCK_SLACK_MS } from '../clock-slack.js';
+
 /**
  * When to try a failed delivery again (SPEC §12): exponential backoff with jitter — the first
  * retry within 30 s, then growing, capped — honouring the receiver's `Retry-After` up to the
@@ -51,9 +53,6 @@ export function parseRetryAfter(header: string | null, now: Date): number | null
   const at = Date.parse(header);
   return Number.isNaN(at) ? null : Math.max(0, at - now.getTime());
 }
-
-/** Clocks that disagree by less than this (instances, a small NTP step) are not taken for a clock stepped back. */
-const CLOCK_SLACK_MS = 60_000;
 
 /**
  * Whether a message waiting until `nextAttemptAt` is due at `now` (ISO date-times): its time has
