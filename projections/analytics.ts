@@ -1,5 +1,5 @@
 import type { LoggedEvent } from '../src/application/event-log.js';
-import { refundFigures } from '../src/domain/revenue/record-revenue.js';
+import { countsAsRevenue, refundFigures } from '../src/domain/revenue/record-revenue.js';
 import type { Doc, DocumentRef, Projection } from './projection.js';
 
 /**
@@ -103,7 +103,7 @@ function factOf(event: LoggedEvent): Fact | null {
     case 'PurchaseRecorded':
     case 'RenewalRecorded': {
       const source = event.data.attribution;
-      if (source === null) return null;
+      if (source === null || !countsAsRevenue(event.data)) return null;
       return {
         ...source,
         kind: source.type,

@@ -142,7 +142,8 @@ export const revenueIndexProjection = (accountTokenNamespace: string): Projectio
         if (event.type === 'RefundRecorded' && event.data.reverses_conversion && user !== null) {
           refs.push({ collection: REVENUE_LINKS, id: links.refundedConversion(user) });
         }
-        if (event.type === 'PurchaseRecorded' || event.type === 'RenewalRecorded') {
+        // A repeated payment leaves the links of the first record as they are.
+        if ((event.type === 'PurchaseRecorded' || event.type === 'RenewalRecorded') && event.data.repeats_purchase !== true) {
           if (transaction_id !== null) refs.push({ collection: REVENUE_LINKS, id: links.paid(provider, transaction_id, null) });
           if (original_transaction_id !== null) refs.push({ collection: REVENUE_LINKS, id: links.paid(provider, null, original_transaction_id) });
         }

@@ -300,6 +300,37 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       expect(daily.revenue).to.deep.equal([{ currency: 'EUR', gross_minor: 1000, refunded_minor: 1000 }]);
     });
 
+    it('counts one invoice sent twice under two event ids once: the second is kept as a repeat, and a refund after it is a refund of that one payment', async () => {
+      // The same program as the partial refunds' (the service allows 100% in all).
+      await putProgram(svc, 'stripe-partial', { rewards: { sender: [], receiver: [] } });
+      const referrer = await createUser(svc, 'twice-referrer');
+      await createUser(svc, 'twice-claimer', { payment_customer_id: 'cus_twice' });
+      expect((await svc.call('POST', '/users/twice-claimer/claim-code', { code: referrer.referral_code })).status).to.equal(200);
+      const paid = invoicePaid('twice', 'cus_twice', 1999);
+      expect((await stripeEvent(svc, paid)).body.data.status).to.equal('applied');
+      expect((await stripeEvent(svc, { ...paid, id: 'evt_twice-again' })).body.data.status).to.equal('applied');
+      expect((await stripeEvent(svc, { ...paid, id: 'evt_twice-again' })).body.data.status).to.equal('duplicate');
+      expect((await stripeEvent(svc, chargeRefunded('twice-r', 'cus_twice', 'in_twice', 1999))).body.data.status).to.equal('applied');
+      const recorded = await revenueEvents(svc, 'twice-claimer');
+      expect(recorded.map((event) => [event.type, event.data.notification_id, event.data.repeats_purchase ?? false])).to.deep.equal([
+        ['PurchaseRecorded', 'evt_twice', false],
+        ['PurchaseRecorded', 'evt_twice-again', true],
+        ['RefundRecorded', 'evt_twice-r', false],
+      ]);
+      await settled(svc);
+      expect((await inbox(svc, '&provider=stripe')).find((row) => row.id === 'evt_twice-again')).to.include({
+        status: 'applied',
+        app_user_id: 'twice-claimer',
+      });
+      const row = (await svc.admin('GET', '/admin/attribution?group_by=code')).body.data.groups.find((group: any) => group.group === referrer.referral_code);
+      expect(row).to.deep.include({ claims: 1, refunds: 1 });
+      expect(row.revenue).to.deep.equal([{ currency: 'EUR', gross_minor: 1999, refunded_minor: 1999 }]);
+      const [day] = recorded[0]!.data.recorded_at.split('T');
+      const daily = (await svc.admin('GET', `/admin/analytics/daily?from=${day}&to=${day}&code=${referrer.referral_code}`)).body.data.days[0];
+      expect(daily).to.include({ claims: 1, refunds: 1 });
+      expect(daily.revenue).to.deep.equal([{ currency: 'EUR', gross_minor: 1999, refunded_minor: 1999 }]);
+    });
+
     it('applies notifications that waited for their user in the order they arrived, not by their ids', async () => {
       // The refund arrives first under an id that sorts last; both wait for a user with this customer.
       expect((await stripeEvent(svc, chargeRefunded('zz-pending-r', 'cus_pending', 'in_aa-pending1'))).body.data.status).to.equal('unmatched');
@@ -532,7 +563,7 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
 
       const attribution = (await svc.admin('GET', '/admin/attribution?group_by=code')).body.data.groups;
       const row = attribution.find((group: any) => group.group === referrer.referral_code);
-      expect(row).to.deep.include({ claims: 1, conversions: 1, refunds: 1 });
+      expect(row).to.deep.include({ claims: 1, refunds: 1 });
       expect(row.revenue).to.deep.equal([{ currency: 'USD', gross_minor: 499, refunded_minor: 499 }]);
       expect(
         (await svc.admin('GET', '/admin/attribution?group_by=program&from=2026-01-01&to=2099-12-31')).body.data.groups.find(

@@ -74,10 +74,15 @@ export class RevenueApplier {
             ...(transaction_id !== null ? [links.refund(provider, transaction_id, null)] : []),
             ...(original_transaction_id !== null ? [links.refund(provider, null, original_transaction_id)] : []),
           ];
-    const refunds =
-      ['purchase', 'renewal', 'refund'].includes(notification.kind) && refundKeys.length > 0
-        ? await this.readStore.getMany<{ refunded_minor?: number }>(REVENUE_LINKS, refundKeys)
-        : new Map<string, { refunded_minor?: number }>();
+    // A purchase or renewal: a record of its transaction for this user, under another notification id.
+    const paidKey =
+      (notification.kind === 'purchase' || notification.kind === 'renewal') && transaction_id !== null ? links.paid(provider, transaction_id, null) : null;
+    const lookedUp = ['purchase', 'renewal', 'refund'].includes(notification.kind) ? [...refundKeys, ...(paidKey === null ? [] : [paidKey])] : [];
+    const found =
+      lookedUp.length > 0
+        ? await this.readStore.getMany<{ app_user_id?: string; refunded_minor?: number }>(REVENUE_LINKS, lookedUp)
+        : new Map<string, { app_user_id?: string; refunded_minor?: number }>();
+    const refunds = refundKeys.flatMap((refundKey) => (found.has(refundKey) ? [found.get(refundKey)!] : []));
     // A refund: whether the purchase it takes back counted for a code (unknown until that purchase is recorded).
     const refunded = notification.refunded_transaction_id ?? transaction_id;
     const paid =
@@ -86,8 +91,9 @@ export class RevenueApplier {
         : null;
     return {
       already_recorded: inbound?.status === 'applied' && inbound.app_user_id === appUserId,
-      already_refunded: refunds.size > 0,
-      refunded_before_minor: notification.kind === 'refund' ? ([...refunds.values()][0]?.refunded_minor ?? null) : null,
+      already_refunded: refunds.length > 0,
+      already_paid: paidKey !== null && found.get(paidKey)?.app_user_id === appUserId,
+      refunded_before_minor: notification.kind === 'refund' ? (refunds[0]?.refunded_minor ?? null) : null,
       refunded_purchase_attributed: paid?.attributed ?? null,
       conversionRewards: await this.conversionRewards(state),
       now: this.clock.now(),

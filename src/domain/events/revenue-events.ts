@@ -48,10 +48,13 @@ export const revenueUserEvents = {
    * `refunded_before`: a refund of it was recorded first (out of order): it neither makes the
    * user premium nor converts it. `expired_before`: an expiry of its subscription that happened
    * after it was recorded first (out of order): it converts the user, who churns at once, and
-   * does not make it premium.
+   * does not make it premium. `repeats_purchase`: a purchase or renewal of the same transaction
+   * was recorded for this user before, under another notification id (a provider sending one
+   * payment twice): kept as a fact, not counted as revenue again, and it changes nothing else;
+   * present (true) on a repeat only.
    */
-  PurchaseRecorded: revenueFact.extend({ refunded_before: z.boolean(), expired_before: z.boolean() }),
-  RenewalRecorded: revenueFact.extend({ refunded_before: z.boolean(), expired_before: z.boolean() }),
+  PurchaseRecorded: revenueFact.extend({ refunded_before: z.boolean(), expired_before: z.boolean(), repeats_purchase: z.boolean().optional() }),
+  RenewalRecorded: revenueFact.extend({ refunded_before: z.boolean(), expired_before: z.boolean(), repeats_purchase: z.boolean().optional() }),
   /**
    * `reverses_conversion`: the refunded purchase is the one that converted this user (clawback due).
    * `repeats_refund`: a refund of the same transaction was recorded before (Apple sends REFUND,

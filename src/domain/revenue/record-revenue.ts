@@ -16,6 +16,8 @@ export interface RecordRevenueCommand {
    * order); for a refund, it repeats one already recorded.
    */
   already_refunded: boolean;
+  /** For a purchase or renewal: one of the same transaction is already recorded for this user (under another notification id). */
+  already_paid: boolean;
   /** For a refund that repeats one: the amount the refunds of its transaction recorded so far (null: unknown). */
   refunded_before_minor: number | null;
   /**
@@ -39,6 +41,11 @@ export function refundFigures(refund: { price_minor: number | null; repeats_refu
   amount: number | null;
 } {
   return refund.repeats_refund === true ? { refunds: 0, amount: refund.adds_refunded_minor ?? 0 } : { refunds: 1, amount: refund.price_minor };
+}
+
+/** Whether a recorded purchase or renewal counts in the revenue figures (analytics, attribution): not when it repeats one. */
+export function countsAsRevenue(purchase: { repeats_purchase?: boolean }): boolean {
+  return purchase.repeats_purchase !== true;
 }
 
 /**
@@ -90,11 +97,13 @@ export function decideRecordRevenue(state: UserState, command: RecordRevenueComm
     case 'renewal': {
       // A purchase whose refund came first neither makes the user premium nor converts it.
       const expiredBefore = endedBefore(state, notification);
-      events.push({
-        id: command.event_id,
-        type: RECORDED_TYPE[notification.kind],
-        data: { ...data, refunded_before: command.already_refunded, expired_before: expiredBefore },
-      });
+      const recorded = { ...data, refunded_before: command.already_refunded, expired_before: expiredBefore };
+      if (command.already_paid) {
+        // The same payment sent again under another notification id: recorded, counted once.
+        events.push({ id: command.event_id, type: RECORDED_TYPE[notification.kind], data: { ...recorded, repeats_purchase: true } });
+        return { events, result: { status: 'applied' } };
+      }
+      events.push({ id: command.event_id, type: RECORDED_TYPE[notification.kind], data: recorded });
       if (expiredBefore && !command.already_refunded && !notification.is_trial && command.conversions !== 'client') {
         events.push(...paidThenEnded(foldUserEvents(state, events), command));
         return { events, result: { status: 'applied' } };

@@ -184,7 +184,7 @@ function applyUserEvent(draft: UserDraft, event: DomainEvent): void {
       return;
     case 'PurchaseRecorded':
     case 'RenewalRecorded':
-      if (!event.data.is_trial && !event.data.refunded_before && !event.data.expired_before) {
+      if (!event.data.is_trial && !event.data.refunded_before && !event.data.expired_before && event.data.repeats_purchase !== true) {
         state.verified_premium = true;
         const { provider, notification_id, transaction_id, original_transaction_id } = event.data;
         state.verified_purchase = { provider, notification_id, transaction_id, original_transaction_id };

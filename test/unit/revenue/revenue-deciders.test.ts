@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { describe, it } from 'mocha';
 import type { DomainEvent } from '../../../src/domain/events/index.js';
-import { decideRecordRevenue, type RecordRevenueCommand } from '../../../src/domain/revenue/record-revenue.js';
+import { countsAsRevenue, decideRecordRevenue, type RecordRevenueCommand } from '../../../src/domain/revenue/record-revenue.js';
 import type { RevenueNotification } from '../../../src/domain/revenue/revenue-notification.js';
 import { decideRevokeGrants } from '../../../src/domain/revenue/revoke-grants.js';
 import { isChurning, isConverting } from '../../../src/domain/users/conversion.js';
@@ -21,6 +21,7 @@ function record(overrides: Partial<RecordRevenueCommand> = {}): RecordRevenueCom
     event_id: 'record-1',
     already_recorded: false,
     already_refunded: false,
+    already_paid: false,
     refunded_before_minor: null,
     refunded_purchase_attributed: null,
     conversions: 'verified',
@@ -82,6 +83,37 @@ describe('verified revenue (SPEC §11)', () => {
       expect(events.map((e) => e.type)).to.deep.equal(['PurchaseRecorded']);
       expect(events[0]!.data).to.include({ refunded_before: true });
       expect(state.verified_premium).to.equal(null);
+    });
+
+    it('a payment recorded before under another notification id is kept as a repeat: it changes nothing and counts no revenue again', () => {
+      const bought = user
+        .given(claimedHistory)
+        .when((state) => decideRecordRevenue(state, record()))
+        .decision().events as DomainEvent[];
+      const expired = user
+        .given([...claimedHistory, ...bought])
+        .when((state) => decideRecordRevenue(state, record({ event_id: 'expiry-1', notification: notification({ notification_id: 'evt_x', kind: 'expiry' }) })))
+        .decision().events as DomainEvent[];
+      const history = [...claimedHistory, ...bought, ...expired];
+      const again = record({ event_id: 'record-2', notification: notification({ notification_id: 'evt_2' }), already_paid: true });
+      const { events, state } = user
+        .given(history)
+        .when((state) => decideRecordRevenue(state, again))
+        .decision();
+      expect(events.map((e) => [e.type, e.id])).to.deep.equal([['PurchaseRecorded', 'record-2']]);
+      expect(events[0]!.data).to.include({ notification_id: 'evt_2', transaction_id: 'in_1', repeats_purchase: true });
+      // Not premium again, not converted again: the state is the one before it.
+      expect(state).to.deep.equal(user.given(history).state);
+      expect(countsAsRevenue(events[0]!.data as { repeats_purchase?: boolean })).to.equal(false);
+      expect(countsAsRevenue(bought[0]!.data as { repeats_purchase?: boolean })).to.equal(true);
+      // A renewal is counted once too.
+      const renewal = record({ event_id: 'renewal-2', notification: notification({ notification_id: 'evt_3', kind: 'renewal' }), already_paid: true });
+      expect(
+        user
+          .given(history)
+          .when((state) => decideRecordRevenue(state, renewal))
+          .decision().events[0]!,
+      ).to.deep.include({ type: 'RenewalRecorded', data: { ...(events[0]!.data as object), notification_id: 'evt_3', kind: 'renewal' } });
     });
 
     it('a refund of the purchase that made the user premium leaves nothing to convert on: a later claim converts nothing', () => {
