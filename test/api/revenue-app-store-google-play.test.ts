@@ -125,6 +125,22 @@ describe('API: revenue notifications in (SPEC §11) — App Store and Google Pla
       const malformed = await signed('DID_RENEW', { bundleId: BUNDLE_ID, environment: 'Sandbox' });
       expect(malformed.status).to.equal(400);
       expect(malformed.body.errors[0].code).to.equal('BAD_REQUEST');
+      // Naming no app at all (no data, or data without a bundleId; a transaction without one): malformed, not another app's.
+      const rejectedBefore = (await inbox(svc, '&provider=app-store&status=rejected')).length;
+      const noData = await send({
+        signedPayload: await chain.sign({ notificationType: 'SUBSCRIBED', notificationUUID: randomUUID(), version: '2.0', signedDate: Date.now() }),
+      });
+      expect(noData.body.errors[0]).to.include({ status: 400, code: 'BAD_REQUEST', source: '/signedPayload' });
+      expect((await signed('SUBSCRIBED', { environment: 'Sandbox', status: 1 })).body.errors[0]).to.include({ status: 400, code: 'BAD_REQUEST' });
+      const { bundleId: _bundleId, ...appless } = appleTransaction({ transactionId: 't-appless', originalTransactionId: 'o-appless' });
+      const applessInner = await signed('SUBSCRIBED', {
+        bundleId: BUNDLE_ID,
+        environment: 'Sandbox',
+        status: 1,
+        signedTransactionInfo: await chain.sign(appless),
+      });
+      expect(applessInner.body.errors[0]).to.include({ status: 400, code: 'BAD_REQUEST', source: '/signedPayload' });
+      expect(await inbox(svc, '&provider=app-store&status=rejected')).to.have.length(rejectedBefore);
       // Signed by the App Store's chain, with fields Apple's validator refuses, a time past the year
       // 9999 or a price beyond a safe integer: malformed (400), never a bad signature or a 500.
       const refusedByApple: Record<string, unknown>[] = [{ price: 'lots' }, { originalTransactionId: 5 }, { purchaseDate: 'yesterday' }];

@@ -165,6 +165,10 @@ export class AppStoreVerifier implements NotificationVerifier {
           '/signedPayload',
         );
       }
+      if (error instanceof VerificationException && error.status === VerificationStatus.INVALID_APP_IDENTIFIER && !namesAnApp(jws, level)) {
+        // Apple's library checks the identity after the signature: signed by the App Store, naming no app at all.
+        throw new WebhookMalformedError('BAD_REQUEST', 'The notification is signed by the App Store, but names no app (no bundleId)', '/signedPayload');
+      }
       if (error instanceof VerificationException) {
         const status = `(status ${VerificationStatus[error.status] ?? error.status})`;
         if (!REJECTED_IDENTITY.has(error.status)) throw new WebhookUnauthorizedError(`signature or certificate chain does not verify ${status}`);
@@ -186,6 +190,23 @@ function isSignedWithChain(jws: string): boolean {
     return Array.isArray(header.x5c);
   } catch {
     return false;
+  }
+}
+
+/**
+ * Whether a JWS's payload names an app, read without verifying (the caller has): a transaction's
+ * `bundleId`; a notification's in the part Apple's library reads it from (data, summary,
+ * externalPurchaseToken or appData, the first present).
+ */
+function namesAnApp(jws: string, level: 'outer' | 'inner'): boolean {
+  try {
+    const payload = JSON.parse(Buffer.from(jws.split('.')[1] ?? '', 'base64url').toString('utf8')) as Record<string, { bundleId?: unknown } | undefined> & {
+      bundleId?: unknown;
+    };
+    const holder = level === 'inner' ? payload : payload.data || payload.summary || payload.externalPurchaseToken || payload.appData;
+    return typeof holder?.bundleId === 'string';
+  } catch {
+    return true;
   }
 }
 
