@@ -32,7 +32,8 @@ export async function defineCodeOwner<S, R>(
   // none of the others. Definitions racing for the same codes reserve them in one order (sorted),
   // so the first to reserve the least of them gets them all, and the others are refused before
   // reserving any (in the order asked, two could each take one and both be refused). A racer
-  // refused keeps only the codes before it that nobody else asked for, reserved to its own id.
+  // refused part-way keeps the codes it reserved before the one it lost, reserved to its own id
+  // (codes are never freed): a later definition under that id takes them.
   for (const { code, type, ownerId, source } of codes) await registry.checkFree(code, type, ownerId, source);
   const inOrder = [...codes].sort((a, b) => (a.code < b.code ? -1 : a.code > b.code ? 1 : 0));
   for (const { code, type, ownerId, source } of inOrder) await registry.reserve(code, type, ownerId, context, source);
