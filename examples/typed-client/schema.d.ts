@@ -1941,8 +1941,25 @@ export interface components {
              * @example 2026-01-02T03:04:05.678Z
              */
             updated_at: string | null;
-            /** @description Only when created or rotated: `whsec_` + base64 of 32 bytes; store it, it is not shown again */
-            secret?: string;
+        };
+        WebhookWithSecret: {
+            id: string;
+            url: string;
+            events: string[] | null;
+            description: string | null;
+            enabled: boolean;
+            /**
+             * Format: date-time
+             * @example 2026-01-02T03:04:05.678Z
+             */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @example 2026-01-02T03:04:05.678Z
+             */
+            updated_at: string | null;
+            /** @description `whsec_` + base64 of 32 bytes; store it, it is not shown again */
+            secret: string;
         };
         WebhookRequest: {
             /**
@@ -4572,8 +4589,8 @@ export interface operations {
                      *         {
                      *           "code": "USER.FIRST_SEEN_AT_IN_FUTURE",
                      *           "status": 422,
-                     *           "message": "`first_seen_at` is more than 5 minutes in the future.",
-                     *           "source": null
+                     *           "message": "first_seen_at is more than 5 minutes in the future",
+                     *           "source": "/first_seen_at"
                      *         }
                      *       ]
                      *     }
@@ -5195,8 +5212,8 @@ export interface operations {
                      *         {
                      *           "code": "CLAIM.CODE_NOT_FOUND",
                      *           "status": 422,
-                     *           "message": "The claimed code is not a referral, promo or affiliate code.",
-                     *           "source": null
+                     *           "message": "Code \"ZZZZZZ\" does not exist",
+                     *           "source": "/code"
                      *         }
                      *       ]
                      *     }
@@ -5559,8 +5576,8 @@ export interface operations {
                      *         {
                      *           "code": "WITHDRAW.REWARD_NOT_FOUND",
                      *           "status": 422,
-                     *           "message": "`key` is not a credit reward.",
-                     *           "source": null
+                     *           "message": "No credit reward has the key coins",
+                     *           "source": "/key"
                      *         }
                      *       ]
                      *     }
@@ -5975,8 +5992,8 @@ export interface operations {
                      *         {
                      *           "code": "GRANT.REWARD_NOT_FOUND",
                      *           "status": 422,
-                     *           "message": "No reward has this `key`.",
-                     *           "source": null
+                     *           "message": "No reward has the key coins",
+                     *           "source": "/key"
                      *         }
                      *       ]
                      *     }
@@ -7099,10 +7116,10 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "PATH_ERROR",
+                     *           "code": "NOT_FOUND.OFFER_CODE",
                      *           "status": 404,
-                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
-                     *           "source": null
+                     *           "message": "No offer code summer-offer",
+                     *           "source": "path:/offer_code_id"
                      *         }
                      *       ]
                      *     }
@@ -7412,10 +7429,10 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "PATH_ERROR",
+                     *           "code": "NOT_FOUND.OFFER_CODE",
                      *           "status": 404,
-                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
-                     *           "source": null
+                     *           "message": "No offer code summer-offer",
+                     *           "source": "path:/offer_code_id"
                      *         }
                      *       ]
                      *     }
@@ -8297,10 +8314,10 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "PATH_ERROR",
+                     *           "code": "NOT_FOUND.REWARD",
                      *           "status": 404,
-                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
-                     *           "source": null
+                     *           "message": "No reward coins",
+                     *           "source": "path:/key"
                      *         }
                      *       ]
                      *     }
@@ -8708,8 +8725,8 @@ export interface operations {
                      *         {
                      *           "code": "REWARD.IMMUTABLE_FIELD",
                      *           "status": 422,
-                     *           "message": "`kind`, `credits` and `offer_code_id` of a reward cannot change.",
-                     *           "source": null
+                     *           "message": "credits of a reward cannot change (was 100)",
+                     *           "source": "/credits"
                      *         }
                      *       ]
                      *     }
@@ -9230,10 +9247,10 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "PATH_ERROR",
+                     *           "code": "NOT_FOUND.REWARD",
                      *           "status": 404,
-                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
-                     *           "source": null
+                     *           "message": "No reward coins",
+                     *           "source": "path:/key"
                      *         }
                      *       ]
                      *     }
@@ -9267,8 +9284,8 @@ export interface operations {
                      *         {
                      *           "code": "REWARD.NOT_POOLED",
                      *           "status": 422,
-                     *           "message": "Only offer_code and store_promo_code rewards have a code pool.",
-                     *           "source": null
+                     *           "message": "Rewards of kind credit have no code pool",
+                     *           "source": "path:/key"
                      *         }
                      *       ]
                      *     }
@@ -9551,10 +9568,10 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "PATH_ERROR",
+                     *           "code": "NOT_FOUND.REWARD",
                      *           "status": 404,
-                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
-                     *           "source": null
+                     *           "message": "No reward coins",
+                     *           "source": "path:/key"
                      *         }
                      *       ]
                      *     }
@@ -9658,8 +9675,8 @@ export interface operations {
                      *         {
                      *           "code": "REWARD.NOT_POOLED",
                      *           "status": 422,
-                     *           "message": "Only offer_code and store_promo_code rewards have a code pool.",
-                     *           "source": null
+                     *           "message": "Rewards of kind credit have no code pool",
+                     *           "source": "path:/key"
                      *         }
                      *       ]
                      *     }
@@ -10349,8 +10366,8 @@ export interface operations {
                      *         {
                      *           "code": "PROGRAM.REWARD_NOT_FOUND",
                      *           "status": 422,
-                     *           "message": "A program entry names a reward that does not exist.",
-                     *           "source": null
+                     *           "message": "No reward has the key coins",
+                     *           "source": "/rewards/sender/0/reward_key"
                      *         }
                      *       ]
                      *     }
@@ -11281,8 +11298,8 @@ export interface operations {
                      *         {
                      *           "code": "CODE.REWARD_NOT_FOUND",
                      *           "status": 422,
-                     *           "message": "A promo-code entry names a reward that does not exist.",
-                     *           "source": null
+                     *           "message": "No reward has the key coins",
+                     *           "source": "/rewards/0/reward_key"
                      *         }
                      *       ]
                      *     }
@@ -12220,8 +12237,8 @@ export interface operations {
                      *         {
                      *           "code": "AFFILIATE.REWARD_NOT_FOUND",
                      *           "status": 422,
-                     *           "message": "An affiliate entry names a reward that does not exist.",
-                     *           "source": null
+                     *           "message": "No reward has the key coins",
+                     *           "source": "/rewards/0/reward_key"
                      *         }
                      *       ]
                      *     }
@@ -14604,10 +14621,10 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "PATH_ERROR",
+                     *           "code": "NOT_FOUND.WEBHOOK",
                      *           "status": 404,
-                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
-                     *           "source": null
+                     *           "message": "No webhook endpoint backend",
+                     *           "source": "path:/id"
                      *         }
                      *       ]
                      *     }
@@ -14767,7 +14784,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Created */
+            /** @description Created, with its signing secret */
             201: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14778,7 +14795,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            webhook: components["schemas"]["Webhook"];
+                            webhook: components["schemas"]["WebhookWithSecret"];
                         };
                     };
                 };
@@ -14927,6 +14944,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `METHOD_NOT_ALLOWED`: The path exists but not with this method; the `allow` header lists the methods it has. */
+            405: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "METHOD_NOT_ALLOWED",
+                     *           "status": 405,
+                     *           "message": "The path exists but not with this method; the `allow` header lists the methods it has.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "METHOD_NOT_ALLOWED";
+                            /** @enum {integer} */
+                            status: 405;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
@@ -15012,8 +15064,8 @@ export interface operations {
                      *         {
                      *           "code": "WEBHOOK.URL_NOT_ALLOWED",
                      *           "status": 422,
-                     *           "message": "The webhook URL is not `https` (`http` needs WEBHOOKS_ALLOW_HTTP=true), carries credentials, or its host is or resolves to a loopback, private, link-local or unspecified address (allowed with WEBHOOKS_ALLOW_PRIVATE=true).",
-                     *           "source": null
+                     *           "message": "A webhook URL must use https (http needs WEBHOOKS_ALLOW_HTTP=true)",
+                     *           "source": "/url"
                      *         }
                      *       ]
                      *     }
@@ -15289,10 +15341,10 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "PATH_ERROR",
+                     *           "code": "NOT_FOUND.WEBHOOK",
                      *           "status": 404,
-                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
-                     *           "source": null
+                     *           "message": "No webhook endpoint backend",
+                     *           "source": "path:/id"
                      *         }
                      *       ]
                      *     }
@@ -15303,6 +15355,41 @@ export interface operations {
                             code: "PATH_ERROR" | "NOT_FOUND.WEBHOOK";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `METHOD_NOT_ALLOWED`: The path exists but not with this method; the `allow` header lists the methods it has. */
+            405: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "METHOD_NOT_ALLOWED",
+                     *           "status": 405,
+                     *           "message": "The path exists but not with this method; the `allow` header lists the methods it has.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "METHOD_NOT_ALLOWED";
+                            /** @enum {integer} */
+                            status: 405;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -15745,7 +15832,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Rotated */
+            /** @description Rotated, with the new signing secret */
             200: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -15756,7 +15843,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         data: {
-                            webhook: components["schemas"]["Webhook"];
+                            webhook: components["schemas"]["WebhookWithSecret"];
                         };
                     };
                 };
@@ -15887,10 +15974,10 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "PATH_ERROR",
+                     *           "code": "NOT_FOUND.WEBHOOK",
                      *           "status": 404,
-                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
-                     *           "source": null
+                     *           "message": "No webhook endpoint backend",
+                     *           "source": "path:/id"
                      *         }
                      *       ]
                      *     }
@@ -16248,10 +16335,10 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "PATH_ERROR",
+                     *           "code": "NOT_FOUND.WEBHOOK",
                      *           "status": 404,
-                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
-                     *           "source": null
+                     *           "message": "No webhook endpoint backend",
+                     *           "source": "path:/id"
                      *         }
                      *       ]
                      *     }
@@ -16355,8 +16442,8 @@ export interface operations {
                      *         {
                      *           "code": "WEBHOOK.URL_NOT_ALLOWED",
                      *           "status": 422,
-                     *           "message": "The webhook URL is not `https` (`http` needs WEBHOOKS_ALLOW_HTTP=true), carries credentials, or its host is or resolves to a loopback, private, link-local or unspecified address (allowed with WEBHOOKS_ALLOW_PRIVATE=true).",
-                     *           "source": null
+                     *           "message": "A webhook URL must use https (http needs WEBHOOKS_ALLOW_HTTP=true)",
+                     *           "source": "/url"
                      *         }
                      *       ]
                      *     }
@@ -16640,10 +16727,10 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "PATH_ERROR",
+                     *           "code": "NOT_FOUND.WEBHOOK",
                      *           "status": 404,
-                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
-                     *           "source": null
+                     *           "message": "No webhook endpoint backend",
+                     *           "source": "path:/id"
                      *         }
                      *       ]
                      *     }
@@ -16928,10 +17015,10 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "PATH_ERROR",
+                     *           "code": "NOT_FOUND.WEBHOOK",
                      *           "status": 404,
-                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
-                     *           "source": null
+                     *           "message": "No webhook endpoint backend",
+                     *           "source": "path:/id"
                      *         }
                      *       ]
                      *     }
@@ -17289,10 +17376,10 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "PATH_ERROR",
+                     *           "code": "NOT_FOUND.WEBHOOK",
                      *           "status": 404,
-                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
-                     *           "source": null
+                     *           "message": "No webhook endpoint backend",
+                     *           "source": "path:/id"
                      *         }
                      *       ]
                      *     }
@@ -18500,8 +18587,8 @@ export interface operations {
                      *         {
                      *           "code": "RULE.IMMUTABLE_FIELD",
                      *           "status": 422,
-                     *           "message": "The `kind` of a fraud rule cannot change (decisions in the log name the rule by id).",
-                     *           "source": null
+                     *           "message": "The kind of rule fast-claims is referrer_claims_per_hour; create a new rule for another kind",
+                     *           "source": "/kind"
                      *         }
                      *       ]
                      *     }
@@ -19342,10 +19429,10 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "PATH_ERROR",
+                     *           "code": "NOT_FOUND.REVIEW",
                      *           "status": 404,
-                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
-                     *           "source": null
+                     *           "message": "No such review",
+                     *           "source": "path:/id"
                      *         }
                      *       ]
                      *     }
@@ -19449,8 +19536,8 @@ export interface operations {
                      *         {
                      *           "code": "REVIEW.ALREADY_DECIDED",
                      *           "status": 422,
-                     *           "message": "The review was already decided the other way (approve after reject, or reject after approve); a decision is final.",
-                     *           "source": null
+                     *           "message": "The review was already approved; a decision is final",
+                     *           "source": "path:/id"
                      *         }
                      *       ]
                      *     }
@@ -19759,10 +19846,10 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "PATH_ERROR",
+                     *           "code": "NOT_FOUND.REVIEW",
                      *           "status": 404,
-                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
-                     *           "source": null
+                     *           "message": "No such review",
+                     *           "source": "path:/id"
                      *         }
                      *       ]
                      *     }
@@ -19866,8 +19953,8 @@ export interface operations {
                      *         {
                      *           "code": "REVIEW.ALREADY_DECIDED",
                      *           "status": 422,
-                     *           "message": "The review was already decided the other way (approve after reject, or reject after approve); a decision is final.",
-                     *           "source": null
+                     *           "message": "The review was already approved; a decision is final",
+                     *           "source": "path:/id"
                      *         }
                      *       ]
                      *     }
@@ -21111,8 +21198,8 @@ export interface operations {
                      *         {
                      *           "code": "USER.FIRST_SEEN_AT_IN_FUTURE",
                      *           "status": 422,
-                     *           "message": "`first_seen_at` is more than 5 minutes in the future.",
-                     *           "source": null
+                     *           "message": "first_seen_at is more than 5 minutes in the future",
+                     *           "source": "/first_seen_at"
                      *         }
                      *       ]
                      *     }
@@ -21734,8 +21821,8 @@ export interface operations {
                      *         {
                      *           "code": "CLAIM.CODE_NOT_FOUND",
                      *           "status": 422,
-                     *           "message": "The claimed code is not a referral, promo or affiliate code.",
-                     *           "source": null
+                     *           "message": "Code \"ZZZZZZ\" does not exist",
+                     *           "source": "/code"
                      *         }
                      *       ]
                      *     }
@@ -22098,8 +22185,8 @@ export interface operations {
                      *         {
                      *           "code": "WITHDRAW.REWARD_NOT_FOUND",
                      *           "status": 422,
-                     *           "message": "`key` is not a credit reward.",
-                     *           "source": null
+                     *           "message": "No credit reward has the key coins",
+                     *           "source": "/key"
                      *         }
                      *       ]
                      *     }
@@ -22514,8 +22601,8 @@ export interface operations {
                      *         {
                      *           "code": "GRANT.REWARD_NOT_FOUND",
                      *           "status": 422,
-                     *           "message": "No reward has this `key`.",
-                     *           "source": null
+                     *           "message": "No reward has the key coins",
+                     *           "source": "/key"
                      *         }
                      *       ]
                      *     }
@@ -23634,10 +23721,10 @@ export interface operations {
                      * @example {
                      *       "errors": [
                      *         {
-                     *           "code": "PATH_ERROR",
+                     *           "code": "NOT_FOUND.OFFER_CODE",
                      *           "status": 404,
-                     *           "message": "No such path; also a path whose parameter is empty (`/users//claim-code`).",
-                     *           "source": null
+                     *           "message": "No offer code summer-offer",
+                     *           "source": "path:/offer_code_id"
                      *         }
                      *       ]
                      *     }

@@ -36,6 +36,32 @@ export interface OperationDoc {
   auth?: 'client' | 'secret' | 'none';
 }
 
+/** The tags operations are grouped under, in the order viewers show them; each operation's tags must be among them. */
+const TAGS: { name: string; description: string }[] = [
+  { name: 'users', description: 'Users, claims and their rewards' },
+  { name: 'credits', description: 'Credit withdrawals and grants by hand' },
+  { name: 'codes', description: 'Resolving referral, promo and affiliate codes' },
+  { name: 'store', description: 'Store (App Store) offer codes' },
+  { name: 'transactions', description: 'Store transactions the app links to its user (revenue matching)' },
+  {
+    name: 'compat: winwinkit',
+    description: "The same operations in WinWinKit's wire format under /compat/winwinkit, for apps on WinWinKit's SDKs (docs/winwinkit.md)",
+  },
+  { name: 'admin: rewards', description: 'Reward definitions and code pools' },
+  { name: 'admin: programs', description: 'Referral programs' },
+  { name: 'admin: promo codes', description: 'Promo codes' },
+  { name: 'admin: affiliates', description: 'Affiliates' },
+  { name: 'admin: audit', description: 'Event log and credit ledgers' },
+  { name: 'admin: privacy', description: "Erasure and export of a user's personal data" },
+  { name: 'admin: revenue', description: 'Revenue notifications received, attribution and store account tokens' },
+  { name: 'admin: analytics', description: 'Daily figures and top codes for the operator console' },
+  { name: 'admin: webhooks', description: 'Webhook endpoints, their deliveries, replays and secrets' },
+  { name: 'admin: fraud rules', description: 'Fraud rules checked on claims' },
+  { name: 'admin: reviews', description: 'Claims held for review by a fraud rule' },
+  { name: 'webhooks in', description: 'Revenue notifications from the stores, Stripe and RevenueCat' },
+  { name: 'operator', description: 'Health, readiness, metrics and this description' },
+];
+
 /** Every code an operation can answer, from its own list and its shape. */
 function operationErrorCodes(doc: Pick<OperationDoc, 'method' | 'path' | 'errors' | 'auth' | 'body'>): ErrorCode[] {
   // Any request can be refused before it reaches its route: a request line and headers over
@@ -138,7 +164,10 @@ export class ApiDescription {
   private readonly tagsInUse = new Set<string>();
 
   operation(doc: OperationDoc): void {
-    for (const tag of doc.tags) this.tagsInUse.add(tag);
+    for (const tag of doc.tags) {
+      if (!TAGS.some((declared) => declared.name === tag)) throw new Error(`${doc.operationId}: tag ${tag} is not declared in TAGS`);
+      this.tagsInUse.add(tag);
+    }
     if (this.operationIds.has(doc.operationId)) throw new Error(`operationId ${doc.operationId} is used twice`);
     this.operationIds.add(doc.operationId);
     const responses: RouteConfig['responses'] = {};
@@ -193,24 +222,7 @@ export class ApiDescription {
         license: { name: 'MIT', identifier: 'MIT' },
       },
       servers: [{ url: '/', description: 'The service that serves this document' }],
-      tags: [
-        { name: 'users', description: 'Users, claims and their rewards' },
-        { name: 'credits', description: 'Credit withdrawals and grants by hand' },
-        { name: 'codes', description: 'Resolving referral, promo and affiliate codes' },
-        { name: 'store', description: 'Store (App Store) offer codes' },
-        { name: 'transactions', description: 'Store transactions the app links to its user (revenue matching)' },
-        {
-          name: 'compat: winwinkit',
-          description: "The same operations in WinWinKit's wire format under /compat/winwinkit, for apps on WinWinKit's SDKs (docs/winwinkit.md)",
-        },
-        { name: 'admin: rewards', description: 'Reward definitions and code pools' },
-        { name: 'admin: programs', description: 'Referral programs' },
-        { name: 'admin: promo codes', description: 'Promo codes' },
-        { name: 'admin: affiliates', description: 'Affiliates' },
-        { name: 'admin: audit', description: 'Event log and credit ledgers' },
-        { name: 'admin: privacy', description: "Erasure and export of a user's personal data" },
-        { name: 'operator', description: 'Health, readiness, metrics and this description' },
-      ].filter((tag) => this.tagsInUse.has(tag.name)),
+      tags: TAGS.filter((tag) => this.tagsInUse.has(tag.name)),
     });
   }
 }

@@ -98,8 +98,17 @@ describe('API: outgoing webhook endpoints (SPEC §12)', function () {
     expect((await service.admin('PUT', '/admin/webhooks/_x', { url: receiver.url })).body.errors[0]).to.include({ status: 400, source: 'path:/id' });
     // `inbound` names the inbound notifications' list, as the id's description says: no endpoint can take it.
     expect((await service.admin('PUT', '/admin/webhooks/inbound', { url: receiver.url })).status).to.equal(405);
-    const idDoc = (await service.call('GET', '/openapi.json')).body.paths['/admin/webhooks/{id}'].put.parameters[0];
+    expect((await service.admin('DELETE', '/admin/webhooks/inbound')).body.errors[0]).to.include({ status: 405, code: 'METHOD_NOT_ALLOWED' });
+    const webhookPath = (await service.call('GET', '/openapi.json')).body.paths['/admin/webhooks/{id}'];
+    const idDoc = webhookPath.put.parameters[0];
     expect(idDoc.schema.description ?? idDoc.description).to.contain('Not `inbound`');
+    // The document lists that 405 for the id the pattern allows but the inbound list takes.
+    expect(Object.keys(webhookPath.put.responses)).to.include('405');
+    expect(Object.keys(webhookPath.delete.responses)).to.include('405');
+    // The secret is stated where it is always sent (creation, rotation), and nowhere else.
+    const { schemas } = (await service.call('GET', '/openapi.json')).body.components;
+    expect(schemas.WebhookWithSecret.required).to.include('secret');
+    expect(schemas.Webhook.properties).to.not.have.property('secret');
     expect((await service.admin('POST', '/admin/webhooks/none/rotate-secret', {})).status).to.equal(404);
     expect((await service.admin('POST', '/admin/webhooks/none/ping')).status).to.equal(404);
     expect((await service.admin('GET', '/admin/webhooks/none/deliveries')).status).to.equal(404);

@@ -16,6 +16,7 @@ import {
   webhookBody,
   webhookId,
   webhookOut,
+  webhookWithSecretOut,
 } from '../schemas/webhooks.js';
 
 const TAG = 'admin: webhooks';
@@ -34,6 +35,7 @@ export function adminWebhookRoutes(container: DependencyContainer): AnyRoute[] {
   const webhooks = container.resolve(WebhookAdmin);
   const params = z.object({ id: webhookId });
   const one = z.object({ data: z.object({ webhook: webhookOut }) });
+  const oneWithSecret = z.object({ data: z.object({ webhook: webhookWithSecretOut }) });
   const notFound = (id: string) => new ApiError(404, 'NOT_FOUND.WEBHOOK', `No webhook endpoint ${id}`, 'path:/id');
   const common = { tags: [TAG], auth: 'secret' as const };
 
@@ -46,8 +48,9 @@ export function adminWebhookRoutes(container: DependencyContainer): AnyRoute[] {
       summary: 'Create (201, with the signing secret shown once) or update (200) a webhook endpoint',
       params,
       body: webhookBody,
-      responses: { 201: { description: 'Created', schema: one }, 200: { description: 'Updated', schema: one } },
-      errors: ['WEBHOOK.URL_NOT_ALLOWED'],
+      responses: { 201: { description: 'Created, with its signing secret', schema: oneWithSecret }, 200: { description: 'Updated', schema: one } },
+      // `inbound` as the id: that path is the inbound notifications' list, GET only.
+      errors: ['WEBHOOK.URL_NOT_ALLOWED', 'METHOD_NOT_ALLOWED'],
       async handle({ params: { id }, body, res }) {
         const { created, webhook, secret } = await webhooks.define(
           { id, url: body.url, events: body.events ? [...new Set(body.events)] : null, description: body.description ?? null, enabled: body.enabled ?? true },
@@ -80,7 +83,7 @@ export function adminWebhookRoutes(container: DependencyContainer): AnyRoute[] {
       summary: 'Delete a webhook endpoint and its pending deliveries',
       params,
       responses: { 204: { description: 'Deleted' } },
-      errors: ['NOT_FOUND.WEBHOOK'],
+      errors: ['NOT_FOUND.WEBHOOK', 'METHOD_NOT_ALLOWED'],
       async handle({ params: { id }, res }) {
         await webhooks.delete(id, commandContext(res));
         return { status: 204 };
@@ -106,7 +109,7 @@ export function adminWebhookRoutes(container: DependencyContainer): AnyRoute[] {
       summary: 'Make a new signing secret (shown once); the previous ones keep signing for overlap_seconds',
       params,
       body: rotateSecretBody,
-      responses: { 200: { description: 'Rotated', schema: one } },
+      responses: { 200: { description: 'Rotated, with the new signing secret', schema: oneWithSecret } },
       errors: ['NOT_FOUND.WEBHOOK'],
       async handle({ params: { id }, body: { overlap_seconds }, res }) {
         const { webhook, secret } = await webhooks.rotateSecret(id, overlap_seconds, commandContext(res));

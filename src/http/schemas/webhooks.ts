@@ -36,18 +36,23 @@ export const webhookBody = z
   })
   .openapi('WebhookRequest');
 
-export const webhookOut = z
-  .object({
-    id: z.string(),
-    url: z.string(),
-    events: z.array(z.string()).nullable(),
-    description: z.string().nullable(),
-    enabled: z.boolean(),
-    created_at: outDateTime,
-    updated_at: outDateTime.nullable(),
-    secret: z.string().optional().openapi({ description: 'Only when created or rotated: `whsec_` + base64 of 32 bytes; store it, it is not shown again' }),
-  })
-  .openapi('Webhook');
+const webhookFields = {
+  id: z.string(),
+  url: z.string(),
+  events: z.array(z.string()).nullable(),
+  description: z.string().nullable(),
+  enabled: z.boolean(),
+  created_at: outDateTime,
+  updated_at: outDateTime.nullable(),
+};
+
+/** An endpoint as the API shows it: never its secrets. */
+export const webhookOut = z.object(webhookFields).openapi('Webhook');
+
+/** An endpoint as its creation and a rotation answer it: with the new signing secret, shown this once. */
+export const webhookWithSecretOut = z
+  .object({ ...webhookFields, secret: z.string().openapi({ description: '`whsec_` + base64 of 32 bytes; store it, it is not shown again' }) })
+  .openapi('WebhookWithSecret');
 
 export const rotateSecretBody = z.object({ overlap_seconds: z.number().int().min(0).max(MAX_OVERLAP_SECONDS).default(86_400) }).openapi('RotateSecretRequest');
 
