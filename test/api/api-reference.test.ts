@@ -85,7 +85,7 @@ describe('API reference: docs/ and the document are generated from the service a
       .map((file) => fs.readFileSync(file, 'utf8'))
       .join('\n');
     // The template literals of the source (`No reward ${key}`, `${source}/reward_key`) as the texts they can make.
-    const escape = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
+    const literal = (text: string) => text.replace(/[.*+?^${}()|[\]\\]/g, '\\$&');
     const templates = [...source.matchAll(/`((?:[^`\\]|\\.)*)`/g)]
       .map((match) => match[1]!)
       .filter((template) => template.includes('${'))
