@@ -94,7 +94,7 @@ describe('API reference: docs/ and the document are generated from the service a
         pattern: new RegExp(
           `^${template
             .split(/\$\{[^}]*\}/)
-            .map(escape)
+            .map(literal)
             .join('.+')}$`,
         ),
       }));
