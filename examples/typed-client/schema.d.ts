@@ -2248,10 +2248,6 @@ export interface components {
             first_seen_at: string | null;
             /** @deprecated */
             last_seen_at: null;
-            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
-            metadata: {
-                [key: string]: unknown;
-            } | null;
             claim_code_eligibility: {
                 eligible: boolean;
                 /**
@@ -2270,6 +2266,10 @@ export interface components {
                  */
                 claimed_at: string;
             } | null;
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+            metadata: {
+                [key: string]: unknown;
+            };
             stripe_customer_id: string | null;
             stats: {
                 claims: number;
@@ -2321,7 +2321,7 @@ export interface components {
             /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata: {
                 [key: string]: unknown;
-            } | null;
+            };
             /**
              * Format: date-time
              * @example 2026-01-02T03:04:05.678Z
@@ -2359,7 +2359,7 @@ export interface components {
             /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata: {
                 [key: string]: unknown;
-            } | null;
+            };
             credits: number;
             /**
              * Format: date-time
@@ -2398,7 +2398,7 @@ export interface components {
             /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata: {
                 [key: string]: unknown;
-            } | null;
+            };
             offer_code_id: string;
             offer_code_ref_name: string;
             subscription_product_id: string;
@@ -2448,7 +2448,7 @@ export interface components {
             /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata: {
                 [key: string]: unknown;
-            } | null;
+            };
             /**
              * Format: date-time
              * @example 2026-01-02T03:04:05.678Z
@@ -2493,7 +2493,7 @@ export interface components {
             /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata: {
                 [key: string]: unknown;
-            } | null;
+            };
             entitlement_id: string;
             entitlement_key: string;
             /**
@@ -2532,7 +2532,7 @@ export interface components {
             /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata: {
                 [key: string]: unknown;
-            } | null;
+            };
             offering_id: string;
             offering_key: string;
             /**
@@ -2661,7 +2661,7 @@ export interface components {
             /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
             metadata: {
                 [key: string]: unknown;
-            } | null;
+            };
             distribution_percentage: number;
             limit: number;
             rewards: {

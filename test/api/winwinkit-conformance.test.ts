@@ -236,6 +236,23 @@ describe('API: the WinWinKit-compatible surface decodes under the SDKs’ own mo
     for (const entry of basic) expect(entry.reward.metadata).to.deep.equal({ tier: 'gold', store_promo_code: 'kept' });
   });
 
+  it('answers every metadata (user, program, reward) as an object, {} for none: the JavaScript SDK’s types (0.12) require one', () => {
+    const found: unknown[] = [];
+    const walk = (value: unknown): void => {
+      if (Array.isArray(value)) value.forEach(walk);
+      else if (value !== null && typeof value === 'object') {
+        for (const [key, inner] of Object.entries(value)) {
+          if (key === 'metadata') found.push(inner);
+          else walk(inner);
+        }
+      }
+    };
+    for (const answer of answers.filter((one) => one.model !== 'ErrorsResponse')) walk(answer.body);
+    expect(found.filter((metadata) => metadata === null || typeof metadata !== 'object' || Array.isArray(metadata))).to.deep.equal([]);
+    // Users, programs and rewards made without metadata were among them.
+    expect(found.filter((metadata) => Object.keys(metadata as object).length === 0)).to.not.have.length(0);
+  });
+
   it('gives GET /codes its entity by type, with only the SDKs’ affiliate platforms', () => {
     const codes = answers.filter((answer) => answer.what.startsWith('code ')).map((answer) => answer.body.data);
     const byType = Object.fromEntries(codes.map((code) => [code.type, code]));

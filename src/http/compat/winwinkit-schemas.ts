@@ -1,5 +1,5 @@
 import { CLAIM_ONLY_RECEIVER_KINDS, REPEATABLE_SENDER_KINDS, REWARD_KINDS, type RewardKind } from '../../domain/rewards/reward-kinds.js';
-import { nullableJsonObject, outDateTime } from '../schemas/common.js';
+import { jsonObject, outDateTime } from '../schemas/common.js';
 import { affiliateOut, upsertUserBody, userOut, withdrawResultOut } from '../schemas/users.js';
 import { z } from '../schemas/zod-openapi.js';
 import { AFFILIATE_PLATFORMS, CUSTOMER_ID, KIND_ON_WIRE, type WireKind } from './winwinkit-wire.js';
@@ -38,7 +38,7 @@ const definition = (kind: RewardKind) =>
       key: z.string(),
       name: z.string(),
       description: z.string().nullable(),
-      metadata: nullableJsonObject,
+      metadata: jsonObject,
       ...DEFINITION_FIELDS[kind],
       created_at: outDateTime,
       updated_at: outDateTime.nullable(),
@@ -112,7 +112,7 @@ const wireProgram = z
     id: z.string(),
     name: z.string(),
     description: z.string().nullable(),
-    metadata: nullableJsonObject,
+    metadata: jsonObject,
     distribution_percentage: int(),
     limit: int(),
     rewards: z.object({ sender: senderRewards, receiver: receiverRewards }).strict(),
@@ -126,8 +126,9 @@ const wireRewardsGranted = byWireKind(activeEntry).openapi(name('UserRewardsGran
 
 /** The native user with the wire's names: the customer id renamed, rewards and program by wire kind. */
 const wireUser = userOut
-  .omit({ [CUSTOMER_ID.native]: true, stats: true, rewards: true, referral_program: true })
+  .omit({ [CUSTOMER_ID.native]: true, stats: true, rewards: true, referral_program: true, metadata: true })
   .extend({
+    metadata: jsonObject,
     [CUSTOMER_ID.wire]: z.string().nullable(),
     stats: z.object({ claims: int(), conversions: int(), churns: int() }).strict(),
     rewards: z.object({ active: byWireKind(activeEntry), expired: byWireKind(expiredEntry) }).strict(),

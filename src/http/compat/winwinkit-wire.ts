@@ -5,7 +5,8 @@ import { REWARD_KINDS, type RewardKind } from '../../domain/rewards/reward-kinds
  * are mapped to the service's, in both directions. The mount serves the native handlers; requests
  * pass through `upsertUserFromWire` (the only request with a renamed field), answers through
  * `dataToWire` / `codeToWire`. The mapping is structural (only the keys of the six kind arrays
- * and the user's customer id are renamed), so free-form `metadata` is never touched.
+ * and the user's customer id are renamed), so free-form `metadata` is never renamed; a null one
+ * (none given) is `{}` on the wire, as the JavaScript SDK's types (0.12) require an object.
  */
 export const WINWINKIT_MOUNT = '/compat/winwinkit';
 
@@ -39,9 +40,21 @@ export function upsertUserFromWire<B extends Json>(body: B): Json {
   return customer === undefined ? rest : { ...rest, [CUSTOMER_ID.native]: customer };
 }
 
+/** A user, program or reward definition with its metadata an object: `{}` for none. */
+function withMetadataObject(object: Json): Json {
+  return object.metadata === null ? { ...object, metadata: {} } : object;
+}
+
+/** An entry whose reward definition has its metadata an object. */
+function entryDefinitionToWire(item: Json): Json {
+  return item.reward ? { ...item, reward: withMetadataObject(item.reward as Json) } : item;
+}
+
 /** A six-array object (rewards active/expired, rewards_granted, program sender/receiver, code rewards) with wire kind keys. */
 export function kindsToWire(byKind: Json, entry: (kind: RewardKind, item: Json) => Json = (_kind, item) => item): Json {
-  return Object.fromEntries(REWARD_KINDS.map((kind) => [KIND_ON_WIRE[kind], ((byKind[kind] ?? []) as Json[]).map((item) => entry(kind, item))]));
+  return Object.fromEntries(
+    REWARD_KINDS.map((kind) => [KIND_ON_WIRE[kind], ((byKind[kind] ?? []) as Json[]).map((item) => entry(kind, entryDefinitionToWire(item)))]),
+  );
 }
 
 /** An active entry: an offer code's value always carries a `link` string. */
@@ -54,13 +67,13 @@ function activeEntryToWire(kind: RewardKind, entry: Json): Json {
 function programToWire(program: Json | null): Json | null {
   if (program === null) return null;
   const rewards = program.rewards as { sender: Json; receiver: Json };
-  return { ...program, rewards: { sender: kindsToWire(rewards.sender), receiver: kindsToWire(rewards.receiver) } };
+  return { ...withMetadataObject(program), rewards: { sender: kindsToWire(rewards.sender), receiver: kindsToWire(rewards.receiver) } };
 }
 
 function userToWire(user: Json): Json {
   const rewards = user.rewards as { active: Json; expired: Json };
   return {
-    ...renameKey(user, CUSTOMER_ID.native, CUSTOMER_ID.wire),
+    ...renameKey(withMetadataObject(user), CUSTOMER_ID.native, CUSTOMER_ID.wire),
     rewards: { active: kindsToWire(rewards.active, activeEntryToWire), expired: kindsToWire(rewards.expired) },
     referral_program: programToWire(user.referral_program as Json | null),
   };
