@@ -513,12 +513,15 @@ describe('API: fraud rules and reviews', () => {
       for (;;) {
         const page: { status: number; body: any } = await svc.admin('GET', `/admin/reviews?limit=2${after ? `&after=${after}` : ''}`);
         expect(page.status).to.equal(200);
+        // No page is empty: a page holding the last review says none follows.
+        expect(page.body.data.reviews).to.not.have.length(0);
         all.push(...page.body.data.reviews);
         after = page.body.data.next_after;
         if (after === null) break;
       }
       const ids = all.map((review) => review.id);
       expect(new Set(ids).size).to.equal(ids.length);
+      expect((await svc.admin('GET', `/admin/reviews?limit=${all.length}`)).body.data.next_after).to.equal(null);
       const mine = ids.filter((id) => reviews.some((review) => review.id === id));
       expect(mine).to.deep.equal(reviews.map((review) => review.id));
       const pending = (await svc.admin('GET', '/admin/reviews?status=pending&limit=1000')).body.data.reviews.map((review: { id: string }) => review.id);

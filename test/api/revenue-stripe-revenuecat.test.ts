@@ -361,11 +361,14 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       let after: string | null = null;
       for (;;) {
         const page: any = (await svc.admin('GET', `/admin/webhooks/inbound?provider=stripe&limit=2${after ? `&after=${after}` : ''}`)).body.data;
+        // No page is empty: a page holding the last notification says none follows.
+        expect(page.notifications).to.not.have.length(0);
         seen.push(...page.notifications.map((row: any) => `${row.id}/${row.status}`));
         if (page.next_after === null) break;
         after = page.next_after;
       }
       expect(seen).to.deep.equal(all.map((row) => `${row.id}/${row.status}`));
+      expect((await svc.admin('GET', `/admin/webhooks/inbound?provider=stripe&limit=${all.length}`)).body.data.next_after).to.equal(null);
       expect(all.map((row) => row.received_at)).to.deep.equal([...all.map((row) => row.received_at)].sort());
       expect((await svc.admin('GET', '/admin/webhooks/inbound?status=nonsense')).status).to.equal(400);
       expect((await svc.call('GET', '/admin/webhooks/inbound')).status).to.equal(403);

@@ -174,6 +174,14 @@ describe('API: outgoing webhook endpoints (SPEC §12)', function () {
       });
       expect(row.position).to.equal(first!.json.data.position);
       expect(row.delivered_at).to.be.a('string');
+      // Paged: a page that holds the last delivery says no other follows (no empty page to go to).
+      const count = deliveries.body.data.deliveries.length;
+      const whole = (await service.admin('GET', `/admin/webhooks/all/deliveries?limit=${count}`)).body.data;
+      expect(whole.next_after).to.equal(null);
+      const first1 = (await service.admin('GET', `/admin/webhooks/all/deliveries?limit=${count - 1}`)).body.data;
+      expect(first1.deliveries).to.have.length(count - 1);
+      const rest = (await service.admin('GET', `/admin/webhooks/all/deliveries?limit=${count - 1}&after=${first1.next_after}`)).body.data;
+      expect(rest.deliveries.map((one: { message_id: string }) => one.message_id)).to.deep.equal([deliveries.body.data.deliveries[count - 1].message_id]);
 
       // The grant goes to both; user.created only to the unfiltered endpoint.
       await filtered.waitFor((requests) => requests.length >= 1);

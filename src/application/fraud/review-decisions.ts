@@ -78,10 +78,12 @@ export class ReviewDecisions {
     const docs = await this.readStore.find<ReviewDoc & { seq: string }>(REVIEWS, {
       ...(query.status ? { where: { status: query.status } } : {}),
       ...(query.after !== undefined ? { afterId: reviewDocId(query.after) } : {}),
-      limit: query.limit,
+      // One more than the page, to know whether another follows.
+      limit: query.limit + 1,
     });
-    const last = docs.length === query.limit ? docs[docs.length - 1] : undefined;
-    return { reviews: docs.map(reviewView), next_after: last ? BigInt(last.seq).toString() : null };
+    const shown = docs.slice(0, query.limit);
+    const last = docs.length > query.limit ? shown[shown.length - 1] : undefined;
+    return { reviews: shown.map(reviewView), next_after: last ? BigInt(last.seq).toString() : null };
   }
 }
 

@@ -39,9 +39,11 @@ export class RevenueQueries {
       where,
       atMost: filter.after === null ? undefined : { field: 'neg_seq', value: -Number(filter.after) - 1 },
       orderBy: { field: 'neg_seq', direction: 'desc' },
-      limit: filter.limit,
+      // One more than the page, to know whether another follows.
+      limit: filter.limit + 1,
     });
-    const notifications = docs.map((doc) => ({
+    const shown = docs.slice(0, filter.limit);
+    const notifications = shown.map((doc) => ({
       id: (doc.id as string | null) ?? null,
       provider: doc.provider as string,
       received_at: doc.received_at as string,
@@ -50,8 +52,8 @@ export class RevenueQueries {
       app_user_id: (doc.app_user_id as string | null) ?? null,
       event_ids: (doc.event_ids as string[]) ?? [],
     }));
-    const last = docs[docs.length - 1];
-    return { notifications, next_after: docs.length === filter.limit && last ? String(last.seq) : null };
+    const last = shown[shown.length - 1];
+    return { notifications, next_after: docs.length > filter.limit && last ? String(last.seq) : null };
   }
 
   /**

@@ -170,8 +170,10 @@ export class WebhookAdmin {
 
   async deliveries(id: string, query: { status?: DeliveryStatus; after?: bigint | null; limit: number }) {
     if (id !== REVENUECAT_ENDPOINT) await this.existing(id);
-    const page = await this.outbox.list(id, query);
-    return { deliveries: page.map(deliveryView), next_after: page.length === query.limit ? page[page.length - 1]!.position.toString() : null };
+    // One more than the page, to know whether another follows.
+    const found = await this.outbox.list(id, { ...query, limit: query.limit + 1 });
+    const page = found.slice(0, query.limit);
+    return { deliveries: page.map(deliveryView), next_after: found.length > query.limit ? page[page.length - 1]!.position.toString() : null };
   }
 
   async redeliver(id: string, messageId: string) {
