@@ -10,58 +10,18 @@ import { session } from './session';
 
 export type Schemas = components['schemas'];
 
-type Json<T> = { content: { 'application/json': T } };
 type ErrorBody = { errors: ApiErrorItem[] };
-type ErrorResponses = { 400: Json<ErrorBody>; 401: Json<ErrorBody>; 403: Json<ErrorBody>; 404: Json<ErrorBody>; 422: Json<ErrorBody> };
-type Get<Query, Body> = {
-  parameters: { query: Query; header?: never; path?: never; cookie?: never };
-  get: { parameters: { query: Query; header?: never; path?: never; cookie?: never }; requestBody?: never; responses: { 200: Json<Body> } & ErrorResponses };
-};
-type Post<PathParams, Body> = {
-  parameters: { query?: never; header?: never; path: PathParams; cookie?: never };
-  post: {
-    parameters: { query?: never; header?: never; path: PathParams; cookie?: never };
-    requestBody?: never;
-    responses: { 200: Json<Body> } & ErrorResponses;
-  };
-};
 
-/** SPEC §14 (analytics) and §13 (reviews): how those operations are declared until the service documents them. */
-export type Revenue = { currency: string; gross_minor: number; refunded_minor: number }[];
-export type AnalyticsDay = { date: string; claims: number; conversions: number; churns: number; refunds: number; revenue: Revenue };
-type TopCode = {
-  code: string;
-  kind: 'referral' | 'promo' | 'affiliate';
-  program_id: string | null;
-  app_user_id: string | null;
-  claims: number;
-  conversions: number;
-  revenue: Revenue;
-};
-export type Review = {
-  id: string;
-  rule_id: string;
-  status: 'pending' | 'approved' | 'rejected';
-  referrer_app_user_id: string | null;
-  claimer_app_user_id: string;
-  code: string;
-  created_at: string;
-  decided_at: string | null;
-};
-type Range = { from: string; to: string; program_id?: string };
-interface SpecPaths {
-  '/admin/analytics/daily': Get<Range & { code?: string }, { data: { from: string; to: string; days: AnalyticsDay[] } }>;
-  '/admin/analytics/top-codes': Get<Range & { by?: 'claims' | 'conversions' | 'revenue'; limit?: number }, { data: { codes: TopCode[] } }>;
-  '/admin/reviews': Get<
-    { status?: 'pending' | 'approved' | 'rejected'; after?: string; limit?: number },
-    { data: { reviews: Review[]; next_after?: string | null } }
-  >;
-  '/admin/reviews/{id}/approve': Post<{ id: string }, { data: { review: Review } }>;
-  '/admin/reviews/{id}/reject': Post<{ id: string }, { data: { review: Review } }>;
-}
-
-/** The generated paths, plus the SPEC's for those the document does not have yet (the generated ones win once they exist). */
-export type ConsolePaths = paths & Omit<SpecPaths, keyof paths>;
+/** The body of an operation's 200 answer, as the service documents it. */
+type Answer<P extends keyof paths, M extends 'get' | 'post'> =
+  NonNullable<paths[P][M]> extends {
+    responses: { 200: { content: { 'application/json': infer Body } } };
+  }
+    ? Body
+    : never;
+export type Review = Answer<'/admin/reviews', 'get'>['data']['reviews'][number];
+export type AnalyticsDay = Answer<'/admin/analytics/daily', 'get'>['data']['days'][number];
+export type Revenue = AnalyticsDay['revenue'];
 
 export interface ApiErrorItem {
   code: string;
@@ -81,7 +41,15 @@ const withKey: Middleware = {
   },
 };
 
-export const api = createClient<ConsolePaths>({ baseUrl: window.location.origin, credentials: 'omit', cache: 'no-store' });
+/** How long a call may wait for the service's answer before the console says so (a hung or overloaded service). */
+export const ANSWER_WAIT_SECONDS = 30;
+
+export const api = createClient<paths>({
+  baseUrl: window.location.origin,
+  credentials: 'omit',
+  cache: 'no-store',
+  fetch: (request) => fetch(request, { signal: AbortSignal.timeout(ANSWER_WAIT_SECONDS * 1000) }),
+});
 api.use(withKey);
 
 /** Called when the service answers 401 to a signed-in console (the key was revoked): sign out. */
@@ -115,12 +83,21 @@ export async function outcome<T>(pending: Promise<{ data?: T; error?: unknown; r
     const notBuilt = response.status === 404 && errors.some((e) => e.code === 'PATH_ERROR');
     return { ok: false, status: response.status, errors, notBuilt };
   } catch (cause) {
-    const message = cause instanceof Error ? cause.message : String(cause);
-    return {
-      ok: false,
-      status: 0,
-      errors: [{ code: 'NETWORK', status: 0, message: `The service could not be reached: ${message}`, source: null }],
-      notBuilt: false,
-    };
+    return unanswered(cause);
   }
+}
+
+/** A call that got no answer: the service did not answer in time, or could not be reached. */
+export function unanswered(cause: unknown): Outcome<never> {
+  if (cause instanceof DOMException && cause.name === 'TimeoutError') {
+    const message = `The service did not answer within ${ANSWER_WAIT_SECONDS} s. A change sent may still be made: reload the view to see it.`;
+    return { ok: false, status: 0, errors: [{ code: 'TIMEOUT', status: 0, message, source: null }], notBuilt: false };
+  }
+  const message = cause instanceof Error ? cause.message : String(cause);
+  return {
+    ok: false,
+    status: 0,
+    errors: [{ code: 'NETWORK', status: 0, message: `The service could not be reached: ${message}`, source: null }],
+    notBuilt: false,
+  };
 }

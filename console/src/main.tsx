@@ -154,11 +154,17 @@ function App() {
   const [signedIn, setSignedIn] = useState(() => session.key() !== null);
   const [notice, setNotice] = useState<string | null>(null);
   const [justSignedIn, setJustSignedIn] = useState(false);
+  // The key was refused mid-session (revoked): the views stay mounted, hidden, so what the operator
+  // was typing is still there after signing in again (an explicit sign-out drops everything).
+  const [refused, setRefused] = useState(false);
+  const shell = useRef<HTMLDivElement>(null);
   useEffect(() => {
     whenUnauthorized(() => {
       session.signOut();
-      setNotice('The service no longer accepts this key. Sign in again.');
-      setSignedIn(false);
+      setNotice(
+        'The service no longer accepts this key. Sign in again: the page you were on and what you had typed are kept (a save it refused was not made).',
+      );
+      setRefused(true);
     });
   }, []);
   const signedInNow = () => {
@@ -167,16 +173,28 @@ function App() {
     setSignedIn(true);
     window.location.hash = '#/overview';
   };
+  const signedInAgain = () => {
+    setNotice(null);
+    setRefused(false);
+    // Back where the operator was: the view's heading takes focus.
+    setTimeout(() => shell.current?.querySelector<HTMLElement>('main h1')?.focus(), 0);
+  };
   if (!signedIn) return <SignIn notice={notice} onSignedIn={signedInNow} />;
   return (
-    <Shell
-      focusHeading={justSignedIn}
-      onSignOut={() => {
-        session.signOut();
-        setNotice('Signed out. The key is forgotten.');
-        setSignedIn(false);
-      }}
-    />
+    <>
+      {refused ? <SignIn notice={notice} onSignedIn={signedInAgain} /> : null}
+      <div ref={shell} hidden={refused}>
+        <Shell
+          focusHeading={justSignedIn}
+          onSignOut={() => {
+            session.signOut();
+            setNotice('Signed out. The key is forgotten.');
+            setRefused(false);
+            setSignedIn(false);
+          }}
+        />
+      </div>
+    </>
   );
 }
 

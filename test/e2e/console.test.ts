@@ -569,6 +569,55 @@ describe('Console in the browser (SPEC §14)', function () {
     await expiry.fill(new Date(Date.now() + 90 * DAY).toISOString());
     await page.getByRole('button', { name: 'Add codes' }).click();
     await eventually(async () => expect((await svc.admin('GET', '/admin/rewards/play-promo/codes')).body.data).to.include({ available: 3 }));
+    // What each addition did is said, with the focus on it: codes already in the pool are skipped, by count.
+    await page.getByRole('status').filter({ hasText: 'Added 3 codes to play-promo. 3 remaining.' }).waitFor();
+    await page.waitForFunction(() => document.activeElement?.tagName === 'P' && (document.activeElement.textContent ?? '').startsWith('Added 3 codes'));
+    await page.getByRole('textbox', { name: 'Codes to add' }).fill('PLAY2 PLAY3 PLAY4');
+    await page.getByRole('button', { name: 'Add codes' }).click();
+    await page.getByRole('status').filter({ hasText: 'Added 1 code to play-promo; skipped 2 codes already in the pool. 4 remaining.' }).waitFor();
+    // Codes whose expiry has passed are added (SPEC §7.5) but said never to be handed out.
+    await page.getByRole('textbox', { name: 'Codes to add' }).fill('PLAY-OLD');
+    await expiry.fill('2020-01-01T00:00:00Z');
+    await page.getByRole('button', { name: 'Add codes' }).click();
+    await page.getByRole('status').filter({ hasText: 'Their expiry has passed: none of them will be handed out.' }).waitFor();
+  });
+
+  it('a key refused mid-session keeps the view and what was typed: signing in again, the save goes through', async () => {
+    await signIn();
+    await open('Programs');
+    await page.getByRole('textbox', { name: 'Program ID' }).fill('kept-draft');
+    await page.getByRole('textbox', { name: 'Name' }).fill('Typed before the key was revoked');
+    await page.getByRole('textbox', { name: 'Distribution percentage' }).fill('0');
+    // The key is revoked while the form is open (as a rotation of SECRET_API_KEYS would).
+    await page.evaluate(() => sessionStorage.setItem('referrals-console.api-key', 'sk_revoked'));
+    await page.getByRole('button', { name: 'Save program' }).click();
+    await page.getByText('The service no longer accepts this key.').waitFor();
+    expect((await svc.admin('GET', '/admin/programs/kept-draft')).status).to.equal(404);
+    await page.getByRole('textbox', { name: 'Secret API key' }).fill(SECRET_KEY);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Programs' }).waitFor();
+    expect(await page.getByRole('textbox', { name: 'Program ID' }).inputValue()).to.equal('kept-draft');
+    expect(await page.getByRole('textbox', { name: 'Name' }).inputValue()).to.equal('Typed before the key was revoked');
+    await page.getByRole('button', { name: 'Save program' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saved program kept-draft' }).waitFor();
+    expect((await svc.admin('GET', '/admin/programs/kept-draft')).body.data.program).to.include({ name: 'Typed before the key was revoked' });
+  });
+
+  it('a call the service does not answer within 30 s says so, and that a change sent may still be made', async function () {
+    this.timeout(90_000);
+    await signIn();
+    await open('Programs');
+    // The save's request is held past the console's wait, then let through (as a hung service that recovers).
+    await page.route('**/admin/programs/slow-save', async (route) => {
+      await new Promise((resolve) => setTimeout(resolve, 32_000));
+      await route.continue().catch(() => {});
+    });
+    await page.getByRole('textbox', { name: 'Program ID' }).fill('slow-save');
+    await page.getByRole('textbox', { name: 'Name' }).fill('Slow');
+    await page.getByRole('textbox', { name: 'Distribution percentage' }).fill('0');
+    await page.getByRole('button', { name: 'Save program' }).click();
+    await page.getByRole('status').filter({ hasText: 'Saving program slow-save…' }).waitFor();
+    await page.getByText('The service did not answer within 30 s. A change sent may still be made: reload the view to see it.').waitFor({ timeout: 45_000 });
   });
 
   it('the reviews view shows the queue by status (empty here: no rule holds a claim)', async () => {

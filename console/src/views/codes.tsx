@@ -1,4 +1,4 @@
-import { useRef, useState } from 'preact/hooks';
+import { useEffect, useRef, useState } from 'preact/hooks';
 import { type ApiErrorItem, api, type Outcome, outcome, type Schemas } from '../api';
 import {
   Empty,
@@ -102,6 +102,15 @@ function AffiliateTable(props: { affiliates: Schemas['AdminAffiliate'][] }) {
   );
 }
 
+/** What adding codes to a pool did, in words: how many were added and skipped (already in the pool), and a past expiry. */
+function poolAdditionSaid(key: string, result: { added: number; skipped: number; available: number }, expiredAlready: boolean): string {
+  const codes = (count: number) => `${formatNumber(count)} ${count === 1 ? 'code' : 'codes'}`;
+  const parts = [`Added ${codes(result.added)} to ${key}`];
+  if (result.skipped > 0) parts.push(`skipped ${codes(result.skipped)} already in the pool`);
+  const said = `${parts.join('; ')}. ${formatNumber(result.available)} remaining.`;
+  return expiredAlready && result.added > 0 ? `${said} Their expiry has passed: none of them will be handed out.` : said;
+}
+
 /** Rewards that hand out codes from a pool, with each pool's figures; codes are added here. */
 function Pools(props: { rewards: Schemas['AdminReward'][] }) {
   const [key, setKey] = useState(props.rewards[0]?.key ?? '');
@@ -111,6 +120,12 @@ function Pools(props: { rewards: Schemas['AdminReward'][] }) {
   const formRef = useRef<HTMLFormElement>(null);
   useFocusOnErrors(formRef, errors);
   const [added, setAdded] = useState(0);
+  // What the last addition did (SPEC §7.5 answers {added, skipped, available}); focus goes to it.
+  const [done, setDone] = useState<string | null>(null);
+  const doneMessage = useRef<HTMLParagraphElement>(null);
+  useEffect(() => {
+    if (done) doneMessage.current?.focus();
+  }, [done]);
   const keys = props.rewards.map((r) => r.key).join(',');
   const [figures] = useLoad(async () => {
     const rows = await Promise.all(
@@ -136,11 +151,13 @@ function Pools(props: { rewards: Schemas['AdminReward'][] }) {
         ? lines.map(([value, link]) => ({ value: value!, link: link!, expires_at: expires }))
         : lines.flat().map((value) => ({ value, expires_at: expires })),
     };
+    setDone(null);
     const result = await outcome(api.POST('/admin/rewards/{key}/codes', { params: { path: { key } }, body }));
     if (!result.ok) return setErrors(result.errors);
     setErrors([]);
     setCodes('');
     setAdded(added + 1);
+    setDone(poolAdditionSaid(key, result.data.data, Date.parse(expires) <= Date.now()));
   };
   // A code's expires_at (`/codes/0/expires_at`) is what the expiry field sets: its error goes there.
   const expiryErrors = errors.filter((error) => /^\/codes\/\d+\/expires_at$/.test(error.source ?? ''));
@@ -211,6 +228,11 @@ function Pools(props: { rewards: Schemas['AdminReward'][] }) {
           <button type="submit">Add codes</button>
         </div>
       </form>
+      {done ? (
+        <p role="status" tabIndex={-1} ref={doneMessage}>
+          {done}
+        </p>
+      ) : null}
     </>
   );
 }

@@ -1,4 +1,4 @@
-import { api, type Outcome, type Schemas } from '../api';
+import { api, type Outcome, type Schemas, unanswered } from '../api';
 import { Empty, Section, useLoad, ViewTitle, DataTable } from '../components';
 import { formatDateTime, formatNumber } from '../format';
 
@@ -13,7 +13,7 @@ async function readiness(): Promise<Outcome<Readiness>> {
     const errors = (error as { errors?: Outcome<never> extends { errors: infer E } ? E : never })?.errors ?? [];
     return { ok: false, status: response.status, errors, notBuilt: false };
   } catch (cause) {
-    return { ok: false, status: 0, errors: [{ code: 'NETWORK', status: 0, message: String(cause), source: null }], notBuilt: false };
+    return unanswered(cause);
   }
 }
 

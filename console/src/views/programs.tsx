@@ -203,7 +203,7 @@ export function ProgramsView() {
             hint="An object of your own, or empty for none"
           />
           {rest.length > 0 ? <Problem errors={rest} /> : null}
-          {saved ? <p role="status">{saved}</p> : null}
+          {busy ? <p role="status">Saving program {form.id}…</p> : saved ? <p role="status">{saved}</p> : null}
           <div class="actions">
             <button type="submit" aria-disabled={busy || undefined}>
               Save program

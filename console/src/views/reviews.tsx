@@ -25,7 +25,12 @@ export function ReviewsView() {
   const decide = async (review: Review, decision: 'approve' | 'reject') => {
     const path = decision === 'approve' ? '/admin/reviews/{id}/approve' : '/admin/reviews/{id}/reject';
     const result = await outcome(api.POST(path, { params: { path: { id: review.id } } }));
-    if (!result.ok) return setErrors(result.errors);
+    if (!result.ok) {
+      // Decided elsewhere meanwhile (REVIEW.ALREADY_DECIDED): the list shows it as it is now.
+      setDone(null);
+      setErrors(result.errors);
+      return reload();
+    }
     setErrors([]);
     setDone(`Review ${review.id} ${decision === 'approve' ? 'approved' : 'rejected'}.`);
     reload();
@@ -42,6 +47,8 @@ export function ReviewsView() {
             onChange={(event) => {
               setStatus((event.currentTarget as HTMLSelectElement).value as Review['status']);
               setCursors([undefined]);
+              setDone(null);
+              setErrors([]);
             }}
           >
             {STATUSES.map((s) => (
