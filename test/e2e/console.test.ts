@@ -391,11 +391,15 @@ describe('Console in the browser (SPEC §14)', function () {
       key: string;
       delta: number;
       balance_after: number;
+      cause: { description: string };
+      operation_id: string | null;
     }[];
     expect(api).to.have.length(4);
-    expect(shown.map((cells) => [cells[0], cells[2], cells[3], number(cells[4]!), number(cells[5]!)])).to.deep.equal(
-      api.map((e) => [e.event_id, e.kind, e.key, e.delta, e.balance_after]),
+    // Why each movement happened, and the app's operation id (the withdrawal's order-1).
+    expect(shown.map((cells) => [cells[0], cells[2], cells[3], number(cells[4]!), number(cells[5]!), cells[6], cells[7]])).to.deep.equal(
+      api.map((e) => [e.event_id, e.kind, e.key, e.delta, e.balance_after, e.cause.description, e.operation_id ?? '']),
     );
+    expect(shown.map((cells) => cells[7])).to.include('order-1');
     // Stats (the admin view's, refunds included) and the history, newest first (SPEC §14).
     const stats = (await svc.admin('GET', '/admin/users/alice')).body.data.user.stats as Record<string, number>;
     for (const [name, figure] of [

@@ -205,6 +205,8 @@ function LedgerTable(props: { page: LedgerRow[] }) {
             <th scope="col">Reward</th>
             <th scope="col">Change</th>
             <th scope="col">Balance</th>
+            <th scope="col">Cause</th>
+            <th scope="col">Operation ID</th>
           </tr>
         </thead>
         <tbody>
@@ -220,6 +222,8 @@ function LedgerTable(props: { page: LedgerRow[] }) {
               <td>{e.key}</td>
               <td class="num">{e.delta > 0 ? `+${formatNumber(e.delta)}` : formatNumber(e.delta)}</td>
               <td class="num">{formatNumber(e.balance_after)}</td>
+              <td>{typeof e.cause.description === 'string' ? e.cause.description : String(e.cause.type ?? '')}</td>
+              <td>{e.operation_id === null ? '' : <code>{e.operation_id}</code>}</td>
             </tr>
           ))}
         </tbody>
