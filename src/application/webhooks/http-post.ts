@@ -13,6 +13,13 @@ export interface PostOutcome {
 
 const MAX_ERROR_BODY = 200;
 /**
+ * How much of an answer's body is read: a receiver's answer is not what a delivery is about, and
+ * one that streams without end would otherwise be read (and decoded) for the whole timeout. A
+ * short body is read to its end, so the connection is kept for the next delivery; past this, the
+ * answer is cut off and its connection closed.
+ */
+const MAX_BODY_READ = 64 * 1024;
+/**
  * Kept-alive connections, with no cap per host: each endpoint's lane has one request in flight
  * and the engine runs a bounded number of lanes, so endpoints on one host (one receiver, several
  * paths) never wait for each other's sockets. A cap of 8 let eight hanging endpoints time out a
@@ -27,7 +34,9 @@ class RequestTimeout extends Error {}
 
 /**
  * POSTs `body` with a per-request timeout covering the whole exchange (connect, headers and
- * body). A 2xx is success; anything else is reported with the start of the response body.
+ * body). A 2xx is success; anything else is reported with the start of the response body. The
+ * promise settles by the timeout whatever the socket does (a `101 Switching Protocols` answer,
+ * for one, emits neither a response nor an error), and reads at most MAX_BODY_READ of an answer.
  * node:http with kept-alive connections (several times cheaper per request than fetch here).
  */
 export function postWithTimeout(
@@ -67,25 +76,41 @@ export function postWithTimeout(
       ...(options.lookup ? { lookup: options.lookup } : {}),
       headers: { ...headers, 'content-length': String(payload?.length ?? 0) },
     });
-    const timer = setTimeout(() => request.destroy(new RequestTimeout()), timeoutMs);
+    // Settled here, not by the request's own error: a request already torn down emits none.
+    const timer = setTimeout(() => {
+      fail(new RequestTimeout());
+      request.destroy();
+    }, timeoutMs);
     request.on('error', fail);
+    const answered = (status: number, retryAfter: string | string[] | undefined, start: Buffer) => {
+      const text = start.toString('utf8').slice(0, MAX_ERROR_BODY);
+      const ok = status >= 200 && status < 300;
+      finish({
+        statusCode: status,
+        latencyMs: latency(),
+        retryAfter: typeof retryAfter === 'string' ? retryAfter : null,
+        error: ok ? null : `HTTP ${status}${text ? `: ${text}` : ''}`,
+      });
+    };
+    // A switch of protocols is not an answer to a delivery: the attempt fails with that status.
+    request.on('upgrade', (response, socket) => {
+      socket.destroy();
+      answered(response.statusCode ?? 101, undefined, Buffer.alloc(0));
+    });
     request.on('response', (response) => {
       const status = response.statusCode ?? 0;
-      const ok = status >= 200 && status < 300;
-      let text = '';
-      response.setEncoding('utf8');
-      response.on('data', (chunk: string) => {
-        if (text.length < MAX_ERROR_BODY) text += chunk;
+      const chunks: Buffer[] = [];
+      let read = 0;
+      response.on('data', (chunk: Buffer) => {
+        if (read < MAX_ERROR_BODY * 4) chunks.push(chunk);
+        read += chunk.length;
+        if (read > MAX_BODY_READ) {
+          response.destroy();
+          answered(status, response.headers['retry-after'], Buffer.concat(chunks));
+        }
       });
       response.on('error', fail);
-      response.on('end', () =>
-        finish({
-          statusCode: status,
-          latencyMs: latency(),
-          retryAfter: typeof response.headers['retry-after'] === 'string' ? response.headers['retry-after'] : null,
-          error: ok ? null : `HTTP ${status}${text ? `: ${text.slice(0, MAX_ERROR_BODY)}` : ''}`,
-        }),
-      );
+      response.on('end', () => answered(status, response.headers['retry-after'], Buffer.concat(chunks)));
     });
     request.end(payload);
   });

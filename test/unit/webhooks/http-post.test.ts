@@ -1,5 +1,5 @@
 import http from 'node:http';
-import type { AddressInfo } from 'node:net';
+import net, { type AddressInfo } from 'node:net';
 import { expect } from 'chai';
 import { postWithTimeout } from '../../../src/application/webhooks/http-post.js';
 
@@ -40,5 +40,65 @@ describe('postWithTimeout', () => {
     const refused = await postWithTimeout(`http://127.0.0.1:${port}/`, {}, '{}', 1_000);
     expect(refused.statusCode).to.equal(null);
     expect(refused.error).to.match(/^ECONNREFUSED/);
+  });
+
+  /** A raw TCP receiver: reads the request, then does what `answer` says with the socket. */
+  async function rawReceiver(answer: (socket: net.Socket) => void) {
+    const sockets = new Set<net.Socket>();
+    const server = net.createServer((socket) => {
+      sockets.add(socket);
+      socket.on('error', () => {});
+      socket.once('data', () => answer(socket));
+    });
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks`,
+      async close() {
+        for (const socket of sockets) socket.destroy();
+        await new Promise((resolve) => server.close(resolve));
+      },
+    };
+  }
+
+  it('a 101 Switching Protocols answer (with Upgrade) fails the attempt with its status, at once: it never hangs the lane', async () => {
+    const receiver = await rawReceiver((socket) => socket.write('HTTP/1.1 101 Switching Protocols\r\nupgrade: websocket\r\nconnection: upgrade\r\n\r\n'));
+    try {
+      const outcome = await postWithTimeout(receiver.url, {}, '{}', 2_000);
+      expect(outcome).to.include({ statusCode: 101, error: 'HTTP 101' });
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('an answer with an endless body is read up to 64 KiB, then cut off: its status and the start of its body are kept', async () => {
+    let sent = 0;
+    const receiver = await rawReceiver((socket) => {
+      socket.write('HTTP/1.1 500 Internal Server Error\r\ntransfer-encoding: chunked\r\nretry-after: 7\r\n\r\n');
+      const chunk = 'x'.repeat(16 * 1024);
+      const more = () => {
+        while (!socket.destroyed && socket.write(`${chunk.length.toString(16)}\r\n${chunk}\r\n`)) sent += chunk.length;
+        if (!socket.destroyed) socket.once('drain', more);
+      };
+      more();
+    });
+    try {
+      const outcome = await postWithTimeout(receiver.url, {}, '{}', 10_000);
+      expect(outcome).to.include({ statusCode: 500, retryAfter: '7', error: `HTTP 500: ${'x'.repeat(200)}` });
+      // Settled when the cap was passed (at the timeout, the status would be lost), and no longer read.
+      const atSettle = sent;
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(sent - atSettle).to.be.below(4 * 1024 * 1024);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('a receiver that sends nothing after its status line still times out (the timeout settles the attempt itself)', async () => {
+    const receiver = await rawReceiver((socket) => socket.write('HTTP/1.1 200 OK\r\n'));
+    try {
+      expect(await postWithTimeout(receiver.url, {}, '{}', 150)).to.include({ statusCode: null, error: 'timed out after 150 ms' });
+    } finally {
+      await receiver.close();
+    }
   });
 });
