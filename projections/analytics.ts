@@ -1,5 +1,6 @@
 import type { LoggedEvent } from '../src/application/event-log.js';
-import { countsAsRevenue, refundFigures } from '../src/domain/revenue/record-revenue.js';
+import { isOwnPayment } from '../src/domain/revenue/own-payment.js';
+import { refundFigures } from '../src/domain/revenue/record-revenue.js';
 import type { Doc, DocumentRef, Projection } from './projection.js';
 
 /**
@@ -103,7 +104,7 @@ function factOf(event: LoggedEvent): Fact | null {
     case 'PurchaseRecorded':
     case 'RenewalRecorded': {
       const source = event.data.attribution;
-      if (source === null || !countsAsRevenue(event.data)) return null;
+      if (source === null || !isOwnPayment(event.data)) return null;
       return {
         ...source,
         kind: source.type,

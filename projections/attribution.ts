@@ -1,5 +1,6 @@
 import type { LoggedEvent } from '../src/application/event-log.js';
-import { countsAsRevenue, refundFigures } from '../src/domain/revenue/record-revenue.js';
+import { isOwnPayment } from '../src/domain/revenue/own-payment.js';
+import { refundFigures } from '../src/domain/revenue/record-revenue.js';
 import type { Doc, DocumentRef, Projection } from './projection.js';
 
 /**
@@ -57,7 +58,7 @@ function sourceAndDay(event: LoggedEvent): { source: Source; at: string } | null
     case 'RenewalRecorded':
       // The service's clock, as analytics counts money: a provider's back- or future-dated
       // `occurred_at` cannot move revenue into another range.
-      return event.data.attribution === null || !countsAsRevenue(event.data) ? null : { source: event.data.attribution, at: event.data.recorded_at };
+      return event.data.attribution === null || !isOwnPayment(event.data) ? null : { source: event.data.attribution, at: event.data.recorded_at };
     default:
       return null;
   }

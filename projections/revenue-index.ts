@@ -1,3 +1,4 @@
+import { isOwnPayment } from '../src/domain/revenue/own-payment.js';
 import { createHash } from 'node:crypto';
 import type { LoggedEvent } from '../src/application/event-log.js';
 import { appUserIdOf } from '../src/domain/events/index.js';
@@ -143,7 +144,7 @@ export const revenueIndexProjection = (accountTokenNamespace: string): Projectio
           refs.push({ collection: REVENUE_LINKS, id: links.refundedConversion(user) });
         }
         // A repeated payment leaves the links of the first record as they are.
-        if ((event.type === 'PurchaseRecorded' || event.type === 'RenewalRecorded') && event.data.repeats_purchase !== true) {
+        if ((event.type === 'PurchaseRecorded' || event.type === 'RenewalRecorded') && isOwnPayment(event.data)) {
           if (transaction_id !== null) refs.push({ collection: REVENUE_LINKS, id: links.paid(provider, transaction_id, null) });
           if (original_transaction_id !== null) refs.push({ collection: REVENUE_LINKS, id: links.paid(provider, null, original_transaction_id) });
         }

@@ -329,6 +329,24 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       const daily = (await svc.admin('GET', `/admin/analytics/daily?from=${day}&to=${day}&code=${referrer.referral_code}`)).body.data.days[0];
       expect(daily).to.include({ claims: 1, refunds: 1 });
       expect(daily.revenue).to.deep.equal([{ currency: 'EUR', gross_minor: 1999, refunded_minor: 1999 }]);
+      // The customer moves to another user and back: each copy sent meanwhile repeats the one payment, whoever it is recorded for.
+      await createUser(svc, 'twice-other', { payment_customer_id: 'cus_twice' });
+      expect((await stripeEvent(svc, { ...paid, id: 'evt_twice-3' })).body.data.status).to.equal('applied');
+      await createUser(svc, 'twice-other', { payment_customer_id: 'cus_twice-elsewhere' });
+      expect((await stripeEvent(svc, { ...paid, id: 'evt_twice-4' })).body.data.status).to.equal('applied');
+      const repeats = async (user: string) =>
+        (await revenueEvents(svc, user))
+          .filter((event) => event.type === 'PurchaseRecorded')
+          .map((event) => [event.data.notification_id, event.data.repeats_purchase ?? false]);
+      expect(await repeats('twice-other')).to.deep.equal([['evt_twice-3', true]]);
+      expect(await repeats('twice-claimer')).to.deep.equal([
+        ['evt_twice', false],
+        ['evt_twice-again', true],
+        ['evt_twice-4', true],
+      ]);
+      await settled(svc);
+      const after = (await svc.admin('GET', '/admin/attribution?group_by=code')).body.data.groups.find((group: any) => group.group === referrer.referral_code);
+      expect(after.revenue).to.deep.equal([{ currency: 'EUR', gross_minor: 1999, refunded_minor: 1999 }]);
     });
 
     it('applies notifications that waited for their user in the order they arrived, not by their ids', async () => {

@@ -74,7 +74,7 @@ export class RevenueApplier {
             ...(transaction_id !== null ? [links.refund(provider, transaction_id, null)] : []),
             ...(original_transaction_id !== null ? [links.refund(provider, null, original_transaction_id)] : []),
           ];
-    // A purchase or renewal: a record of its transaction for this user, under another notification id.
+    // A purchase or renewal: a record of its transaction (for any user: one payment counts once), under another notification id.
     const paidKey =
       (notification.kind === 'purchase' || notification.kind === 'renewal') && transaction_id !== null ? links.paid(provider, transaction_id, null) : null;
     const lookedUp = ['purchase', 'renewal', 'refund'].includes(notification.kind) ? [...refundKeys, ...(paidKey === null ? [] : [paidKey])] : [];
@@ -92,7 +92,7 @@ export class RevenueApplier {
     return {
       already_recorded: inbound?.status === 'applied' && inbound.app_user_id === appUserId,
       already_refunded: refunds.length > 0,
-      already_paid: paidKey !== null && found.get(paidKey)?.app_user_id === appUserId,
+      already_paid: paidKey !== null && found.has(paidKey),
       refunded_before_minor: notification.kind === 'refund' ? (refunds[0]?.refunded_minor ?? null) : null,
       refunded_purchase_attributed: paid?.attributed ?? null,
       conversionRewards: await this.conversionRewards(state),

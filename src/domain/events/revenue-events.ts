@@ -49,9 +49,9 @@ export const revenueUserEvents = {
    * user premium nor converts it. `expired_before`: an expiry of its subscription that happened
    * after it was recorded first (out of order): it converts the user, who churns at once, and
    * does not make it premium. `repeats_purchase`: a purchase or renewal of the same transaction
-   * was recorded for this user before, under another notification id (a provider sending one
-   * payment twice): kept as a fact, not counted as revenue again, and it changes nothing else;
-   * present (true) on a repeat only.
+   * was recorded before (for this user or another), under another notification id (a provider
+   * sending one payment twice): kept as a fact, not counted as revenue again, and it changes
+   * nothing else; present (true) on a repeat only.
    */
   PurchaseRecorded: revenueFact.extend({ refunded_before: z.boolean(), expired_before: z.boolean(), repeats_purchase: z.boolean().optional() }),
   RenewalRecorded: revenueFact.extend({ refunded_before: z.boolean(), expired_before: z.boolean(), repeats_purchase: z.boolean().optional() }),

@@ -16,7 +16,7 @@ export interface RecordRevenueCommand {
    * order); for a refund, it repeats one already recorded.
    */
   already_refunded: boolean;
-  /** For a purchase or renewal: one of the same transaction is already recorded for this user (under another notification id). */
+  /** For a purchase or renewal: one of the same transaction is already recorded (under another notification id, for this user or another). */
   already_paid: boolean;
   /** For a refund that repeats one: the amount the refunds of its transaction recorded so far (null: unknown). */
   refunded_before_minor: number | null;
@@ -41,11 +41,6 @@ export function refundFigures(refund: { price_minor: number | null; repeats_refu
   amount: number | null;
 } {
   return refund.repeats_refund === true ? { refunds: 0, amount: refund.adds_refunded_minor ?? 0 } : { refunds: 1, amount: refund.price_minor };
-}
-
-/** Whether a recorded purchase or renewal counts in the revenue figures (analytics, attribution): not when it repeats one. */
-export function countsAsRevenue(purchase: { repeats_purchase?: boolean }): boolean {
-  return purchase.repeats_purchase !== true;
 }
 
 /**

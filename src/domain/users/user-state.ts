@@ -1,3 +1,4 @@
+import { isOwnPayment } from '../revenue/own-payment.js';
 import type { Evolver } from '../decider.js';
 import type { DomainEvent, EventDataOf } from '../events/index.js';
 import type { PurchaseRef } from '../events/revenue-events.js';
@@ -184,7 +185,7 @@ function applyUserEvent(draft: UserDraft, event: DomainEvent): void {
       return;
     case 'PurchaseRecorded':
     case 'RenewalRecorded':
-      if (!event.data.is_trial && !event.data.refunded_before && !event.data.expired_before && event.data.repeats_purchase !== true) {
+      if (!event.data.is_trial && !event.data.refunded_before && !event.data.expired_before && isOwnPayment(event.data)) {
         state.verified_premium = true;
         const { provider, notification_id, transaction_id, original_transaction_id } = event.data;
         state.verified_purchase = { provider, notification_id, transaction_id, original_transaction_id };

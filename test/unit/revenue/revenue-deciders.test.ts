@@ -1,7 +1,8 @@
 import { expect } from 'chai';
 import { describe, it } from 'mocha';
 import type { DomainEvent } from '../../../src/domain/events/index.js';
-import { countsAsRevenue, decideRecordRevenue, type RecordRevenueCommand } from '../../../src/domain/revenue/record-revenue.js';
+import { decideRecordRevenue, type RecordRevenueCommand } from '../../../src/domain/revenue/record-revenue.js';
+import { isOwnPayment } from '../../../src/domain/revenue/own-payment.js';
 import type { RevenueNotification } from '../../../src/domain/revenue/revenue-notification.js';
 import { decideRevokeGrants } from '../../../src/domain/revenue/revoke-grants.js';
 import { isChurning, isConverting } from '../../../src/domain/users/conversion.js';
@@ -104,8 +105,8 @@ describe('verified revenue (SPEC §11)', () => {
       expect(events[0]!.data).to.include({ notification_id: 'evt_2', transaction_id: 'in_1', repeats_purchase: true });
       // Not premium again, not converted again: the state is the one before it.
       expect(state).to.deep.equal(user.given(history).state);
-      expect(countsAsRevenue(events[0]!.data as { repeats_purchase?: boolean })).to.equal(false);
-      expect(countsAsRevenue(bought[0]!.data as { repeats_purchase?: boolean })).to.equal(true);
+      expect(isOwnPayment(events[0]!.data as { repeats_purchase?: boolean })).to.equal(false);
+      expect(isOwnPayment(bought[0]!.data as { repeats_purchase?: boolean })).to.equal(true);
       // A renewal is counted once too.
       const renewal = record({ event_id: 'renewal-2', notification: notification({ notification_id: 'evt_3', kind: 'renewal' }), already_paid: true });
       expect(
