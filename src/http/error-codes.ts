@@ -174,7 +174,6 @@ export const ERROR_CODES = {
   'CODE.TAKEN': {
     status: 422,
     meaning: 'The code is already used by a user (referral code), a promo code or another affiliate.',
-    example: { message: 'Code SUMMER24 is already in use', source: '/code' },
   },
   'CODE.REWARD_NOT_FOUND': {
     status: 422,

@@ -411,6 +411,54 @@ describe('API: admin configuration (SPEC §7.1–§7.5)', () => {
     });
   });
 
+  it("the document's error examples with a source built from the request are what these requests get", async () => {
+    const document = (await svc.call('GET', '/openapi.json')).body;
+    const example = (method: string, path: string, status: number) =>
+      document.paths[path][method.toLowerCase()].responses[String(status)].content['application/json'].example.errors[0];
+    await putReward(svc, 'examples-credit', { kind: 'credit', name: 'C', credits: 10 });
+    const cases: [string, string, string, unknown][] = [
+      ['PUT', '/admin/rewards/{key}', '/admin/rewards/examples-credit', { kind: 'credit', name: 'C', credits: 11 }],
+      [
+        'PUT',
+        '/admin/programs/{id}',
+        '/admin/programs/examples',
+        {
+          name: 'E',
+          distribution_percentage: 0,
+          limit: 0,
+          rewards: { sender: [{ reward_key: 'coins', activation: { variant: 'claim', amount: 1, limit: 0 }, deactivation: never }], receiver: [] },
+        },
+      ],
+      [
+        'PUT',
+        '/admin/promo-codes/{code}',
+        '/admin/promo-codes/EXAMPLES',
+        { is_active: true, limit: 0, rewards: [{ reward_key: 'coins', activation: { variant: 'claim' }, deactivation: never }] },
+      ],
+      [
+        'PUT',
+        '/admin/affiliates/{id}',
+        '/admin/affiliates/examples',
+        {
+          status: 'approved',
+          name: 'E',
+          platforms: [],
+          codes: ['EXAMPLESAFF'],
+          rewards: [{ reward_key: 'coins', activation: { variant: 'claim' }, deactivation: never }],
+        },
+      ],
+      ['GET', '/admin/store/offer-codes/{offer_code_id}', '/admin/store/offer-codes/summer-offer', undefined],
+    ];
+    for (const [method, documented, path, body] of cases) {
+      const answer = await svc.admin(method, path, body);
+      const shown = example(method, documented, answer.status);
+      expect({ code: answer.body.errors[0].code, source: answer.body.errors[0].source }, `${method} ${path}`).to.deep.equal({
+        code: shown.code,
+        source: shown.source,
+      });
+    }
+  });
+
   describe('offer code references (runs last: it creates the store catalog)', () => {
     it('422 REWARD.OFFER_CODE_UNKNOWN only once a catalog exists and the offer code is not in it', async () => {
       const offer = (id: string) => ({ kind: 'offer_code', name: 'Offer', offer_code_id: id, offer_code_ref_name: 'ref', subscription_product_id: 'p1' });

@@ -99,7 +99,8 @@ describe('API reference: docs/ and the document are generated from the service a
         ),
       }));
     // A message from a template with some text of its own (`${a}` alone would match anything); a
-    // source from a template of a pointer (`/${field}`).
+    // source from a template of a pointer (`/${field}`): only its shape. The examples the document
+    // shows with a source built from the request are checked against the service in test/api/admin.test.ts.
     const answered = (text: string, kind: 'message' | 'source') =>
       source.includes(`'${text}'`) ||
       templates.some(({ own, pattern }) => (kind === 'message' ? own.length >= 5 : /^(\/|path:\/|query:\/|rule:)/.test(own)) && pattern.test(text));

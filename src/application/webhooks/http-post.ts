@@ -50,6 +50,7 @@ export function postWithTimeout(
   const latency = () => Math.round(performance.now() - started);
   return new Promise((resolve) => {
     let settled = false;
+    let timer: NodeJS.Timeout | undefined;
     const finish = (outcome: PostOutcome) => {
       if (settled) return;
       settled = true;
@@ -77,7 +78,7 @@ export function postWithTimeout(
       headers: { ...headers, 'content-length': String(payload?.length ?? 0) },
     });
     // Settled here, not by the request's own error: a request already torn down emits none.
-    const timer = setTimeout(() => {
+    timer = setTimeout(() => {
       fail(new RequestTimeout());
       request.destroy();
     }, timeoutMs);
