@@ -171,7 +171,7 @@ const EVENT_MEANINGS: Record<string, string> = {
   UserRegistered: 'A user was created (`POST /users` for a new `app_user_id`).',
   UserProfileUpdated: 'Fields of the user changed; only the changed fields are listed.',
   UserErased:
-    'The user\'s personal fields were erased (`DELETE /admin/users/{app_user_id}`): their data key destroyed, so every earlier value reads as null (`{"erased": true}` in the log). Holds no personal data.',
+    "The user's personal fields were erased (`DELETE /admin/users/{app_user_id}`): their data key destroyed, so every earlier value reads as null (`{\"erased\": true}` in the log). `erased_events`: the ids of the user's own events that held a personal value. Inbound notifications that named one of the user's payment customer ids are not listed there: that customer id's key is destroyed with the user's, so their `notification.match.customer_id` reads `{\"erased\": true}` too. Holds no personal data.",
   ReferralProgramAssigned: 'The user got a program and its referral code (once, never changed).',
   CodeClaimed: 'The user claimed a referral, promo or affiliate code. `hold` only when a fraud rule held it for review.',
   ClaimAbandoned: 'A claim whose slot was repaired after a crash: the claim did not happen.',
@@ -181,14 +181,16 @@ const EVENT_MEANINGS: Record<string, string> = {
     'One grant. `entry_id` names the reward entry it opens or adds to: credit grants of one reward with the same `expires_at` share one entry. `cause` says why; `balance_after` is the credits of that key after it.',
   RewardGrantSkipped: 'A manual grant found the (non-stacking) reward still active: nothing added, the `operation_id` remembered.',
   RewardValueAssigned: 'A pooled code (offer or promo code) reached the grant that waited for it.',
-  RewardExpired: 'A grant reached its `expires_at`; credits left in it are forfeited.',
-  CreditsWithdrawn: 'A withdrawal, with the entries it drained (`debits`), also when it withdrew 0.',
+  RewardExpired:
+    'An entry reached its `expires_at`; credits left in it are forfeited. `grant_id` names the entry: the `entry_id` of the grants in it (grants of one reward with the same `expires_at` share one entry, SPEC §5.3), so one expiry covers them all.',
+  CreditsWithdrawn:
+    'A withdrawal, with the entries it drained (`debits`; each `grant_id` there names an entry, the `entry_id` of its grants), also when it withdrew 0.',
   ReferralClaimCounted: "A claim of the user's referral code was counted (running count); sender rewards due at that count are granted with it.",
   ReferralConversionCounted: 'A conversion of one of its claimers was counted.',
   ReferralChurnCounted: 'A churn of one of its claimers was counted.',
   CodeReserved: 'The code got its owner: the first reservation wins, and a code is never freed.',
   ClaimSlotTaken:
-    "A claim took one of the code's slots (`taken`: slots held after it); checked against the limit. `window`: the code's claims this UTC hour and day (absent in events written before fraud rules).",
+    "A claim took one of the code's slots (`taken`: slots held after it); checked against the limit. `window`: the code's claims this UTC hour and day, kept for referral codes only (the referrer's rate rules count them): absent for promo and affiliate codes, and in events written before fraud rules.",
   ClaimSlotReleased: 'A slot was given back (the claim did not complete). `window` as in `ClaimSlotTaken`.',
   RewardCreated: 'A reward was defined (the full definition).',
   RewardUpdated: 'A reward definition changed (the full new definition).',
@@ -233,9 +235,9 @@ const EVENT_MEANINGS: Record<string, string> = {
   RenewalRecorded: 'A renewal of the user, from a verified notification; the first paid renewal after a trial is a verified conversion, as a paid purchase is.',
   SubscriptionExpired: 'The subscription ended without renewal: a churn of the user when it had converted.',
   RewardRevoked:
-    'A grant taken back because the purchase that earned it was refunded (clawback `on_refund`). Credits: `debits` drained from unspent entries of the key, `shortfall` the part already spent (the balance never goes below 0). Other kinds: the entry ends at once.',
+    'A grant taken back because the purchase that earned it was refunded (clawback `on_refund`). Credits: `debits` drained from unspent entries of the key (each `grant_id` there names an entry), `shortfall` the part already spent (the balance never goes below 0). Other kinds: the entry ends at once.',
   RefundRecorded:
-    'A refund of a store purchase or renewal. A first refund of a transaction refunds `price_minor`; a repeat (Apple sends REFUND then REVOKE, Stripe a running total per partial refund) has `repeats_refund: true` and `adds_refunded_minor`, what it refunds beyond the earlier ones, and counts as no new refund.',
+    "A refund of a store purchase or renewal. A first refund of a transaction refunds `price_minor`; a repeat (Apple sends REFUND then REVOKE, Stripe a running total per partial refund) has `repeats_refund: true` and `adds_refunded_minor`, what it refunds beyond the earlier ones, and counts as no new refund. `refunded_transaction_id`: for a refund whose `transaction_id` is its own (a Stripe dispute), the transaction it takes back when the provider says (the disputed charge's invoice); absent for the others.",
 };
 
 /** The stream each event type is appended to. */
