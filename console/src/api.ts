@@ -79,7 +79,8 @@ export async function outcome<T>(pending: Promise<{ data?: T; error?: unknown; r
     const errors = (error as ErrorBody | undefined)?.errors ?? [
       { code: 'HTTP_ERROR', status: response.status, message: `The service answered ${response.status}`, source: null },
     ];
-    if (response.status === 401 && session.key()) onUnauthorized();
+    // Refused (401), or no longer a secret key (403: every call here is an admin one).
+    if ((response.status === 401 || response.status === 403) && session.key()) onUnauthorized();
     const notBuilt = response.status === 404 && errors.some((e) => e.code === 'PATH_ERROR');
     return { ok: false, status: response.status, errors, notBuilt };
   } catch (cause) {

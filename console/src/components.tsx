@@ -1,6 +1,7 @@
 import type { ComponentChildren } from 'preact';
 import { useCallback, useEffect, useMemo, useRef, useState } from 'preact/hooks';
 import type { ApiErrorItem, Outcome } from './api';
+import { session } from './session';
 
 export type Loaded<T> = { state: 'loading' } | { state: 'ok'; data: T } | { state: 'error'; errors: ApiErrorItem[]; notBuilt: boolean };
 
@@ -19,6 +20,9 @@ export function useLoad<T>(load: () => Promise<Outcome<T>>, deps: unknown[]): [L
       current = false;
     };
   }, [...deps, round]);
+  // A load that failed (the key refused, among others) is made again once a key is given again.
+  const failed = state.state === 'error';
+  useEffect(() => (failed ? session.whenSignedInAgain(() => setRound((n) => n + 1)) : undefined), [failed]);
   return [state, useCallback(() => setRound((n) => n + 1), [])];
 }
 

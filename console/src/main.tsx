@@ -162,7 +162,7 @@ function App() {
     whenUnauthorized(() => {
       session.signOut();
       setNotice(
-        'The service no longer accepts this key. Sign in again: the page you were on and what you had typed are kept (a save it refused was not made).',
+        'The service no longer accepts this key as a secret key. Sign in again: the page you were on and what you had typed are kept (a save it refused was not made).',
       );
       setRefused(true);
     });
@@ -176,6 +176,7 @@ function App() {
   const signedInAgain = () => {
     setNotice(null);
     setRefused(false);
+    session.signedInAgain();
     // Back where the operator was: the view's heading takes focus.
     setTimeout(() => shell.current?.querySelector<HTMLElement>('main h1')?.focus(), 0);
   };

@@ -4,6 +4,9 @@
  */
 const KEY = 'referrals-console.api-key';
 
+/** Who wants to know when a key is given again after the service refused the last one (to load again what failed). */
+const signedInAgainListeners = new Set<() => void>();
+
 export const session = {
   key(): string | null {
     return window.sessionStorage.getItem(KEY);
@@ -13,5 +16,14 @@ export const session = {
   },
   signOut(): void {
     window.sessionStorage.removeItem(KEY);
+  },
+  /** A key was given again after the service refused the last one: what failed meanwhile loads again. */
+  signedInAgain(): void {
+    for (const listener of [...signedInAgainListeners]) listener();
+  },
+  /** Calls `listener` at each `signedInAgain`; returns what stops it. */
+  whenSignedInAgain(listener: () => void): () => void {
+    signedInAgainListeners.add(listener);
+    return () => signedInAgainListeners.delete(listener);
   },
 };

@@ -595,7 +595,7 @@ describe('Console in the browser (SPEC §14)', function () {
     // The key is revoked while the form is open (as a rotation of SECRET_API_KEYS would).
     await page.evaluate(() => sessionStorage.setItem('referrals-console.api-key', 'sk_revoked'));
     await page.getByRole('button', { name: 'Save program' }).click();
-    await page.getByText('The service no longer accepts this key.').waitFor();
+    await page.getByText('The service no longer accepts this key as a secret key.').waitFor();
     expect((await svc.admin('GET', '/admin/programs/kept-draft')).status).to.equal(404);
     await page.getByRole('textbox', { name: 'Secret API key' }).fill(SECRET_KEY);
     await page.getByRole('button', { name: 'Sign in' }).click();
@@ -605,6 +605,14 @@ describe('Console in the browser (SPEC §14)', function () {
     await page.getByRole('button', { name: 'Save program' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved program kept-draft' }).waitFor();
     expect((await svc.admin('GET', '/admin/programs/kept-draft')).body.data.program).to.include({ name: 'Typed before the key was revoked' });
+    // A view whose list the refused key could not load loads it once a key is given again.
+    await page.evaluate(() => sessionStorage.setItem('referrals-console.api-key', 'sk_revoked'));
+    await page.getByRole('navigation', { name: 'Views' }).getByRole('link', { name: 'Rewards', exact: true }).click();
+    await page.getByRole('textbox', { name: 'Secret API key' }).fill(SECRET_KEY);
+    await page.getByRole('button', { name: 'Sign in' }).click();
+    await page.getByRole('heading', { level: 1, name: 'Rewards' }).waitFor();
+    await page.getByRole('button', { name: 'Edit reward ten-credits' }).waitFor();
+    expect(await page.getByText('UNAUTHORIZED').count()).to.equal(0);
   });
 
   it('a call the service does not answer within 30 s says so, and that a change sent may still be made', async function () {

@@ -93,6 +93,53 @@ describe('postWithTimeout', () => {
     }
   });
 
+  /** Writes `piece` to the socket without end (until it is closed), as fast as it drains; `flooded.bytes` counts what it wrote. */
+  const flooded = { bytes: 0 };
+  const flood = (socket: net.Socket, piece: string) => {
+    const more = () => {
+      while (!socket.destroyed && socket.write(piece)) flooded.bytes += piece.length;
+      if (!socket.destroyed) socket.once('drain', more);
+    };
+    more();
+  };
+
+  it('endless 103 Early Hints before any final answer count against the 64 KiB: the attempt fails as answering too much', async () => {
+    const receiver = await rawReceiver((socket) => flood(socket, 'HTTP/1.1 103 Early Hints\r\nlink: </a.css>; rel=preload\r\n\r\n'));
+    try {
+      expect(await postWithTimeout(receiver.url, {}, '{}', 10_000)).to.include({ statusCode: null, error: 'answered more than 64 KiB before a final status' });
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it('a 2xx whose chunks are padded with extensions counts its framing too: it is cut off at 64 KiB, delivered', async () => {
+    const receiver = await rawReceiver((socket) => {
+      socket.write('HTTP/1.1 200 OK\r\ntransfer-encoding: chunked\r\n\r\n');
+      flood(socket, `1;e=${'x'.repeat(8000)}\r\nx\r\n`);
+    });
+    try {
+      flooded.bytes = 0;
+      expect(await postWithTimeout(receiver.url, {}, '{}', 10_000)).to.include({ statusCode: 200, error: null });
+      // Cut off at 64 KiB of the socket, not of the body (one byte a chunk): far less than a body cap lets through.
+      expect(flooded.bytes).to.be.below(8 * 1024 * 1024);
+    } finally {
+      await receiver.close();
+    }
+  });
+
+  it("a failure's body is kept to its first 200 characters, never half a character", async () => {
+    const body = `a${'😀'.repeat(200)}`;
+    const receiver = await rawReceiver((socket) =>
+      socket.end(`HTTP/1.1 500 Internal Server Error\r\ncontent-length: ${Buffer.byteLength(body)}\r\nconnection: close\r\n\r\n${body}`),
+    );
+    try {
+      const outcome = await postWithTimeout(receiver.url, {}, '{}', 5_000);
+      expect(outcome.error).to.equal(`HTTP 500: a${'😀'.repeat(199)}`);
+    } finally {
+      await receiver.close();
+    }
+  });
+
   it('a URL that cannot be parsed fails the attempt with the reason (the promise settles, it does not reject)', async () => {
     const outcome = await postWithTimeout('not a url', {}, '{}', 1_000);
     expect(outcome.statusCode).to.equal(null);
