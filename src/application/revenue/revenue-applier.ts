@@ -80,8 +80,8 @@ export class RevenueApplier {
     const lookedUp = ['purchase', 'renewal', 'refund'].includes(notification.kind) ? [...refundKeys, ...(paidKey === null ? [] : [paidKey])] : [];
     const found =
       lookedUp.length > 0
-        ? await this.readStore.getMany<{ app_user_id?: string; refunded_minor?: number }>(REVENUE_LINKS, lookedUp)
-        : new Map<string, { app_user_id?: string; refunded_minor?: number }>();
+        ? await this.readStore.getMany<{ refunded_minor?: number }>(REVENUE_LINKS, lookedUp)
+        : new Map<string, { refunded_minor?: number }>();
     const refunds = refundKeys.flatMap((refundKey) => (found.has(refundKey) ? [found.get(refundKey)!] : []));
     // A refund: whether the purchase it takes back counted for a code (unknown until that purchase is recorded).
     const refunded = notification.refunded_transaction_id ?? transaction_id;
