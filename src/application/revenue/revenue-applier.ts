@@ -79,9 +79,7 @@ export class RevenueApplier {
       (notification.kind === 'purchase' || notification.kind === 'renewal') && transaction_id !== null ? links.paid(provider, transaction_id, null) : null;
     const lookedUp = ['purchase', 'renewal', 'refund'].includes(notification.kind) ? [...refundKeys, ...(paidKey === null ? [] : [paidKey])] : [];
     const found =
-      lookedUp.length > 0
-        ? await this.readStore.getMany<{ refunded_minor?: number }>(REVENUE_LINKS, lookedUp)
-        : new Map<string, { refunded_minor?: number }>();
+      lookedUp.length > 0 ? await this.readStore.getMany<{ refunded_minor?: number }>(REVENUE_LINKS, lookedUp) : new Map<string, { refunded_minor?: number }>();
     const refunds = refundKeys.flatMap((refundKey) => (found.has(refundKey) ? [found.get(refundKey)!] : []));
     // A refund: whether the purchase it takes back counted for a code (unknown until that purchase is recorded).
     const refunded = notification.refunded_transaction_id ?? transaction_id;
