@@ -149,6 +149,26 @@ export function Pager(props: { label: string; onPrevious?: () => void; onNext?: 
 }
 
 /**
+ * What an action did, said in a status line that takes the keyboard focus each time it is said
+ * (the button that had it often goes with the list it was in), the same words twice included.
+ * `say(null)` clears it.
+ */
+export function useDoneMessage(): { say: (text: string | null) => void; message: ComponentChildren } {
+  const [done, setDone] = useState<{ text: string; round: number } | null>(null);
+  const line = useRef<HTMLParagraphElement>(null);
+  useEffect(() => {
+    if (done) line.current?.focus();
+  }, [done]);
+  const say = useCallback((text: string | null) => setDone((before) => (text === null ? null : { text, round: (before?.round ?? 0) + 1 })), []);
+  const message = done ? (
+    <p role="status" tabIndex={-1} ref={line}>
+      {done.text}
+    </p>
+  ) : null;
+  return { say, message };
+}
+
+/**
  * After a refused submission, keyboard focus goes to the first field the errors name (else to the
  * errors shown above the buttons), as the sign-in form does: a screen reader lands on what to fix.
  */

@@ -1,4 +1,4 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useRef, useState } from 'preact/hooks';
 import { type ApiErrorItem, api, type Outcome, outcome, type Schemas } from '../api';
 import {
   Empty,
@@ -12,6 +12,7 @@ import {
   useServerPages,
   ViewTitle,
   DataTable,
+  useDoneMessage,
   useFocusOnErrors,
 } from '../components';
 import { formatDateTime, formatNumber } from '../format';
@@ -120,12 +121,8 @@ function Pools(props: { rewards: Schemas['AdminReward'][] }) {
   const formRef = useRef<HTMLFormElement>(null);
   useFocusOnErrors(formRef, errors);
   const [added, setAdded] = useState(0);
-  // What the last addition did (SPEC §7.5 answers {added, skipped, available}); focus goes to it.
-  const [done, setDone] = useState<string | null>(null);
-  const doneMessage = useRef<HTMLParagraphElement>(null);
-  useEffect(() => {
-    if (done) doneMessage.current?.focus();
-  }, [done]);
+  // What the last addition did (SPEC §7.5 answers {added, skipped, available}).
+  const { say, message } = useDoneMessage();
   const keys = props.rewards.map((r) => r.key).join(',');
   const [figures] = useLoad(async () => {
     const rows = await Promise.all(
@@ -151,13 +148,13 @@ function Pools(props: { rewards: Schemas['AdminReward'][] }) {
         ? lines.map(([value, link]) => ({ value: value!, link: link!, expires_at: expires }))
         : lines.flat().map((value) => ({ value, expires_at: expires })),
     };
-    setDone(null);
+    say(null);
     const result = await outcome(api.POST('/admin/rewards/{key}/codes', { params: { path: { key } }, body }));
     if (!result.ok) return setErrors(result.errors);
     setErrors([]);
     setCodes('');
     setAdded(added + 1);
-    setDone(poolAdditionSaid(key, result.data.data, Date.parse(expires) <= Date.now()));
+    say(poolAdditionSaid(key, result.data.data, Date.parse(expires) <= Date.now()));
   };
   // A code's expires_at (`/codes/0/expires_at`) is what the expiry field sets: its error goes there.
   const expiryErrors = errors.filter((error) => /^\/codes\/\d+\/expires_at$/.test(error.source ?? ''));
@@ -228,11 +225,7 @@ function Pools(props: { rewards: Schemas['AdminReward'][] }) {
           <button type="submit">Add codes</button>
         </div>
       </form>
-      {done ? (
-        <p role="status" tabIndex={-1} ref={doneMessage}>
-          {done}
-        </p>
-      ) : null}
+      {message}
     </>
   );
 }

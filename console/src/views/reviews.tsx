@@ -1,6 +1,6 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { type ApiErrorItem, api, outcome, type Review } from '../api';
-import { Empty, Pager, Problem, Section, useLoad, ViewTitle, DataTable } from '../components';
+import { DataTable, Empty, Pager, Problem, Section, useDoneMessage, useLoad, ViewTitle } from '../components';
 import { formatDateTime } from '../format';
 
 const STATUSES = ['pending', 'approved', 'rejected'] as const;
@@ -16,23 +16,19 @@ export function ReviewsView() {
     [status, after],
   );
   const [errors, setErrors] = useState<ApiErrorItem[]>([]);
-  const [done, setDone] = useState<string | null>(null);
   // The decided row (and the button that had focus) goes: focus moves to what was done.
-  const doneMessage = useRef<HTMLParagraphElement>(null);
-  useEffect(() => {
-    if (done) doneMessage.current?.focus();
-  }, [done]);
+  const { say, message } = useDoneMessage();
   const decide = async (review: Review, decision: 'approve' | 'reject') => {
     const path = decision === 'approve' ? '/admin/reviews/{id}/approve' : '/admin/reviews/{id}/reject';
     const result = await outcome(api.POST(path, { params: { path: { id: review.id } } }));
     if (!result.ok) {
       // Decided elsewhere meanwhile (REVIEW.ALREADY_DECIDED): the list shows it as it is now.
-      setDone(null);
+      say(null);
       setErrors(result.errors);
       return reload();
     }
     setErrors([]);
-    setDone(`Review ${review.id} ${decision === 'approve' ? 'approved' : 'rejected'}.`);
+    say(`Review ${review.id} ${decision === 'approve' ? 'approved' : 'rejected'}.`);
     reload();
   };
   return (
@@ -47,7 +43,7 @@ export function ReviewsView() {
             onChange={(event) => {
               setStatus((event.currentTarget as HTMLSelectElement).value as Review['status']);
               setCursors([undefined]);
-              setDone(null);
+              say(null);
               setErrors([]);
             }}
           >
@@ -60,11 +56,7 @@ export function ReviewsView() {
         </div>
       </form>
       {errors.length > 0 ? <Problem errors={errors} /> : null}
-      {done ? (
-        <p role="status" tabIndex={-1} ref={doneMessage}>
-          {done}
-        </p>
-      ) : null}
+      {message}
       <Section loaded={list} what="the review queue">
         {(body) => (
           <>

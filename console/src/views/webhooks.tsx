@@ -1,6 +1,6 @@
-import { useEffect, useRef, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { type ApiErrorItem, api, outcome, type Schemas } from '../api';
-import { Empty, Pager, Problem, Section, useLoad, usePages, ViewTitle, DataTable } from '../components';
+import { DataTable, Empty, Pager, Problem, Section, useDoneMessage, useLoad, usePages, ViewTitle } from '../components';
 import { formatDateTime, formatNumber } from '../format';
 
 const STATUSES = ['', 'pending', 'delivered', 'failed', 'dead'] as const;
@@ -63,20 +63,13 @@ function Deliveries(props: { endpointId: string }) {
     [id, status, after],
   );
   const [errors, setErrors] = useState<ApiErrorItem[]>([]);
-  const [done, setDone] = useState<string | null>(null);
-  // The list reloads (and the button that had focus goes): focus moves to what was done, as in
-  // Reviews, every time (the same message redelivered twice says the same thing).
-  const doneMessage = useRef<HTMLParagraphElement>(null);
-  const [redeliveries, setRedeliveries] = useState(0);
-  useEffect(() => {
-    if (redeliveries > 0) doneMessage.current?.focus();
-  }, [redeliveries]);
+  // The list reloads (and the button that had focus goes): focus moves to what was done.
+  const { say, message } = useDoneMessage();
   const redeliver = async (messageId: string) => {
     const result = await outcome(api.POST('/admin/webhooks/{id}/deliveries/{message_id}/redeliver', { params: { path: { id, message_id: messageId } } }));
     if (!result.ok) return setErrors(result.errors);
     setErrors([]);
-    setDone(`Delivery ${messageId} queued again.`);
-    setRedeliveries((n) => n + 1);
+    say(`Delivery ${messageId} queued again.`);
     reload();
   };
   return (
@@ -102,11 +95,7 @@ function Deliveries(props: { endpointId: string }) {
         </div>
       </form>
       {errors.length > 0 ? <Problem errors={errors} /> : null}
-      {done ? (
-        <p role="status" tabIndex={-1} ref={doneMessage}>
-          {done}
-        </p>
-      ) : null}
+      {message}
       <Section loaded={list} what="the deliveries">
         {(body) => (
           <>
