@@ -81,15 +81,16 @@ function parseOptions(argv: string[]): GeneratorOptions {
 async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
   const context = await openScriptContext();
-  // Embedded: its own connection, the only writer while it runs: appends share commits (see
-  // CommitGroups) and go straight into the table (see BulkAppender). A large page cache keeps
+  // Embedded: its own connections, the only writer while it runs: appends and new data keys
+  // share commits (see CommitGroups) and go straight into the tables (see BulkAppender). A large page cache keeps
   // the indexes of a long log in memory.
   const db = context.backend.name === 'embedded' ? openSqlite(context.config.DATA_DIR) : null;
   db?.pragma('cache_size = -65536');
   db?.pragma('synchronous = NORMAL');
   // Personal fields sealed under each user's data key, as the service stores them (SPEC §13): a
   // generated store is erased, exported and replayed as one the service wrote would be.
-  const keyStore = db === null ? null : new BulkKeyStore(openKeyConnection(context.config.DATA_DIR));
+  const keyDb = db === null ? null : openKeyConnection(context.config.DATA_DIR);
+  const keyStore = keyDb === null ? null : new BulkKeyStore(keyDb);
   const log =
     db === null || keyStore === null
       ? context.log
@@ -103,8 +104,13 @@ async function main(): Promise<number> {
     line: ({ events, users, rate }) => `${events}/${options.events} events | ${users} users | ${rate} events/s`,
   });
   const rate = (written: number) => Math.round(written / Math.max(0.001, (Date.now() - started) / 1000));
-  const generator = new Generator(log, new RandomIds(), options, context.config.CLAIM_WINDOW_DAYS, new CommitGroups(db, 1_000), (summary) =>
-    bar.update(Math.min(summary.written, options.events), { events: summary.written, users: summary.users, rate: rate(summary.written) }),
+  const generator = new Generator(
+    log,
+    new RandomIds(),
+    options,
+    context.config.CLAIM_WINDOW_DAYS,
+    new CommitGroups(db === null || keyDb === null ? [] : [keyDb, db], 1_000),
+    (summary) => bar.update(Math.min(summary.written, options.events), { events: summary.written, users: summary.users, rate: rate(summary.written) }),
   );
   process.once('SIGINT', () => {
     generator.stopRequested = true;

@@ -5,11 +5,12 @@ import type { DataKey, KeyStore } from '../../src/ports/key-store.js';
 
 /**
  * The generator's data keys (`npm run generate-events`), in the file the service uses
- * (DATA_DIR/data-keys.db, same rows): a new subject's key is inserted at once, not grouped per
- * turn of the event loop and synced before it is handed out as the service's key store does
- * (SqliteKeyStore). The generator is the only writer, and what a crash leaves behind a second run
- * adds to, as with its events (BulkAppender); `close` checkpoints the file, which syncs it. Reads
- * and erasure go to SqliteKeyStore on the same connection.
+ * (DATA_DIR/data-keys.db, same rows): a new subject's key is inserted at once, in the generator's
+ * open commit group (CommitGroups, which commits the keys before the events sealed under them),
+ * not grouped per turn of the event loop and synced before it is handed out as the service's key
+ * store does (SqliteKeyStore). The generator is the only writer, and what a crash leaves behind a
+ * second run adds to, as with its events (BulkAppender); `close` checkpoints the file, which
+ * syncs it. Reads and erasure go to SqliteKeyStore on the same connection.
  */
 export class BulkKeyStore implements KeyStore {
   private readonly reader: SqliteKeyStore;

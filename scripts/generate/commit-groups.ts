@@ -5,20 +5,24 @@ import type { SqliteConnection } from '../../src/adapters/sqlite/sqlite-database
  * with its exact expected revision, but many of them share one SQLite commit, so the
  * generator does not wait for one fsync per append (`synchronous=FULL`). A crash loses the
  * open group only; the log stays consistent.
+ *
+ * A group spans every connection given (the log's and the data keys' files), committed in
+ * their order: the data keys first, so no committed event is sealed under a key a crash lost
+ * (a key committed without its events is only never used).
  */
 export class CommitGroups {
   private open = false;
   private openedAt = 0;
 
   constructor(
-    private readonly db: SqliteConnection | null,
+    private readonly connections: readonly SqliteConnection[],
     private readonly maxMs = 250,
   ) {}
 
   /** Before an action: opens a group when none is open. */
   begin(): void {
-    if (this.db === null || this.open) return;
-    this.db.exec('BEGIN IMMEDIATE');
+    if (this.connections.length === 0 || this.open) return;
+    for (const db of this.connections) db.exec('BEGIN IMMEDIATE');
     this.open = true;
     this.openedAt = Date.now();
   }
@@ -29,14 +33,14 @@ export class CommitGroups {
   }
 
   commit(): void {
-    if (this.db === null || !this.open) return;
-    this.db.exec('COMMIT');
+    if (!this.open) return;
+    for (const db of this.connections) db.exec('COMMIT');
     this.open = false;
   }
 
   rollback(): void {
-    if (this.db === null || !this.open) return;
-    if (this.db.inTransaction) this.db.exec('ROLLBACK');
+    if (!this.open) return;
+    for (const db of this.connections) if (db.inTransaction) db.exec('ROLLBACK');
     this.open = false;
   }
 }

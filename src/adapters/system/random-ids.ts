@@ -1,10 +1,13 @@
 import { randomInt } from 'node:crypto';
-import { v5 as uuidv5, v7 as uuidv7 } from 'uuid';
+import { parse as parseUuid, v5 as uuidv5, v7 as uuidv7 } from 'uuid';
 import { REFERRAL_CODE_ALPHABET, REFERRAL_CODE_LENGTH } from '../../domain/codes/referral-code.js';
 import type { Ids } from '../../ports/ids.js';
 
-/** Namespace of this service's deterministic (UUIDv5) event ids. */
-const NAMESPACE = '3f0f5a0e-6c1e-4b39-9a51-7d1c2b7e4a10';
+/**
+ * Namespace of this service's deterministic (UUIDv5) event ids, parsed once: `uuid` parses a
+ * namespace given as text twice on every call (about 40% of a derived id's cost).
+ */
+const NAMESPACE = parseUuid('3f0f5a0e-6c1e-4b39-9a51-7d1c2b7e4a10');
 
 export class RandomIds implements Ids {
   /**

@@ -85,8 +85,27 @@ export function keptKeyCount(subject: string): number {
   return [...keyObjects.values()].filter((kept) => kept.subject === subject).length;
 }
 
+/**
+ * Initialisation vectors, 12 random bytes each, cut from a pool filled by the system's CSPRNG
+ * 512 at a time (as Node's own randomUUID does): one `randomBytes(12)` call costs about 2.5 µs,
+ * a slice of the pool almost nothing. Each refill is a new buffer and each slice is handed out
+ * once, so no two values share an IV.
+ */
+const IV_BYTES = 12;
+const IVS_PER_FILL = 512;
+let ivPool = Buffer.alloc(0);
+let ivOffset = 0;
+function nextIv(): Buffer {
+  if (ivOffset + IV_BYTES > ivPool.length) {
+    ivPool = randomBytes(IV_BYTES * IVS_PER_FILL);
+    ivOffset = 0;
+  }
+  ivOffset += IV_BYTES;
+  return ivPool.subarray(ivOffset - IV_BYTES, ivOffset);
+}
+
 export function encryptValue(key: DataKey, label: string, value: unknown): Envelope {
-  const iv = randomBytes(12);
+  const iv = nextIv();
   const cipher = createCipheriv('aes-256-gcm', keyObjectOf(key), iv);
   cipher.setAAD(Buffer.from(`${key.id}:${label}`));
   const ciphertext = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);

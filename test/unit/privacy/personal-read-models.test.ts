@@ -4,7 +4,7 @@ import { USERS, usersProjection } from '../../../projections/users.js';
 import { MemoryEventStore } from '../../../src/adapters/memory/memory-event-store.js';
 import { MemoryKeyStore } from '../../../src/adapters/memory/memory-key-store.js';
 import { toLogged } from '../../../src/application/event-log.js';
-import { encryptValue, keptKeyCount, PersonalDataCipher, userSubject } from '../../../src/application/privacy/personal-data-cipher.js';
+import { decryptValue, encryptValue, keptKeyCount, PersonalDataCipher, userSubject } from '../../../src/application/privacy/personal-data-cipher.js';
 import { PersonalDataEventStore } from '../../../src/application/privacy/personal-data-event-store.js';
 import { openProfile } from '../../../src/application/privacy/personal-read-models.js';
 import { projected } from '../../support/events.js';
@@ -88,5 +88,13 @@ describe('personal fields in read models: kept sealed, opened by their readers',
     } finally {
       Date.now = realNow;
     }
+  });
+  it('each sealed value has its own IV, across refills of the IV pool, and opens as sealed', () => {
+    const key = { id: 'key-iv', subject: userSubject('iv'), key: Buffer.alloc(32, 7) };
+    const envelopes = Array.from({ length: 2_000 }, (_, i) => encryptValue(key, 'email', `user${i}@example.org`));
+    const ivs = new Set(envelopes.map((envelope) => envelope.$encrypted.split('.')[2]));
+    expect(ivs.size).to.equal(envelopes.length);
+    const keys = new Map([[key.id, key]]);
+    expect(envelopes.map((envelope) => decryptValue(keys, 'email', envelope))).to.deep.equal(envelopes.map((_, i) => `user${i}@example.org`));
   });
 });
