@@ -42,7 +42,7 @@ const withKey: Middleware = {
 };
 
 /** How long a call may wait for the service's answer before the console says so (a hung or overloaded service). */
-export const ANSWER_WAIT_SECONDS = 30;
+const ANSWER_WAIT_SECONDS = 30;
 
 export const api = createClient<paths>({
   baseUrl: window.location.origin,

@@ -10,6 +10,7 @@ import {
   type ReadAllOptions,
   type ReadStreamOptions,
   type RecordedEvent,
+  revisionMatches,
   WrongExpectedRevisionError,
 } from '../../src/ports/event-store.js';
 
@@ -44,8 +45,7 @@ export class BulkAppender implements EventStore {
   private appendNow(stream: string, events: NewEvent[], expected: ExpectedRevision): AppendResult {
     let current = this.revisions.get(stream);
     if (current === undefined) current = this.currentRevision.get(stream)?.revision ?? -1;
-    const matches = expected === 'any' || (expected === 'no_stream' ? current === -1 : expected === 'stream_exists' ? current >= 0 : current === expected);
-    if (!matches) throw new WrongExpectedRevisionError(stream, expected, current);
+    if (!revisionMatches(expected, current)) throw new WrongExpectedRevisionError(stream, expected, current);
     const recordedAt = new Date().toISOString();
     let position = 0n;
     for (const event of events) {

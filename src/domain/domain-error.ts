@@ -1,18 +1,28 @@
 /**
+ * An error that is an answer, not a fault (a decision, a refused request): no stack trace is
+ * captured, as nothing reads it and capturing one costs more than the decision, or than the
+ * rest of a 401.
+ */
+export class StacklessError extends Error {
+  constructor(message: string) {
+    const limit = Error.stackTraceLimit;
+    Error.stackTraceLimit = 0;
+    super(message);
+    Error.stackTraceLimit = limit;
+  }
+}
+
+/**
  * A rule of the domain said no. `code` is the stable error code of SPEC §9
  * (`NOT_FOUND.*` codes become 404, every other code 422).
  */
-export class DomainError extends Error {
+export class DomainError extends StacklessError {
   constructor(
     readonly code: string,
     message: string,
     readonly source: string | null = null,
   ) {
-    // A decision, not a fault: no stack is captured (nothing reads it, and capturing one costs more than the decision).
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
     super(message);
-    Error.stackTraceLimit = limit;
     this.name = 'DomainError';
   }
 }

@@ -1,5 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
-import { DomainError } from '../domain/domain-error.js';
+import { DomainError, StacklessError } from '../domain/domain-error.js';
 import { StoreUnavailableError } from '../ports/event-store.js';
 import { ReadModelsBehindError } from '../ports/read-consistency.js';
 import type { Logger } from '../ports/logger.js';
@@ -14,18 +14,14 @@ export interface ErrorObject {
 }
 
 /** An error answered as-is: status, stable code, human message and the offending part. */
-export class ApiError extends Error {
+export class ApiError extends StacklessError {
   constructor(
     readonly status: number,
     readonly code: string,
     message: string,
     readonly source: string | null = null,
   ) {
-    // An answer, not a fault: no stack is captured (nothing reads it, and capturing one cost more than the rest of a 401).
-    const limit = Error.stackTraceLimit;
-    Error.stackTraceLimit = 0;
     super(message);
-    Error.stackTraceLimit = limit;
     this.name = 'ApiError';
   }
 

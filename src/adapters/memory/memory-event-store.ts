@@ -94,11 +94,7 @@ export class MemoryEventStore implements EventStore {
       const event = position === undefined ? undefined : this.at(position);
       return event !== undefined && event.stream === stream && event.revision === first.revision + index;
     });
-    const startsWhereExpected =
-      expected === 'any' ||
-      (expected === 'no_stream' && first.revision === 0) ||
-      (expected === 'stream_exists' && first.revision > 0) ||
-      (typeof expected === 'number' && first.revision === expected + 1);
+    const startsWhereExpected = revisionMatches(expected, first.revision - 1);
     if (!consecutive || !startsWhereExpected) throw new WrongExpectedRevisionError(stream, expected, this.currentRevision(stream));
     const last = positions[positions.length - 1]!;
     const byAnother = positions.some((position, index) => this.at(position!).metadataJson !== JSON.stringify(events[index]!.metadata));

@@ -247,11 +247,7 @@ export class SqliteEventStore implements EventStore {
     if (!first) return null;
     const rows = events.map((event) => this.statements.byId.get(event.id));
     const consecutive = rows.every((row, index) => row !== undefined && row.stream === stream && row.revision === first.revision + index);
-    const startsWhereExpected =
-      expected === 'any' ||
-      (expected === 'no_stream' && first.revision === 0) ||
-      (expected === 'stream_exists' && first.revision > 0) ||
-      (typeof expected === 'number' && first.revision === expected + 1);
+    const startsWhereExpected = revisionMatches(expected, first.revision - 1);
     if (!consecutive || !startsWhereExpected) {
       const current = this.statements.currentRevision.get(stream)?.revision ?? -1;
       throw new WrongExpectedRevisionError(stream, expected, current);

@@ -41,7 +41,7 @@ function replaced(now: FileId | null | 'unknown', opened: FileId): boolean {
  * `rm`, a backup moved over it). SQLite goes on writing into the file it opened, which no path
  * names any more: what it writes from then on is gone at the next start.
  */
-export class DatabaseFileReplacedError extends Error {
+class DatabaseFileReplacedError extends Error {
   constructor(file: string) {
     super(
       `${file} (or its -wal) was removed or replaced while the service had it open: nothing written since can be kept, and no write is ` +

@@ -94,7 +94,7 @@ const rawBody: RequestHandler = (req, res, next) => {
 };
 
 /** Where the providers' notifications arrive: `/webhooks/{provider}` (SPEC §11). */
-export const INBOUND_MOUNT = '/webhooks';
+const INBOUND_MOUNT = '/webhooks';
 
 /** Inbound revenue notifications (SPEC §11): no API key; each provider authenticates itself. */
 export function inboundWebhookRoutes(container: DependencyContainer, replayGate: RequestHandler): AnyRoute[] {
