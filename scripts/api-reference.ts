@@ -174,7 +174,8 @@ const EVENT_MEANINGS: Record<string, string> = {
     "The user's personal fields were erased (`DELETE /admin/users/{app_user_id}`): their data key destroyed, so every earlier value reads as null (`{\"erased\": true}` in the log). `erased_events`: the ids of the user's own events that held a personal value. Inbound notifications that named one of the user's payment customer ids are not listed there: that customer id's key is destroyed with the user's, so their `notification.match.customer_id` reads `{\"erased\": true}` too. Holds no personal data.",
   ReferralProgramAssigned: 'The user got a program and its referral code (once, never changed).',
   CodeClaimed: 'The user claimed a referral, promo or affiliate code. `hold` only when a fraud rule held it for review.',
-  ClaimAbandoned: 'A claim whose slot was repaired after a crash: the claim did not happen.',
+  ClaimAbandoned:
+    "A claim that took its code's slot and did not happen: refused after the slot was taken (a `payment_customer_claimers` rule, or a failed append), or left unrecorded by a crash and found by the repair. `ClaimSlotReleased` on the code's stream follows.",
   UserConverted: 'A claimer became premium (not trial): counts as a conversion of the code it claimed.',
   UserChurned: 'A converted claimer stopped being premium.',
   RewardGranted:
@@ -217,7 +218,8 @@ const EVENT_MEANINGS: Record<string, string> = {
   TransactionLinkRefused: 'Another user asked for a transaction already linked to `linked_app_user_id`: kept for review, once per user.',
   FraudRuleCreated: 'A fraud rule was defined (the full rule).',
   FraudRuleUpdated: 'A fraud rule changed (the full new rule).',
-  ClaimRejectedByRule: "In the claimer's stream: a fraud rule with action `reject` refused a claim (422 `CLAIM.REJECTED_BY_RULE`); nothing else changed.",
+  ClaimRejectedByRule:
+    "In the claimer's stream: a fraud rule with action `reject` refused a claim (422 `CLAIM.REJECTED_BY_RULE`). Nothing else changed, but for what the claim had taken being given back first: a refusal by `payment_customer_claimers` comes after the claim took its code's slot, so `ClaimAbandoned` (in this stream) and `ClaimSlotReleased` precede it; a refusal by the code's hourly or daily rule gives back a payment customer's count (`PaymentCustomerClaimReleased`).",
   SenderRewardsHeld: "In the referrer's stream: a claim or conversion on hold; the sender rewards due at `count` wait for the review.",
   SenderRewardsRefused: "In the referrer's stream: a conversion's sender rewards refused by a `reject` rule (the conversion still counts).",
   HeldRewardsReleased: "In the referrer's stream: the review was decided; when approved, the held grants follow in the same append.",

@@ -58,7 +58,11 @@ const recentClaimerSchema = z.object({ claimer: z.string(), claims: z.array(z.st
 export const fraudEvents = {
   FraudRuleCreated: z.object({ rule: fraudRuleSchema }),
   FraudRuleUpdated: z.object({ rule: fraudRuleSchema }),
-  /** In the claimer's stream: a rule with action `reject` refused this claim (nothing else changed). */
+  /**
+   * In the claimer's stream: a rule with action `reject` refused this claim. Nothing else changed,
+   * but for what the claim had taken being given back (`ClaimAbandoned` and `ClaimSlotReleased`,
+   * `PaymentCustomerClaimReleased`).
+   */
   ClaimRejectedByRule: ruleRefSchema.extend({ code: z.string(), referrer: z.string(), rejected_at: isoDateTime }),
   /** In the referrer's stream, with the count it belongs to: the sender rewards that wait for the review. */
   SenderRewardsHeld: claimHoldSchema.extend({

@@ -55,7 +55,11 @@ export const userEvents = {
   ReferralProgramAssigned: z.object({ program_id: z.string(), referral_code: z.string() }),
   /** `hold`: a fraud rule with action `hold` let the claim through; its referrer's rewards wait for the review (SPEC §13). */
   CodeClaimed: referredBySchema.extend({ claimed_at: isoDateTime, program_id: z.string().nullable(), hold: claimHoldSchema.optional() }),
-  /** A claim whose slot reservation was repaired after a crash; the claim did not happen. */
+  /**
+   * A claim that took its code's slot and did not happen: refused after the slot was taken (a
+   * `payment_customer_claimers` rule, or a failed append), or left unrecorded by a crash and found
+   * by the repair. The slot is released after it (`ClaimSlotReleased`).
+   */
   ClaimAbandoned: z.object({ claim_id: z.string(), code: z.string() }),
   /**
    * v3: `source` says what counted it (CONVERSIONS_FROM, SPEC §11): the client's is_premium, or a
