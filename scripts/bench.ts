@@ -9,6 +9,7 @@
  * load test stops by itself (--duration, --max-requests). Long histories are written straight
  * into the event log (scripts/bench/seed-history.ts), not over HTTP.
  */
+import '../src/supported-node.js';
 import { BenchRun } from './bench/bench-run.js';
 import { benchCommand, benchOptions } from './bench/options.js';
 import { formatTable, newReport } from './bench/report.js';

@@ -17,6 +17,7 @@
  * CLAIM.ALREADY_CLAIMED and the withdrawal repeats its operation_id. A store whose other
  * programs already cover users (PROGRAM.DISTRIBUTION_EXCEEDED) is refused.
  */
+import '../src/supported-node.js';
 import 'reflect-metadata';
 import { randomBytes } from 'node:crypto';
 import { openBackend } from '../src/backends/open-backend.js';

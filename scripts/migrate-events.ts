@@ -12,6 +12,7 @@
  * DATA_DIR's data-keys.db; for a connection string, the MongoDB of MONGODB_URL): plain values
  * written before encryption existed are encrypted, erased ones stay erased. Progress goes to stderr.
  */
+import '../src/supported-node.js';
 import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';

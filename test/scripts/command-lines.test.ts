@@ -29,8 +29,12 @@ const SCRIPTS: ScriptCase[] = [
   { file: 'scripts/bench.ts', npm: 'npm run bench', reads: null },
 ];
 
-function run(file: string, args: string[], env: Record<string, string> = {}) {
-  return spawnSync(process.execPath, ['--import', 'tsx', file, ...args], {
+/** A preload that makes the process report Node 20.20.2 (the machines' end-of-life release). */
+const AS_NODE_20 = path.join(tempDir('as-node-20'), 'as-node-20.cjs');
+fs.writeFileSync(AS_NODE_20, "Object.defineProperty(process.versions, 'node', { value: '20.20.2' });\n");
+
+function run(file: string, args: string[], env: Record<string, string> = {}, nodeOptions: string[] = []) {
+  return spawnSync(process.execPath, [...nodeOptions, '--import', 'tsx', file, ...args], {
     env: { ...process.env, NODE_ENV: 'test', LOG_LEVEL: 'silent', ...env },
     encoding: 'utf8',
     timeout: 60_000,
@@ -56,6 +60,17 @@ describe('Scripts: --help, unknown flags and a missing database', function () {
         expect(result.status).to.equal(2);
         expect(result.stderr).to.contain('--no-such-flag').and.to.contain('Usage:');
         expect(result.stdout).to.equal('');
+        expect(fs.existsSync(dataDir)).to.equal(false);
+      });
+
+      it('on a Node release the project does not support, says so and exits 1 before anything loads (no crash, nothing created)', () => {
+        const dataDir = path.join(os.tmpdir(), `referrals-old-node-${process.pid}-${Date.now()}`);
+        const result = run(script.file, script.file.includes('migrate') ? ['--from', dataDir, '--to', `${dataDir}-to`] : [], { DATA_DIR: dataDir }, [
+          '--require',
+          AS_NODE_20,
+        ]);
+        expect(result.status, result.stderr).to.equal(1);
+        expect(result.stderr).to.contain('Node 20.20.2 cannot run this service');
         expect(fs.existsSync(dataDir)).to.equal(false);
       });
 
