@@ -8709,7 +8709,7 @@ export interface operations {
             /**
              * @description `REWARD.IMMUTABLE_FIELD`: `kind`, `credits` and `offer_code_id` of a reward cannot change.
              *
-             *     `REWARD.OFFER_CODE_UNKNOWN`: `offer_code_id` is neither in the store offer-code catalog nor in App Store Connect (checked only when one of them is configured).
+             *     `REWARD.OFFER_CODE_UNKNOWN`: `offer_code_id` is neither in the store offer-code catalog nor in App Store Connect (checked only when one of them is configured; when App Store Connect cannot answer, the id is accepted and the failure logged).
              */
             422: {
                 headers: {

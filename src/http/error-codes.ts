@@ -148,7 +148,8 @@ export const ERROR_CODES = {
   },
   'REWARD.OFFER_CODE_UNKNOWN': {
     status: 422,
-    meaning: '`offer_code_id` is neither in the store offer-code catalog nor in App Store Connect (checked only when one of them is configured).',
+    meaning:
+      '`offer_code_id` is neither in the store offer-code catalog nor in App Store Connect (checked only when one of them is configured; when App Store Connect cannot answer, the id is accepted and the failure logged).',
     example: { message: 'No store offer code summer-offer in the catalog or App Store Connect', source: '/offer_code_id' },
   },
   'REWARD.NOT_POOLED': {

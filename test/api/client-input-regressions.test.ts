@@ -74,6 +74,24 @@ describe('API: client input that once answered 500', () => {
     expect(codes.body.errors[0]).to.include({ code: 'BAD_REQUEST', source: '/codes/0/expires_at' });
   });
 
+  it('the edge days by their offset, as docs/behaviour.md says: + on 0000-01-01 and - on 9999-12-31 refused whatever the time, Z and the other direction accepted; a leap second refused', async () => {
+    const cases: [string, number][] = [
+      ['0000-01-01T10:00:00+01:00', 400],
+      ['0000-01-01T10:00:00-01:00', 201],
+      ['0000-01-01T10:00:00Z', 201],
+      ['9999-12-31T10:00:00-05:00', 400],
+      ['2016-12-31T23:59:60Z', 400],
+    ];
+    for (const [index, [firstSeenAt, status]] of cases.entries()) {
+      const response = await svc.call('POST', '/users', { app_user_id: `edge-day-${index}`, first_seen_at: firstSeenAt });
+      expect(response.status, firstSeenAt).to.equal(status);
+      if (status === 400) expect(response.body.errors[0], firstSeenAt).to.include({ code: 'BAD_REQUEST', source: '/first_seen_at' });
+    }
+    const late = await svc.call('POST', '/users', { app_user_id: 'edge-day-late', first_seen_at: '9999-12-31T10:00:00+05:00' });
+    expect(late.status, 'accepted by the format, then refused as in the future').to.equal(422);
+    expect(late.body.errors[0].code).to.equal('USER.FIRST_SEEN_AT_IN_FUTURE');
+  });
+
   it('an event-log cursor past any position is an empty page, not an error', async () => {
     const response = await svc.admin('GET', '/admin/events?after=99999999999999999999');
     expect(response.status).to.equal(200);

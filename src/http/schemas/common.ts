@@ -16,7 +16,7 @@ const DATE_TIME =
 /** ISO 8601 date-time with offset; normalised to UTC with milliseconds. */
 export const dateTime = z.iso
   .datetime({ offset: true, message: 'must be an ISO 8601 date-time' })
-  .regex(new RegExp(DATE_TIME), 'must fall within the years 0000 to 9999: 0000-01-01 and 9999-12-31 take no offset but Z')
+  .regex(new RegExp(DATE_TIME), 'must fall within the years 0000 to 9999: 0000-01-01 takes no + offset, and 9999-12-31 no - offset')
   .transform((value) => new Date(value).toISOString())
   .openapi({ type: 'string', format: 'date-time', pattern: DATE_TIME, example: '2026-01-02T03:04:05.678Z' });
 
