@@ -82,8 +82,8 @@ async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
   const context = await openScriptContext();
   // Embedded: its own connections, the only writer while it runs: appends and new data keys
-  // share commits (see CommitGroups) and go straight into the tables (see BulkAppender). A large page cache keeps
-  // the indexes of a long log in memory.
+  // share commits (see CommitGroups) and go straight into the tables (see BulkAppender). A
+  // large page cache keeps the indexes of a long log in memory.
   const db = context.backend.name === 'embedded' ? openSqlite(context.config.DATA_DIR) : null;
   db?.pragma('cache_size = -65536');
   db?.pragma('synchronous = NORMAL');
