@@ -30,6 +30,20 @@ export const DEFAULT_ACCOUNT_TOKEN_NAMESPACE = '5b2c1c52-3d4e-5f60-8a71-92b3c4d5
 const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
 
 /**
+ * Upper bounds of the durations. A timer Node cannot set (over 2^31 − 1 ms, about 24.8 days)
+ * fires after 1 ms instead, so a setting that asks for longer would do the opposite of what it
+ * says (a shutdown cut at once, every webhook timing out, a sweep spinning); and a period added
+ * to a date past year 275,760 makes an invalid date. Past these, start-up refuses the value.
+ */
+const MAX_TIMER_MS = 2_147_483_647;
+const MAX_TIMER_S = Math.floor(MAX_TIMER_MS / 1000);
+/** 100 years, the longest interval a reward may have. */
+const MAX_DAYS = 36_500;
+const MAX_HOURS = MAX_DAYS * 24;
+const timerMs = (fallback: number) => z.coerce.number().int().positive().max(MAX_TIMER_MS).default(fallback);
+const timerSeconds = (fallback: number) => z.coerce.number().int().positive().max(MAX_TIMER_S).default(fallback);
+
+/**
  * `points/seconds` + `s`, e.g. `600/60s`: a budget of points per fixed window; `minPoints`: the
  * room one request needs (a claim takes FAILED_CLAIM_COST up front).
  */
@@ -134,26 +148,26 @@ const configSchema = z
     MONGODB_DATABASE: z.string().min(1).default('referrals'),
     CLIENT_API_KEYS: commaList,
     SECRET_API_KEYS: commaList,
-    CLAIM_WINDOW_DAYS: positiveInt(7),
+    CLAIM_WINDOW_DAYS: z.coerce.number().int().positive().max(MAX_DAYS).default(7),
     REFERRAL_LINK_BASE: optionalString.refine((value) => value === null || URL.canParse(value), { message: 'must be a URL' }),
     ASC_ISSUER_ID: optionalString,
     ASC_KEY_ID: optionalString,
     ASC_PRIVATE_KEY_PATH: optionalString,
     ASC_BASE_URL: z.url().default('https://api.appstoreconnect.apple.com'),
-    ASC_TIMEOUT_MS: positiveInt(10_000),
+    ASC_TIMEOUT_MS: timerMs(10_000),
     ASC_CACHE_TTL_S: positiveInt(3_600),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /** Events a projection may trail the log by and still be ready. */
     READY_MAX_LAG: z.coerce.number().int().min(0).default(1_000),
     /** Seconds between background sweeps (reward expiry, claim repair). */
-    SWEEP_INTERVAL_S: positiveInt(30),
+    SWEEP_INTERVAL_S: timerSeconds(30),
     /** Set to "false" to run the API without the in-process projector (scale-out topology). */
     RUN_PROJECTOR: z
       .enum(['true', 'false'])
       .default('true')
       .transform((value) => value === 'true'),
     /** Seconds a shutdown may take (draining requests, stopping the projector) before the process exits anyway. */
-    SHUTDOWN_TIMEOUT_S: z.coerce.number().positive().default(10),
+    SHUTDOWN_TIMEOUT_S: z.coerce.number().positive().max(MAX_TIMER_S).default(10),
     /** SPEC §13: rate limits on (default) or off. */
     RATE_LIMITS: z.enum(['on', 'off']).default('on'),
     RATE_LIMIT_READS: budget('600/60s'),
@@ -172,14 +186,14 @@ const configSchema = z
     /** Web pages allowed to call the app API from a browser (README, *Apps in a browser*). */
     CORS_ORIGINS: corsOrigins,
     /** Outgoing webhooks (SPEC §12): per-request timeout, retry window, auto-disable, URL rules. */
-    WEBHOOK_TIMEOUT_MS: positiveInt(10_000),
-    WEBHOOK_RETRY_HOURS: z.coerce.number().positive().default(72),
+    WEBHOOK_TIMEOUT_MS: timerMs(10_000),
+    WEBHOOK_RETRY_HOURS: z.coerce.number().positive().max(MAX_HOURS).default(72),
     /** An endpoint failing without a single success for this long is disabled (and reported). */
-    WEBHOOK_DISABLE_AFTER_HOURS: z.coerce.number().positive().default(120),
+    WEBHOOK_DISABLE_AFTER_HOURS: z.coerce.number().positive().max(MAX_HOURS).default(120),
     /** Deliveries yield to requests being answered, for at most this long per message (0: never yield). */
-    WEBHOOK_YIELD_MAX_S: z.coerce.number().min(0).default(30),
+    WEBHOOK_YIELD_MAX_S: z.coerce.number().min(0).max(MAX_TIMER_S).default(30),
     /** Delivered messages are kept this long for the deliveries list and redelivery, then forgotten (open and dead ones stay). */
-    WEBHOOK_RETENTION_DAYS: z.coerce.number().positive().default(30),
+    WEBHOOK_RETENTION_DAYS: z.coerce.number().positive().max(MAX_DAYS).default(30),
     WEBHOOKS_ALLOW_HTTP: z
       .enum(['true', 'false'])
       .default('false')
@@ -303,16 +317,16 @@ const EXPECTED: Record<string, string> = {
   EVENTSTORE_URL: 'an esdb:// or kurrentdb:// connection string, e.g. esdb://localhost:2113?tls=false',
   MONGODB_URL: 'a mongodb:// or mongodb+srv:// connection string, e.g. mongodb://localhost:27017/?directConnection=true',
   MONGODB_DATABASE: 'a database name (default referrals)',
-  CLAIM_WINDOW_DAYS: 'a whole number of days, 1 or more (default 7)',
+  CLAIM_WINDOW_DAYS: 'a whole number of days from 1 to 36500 (default 7)',
   REFERRAL_LINK_BASE: 'an absolute URL, e.g. https://example.com/r',
   ASC_BASE_URL: 'an absolute URL (default https://api.appstoreconnect.apple.com)',
-  ASC_TIMEOUT_MS: 'a whole number of milliseconds, 1 or more (default 10000)',
+  ASC_TIMEOUT_MS: 'a whole number of milliseconds from 1 to 2147483647 (default 10000)',
   ASC_CACHE_TTL_S: 'a whole number of seconds, 1 or more (default 3600)',
   LOG_LEVEL: 'one of fatal, error, warn, info, debug, trace, silent (default info)',
   READY_MAX_LAG: 'a whole number of events, 0 or more (default 1000)',
-  SWEEP_INTERVAL_S: 'a whole number of seconds, 1 or more (default 30)',
+  SWEEP_INTERVAL_S: 'a whole number of seconds from 1 to 2147483 (default 30)',
   RUN_PROJECTOR: 'true or false (default true)',
-  SHUTDOWN_TIMEOUT_S: 'a number of seconds greater than 0 (default 10)',
+  SHUTDOWN_TIMEOUT_S: 'a number of seconds greater than 0, at most 2147483 (default 10)',
   RATE_LIMITS: 'on or off (default on)',
   RATE_LIMIT_READS: 'requests per window, written <points>/<seconds>s, e.g. 600/60s (the default)',
   RATE_LIMIT_CLAIMS: `claim points per window, written <points>/<seconds>s, e.g. 20/3600s (the default); at least ${FAILED_CLAIM_COST} points, the room a claim needs`,
@@ -322,11 +336,11 @@ const EXPECTED: Record<string, string> = {
   COMPAT_WINWINKIT: 'on or off (default on)',
   CORS_ORIGINS: 'a comma-separated list of origins such as https://app.example.com,http://localhost:8081, or * (default: none)',
   TRUST_PROXY: 'false (default), a hop count such as 1, or a comma-separated list of proxy addresses/CIDRs such as 10.0.0.0/8,loopback',
-  WEBHOOK_TIMEOUT_MS: 'a whole number of milliseconds, 1 or more (default 10000)',
-  WEBHOOK_RETRY_HOURS: 'a number of hours greater than 0 (default 72)',
-  WEBHOOK_DISABLE_AFTER_HOURS: 'a number of hours greater than 0 (default 120)',
-  WEBHOOK_YIELD_MAX_S: 'a number of seconds, 0 or more (default 30; 0: deliveries never yield to requests)',
-  WEBHOOK_RETENTION_DAYS: 'a number of days greater than 0 (default 30)',
+  WEBHOOK_TIMEOUT_MS: 'a whole number of milliseconds from 1 to 2147483647 (default 10000)',
+  WEBHOOK_RETRY_HOURS: 'a number of hours greater than 0, at most 876000 (default 72)',
+  WEBHOOK_DISABLE_AFTER_HOURS: 'a number of hours greater than 0, at most 876000 (default 120)',
+  WEBHOOK_YIELD_MAX_S: 'a number of seconds from 0 to 2147483 (default 30; 0: deliveries never yield to requests)',
+  WEBHOOK_RETENTION_DAYS: 'a number of days greater than 0, at most 36500 (default 30)',
   WEBHOOKS_ALLOW_HTTP: 'true or false (default false: https only)',
   WEBHOOKS_ALLOW_PRIVATE: 'true or false (default false: private and loopback hosts refused)',
   REVENUECAT_BASE_URL: 'an absolute URL (default https://api.revenuecat.com)',

@@ -14,12 +14,43 @@ function problemsOf(env: Record<string, string>): string[] {
 describe('Configuration errors', () => {
   it('echo the bad value and say what is expected, not what the validator saw', () => {
     const [problem] = problemsOf({ CLAIM_WINDOW_DAYS: 'abc' });
-    expect(problem).to.equal('CLAIM_WINDOW_DAYS=abc: expected a whole number of days, 1 or more (default 7)');
+    expect(problem).to.equal('CLAIM_WINDOW_DAYS=abc: expected a whole number of days from 1 to 36500 (default 7)');
     expect(problem).to.not.match(/nan|received/i);
     expect(problemsOf({ REFERRAL_LINK_BASE: 'not a url' })).to.deep.equal([
       'REFERRAL_LINK_BASE="not a url": expected an absolute URL, e.g. https://example.com/r',
     ]);
     expect(problemsOf({ SHUTDOWN_TIMEOUT_S: '0' })[0]).to.match(/^SHUTDOWN_TIMEOUT_S=0: expected a number of seconds greater than 0/);
+  });
+
+  it('durations past what a timer or a date can hold are refused (Node would fire such a timer after 1 ms), the largest allowed accepted', () => {
+    const tooLong = {
+      SHUTDOWN_TIMEOUT_S: '2147484',
+      SWEEP_INTERVAL_S: '99999999999',
+      WEBHOOK_TIMEOUT_MS: '3000000000',
+      ASC_TIMEOUT_MS: '2147483648',
+      WEBHOOK_YIELD_MAX_S: '2147484',
+      CLAIM_WINDOW_DAYS: '36501',
+      WEBHOOK_RETRY_HOURS: '876001',
+      WEBHOOK_DISABLE_AFTER_HOURS: '1e12',
+      WEBHOOK_RETENTION_DAYS: '36501',
+    };
+    const problems = problemsOf(tooLong);
+    expect(problems.map((problem) => problem.split('=')[0])).to.have.members(Object.keys(tooLong));
+    expect(problems.find((problem) => problem.startsWith('WEBHOOK_TIMEOUT_MS'))).to.equal(
+      'WEBHOOK_TIMEOUT_MS=3000000000: expected a whole number of milliseconds from 1 to 2147483647 (default 10000)',
+    );
+    const longest = loadConfig({
+      SHUTDOWN_TIMEOUT_S: '2147483',
+      SWEEP_INTERVAL_S: '2147483',
+      WEBHOOK_TIMEOUT_MS: '2147483647',
+      ASC_TIMEOUT_MS: '2147483647',
+      WEBHOOK_YIELD_MAX_S: '2147483',
+      CLAIM_WINDOW_DAYS: '36500',
+      WEBHOOK_RETRY_HOURS: '876000',
+      WEBHOOK_DISABLE_AFTER_HOURS: '876000',
+      WEBHOOK_RETENTION_DAYS: '36500',
+    });
+    expect(longest).to.include({ SHUTDOWN_TIMEOUT_S: 2_147_483, WEBHOOK_TIMEOUT_MS: 2_147_483_647, CLAIM_WINDOW_DAYS: 36_500 });
   });
 
   it('CORS_ORIGINS takes *, or origins alone (no path, no trailing slash)', () => {
