@@ -54,24 +54,34 @@ async function readModelsReach(context: ScriptContext, head: bigint | null, time
   }
 }
 
-/** Lists at most this many lapsed entries before saying "over". */
-const LAPSED_SHOWN = 1_000;
+/** Counts at most this many lapsed entries before saying "over". */
+const LAPSED_COUNTED = 1_000;
+/** Names at most this many of them, the earliest expired first. */
+const LAPSED_NAMED = 20;
 
 /**
  * Entries past their `expires_at` whose expiry no event records yet: the balances audited from
- * the log still count them, while `GET /users/{id}` already leaves them out. Said, so the
- * auditor knows why those figures differ until the sweep records them.
+ * the log still count them, while `GET /users/{id}` already leaves them out. Said, and the first
+ * of them named (user, entry, expiry), so the auditor knows why those figures differ until the
+ * sweep records them.
  */
 async function reportUnrecordedExpiries(context: ScriptContext): Promise<void> {
-  const lapsed = await context.backend.readStore.find(REWARD_EXPIRIES, {
+  const lapsed = await context.backend.readStore.find<{ app_user_id: string; grant_id: string; expires_at: string }>(REWARD_EXPIRIES, {
     atMost: { field: 'expires_at', value: new Date().toISOString() },
-    limit: LAPSED_SHOWN + 1,
+    orderBy: { field: 'expires_at', direction: 'asc' },
+    limit: LAPSED_COUNTED + 1,
   });
   if (lapsed.length === 0) return;
-  const count = lapsed.length > LAPSED_SHOWN ? `Over ${LAPSED_SHOWN}` : String(lapsed.length);
+  const count = lapsed.length > LAPSED_COUNTED ? `Over ${LAPSED_COUNTED}` : String(lapsed.length);
+  const named = lapsed.slice(0, LAPSED_NAMED).map((entry) => `  user ${entry.app_user_id}, entry ${entry.grant_id}, expired at ${entry.expires_at}\n`);
+  const more =
+    lapsed.length > LAPSED_NAMED
+      ? `  … and ${lapsed.length > LAPSED_COUNTED ? 'over ' : ''}${(lapsed.length > LAPSED_COUNTED ? LAPSED_COUNTED : lapsed.length) - LAPSED_NAMED} more\n`
+      : '';
   process.stdout.write(
-    `${count} reward entries passed their expiry and no event records it yet: the balances above still count their credits, ` +
-      "GET /users/{id} already does not. The service's sweep (every SWEEP_INTERVAL_S) records them, and so does a read of the user's credit ledger.\n\n",
+    `${count} reward entries passed their expiry and no event records it yet: the balances above still count their credits (if they hold any), ` +
+      "GET /users/{id} already does not. The service's sweep (every SWEEP_INTERVAL_S) records them, and so does a read of the user's credit ledger.\n" +
+      `${named.join('')}${more}\n`,
   );
 }
 
