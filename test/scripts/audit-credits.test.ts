@@ -42,7 +42,7 @@ describe('npm run audit-credits', function () {
     const audit = runAudit(svc.dataDir);
     expect(audit.status, audit.stderr).to.equal(0);
     expect(audit.stdout).to.contain('1 reward entries passed their expiry and no event records it yet');
-    expect(audit.stdout).to.match(/^ {2}user lapsing, entry manual/[0-9a-f-]{36}/0, expired at \d{4}-\d\d-\d\dT[\d:.]+Z$/m);
+    expect(audit.stdout).to.match(/^ {2}user lapsing, entry manual\/[0-9a-f-]{36}\/0, expired at \d{4}-\d\d-\d\dT[\d:.]+Z$/m);
     expect(audit.stdout).to.match(/^tokens\s+1\s+14\s+14\s+14$/m);
 
     const again = await startTestService({ dataDir: svc.dataDir, clock: new ManualClock() });
