@@ -146,6 +146,10 @@ function answerAlone(app: RequestListener, req: IncomingMessage, socket: Socket 
   res.once('finish', () => {
     res.detachSocket(socket);
     socket.end();
+    // As Node does for the responses it makes: 'close' follows 'finish' (detached, the socket's own
+    // close no longer reaches this response). Whatever waits for a response's close (the request
+    // activity deliveries yield to) would otherwise count this request as open for good.
+    process.nextTick(() => res.emit('close'));
   });
   app(req, res);
 }

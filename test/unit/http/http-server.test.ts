@@ -72,6 +72,27 @@ describe('the HTTP server: every request is answered in the API shape, or by the
     expect((await raw(server, 'FOO BAR\r\n\r\n')).split('\r\n')[0]).to.equal('HTTP/1.1 400 Bad Request');
   });
 
+  it('a response the server makes itself (an unknown method, CONNECT) closes as any response does, after it finishes', async () => {
+    // The request activity deliveries yield to counts a request as open until its response closes:
+    // a response that never closed kept every later webhook waiting WEBHOOK_YIELD_MAX_S.
+    let open = 0;
+    const closes: string[] = [];
+    const server = await serve((req, res) => {
+      open += 1;
+      res.once('close', () => {
+        open -= 1;
+        closes.push(req.method ?? '');
+      });
+      echo(req, res);
+    });
+    await raw(server, 'FOO /users/ann HTTP/1.1\r\nhost: x\r\n\r\n');
+    await raw(server, 'CONNECT /users HTTP/1.1\r\nhost: x\r\n\r\n');
+    await raw(server, 'GET /users/ann HTTP/1.1\r\nhost: x\r\nconnection: close\r\n\r\n');
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(closes).to.have.members(['FOO', 'CONNECT', 'GET']);
+    expect(open).to.equal(0);
+  });
+
   it('answers requests pipelined before a malformed one first, in order, then the 400', async () => {
     const server = await serve();
     const answer = await raw(server, 'POST /users HTTP/1.1\r\nhost: x\r\nx-request-id: first\r\ncontent-length: 2\r\n\r\n{}GET /bad path HTTP/1.1\r\n\r\n');
