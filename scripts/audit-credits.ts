@@ -4,12 +4,12 @@
  * Exits 1 when anything disagrees (listing the event ids involved), 0 otherwise.
  * Uses the service's configuration (DATA_DIR, or EVENTSTORE_URL + MONGODB_URL).
  */
-import fs from 'node:fs';
 import { creditLedgerProjection } from '../projections/credit-ledger.js';
 import { REWARD_EXPIRIES, rewardExpiriesProjection } from '../projections/reward-expiries.js';
 import { usersProjection } from '../projections/users.js';
 import { auditCredits } from '../src/application/audit/credit-audit.js';
 import { needsReplay, storedVersionOf } from '../src/application/projections/replay-gate.js';
+import { diskIsFull } from '../src/private-files.js';
 import { defineCommand, EXIT, runScript } from './cli/command-line.js';
 import { formatTable } from './cli/table.js';
 import { openScriptContext, type ScriptContext } from './script-context.js';
@@ -87,13 +87,7 @@ async function reportUnrecordedExpiries(context: ScriptContext): Promise<void> {
 
 /** Whether the embedded store's disk has less than a megabyte left (the projector then cannot write). */
 function diskFull(context: ScriptContext): boolean {
-  if (context.backend.name !== 'embedded') return false;
-  try {
-    const { bavail, bsize } = fs.statfsSync(context.config.DATA_DIR);
-    return bavail * bsize < 1024 * 1024;
-  } catch {
-    return false;
-  }
+  return context.backend.name === 'embedded' && diskIsFull(context.config.DATA_DIR);
 }
 
 async function main(): Promise<number> {

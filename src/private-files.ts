@@ -31,3 +31,13 @@ export function privateFile(dataDir: string, file: string): string {
   fs.closeSync(fs.openSync(filePath, 'a', 0o600));
   return filePath;
 }
+
+/** Whether the disk holding `dataDir` has less than a megabyte left (SQLite then cannot write); false when that cannot be looked up. */
+export function diskIsFull(dataDir: string): boolean {
+  try {
+    const { bavail, bsize } = fs.statfsSync(dataDir);
+    return bavail * bsize < 1024 * 1024;
+  } catch {
+    return false;
+  }
+}

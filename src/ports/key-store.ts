@@ -27,5 +27,11 @@ export interface KeyStore {
   keysById(ids: readonly string[]): Promise<Map<string, DataKey>>;
   /** Destroys the subject's key; how many were destroyed (0: none, e.g. a second erasure). */
   destroy(subject: string): Promise<number>;
+  /**
+   * Optional, as EventStore's: why no new key can be made durable any more, until the process
+   * restarts (the embedded key file's failed sync, or the file removed or replaced); null while
+   * keys can be made. Readiness reports it, through the event store that seals with these keys.
+   */
+  writeFailure?(): Error | null;
   close(): Promise<void>;
 }

@@ -139,7 +139,7 @@ describe('E2E: start-up configuration and graceful shutdown', function () {
     }
   });
 
-  it('a data-key file removed while the service runs: a new user with personal data is refused (503), not given a key that would be lost', async () => {
+  it('a data-key file removed while the service runs: a new user with personal data is refused (503), not given a key that would be lost; every later write too, and /readyz says so', async () => {
     const dataDir = tempDataDir();
     const service = await startChildService(dataDir);
     try {
@@ -150,6 +150,12 @@ describe('E2E: start-up configuration and graceful shutdown', function () {
       expect(after.body.errors[0].code).to.equal('SERVICE_UNAVAILABLE');
       // Not acknowledged now, nor later: the key store keeps refusing until a restart.
       expect((await post(service.url, '/users', { app_user_id: 'later', metadata: { a: 3 } })).status).to.equal(503);
+      expect((await post(service.url, '/users', { app_user_id: 'plain' })).status, 'a write with no personal data').to.equal(503);
+      const ready = await fetch(`${service.url}/readyz`);
+      expect(ready.status).to.equal(503);
+      expect(await ready.text())
+        .to.contain('data-keys.db')
+        .and.to.contain('removed or replaced');
     } finally {
       await service.stop();
     }

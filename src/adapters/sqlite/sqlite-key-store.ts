@@ -109,6 +109,11 @@ export class SqliteKeyStore implements KeyStore {
     );
   }
 
+  /** Why no key can be made durable any more (a failed sync, the file replaced), until a restart; null while keys can be made. */
+  writeFailure(): Error | null {
+    return this.syncs.failure;
+  }
+
   async existingKey(subject: string): Promise<DataKey | null> {
     const row = guardSqlite(() => this.statements.bySubject.get(subject));
     return row ? toKey(row) : null;

@@ -44,8 +44,8 @@ function replaced(now: FileId | null | 'unknown', opened: FileId): boolean {
 class DatabaseFileReplacedError extends Error {
   constructor(file: string) {
     super(
-      `${file} (or its -wal) was removed or replaced while the service had it open: nothing written since can be kept, and no write is ` +
-        'acknowledged from now on. Stop the service, put the files back (or restore them from one backup), then start it again',
+      `${file} (or its -wal) was removed or replaced while the service had it open: no write is acknowledged from now on (what was ` +
+        'written since went into the file no path names any more). Stop the service, put the files back (or restore them from one backup), then start it again',
     );
     this.name = 'DatabaseFileReplacedError';
   }

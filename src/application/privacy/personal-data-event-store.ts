@@ -31,7 +31,17 @@ export class PersonalDataEventStore extends ForwardingEventStore {
     if (inner.readAllJson) this.readAllJson = (options) => this.readJsonPage(inner.readAllJson!.bind(inner), options);
   }
 
+  /**
+   * A sealed append needs the key store as much as the log: either one's failure stops every
+   * write until a restart (one rule for the operator, whether or not a write holds personal data).
+   */
+  override writeFailure(): Error | null {
+    return super.writeFailure() ?? this.cipher.keys.writeFailure?.() ?? null;
+  }
+
   override async append(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult> {
+    const keysFailed = this.cipher.keys.writeFailure?.();
+    if (keysFailed) throw keysFailed;
     const protectedEvents = await Promise.all(
       events.map(async (event) => {
         const data = await this.cipher.protect(stream, event.type, event.data);
