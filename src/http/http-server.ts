@@ -14,7 +14,7 @@ import { ApiError, errorBody } from './errors.js';
 export const MAX_HEADER_BYTES = 64 * 1024;
 
 /** A request line whose only fault is a method Node does not know (`FOO /users/ann HTTP/1.1`). */
-const UNKNOWN_METHOD_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\/[^\s]*) HTTP\/1\.[01]\r?$/;
+const UNKNOWN_METHOD_LINE = /^([!#$%&'*+.^_`|~0-9A-Za-z-]+) (\/[^\s]*) HTTP\/1\.([01])\r?$/;
 
 /** The largest body any route takes. */
 const LARGEST_BODY = Math.max(BULK_BODY_LIMIT, WEBHOOK_BODY_LIMIT);
@@ -95,7 +95,8 @@ export function createHttpServer(
       last: () => {
         if (line) {
           const req = new IncomingMessage(socket as Socket);
-          Object.assign(req, { method: line[1], url: line[2], httpVersionMajor: 1, httpVersionMinor: 1, httpVersion: '1.1', headers: head.headers });
+          const minor = Number(line[3]);
+          Object.assign(req, { method: line[1], url: line[2], httpVersionMajor: 1, httpVersionMinor: minor, httpVersion: `1.${minor}`, headers: head.headers });
           req.push(null);
           answerAlone(app, req, socket as Socket);
         } else if (cutShort && !error.rawPacket?.length) {

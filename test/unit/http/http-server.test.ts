@@ -20,7 +20,7 @@ const statusLines = (answer: string) => [...answer.matchAll(/HTTP\/1\.1 \d{3} [^
 /** An app that names what it was asked (status 200, or 405 for a method it does not know), echoing x-request-id. */
 const echo: RequestListener = (req: IncomingMessage, res: ServerResponse) => {
   const known = ['GET', 'POST', 'HEAD'].includes(req.method ?? '');
-  const body = `${req.method} ${req.url} id=${req.headers['x-request-id'] ?? '-'}`;
+  const body = `${req.method} ${req.url} id=${req.headers['x-request-id'] ?? '-'} version=${req.httpVersion}`;
   req.resume();
   req.on('end', () => res.writeHead(known ? 200 : 405, { 'content-length': Buffer.byteLength(body), ...(known ? {} : { allow: 'GET' }) }).end(body));
 };
@@ -70,6 +70,10 @@ describe('the HTTP server: every request is answered in the API shape, or by the
     expect(connect.split('\r\n')[0]).to.equal('HTTP/1.1 405 Method Not Allowed');
     expect(connect).to.include('CONNECT /users id=tunnel');
     expect((await raw(server, 'FOO BAR\r\n\r\n')).split('\r\n')[0]).to.equal('HTTP/1.1 400 Bad Request');
+    // Its HTTP version as sent: an HTTP/1.0 request needs no Host.
+    expect(await raw(server, 'FOO /old HTTP/1.0\r\n\r\n'))
+      .to.include('FOO /old id=-')
+      .and.to.include('version=1.0');
   });
 
   it('a response the server makes itself (an unknown method, CONNECT) closes as any response does, after it finishes', async () => {
