@@ -72,12 +72,11 @@ async function reportUnrecordedExpiries(context: ScriptContext): Promise<void> {
     limit: LAPSED_COUNTED + 1,
   });
   if (lapsed.length === 0) return;
-  const count = lapsed.length > LAPSED_COUNTED ? `Over ${LAPSED_COUNTED}` : String(lapsed.length);
+  const over = lapsed.length > LAPSED_COUNTED ? 'over ' : '';
+  const counted = Math.min(lapsed.length, LAPSED_COUNTED);
+  const count = over ? `Over ${LAPSED_COUNTED}` : String(counted);
   const named = lapsed.slice(0, LAPSED_NAMED).map((entry) => `  user ${entry.app_user_id}, entry ${entry.grant_id}, expired at ${entry.expires_at}\n`);
-  const more =
-    lapsed.length > LAPSED_NAMED
-      ? `  … and ${lapsed.length > LAPSED_COUNTED ? 'over ' : ''}${(lapsed.length > LAPSED_COUNTED ? LAPSED_COUNTED : lapsed.length) - LAPSED_NAMED} more\n`
-      : '';
+  const more = counted > LAPSED_NAMED ? `  … and ${over}${counted - LAPSED_NAMED} more\n` : '';
   process.stdout.write(
     `${count} reward entries passed their expiry and no event records it yet: the balances above still count their credits (if they hold any), ` +
       "GET /users/{id} already does not. The service's sweep (every SWEEP_INTERVAL_S) records them, and so does a read of the user's credit ledger.\n" +

@@ -1,7 +1,8 @@
 /**
- * The first import of the service and of every script that opens a store (`npm run …`): on a Node release the project does not support (package.json
- * `engines`), it says so and exits 1 before anything else loads. better-sqlite3's native binary
- * would otherwise crash the process without a word (a segmentation fault on Node 20).
+ * The first import of the service and of every script that opens a store (`npm run …`): on a
+ * Node release the project does not support (package.json `engines`), it says so and exits 1
+ * before anything else loads. better-sqlite3's native binary would otherwise crash the process
+ * without a word (a segmentation fault on Node 20).
  */
 const MINIMUM = { major: 22, minor: 22 };
 
