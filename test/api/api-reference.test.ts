@@ -120,6 +120,32 @@ describe('API reference: docs/ and the document are generated from the service a
     expect(new OpenApiResponseValidator(document).exampleProblems()).to.deep.equal([]);
   });
 
+  it("pages every list as SPEC.md says: each `limit`'s range and default (the document and the route share one declaration)", () => {
+    const document = JSON.parse(generated.get('docs/openapi.json')!);
+    const limits: Record<string, unknown> = {};
+    for (const [route, item] of Object.entries(document.paths) as [string, any][])
+      for (const [method, operation] of Object.entries(item) as [string, any][])
+        for (const parameter of operation.parameters ?? [])
+          if (parameter.name === 'limit') {
+            const { description: _description, ...range } = parameter.schema;
+            limits[`${method.toUpperCase()} ${route}`] = range;
+          }
+    const upTo = (maximum: number, fallback?: number) => ({ type: 'integer', minimum: 1, maximum, ...(fallback === undefined ? {} : { default: fallback }) });
+    expect(limits).to.deep.equal({
+      // §7: admin lists page when asked, else answer every item.
+      'GET /admin/rewards': upTo(1000),
+      'GET /admin/promo-codes': upTo(1000),
+      'GET /admin/affiliates': upTo(1000),
+      'GET /admin/users/{app_user_id}/credit-ledger': upTo(1000),
+      // §7.8 (≤ 1000), §11 and §12 (1…1000, default 100), §13 (reviews), §14 (1…100, default 10).
+      'GET /admin/events': upTo(1000, 100),
+      'GET /admin/webhooks/inbound': upTo(1000, 100),
+      'GET /admin/webhooks/{id}/deliveries': upTo(1000, 100),
+      'GET /admin/reviews': upTo(1000, 100),
+      'GET /admin/analytics/top-codes': upTo(100, 10),
+    });
+  });
+
   it("types every error's status as an integer, the status of its response", () => {
     const document = JSON.parse(generated.get('docs/openapi.json')!);
     let checked = 0;

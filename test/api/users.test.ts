@@ -138,6 +138,18 @@ describe('API: users (POST /users, GET /users/{id})', () => {
       });
     }
 
+    it('metadata of exactly 16 KiB serialized (UTF-8 bytes of its JSON) is kept; one byte more is 400 and writes nothing', async () => {
+      // {"blob":"…"} is 11 bytes around the value; "é" is two bytes.
+      const exactly = { blob: `é${'x'.repeat(16 * 1024 - 11 - 2)}` };
+      expect(Buffer.byteLength(JSON.stringify(exactly))).to.equal(16 * 1024);
+      const over = { blob: `${exactly.blob}x` };
+      const refused = await svc.call('POST', '/users', { app_user_id: 'u-meta-cap', metadata: over });
+      expect(refused.body.errors[0]).to.include({ status: 400, code: 'BAD_REQUEST', source: '/metadata' });
+      expect((await svc.call('GET', '/users/u-meta-cap')).status).to.equal(404);
+      expect((await svc.call('POST', '/users', { app_user_id: 'u-meta-cap', metadata: exactly })).status).to.equal(201);
+      expect((await svc.call('GET', '/users/u-meta-cap')).body.data.user.metadata).to.deep.equal(exactly);
+    });
+
     it('400 BAD_REQUEST for metadata numbers that would not read back as sent (1e400, integers past 2^53), and writes nothing', async () => {
       for (const raw of [
         '{"app_user_id":"u-num","metadata":{"inf":1e400}}',

@@ -122,6 +122,52 @@ describe('API: webhook delivery failures, retries and backoff (injected clock, n
     expect(receiver.requests[0]!.json.data.app_user_id).to.equal('dave');
   });
 
+  it('a redirect (3xx) is no success: the attempt fails, its Location is not followed, and it is retried', async () => {
+    await createEndpoint(service, 'moved', `${receiver.url}/old`);
+    receiver.respond = (_request, index) => (index === 0 ? { status: 302, headers: { location: `${receiver.url}/new` } } : { status: 200 });
+    await createUser(service, 'hal');
+    const row = await afterAttempts(service, 'moved', 1);
+    expect(row).to.include({ status: 'failed', last_status_code: 302 });
+    expect(receiver.requests.map((request) => request.path)).to.deep.equal(['/hook/old']);
+    service.clock.advance(Date.parse(row.next_attempt_at) - service.clock.now().getTime());
+    const [done] = await eventually(
+      () => deliveries(service, 'moved'),
+      (rows) => rows[0].status === 'delivered',
+    );
+    expect(done).to.include({ attempts: 2, last_status_code: 200 });
+    expect(receiver.requests.map((request) => request.path)).to.deep.equal(['/hook/old', '/hook/old']);
+  });
+
+  it('a message waiting for its retry is not sent once its endpoint is disabled, even when due (another endpoint shows the engine went on)', async () => {
+    await createEndpoint(service, 'off', `${receiver.url}/off`);
+    await createEndpoint(service, 'ctl', `${receiver.url}/ctl`);
+    // Each endpoint's first request fails; the rest succeed.
+    receiver.respond = (request) => ({ status: receiver.requests.filter((seen) => seen.path === request.path).length === 1 ? 500 : 200 });
+    await createUser(service, 'ivy');
+    const off = await afterAttempts(service, 'off', 1);
+    const ctl = await afterAttempts(service, 'ctl', 1);
+    expect((await service.admin('PUT', '/admin/webhooks/off', { url: `${receiver.url}/off`, enabled: false })).body.data.webhook.enabled).to.equal(false);
+    // Both retries are due: the engine takes both endpoints up in the same look.
+    service.clock.advance(Math.max(Date.parse(off.next_attempt_at), Date.parse(ctl.next_attempt_at)) - service.clock.now().getTime());
+    await afterAttempts(service, 'ctl', 2);
+    await createUser(service, 'jay');
+    await receiver.waitFor((requests) => requests.some((request) => request.path === '/hook/ctl' && request.json.data.app_user_id === 'jay'));
+    expect(receiver.requests.filter((request) => request.path === '/hook/off')).to.have.length(1);
+    expect((await deliveries(service, 'off'))[0]).to.include({ status: 'failed', attempts: 1 });
+  });
+
+  it('checks the URL rules again at each delivery: an endpoint allowed when made is refused after WEBHOOKS_ALLOW_PRIVATE is turned off', async () => {
+    await createEndpoint(service, 'local', receiver.url);
+    const { dataDir } = service;
+    await service.stop();
+    service = await startTestService({ dataDir, env: { ...LOCAL, WEBHOOKS_ALLOW_PRIVATE: 'false' } });
+    await createUser(service, 'kim');
+    const row = await afterAttempts(service, 'local', 1);
+    expect(row).to.include({ status: 'failed', last_status_code: null });
+    expect(row.last_error).to.match(/non-public address/);
+    expect(receiver.requests).to.have.length(0);
+  });
+
   it('disables the endpoint on 410 Gone, records it as an event and reports it in /readyz', async () => {
     await createEndpoint(service, 'gone', receiver.url);
     receiver.respond = () => ({ status: 410 });

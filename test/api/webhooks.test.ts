@@ -294,6 +294,32 @@ describe('API: outgoing webhook endpoints (SPEC §12)', function () {
   });
 });
 
+describe('API: a webhook replay `since` a time', function () {
+  it('sends again the events recorded at that very time and after, not those before', async () => {
+    const service = await startTestService({ env: LOCAL });
+    const receiver = await new Receiver().start();
+    try {
+      await createEndpoint(service, 'edge', receiver.url);
+      const users = ['first', 'second', 'third', 'fourth'];
+      await createUsers(service, users);
+      await receiver.waitFor((requests) => requests.length >= 4);
+      const recorded = new Map<string, string>();
+      for (const id of users) recorded.set(id, (await service.admin('GET', `/admin/events?stream=user-${id}`)).body.data.events[0].recorded_at);
+      // `since` is the very time the third user was recorded at (the log's clock is the wall clock: others may share it).
+      const since = recorded.get('third')!;
+      const replayed = users.filter((id) => recorded.get(id)! >= since);
+      expect(replayed).to.include.members(['third', 'fourth']);
+      const replay = await service.admin('POST', '/admin/webhooks/edge/replay', { since });
+      expect(replay.body.data.requeued).to.equal(replayed.length);
+      await receiver.waitFor((requests) => requests.length >= 4 + replayed.length);
+      expect(receiver.requests.slice(4).map((request) => request.json.data.app_user_id)).to.deep.equal(replayed);
+    } finally {
+      await service.stop();
+      await receiver.stop();
+    }
+  });
+});
+
 describe('API: outgoing webhook retention (WEBHOOK_RETENTION_DAYS)', function () {
   it('forgets messages delivered longer ago than the retention, keeps the recent ones, and a replay sends the old ones again', async () => {
     const clock = new ManualClock(new Date('2026-01-01T00:00:00.000Z'));

@@ -235,6 +235,17 @@ export function eventStoreContract(name: string, open: OpenContractSubject<Event
         expect((await store.readStream(several)).map((event) => event.revision)).to.deep.equal([0, 1, 2]);
       });
 
+      it('written ids repeated at another expected revision are a conflict, not a repeat: nothing written', async function () {
+        const stream = streamName();
+        await store.append(stream, [newEvent()], 'no_stream');
+        const second = [newEvent()];
+        await store.append(stream, second, 0);
+        // `second` stands at revision 1: right after revision 0, not at the stream's start nor past its end.
+        expect((await appendFails(store, stream, 'no_stream', second)).actual).to.equal(1);
+        expect((await appendFails(store, stream, 4, second)).actual).to.equal(1);
+        expect(await store.readStream(stream)).to.have.length(2);
+      });
+
       it('new ids at a stale revision are still a conflict', async function () {
         const stream = streamName();
         await store.append(stream, [newEvent()], 'no_stream');
