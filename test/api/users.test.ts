@@ -57,6 +57,24 @@ describe('API: users (POST /users, GET /users/{id})', () => {
     expect((await svc.call('GET', '/users/u-seen')).body.data.user.first_seen_at).to.equal('2026-01-01T00:00:00.000Z');
   });
 
+  it('a user that never sent first_seen_at shows its creation time there, and is eligible until CLAIM_WINDOW_DAYS after it (not at that instant)', async () => {
+    const createdAt = svc.clock.now();
+    const { user } = (await svc.call('POST', '/users', { app_user_id: 'u-unseen' })).body.data;
+    expect(user.first_seen_at).to.equal(createdAt.toISOString());
+    const until = new Date(createdAt.getTime() + 7 * 86_400_000).toISOString();
+    expect(user.claim_code_eligibility).to.deep.equal({ eligible: true, eligible_until: until });
+    const eligibility = async () => (await svc.call('GET', '/users/u-unseen')).body.data.user.claim_code_eligibility;
+    const started = svc.clock.now();
+    try {
+      svc.clock.set(new Date(Date.parse(until) - 1));
+      expect(await eligibility()).to.deep.equal({ eligible: true, eligible_until: until });
+      svc.clock.set(new Date(until));
+      expect(await eligibility()).to.deep.equal({ eligible: false, eligible_until: until });
+    } finally {
+      svc.clock.set(started);
+    }
+  });
+
   it('rejects first_seen_at more than 5 minutes ahead with 422 USER.FIRST_SEEN_AT_IN_FUTURE and writes nothing', async () => {
     const future = new Date(svc.clock.now().getTime() + 6 * 60_000).toISOString();
     const response = await svc.call('POST', '/users', { app_user_id: 'u-future', first_seen_at: future });

@@ -1,7 +1,7 @@
 import type { RewardEntryDoc, UserDoc } from '../../../projections/users.js';
 import type { OpenedProfile } from '../privacy/personal-read-models.js';
 import { referralLink } from '../../domain/codes/referral-code.js';
-import { claimWindowEnd } from '../../domain/users/user-state.js';
+import { claimWindowEnd, claimWindowOpen } from '../../domain/users/user-state.js';
 import type { Program } from '../../domain/events/config-events.js';
 import type { GrantedFact } from '../../domain/events/user-events.js';
 import { isActiveAt } from '../../domain/rewards/expiry.js';
@@ -138,7 +138,7 @@ export function userView(
     metadata: profile.metadata,
     payment_customer_id: profile.payment_customer_id,
     claim_code_eligibility: {
-      eligible: !claimed && context.now.getTime() < windowEnd.getTime(),
+      eligible: !claimed && claimWindowOpen(user, context.windowDays, context.now),
       eligible_until: claimed ? null : windowEnd.toISOString(),
     },
     referred_by: user.referred_by && {

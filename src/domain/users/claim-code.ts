@@ -5,7 +5,7 @@ import type { CodeType } from '../events/code-events.js';
 import type { ClaimHold } from '../events/fraud-events.js';
 import { expireDueRewards, type GrantSpec, grantRewards } from '../rewards/grant-and-expire.js';
 import { type ConversionsFrom, conversionEvents } from './conversion.js';
-import { claimWindowEnd, evolveUser, type UserState } from './user-state.js';
+import { claimWindowOpen, evolveUser, type UserState } from './user-state.js';
 
 /** What the code resolves to, as far as the claimer is concerned. */
 export interface ClaimTarget {
@@ -74,7 +74,7 @@ export function checkClaim(state: UserState, command: ClaimCodeCommand): void {
   if (target.code === state.referral_code || target.owner_app_user_id === state.app_user_id) {
     throw new DomainError('CLAIM.OWN_CODE', 'A user cannot claim its own code', '/code');
   }
-  if (command.now.getTime() >= claimWindowEnd(state, command.windowDays).getTime()) {
+  if (!claimWindowOpen(state, command.windowDays, command.now)) {
     throw new DomainError('CLAIM.NOT_ELIGIBLE', 'The claim window of this user has closed', '/code');
   }
   if (!target.is_active) throw new DomainError('CLAIM.CODE_INACTIVE', `Code ${target.code} is not active`, '/code');

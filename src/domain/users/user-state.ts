@@ -290,10 +290,15 @@ export function ledgerBalance(state: UserState, key: string): number {
   return state.entries.filter((entry) => entry.reward_key === key && entry.kind === 'credit').reduce((sum, entry) => sum + (entry.credits ?? 0), 0);
 }
 
-/** The moment the claim window closes: CLAIM_WINDOW_DAYS after first_seen_at (or creation); the decider's and the User view's. */
+/** The moment the claim window closes: CLAIM_WINDOW_DAYS after first_seen_at (or creation). */
 export function claimWindowEnd(user: { first_seen_at: string | null; created_at: string | null }, windowDays: number): Date {
   const start = user.first_seen_at ?? user.created_at!;
   return new Date(Date.parse(start) + windowDays * 86_400_000);
+}
+
+/** Whether the claim window is still open at `now` (SPEC §3: now < window end); the decider's and the User view's. */
+export function claimWindowOpen(user: { first_seen_at: string | null; created_at: string | null }, windowDays: number, now: Date): boolean {
+  return now.getTime() < claimWindowEnd(user, windowDays).getTime();
 }
 
 /** The credit entries of `key` the user can spend at `now`, in grant order. */

@@ -131,6 +131,45 @@ describe('revenue read models', () => {
     expect([...docs.keys()].some((key) => key.includes('affiliate'))).to.equal(false);
   });
 
+  it('attribution: an affiliate code counts for its code and its affiliate (group_by=affiliate), and no program', () => {
+    const log = new TestLog();
+    const viaAffiliate = { code: 'INFLUENCER', type: 'affiliate' as const, owner_id: 'aff-1', program_id: null };
+    log.append('user-ann', codeClaimed({ claim_id: 'c1', ...viaAffiliate, claimed_at: T0.toISOString() }));
+    log.append(
+      'user-ann',
+      event('UserConverted', {
+        converted_at: T0.toISOString(),
+        referred_by: { claim_id: 'c1', code: 'INFLUENCER', type: 'affiliate', owner_id: 'aff-1' },
+        source: 'verified',
+        purchase: null,
+        program_id: null,
+      }),
+    );
+    log.append(
+      'user-ann',
+      event('PurchaseRecorded', { ...fact, recorded_at: T0.toISOString(), attribution: viaAffiliate, refunded_before: false, expired_before: false }),
+    );
+    log.append(
+      'user-ann',
+      event('RefundRecorded', { ...fact, kind: 'refund', recorded_at: T0.toISOString(), attribution: viaAffiliate, reverses_conversion: true }),
+    );
+    const docs = project(attributionProjection, log.events);
+    const day = T0.toISOString().slice(0, 10);
+    for (const [dimension, group] of [
+      ['code', 'INFLUENCER'],
+      ['affiliate', 'aff-1'],
+    ]) {
+      expect(docs.get(`attribution/${dimension}\u001f${group}\u001f${day}`), dimension).to.deep.include({
+        claims: 1,
+        conversions: 1,
+        refunds: 1,
+        gross: { USD: 999 },
+        refunded: { USD: 999 },
+      });
+    }
+    expect([...docs.keys()].some((key) => key.includes('program'))).to.equal(false);
+  });
+
   it('attribution: one all-time total per group, summing every day', () => {
     const log = new TestLog();
     const later = new Date(T0.getTime() + 40 * 86_400_000).toISOString();
