@@ -6,6 +6,7 @@ import { auditCredits } from '../../src/application/audit/credit-audit.js';
 import { EventLog } from '../../src/application/event-log.js';
 import type { ReadStore } from '../../src/ports/read-store.js';
 import { TOKENS } from '../../src/ports/tokens.js';
+import { DAY, event, iso, registered, rewardGranted } from '../support/events.js';
 import { createUser, days, putReward } from '../support/fixtures.js';
 import { ManualClock, startTestService } from '../support/test-service.js';
 
@@ -165,6 +166,47 @@ describe('npm run audit-credits', function () {
     expect(audit.stdout).to.match(new RegExp(`^withdrawn-edited\\s+tokens\\s+event_amounts\\s+3\\s+2\\s+${ids.withdrawn}\\s*$`, 'm'));
     expect(audit.stdout).to.match(new RegExp(`^start-edited\\s+tokens\\s+event_amounts\\s+7\\s+9\\s+${ids.start}\\s*$`, 'm'));
     expect(audit.stdout).to.not.match(/^untouched\s/m);
+  });
+
+  it('reports a grant, an expiry or a clawback whose own figures disagree: balance_after, credits_forfeited, credits_granted', async () => {
+    const svc = await startTestService();
+    try {
+      const log = svc.service.container.resolve(EventLog);
+      const forged = [
+        registered('forged'),
+        rewardGranted({ grant_id: 'kept', credits: 5, balance_after: 5 }),
+        // Balance 10 after it, not 99.
+        rewardGranted({ grant_id: 'lapsing', credits: 5, balance_after: 99, expires_at: iso(DAY) }),
+        // The entry held 5 when it expired, not 4; the balance after it is right.
+        event('RewardExpired', { grant_id: 'lapsing', reward_key: 'coins', kind: 'credit', expired_at: iso(DAY), credits_forfeited: 4, balance_after: 5 }),
+        // Debits 5 and no shortfall account for 5 credits granted, not 6; the balance after it is 0, not 1.
+        event('RewardRevoked', {
+          grant_id: 'kept',
+          entry_id: 'kept',
+          reward_key: 'coins',
+          kind: 'credit',
+          revoked_at: iso(2 * DAY),
+          claimer: 'someone',
+          refund: { provider: 'stripe', notification_id: 'evt_r', transaction_id: 'in_1', original_transaction_id: null },
+          credits_granted: 6,
+          debits: [{ grant_id: 'kept', credits: 5 }],
+          shortfall: 0,
+          balance_after: 1,
+        }),
+      ];
+      await log.append('user-forged', forged, 'no_stream', { correlation_id: 'forger', causation_id: 'forger', actor: 'process:test' });
+      const ids = (await log.store.readStream('user-forged')).map((recorded) => recorded.id);
+      const audit = await auditCredits(log, svc.service.container.resolve<ReadStore>(TOKENS.ReadStore));
+      const found = audit.mismatches.filter((mismatch) => mismatch.check !== 'read_model' && !mismatch.check.startsWith('ledger'));
+      expect(found.map((mismatch) => [mismatch.check, mismatch.expected, mismatch.actual, mismatch.event_ids])).to.deep.equal([
+        ['event_balance_after', 10, 99, [ids[2]]],
+        ['event_amounts', 5, 4, [ids[3]]],
+        ['event_amounts', 5, 6, [ids[4]]],
+        ['event_balance_after', 0, 1, [ids[4]]],
+      ]);
+    } finally {
+      await svc.stop();
+    }
   });
 
   it('finds no mismatch when the service writes for a user while the audit runs (a tampered balance is compared again and still shows)', async () => {

@@ -160,6 +160,19 @@ describe('scripts/migrate-events (embedded → embedded)', function () {
     expect(await everything(target.store)).to.have.length(1);
   });
 
+  it('refuses a target whose last event stands where the source has another one (same stream and revision, another id)', async function () {
+    // Another deployment's log: its user-ada also begins with a registration, not the source's.
+    await target.store.append('user-ada', [event('UserRegistered', { app_user_id: 'ada' })], 'no_stream');
+    let failure: unknown = null;
+    try {
+      await migrateEvents(source.store, target.store);
+    } catch (error) {
+      failure = error;
+    }
+    expect(failure).to.be.instanceOf(MigrationConflictError);
+    expect(await everything(target.store)).to.have.length(1);
+  });
+
   it('runs from the command line, reporting on stderr, and resumes when run again', async function () {
     const targetDir = tempDir('referrals-migrate-cli');
     const script = path.resolve('scripts/migrate-events.ts');

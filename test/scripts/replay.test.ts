@@ -107,6 +107,31 @@ describe('npm run replay', function () {
       for (const projection of defaultProjections) expect((await readStore.checkpoint(`replay:${projection.name}`)).position).to.equal(null);
     }));
 
+  it('resumes one interrupted read model inside a replay of all of them: it skips what it already folded, the others start fresh, all end equal', () =>
+    withTraffic(async ({ readStore, log }) => {
+      const before = await liveDocuments(readStore);
+      const users = defaultProjections.filter((projection) => projection.name === 'users');
+      const logged = await log.readAll(null, 1_000);
+      expect(await replayProjections(log, readStore, users, { pageSize: 10, maxPages: Math.floor(logged.length / 10) - 1 })).to.equal('interrupted');
+      const interruptedAt = (await readStore.checkpoint('replay:users')).position!;
+      // Past grants it added to an entry: folding them again would add their credits twice.
+      const addedToAnEntry = logged.filter((event) => event.type === 'RewardGranted' && event.data.entry_id !== event.data.grant_id);
+      expect(addedToAnEntry.some((event) => event.position <= interruptedAt)).to.equal(true);
+      const resumed: { projection: string; after: bigint }[] = [];
+      expect(await replayProjections(log, readStore, defaultProjections, { pageSize: 10, onResume: (list) => resumed.push(...list) })).to.equal('switched');
+      expect(resumed).to.deep.equal([{ projection: 'users', after: interruptedAt }]);
+      expect(await liveDocuments(readStore)).to.deep.equal(before);
+    }));
+
+  it('refuses a --projection name it does not know (exit 2, a usage error), naming the ones it knows', () => {
+    const replay = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/replay.ts', '--projection', 'user'], {
+      env: { ...process.env, DATA_DIR: path.join(process.cwd(), 'no-such-data-dir-for-replay'), NODE_ENV: 'test' },
+      encoding: 'utf8',
+    });
+    expect(replay.status, replay.stdout + replay.stderr).to.equal(2);
+    expect(replay.stderr).to.match(/unknown projection user; known: .*\busers\b/);
+  });
+
   it('flushing after every page still ends equal, and reads back from the store no document the last flush wrote', () =>
     withTraffic(async ({ readStore, log }) => {
       const before = await liveDocuments(readStore);
