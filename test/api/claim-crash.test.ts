@@ -146,6 +146,9 @@ describe('Crash safety of claims and reactions', () => {
       return response.body.data.reactions;
     });
     expect(stuck.failure.error).to.contain('injected');
+    // Operators alert on the gauge (README, Metrics): 1 while held, 0 once it goes on.
+    const reactionsFailing = async () => /^reactions_failing (\d+)$/m.exec(await (await fetch(`${svc.url}/metrics`)).text())?.[1];
+    expect(await reactionsFailing()).to.equal('1');
     faults.mode = 'ok';
     const before = await eventually(async () => {
       const user = await getUser(svc, 'pm-referrer');
@@ -156,6 +159,7 @@ describe('Crash safety of claims and reactions', () => {
     expect(before.rewards.active.credit.map((entry: any) => entry.credits)).to.deep.equal([10 * 2]);
     expect(await events(svc, 'stream=user-pm-referrer&type=RewardGranted')).to.have.length(10);
     await eventually(async () => expect((await svc.call('GET', '/readyz')).body.data.reactions.failure).to.equal(null));
+    expect(await reactionsFailing()).to.equal('0');
     await svc.stop();
 
     // Forget the process manager's checkpoint, as if it crashed before ever saving one.

@@ -1,4 +1,7 @@
+import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { type EventStore, StoreUnavailableError, WrongExpectedRevisionError } from '../../src/ports/event-store.js';
+import { TOKENS } from '../../src/ports/tokens.js';
 import { createUser } from '../support/fixtures.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
@@ -40,6 +43,23 @@ describe('API: operator endpoints (no key needed)', () => {
     expect(text).to.match(/^events_appended_total\{type="UserRegistered"\} \d+/m);
     expect(text).to.match(/^projection_lag_positions\{projection="users"\} 0/m);
     expect(text).to.contain('projection_failing');
+  });
+
+  it('GET /metrics counts every append refused for a revision conflict (append_conflicts_total)', async () => {
+    const conflicts = async () => Number(/^append_conflicts_total (\d+)$/m.exec(await (await fetch(`${svc.url}/metrics`)).text())?.[1]);
+    const before = await conflicts();
+    const store = svc.service.container.resolve<EventStore>(TOKENS.EventStore);
+    const metadata = { correlation_id: 'test', causation_id: 'test', actor: 'test', schema_version: 1 };
+    const deleted = () => ({ id: randomUUID(), type: 'WebhookEndpointDeleted', data: { id: 'conflicted', deleted_at: new Date().toISOString() }, metadata });
+    await store.append('webhook-conflicted', [deleted()], 'no_stream');
+    for (let attempt = 0; attempt < 2; attempt += 1) {
+      const refused = await store.append('webhook-conflicted', [deleted()], 'no_stream').then(
+        () => null,
+        (error: unknown) => error,
+      );
+      expect(refused).to.be.instanceOf(WrongExpectedRevisionError);
+    }
+    expect(await conflicts()).to.equal(before + 2);
   });
 
   it('counts a made-up method as `other` in /metrics: a client inventing methods adds no series (security probe: 400 requests grew RSS by 220 MB)', async () => {
@@ -115,6 +135,36 @@ describe('API: operator endpoints (no key needed)', () => {
       const wrong = await fetch(`${svc.url}/docs`, { method });
       expect(wrong.status, method).to.equal(405);
       expect(wrong.headers.get('allow')).to.equal('GET');
+    }
+  });
+});
+
+describe('API: /readyz when the read-model store cannot be reached', () => {
+  it('answers 503 while the read store refuses, though every projection last said it was caught up; 200 once it answers again', async () => {
+    let reachable = true;
+    const svc = await startTestService({
+      backend: (backend) => ({
+        ...backend,
+        readStore: new Proxy(backend.readStore, {
+          get(target, property) {
+            const value = Reflect.get(target, property) as unknown;
+            if (property === 'checkpoint' && !reachable) return async () => Promise.reject(new StoreUnavailableError('injected: read store unreachable'));
+            return typeof value === 'function' ? value.bind(target) : value;
+          },
+        }),
+      }),
+    });
+    try {
+      await createUser(svc, 'ready-user');
+      expect((await svc.call('GET', '/readyz')).status).to.equal(200);
+      reachable = false;
+      const refused = await svc.call('GET', '/readyz');
+      expect(refused.status).to.equal(503);
+      expect(refused.body.errors[0].code).to.equal('SERVICE_UNAVAILABLE');
+      reachable = true;
+      expect((await svc.call('GET', '/readyz')).status).to.equal(200);
+    } finally {
+      await svc.stop();
     }
   });
 });

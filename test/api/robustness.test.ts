@@ -566,6 +566,12 @@ describe('API: hostile and unusual input never breaks the service', () => {
       expect(lags.get('users')).to.equal(0);
       expect(lags.get('codes')).to.be.greaterThan(0);
     });
+    // The same in /metrics, which operators alert on (README, Metrics).
+    const metrics = await (await fetch(`${svc.url}/metrics`)).text();
+    const gauge = (name: string, projection: string) => Number(new RegExp(`^${name}\\{projection="${projection}"\\} (\\d+)$`, 'm').exec(metrics)?.[1]);
+    expect([gauge('projection_failing', 'codes'), gauge('projection_failing', 'users')]).to.deep.equal([1, 0]);
+    expect(gauge('projection_lag_positions', 'codes')).to.be.greaterThan(0);
+    expect(gauge('projection_lag_positions', 'users')).to.equal(0);
     expect((await getUser(svc, 'held')).app_user_id).to.equal('held');
     faults.mode = 'ok';
     await eventually(async () => expect(await ready()).to.equal(true));

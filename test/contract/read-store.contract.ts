@@ -153,6 +153,13 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
         expect(ids(byAge)).to.deep.equal(['Bob', 'Di', 'Ada', 'Cy', 'Ed']);
       });
 
+      it('null and missing fields sort first going up, last going down, and fall outside every range', async function () {
+        expect(ids(await store.find(people, { orderBy: { field: 'manager', direction: 'asc' } }))).to.deep.equal(['Ada', 'Di', 'Ed', 'Bob', 'Cy']);
+        expect(ids(await store.find(people, { orderBy: { field: 'manager', direction: 'desc' } }))).to.deep.equal(['Bob', 'Cy', 'Ada', 'Di', 'Ed']);
+        expect(ids(await store.find(people, { atMost: { field: 'manager', value: 'p9' } }))).to.deep.equal(['Bob', 'Cy']);
+        expect(ids(await store.find(people, { atLeast: { field: 'manager', value: '' } }))).to.deep.equal(['Bob', 'Cy']);
+      });
+
       it('limits results, also with a range and an order', async function () {
         expect(ids(await store.find(people, { limit: 2 }))).to.deep.equal(['Ada', 'Bob']);
         const due = await store.find(people, {

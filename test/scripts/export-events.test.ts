@@ -1,4 +1,5 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
+import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
 import path from 'node:path';
 import { promisify } from 'node:util';
@@ -212,6 +213,34 @@ describe('npm run export-events (child process)', function () {
     await exportEvents(dataDir, ['--since', secondPhaseFrom.toISOString(), '--type', 'UserRegistered', '--out', csv]);
     const [, ...records] = parseCsv(fs.readFileSync(csv, 'utf8'));
     expect(records.map(fromCsvRecord).map((event) => event.stream)).to.deep.equal(['user-late-comer']);
+  });
+
+  it('a reader that closes the pipe early (`| head`) ends the export with exit 0 and no error', async () => {
+    // A log far larger than a pipe's buffer: the export is still writing when the reader goes.
+    const bigDir = tempDir('referrals-export-epipe');
+    const backend = openEmbeddedBackend(bigDir);
+    const metadata = { correlation_id: 'test', causation_id: 'test', actor: 'test', schema_version: 1 };
+    for (let page = 0; page < 10; page += 1) {
+      const deleted = Array.from({ length: 1_000 }, (_, index) => ({
+        id: randomUUID(),
+        type: 'WebhookEndpointDeleted',
+        data: { id: `endpoint-${page}-${index}`, deleted_at: new Date().toISOString() },
+        metadata,
+      }));
+      await backend.eventStore.append(`webhook-epipe-${page}`, deleted, 'no_stream');
+    }
+    await backend.close();
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/export-events.ts'], {
+      env: { ...process.env, DATA_DIR: bigDir, NODE_ENV: 'test', LOG_LEVEL: 'silent' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+    // As `head -n 1` does: read the first line, then close the pipe.
+    child.stdout.once('data', () => child.stdout.destroy());
+    const code = await new Promise<number | null>((resolve) => child.once('close', resolve));
+    expect(code, stderr).to.equal(0);
+    expect(stderr).to.not.contain('export-events:');
   });
 
   it('a bad flag value is a usage error (exit 2) that writes nothing', async () => {
