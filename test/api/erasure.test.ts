@@ -4,6 +4,7 @@ import path from 'node:path';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import { defaultProjections } from '../support/projections.js';
+import { links, REVENUE_LINKS } from '../../projections/revenue-index.js';
 import { EventLog } from '../../src/application/event-log.js';
 import { auditCredits } from '../../src/application/audit/credit-audit.js';
 import { replayProjections } from '../../src/application/projections/projection-replay.js';
@@ -60,7 +61,7 @@ async function liveDocuments(readStore: ReadStore) {
 async function userEvents(svc: TestService, appUserId: string) {
   const response = await svc.admin('GET', `/admin/events?stream=user-${appUserId}&limit=1000`);
   expect(response.status).to.equal(200);
-  return response.body.data.events as { type: string; data: Record<string, any> }[];
+  return response.body.data.events as { id: string; type: string; data: Record<string, any> }[];
 }
 
 describe('API: erasure and access (DELETE /admin/users/{id}, GET /admin/users/{id}/export)', function () {
@@ -139,6 +140,10 @@ describe('API: erasure and access (DELETE /admin/users/{id}, GET /admin/users/{i
     const before = await getUser(svc, 'ann');
     // Opening ann's fields kept her key in memory; the erasure drops it at once.
     expect(keptKeyCount(userSubject('ann'))).to.equal(1);
+    // Her payment customer's link, made by her registration (a digest of the customer id, for matching notifications to her).
+    const [registration] = await userEvents(svc, 'ann');
+    const customerLink = () => svc.service.container.resolve<ReadStore>(TOKENS.ReadStore).get(REVENUE_LINKS, links.customerLink('ann', registration!.id));
+    expect(await customerLink()).to.have.property('customer');
     const deleted = await svc.admin('DELETE', '/admin/users/ann');
     expect(deleted.status).to.equal(204);
     expect(keptKeyCount(userSubject('ann'))).to.equal(0);
@@ -163,6 +168,7 @@ describe('API: erasure and access (DELETE /admin/users/{id}, GET /admin/users/{i
     expect(created.length).to.be.greaterThan(0);
 
     await settled(svc);
+    expect(await customerLink()).to.equal(null);
     expect(filesHolding(svc.dataDir, EMAIL)).to.deep.equal([]);
     expect(filesHolding(svc.dataDir, CUSTOMER)).to.deep.equal([]);
 

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { createUser, eventually, events, getUser, never, putProgram, putReward } from '../support/fixtures.js';
+import { createUser, eventually, events, getUser, never, putProgram, putPromo, putReward } from '../support/fixtures.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 /**
@@ -184,6 +184,37 @@ describe('API: fraud rules and reviews', () => {
       expect(approved.body.data.review.decided_at).to.be.a('string');
       expect(await credits(ref.id)).to.equal(5);
       await disable('blocklist-hold', 'blocked_users', params, 'hold');
+    });
+
+    it('hold: the rewards approval releases are granted at the approval, not at the claim', async () => {
+      const ref = await referrer();
+      const claimer = fresh('held-late');
+      await createUser(svc, claimer);
+      const params = { app_user_ids: [claimer] };
+      await rule('blocklist-late', 'blocked_users', params, 'hold');
+      expect((await claim(claimer, ref.code)).status).to.equal(200);
+      const [review] = await heldReviews(ref.id, 1);
+      svc.clock.advance(60_000);
+      const approvedAt = svc.clock.now().toISOString();
+      expect((await svc.admin('POST', `/admin/reviews/${review.id}/approve`)).body.data.review.decided_at).to.equal(approvedAt);
+      const [granted] = await events(svc, `stream=user-${ref.id}&type=RewardGranted`);
+      expect(granted!.data.granted_at).to.equal(approvedAt);
+      const [entry] = (await getUser(svc, ref.id)).rewards.active.credit;
+      expect(entry.created_at).to.equal(approvedAt);
+      await disable('blocklist-late', 'blocked_users', params, 'hold');
+    });
+
+    it('rules judge referral claims only: a blocked user may still claim a promo code', async () => {
+      const claimer = fresh('blocked-promo');
+      await createUser(svc, claimer);
+      const params = { app_user_ids: [claimer] };
+      await rule('blocklist-promo', 'blocked_users', params, 'reject');
+      await putPromo(svc, 'RULESFREE', { rewards: [{ reward_key: 'credits-5', activation: { variant: 'claim' }, deactivation: never }] });
+      const claimed = await claim(claimer, 'RULESFREE');
+      expect(claimed.status, JSON.stringify(claimed.body)).to.equal(200);
+      expect(claimed.body.data.user.referred_by).to.include({ code: 'RULESFREE', type: 'promo' });
+      expect(await events(svc, `stream=user-${claimer}&type=ClaimRejectedByRule`)).to.deep.equal([]);
+      await disable('blocklist-promo', 'blocked_users', params, 'reject');
     });
   });
 

@@ -222,6 +222,25 @@ describe('Rate limits (SPEC §13)', function () {
     }
   });
 
+  it("say in Retry-After the longest wait of every budget the request cannot pass: a user's spent claim budget outlasts its caller's", async () => {
+    const clock = new ManualClock(T0);
+    const svc = await start({ RATE_LIMIT_COMMANDS: '6/60s', RATE_LIMIT_CLAIMS: '5/3600s' }, clock);
+    expect((await svc.call('POST', '/users', { app_user_id: 'both-spent' })).status).to.equal(201);
+    // A failed claim costs 5 on each counter: the caller has 0 of 6 left for a minute, the user 0 of 5 for an hour.
+    expect((await svc.call('POST', '/users/both-spent/claim-code', { code: 'NOPE42' })).status).to.equal(422);
+    const refused = await svc.call('POST', '/users/both-spent/claim-code', { code: 'NOPE42' });
+    expect(refused.status).to.equal(429);
+    expect(refused.headers.get('ratelimit')).to.equal('"commands-caller";r=0;t=60, "claims-user";r=0;t=3600');
+    expect(refused.headers.get('retry-after')).to.equal('3600');
+    // Retrying when the caller's minute is over would have been refused again.
+    clock.advance(61_000);
+    const early = await svc.call('POST', '/users/both-spent/claim-code', { code: 'NOPE42' });
+    expect(early.status).to.equal(429);
+    expect(early.headers.get('retry-after')).to.equal('3539');
+    clock.advance(3_539_000);
+    expect((await svc.call('POST', '/users/both-spent/claim-code', { code: 'NOPE42' })).status).to.equal(422);
+  });
+
   it("let a caller over its budget use up no user's budget", async () => {
     const svc = await start({ TRUST_PROXY: '1' });
     await createUser(svc, 'ann');

@@ -122,6 +122,7 @@ export class RateLimits {
     return async (req, res, next) => {
       const charges = this.charges(req, res);
       if (charges.length === 0) return next();
+      const costs = charges.map((charge) => 1 + charge.held);
       res.locals.rateLimitCharges = charges;
       for (const charge of charges) this.hold(charge, res);
       let outcomes = await Promise.all(charges.map(({ policy, key, held }) => outcomeOf(policy, policy.limiter.consume(key, 1 + held))));
@@ -143,7 +144,7 @@ export class RateLimits {
       setHeaders(res, outcomes);
       // The claim is done by then: a refund the store fails to take must not turn its answer into an error.
       res.locals.beforeReply = () => this.settle(res, false).catch(() => undefined);
-      refuseOver(res, outcomes);
+      refuseOver(res, outcomes, costs);
       next();
     };
   }
@@ -295,11 +296,16 @@ function appUserIdOf(req: Request): string | null {
 /** Statuses of a body refused before the limiter runs (src/http/app.ts, jsonBody). */
 const BODY_REFUSALS = new Set([400, 413, 415]);
 
-/** Over any budget: Retry-After (the longest wait) and 429 RATE_LIMITED. */
-function refuseOver(res: Response, outcomes: Outcome[]): void {
-  const limited = outcomes.filter((outcome) => outcome.limited);
-  if (limited.length === 0) return;
-  const waitMs = Math.max(...limited.map((outcome) => outcome.result.msBeforeNext));
+/**
+ * Over any budget: 429 RATE_LIMITED, with Retry-After the longest wait of every counter the
+ * request cannot pass now: those over, and those left with less room than the request takes
+ * (`costs`, one per outcome; a user's claim budget spent while the caller's is over): a retry
+ * before they reset would be refused again.
+ */
+function refuseOver(res: Response, outcomes: Outcome[], costs: number[] = outcomes.map(() => 1)): void {
+  if (!outcomes.some((outcome) => outcome.limited)) return;
+  const blocking = outcomes.filter((outcome, index) => outcome.limited || outcome.result.remainingPoints < costs[index]!);
+  const waitMs = Math.max(...blocking.map((outcome) => outcome.result.msBeforeNext));
   res.setHeader('retry-after', String(Math.max(Math.ceil(waitMs / 1000), 1)));
   throw new ApiError(429, 'RATE_LIMITED', 'Too many requests; retry after the seconds in Retry-After (RateLimit names the budget)', null);
 }
