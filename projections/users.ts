@@ -51,7 +51,8 @@ export interface RewardEntryDoc extends RewardEntry {
   seq: string;
 }
 
-function initialUserDoc(appUserId: string): UserDoc {
+/** A user document before its first event (the users projection folds from it). */
+export function initialUserDoc(appUserId: string): UserDoc {
   return {
     exists: false,
     app_user_id: appUserId,

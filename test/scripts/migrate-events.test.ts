@@ -148,30 +148,23 @@ describe('scripts/migrate-events (embedded → embedded)', function () {
     expect(comparable(await everything(target.store))).to.deep.equal(comparable(await everything(source.store)));
   });
 
-  it('refuses a target that holds events from elsewhere', async function () {
-    await target.store.append('user-zed', [event('UserRegistered', { app_user_id: 'zed' })], 'no_stream');
-    let failure: unknown = null;
-    try {
-      await migrateEvents(source.store, target.store);
-    } catch (error) {
-      failure = error;
-    }
-    expect(failure).to.be.instanceOf(MigrationConflictError);
-    expect(await everything(target.store)).to.have.length(1);
-  });
-
-  it('refuses a target whose last event stands where the source has another one (same stream and revision, another id)', async function () {
+  for (const [what, stream, appUserId] of [
+    ['holds events from elsewhere (a stream the source lacks)', 'user-zed', 'zed'],
     // Another deployment's log: its user-ada also begins with a registration, not the source's.
-    await target.store.append('user-ada', [event('UserRegistered', { app_user_id: 'ada' })], 'no_stream');
-    let failure: unknown = null;
-    try {
-      await migrateEvents(source.store, target.store);
-    } catch (error) {
-      failure = error;
-    }
-    expect(failure).to.be.instanceOf(MigrationConflictError);
-    expect(await everything(target.store)).to.have.length(1);
-  });
+    ['ends with an event where the source has another one (same stream and revision, another id)', 'user-ada', 'ada'],
+  ]) {
+    it(`refuses a target that ${what}`, async function () {
+      await target.store.append(stream!, [event('UserRegistered', { app_user_id: appUserId })], 'no_stream');
+      let failure: unknown = null;
+      try {
+        await migrateEvents(source.store, target.store);
+      } catch (error) {
+        failure = error;
+      }
+      expect(failure).to.be.instanceOf(MigrationConflictError);
+      expect(await everything(target.store)).to.have.length(1);
+    });
+  }
 
   it('runs from the command line, reporting on stderr, and resumes when run again', async function () {
     const targetDir = tempDir('referrals-migrate-cli');

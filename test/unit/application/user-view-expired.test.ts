@@ -1,28 +1,12 @@
 import { expect } from 'chai';
-import type { RewardEntryDoc, UserDoc } from '../../../projections/users.js';
+import { initialUserDoc, type RewardEntryDoc, type UserDoc } from '../../../projections/users.js';
 import { EXPIRED_PER_KIND, userView } from '../../../src/application/queries/user-view.js';
 import type { RewardDefinition } from '../../../src/domain/rewards/reward-schemas.js';
 import { DAY, iso, T0 } from '../../support/events.js';
 
 const pass: RewardDefinition = { key: 'pass', kind: 'basic', name: 'Pass', description: null, metadata: null, created_at: T0.toISOString(), updated_at: null };
 
-const user: UserDoc = {
-  exists: true,
-  app_user_id: 'veteran',
-  created_at: T0.toISOString(),
-  is_trial: null,
-  is_premium: null,
-  first_seen_at: null,
-  metadata: null,
-  payment_customer_id: null,
-  program_id: null,
-  referral_code: null,
-  referred_by: null,
-  converted_at: null,
-  churned_at: null,
-  stats: { claims: 0, conversions: 0, churns: 0 },
-  expired_kinds: ['basic'],
-};
+const user: UserDoc = { ...initialUserDoc('veteran'), exists: true, created_at: T0.toISOString(), expired_kinds: ['basic'] };
 
 /** A basic entry granted on day `day`, lasting one day; `recorded`: its expiry is in the read model. */
 function entry(day: number, recorded: boolean): RewardEntryDoc {
