@@ -123,6 +123,7 @@ class ReplayFold {
   async apply(events: readonly LoggedEvent[]): Promise<void> {
     for (const event of events) {
       for (const rebuild of this.byType.get(event.type) ?? []) {
+        // Folded before the interruption: a read model that counts (claim_stats) would count it twice.
         if (rebuild.checkpoint !== null && event.position <= rebuild.checkpoint) continue;
         const { projection } = rebuild;
         const refs = projection.targets(event);
