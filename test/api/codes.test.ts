@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { codeResponse } from '../../src/http/schemas/codes.js';
 import { getUserResponse } from '../../src/http/schemas/users.js';
-import { createUser, days, eventually, never, putAffiliate, putProgram, putPromo, putReward } from '../support/fixtures.js';
+import { createUser, days, events, eventually, never, putAffiliate, putProgram, putPromo, putReward } from '../support/fixtures.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 describe('API: GET /codes/{code} and affiliates of users', () => {
@@ -84,5 +84,14 @@ describe('API: GET /codes/{code} and affiliates of users', () => {
       codes: [{ code: 'CREATOR', code_link: 'https://app.example/r/CREATOR' }],
       stats: { claims: 1, conversions: 1, earnings: 0 },
     });
+  });
+
+  it('a new user refused 422 under a program reserves no referral code: the log does not grow', async () => {
+    const logged = async () => (await events(svc, '')).length;
+    const before = await logged();
+    const future = new Date(svc.clock.now().getTime() + 6 * 60_000).toISOString();
+    const refused = await svc.call('POST', '/users', { app_user_id: 'refused-referrer', first_seen_at: future });
+    expect(refused.status).to.equal(422);
+    expect(await logged()).to.equal(before);
   });
 });

@@ -41,9 +41,6 @@ export class UpsertUserHandler {
       conversionRewards: [],
       conversions: this.config.CONVERSIONS_FROM,
     });
-    const { state } = await this.commands.load(stream, userEvolver);
-    // Validate before reserving anything, so a rejected request leaves no code behind.
-    decideUpsertUser(state, command(this.clock.now()));
     let reservation: Promise<string> | null = null;
     const reserve = () => (reservation ??= this.registry.reserveReferralCode(appUserId, context));
     const executed = await this.commands.execute(
@@ -51,7 +48,13 @@ export class UpsertUserHandler {
       userEvolver,
       (current, prepared: Awaited<ReturnType<UpsertUserHandler['prepared']>>) => decideUpsertUser(current, { ...command(this.clock.now()), ...prepared }),
       context,
-      { prepare: ({ state: current }) => this.prepared(appUserId, current, reserve) },
+      {
+        prepare: ({ state: current }) => {
+          // Validate before reserving anything, so a rejected request leaves no code behind.
+          decideUpsertUser(current, command(this.clock.now()));
+          return this.prepared(appUserId, current, reserve);
+        },
+      },
     );
     return { created: executed.result.created };
   }
