@@ -291,6 +291,15 @@ describe('API: outgoing webhook endpoints (SPEC §12)', function () {
     expect(since.body.data.requeued).to.equal(3);
     await receiver.waitFor((requests) => requests.length >= 9);
     expect(receiver.requests.slice(6).map((request) => request.headers['webhook-id'])).to.deep.equal(ids);
+
+    // Both bounds given: both apply (README, Webhooks). The position leaves only the third user;
+    // a time after every event leaves none.
+    const both = await service.admin('POST', '/admin/webhooks/rp/replay', { after_position: positions[1], since: new Date(Date.now() - 60_000).toISOString() });
+    expect(both.body.data).to.include({ requeued: 1, first_position: positions[2], last_position: positions[2] });
+    await receiver.waitFor((requests) => requests.length >= 10);
+    expect(receiver.requests[9]!.headers['webhook-id']).to.equal(ids[2]);
+    const later = await service.admin('POST', '/admin/webhooks/rp/replay', { after_position: '0', since: new Date(Date.now() + 60_000).toISOString() });
+    expect(later.body.data).to.deep.equal({ requeued: 0, first_position: null, last_position: null });
   });
 });
 
