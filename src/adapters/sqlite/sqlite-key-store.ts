@@ -1,6 +1,6 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import type { DataKey, KeyStore } from '../../ports/key-store.js';
-import { guardSqlite, type SqliteConnection, writeTransaction } from './sqlite-database.js';
+import { guardSqlite, readTogether, type SqliteConnection, writeTransaction } from './sqlite-database.js';
 import { type LogSyncer, SharedSyncs, truncateNow, walSyncer } from './wal-sync.js';
 
 const SCHEMA = `
@@ -121,8 +121,9 @@ export class SqliteKeyStore implements KeyStore {
 
   async keysById(ids: readonly string[]): Promise<Map<string, DataKey>> {
     const found = new Map<string, DataKey>();
-    guardSqlite(() => {
-      for (const id of new Set(ids)) {
+    const unique = new Set(ids);
+    readTogether(this.db, unique.size, () => {
+      for (const id of unique) {
         const row = this.statements.byId.get(id);
         if (row) found.set(id, toKey(row));
       }

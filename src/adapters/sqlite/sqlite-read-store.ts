@@ -11,7 +11,7 @@ import {
   type Scalar,
 } from '../../ports/read-store.js';
 import type { Statement } from 'better-sqlite3';
-import { guardSqlite, STABLE_PARAM, type SqliteConnection, StatementCache, writeTransaction } from './sqlite-database.js';
+import { guardSqlite, readTogether, STABLE_PARAM, type SqliteConnection, StatementCache, writeTransaction } from './sqlite-database.js';
 
 function fieldPath(field: string): string {
   return `json_extract(doc, '$.${checkedField(field)}')`;
@@ -173,11 +173,12 @@ export class SqliteReadStore implements ReadStore {
 
   async getMany<T extends Record<string, unknown>>(collection: string, ids: string[]): Promise<Map<string, T>> {
     const found = new Map<string, T>();
-    guardSqlite(() => {
+    const unique = new Set(ids);
+    readTogether(this.db, unique.size, () => {
       const table = this.readable(collection);
       if (table === null) return;
       const statement = this.statementsOf(table).get;
-      for (const id of new Set(ids)) {
+      for (const id of unique) {
         const row = statement.get(id);
         if (row) found.set(id, JSON.parse(row.doc) as T);
       }
