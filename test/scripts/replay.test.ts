@@ -114,13 +114,26 @@ describe('npm run replay', function () {
       // a second fold, since its documents take their values from the events rather than add them.
       const counting = defaultProjections.filter((projection) => projection.name === 'claim_stats');
       const logged = await log.readAll(null, 1_000);
-      expect(await replayProjections(log, readStore, counting, { pageSize: 10, maxPages: Math.floor(logged.length / 10) - 1 })).to.equal('interrupted');
-      const interruptedAt = (await readStore.checkpoint('replay:claim_stats')).position!;
-      const countedClaims = logged.filter((event) => event.type === 'CodeClaimed' && event.data.type !== 'referral');
-      expect(countedClaims.some((event) => event.position <= interruptedAt)).to.equal(true);
+      // Interrupted exactly at a counted claim, whose document later claims touch again.
+      const claim = logged.find((event) => event.type === 'CodeClaimed' && event.data.type !== 'referral')!;
+      const counted = logged.filter((event) => event.type === 'CodeClaimed' && event.data.owner_id === claim.data.owner_id);
+      expect(counted.length).to.be.greaterThan(1);
+      const pages = logged.findIndex((event) => event.id === claim.id) + 1;
+      expect(await replayProjections(log, readStore, counting, { pageSize: 1, maxPages: pages })).to.equal('interrupted');
+      expect((await readStore.checkpoint('replay:claim_stats')).position).to.equal(claim.position);
       const resumed: { projection: string; after: bigint }[] = [];
       expect(await replayProjections(log, readStore, defaultProjections, { pageSize: 10, onResume: (list) => resumed.push(...list) })).to.equal('switched');
-      expect(resumed).to.deep.equal([{ projection: 'claim_stats', after: interruptedAt }]);
+      expect(resumed).to.deep.equal([{ projection: 'claim_stats', after: claim.position }]);
+      expect(await liveDocuments(readStore)).to.deep.equal(before);
+    }));
+
+  it('a resumed rebuild deletes a document its interrupted run wrote (a claim slot taken before the interruption, released by its claim after)', () =>
+    withTraffic(async ({ readStore, log }) => {
+      const before = await liveDocuments(readStore);
+      const logged = await log.readAll(null, 1_000);
+      const pages = logged.findIndex((event) => event.type === 'ClaimSlotTaken') + 1;
+      expect(await replayProjections(log, readStore, defaultProjections, { pageSize: 1, maxPages: pages })).to.equal('interrupted');
+      expect(await replayProjections(log, readStore, defaultProjections, { pageSize: 10 })).to.equal('switched');
       expect(await liveDocuments(readStore)).to.deep.equal(before);
     }));
 

@@ -18,13 +18,16 @@ export interface FoldedBatch {
  */
 export async function foldBatch(readStore: ReadStore, projection: Projection, events: LoggedEvent[], checkpoint: bigint | null): Promise<FoldedBatch> {
   const handled = new Set<string>(projection.eventTypes);
-  const folded = events.filter((event) => (checkpoint === null || event.position > checkpoint) && handled.has(event.type));
-  const stored = await storedDocuments(readStore, projection, folded);
+  const unfolded = checkpoint === null ? events : events.filter((event) => event.position > checkpoint);
+  const stored = await storedDocuments(
+    readStore,
+    projection,
+    unfolded.filter((event) => handled.has(event.type)),
+  );
   const docs = new Map<string, { ref: DocumentRef; doc: Doc | null }>();
   let position: bigint | null = null;
   let failure: FoldedBatch['failure'] = null;
-  for (const event of events) {
-    if (checkpoint !== null && event.position <= checkpoint) continue;
+  for (const event of unfolded) {
     if (handled.has(event.type)) {
       try {
         // An event lands in all its documents or, if evolve throws, in none.

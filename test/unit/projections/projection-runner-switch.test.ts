@@ -88,3 +88,84 @@ describe('ProjectionRunner after a replay was switched in at its own position', 
     expect(runner.status()[0]!.storedVersion).to.equal(2);
   });
 });
+
+/** The same count, in a read model of its own. */
+const second: Projection = {
+  ...counting,
+  name: 'event_counts_b',
+  collections: [{ name: 'event_counts_b', indexes: [] }],
+  targets: (event) => [{ collection: 'event_counts_b', id: event.stream }],
+};
+
+/**
+ * Read models of one group that stand at different checkpoints: one switched in by a replay
+ * ahead of the others, or one added by an upgrade to a log the others have folded. Each folds
+ * every event once: from the lowest checkpoint of the group, each skipping what it has.
+ */
+describe('ProjectionRunner with read models at different checkpoints', () => {
+  let dir: string;
+  let db: SqliteConnection;
+  let log: EventLog;
+  let store: SqliteReadStore;
+  let appended = 0;
+
+  const append = (count: number) =>
+    log.append(
+      'hot',
+      Array.from({ length: count }, () => registered(`hot-${(appended += 1)}`)),
+      'any',
+      context,
+    );
+  const runnerOf = async (projections: Projection[]) => {
+    const runner = new ProjectionRunner(log, store, projections, pino({ level: 'silent' }));
+    await runner.init();
+    return runner;
+  };
+  const catchUp = async (runner: ProjectionRunner) => {
+    while (await runner.processPage());
+  };
+  const counts = async () => [(await store.get<{ count: number }>(COUNTS, 'hot'))?.count, (await store.get<{ count: number }>('event_counts_b', 'hot'))?.count];
+
+  beforeEach(() => {
+    dir = tempDir('runner-checkpoints');
+    db = openSqlite(dir);
+    log = new EventLog(new SqliteEventStore(db), new RandomIds());
+    store = new SqliteReadStore(db);
+  });
+  afterEach(() => {
+    db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('a read model switched in ahead of the other skips what its replay folded, and the other misses nothing', async () => {
+    const runner = await runnerOf([counting, second]);
+    await append(3);
+    await catchUp(runner);
+    await append(2);
+    // A replay of the second read model reached the head (5 events) and was switched in.
+    const head = (await log.store.headPosition())!;
+    await store.commitBatches([
+      {
+        projector: 'replay:event_counts_b',
+        version: 1,
+        position: head,
+        after: null,
+        changes: [{ op: 'put', collection: 'event_counts_b__rebuild', id: 'hot', doc: { count: 5 } }],
+      },
+    ]);
+    await store.swapIn('event_counts_b', 'replay:event_counts_b', 1, [['event_counts_b', 'event_counts_b__rebuild']]);
+    await catchUp(runner);
+    await append(1);
+    await catchUp(runner);
+    expect(await counts()).to.deep.equal([6, 6]);
+  });
+
+  it('a read model added to a log the others have folded folds the whole history', async () => {
+    await append(4);
+    await catchUp(await runnerOf([counting]));
+    const upgraded = await runnerOf([counting, second]);
+    await append(1);
+    await catchUp(upgraded);
+    expect(await counts()).to.deep.equal([5, 5]);
+  });
+});
