@@ -109,13 +109,16 @@ describe('ProjectionRunner with read models at different checkpoints', () => {
   let store: SqliteReadStore;
   let appended = 0;
 
-  const append = (count: number) =>
-    log.append(
+  const append = (count: number) => {
+    const first = appended;
+    appended += count;
+    return log.append(
       'hot',
-      Array.from({ length: count }, () => registered(`hot-${(appended += 1)}`)),
+      Array.from({ length: count }, (_, index) => registered(`hot-${first + index}`)),
       'any',
       context,
     );
+  };
   const runnerOf = async (projections: Projection[]) => {
     const runner = new ProjectionRunner(log, store, projections, pino({ level: 'silent' }));
     await runner.init();
