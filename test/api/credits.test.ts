@@ -60,6 +60,19 @@ describe('API: credits — withdrawals, manual grants, ledger and event log', ()
       expect((await grant('granted', { key: 'no-such-reward', operation_id: 'comp-1' })).body.errors[0].code).to.equal('GRANT.OPERATION_ID_REUSED');
     });
 
+    it('a grant skipped because its basic reward is active still uses its operation_id: a repeat is 200, another key with it 422', async () => {
+      await createUser(svc, 'skipped-op');
+      expect((await grant('skipped-op', { key: 'vip', operation_id: 'vip-1' })).status).to.equal(201);
+      const skipped = await grant('skipped-op', { key: 'vip', operation_id: 'vip-2' });
+      expect(skipped.status).to.equal(200);
+      expect(skipped.body.data.rewards_granted.basic).to.have.length(0);
+      expect((await grant('skipped-op', { key: 'vip', operation_id: 'vip-2' })).status).to.equal(200);
+      const reused = await grant('skipped-op', { key: 'gems', operation_id: 'vip-2' });
+      expect(reused.status).to.equal(422);
+      expect(reused.body.errors[0]).to.include({ code: 'GRANT.OPERATION_ID_REUSED', source: '/operation_id' });
+      expect(await creditEntries('skipped-op')).to.deep.equal([]);
+    });
+
     it('an operation_id is per kind: a withdrawal and a grant may each use it once, in either order (SPEC §6)', async () => {
       await createUser(svc, 'per-kind');
       expect((await grant('per-kind', { key: 'gems', operation_id: 'support-1' })).status).to.equal(201);

@@ -547,6 +547,9 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
         const claimer = await getUser(svc, 'rc-claimer');
         expect(claimer.rewards.active.basic).to.have.length(0);
         expect(claimer.rewards.expired.basic).to.have.length(1);
+        // A revoked reward of another kind ends at once: it expired at its revocation (SPEC §5.3).
+        const basicRevoked = revoked.find((event) => event.stream === 'user-rc-claimer' && event.data.kind === 'basic')!;
+        expect(claimer.rewards.expired.basic[0].expired_at).to.equal(basicRevoked.data.revoked_at);
         expect(claimer.rewards.active.credit.reduce((sum: number, entry: any) => sum + entry.credits, 0)).to.equal(0);
       });
 
