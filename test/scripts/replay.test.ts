@@ -115,8 +115,9 @@ describe('npm run replay', function () {
       const counting = defaultProjections.filter((projection) => projection.name === 'claim_stats');
       const logged = await log.readAll(null, 1_000);
       // Interrupted exactly at a counted claim, whose document later claims touch again.
-      const claim = logged.find((event) => event.type === 'CodeClaimed' && event.data.type !== 'referral')!;
-      const counted = logged.filter((event) => event.type === 'CodeClaimed' && event.data.owner_id === claim.data.owner_id);
+      const claims = logged.flatMap((event) => (event.type === 'CodeClaimed' && event.data.type !== 'referral' ? [event] : []));
+      const claim = claims[0]!;
+      const counted = claims.filter((event) => event.data.owner_id === claim.data.owner_id);
       expect(counted.length).to.be.greaterThan(1);
       const pages = logged.findIndex((event) => event.id === claim.id) + 1;
       expect(await replayProjections(log, readStore, counting, { pageSize: 1, maxPages: pages })).to.equal('interrupted');

@@ -33,6 +33,12 @@ describe('codes projection (the shared code namespace)', () => {
     expect(projected(codesProjection, log.events)).to.deep.equal({ [`${CODES}/BOB234`]: { code: 'BOB234', type: 'referral', owner_id: 'bob', taken: 2 } });
   });
 
+  it('a release ends the slots count lower (a refused claim gives its slot back: is_active turns true again)', () => {
+    const log = new TestLog();
+    log.append('code-BOB234', reserved('BOB234', 'referral', 'bob'), taken('c1', 'ann', 1), released('c1', 'ann', 0));
+    expect(projected(codesProjection, log.events)).to.deep.equal({ [`${CODES}/BOB234`]: { code: 'BOB234', type: 'referral', owner_id: 'bob', taken: 0 } });
+  });
+
   it('ignores events of other streams', () => {
     expect(codesProjection.targets(logged('user-ann', registered('ann')))).to.deep.equal([]);
     const log = new TestLog();

@@ -8,7 +8,7 @@ import { decideGrantReward } from '../../../src/domain/users/grant-reward-by-han
 import { decideExpireRewards } from '../../../src/domain/users/expire-rewards.js';
 import { creditBalance, initialUserState, userEvolver, type UserState } from '../../../src/domain/users/user-state.js';
 import { decideWithdrawCredits } from '../../../src/domain/users/withdraw-credits.js';
-import { at, DAY, event, interval, iso, logged, projected, registered, rewardGranted, spec, T0, TestLog } from '../../support/events.js';
+import { at, DAY, event, interval, iso, logged, projected, registered, rewardGranted, rewardRevoked, spec, T0, TestLog } from '../../support/events.js';
 
 interface Row extends Doc {
   kind: string;
@@ -83,6 +83,26 @@ describe('credit_ledger projection (SPEC §7.7)', () => {
     });
     expect(withdrawal?.cause).to.deep.include({ type: 'withdrawal', requested: 9 });
     expect(expiry).to.deep.include({ kind: 'expire', key: 'coins', delta: -3, balance_after: 1, operation_id: null, grant_id: 'g2' });
+  });
+
+  it('a credit clawback is one row, and one more shortfall row when even 1 credit was already spent', () => {
+    const revoked = (grantId: string, shortfall: number) =>
+      rewardRevoked({
+        grant_id: grantId,
+        kind: 'credit',
+        credits_granted: 10,
+        debits: [{ grant_id: grantId, credits: 10 - shortfall }],
+        shortfall,
+        balance_after: 0,
+      });
+    const log = new TestLog();
+    log.append('user-ann', revoked('g1', 0), revoked('g2', 1));
+    const rows = Object.values(projected(creditLedgerProjection, log.events)) as { kind: string; grant_id: string; shortfall?: number }[];
+    expect(rows.map(({ kind, grant_id, shortfall }) => [kind, grant_id, shortfall ?? null])).to.have.deep.members([
+      ['clawback', 'g1', null],
+      ['clawback', 'g2', null],
+      ['shortfall', 'g2', 1],
+    ]);
   });
 
   it('leaves out non-credit grants and expiries', () => {
