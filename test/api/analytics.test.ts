@@ -181,8 +181,20 @@ describe('API: analytics (SPEC §14)', function () {
     // Revenue: a refunded payment nets to zero, so no code has revenue above zero over days 2–3.
     expect((await topCodes(`from=${day(2)}&to=${day(3)}&by=revenue`)).body.data.codes).to.deep.equal([]);
     expect((await topCodes(`from=${day(2)}&to=${day(2)}&by=revenue`)).body.data.codes.map((row: any) => row.code)).to.deep.equal([r2.referral_code]);
-    // Default limit 10; limit 1.
     expect((await topCodes(`from=${day(0)}&to=${day(3)}&limit=1`)).body.data.codes).to.have.length(1);
+  });
+
+  it('top codes lists 10 without a limit; a code of 64 characters is a code', async () => {
+    clock.set(new Date(START.getTime() + 20 * DAY));
+    for (let index = 0; index < 11; index += 1) {
+      await putPromo(svc, `TEN${index}`, {});
+      await claim(`ten-${index}`, `TEN${index}`);
+    }
+    const range = `from=${day(20)}&to=${day(20)}`;
+    await eventually(async () => expect((await daily(range)).body.data.days[0].claims).to.equal(11));
+    expect((await topCodes(range)).body.data.codes).to.have.length(10);
+    expect((await topCodes(`${range}&limit=11`)).body.data.codes).to.have.length(11);
+    expect((await daily(`${range}&code=${'A'.repeat(64)}`)).status).to.equal(200);
   });
 
   it('366 days is the longest range; the replayed read model answers the same', async () => {
@@ -224,6 +236,7 @@ describe('API: analytics (SPEC §14)', function () {
     for (const [query, source] of [
       [`${range}&code=a%20b`, 'query:/code'],
       [`${range}&code=`, 'query:/code'],
+      [`${range}&code=${'A'.repeat(65)}`, 'query:/code'],
     ]) {
       const response = await daily(query!);
       expect(response.status, query).to.equal(400);
@@ -250,6 +263,46 @@ describe('API: analytics (SPEC §14)', function () {
       expect(client.status).to.equal(403);
       const post = await svc.admin('POST', `${path}?from=${day(0)}&to=${day(1)}`, {});
       expect(post.status).to.equal(405);
+    }
+  });
+});
+
+describe('API: top codes by revenue when a later day nets a refund below zero (docs/analytics.md: exact in every case)', function () {
+  this.timeout(60_000);
+
+  it('ranks by the net over the whole range, whatever a single day of it nets', async () => {
+    const clock = new ManualClock(new Date('2026-11-19T12:00:00.000Z'));
+    const svc = await startTestService({ clock, env: { STRIPE_WEBHOOK_SECRET: STRIPE_SECRET } });
+    try {
+      for (const code of ['PRA', 'PRB', 'PRU', 'PRY']) {
+        await putPromo(svc, code, {});
+        await createUser(svc, `u-${code}`, { payment_customer_id: `cus_${code}` });
+        expect((await svc.call('POST', `/users/u-${code}/claim-code`, { code })).status).to.equal(200);
+      }
+      const pay = async (code: string, invoice: string, amount: number) =>
+        expect((await stripeEvent(svc, invoicePaid(invoice, `cus_${code}`, amount))).body.data.status).to.equal('applied');
+      const refund = async (code: string, id: string, invoice: string, amount: number) =>
+        expect((await stripeEvent(svc, chargeRefunded(id, `cus_${code}`, `in_${invoice}`, amount))).body.data.status).to.equal('applied');
+      await pay('PRY', 'y1', 1000);
+      clock.advance(DAY);
+      await pay('PRA', 'a1', 100);
+      await pay('PRB', 'b1', 100);
+      await pay('PRU', 'u1', 100);
+      clock.advance(DAY);
+      // The last day nets -10 for PRB and -50 for PRY, whose payment came before the range.
+      await refund('PRB', 'b1r', 'b1', 10);
+      await refund('PRY', 'y1r', 'y1', 50);
+      await eventually(async () =>
+        expect((await svc.admin('GET', '/admin/analytics/daily?from=2026-11-21&to=2026-11-21')).body.data.days[0].refunds).to.equal(2),
+      );
+      const ranked = async (limit: number) =>
+        (await svc.admin('GET', `/admin/analytics/top-codes?from=2026-11-20&to=2026-11-21&by=revenue&limit=${limit}`)).body.data.codes.map(
+          (row: any) => row.code,
+        );
+      expect(await ranked(100)).to.deep.equal(['PRA', 'PRU', 'PRB']);
+      expect(await ranked(2)).to.deep.equal(['PRA', 'PRU']);
+    } finally {
+      await svc.stop();
     }
   });
 });

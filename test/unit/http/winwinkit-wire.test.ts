@@ -43,6 +43,19 @@ describe('http: the WinWinKit wire mapping (SPEC §15)', () => {
     expect(dataToWire({ user: { ...user, referral_program: null } }).user).to.have.property('referral_program', null);
   });
 
+  it('answers a user and a program made without metadata with {} (the JavaScript SDK types every metadata as an object)', () => {
+    const user = {
+      app_user_id: 'a',
+      metadata: null,
+      payment_customer_id: null,
+      rewards: { active: six(), expired: six() },
+      referral_program: { id: 'p', metadata: null, rewards: { sender: six(), receiver: six() } },
+    };
+    const { user: wire } = dataToWire({ user }) as any;
+    expect(wire.metadata).to.deep.equal({});
+    expect(wire.referral_program.metadata).to.deep.equal({});
+  });
+
   it('gives each code type its entity, and affiliates only the SDKs’ platforms', () => {
     const owner = {
       app_user_id: 'ann',
