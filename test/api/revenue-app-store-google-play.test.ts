@@ -52,6 +52,16 @@ describe('API: revenue notifications in (SPEC §11) — App Store and Google Pla
         price_minor: 999,
         currency: 'USD',
       });
+      // A token written in capitals is the same UUID: matched too.
+      await createUser(svc, 'apple-upper');
+      const upper = await appleNotification(
+        chain,
+        'SUBSCRIBED',
+        appleTransaction({ transactionId: 't-upper', originalTransactionId: 'o-upper', appAccountToken: token('apple-upper').toUpperCase() }),
+        { subtype: 'INITIAL_BUY' },
+      );
+      expect((await send(upper)).body.data.status).to.equal('applied');
+      expect((await recorded(svc, 'apple-upper')).map((event) => event.type)).to.deep.equal(['PurchaseRecorded']);
       // A renewal without a token is matched by its original transaction, already linked.
       const renewal = await appleNotification(chain, 'DID_RENEW', appleTransaction({ transactionId: 't-ann-2', originalTransactionId: 'o-ann' }));
       expect((await send(renewal)).body.data.status).to.equal('applied');

@@ -90,6 +90,20 @@ describe('CheckpointPoller: requests waiting for the projector share one poll', 
     expect(await poller.waitFor(99n, 30)).to.equal(false);
   });
 
+  it('reports the version that built each read model, so an API process refuses requests until a replay (needs_replay)', async () => {
+    const store = new MemoryReadStore();
+    await store.commitBatches([{ projector: 'users', version: 1, changes: [], position: 1n, after: null }]);
+    // Built by version 2 (a rollback to version 1, or a projector process of another release).
+    await store.commitBatches([{ projector: 'codes', version: 2, changes: [], position: 1n, after: null }]);
+    const poller = new CheckpointPoller(store, [...PROJECTIONS, projection('fresh')]);
+    expect((await poller.projections()).map(({ name, version, storedVersion }) => [name, version, storedVersion])).to.deep.equal([
+      ['users', 1, 1],
+      ['codes', 1, 2],
+      // Never written: nothing to rebuild.
+      ['fresh', 1, 1],
+    ]);
+  });
+
   it('a store that cannot be read fails every waiting request (as its own read would)', async () => {
     const stepped = steppedPause();
     const failing = new MemoryReadStore();

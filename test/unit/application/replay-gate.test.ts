@@ -19,6 +19,11 @@ describe('ReplayGate', () => {
     await gate.check();
   });
 
+  it('refuses a read model built by a newer version too (a rollback): this one cannot read it either', async () => {
+    const gate = new ReplayGate({ projections: async () => [status('users', 3), status('codes', 2)] });
+    expect((await rejection(() => gate.check())) as Error).to.be.instanceOf(ReadModelsBehindError);
+  });
+
   it('reads the statuses once for all the requests that arrive while they are read', async () => {
     let reads = 0;
     let release!: () => void;

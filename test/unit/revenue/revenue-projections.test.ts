@@ -170,6 +170,19 @@ describe('revenue read models', () => {
     expect([...docs.keys()].some((key) => key.includes('program'))).to.equal(false);
   });
 
+  it('attribution: a promo code counts for its code only, never as an affiliate (group_by=affiliate) or a program', () => {
+    const log = new TestLog();
+    const viaPromo = { code: 'SPRING', type: 'promo' as const, owner_id: 'SPRING', program_id: null };
+    log.append('user-ann', codeClaimed({ claim_id: 'c1', ...viaPromo, claimed_at: T0.toISOString() }));
+    log.append(
+      'user-ann',
+      event('PurchaseRecorded', { ...fact, recorded_at: T0.toISOString(), attribution: viaPromo, refunded_before: false, expired_before: false }),
+    );
+    const docs = project(attributionProjection, log.events);
+    const groups = [...docs.keys()].filter((key) => !key.includes('total')).map((key) => key.split('\u001f').slice(0, 2).join(' '));
+    expect([...new Set(groups)]).to.deep.equal(['attribution/code SPRING']);
+  });
+
   it('attribution: one all-time total per group, summing every day', () => {
     const log = new TestLog();
     const later = new Date(T0.getTime() + 40 * 86_400_000).toISOString();
