@@ -76,8 +76,19 @@ export function writeTransaction<T>(db: SqliteConnection, work: () => T): T {
  * Together they share one (and see one snapshot of the file).
  */
 export function readTogether<T>(db: SqliteConnection, reads: number, work: () => T): T {
-  return guardSqlite(reads > 1 && !db.inTransaction ? () => db.transaction(work).deferred() : work);
+  if (reads < 2 || db.inTransaction) return guardSqlite(work);
+  // One transaction function per connection: better-sqlite3 builds a new one at each
+  // db.transaction() call, which costs about as much as the lock it saves.
+  let inReadTransaction = readTransactions.get(db);
+  if (!inReadTransaction) {
+    inReadTransaction = db.transaction((run: () => unknown) => run());
+    readTransactions.set(db, inReadTransaction);
+  }
+  const run = inReadTransaction;
+  return guardSqlite(() => run.deferred(work) as T);
 }
+
+const readTransactions = new WeakMap<SqliteConnection, Database.Transaction<(run: () => unknown) => unknown>>();
 
 const TRANSIENT_CODES = new Set(['SQLITE_BUSY', 'SQLITE_LOCKED', 'SQLITE_IOERR', 'SQLITE_CANTOPEN', 'SQLITE_FULL', 'SQLITE_READONLY']);
 

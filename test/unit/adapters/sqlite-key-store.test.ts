@@ -59,18 +59,6 @@ describe('SqliteKeyStore: new keys made together', () => {
     expect(transactions()).to.equal(1);
   });
 
-  it('looks up the keys of a page of events in one read transaction (one lock of the WAL, not one per key); one key alone in none', async () => {
-    const db = connect();
-    const store = new SqliteKeyStore(db);
-    const keys = await Promise.all(Array.from({ length: 20 }, (_, index) => store.keyFor(`user:page-${index}`)));
-    const transactions = countTransactions(db);
-    const found = await store.keysById([...keys.map((key) => key.id), keys[0]!.id, 'no-such-key']);
-    expect(transactions()).to.equal(1);
-    expect([...found.values()]).to.deep.equal(keys);
-    expect(await store.keysById([keys[1]!.id])).to.deep.equal(new Map([[keys[1]!.id, keys[1]]]));
-    expect(transactions()).to.equal(1);
-  });
-
   it('answers one key to a subject asked for twice in one group and by a second store on the same file', async () => {
     const first = new SqliteKeyStore(connect());
     const second = new SqliteKeyStore(connect());
