@@ -300,6 +300,31 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       expect(daily.revenue).to.deep.equal([{ currency: 'EUR', gross_minor: 1000, refunded_minor: 1000 }]);
     });
 
+    it('keeps the most refunded so far when Stripe delivers the running totals out of order: a later, larger total adds only what is new', async () => {
+      await putProgram(svc, 'stripe-partial', { rewards: { sender: [], receiver: [] } });
+      const referrer = await createUser(svc, 'late-total-referrer');
+      await createUser(svc, 'late-total-claimer', { payment_customer_id: 'cus_late_total' });
+      expect((await svc.call('POST', '/users/late-total-claimer/claim-code', { code: referrer.referral_code })).status).to.equal(200);
+      expect((await stripeEvent(svc, invoicePaid('late-total', 'cus_late_total', 1000))).body.data.status).to.equal('applied');
+      // The running totals 300 and 600, delivered newest first, then 800.
+      for (const [id, total] of [
+        ['late-total-r2', 600],
+        ['late-total-r1', 300],
+        ['late-total-r3', 800],
+      ] as const) {
+        expect((await stripeEvent(svc, chargeRefunded(id, 'cus_late_total', 'in_late-total', total))).body.data.status).to.equal('applied');
+      }
+      const refunds = (await revenueEvents(svc, 'late-total-claimer')).filter((event) => event.type === 'RefundRecorded');
+      expect(refunds.map((event) => [event.data.price_minor, event.data.repeats_refund ?? false, event.data.adds_refunded_minor ?? null])).to.deep.equal([
+        [600, false, null],
+        [300, true, 0],
+        [800, true, 200],
+      ]);
+      await settled(svc);
+      const row = (await svc.admin('GET', '/admin/attribution?group_by=code')).body.data.groups.find((group: any) => group.group === referrer.referral_code);
+      expect(row.revenue).to.deep.equal([{ currency: 'EUR', gross_minor: 1000, refunded_minor: 800 }]);
+    });
+
     it('counts one invoice sent twice under two event ids once: the second is kept as a repeat, and a refund after it is a refund of that one payment', async () => {
       // The same program as the partial refunds' (the service allows 100% in all).
       await putProgram(svc, 'stripe-partial', { rewards: { sender: [], receiver: [] } });
