@@ -1,4 +1,5 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { newDataKeyBytes } from '../../src/application/pooled-random-bytes.js';
 import { SqliteKeyStore } from '../../src/adapters/sqlite/sqlite-key-store.js';
 import type { SqliteConnection } from '../../src/adapters/sqlite/sqlite-database.js';
 import type { DataKey, KeyStore } from '../../src/ports/key-store.js';
@@ -26,7 +27,7 @@ export class BulkKeyStore implements KeyStore {
   async keyFor(subject: string, material?: Buffer): Promise<DataKey> {
     const known = this.known.get(subject) ?? (await this.reader.existingKey(subject));
     if (known) return known;
-    const key = { id: randomUUID(), subject, key: material ?? randomBytes(32) };
+    const key = { id: randomUUID(), subject, key: material ?? newDataKeyBytes() };
     this.insert.run(key.id, subject, key.key, new Date().toISOString());
     this.known.set(subject, key);
     return key;

@@ -5,6 +5,7 @@
  * (simulated-service.ts); this file decides who does what, and when.
  */
 import { randomBytes } from 'node:crypto';
+import { pooledRandomBytes } from '../../src/application/pooled-random-bytes.js';
 import type { NewDomainEvent } from '../../src/domain/decider.js';
 import type { CodeType } from '../../src/domain/events/code-events.js';
 import { assignProgram } from '../../src/domain/programs/program-assignment.js';
@@ -292,7 +293,7 @@ export class Generator {
     const state = user.state;
     let fields: Partial<ProfileFields>;
     if (change === 'convert') {
-      fields = { is_premium: true, is_trial: false, payment_customer_id: `cus_${randomBytes(7).toString('hex')}` };
+      fields = { is_premium: true, is_trial: false, payment_customer_id: `cus_${pooledRandomBytes(7).toString('hex')}` };
     } else if (change === 'churn') {
       fields = { is_premium: false };
     } else if (change === 'trial-end') {

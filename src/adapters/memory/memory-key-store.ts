@@ -1,4 +1,5 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { newDataKeyBytes } from '../../application/pooled-random-bytes.js';
 import type { DataKey, KeyStore } from '../../ports/key-store.js';
 
 /** Data keys in process memory (tests, application specs): gone with the process. */
@@ -9,7 +10,7 @@ export class MemoryKeyStore implements KeyStore {
   async keyFor(subject: string, material?: Buffer): Promise<DataKey> {
     const existing = this.bySubject.get(subject);
     if (existing) return copy(existing);
-    const created: DataKey = { id: randomUUID(), subject, key: material ? Buffer.from(material) : randomBytes(32) };
+    const created: DataKey = { id: randomUUID(), subject, key: material ? Buffer.from(material) : newDataKeyBytes() };
     this.bySubject.set(subject, created);
     this.byId.set(created.id, created);
     return copy(created);

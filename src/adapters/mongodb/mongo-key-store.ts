@@ -1,4 +1,5 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { newDataKeyBytes } from '../../application/pooled-random-bytes.js';
 import { Binary, type Collection, type Db } from 'mongodb';
 import type { DataKey, KeyStore } from '../../ports/key-store.js';
 import { guardMongo, isDuplicateKey } from './mongo-mapping.js';
@@ -49,7 +50,7 @@ export class MongoKeyStore implements KeyStore {
       const existing = await this.keys.findOne({ subject });
       if (existing) return toKey(existing);
       try {
-        await this.keys.insertOne({ _id: randomUUID(), subject, key: new Binary(material ?? randomBytes(32)), created_at: new Date() });
+        await this.keys.insertOne({ _id: randomUUID(), subject, key: new Binary(material ?? newDataKeyBytes()), created_at: new Date() });
       } catch (error) {
         // Another instance created the subject's key first: read it.
         if (!isDuplicateKey(error) || attempt >= 2) throw error;

@@ -1,4 +1,5 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
+import { newDataKeyBytes } from '../../application/pooled-random-bytes.js';
 import type { DataKey, KeyStore } from '../../ports/key-store.js';
 import { guardSqlite, readTogether, type SqliteConnection, writeTransaction } from './sqlite-database.js';
 import { type LogSyncer, SharedSyncs, truncateNow, walSyncer } from './wal-sync.js';
@@ -90,7 +91,7 @@ export class SqliteKeyStore implements KeyStore {
       const createdAt = new Date().toISOString();
       rows = writeTransaction(this.db, () =>
         group.map(({ subject, material }) => {
-          this.statements.insert.run(randomUUID(), subject, material ?? randomBytes(32), createdAt);
+          this.statements.insert.run(randomUUID(), subject, material ?? newDataKeyBytes(), createdAt);
           return this.statements.bySubject.get(subject)!;
         }),
       );

@@ -1,8 +1,9 @@
 import { LRUCache } from 'lru-cache';
-import { createCipheriv, createDecipheriv, createHash, createSecretKey, type KeyObject, randomBytes } from 'node:crypto';
+import { createCipheriv, createDecipheriv, createHash, createSecretKey, type KeyObject } from 'node:crypto';
 import { appUserIdOf } from '../../domain/events/index.js';
 import { type PersonalField, personalFieldsOf, withValueAt } from '../../domain/privacy/personal-fields.js';
 import { valueAt } from '../../domain/json-object.js';
+import { pooledRandomBytes } from '../pooled-random-bytes.js';
 import type { RecordedEvent } from '../../ports/event-store.js';
 import type { DataKey, KeyStore } from '../../ports/key-store.js';
 
@@ -85,27 +86,11 @@ export function keptKeyCount(subject: string): number {
   return [...keyObjects.values()].filter((kept) => kept.subject === subject).length;
 }
 
-/**
- * Initialisation vectors, 12 random bytes each, cut from a pool filled by the system's CSPRNG
- * 512 at a time (as Node's own randomUUID does): one `randomBytes(12)` call costs about 2.5 µs,
- * a slice of the pool almost nothing. Each refill is a new buffer and each slice is handed out
- * once, so no two values share an IV.
- */
+/** Initialisation vectors, 12 random bytes each, never reused (see pooledRandomBytes). */
 const IV_BYTES = 12;
-const IVS_PER_FILL = 512;
-let ivPool = Buffer.alloc(0);
-let ivOffset = 0;
-function nextIv(): Buffer {
-  if (ivOffset + IV_BYTES > ivPool.length) {
-    ivPool = randomBytes(IV_BYTES * IVS_PER_FILL);
-    ivOffset = 0;
-  }
-  ivOffset += IV_BYTES;
-  return ivPool.subarray(ivOffset - IV_BYTES, ivOffset);
-}
 
 export function encryptValue(key: DataKey, label: string, value: unknown): Envelope {
-  const iv = nextIv();
+  const iv = pooledRandomBytes(IV_BYTES);
   const cipher = createCipheriv('aes-256-gcm', keyObjectOf(key), iv);
   cipher.setAAD(Buffer.from(`${key.id}:${label}`));
   const ciphertext = Buffer.concat([cipher.update(JSON.stringify(value), 'utf8'), cipher.final()]);
