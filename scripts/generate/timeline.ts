@@ -16,7 +16,7 @@ export interface Scheduled {
   action: Action;
 }
 
-/** A binary min-heap on (at, seq). */
+/** A binary min-heap on (at, seq): actions in time order, those at the same time in the order scheduled. */
 export class Timeline {
   private readonly heap: Scheduled[] = [];
   private seq = 0;
@@ -33,14 +33,17 @@ export class Timeline {
     this.seq += 1;
     const item = { at, seq: this.seq, action };
     const heap = this.heap;
+    // Sift up with a hole: parents move down into it, the item is written once where it stops.
+    let index = heap.length;
     heap.push(item);
-    let index = heap.length - 1;
     while (index > 0) {
       const parent = (index - 1) >> 1;
-      if (!this.before(heap[index]!, heap[parent]!)) break;
-      [heap[index], heap[parent]] = [heap[parent]!, heap[index]!];
+      const above = heap[parent]!;
+      if (!this.before(item, above)) break;
+      heap[index] = above;
       index = parent;
     }
+    heap[index] = item;
   }
 
   pop(): Scheduled | undefined {
@@ -48,18 +51,19 @@ export class Timeline {
     const top = heap[0];
     const last = heap.pop();
     if (top === undefined || last === undefined || heap.length === 0) return top;
-    heap[0] = last;
+    // Sift the last item down from the root with a hole, as push does upwards.
+    const size = heap.length;
     let index = 0;
     for (;;) {
-      const left = 2 * index + 1;
-      const right = left + 1;
-      let smallest = index;
-      if (left < heap.length && this.before(heap[left]!, heap[smallest]!)) smallest = left;
-      if (right < heap.length && this.before(heap[right]!, heap[smallest]!)) smallest = right;
-      if (smallest === index) break;
-      [heap[index], heap[smallest]] = [heap[smallest]!, heap[index]!];
-      index = smallest;
+      let child = 2 * index + 1;
+      if (child >= size) break;
+      if (child + 1 < size && this.before(heap[child + 1]!, heap[child]!)) child += 1;
+      const below = heap[child]!;
+      if (!this.before(below, last)) break;
+      heap[index] = below;
+      index = child;
     }
+    heap[index] = last;
     return top;
   }
 
