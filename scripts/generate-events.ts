@@ -39,7 +39,7 @@ import { defineCommand, runScript, UsageError } from './cli/command-line.js';
 import { openScriptContext } from './script-context.js';
 import { BulkAppender } from './generate/bulk-appender.js';
 import { BulkKeyStore } from './generate/bulk-key-store.js';
-import { CommitGroups } from './generate/commit-groups.js';
+import { CommitGroups, sqliteMember } from './generate/commit-groups.js';
 import { UsageError as StoreUsageError } from './generate/generated-catalog.js';
 import { Generator, type GeneratorOptions } from './generate/generator.js';
 
@@ -82,8 +82,8 @@ async function main(): Promise<number> {
   const options = parseOptions(process.argv.slice(2));
   const context = await openScriptContext();
   // Embedded: its own connections, the only writer while it runs: appends and new data keys
-  // share commits (see CommitGroups) and go straight into the tables (see BulkAppender). A
-  // large page cache keeps the indexes of a long log in memory.
+  // share commits (see CommitGroups) and go straight into the tables, the events from a thread
+  // of their own (see BulkAppender). A large page cache keeps the indexes of a long log in memory.
   const db = context.backend.name === 'embedded' ? openSqlite(context.config.DATA_DIR) : null;
   db?.pragma('cache_size = -65536');
   db?.pragma('synchronous = NORMAL');
@@ -91,10 +91,11 @@ async function main(): Promise<number> {
   // generated store is erased, exported and replayed as one the service wrote would be.
   const keyDb = db === null ? null : openKeyConnection(context.config.DATA_DIR);
   const keyStore = keyDb === null ? null : new BulkKeyStore(keyDb);
+  const appender = db === null ? null : new BulkAppender(db);
   const log =
-    db === null || keyStore === null
+    appender === null || keyStore === null
       ? context.log
-      : new EventLog(new PersonalDataEventStore(new BulkAppender(db), new PersonalDataCipher(keyStore)), new RandomIds());
+      : new EventLog(new PersonalDataEventStore(appender, new PersonalDataCipher(keyStore)), new RandomIds());
   const started = Date.now();
   // A bar on a terminal; elsewhere a plain line every few seconds once there is progress (as replay and export).
   const bar = createProgress({
@@ -112,7 +113,7 @@ async function main(): Promise<number> {
     // A commit every 5 s: on a long log each commit rewrites the index pages its appends
     // touched, so longer groups share them (commit work per event at 1M: ~12 µs at 1 s, ~5 µs at
     // 5 s). A crash loses at most the open group; the log stays consistent.
-    new CommitGroups(db === null || keyDb === null ? [] : [keyDb, db], 5_000),
+    new CommitGroups(appender === null || keyDb === null ? [] : [sqliteMember(keyDb), appender], 5_000),
     (summary) => bar.update(Math.min(summary.written, options.events), { events: summary.written, users: summary.users, rate: rate(summary.written) }),
   );
   process.once('SIGINT', () => {
@@ -139,6 +140,7 @@ async function main(): Promise<number> {
     process.stderr.write(`${error.message}\n`);
     return 2;
   } finally {
+    await appender?.close();
     await keyStore?.close();
     db?.close();
     await context.backend.close();

@@ -1,46 +1,65 @@
 import type { SqliteConnection } from '../../src/adapters/sqlite/sqlite-database.js';
 
+/** One participant of a commit group: a connection (sqliteMember), or the event writer (BulkAppender). */
+export interface GroupMember {
+  begin(): void;
+  commit(): Promise<void>;
+  rollback(): Promise<void>;
+}
+
+/** A SQLite connection as a group member: its own transaction, committed when the group is. */
+export function sqliteMember(db: SqliteConnection): GroupMember {
+  return {
+    begin: () => db.exec('BEGIN IMMEDIATE'),
+    commit: async () => {
+      db.exec('COMMIT');
+    },
+    rollback: async () => {
+      if (db.inTransaction) db.exec('ROLLBACK');
+    },
+  };
+}
+
 /**
- * Commit groups on the embedded backend. Each append is still its own (nested) transaction
- * with its exact expected revision, but many of them share one SQLite commit, so the
- * generator does not wait for one fsync per append (`synchronous=FULL`). A crash loses the
- * open group only; the log stays consistent.
+ * Commit groups on the embedded backend. Each append is still checked against its exact
+ * expected revision, but many of them share one SQLite commit, so the generator does not wait
+ * for one commit per append. A crash loses the open group only; the log stays consistent.
  *
- * A group spans every connection given (the log's and the data keys' files), committed in
- * their order: the data keys first, so no committed event is sealed under a key a crash lost
- * (a key committed without its events is only never used).
+ * A group spans every member given, committed in their order: the data keys first, so no
+ * committed event is sealed under a key a crash lost (a key committed without its events is
+ * only never used).
  */
 export class CommitGroups {
   private open = false;
   private openedAt = 0;
 
   constructor(
-    private readonly connections: readonly SqliteConnection[],
+    private readonly members: readonly GroupMember[],
     private readonly maxMs = 250,
   ) {}
 
   /** Before an action: opens a group when none is open. */
   begin(): void {
-    if (this.connections.length === 0 || this.open) return;
-    for (const db of this.connections) db.exec('BEGIN IMMEDIATE');
+    if (this.members.length === 0 || this.open) return;
+    for (const member of this.members) member.begin();
     this.open = true;
     this.openedAt = Date.now();
   }
 
   /** After an action: commits the group once it is old enough. */
-  maybeCommit(): void {
-    if (this.open && Date.now() - this.openedAt >= this.maxMs) this.commit();
+  async maybeCommit(): Promise<void> {
+    if (this.open && Date.now() - this.openedAt >= this.maxMs) await this.commit();
   }
 
-  commit(): void {
+  async commit(): Promise<void> {
     if (!this.open) return;
-    for (const db of this.connections) db.exec('COMMIT');
     this.open = false;
+    for (const member of this.members) await member.commit();
   }
 
-  rollback(): void {
+  async rollback(): Promise<void> {
     if (!this.open) return;
-    for (const db of this.connections) if (db.inTransaction) db.exec('ROLLBACK');
     this.open = false;
+    for (const member of this.members) await member.rollback();
   }
 }

@@ -370,7 +370,7 @@ export class Generator {
         this.groups.begin();
         await this.step(interval);
         this.summary.written = this.service.written;
-        this.groups.maybeCommit();
+        await this.groups.maybeCommit();
         // Each step resolves at once: give the event loop a turn now and then, or Ctrl-C (SIGINT) waits for the end.
         if (this.summary.written - turnAt >= YIELD_EVERY_EVENTS) {
           turnAt = this.summary.written;
@@ -382,9 +382,9 @@ export class Generator {
         }
         this.onProgress(this.summary);
       }
-      this.groups.commit();
+      await this.groups.commit();
     } catch (error) {
-      this.groups.rollback();
+      await this.groups.rollback();
       throw error;
     }
     return this.summary;

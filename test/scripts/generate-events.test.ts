@@ -208,43 +208,118 @@ describe('npm run generate-events: options', () => {
 describe('generate-events: BulkAppender', () => {
   const context = { correlation_id: 'c', causation_id: 'c', actor: 'process:test' };
   const rows = (db: SqliteConnection) => db.prepare('SELECT position, id, stream, revision, type, data, metadata FROM events ORDER BY position').all();
+  const taken = (ids: RandomIds, claimer: string): NewDomainEvent => ({
+    id: ids.uuid(),
+    type: 'ClaimSlotTaken',
+    data: { claim_id: `k-${claimer}`, claimer, taken: 1 },
+  });
+  let opened: { db: SqliteConnection; appender?: BulkAppender }[] = [];
 
-  it('writes the rows SqliteEventStore writes, and refuses a wrong expected revision as it does', async () => {
-    const [storeDb, bulkDb] = [openSqlite(tempDataDir()), openSqlite(tempDataDir())];
-    try {
-      const ids = new RandomIds();
-      const appends: [string, NewDomainEvent[], ExpectedRevision][] = [
-        [streams.code('ABC'), [{ id: ids.uuid(), type: 'CodeReserved', data: { code: 'ABC', type: 'referral', owner_id: 'u1' } }], 'no_stream'],
-        [
-          streams.code('ABC'),
-          [
-            { id: ids.uuid(), type: 'ClaimSlotTaken', data: { claim_id: 'k1', claimer: 'u2', taken: 1 } },
-            { id: ids.uuid(), type: 'ClaimSlotReleased', data: { claim_id: 'k1', claimer: 'u2', taken: 0 } },
-          ],
-          0,
-        ],
-        [streams.code('XYZ'), [{ id: ids.uuid(), type: 'CodeReserved', data: { code: 'XYZ', type: 'referral', owner_id: 'u3' } }], 'any'],
-      ];
-      const store = new EventLog(new SqliteEventStore(storeDb), ids);
-      const bulk = new EventLog(new BulkAppender(bulkDb), ids);
-      bulkDb.exec('BEGIN IMMEDIATE');
-      for (const [stream, events, expected] of appends) {
-        expect(await bulk.append(stream, events, expected, context)).to.deep.equal(await store.append(stream, events, expected, context));
-      }
-      for (const expected of ['no_stream', 1, 5] as const) {
-        const append = (log: EventLog) =>
-          log.append(streams.code('ABC'), [{ type: 'ClaimSlotTaken', data: { claim_id: 'k2', claimer: 'u4', taken: 1 } }], expected, context);
-        const [fromStore, fromBulk] = await Promise.all([append(store).catch((error: unknown) => error), append(bulk).catch((error: unknown) => error)]);
-        expect(fromBulk)
-          .to.be.instanceOf(WrongExpectedRevisionError)
-          .and.to.deep.include({ actual: (fromStore as WrongExpectedRevisionError).actual });
-      }
-      bulkDb.exec('COMMIT');
-      expect(rows(bulkDb)).to.deep.equal(rows(storeDb));
-    } finally {
-      storeDb.close();
-      bulkDb.close();
+  function open(dataDir = tempDataDir()) {
+    const db = openSqlite(dataDir);
+    const appender = new BulkAppender(db);
+    opened.push({ db, appender });
+    return { db, appender, log: new EventLog(appender, new RandomIds()), dataDir };
+  }
+
+  afterEach(async () => {
+    for (const { db, appender } of opened) {
+      await appender?.close();
+      db.close();
     }
+    opened = [];
+  });
+
+  it('writes the rows SqliteEventStore writes (positions included), and refuses a wrong expected revision as it does', async () => {
+    const storeDb = openSqlite(tempDataDir());
+    opened.push({ db: storeDb });
+    const { db: bulkDb, appender, log: bulk } = open();
+    const ids = new RandomIds();
+    const appends: [string, NewDomainEvent[], ExpectedRevision][] = [
+      [streams.code('ABC'), [{ id: ids.uuid(), type: 'CodeReserved', data: { code: 'ABC', type: 'referral', owner_id: 'u1' } }], 'no_stream'],
+      [
+        streams.code('ABC'),
+        [
+          { id: ids.uuid(), type: 'ClaimSlotTaken', data: { claim_id: 'k1', claimer: 'u2', taken: 1 } },
+          { id: ids.uuid(), type: 'ClaimSlotReleased', data: { claim_id: 'k1', claimer: 'u2', taken: 0 } },
+        ],
+        0,
+      ],
+      [streams.code('XYZ'), [{ id: ids.uuid(), type: 'CodeReserved', data: { code: 'XYZ', type: 'referral', owner_id: 'u3' } }], 'any'],
+    ];
+    const store = new EventLog(new SqliteEventStore(storeDb), ids);
+    // The first append, outside a group, is committed at once; the others share a group.
+    expect(await bulk.append(...appends[0]!, context)).to.deep.equal(await store.append(...appends[0]!, context));
+    appender.begin();
+    for (const [stream, events, expected] of appends.slice(1)) {
+      expect(await bulk.append(stream, events, expected, context)).to.deep.equal(await store.append(stream, events, expected, context));
+    }
+    for (const expected of ['no_stream', 1, 5] as const) {
+      const append = (log: EventLog) =>
+        log.append(streams.code('ABC'), [{ type: 'ClaimSlotTaken', data: { claim_id: 'k2', claimer: 'u4', taken: 1 } }], expected, context);
+      const [fromStore, fromBulk] = await Promise.all([append(store).catch((error: unknown) => error), append(bulk).catch((error: unknown) => error)]);
+      expect(fromBulk)
+        .to.be.instanceOf(WrongExpectedRevisionError)
+        .and.to.deep.include({ actual: (fromStore as WrongExpectedRevisionError).actual });
+    }
+    await appender.commit();
+    expect(rows(bulkDb)).to.deep.equal(rows(storeDb));
+  });
+
+  it("checks a stream written before the run against its revision in the log, and goes on from the log's last position", async () => {
+    const dataDir = tempDataDir();
+    const before = openSqlite(dataDir);
+    const ids = new RandomIds();
+    await new EventLog(new SqliteEventStore(before), ids).append(streams.code('OLD'), [taken(ids, 'a'), taken(ids, 'b')], 'no_stream', context);
+    before.close();
+    const { appender, log } = open(dataDir);
+    appender.begin();
+    const refused = await log.append(streams.code('OLD'), [taken(ids, 'c')], 'no_stream', context).catch((error: unknown) => error);
+    expect(refused).to.be.instanceOf(WrongExpectedRevisionError).and.to.deep.include({ actual: 1 });
+    expect(await log.append(streams.code('OLD'), [taken(ids, 'c')], 1, context)).to.deep.include({ nextExpectedRevision: 2, position: 3n });
+    expect(await log.append(streams.code('NEW'), [taken(ids, 'd')], 'no_stream', context)).to.deep.include({ nextExpectedRevision: 0, position: 4n });
+    await appender.commit();
+  });
+
+  it("reads a stream of the open group as committed rows followed by the group's, forwards and backwards, before the writer thread commits", async () => {
+    const { db, appender, log } = open();
+    const ids = new RandomIds();
+    const stream = streams.code('MIX');
+    await log.append(stream, [taken(ids, 'r0'), taken(ids, 'r1'), taken(ids, 'r2')], 'no_stream', context);
+    appender.begin();
+    await log.append(stream, [taken(ids, 'r3'), taken(ids, 'r4')], 2, context);
+    // Not committed: another connection does not see the group's rows yet.
+    expect((rows(db) as unknown[]).length).to.equal(3);
+    const revisions = async (options: Parameters<BulkAppender['readStream']>[1]) => (await appender.readStream(stream, options)).map((event) => event.revision);
+    expect(await revisions({})).to.deep.equal([0, 1, 2, 3, 4]);
+    expect(await revisions({ fromRevision: 1, maxCount: 3 })).to.deep.equal([1, 2, 3]);
+    expect(await revisions({ fromRevision: 4, maxCount: 1 })).to.deep.equal([4]);
+    expect(await revisions({ direction: 'backwards' })).to.deep.equal([4, 3, 2, 1, 0]);
+    expect(await revisions({ direction: 'backwards', fromRevision: 3, maxCount: 3 })).to.deep.equal([3, 2, 1]);
+    expect(await revisions({ direction: 'backwards', maxCount: 1 })).to.deep.equal([4]);
+    const [fourth] = await appender.readStream(stream, { fromRevision: 3, maxCount: 1 });
+    expect(fourth).to.deep.include({ position: 4n, type: 'ClaimSlotTaken', data: { claim_id: 'k-r3', claimer: 'r3', taken: 1 } });
+    expect(() => appender.readAll({ after: null, limit: 10 })).to.throw(/between groups/);
+    await appender.commit();
+    expect((rows(db) as unknown[]).length).to.equal(5);
+    expect((await appender.readStream(stream, { fromRevision: 3, maxCount: 1 }))[0]).to.deep.equal(fourth);
+    expect((await appender.readAll({ after: null, limit: 10 })).map((event) => event.revision)).to.deep.equal([0, 1, 2, 3, 4]);
+  });
+
+  it('fails the commit of a group whose row the log refuses, keeps none of the group, and refuses later appends', async () => {
+    const { db, appender, log } = open();
+    const ids = new RandomIds();
+    const reused = taken(ids, 'a');
+    await log.append(streams.code('ONE'), [reused], 'no_stream', context);
+    appender.begin();
+    await log.append(streams.code('TWO'), [taken(ids, 'b')], 'no_stream', context);
+    await log.append(streams.code('THREE'), [reused], 'no_stream', context); // the same event id
+    const failed = await appender.commit().catch((error: unknown) => error);
+    expect(failed).to.be.instanceOf(Error);
+    expect((failed as Error).message).to.match(/UNIQUE constraint failed: events.id/);
+    expect((rows(db) as { stream: string }[]).map((row) => row.stream)).to.deep.equal([streams.code('ONE')]);
+    const later = await log.append(streams.code('FOUR'), [taken(ids, 'c')], 'no_stream', context).catch((error: unknown) => error);
+    expect(later).to.equal(failed);
   });
 });
 
