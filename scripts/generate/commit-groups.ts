@@ -51,10 +51,18 @@ export class CommitGroups {
     if (this.open && Date.now() - this.openedAt >= this.maxMs) await this.commit();
   }
 
+  /** Commits the members in order; when one fails, it and those after it are rolled back. */
   async commit(): Promise<void> {
     if (!this.open) return;
     this.open = false;
-    for (const member of this.members) await member.commit();
+    for (const [index, member] of this.members.entries()) {
+      try {
+        await member.commit();
+      } catch (error) {
+        for (const rest of this.members.slice(index)) await rest.rollback().catch(() => {});
+        throw error;
+      }
+    }
   }
 
   async rollback(): Promise<void> {
