@@ -113,7 +113,7 @@ async function main(): Promise<number> {
     // A commit every 5 s: on a long log each commit rewrites the index pages its appends
     // touched, so longer groups share them (commit work per event at 1M: ~12 µs at 1 s, ~5 µs at
     // 5 s). A crash loses at most the open group; the log stays consistent.
-    new CommitGroups(appender === null || keyDb === null ? [] : [sqliteMember(keyDb), appender], 5_000),
+    new CommitGroups(appender === null || keyDb === null ? null : { dataKeys: sqliteMember(keyDb), events: appender }, 5_000),
     (summary) => bar.update(Math.min(summary.written, options.events), { events: summary.written, users: summary.users, rate: rate(summary.written) }),
   );
   process.once('SIGINT', () => {

@@ -104,7 +104,16 @@ export class BulkAppender implements EventStore, GroupMember {
     this.uncommitted.set(stream, ofStream);
     for (const event of events) {
       current += 1;
-      const row: EventRow = [position, event.id, stream, current, event.type, JSON.stringify(event.data), JSON.stringify(event.metadata), recordedAt];
+      const row: EventRow = [
+        position,
+        event.id,
+        stream,
+        current,
+        event.type,
+        JSON.stringify(event.data),
+        JSON.stringify(event.metadata),
+        event.recordedAt?.toISOString() ?? recordedAt,
+      ];
       this.unsent.push(row);
       ofStream.push(row);
       position += 1;

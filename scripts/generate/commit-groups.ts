@@ -20,23 +20,32 @@ export function sqliteMember(db: SqliteConnection): GroupMember {
   };
 }
 
+/** What a group spans: the new data keys, and the events sealed under them. */
+export interface GroupWriters {
+  dataKeys: GroupMember;
+  events: GroupMember;
+}
+
 /**
  * Commit groups on the embedded backend. Each append is still checked against its exact
  * expected revision, but many of them share one SQLite commit, so the generator does not wait
  * for one commit per append. A crash loses the open group only; the log stays consistent.
  *
- * A group spans every member given, committed in their order: the data keys first, so no
- * committed event is sealed under a key a crash lost (a key committed without its events is
- * only never used).
+ * The data keys are committed first, and the events only once that has succeeded: no committed
+ * event is sealed under a key a crash lost (a key committed without its events is only never
+ * used). Without writers (another backend), groups do nothing.
  */
 export class CommitGroups {
+  private readonly members: readonly GroupMember[];
   private open = false;
   private openedAt = 0;
 
   constructor(
-    private readonly members: readonly GroupMember[],
+    writers: GroupWriters | null,
     private readonly maxMs = 250,
-  ) {}
+  ) {
+    this.members = writers === null ? [] : [writers.dataKeys, writers.events];
+  }
 
   /** Before an action: opens a group when none is open. */
   begin(): void {
@@ -51,7 +60,7 @@ export class CommitGroups {
     if (this.open && Date.now() - this.openedAt >= this.maxMs) await this.commit();
   }
 
-  /** Commits the members in order; when one fails, it and those after it are rolled back. */
+  /** Commits the data keys, then the events; when one fails, it and those after it are rolled back. */
   async commit(): Promise<void> {
     if (!this.open) return;
     this.open = false;

@@ -25,11 +25,14 @@ export function pooledRandomBytes(size: number): Buffer {
 }
 
 /**
- * A new data key's 32 bytes (AES-256), copied out of the pool into memory of their own, so the
- * key is kept, zeroed or collected apart from the bytes handed to others.
+ * A new data key's 32 bytes (AES-256), moved out of the pool into memory of their own: the key
+ * is kept, zeroed or collected apart from the bytes handed to others, and its bytes in the pool
+ * are zeroed at once, so erasing the key leaves no copy of it there.
  */
 export function newDataKeyBytes(): Buffer {
   const key = Buffer.alloc(32); // never from Node's shared buffer pool, unlike Buffer.from
-  pooledRandomBytes(32).copy(key);
+  const slice = pooledRandomBytes(32);
+  slice.copy(key);
+  slice.fill(0);
   return key;
 }

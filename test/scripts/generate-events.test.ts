@@ -11,7 +11,7 @@ import { openEmbeddedBackend } from '../../src/backends/embedded.js';
 import { EventLog, toLogged } from '../../src/application/event-log.js';
 import type { NewDomainEvent } from '../../src/domain/decider.js';
 import { streams } from '../../src/domain/events/index.js';
-import { type ExpectedRevision, type RecordedEvent, WrongExpectedRevisionError } from '../../src/ports/event-store.js';
+import { type ExpectedRevision, type NewEvent, type RecordedEvent, WrongExpectedRevisionError } from '../../src/ports/event-store.js';
 import { BulkAppender } from '../../scripts/generate/bulk-appender.js';
 import { eventually, putProgram } from '../support/fixtures.js';
 import { startTestService, tempDataDir } from '../support/test-service.js';
@@ -264,6 +264,27 @@ describe('generate-events: BulkAppender', () => {
     }
     await appender.commit();
     expect(rows(bulkDb)).to.deep.equal(rows(storeDb));
+  });
+
+  it('records the time of each append on its events, or the time an event carries (as SqliteEventStore does)', async () => {
+    const { db, appender } = open();
+    const ids = new RandomIds();
+    const event = (claimer: string, recordedAt?: Date): NewEvent => ({
+      id: ids.uuid(),
+      type: 'ClaimSlotTaken',
+      data: { claim_id: `k-${claimer}`, claimer, taken: 1 },
+      metadata: { ...context, schema_version: 1 },
+      ...(recordedAt && { recordedAt }),
+    });
+    const before = new Date().toISOString();
+    await appender.append(streams.code('T1'), [event('a'), event('b')], 'no_stream');
+    const carried = new Date('2024-02-29T12:00:00.000Z');
+    await appender.append(streams.code('T2'), [event('c', carried)], 'no_stream');
+    const after = new Date().toISOString();
+    const recorded = db.prepare('SELECT recorded_at FROM events ORDER BY position').pluck().all() as string[];
+    expect(recorded[0]).to.equal(recorded[1]);
+    expect(recorded[0]! >= before && recorded[0]! <= after, `${recorded[0]} within ${before}..${after}`).to.equal(true);
+    expect(recorded[2]).to.equal(carried.toISOString());
   });
 
   it("checks a stream written before the run against its revision in the log, and goes on from the log's last position", async () => {

@@ -121,7 +121,7 @@ describe('generate-events writes histories the service would have written', func
       new RandomIds(),
       { events: 500, users: 45, days: 20, seed: 11 },
       CLAIM_WINDOW_DAYS,
-      new CommitGroups([]),
+      new CommitGroups(null),
       () => {},
       (entry) => journal.push(entry),
     );

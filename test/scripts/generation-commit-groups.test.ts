@@ -1,9 +1,9 @@
 import { expect } from 'chai';
-import { CommitGroups, type GroupMember } from '../../scripts/generate/commit-groups.js';
+import { CommitGroups, type GroupMember, type GroupWriters } from '../../scripts/generate/commit-groups.js';
 
 describe('generate-events: commit groups', () => {
-  function members(log: string[], failing?: string): GroupMember[] {
-    return ['keys', 'events'].map((name) => ({
+  function writers(log: string[], failing?: string): GroupWriters {
+    const member = (name: string): GroupMember => ({
       begin: () => log.push(`${name}:begin`),
       commit: async () => {
         await new Promise((resolve) => setTimeout(resolve, name === 'keys' ? 20 : 0));
@@ -13,12 +13,13 @@ describe('generate-events: commit groups', () => {
       rollback: async () => {
         log.push(`${name}:rollback`);
       },
-    }));
+    });
+    return { events: member('events'), dataKeys: member('keys') };
   }
 
-  it('opens one group for many actions and commits its members in their order, each after the one before has finished', async () => {
+  it("opens one group for many actions and commits the data keys before the events, once the keys' commit has finished", async () => {
     const log: string[] = [];
-    const groups = new CommitGroups(members(log), 60_000);
+    const groups = new CommitGroups(writers(log), 60_000);
     groups.begin();
     groups.begin();
     await groups.maybeCommit(); // not old enough
@@ -31,7 +32,7 @@ describe('generate-events: commit groups', () => {
 
   it('commits a group once it is older than its length, and rolls back an open one', async () => {
     const log: string[] = [];
-    const groups = new CommitGroups(members(log), 0);
+    const groups = new CommitGroups(writers(log), 0);
     groups.begin();
     await groups.maybeCommit();
     expect(log.slice(2)).to.deep.equal(['keys:commit', 'events:commit']);
@@ -42,7 +43,7 @@ describe('generate-events: commit groups', () => {
 
   it('rolls the events back when the data keys failed to commit', async () => {
     const log: string[] = [];
-    const groups = new CommitGroups(members(log, 'keys'), 60_000);
+    const groups = new CommitGroups(writers(log, 'keys'), 60_000);
     groups.begin();
     const failed = await groups.commit().catch((error: unknown) => error);
     expect((failed as Error).message).to.equal('keys failed');

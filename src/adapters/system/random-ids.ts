@@ -11,11 +11,12 @@ import type { Ids } from '../../ports/ids.js';
 const NAMESPACE = parseUuid('3f0f5a0e-6c1e-4b39-9a51-7d1c2b7e4a10');
 
 /**
- * The millisecond and 31-bit counter of the last UUIDv7 made, kept here because `uuid` keeps
- * its own only when it also draws the random bytes itself, one system call per id (about 4 µs,
- * a fifth of `npm run generate-events`). The rule is `uuid`'s (RFC 9562 §6.2, method 1): a new
- * millisecond starts the counter at a random value; within one, the counter goes up by one, and
- * its overflow moves the millisecond on, so ids made later sort later.
+ * The millisecond and counter of the last UUIDv7 made, kept here because `uuid` keeps its own
+ * only when it also draws the random bytes itself, one system call per id (about 4 µs, a fifth
+ * of `npm run generate-events`). The rule is `uuid`'s (RFC 9562 §6.2, method 1): a new
+ * millisecond starts the counter at a random 31-bit value; within one millisecond, or when the
+ * clock goes back, the counter goes up by one (32 bits in the id), and its wrap to 0 moves the
+ * millisecond on, so ids made later sort later.
  */
 let lastMsecs = Number.NEGATIVE_INFINITY;
 let lastSeq = 0;

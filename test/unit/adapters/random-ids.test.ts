@@ -15,6 +15,19 @@ describe('RandomIds', () => {
     expect([...made].sort()).to.deep.equal(made);
   });
 
+  it('keeps sorting after the clock goes back', () => {
+    const now = Date.now;
+    try {
+      const before = ids.uuid();
+      Date.now = () => now() - 60_000;
+      const after = [ids.uuid(), ids.uuid()];
+      expect([before, ...after]).to.deep.equal([before, ...after].sort());
+      expect(new Set([before, ...after]).size).to.equal(3);
+    } finally {
+      Date.now = now;
+    }
+  });
+
   it('derives the same UUIDv5 from the same parts, and another from other parts', () => {
     expect(ids.derived('user-ann', 'op-1')).to.equal(ids.derived('user-ann', 'op-1'));
     expect(ids.derived('user-ann', 'op-1')).to.not.equal(ids.derived('user-ann', 'op-2'));

@@ -34,4 +34,11 @@ describe('newDataKeyBytes', () => {
     first!.fill(0);
     expect(second!.equals(secondBefore)).to.equal(true);
   });
+
+  it('leaves no copy of a new key in the pool', () => {
+    const key = newDataKeyBytes();
+    const next = pooledRandomBytes(1);
+    const pool = Buffer.from(next.buffer, 0, next.buffer.byteLength);
+    expect(pool.indexOf(key)).to.equal(-1);
+  });
 });
