@@ -83,10 +83,8 @@ async function main(): Promise<number> {
   const context = await openScriptContext();
   // Embedded: its own connections, the only writer while it runs: appends and new data keys
   // share commits (see CommitGroups) and go straight into the tables, the events from a thread
-  // of their own (see BulkAppender). A large page cache keeps the indexes of a long log in memory.
+  // of their own (see BulkAppender); this connection only reads.
   const db = context.backend.name === 'embedded' ? openSqlite(context.config.DATA_DIR) : null;
-  db?.pragma('cache_size = -65536');
-  db?.pragma('synchronous = NORMAL');
   // Personal fields sealed under each user's data key, as the service stores them (SPEC §13): a
   // generated store is erased, exported and replayed as one the service wrote would be.
   const keyDb = db === null ? null : openKeyConnection(context.config.DATA_DIR);

@@ -6,8 +6,8 @@
  *
  * Messages in: `rows` (an array of [position, id, stream, revision, type, data, metadata,
  * recorded_at]), `commit`, `rollback`, `close`. Out: one answer to each `commit`, `rollback` and
- * `close`: `{ ok: true }`, or `{ ok: false, error }` when a row or the commit failed (the
- * transaction is then rolled back, and rows sent after the failure are dropped until the answer).
+ * `close`: `{ ok: true }`, or, to a `commit`, `{ ok: false, error }` when a row or the commit
+ * failed (the transaction is then rolled back, and rows sent after the failure are dropped).
  */
 import { parentPort, workerData } from 'node:worker_threads';
 import { openSqlite } from '../../src/adapters/sqlite/sqlite-database.js';
@@ -20,39 +20,58 @@ const port = parentPort;
 if (port === null) throw new Error('event-insert-worker runs as a worker thread');
 const { dataDir, fileName } = workerData as { dataDir: string; fileName: string };
 const db = openSqlite(dataDir, fileName);
+// A large page cache keeps the indexes of a long log in memory.
 db.pragma('cache_size = -65536');
-db.pragma('synchronous = NORMAL');
 const insert = db.prepare('INSERT INTO events (position, id, stream, revision, type, data, metadata, recorded_at) VALUES (?, ?, ?, ?, ?, ?, ?, ?)');
+/** The first failure of the open transaction (already rolled back), reported at its commit. */
 let failure: Error | null = null;
 
-function answer(message: WorkerAnswer): void {
-  port?.postMessage(message);
+function rollback(): void {
+  if (db.inTransaction) db.exec('ROLLBACK');
+}
+
+function insertRows(rows: EventRow[]): void {
+  if (failure !== null) return;
+  try {
+    if (!db.inTransaction) db.exec('BEGIN IMMEDIATE');
+    for (const row of rows) insert.run(...row);
+  } catch (error) {
+    failure = error as Error;
+    rollback();
+  }
+}
+
+function commit(): WorkerAnswer {
+  try {
+    if (failure !== null) throw failure;
+    if (db.inTransaction) db.exec('COMMIT');
+    return { ok: true };
+  } catch (error) {
+    rollback();
+    return { ok: false, error: (error as Error).message };
+  } finally {
+    failure = null;
+  }
 }
 
 port.on('message', (message: WorkerMessage) => {
-  try {
-    if (message.kind === 'rows') {
-      if (failure !== null) return;
-      if (!db.inTransaction) db.exec('BEGIN IMMEDIATE');
-      for (const row of message.rows) insert.run(...row);
+  switch (message.kind) {
+    case 'rows':
+      insertRows(message.rows);
       return;
-    }
-    if (message.kind === 'close') {
-      if (db.inTransaction) db.exec('ROLLBACK');
+    case 'commit':
+      port.postMessage(commit());
+      return;
+    case 'rollback':
+      rollback();
+      failure = null;
+      port.postMessage({ ok: true } satisfies WorkerAnswer);
+      return;
+    case 'close':
+      rollback();
       db.close();
-      answer({ ok: true });
+      port.postMessage({ ok: true } satisfies WorkerAnswer);
       port.close();
       return;
-    }
-    if (failure !== null) throw failure;
-    if (db.inTransaction) db.exec(message.kind === 'commit' ? 'COMMIT' : 'ROLLBACK');
-    answer({ ok: true });
-  } catch (error) {
-    if (message.kind === 'rows') failure = error as Error;
-    else {
-      failure = null;
-      answer({ ok: false, error: (error as Error).message });
-    }
-    if (db.open && db.inTransaction) db.exec('ROLLBACK');
   }
 });

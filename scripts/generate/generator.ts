@@ -4,7 +4,6 @@
  * them) is decided and sequenced by the service's own code, in SimulatedService
  * (simulated-service.ts); this file decides who does what, and when.
  */
-import { randomBytes } from 'node:crypto';
 import { pooledRandomBytes } from '../../src/application/pooled-random-bytes.js';
 import type { NewDomainEvent } from '../../src/domain/decider.js';
 import type { CodeType } from '../../src/domain/events/code-events.js';
@@ -69,7 +68,7 @@ export class Generator {
   private codes = new Map<string, CodeStream>();
   private catalog!: Catalog;
   private readonly service: SimulatedService;
-  private readonly runTag = randomBytes(3).toString('hex');
+  private readonly runTag = pooledRandomBytes(3).toString('hex');
   private readonly start: number;
   private readonly end: number;
   private registered = 0;

@@ -5,7 +5,8 @@ import { randomBytes } from 'node:crypto';
  * own randomUUID does): each call of `randomBytes` or `crypto.getRandomValues` is a system call,
  * about 4 µs here, whatever its size, while a slice of the pool costs almost nothing. Each refill
  * is a new buffer and each slice is handed out once, so no two callers share bytes. The slice is
- * a view of the pool: keep it, never write into it.
+ * a view of the pool: its caller may keep it, or zero it (as newDataKeyBytes does), but never
+ * reads or writes past it.
  *
  * Used for the cipher's initialisation vectors, the random part of event ids (UUIDv7) and new
  * data keys: the per-event and per-user uses.
