@@ -2,6 +2,7 @@ import { setImmediate } from 'node:timers/promises';
 import type { Writable } from 'node:stream';
 import type { EventStore, ReadAllOptions } from '../../ports/event-store.js';
 import { type ExportOptions, formatEvent, formatEventFromJson, logFilterOf, preamble, recordedSince } from './event-export-format.js';
+import { Utf8Chunks } from './utf8-chunks.js';
 
 const PAGE_SIZE = 2_000;
 
@@ -13,7 +14,7 @@ export class OutputClosedError extends Error {
 }
 
 /** Writes `chunk`, then waits for 'drain' when the stream's buffer is full. */
-async function write(output: Writable, chunk: string, failure: () => Error | null): Promise<void> {
+async function write(output: Writable, chunk: string | Buffer, failure: () => Error | null): Promise<void> {
   const check = () => {
     const failed = failure() ?? (output.destroyed ? new Error('output closed') : null);
     if (failed) throw new OutputClosedError(failed);
@@ -40,27 +41,27 @@ export interface ExportProgress {
   position: bigint | null;
 }
 
-/** One page of the log as export text: the events read, how many matched, and their text. */
+/** One page of the log as export bytes: the events read, how many matched, and their text in UTF-8. */
 async function readPage(store: EventStore, options: ExportOptions, read: ReadAllOptions) {
   let written = 0;
-  let text = '';
+  const text = new Utf8Chunks();
   if (store.readAllJson) {
     // Stored JSON text goes out as it is: no parse, no re-serialisation.
     const page = await store.readAllJson(read);
     for (const event of page) {
       if (!recordedSince(event, options.since)) continue;
-      text += formatEventFromJson(event, options.format);
+      text.add(formatEventFromJson(event, options.format));
       written += 1;
     }
-    return { last: page[page.length - 1]?.position ?? null, written, text };
+    return { last: page[page.length - 1]?.position ?? null, written, chunks: text.take() };
   }
   const page = await store.readAll(read);
   for (const event of page) {
     if (!recordedSince(event, options.since)) continue;
-    text += formatEvent(event, options.format);
+    text.add(formatEvent(event, options.format));
     written += 1;
   }
-  return { last: page[page.length - 1]?.position ?? null, written, text };
+  return { last: page[page.length - 1]?.position ?? null, written, chunks: text.take() };
 }
 
 /**
@@ -94,7 +95,7 @@ export async function exportEvents(
       }
       progress.written += page.written;
       progress.position = page.last;
-      await write(output, page.text, () => failure);
+      for (const chunk of page.chunks) await write(output, chunk, () => failure);
       onPage(progress);
       // Let I/O callbacks run (an output error, a signal) even when every write succeeds at once.
       await setImmediate();
