@@ -13,22 +13,28 @@ export class OutputClosedError extends Error {
   }
 }
 
-/** Writes `chunk`, then waits for 'drain' when the stream's buffer is full. */
-async function write(output: Writable, chunk: string | Buffer, failure: () => Error | null): Promise<void> {
+/**
+ * Writes the chunks in order, waiting for 'drain' whenever the stream's buffer is full. A failed
+ * or closed output is found before the first chunk and after each wait, also when there is
+ * nothing to write (a page the filters emptied), so an export never reads on after it.
+ */
+async function write(output: Writable, chunks: readonly (string | Buffer)[], failure: () => Error | null): Promise<void> {
   const check = () => {
     const failed = failure() ?? (output.destroyed ? new Error('output closed') : null);
     if (failed) throw new OutputClosedError(failed);
   };
   check();
-  if (chunk.length === 0 || output.write(chunk)) return;
-  await new Promise<void>((resolve) => {
-    const done = () => {
-      output.off('drain', done).off('close', done).off('error', done);
-      resolve();
-    };
-    output.on('drain', done).on('close', done).on('error', done);
-  });
-  check();
+  for (const chunk of chunks) {
+    if (chunk.length === 0 || output.write(chunk)) continue;
+    await new Promise<void>((resolve) => {
+      const done = () => {
+        output.off('drain', done).off('close', done).off('error', done);
+        resolve();
+      };
+      output.on('drain', done).on('close', done).on('error', done);
+    });
+    check();
+  }
 }
 
 export interface ExportProgress {
@@ -82,7 +88,7 @@ export async function exportEvents(
   output.on('error', onError);
   try {
     const progress: ExportProgress = { written: 0, position: options.after };
-    await write(output, preamble(options.format), () => failure);
+    await write(output, [preamble(options.format)], () => failure);
     const filter = logFilterOf(options);
     for (;;) {
       // Read before the page: every event at or before it is committed, so an empty page means
@@ -95,7 +101,7 @@ export async function exportEvents(
       }
       progress.written += page.written;
       progress.position = page.last;
-      for (const chunk of page.chunks) await write(output, chunk, () => failure);
+      await write(output, page.chunks, () => failure);
       onPage(progress);
       // Let I/O callbacks run (an output error, a signal) even when every write succeeds at once.
       await setImmediate();
