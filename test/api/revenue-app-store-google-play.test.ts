@@ -209,6 +209,40 @@ describe('API: revenue notifications in (SPEC §11) — App Store and Google Pla
     });
   });
 
+  describe('App Store in Production (APPLE_APP_APPLE_ID names the app)', () => {
+    const APP_APPLE_ID = 1_234_567_890;
+    let svc: TestService;
+    let chain: AppleTestChain;
+    const send = async (user: string, options: { appAppleId?: number; environment?: 'Sandbox' | 'Production' }) => {
+      const transaction = appleTransaction({ transactionId: `t-${user}-${randomUUID()}`, originalTransactionId: `o-${user}`, appAccountToken: token(user) });
+      return post(svc, '/webhooks/app-store', JSON.stringify(await appleNotification(chain, 'SUBSCRIBED', transaction, options)));
+    };
+
+    before(async () => {
+      chain = makeAppleTestChain();
+      svc = await startTestService({
+        env: { APPLE_ROOT_CERTS: chain.rootPath, APPLE_BUNDLE_ID: BUNDLE_ID, APPLE_ENVIRONMENT: 'Production', APPLE_APP_APPLE_ID: String(APP_APPLE_ID) },
+      });
+    });
+    after(async () => svc.stop());
+
+    it("starts, records a Production notification for its app, and refuses another app's id, none, or the Sandbox (401)", async () => {
+      await createUser(svc, 'apple-prod');
+      expect((await send('apple-prod', { environment: 'Production', appAppleId: APP_APPLE_ID })).body).to.deep.equal({ data: { status: 'applied' } });
+      expect((await recorded(svc, 'apple-prod')).map((event) => event.type)).to.deep.equal(['PurchaseRecorded']);
+      for (const options of [
+        { environment: 'Production', appAppleId: 42 },
+        { environment: 'Production' },
+        { environment: 'Sandbox', appAppleId: APP_APPLE_ID },
+      ] as const) {
+        const answer = await send('apple-prod', options);
+        expect(answer.status, JSON.stringify(options)).to.equal(401);
+        expect(answer.body.errors[0].code).to.equal('WEBHOOK.UNAUTHORIZED');
+      }
+      expect(await recorded(svc, 'apple-prod')).to.have.length(1);
+    });
+  });
+
   describe('Google Play RTDN (Pub/Sub push with an OIDC token verified by google-auth-library)', () => {
     const AUDIENCE = 'https://referrals.example.com/webhooks/google-play';
     const ACCOUNT = 'play-push@test-project.iam.gserviceaccount.com';

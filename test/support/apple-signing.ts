@@ -139,7 +139,7 @@ export async function appleNotification(
   chain: AppleTestChain,
   type: string,
   transaction: Record<string, unknown>,
-  options: { uuid?: string; subtype?: string; bundleId?: string; environment?: 'Sandbox' | 'Production' } = {},
+  options: { uuid?: string; subtype?: string; bundleId?: string; environment?: 'Sandbox' | 'Production'; appAppleId?: number } = {},
 ) {
   const bundleId = options.bundleId ?? BUNDLE_ID;
   return {
@@ -151,6 +151,7 @@ export async function appleNotification(
       signedDate: Date.now(),
       data: {
         bundleId,
+        ...(options.appAppleId === undefined ? {} : { appAppleId: options.appAppleId }),
         environment: options.environment ?? 'Sandbox',
         status: 1,
         signedTransactionInfo: await chain.sign({ ...transaction, bundleId, environment: options.environment ?? 'Sandbox' }),
