@@ -3,10 +3,16 @@ import { describe, it } from 'mocha';
 import type { DomainEvent } from '../../../src/domain/events/index.js';
 import type { RewardKind } from '../../../src/domain/rewards/reward-kinds.js';
 import type { Activation } from '../../../src/domain/rewards/reward-schemas.js';
-import { type CountReferralCommand, decideCountReferral, type SenderReward, senderRewardDue } from '../../../src/domain/users/count-referral.js';
+import {
+  type CountReferralCommand,
+  decideCountReferral,
+  referralCountOf,
+  type SenderReward,
+  senderRewardDue,
+} from '../../../src/domain/users/count-referral.js';
 import { userEvolver } from '../../../src/domain/users/user-state.js';
 import { deciderSpec } from '../../support/decider-spec.js';
-import { DAY, event, iso, programAssigned, registered, rewardGranted, spec, T0 } from '../../support/events.js';
+import { codeClaimed, DAY, event, iso, programAssigned, registered, rewardGranted, spec, T0 } from '../../support/events.js';
 
 const user = deciderSpec(userEvolver);
 
@@ -40,6 +46,19 @@ function claimCounted(claims: number, position: number, claimer = `c${claims}`) 
 }
 
 describe('sender rewards (SPEC §5.2)', () => {
+  describe('referralCountOf', () => {
+    it("counts a referral code's claim for its owner, and never a promo or affiliate code's (an affiliate id may equal an app_user_id)", () => {
+      // As recorded: the reaction reads events from the log.
+      const recorded = <E extends DomainEvent>(one: E) => ({ ...one, id: `ev-${one.type}`, position: 7n, stream: 'user-ann' });
+      expect(referralCountOf(recorded(codeClaimed({ type: 'referral', owner_id: 'alice' })))).to.include({ figure: 'claim' });
+      for (const type of ['promo', 'affiliate'] as const) expect(referralCountOf(recorded(codeClaimed({ type, owner_id: 'alice' }))), type).to.equal(null);
+      const referredBy = { claim_id: 'c1', code: 'ALICECO', type: 'affiliate' as const, owner_id: 'alice' };
+      const converted = event('UserConverted', { converted_at: T0.toISOString(), referred_by: referredBy, source: 'client', purchase: null, program_id: null });
+      expect(referralCountOf(recorded(converted))).to.equal(null);
+      expect(referralCountOf(recorded(event('UserChurned', { churned_at: T0.toISOString(), referred_by: referredBy, program_id: null })))).to.equal(null);
+    });
+  });
+
   describe('senderRewardDue', () => {
     it('grants a repeatable kind at every multiple of amount, at most limit times', () => {
       expect(dueAt(sender('coins', 'credit', { variant: 'claim', amount: 2, limit: 3 }), 12)).to.deep.equal([2, 4, 6]);

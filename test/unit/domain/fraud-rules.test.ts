@@ -10,7 +10,7 @@ import { decideCountReferral, type SenderReward } from '../../../src/domain/user
 import { decideReleaseHeldRewards } from '../../../src/domain/users/held-rewards.js';
 import { userEvolver } from '../../../src/domain/users/user-state.js';
 import { deciderSpec } from '../../support/decider-spec.js';
-import { at, event, HOUR, iso, programAssigned, registered, SECOND, spec, T0 } from '../../support/events.js';
+import { at, DAY, event, HOUR, iso, programAssigned, registered, rewardGranted, SECOND, spec, T0 } from '../../support/events.js';
 
 function rule(id: string, kind: FraudRuleKind, params: Record<string, unknown>, action: RuleAction = 'reject'): FraudRule {
   return { id, kind, params, action, enabled: true, created_at: T0.toISOString(), updated_at: null };
@@ -197,6 +197,26 @@ describe('fraud rules (SPEC §13)', () => {
         .given([...given, ...events])
         .when((again) => decideReleaseHeldRewards(again, { review_id: 'review-1', decision: 'approved', now: T0 }))
         .thenNothing();
+    });
+
+    it('approval records the due expiries first, so the ledger sees the expiry before the grant', () => {
+      const expiring = rewardGranted({
+        grant_id: 'old',
+        reward_key: 'coins',
+        credits: 10,
+        balance_after: 10,
+        granted_at: iso(-40 * DAY),
+        expires_at: iso(-DAY),
+      });
+      const { events } = user
+        .given([registered('bob', { registered_at: iso(-40 * DAY) }), programAssigned('prog', 'BOB234'), expiring, held])
+        .when((state) => decideReleaseHeldRewards(state, { review_id: 'review-1', decision: 'approved', now: T0 }))
+        .decision();
+      expect(events.map((one) => [one.type, (one.data as { balance_after?: number }).balance_after ?? null])).to.deep.equal([
+        ['RewardExpired', 0],
+        ['HeldRewardsReleased', null],
+        ['RewardGranted', 5],
+      ]);
     });
 
     it('rejection drops them: released, nothing granted', () => {

@@ -5,7 +5,8 @@ import { decideRecordRevenue, type RecordRevenueCommand } from '../../../src/dom
 import { isOwnPayment } from '../../../src/domain/revenue/own-payment.js';
 import type { RevenueNotification } from '../../../src/domain/revenue/revenue-notification.js';
 import { decideRevokeGrants } from '../../../src/domain/revenue/revoke-grants.js';
-import { isChurning, isConverting } from '../../../src/domain/users/conversion.js';
+import { type ConversionsFrom, conversionEvents, isChurning, isConverting } from '../../../src/domain/users/conversion.js';
+import { type ClaimCodeCommand, decideClaimCode } from '../../../src/domain/users/claim-code.js';
 import { userEvolver } from '../../../src/domain/users/user-state.js';
 import { deciderSpec } from '../../support/decider-spec.js';
 import { codeClaimed, event, registered, revenueNotification, rewardGranted, spec, T0 } from '../../support/events.js';
@@ -378,6 +379,74 @@ describe('verified revenue (SPEC §11)', () => {
       ]).state;
       expect(isChurning(lapsed, 'client')).to.equal(true);
       expect(isChurning(lapsed, 'verified')).to.equal(false);
+    });
+  });
+
+  describe('CONVERSIONS_FROM at the claim and in conversionEvents', () => {
+    const premium = event('UserProfileUpdated', { changes: { is_premium: true, is_trial: false } });
+    /** The events `decide` adds to `given`. */
+    const decided = (given: DomainEvent[], decide: Parameters<ReturnType<typeof user.given>['when']>[0]) => user.given(given).when(decide).decision().events;
+    /** A verified purchase recorded for `given` under `client`: it converts nothing there. */
+    const purchased = (given: DomainEvent[]) => [...given, ...decided(given, (state) => decideRecordRevenue(state, record({ conversions: 'client' })))];
+    const claim = (conversions: ConversionsFrom): ClaimCodeCommand => ({
+      claim_id: 'c1',
+      code: 'BOB234',
+      target: {
+        code: 'BOB234',
+        type: 'referral',
+        owner_id: 'bob',
+        program_id: 'prog',
+        owner_app_user_id: 'bob',
+        is_active: true,
+        claimRewards: [],
+        conversionRewards: [],
+      },
+      now: T0,
+      windowDays: 7,
+      conversions,
+    });
+    const conversionsOf = (events: readonly { type: string; data: unknown }[]) =>
+      events
+        .filter((one) => one.type === 'UserConverted')
+        .map((one) => one.data as { source: string; purchase: { notification_id: string } | null })
+        .map((data) => ({ source: data.source, notification: data.purchase?.notification_id ?? null }));
+
+    it("a claim converts by the policy: the app's is_premium under client and both, not verified", () => {
+      const premiumUser = [registered('ann'), premium];
+      expect(conversionsOf(decided(premiumUser, (state) => decideClaimCode(state, claim('client'))))).to.deep.equal([{ source: 'client', notification: null }]);
+      expect(conversionsOf(decided(premiumUser, (state) => decideClaimCode(state, claim('both'))))).to.deep.equal([{ source: 'client', notification: null }]);
+      expect(conversionsOf(decided(premiumUser, (state) => decideClaimCode(state, claim('verified'))))).to.deep.equal([]);
+    });
+
+    it('a claim converts by the policy: a verified purchase before it under verified and both, not client', () => {
+      const buyer = purchased([registered('ann')]);
+      expect(buyer.map((one) => one.type)).to.deep.equal(['UserRegistered', 'PurchaseRecorded']);
+      expect(conversionsOf(decided(buyer, (state) => decideClaimCode(state, claim('verified'))))).to.deep.equal([
+        { source: 'verified', notification: 'evt_1' },
+      ]);
+      expect(conversionsOf(decided(buyer, (state) => decideClaimCode(state, claim('both'))))).to.deep.equal([{ source: 'verified', notification: 'evt_1' }]);
+      expect(conversionsOf(decided(buyer, (state) => decideClaimCode(state, claim('client'))))).to.deep.equal([]);
+    });
+
+    it('under client a conversion names no purchase, so a refund of an unrelated verified purchase claws nothing back; under both, when the app and a verified purchase agree at once, the verified one converts (its refund can)', () => {
+      const state = user.given([...purchased(claimedHistory), premium]).state;
+      expect(conversionsOf(conversionEvents(state, [], T0, 'client'))).to.deep.equal([{ source: 'client', notification: null }]);
+      expect(conversionsOf(conversionEvents(state, [], T0, 'both'))).to.deep.equal([{ source: 'verified', notification: 'evt_1' }]);
+    });
+
+    it("under client a store's expiry churns nothing while the app says premium; under verified it churns", () => {
+      const convertedByApp = [...purchased(claimedHistory), premium];
+      const converted = [...convertedByApp, ...decided(convertedByApp, (state) => ({ events: conversionEvents(state, [], T0, 'client'), result: null }))];
+      const expiry = record({
+        notification: notification({ notification_id: 'evt_x', kind: 'expiry', provider_type: 'customer.subscription.deleted' }),
+        event_id: 'record-x',
+        conversions: 'client',
+      });
+      const expired = [...converted, ...decided(converted, (state) => decideRecordRevenue(state, expiry))];
+      expect(expired.map((one) => one.type).slice(-2)).to.deep.equal(['UserConverted', 'SubscriptionExpired']);
+      const state = user.given(expired).state;
+      expect(isChurning(state, 'client')).to.equal(false);
+      expect(isChurning(state, 'verified')).to.equal(true);
     });
   });
 
