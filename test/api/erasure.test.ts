@@ -212,6 +212,20 @@ describe('API: erasure and access (DELETE /admin/users/{id}, GET /admin/users/{i
     expect((await svc.call('DELETE', '/admin/users/ann')).status).to.equal(403);
   });
 
+  it('UserErased.erased_events lists the events that held a personal value, not those whose personal fields were null or absent', async () => {
+    await createUser(svc, 'erased-events');
+    await createUser(svc, 'erased-events', { metadata: { email: 'later@example.org' } });
+    await createUser(svc, 'erased-events', { is_premium: true });
+    const before = await userEvents(svc, 'erased-events');
+    const withValue = before.filter((event) => event.type === 'UserProfileUpdated' && (event.data.changes as Record<string, unknown>).metadata !== undefined);
+    expect(withValue).to.have.length(1);
+    expect(before[0]).to.deep.include({ type: 'UserRegistered' });
+    expect(before[0]!.data).to.include({ metadata: null, payment_customer_id: null });
+    expect((await svc.admin('DELETE', '/admin/users/erased-events')).status).to.equal(204);
+    const erasure = (await userEvents(svc, 'erased-events')).find((event) => event.type === 'UserErased')!;
+    expect(erasure.data.erased_events).to.deep.equal([withValue[0]!.id]);
+  });
+
   it('30 concurrent DELETEs of one user all answer 204 and erase once: exactly one UserErased', async () => {
     await createUser(svc, 'erased-at-once', { metadata: { email: 'erased-at-once@example.org' }, payment_customer_id: 'cus_erased_at_once' });
     const responses = await Promise.all(Array.from({ length: 30 }, () => svc.admin('DELETE', '/admin/users/erased-at-once')));

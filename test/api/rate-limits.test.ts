@@ -241,6 +241,30 @@ describe('Rate limits (SPEC §13)', function () {
     expect((await svc.call('POST', '/users/both-spent/claim-code', { code: 'NOPE42' })).status).to.equal(422);
   });
 
+  it("count a claim's whole cost in Retry-After: a user with some claim budget left, but less than a claim needs, outlasts its caller", async () => {
+    const clock = new ManualClock(T0);
+    const svc = await start({ RATE_LIMIT_COMMANDS: '6/60s', RATE_LIMIT_CLAIMS: '7/3600s' }, clock);
+    expect((await svc.call('POST', '/users', { app_user_id: 'part-spent' })).status).to.equal(201);
+    // A failed claim costs 5 on each counter: the caller has 1 of 6 left for a minute, the user 2 of 7 for an hour.
+    expect((await svc.call('POST', '/users/part-spent/claim-code', { code: 'NOPE42' })).status).to.equal(422);
+    const refused = await svc.call('POST', '/users/part-spent/claim-code', { code: 'NOPE42' });
+    expect(refused.status).to.equal(429);
+    // A claim needs room for its failure (5 points): the user's 2 are not enough, so its hour is the wait.
+    expect(refused.headers.get('retry-after')).to.equal('3600');
+    clock.advance(61_000);
+    const early = await svc.call('POST', '/users/part-spent/claim-code', { code: 'NOPE42' });
+    expect(early.status).to.equal(429);
+    expect(early.headers.get('retry-after')).to.equal('3539');
+  });
+
+  it('count a HEAD as a read, as a GET is (README: reads-caller, reads-user)', async () => {
+    const svc = await start({ RATE_LIMIT_READS: '3/60s' });
+    await createUser(svc, 'headed');
+    const head = await svc.call('HEAD', '/users/headed');
+    expect(head.status).to.equal(200);
+    expect(head.headers.get('ratelimit')).to.equal('"reads-caller";r=2;t=60, "reads-user";r=2;t=60');
+  });
+
   it("let a caller over its budget use up no user's budget", async () => {
     const svc = await start({ TRUST_PROXY: '1' });
     await createUser(svc, 'ann');

@@ -169,17 +169,22 @@ describe('API: the export of a long history (GET /admin/users/{id}/export)', fun
     expect(whole.transactions.links.length + whole.transactions.refused_attempts.length).to.equal(2);
   });
 
-  it('is a picture of the moment it started: a grant committed while it is written is in neither its events nor its ledger', async () => {
-    let granted = false;
+  it('is a picture of the moment it started: a grant, a notification or a transaction link committed while it is written is in none of its lists', async () => {
+    const before = (await exportOf('long')).body.data.export;
+    let written = false;
     eventStore.afterHeadRead = async () => {
       expect((await svc.admin('POST', '/users/long/rewards/grant', { key: 'gems', operation_id: 'during-export' })).status).to.equal(201);
-      granted = true;
+      expect((await revenueCat(svc, rcEvent('rc-during-export', 'INITIAL_PURCHASE', 'long'))).body.data.status).to.equal('applied');
+      expect((await svc.call('POST', '/users/long/transactions/app-store', { original_transaction_id: '9100000077' })).status).to.equal(204);
+      written = true;
     };
     const document = (await exportOf('long')).body.data.export;
-    expect(granted).to.equal(true);
+    expect(written).to.equal(true);
     const grants = (events: { type: string }[]) => events.filter((event) => event.type === 'RewardGranted').length;
     expect(grants(document.events)).to.equal(GRANTS);
     expect(document.credit_ledger).to.have.length(GRANTS + 1);
+    expect(document.notifications).to.deep.equal(before.notifications);
+    expect(document.transactions).to.deep.equal(before.transactions);
     // The next export lists it in both.
     const next = await eventually(async () => {
       const again = (await exportOf('long')).body.data.export;
@@ -187,5 +192,7 @@ describe('API: the export of a long history (GET /admin/users/{id}/export)', fun
       return again;
     });
     expect(grants(next.events)).to.equal(GRANTS + 1);
+    expect(next.notifications).to.have.length(before.notifications.length + 1);
+    expect(next.transactions.links).to.have.length(before.transactions.links.length + 1);
   });
 });

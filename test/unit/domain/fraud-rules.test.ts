@@ -59,6 +59,8 @@ describe('fraud rules (SPEC §13)', () => {
       const young = [rule('age', 'min_seconds_user_to_claim', { seconds: 60 })];
       expect(judgeParties(young, parties({ claimerCreated: iso(-59 * SECOND) })).reject?.rule_id).to.equal('age');
       expect(judgeParties(young, parties({ claimerCreated: iso(-60 * SECOND) })).reject).to.equal(null);
+      // To the millisecond: one short of the minute still triggers.
+      expect(judgeParties(young, parties({ claimerCreated: iso(-60 * SECOND + 1) })).reject?.rule_id).to.equal('age');
     });
 
     it('same_payment_customer: equal ids only, and an empty or blank id names no customer', () => {

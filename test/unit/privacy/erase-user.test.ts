@@ -46,5 +46,11 @@ describe('decideEraseUser and the user state (SPEC §13)', () => {
     expect(decideEraseUser(premium, NOW, []).events).to.deep.equal([]);
     const again = foldUserEvents(premium, [{ type: 'UserProfileUpdated', data: { changes: { metadata: { email: 'new@example.org' } } } }]);
     expect(decideEraseUser(again, NOW, []).result).to.deep.equal({ erased: true });
+    // A payment customer id alone is personal too (SPEC §13): a second erasure erases it.
+    const customer = foldUserEvents(premium, [{ type: 'UserProfileUpdated', data: { changes: { payment_customer_id: 'cus_new' } } }]);
+    expect(decideEraseUser(customer, NOW, []).result).to.deep.equal({ erased: true });
+    // Values set to null carry nothing personal.
+    const cleared = foldUserEvents(premium, [{ type: 'UserProfileUpdated', data: { changes: { metadata: null, payment_customer_id: null } } }]);
+    expect(decideEraseUser(cleared, NOW, []).events).to.deep.equal([]);
   });
 });

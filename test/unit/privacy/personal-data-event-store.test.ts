@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { expect } from 'chai';
 import { revenueNotification } from '../../support/events.js';
 import { newEvent, newRegistered } from '../../support/new-events.js';
@@ -84,6 +85,12 @@ describe('PersonalDataEventStore (SPEC §13: personal fields encrypted at the ev
     const [erased] = await store.readStream('inbound-stripe-1');
     expect((erased!.data.notification as { match: { customer_id: null } }).match.customer_id).to.equal(null);
     expect(erased!.erased).to.deep.equal(['notification.match.customer_id']);
+  });
+
+  it("names a payment customer's key by a SHA-256 digest of the id, so the key store holds no plain id (docs/privacy.md)", () => {
+    const digest = createHash('sha256').update('cus_zed', 'utf8').digest('hex');
+    expect(customerSubject('cus_zed')).to.equal(`customer:${digest}`);
+    expect(customerSubject('cus_zed')).to.not.contain('cus_zed');
   });
 
   it('refuses a value that was tampered with instead of reading it wrong', async () => {
