@@ -193,6 +193,18 @@ describe('API: hostile and unusual input never breaks the service', () => {
     expect((await svc.call('POST', '/admin/reviews/nope/approve', undefined, secret())).status).to.equal(404);
   });
 
+  it('takes a body of exactly 64 KiB and refuses one byte more with 413 (SPEC §1: over 64 KiB)', async () => {
+    const sized = (user: string, bytes: number) => {
+      const bare = JSON.stringify({ app_user_id: user, pad: '' });
+      return JSON.stringify({ app_user_id: user, pad: ' '.repeat(bytes - Buffer.byteLength(bare)) });
+    };
+    const exact = sized('edge-64k', 65_536);
+    expect(Buffer.byteLength(exact)).to.equal(65_536);
+    expect((await svc.call('POST', '/users', exact)).status).to.equal(201);
+    const over = await svc.call('POST', '/users', sized('edge-64k-over', 65_537));
+    expect(over.body.errors[0]).to.include({ status: 413, code: 'BODY_TOO_LARGE' });
+  });
+
   it('checks the body of a DELETE as any other (SPEC §1: 415, 413, BODY_INVALID), and erases nothing when it refuses one', async () => {
     await createUser(svc, 'del-body', { metadata: { keep: true } });
     const secret = (headers: Record<string, string> = {}) => ({ 'x-api-key': SECRET_KEY, ...headers });

@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { getUserResponse, userResponse } from '../../src/http/schemas/users.js';
 import { FaultSwitch, faultyBackend } from '../support/faulty-backend.js';
+import { createUser, eventually, putAffiliate } from '../support/fixtures.js';
 import { CLIENT_KEY, SECRET_KEY, startTestService, type TestService } from '../support/test-service.js';
 
 describe('API: users (POST /users, GET /users/{id})', () => {
@@ -37,6 +38,20 @@ describe('API: users (POST /users, GET /users/{id})', () => {
     expect(user.payment_customer_id).to.equal('cus_1');
     expect(user.referred_by).to.equal(null);
     expect(affiliate).to.equal(null);
+  });
+
+  it("GET shows the user's affiliate with its own stats: claims of its codes, and conversions of those claimers (SPEC §7.4)", async () => {
+    await createUser(svc, 'aff-owner');
+    await putAffiliate(svc, 'aff-stats', { app_user_id: 'aff-owner', codes: ['AFFSTATS'] });
+    for (const claimer of ['aff-c1', 'aff-c2']) {
+      await createUser(svc, claimer);
+      expect((await svc.call('POST', `/users/${claimer}/claim-code`, { code: 'AFFSTATS' })).status).to.equal(200);
+    }
+    await createUser(svc, 'aff-c1', { is_premium: true, is_trial: false });
+    await eventually(async () => {
+      const { affiliate } = getUserResponse.parse((await svc.call('GET', '/users/aff-owner')).body).data;
+      expect(affiliate!.stats).to.deep.equal({ claims: 2, conversions: 1, earnings: 0 });
+    });
   });
 
   it('partial update keeps omitted fields, explicit null clears, metadata replaces', async () => {

@@ -297,13 +297,18 @@ describe('EventStoreDB adapter logic (fake client)', function () {
     });
 
     it('a long read fails only when it stops moving, not after a time in all', async function () {
-      const moving = start({ after: null, limit: 10, filter: { types: ['A'] }, head: 1_000n, stallLimitMs: 40 });
-      for (let position = 100n; position <= 1_000n; position += 100n) {
-        await new Promise((resolve) => setTimeout(resolve, 15));
+      // A checkpoint every 10 ms for 60 steps: the read takes longer in all than the stall limit, and
+      // no gap between two checkpoints comes near it, even on a busy machine whose timers run late.
+      const STALL_LIMIT_MS = 400;
+      const moving = start({ after: null, limit: 10, filter: { types: ['A'] }, head: 6_000n, stallLimitMs: STALL_LIMIT_MS });
+      const started = performance.now();
+      for (let position = 100n; position <= 6_000n; position += 100n) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
         await moving.subscription.checkpoint(position);
       }
-      expect(await moving.page).to.deep.equal({ events: [], through: 1_000n, complete: true });
-      const stuck = start({ after: null, limit: 10, filter: { types: ['A'] }, head: 1_000n, stallLimitMs: 40 });
+      expect(performance.now() - started).to.be.greaterThan(STALL_LIMIT_MS);
+      expect(await moving.page).to.deep.equal({ events: [], through: 6_000n, complete: true });
+      const stuck = start({ after: null, limit: 10, filter: { types: ['A'] }, head: 1_000n, stallLimitMs: STALL_LIMIT_MS });
       await stuck.subscription.checkpoint(100n);
       expect(await rejection(() => stuck.page)).to.be.instanceOf(StoreUnavailableError);
       expect(stuck.subscription.unsubscribed).to.equal(true);

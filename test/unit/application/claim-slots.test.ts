@@ -1,4 +1,4 @@
-import { claimSlotsProjection } from '../../../projections/claim-slots.js';
+import { CLAIM_SLOTS, claimSlotsProjection } from '../../../projections/claim-slots.js';
 import 'reflect-metadata';
 import { expect } from 'chai';
 import { RandomIds } from '../../../src/adapters/system/random-ids.js';
@@ -7,7 +7,8 @@ import { EventLog } from '../../../src/application/event-log.js';
 import { StreamExecutor } from '../../../src/application/stream-executor.js';
 import type { DomainError } from '../../../src/domain/domain-error.js';
 import { streams } from '../../../src/domain/events/index.js';
-import { type EventStore, WrongExpectedRevisionError } from '../../../src/ports/event-store.js';
+import { type EventStore, StoreUnavailableError, WrongExpectedRevisionError } from '../../../src/ports/event-store.js';
+import type { ReadStore } from '../../../src/ports/read-store.js';
 import { type ApplicationSpec, applicationSpec } from '../../support/application-spec.js';
 import { codeClaimed, event, registered } from '../../support/events.js';
 import { rejection } from '../../support/rejection.js';
@@ -125,6 +126,58 @@ describe('ClaimSlots (in memory): requests on one code are batched, the limit ho
     ]);
     expect([first, second]).to.deep.equal(['abandoned', 'abandoned']);
     expect((await app.events(codeStream)).map((recorded) => recorded.type)).to.deep.equal(['ClaimSlotTaken', 'ClaimSlotReleased']);
+    await app.stop();
+  });
+
+  it('a second process abandoning the claim on a stale claim-slots index releases no second slot: the release id, derived from the claim, is the guard', async () => {
+    const app = await applicationSpec({ projections: [claimSlotsProjection] });
+    await app.given({ [streams.user('ann')]: [registered('ann')] });
+    const slots = slotsOf(app);
+    await slots.take(CODE, 'claim-a', 'ann', 2, contextOf('take-a'));
+    await slots.take(CODE, 'claim-d', 'dan', 2, contextOf('take-d'));
+    await app.given({}); // waits for the read models to fold what is in the log
+    // The other process reads an index that still shows claim-a's slot as held (its read model behind).
+    const stale: ReadStore = Object.create(app.readStore);
+    const held = await app.readStore.get(CLAIM_SLOTS, 'claim-a');
+    expect(held).to.not.equal(null);
+    stale.get = (async (collection: string, id: string) =>
+      collection === CLAIM_SLOTS && id === 'claim-a' ? held : app.readStore.get(collection, id)) as ReadStore['get'];
+    const otherLog = new EventLog(app.store, new RandomIds());
+    const other = new ClaimSlots(new StreamExecutor(otherLog, app.readStore), otherLog, stale, app.consistency, new RandomIds());
+    expect(await slots.abandon(CODE, 'claim-a', 'ann', contextOf('abandon-here'))).to.equal('abandoned');
+    // Its release is decided again on the code's counts, but its event id is the first release's: it
+    // can never be appended a second time (the store refuses it; the repair tries again later).
+    await other.abandon(CODE, 'claim-a', 'ann', contextOf('abandon-there')).catch(() => 'refused');
+    const written = await app.events(codeStream);
+    expect(written.map((recorded) => [recorded.type, (recorded.data as { taken: number }).taken])).to.deep.equal([
+      ['ClaimSlotTaken', 1],
+      ['ClaimSlotTaken', 2],
+      ['ClaimSlotReleased', 1],
+    ]);
+    await app.stop();
+  });
+
+  it('an append that fails rejects every take queued in its batch: none is left waiting', async () => {
+    let failing = false;
+    const app = await applicationSpec({
+      store: (inner) => {
+        const store: EventStore = Object.create(inner);
+        store.append = (stream, events, expected) =>
+          failing && stream === codeStream ? Promise.reject(new StoreUnavailableError('disk full')) : inner.append(stream, events, expected);
+        return store;
+      },
+    });
+    failing = true;
+    // A take left waiting would hang: give up after 5 s instead.
+    const hung = new Promise<'hung'>((resolve) => setTimeout(() => resolve('hung'), 5_000).unref());
+    const settled = await Promise.race([takeAtOnce(slotsOf(app), 5, 0), hung]);
+    expect(settled).to.not.equal('hung');
+    if (settled === 'hung') return;
+    expect(settled.map((result) => (result.status === 'rejected' ? (result.reason as Error).name : 'fulfilled'))).to.deep.equal(
+      Array(5).fill('StoreUnavailableError'),
+    );
+    failing = false;
+    expect((await takeAtOnce(slotsOf(app), 1, 0, 5)).map((result) => result.status)).to.deep.equal(['fulfilled']);
     await app.stop();
   });
 

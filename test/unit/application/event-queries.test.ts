@@ -93,6 +93,9 @@ describe('EventQueries: GET /admin/events?stream= pages a long stream without re
       newestFirst: false,
     });
     expect(second.events.map((shown) => shown.data.index)).to.deep.equal([12, 15, 18, 21]);
+    // A later read that finds more than the page has room for: the page still holds `limit` events.
+    const dense = await queries.page({ after: null, limit: 4, stream: 'user-hot', streamPrefix: null, types: ['Other'], newestFirst: false });
+    expect(dense.events.map((shown) => shown.data.index)).to.deep.equal([1, 2, 4, 5]);
   });
 
   it('newest first (order=desc), 100 at a time: each event once, from the last to the first', async () => {

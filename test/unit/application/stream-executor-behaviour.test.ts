@@ -391,6 +391,30 @@ describe('StreamExecutor (in memory): conflicts, snapshots, the state cache', ()
       await app.stop();
     });
 
+    it('a batch whose append the store fails (not a conflict) is tried again command by command: only the command the store refuses fails', async () => {
+      // The store refuses any append holding a withdrawal of 5 credits (a disk error for that write, say).
+      const app = await applicationSpec({
+        store: (inner) => {
+          const store: EventStore = Object.create(inner);
+          store.append = (stream, events, expected) =>
+            events.some((one) => one.type === 'CreditsWithdrawn' && (one.data as { credits_requested_to_withdraw: number }).credits_requested_to_withdraw === 5)
+              ? Promise.reject(new Error('the store refused this write'))
+              : inner.append(stream, events, expected);
+          return store;
+        },
+      });
+      await app.given({ [ann]: wallet('ann', 10) });
+      const [first, second, refused, last] = await Promise.allSettled([
+        app.executor.execute(ann, userEvolver, withdraw(1), context),
+        app.executor.execute(ann, userEvolver, withdraw(1), context),
+        app.executor.execute(ann, userEvolver, withdraw(5), context),
+        app.executor.execute(ann, userEvolver, withdraw(1), context),
+      ]);
+      expect([first, second, last].map((answer) => answer.status === 'fulfilled' && answer.value.result.credits_available_at_end)).to.deep.equal([9, 8, 7]);
+      expect(refused.status === 'rejected' && (refused.reason as Error).message).to.equal('the store refused this write');
+      await app.stop();
+    });
+
     it('an operation gets the event ids it would get alone, and one operation_id never goes twice into a batch', async () => {
       const counted = { counts: { eventsRead: 0, appends: 0 } };
       const app = await applicationSpec({
