@@ -2,6 +2,7 @@ import type { Doc, Projection } from '../../projections/projection.js';
 import type { LoggedEvent } from '../../src/application/event-log.js';
 import type { DomainEvent, EventDataOf, EventOf, EventType } from '../../src/domain/events/index.js';
 import type { RevenueNotification } from '../../src/domain/revenue/revenue-notification.js';
+import type { ClaimTarget } from '../../src/domain/users/claim-code.js';
 import type { GrantSpec } from '../../src/domain/rewards/grant-and-expire.js';
 import type { RewardKind } from '../../src/domain/rewards/reward-kinds.js';
 import type { Deactivation } from '../../src/domain/rewards/reward-schemas.js';
@@ -216,6 +217,21 @@ export function revenueNotification(overrides: Partial<RevenueNotification> = {}
     period_end: null,
     is_trial: false,
     match: { app_user_ids: [], account_token: null, customer_id: 'cus_1', linked_transaction: null },
+    ...overrides,
+  };
+}
+
+/** Bob's referral code BOB234 in program `prog`, active, as a claim finds it. */
+export function claimTarget(overrides: Partial<ClaimTarget> = {}): ClaimTarget {
+  return {
+    code: 'BOB234',
+    type: 'referral',
+    owner_id: 'bob',
+    program_id: 'prog',
+    owner_app_user_id: 'bob',
+    is_active: true,
+    claimRewards: [],
+    conversionRewards: [],
     ...overrides,
   };
 }

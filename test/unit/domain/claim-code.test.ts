@@ -1,29 +1,15 @@
 import { expect } from 'chai';
 import { describe, it } from 'mocha';
 import type { DomainEvent } from '../../../src/domain/events/index.js';
-import { type ClaimCodeCommand, type ClaimTarget, decideClaimCode } from '../../../src/domain/users/claim-code.js';
+import { type ClaimCodeCommand, decideClaimCode } from '../../../src/domain/users/claim-code.js';
 import { creditBalance, userEvolver } from '../../../src/domain/users/user-state.js';
 import { deciderSpec } from '../../support/decider-spec.js';
-import { at, DAY, event, interval, iso, MINUTE, programAssigned, registered, rewardGranted, spec, T0 } from '../../support/events.js';
+import { at, claimTarget, DAY, event, interval, iso, MINUTE, programAssigned, registered, rewardGranted, spec, T0 } from '../../support/events.js';
 
 const user = deciderSpec(userEvolver);
 
-function target(overrides: Partial<ClaimTarget> = {}): ClaimTarget {
-  return {
-    code: 'BOB234',
-    type: 'referral',
-    owner_id: 'bob',
-    program_id: 'prog',
-    owner_app_user_id: 'bob',
-    is_active: true,
-    claimRewards: [],
-    conversionRewards: [],
-    ...overrides,
-  };
-}
-
 function claim(overrides: Partial<ClaimCodeCommand> = {}): ClaimCodeCommand {
-  return { claim_id: 'claim-9', code: 'BOB234', target: target(), now: T0, windowDays: 7, ...overrides };
+  return { claim_id: 'claim-9', code: 'BOB234', target: claimTarget(), now: T0, windowDays: 7, ...overrides };
 }
 
 /** Ann, created now (window open), with her own referral code ANN234. */
@@ -58,7 +44,10 @@ describe('decideClaimCode (SPEC §5.1)', () => {
       user
         .given([registered('ann', { first_seen_at: iso(-30 * DAY) }), programAssigned('prog', 'ANN234'), earlierClaim])
         .when((state) =>
-          decideClaimCode(state, claim({ code: 'ANN234', target: target({ code: 'ANN234', owner_id: 'ann', owner_app_user_id: 'ann', is_active: false }) })),
+          decideClaimCode(
+            state,
+            claim({ code: 'ANN234', target: claimTarget({ code: 'ANN234', owner_id: 'ann', owner_app_user_id: 'ann', is_active: false }) }),
+          ),
         )
         .thenError('CLAIM.ALREADY_CLAIMED', '/code');
     });
@@ -67,7 +56,10 @@ describe('decideClaimCode (SPEC §5.1)', () => {
       user
         .given([...ann, earlierClaim])
         .when((state) =>
-          decideClaimCode(state, claim({ code: 'PROMO1', target: target({ code: 'PROMO1', type: 'promo', owner_id: 'PROMO1', owner_app_user_id: null }) })),
+          decideClaimCode(
+            state,
+            claim({ code: 'PROMO1', target: claimTarget({ code: 'PROMO1', type: 'promo', owner_id: 'PROMO1', owner_app_user_id: null }) }),
+          ),
         )
         .thenError('CLAIM.ALREADY_CLAIMED');
     });
@@ -76,7 +68,10 @@ describe('decideClaimCode (SPEC §5.1)', () => {
       user
         .given([registered('ann', { first_seen_at: iso(-30 * DAY) }), programAssigned('prog', 'ANN234')])
         .when((state) =>
-          decideClaimCode(state, claim({ code: 'ANN234', target: target({ code: 'ANN234', owner_id: 'ann', owner_app_user_id: 'ann', is_active: false }) })),
+          decideClaimCode(
+            state,
+            claim({ code: 'ANN234', target: claimTarget({ code: 'ANN234', owner_id: 'ann', owner_app_user_id: 'ann', is_active: false }) }),
+          ),
         )
         .thenError('CLAIM.OWN_CODE', '/code');
     });
@@ -87,7 +82,10 @@ describe('decideClaimCode (SPEC §5.1)', () => {
         .when((state) =>
           decideClaimCode(
             state,
-            claim({ code: 'ANNSHOW', target: target({ code: 'ANNSHOW', type: 'affiliate', owner_id: 'aff-1', program_id: null, owner_app_user_id: 'ann' }) }),
+            claim({
+              code: 'ANNSHOW',
+              target: claimTarget({ code: 'ANNSHOW', type: 'affiliate', owner_id: 'aff-1', program_id: null, owner_app_user_id: 'ann' }),
+            }),
           ),
         )
         .thenError('CLAIM.OWN_CODE', '/code');
@@ -99,7 +97,10 @@ describe('decideClaimCode (SPEC §5.1)', () => {
         .when((state) =>
           decideClaimCode(
             state,
-            claim({ code: 'BOBSHOW', target: target({ code: 'BOBSHOW', type: 'affiliate', owner_id: 'aff-2', program_id: null, owner_app_user_id: 'bob' }) }),
+            claim({
+              code: 'BOBSHOW',
+              target: claimTarget({ code: 'BOBSHOW', type: 'affiliate', owner_id: 'aff-2', program_id: null, owner_app_user_id: 'bob' }),
+            }),
           ),
         )
         .then([
@@ -113,7 +114,7 @@ describe('decideClaimCode (SPEC §5.1)', () => {
         .when((state) =>
           decideClaimCode(
             state,
-            claim({ code: 'SHOW', target: target({ code: 'SHOW', type: 'affiliate', owner_id: 'aff-3', program_id: null, owner_app_user_id: null }) }),
+            claim({ code: 'SHOW', target: claimTarget({ code: 'SHOW', type: 'affiliate', owner_id: 'aff-3', program_id: null, owner_app_user_id: null }) }),
           ),
         )
         .then([
@@ -131,7 +132,7 @@ describe('decideClaimCode (SPEC §5.1)', () => {
     it('6. CLAIM.NOT_ELIGIBLE after the window end, before the activity check', () => {
       user
         .given([registered('ann', { first_seen_at: iso(-8 * DAY) })])
-        .when((state) => decideClaimCode(state, claim({ target: target({ is_active: false }) })))
+        .when((state) => decideClaimCode(state, claim({ target: claimTarget({ is_active: false }) })))
         .thenError('CLAIM.NOT_ELIGIBLE', '/code');
     });
 
@@ -169,7 +170,7 @@ describe('decideClaimCode (SPEC §5.1)', () => {
     it('7. CLAIM.CODE_INACTIVE for an inactive code', () => {
       user
         .given(ann)
-        .when((state) => decideClaimCode(state, claim({ target: target({ is_active: false }) })))
+        .when((state) => decideClaimCode(state, claim({ target: claimTarget({ is_active: false }) })))
         .thenError('CLAIM.CODE_INACTIVE', '/code');
     });
 
@@ -189,7 +190,7 @@ describe('decideClaimCode (SPEC §5.1)', () => {
           decideClaimCode(
             state,
             claim({
-              target: target({
+              target: claimTarget({
                 claimRewards: [spec('coins', 'credit', { credits: 3 }), spec('trial', 'basic', { deactivation: interval(14, 'days') })],
               }),
             }),
@@ -241,7 +242,7 @@ describe('decideClaimCode (SPEC §5.1)', () => {
       expect(() =>
         decideClaimCode(
           state,
-          claim({ claim_id: 'claim-10', code: 'OTHER1', target: target({ code: 'OTHER1', owner_id: 'carl', owner_app_user_id: 'carl' }) }),
+          claim({ claim_id: 'claim-10', code: 'OTHER1', target: claimTarget({ code: 'OTHER1', owner_id: 'carl', owner_app_user_id: 'carl' }) }),
         ),
       )
         .to.throw()
@@ -254,7 +255,7 @@ describe('decideClaimCode (SPEC §5.1)', () => {
         .when((state) =>
           decideClaimCode(
             state,
-            claim({ code: 'SPRING', target: target({ code: 'SPRING', type: 'promo', owner_id: 'SPRING', program_id: null, owner_app_user_id: null }) }),
+            claim({ code: 'SPRING', target: claimTarget({ code: 'SPRING', type: 'promo', owner_id: 'SPRING', program_id: null, owner_app_user_id: null }) }),
           ),
         )
         .then([
@@ -268,7 +269,7 @@ describe('decideClaimCode (SPEC §5.1)', () => {
         .when((state) =>
           decideClaimCode(
             state,
-            claim({ target: target({ claimRewards: [spec('trial', 'basic')], conversionRewards: [spec('coins', 'credit', { credits: 4 })] }) }),
+            claim({ target: claimTarget({ claimRewards: [spec('trial', 'basic')], conversionRewards: [spec('coins', 'credit', { credits: 4 })] }) }),
           ),
         )
         .then([
@@ -312,7 +313,7 @@ describe('decideClaimCode (SPEC §5.1)', () => {
     it('does not convert a premium claimer on trial', () => {
       user
         .given([registered('ann', { is_premium: true, is_trial: true })])
-        .when((state) => decideClaimCode(state, claim({ target: target({ conversionRewards: [spec('coins', 'credit')] }) })))
+        .when((state) => decideClaimCode(state, claim({ target: claimTarget({ conversionRewards: [spec('coins', 'credit')] }) })))
         .then([
           event('CodeClaimed', { claim_id: 'claim-9', code: 'BOB234', type: 'referral', owner_id: 'bob', program_id: 'prog', claimed_at: T0.toISOString() }),
         ]);
@@ -321,7 +322,7 @@ describe('decideClaimCode (SPEC §5.1)', () => {
     it('does not re-grant a basic claim reward the user already holds actively', () => {
       const { result } = user
         .given([registered('ann'), rewardGranted({ grant_id: 'm/0', reward_key: 'trial', kind: 'basic' })])
-        .when((state) => decideClaimCode(state, claim({ target: target({ claimRewards: [spec('trial', 'basic')] }) })))
+        .when((state) => decideClaimCode(state, claim({ target: claimTarget({ claimRewards: [spec('trial', 'basic')] }) })))
         .then([
           event('CodeClaimed', { claim_id: 'claim-9', code: 'BOB234', type: 'referral', owner_id: 'bob', program_id: 'prog', claimed_at: T0.toISOString() }),
         ]);
@@ -335,7 +336,7 @@ describe('decideClaimCode (SPEC §5.1)', () => {
           registered('ann', { registered_at: iso(-2 * DAY) }),
           rewardGranted({ grant_id: 'old', reward_key: 'coins', credits: 7, balance_after: 7, granted_at: iso(-2 * DAY), expires_at: iso(-DAY) }),
         ])
-        .when((state) => decideClaimCode(state, claim({ target: target({ claimRewards: [spec('coins', 'credit', { credits: 3 })] }) })))
+        .when((state) => decideClaimCode(state, claim({ target: claimTarget({ claimRewards: [spec('coins', 'credit', { credits: 3 })] }) })))
         .then([
           event('RewardExpired', { grant_id: 'old', reward_key: 'coins', kind: 'credit', expired_at: iso(-DAY), credits_forfeited: 7, balance_after: 0 }),
           event('CodeClaimed', { claim_id: 'claim-9', code: 'BOB234', type: 'referral', owner_id: 'bob', program_id: 'prog', claimed_at: T0.toISOString() }),

@@ -9,7 +9,7 @@ import { type ConversionsFrom, conversionEvents, isChurning, isConverting } from
 import { type ClaimCodeCommand, decideClaimCode } from '../../../src/domain/users/claim-code.js';
 import { userEvolver } from '../../../src/domain/users/user-state.js';
 import { deciderSpec } from '../../support/decider-spec.js';
-import { codeClaimed, event, registered, revenueNotification, rewardGranted, spec, T0 } from '../../support/events.js';
+import { claimTarget, codeClaimed, event, registered, revenueNotification, rewardGranted, spec, T0 } from '../../support/events.js';
 
 const user = deciderSpec(userEvolver);
 
@@ -391,16 +391,7 @@ describe('verified revenue (SPEC §11)', () => {
     const claim = (conversions: ConversionsFrom): ClaimCodeCommand => ({
       claim_id: 'c1',
       code: 'BOB234',
-      target: {
-        code: 'BOB234',
-        type: 'referral',
-        owner_id: 'bob',
-        program_id: 'prog',
-        owner_app_user_id: 'bob',
-        is_active: true,
-        claimRewards: [],
-        conversionRewards: [],
-      },
+      target: claimTarget(),
       now: T0,
       windowDays: 7,
       conversions,
