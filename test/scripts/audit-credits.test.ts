@@ -17,6 +17,13 @@ function runAudit(dataDir: string) {
   });
 }
 
+/** `npm run audit`, the name issue #10 gives the audit: the same script through npm. */
+function runNpmAudit(dataDir: string) {
+  const npm = process.env.npm_execpath;
+  const [command, args] = npm ? [process.execPath, [npm, 'run', '-s', 'audit']] : ['npm', ['run', '-s', 'audit']];
+  return spawnSync(command, args, { env: { ...process.env, DATA_DIR: dataDir, NODE_ENV: 'test' }, encoding: 'utf8' });
+}
+
 /** `readStore` with one method replaced, the others its own. */
 function replacing<K extends keyof ReadStore>(readStore: ReadStore, name: K, replacement: ReadStore[K]): ReadStore {
   return new Proxy(readStore, {
@@ -75,6 +82,9 @@ describe('npm run audit-credits', function () {
     expect(lines[header + 1]).to.match(/^-+( +-+){4}$/);
     expect(lines[header + 2]).to.match(/^tokens\s+2\s+8\s+8\s+8$/);
     expect(clean.stdout).to.not.contain('(index)');
+    const viaNpm = runNpmAudit(svc.dataDir);
+    expect(viaNpm.status, viaNpm.stderr).to.equal(0);
+    expect(viaNpm.stdout).to.equal(clean.stdout);
 
     const db = new Database(path.join(svc.dataDir, 'referrals.db'));
     const row = db.prepare("SELECT id, doc FROM rm_user_rewards WHERE json_extract(doc, '$.app_user_id') = 'tampered'").get() as { id: string; doc: string };
@@ -91,6 +101,9 @@ describe('npm run audit-credits', function () {
     expect(dirty.stdout).to.match(/^tampered\s+tokens\s+read_model\s+4\s+104\s/m);
     expect(dirty.stdout).to.not.match(/honest.*read_model/);
     expect(dirty.stdout).to.match(/[0-9a-f]{8}-[0-9a-f]{4}-/);
+    const dirtyViaNpm = runNpmAudit(svc.dataDir);
+    expect(dirtyViaNpm.status).to.equal(1);
+    expect(dirtyViaNpm.stdout).to.equal(dirty.stdout);
   });
 
   it('exits 75, not with mismatches, while a read model it audits was built by another version (after an upgrade, before the replay)', async () => {
