@@ -1,4 +1,5 @@
-import { spawnSync } from 'node:child_process';
+import { spawn, spawnSync } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
@@ -10,7 +11,7 @@ import type { ReadConsistency } from '../../src/ports/read-consistency.js';
 import type { ReadStore } from '../../src/ports/read-store.js';
 import { TOKENS } from '../../src/ports/tokens.js';
 import { createUser, days, eventually, getUser, never, putProgram, putPromo, putReward } from '../support/fixtures.js';
-import { ManualClock, SECRET_KEY, startTestService, type TestService } from '../support/test-service.js';
+import { ManualClock, SECRET_KEY, startTestService, type TestService, tempDataDir } from '../support/test-service.js';
 
 async function liveDocuments(readStore: ReadStore) {
   const all: Record<string, unknown[]> = {};
@@ -255,5 +256,62 @@ describe('npm run replay', function () {
     } finally {
       await svc.stop();
     }
+  });
+});
+
+describe('npm run replay: SIGKILL', function () {
+  this.timeout(180_000);
+
+  const env = (dataDir: string) => ({ ...process.env, DATA_DIR: dataDir, NODE_ENV: 'test', LOG_LEVEL: 'silent' });
+  const replay = (dataDir: string) => spawnSync(process.execPath, ['--import', 'tsx', 'scripts/replay.ts'], { env: env(dataDir), encoding: 'utf8' });
+
+  /** Every read model's documents (id and body), table by table, as the file holds them. */
+  function readModels(dataDir: string): Record<string, [string, string][]> {
+    const db = new Database(path.join(dataDir, 'referrals.db'), { readonly: true });
+    try {
+      const tables = (
+        db.prepare("SELECT name FROM sqlite_master WHERE type = 'table' AND name LIKE 'rm\\_%' ESCAPE '\\' ORDER BY name").all() as { name: string }[]
+      ).map(({ name }) => name);
+      return Object.fromEntries(tables.map((table) => [table, db.prepare(`SELECT id, doc FROM ${table} ORDER BY id`).raw().all() as [string, string][]]));
+    } finally {
+      db.close();
+    }
+  }
+
+  function replayCheckpoints(dataDir: string): number {
+    const db = new Database(path.join(dataDir, 'referrals.db'), { readonly: true });
+    try {
+      return (db.prepare("SELECT COUNT(*) AS n FROM checkpoints WHERE projector LIKE 'replay:%' AND position IS NOT NULL").get() as { n: number }).n;
+    } finally {
+      db.close();
+    }
+  }
+
+  it('killed after a flush, a second run resumes and ends with the same read models as a replay never interrupted', async () => {
+    const killed = tempDataDir();
+    const generate = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/generate-events.ts', '--events', '40000', '--seed', '11'], {
+      env: env(killed),
+      encoding: 'utf8',
+    });
+    expect(generate.status, generate.stderr).to.equal(0);
+    const whole = tempDataDir();
+    fs.cpSync(killed, whole, { recursive: true });
+    const uninterrupted = replay(whole);
+    expect(uninterrupted.status, uninterrupted.stderr).to.equal(0);
+
+    const child = spawn(process.execPath, ['--import', 'tsx', 'scripts/replay.ts'], { env: env(killed), stdio: 'ignore' });
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+    // Killed as soon as a flush has committed some rebuilt documents and their checkpoints.
+    await eventually(async () => expect(replayCheckpoints(killed)).to.be.greaterThan(0), 60_000);
+    child.kill('SIGKILL');
+    await exited;
+    expect(child.signalCode, 'the replay ended before the kill: the log is too short for this test').to.equal('SIGKILL');
+
+    const resumed = replay(killed);
+    expect(resumed.status, resumed.stderr).to.equal(0);
+    expect(resumed.stdout).to.match(/^users: resuming an interrupted rebuild after position \d+$/m);
+    expect(resumed.stdout).to.contain('users: rebuilt and switched in');
+    expect(replayCheckpoints(killed)).to.equal(0);
+    expect(readModels(killed)).to.deep.equal(readModels(whole));
   });
 });
