@@ -181,6 +181,8 @@ export function firstMovedProjector(
 }
 
 export const DUPLICATE_KEY = 11000;
+/** MongoDB's code for an operation on a collection that does not exist (listing or dropping its indexes). */
+export const NAMESPACE_NOT_FOUND = 26;
 
 export interface WriteErrorsVerdict {
   /** Indexes (in the bulk) of the writes that lost to a newer stored document: already applied. */

@@ -1,3 +1,4 @@
+import { ConfigError } from '../../config.js';
 import { type AnyBulkWriteOperation, type ClientSession, type Collection, type Db, MongoClient, MongoServerError } from 'mongodb';
 import {
   type Checkpoint,
@@ -24,6 +25,7 @@ import {
   legacyIndexName,
   isDuplicateKey,
   guardMongo,
+  NAMESPACE_NOT_FOUND,
   parsePosition,
   type StoredCheckpoint,
   type StoredDocument,
@@ -32,6 +34,8 @@ import {
 } from './mongo-mapping.js';
 
 const CHECKPOINTS = 'checkpoints';
+/** MongoDB's code for a dropIndex of an index that does not exist. */
+const INDEX_NOT_FOUND = 27;
 
 /** Thrown inside a transaction when guarded writes met newer documents: retried without them. */
 class AlreadyAppliedInTransaction extends Error {
@@ -44,28 +48,32 @@ function changeKey(collection: string, id: string): string {
   return `${collection}\u0000${id}`;
 }
 
-/** Does the deployment run transactions (a replica set or a sharded cluster)? */
-async function supportsTransactions(db: Db): Promise<boolean> {
+/**
+ * Refuses a deployment that runs no transactions (a standalone `mongod`): a commit's documents
+ * and checkpoint must land together, or a crash between them would fold the same events into
+ * those documents a second time after the restart (the position guards cannot tell: the batch
+ * that redoes them carries a later position). A replica set of one member is enough.
+ */
+export async function requireTransactions(db: Db): Promise<void> {
   const hello = await db.admin().command({ hello: 1 });
-  return typeof hello.setName === 'string' || hello.msg === 'isdbgrid';
+  if (typeof hello.setName === 'string' || hello.msg === 'isdbgrid') return;
+  throw new ConfigError([
+    'MONGODB_URL: this MongoDB server runs no transactions (a standalone mongod), and the read models need them. ' +
+      'Run it as a replica set, even of one member (mongod --replSet rs0, then rs.initiate() once, as docker-compose.yml does), or use a sharded cluster.',
+  ]);
 }
 
 /**
  * The ReadStore port on MongoDB. Every document carries the position it reflects and every
  * write is guarded by it, so a replayed or stale write is a no-op; the projector's checkpoint is
  * written after its documents and moves only from the batch's `after` (compare-and-set, else
- * CheckpointMovedError). On a replica set (the supported deployment) a whole commit runs in one
- * transaction, so a crash never leaves documents ahead of their checkpoint.
+ * CheckpointMovedError). A whole commit runs in one transaction (a replica set or a sharded
+ * cluster is required), so a crash never leaves documents ahead of their checkpoint.
  */
-/** MongoDB's codes for a dropIndex of an index or a collection that does not exist. */
-const INDEX_NOT_FOUND = 27;
-const NAMESPACE_NOT_FOUND = 26;
-
 export class MongoReadStore implements ReadStore {
   private constructor(
     private readonly client: MongoClient,
     private readonly db: Db,
-    private readonly transactions: boolean,
   ) {}
 
   static async connect(url: string, database: string): Promise<MongoReadStore> {
@@ -73,9 +81,15 @@ export class MongoReadStore implements ReadStore {
     const client = new MongoClient(url, { ignoreUndefined: true, ...(explicitTimeout ? {} : { serverSelectionTimeoutMS: 10_000 }) });
     return guardMongo(async () => {
       await client.connect();
-      const db = client.db(database);
-      await db.collection<StoredCheckpoint>(CHECKPOINTS).createIndex({ position: 1 }, { name: 'position_1' });
-      return new MongoReadStore(client, db, await supportsTransactions(db));
+      try {
+        const db = client.db(database);
+        await requireTransactions(db);
+        await db.collection<StoredCheckpoint>(CHECKPOINTS).createIndex({ position: 1 }, { name: 'position_1' });
+        return new MongoReadStore(client, db);
+      } catch (error) {
+        await client.close();
+        throw error;
+      }
     });
   }
 
@@ -153,7 +167,7 @@ export class MongoReadStore implements ReadStore {
         return change.op === 'put' ? { ...change, doc: toJsonDocument(change.doc) } : change;
       }),
     }));
-    await guardMongo(() => (this.transactions ? this.commitInTransaction(prepared) : this.commitWithoutTransaction(prepared)));
+    await guardMongo(() => this.commitInTransaction(prepared));
   }
 
   /** The whole commit in one transaction: it lands completely or not at all. */
@@ -181,20 +195,9 @@ export class MongoReadStore implements ReadStore {
     }
   }
 
-  /**
-   * A deployment without transactions (a standalone server; not the supported setup): the
-   * checkpoints are checked first, then each batch's guarded documents and its checkpoint are
-   * written in turn. A crash in between leaves documents ahead of the checkpoint; their
-   * position guards make the replay skip them.
-   */
-  private async commitWithoutTransaction(batches: ProjectorBatch[]): Promise<void> {
-    await this.verifyCheckpoints(batches, null);
-    for (const batch of batches) await this.writeBatch(batch, null, new Set());
-  }
-
-  private async verifyCheckpoints(batches: ProjectorBatch[], session: ClientSession | null): Promise<void> {
+  private async verifyCheckpoints(batches: ProjectorBatch[], session: ClientSession): Promise<void> {
     const projectors = [...new Set(batches.map((batch) => batch.projector))];
-    const found = await this.checkpoints.find({ _id: { $in: projectors } }, session ? { session } : {}).toArray();
+    const found = await this.checkpoints.find({ _id: { $in: projectors } }, { session }).toArray();
     const stored = new Map(found.map((checkpoint) => [checkpoint._id, { position: parsePosition(checkpoint.position), version: checkpoint.version }] as const));
     const moved = firstMovedProjector(batches, stored);
     if (moved !== null) throw new CheckpointMovedError(moved);
@@ -202,12 +205,10 @@ export class MongoReadStore implements ReadStore {
 
   /**
    * One batch: guarded document writes per collection, then the checkpoint (compare-and-set).
-   * Duplicate keys on guarded writes mean a newer version is stored: outside a transaction
-   * they are simply done; inside one they abort it (MongoDB aborts on any write error), and the
-   * caller retries without those documents.
+   * Duplicate keys on guarded writes mean a newer version is stored: they abort the transaction
+   * (MongoDB aborts on any write error), and the caller retries without those documents.
    */
-  private async writeBatch(batch: ProjectorBatch, session: ClientSession | null, skip: Set<string>): Promise<void> {
-    const options = session ? { session } : {};
+  private async writeBatch(batch: ProjectorBatch, session: ClientSession, skip: Set<string>): Promise<void> {
     const byCollection = new Map<string, DocumentChange[]>();
     for (const change of batch.changes) {
       if (skip.has(changeKey(change.collection, change.id))) continue;
@@ -218,20 +219,18 @@ export class MongoReadStore implements ReadStore {
     for (const [collection, changes] of byCollection) {
       const writes: AnyBulkWriteOperation<StoredDocument>[] = changes.map((change) => guardedWrite(change, batch.position));
       try {
-        await this.documents(collection).bulkWrite(writes, { ordered: false, ...options });
+        await this.documents(collection).bulkWrite(writes, { ordered: false, session });
       } catch (error) {
         const verdict = classifyWriteErrors(error);
         if (verdict === null || !verdict.onlyAlreadyApplied) throw error;
-        if (session) {
-          const keys = verdict.alreadyApplied.map((index) => changeKey(collection, changes[index]!.id));
-          throw new AlreadyAppliedInTransaction(keys.length > 0 ? keys : changes.map((change) => changeKey(collection, change.id)));
-        }
+        const keys = verdict.alreadyApplied.map((index) => changeKey(collection, changes[index]!.id));
+        throw new AlreadyAppliedInTransaction(keys.length > 0 ? keys : changes.map((change) => changeKey(collection, change.id)));
       }
     }
 
     const { filter, update } = checkpointWrite(batch.projector, batch.after, batch.position, batch.version);
     try {
-      await this.checkpoints.updateOne(filter, update, { upsert: true, ...options });
+      await this.checkpoints.updateOne(filter, update, { upsert: true, session });
     } catch (error) {
       if (isDuplicateKey(error)) throw new CheckpointMovedError(batch.projector);
       throw error;
