@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { newDataKeyBytes } from '../../application/pooled-random-bytes.js';
 import { Binary, type Collection, type Db } from 'mongodb';
+import { StoreUnavailableError } from '../../ports/event-store.js';
 import type { DataKey, KeyStore } from '../../ports/key-store.js';
 import { guardMongo, isDuplicateKey } from './mongo-mapping.js';
 
@@ -12,6 +13,13 @@ interface KeyDocument {
 }
 
 const COLLECTION = 'data_keys';
+
+/**
+ * How long a caller that lost the race to create a subject's key waits for the winner's key to
+ * become readable: the winner's insert is in the index at once (the loser's insert fails on it),
+ * but a majority read sees it only once a majority holds it.
+ */
+const WINNER_VISIBLE_WITHIN_MS = 10_000;
 
 /** Reads see only what a majority holds; writes are acknowledged once a majority has journalled them. */
 export const KEY_CONCERNS = { readConcern: { level: 'majority' }, writeConcern: { w: 'majority', journal: true } } as const;
@@ -25,7 +33,11 @@ export class MongoKeyStore implements KeyStore {
   private readonly keys: Collection<KeyDocument>;
   private indexed: Promise<unknown> | null = null;
 
-  constructor(db: Db, collection = COLLECTION) {
+  constructor(
+    db: Db,
+    collection = COLLECTION,
+    private readonly winnerVisibleWithinMs = WINNER_VISIBLE_WITHIN_MS,
+  ) {
     // A key is handed out only once a majority holds it, as the embedded store hands one out only
     // once it is synced: a key read from one member before the others had it could be rolled back
     // at a failover, leaving the values sealed with it unreadable (an erasure nobody asked for).
@@ -46,15 +58,26 @@ export class MongoKeyStore implements KeyStore {
 
   private async keyForUnguarded(subject: string, material?: Buffer): Promise<DataKey> {
     await this.ensureIndexes();
-    for (let attempt = 0; ; attempt++) {
-      const existing = await this.keys.findOne({ subject });
-      if (existing) return toKey(existing);
-      try {
-        await this.keys.insertOne({ _id: randomUUID(), subject, key: new Binary(material ?? newDataKeyBytes()), created_at: new Date() });
-      } catch (error) {
-        // Another instance created the subject's key first: read it.
-        if (!isDuplicateKey(error) || attempt >= 2) throw error;
-      }
+    const existing = await this.keys.findOne({ subject });
+    if (existing) return toKey(existing);
+    const created: KeyDocument = { _id: randomUUID(), subject, key: new Binary(material ?? newDataKeyBytes()), created_at: new Date() };
+    try {
+      // Acknowledged once a majority holds it (KEY_CONCERNS): safe to hand out.
+      await this.keys.insertOne(created);
+      return toKey(created);
+    } catch (error) {
+      if (!isDuplicateKey(error)) throw error;
+    }
+    // Another caller created the subject's key first: wait until a majority read sees it.
+    const deadline = Date.now() + this.winnerVisibleWithinMs;
+    for (let pause = 2; ; pause = Math.min(pause * 2, 100)) {
+      const winner = await this.keys.findOne({ subject });
+      if (winner) return toKey(winner);
+      if (Date.now() >= deadline)
+        throw new StoreUnavailableError(
+          `MongoDB: the data key of ${subject} was created by another caller but is not readable from a majority after ${this.winnerVisibleWithinMs} ms`,
+        );
+      await new Promise((resolve) => setTimeout(resolve, pause));
     }
   }
 
