@@ -1,7 +1,7 @@
-import type { Collection, Db } from 'mongodb';
+import { type Collection, type Db, MongoServerError } from 'mongodb';
 import { CLOCK_SLACK_MS } from '../../domain/clock-slack.js';
 import type { RateLimitCounter, RateLimitStore } from '../../ports/rate-limit-store.js';
-import { guardMongo, isDuplicateKey } from './mongo-mapping.js';
+import { guardMongo, isDuplicateKey, NAMESPACE_NOT_FOUND } from './mongo-mapping.js';
 
 interface RateLimitDocument {
   _id: string;
@@ -13,7 +13,10 @@ const COLLECTION = 'rate_limits';
 
 /**
  * Counters in MongoDB, shared by every API instance. One `findOneAndUpdate` with an update
- * pipeline per hit (atomic on the document); a TTL index removes ended windows.
+ * pipeline per hit (atomic on the document). Ended windows are removed by `removeExpired` (the
+ * service's rate-limit cleanup job), judged on the service's clock like every hit. Not by a TTL
+ * index: MongoDB would judge them on its own server's clock, and a server clock ahead of the
+ * service's deletes live windows (a fresh budget for the caller).
  */
 export class MongoRateLimitStore implements RateLimitStore {
   private readonly counters: Collection<RateLimitDocument>;
@@ -24,11 +27,21 @@ export class MongoRateLimitStore implements RateLimitStore {
   }
 
   private ensureIndexes(): Promise<unknown> {
-    this.indexed ??= this.counters.createIndex({ reset_at: 1 }, { expireAfterSeconds: 0 }).catch((error) => {
+    this.indexed ??= this.createIndexes().catch((error) => {
       this.indexed = null;
       throw error;
     });
     return this.indexed;
+  }
+
+  private async createIndexes(): Promise<void> {
+    // Earlier versions made `reset_at` a TTL index: dropped, then made again without the TTL.
+    const existing = await this.counters.indexes().catch((error) => {
+      if (error instanceof MongoServerError && error.code === NAMESPACE_NOT_FOUND) return [];
+      throw error;
+    });
+    for (const index of existing) if (index.expireAfterSeconds !== undefined && index.name !== undefined) await this.counters.dropIndex(index.name);
+    await this.counters.createIndex({ reset_at: 1 }, { name: 'reset_at_1' });
   }
 
   hit(key: string, points: number, windowMs: number, nowMs: number): Promise<RateLimitCounter> {

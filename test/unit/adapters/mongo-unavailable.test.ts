@@ -13,6 +13,7 @@ function failingDb(error: Error): Db {
   const failAsync = async () => fail();
   const collection = {
     createIndex: failAsync,
+    indexes: failAsync,
     findOne: failAsync,
     insertOne: failAsync,
     deleteMany: failAsync,
