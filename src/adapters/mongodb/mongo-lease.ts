@@ -25,7 +25,7 @@ export interface LeaseOptions {
   owner: string;
   /** How long a taken or renewed lease lasts without renewal. */
   ttlMs: number;
-  /** Local monotonic-enough clock in ms (injectable for tests). */
+  /** Local monotonic clock in ms (injectable for tests). */
   now?: () => number;
 }
 
@@ -61,7 +61,8 @@ export class MongoLease {
     private readonly options: LeaseOptions,
   ) {
     this.leases = db.collection<LeaseDocument>(LEASES);
-    this.now = options.now ?? (() => Date.now());
+    // Monotonic: a wall clock set back would stretch the holder's own view of its lease.
+    this.now = options.now ?? (() => performance.now());
   }
 
   get owner(): string {
@@ -81,10 +82,13 @@ export class MongoLease {
       // free, expired or already ours; otherwise leave it as it is. Then see who holds it.
       lease = await this.leases.findOneAndUpdate({ _id: name }, takeOrRenew(owner, ttlMs), { upsert: true, returnDocument: 'after' });
     } catch (error) {
-      this.heldUntil = 0;
       // Two first-time takers raced on the insert: the other one won this round.
-      if (error instanceof MongoServerError && error.code === DUPLICATE_KEY) return false;
-      // Unknown outcome (e.g. network): do not count on holding it.
+      if (error instanceof MongoServerError && error.code === DUPLICATE_KEY) {
+        this.heldUntil = 0;
+        return false;
+      }
+      // Unknown outcome (e.g. network): not counted as a renewal. The lease last taken or renewed
+      // still holds until its expiry (isHeld), which a later renewal may yet extend.
       throw error;
     }
     if (lease?.owner !== owner) {

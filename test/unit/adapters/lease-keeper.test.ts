@@ -1,5 +1,6 @@
 import { expect } from 'chai';
-import { type Lease, LeaseKeeper } from '../../../src/adapters/mongodb/mongo-lease.js';
+import { type Db, MongoNetworkError } from 'mongodb';
+import { type Lease, LeaseKeeper, MongoLease } from '../../../src/adapters/mongodb/mongo-lease.js';
 
 /** A lease always free for this owner; counts its calls. */
 class FreeLease implements Lease {
@@ -91,5 +92,57 @@ describe('LeaseKeeper: holding a lease and the work it guards', () => {
     await keeper.runOnce();
     await sleep(40);
     expect(holder, 'given up, and nobody took it back').to.equal(null);
+  });
+});
+
+describe('MongoLease: a failed renewal does not end the lease before its expiry', () => {
+  /** A leases collection whose findOneAndUpdate answers from `replies`, in turn. */
+  function leasesAnswering(replies: (() => unknown)[]): Db {
+    const collection = {
+      findOneAndUpdate: async () => {
+        const reply = replies.shift();
+        if (!reply) throw new Error('no more replies');
+        return reply();
+      },
+    };
+    return { collection: () => collection } as unknown as Db;
+  }
+
+  it('a renewal that fails (network) keeps the holder until the last renewal expires, and the keeper goes on working', async () => {
+    let now = 0;
+    const ours = () => ({ _id: 'projector', owner: 'me', expires_at: new Date() });
+    const network = () => {
+      throw new MongoNetworkError('connection reset');
+    };
+    const lease = new MongoLease(leasesAnswering([ours, network, network, ours]), { name: 'projector', owner: 'me', ttlMs: 15_000, now: () => now });
+    const seen: string[] = [];
+    const keeper = new LeaseKeeper(lease, { onAcquired: () => void seen.push('acquired'), onLost: () => void seen.push('lost') }, 60_000);
+    await keeper.runOnce();
+    now = 5_000;
+    await keeper.runOnce();
+    expect(lease.isHeld()).to.equal(true);
+    now = 10_000;
+    await keeper.runOnce();
+    now = 12_000;
+    await keeper.runOnce();
+    expect(seen).to.deep.equal(['acquired']);
+    expect(lease.isHeld()).to.equal(true);
+    await keeper.stop();
+  });
+
+  it('once the last renewal has expired, a failing renewal ends it: the work stops', async () => {
+    let now = 0;
+    const ours = () => ({ _id: 'projector', owner: 'me', expires_at: new Date() });
+    const network = () => {
+      throw new MongoNetworkError('connection reset');
+    };
+    const lease = new MongoLease(leasesAnswering([ours, network]), { name: 'projector', owner: 'me', ttlMs: 15_000, now: () => now });
+    const seen: string[] = [];
+    const keeper = new LeaseKeeper(lease, { onAcquired: () => void seen.push('acquired'), onLost: () => void seen.push('lost') }, 60_000);
+    await keeper.runOnce();
+    now = 15_000;
+    await keeper.runOnce();
+    expect(seen).to.deep.equal(['acquired', 'lost']);
+    expect(lease.isHeld()).to.equal(false);
   });
 });
