@@ -21,6 +21,7 @@ import {
   type ReadStreamOptions,
   type RecordedEvent,
   readPageByScan,
+  WrongExpectedRevisionError,
 } from '../../ports/event-store.js';
 import { readFilteredPage } from './eventstoredb-filtered-read.js';
 import { EventStoreDbLogWatcher, type LogWatcherOptions } from './eventstoredb-log-watcher.js';
@@ -60,8 +61,10 @@ function toEventData(event: NewEvent) {
 /**
  * The EventStore port on EventStoreDB (24.x / KurrentDB via `@eventstore/db-client`).
  * Revisions are EventStoreDB's own; positions are `$all` commit positions (64-bit).
- * Re-appending the same event ids at the same expected revision is answered by the server
- * with the original result (its idempotency check), so nothing is written twice.
+ * Re-appending the same event ids at the same exact expected revision (or `no_stream`) is
+ * answered by the server with the original result (its idempotency check, against its index),
+ * so nothing is written twice. With `any` or `stream_exists` the server recognises a repeat
+ * only from a bounded in-memory cache of recent commits: the service never appends that way.
  */
 export class EventStoreDbEventStore implements EventStore {
   private readonly watcher: EventStoreDbLogWatcher;
@@ -88,6 +91,10 @@ export class EventStoreDbEventStore implements EventStore {
     } catch (error) {
       throw toPortError(error, { stream, expected });
     }
+    // A connection string with `throwOnAppendFailure=false` makes the client answer a conflict
+    // rather than throw it; its revision is then not the stream's (the client's own bug), so
+    // the conflict is reported without one.
+    if (!appended.success) throw new WrongExpectedRevisionError(stream, expected, -1);
     const nextExpectedRevision = Number(appended.nextExpectedRevision);
     const last = await this.recordedAt(stream, nextExpectedRevision);
     const position = (last ? positionOf(last) : null) ?? toPortPosition(appended.position);

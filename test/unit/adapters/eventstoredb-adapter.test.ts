@@ -40,6 +40,17 @@ describe('EventStoreDB adapter logic (fake client)', function () {
       expect(error).to.deep.include({ stream: 'user-1', expected: 0, actual: 1 });
     });
 
+    it('a conflict the client answers instead of throwing (throwOnAppendFailure=false in the URL) is still a WrongExpectedRevisionError, never a write', async function () {
+      fake.throwOnAppendFailure = false;
+      await store.append('user-1', [newEvent(), newEvent(), newEvent()], 'no_stream');
+      const stale = await rejection(() => store.append('user-1', [newEvent()], 0));
+      expect(stale).to.be.instanceOf(WrongExpectedRevisionError);
+      expect(stale).to.deep.include({ stream: 'user-1', expected: 0 });
+      const missing = await rejection(() => store.append('user-2', [newEvent()], 4));
+      expect(missing).to.be.instanceOf(WrongExpectedRevisionError);
+      expect(fake.log).to.have.length(3);
+    });
+
     it('maps an unreachable server to StoreUnavailableError', async function () {
       fake.failNext = new UnavailableError();
       expect(await rejection(() => store.append('user-1', [newEvent()], 'any'))).to.be.instanceOf(StoreUnavailableError);

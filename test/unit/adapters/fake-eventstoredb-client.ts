@@ -96,6 +96,9 @@ export class FakeEventStoreDbClient {
     return record;
   }
 
+  /** The connection string's `throwOnAppendFailure` (the client's default: true). */
+  throwOnAppendFailure = true;
+
   private takeFailure(): void {
     const failure = this.failNext;
     this.failNext = null;
@@ -120,6 +123,11 @@ export class FakeEventStoreDbClient {
       (expected === 'no_stream' && current === 'no_stream') ||
       (expected === 'stream_exists' && current !== 'no_stream') ||
       (typeof expected === 'bigint' && current === expected);
+    if (!ok && !this.throwOnAppendFailure) {
+      // As the real client with `throwOnAppendFailure=false` in the connection string: the conflict is answered, not thrown
+      // (its nextExpectedRevision is the library's `BigInt(hasCurrentStreamRevision())`: 1n or -1n, not the stream's revision).
+      return { success: false, nextExpectedRevision: current === 'no_stream' ? -1n : 1n, position: undefined };
+    }
     if (!ok) throw new WrongExpectedVersionError(undefined, { streamName: streamId, expected, current });
     const written = events.map((event) => this.record(streamId, event.type, event.data as Record<string, unknown>, event.id));
     for (const record of written) record.metadata = (events.find((event) => event.id === record.id)?.metadata ?? {}) as Record<string, unknown>;
