@@ -50,6 +50,7 @@ async function main(): Promise<number> {
     const started = performance.now();
     let first: bigint | null = null;
     const outcome = await replayProjections(context.log, context.backend.readStore, selected, {
+      onSwitchFinished: (projection) => process.stdout.write(`${projection}: finished switching in the rebuild an interrupted run began\n`),
       onResume: (resumed) => {
         for (const { projection, after } of resumed) process.stdout.write(`${projection}: resuming an interrupted rebuild after position ${after}\n`);
       },

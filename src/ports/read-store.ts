@@ -79,6 +79,13 @@ export interface Checkpoint {
   projector: string;
   position: bigint | null;
   version: number;
+  /**
+   * A replay began switching rebuilt collections in under this checkpoint (live or `replay:`)
+   * and has not finished: MongoDB only, whose swap renames collection by collection. A live
+   * projector writes nothing to a switching read model and waits; a replay finishes the
+   * switch before anything else (`swapIn` again).
+   */
+  switching?: true;
 }
 
 export interface ReadStore {
@@ -103,7 +110,9 @@ export interface ReadStore {
   /**
    * Puts a rebuilt read model live: for each [live, rebuilt] pair the live collection's
    * documents are replaced by the rebuilt ones, and `projector`'s checkpoint (and version)
-   * becomes `from`'s, which is removed. Atomic on SQLite; collection by collection on MongoDB.
+   * becomes `from`'s, which is removed. Atomic on SQLite. On MongoDB collection by collection:
+   * both checkpoints are marked `switching` first (the live projector's commits fail and it
+   * waits), and a second call with a `switching` `from` finishes an interrupted switch.
    */
   swapIn(projector: string, from: string, version: number, collections: [live: string, rebuilt: string][]): Promise<void>;
   /** Drops every document of the collections and the projector's checkpoint (replay from zero). */

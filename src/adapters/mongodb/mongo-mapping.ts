@@ -33,6 +33,8 @@ export interface StoredCheckpoint {
   _id: string;
   position: string | null;
   version: number;
+  /** A replay is switching this read model in (ReadStore#swapIn): no projector commit lands. */
+  switching?: true;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -155,7 +157,9 @@ export function guardedWrite(change: DocumentChange, position: bigint): AnyBulkW
  */
 export function checkpointWrite(projector: string, after: bigint | null, position: bigint, version: number) {
   return {
-    filter: (after === null ? { _id: projector, position: null } : { _id: projector, position: formatPosition(after), version }) as Filter<StoredCheckpoint>,
+    filter: (after === null
+      ? { _id: projector, position: null, switching: { $ne: true } }
+      : { _id: projector, position: formatPosition(after), version, switching: { $ne: true } }) as Filter<StoredCheckpoint>,
     update: { $set: { position: formatPosition(position), version } },
   };
 }
@@ -163,16 +167,17 @@ export function checkpointWrite(projector: string, after: bigint | null, positio
 /**
  * Checks a commit's batches against the stored checkpoints, following chains (a second batch of
  * the same projector continues from the first). Returns the projector whose batch does not
- * continue from where its checkpoint stands (position, and version when it has one), or null
- * when all do.
+ * continue from where its checkpoint stands (position, and version when it has one) or whose
+ * read model a replay is switching in, or null when all do.
  */
 export function firstMovedProjector(
   batches: { projector: string; after: bigint | null; position: bigint; version: number }[],
-  stored: Map<string, { position: bigint | null; version: number }>,
+  stored: Map<string, { position: bigint | null; version: number; switching?: true }>,
 ): string | null {
   const current = new Map(stored);
   for (const batch of batches) {
     const checkpoint = current.get(batch.projector);
+    if (checkpoint?.switching) return batch.projector;
     if ((checkpoint?.position ?? null) !== batch.after) return batch.projector;
     if (batch.after !== null && checkpoint?.version !== batch.version) return batch.projector;
     current.set(batch.projector, { position: batch.position, version: batch.version });

@@ -198,7 +198,12 @@ export class MongoReadStore implements ReadStore {
   private async verifyCheckpoints(batches: ProjectorBatch[], session: ClientSession): Promise<void> {
     const projectors = [...new Set(batches.map((batch) => batch.projector))];
     const found = await this.checkpoints.find({ _id: { $in: projectors } }, { session }).toArray();
-    const stored = new Map(found.map((checkpoint) => [checkpoint._id, { position: parsePosition(checkpoint.position), version: checkpoint.version }] as const));
+    const stored = new Map(
+      found.map(
+        (checkpoint) =>
+          [checkpoint._id, { position: parsePosition(checkpoint.position), version: checkpoint.version, switching: checkpoint.switching }] as const,
+      ),
+    );
     const moved = firstMovedProjector(batches, stored);
     if (moved !== null) throw new CheckpointMovedError(moved);
   }
@@ -206,7 +211,11 @@ export class MongoReadStore implements ReadStore {
   /**
    * One batch: guarded document writes per collection, then the checkpoint (compare-and-set).
    * Duplicate keys on guarded writes mean a newer version is stored: they abort the transaction
-   * (MongoDB aborts on any write error), and the caller retries without those documents.
+   * (MongoDB aborts on any write error), and the caller retries without those documents. The
+   * bulk is ordered so that it stops at that error and reports it: an unordered one goes on
+   * sending its other commands (deletes, a split batch) into the aborted transaction, and their
+   * NoSuchTransaction replaces the duplicate key in the error (no write errors left to read), so
+   * the commit would be retried as transient, unchanged, until withTransaction's 120 s ran out.
    */
   private async writeBatch(batch: ProjectorBatch, session: ClientSession, skip: Set<string>): Promise<void> {
     const byCollection = new Map<string, DocumentChange[]>();
@@ -219,7 +228,7 @@ export class MongoReadStore implements ReadStore {
     for (const [collection, changes] of byCollection) {
       const writes: AnyBulkWriteOperation<StoredDocument>[] = changes.map((change) => guardedWrite(change, batch.position));
       try {
-        await this.documents(collection).bulkWrite(writes, { ordered: false, session });
+        await this.documents(collection).bulkWrite(writes, { ordered: true, session });
       } catch (error) {
         const verdict = classifyWriteErrors(error);
         if (verdict === null || !verdict.onlyAlreadyApplied) throw error;
@@ -239,38 +248,64 @@ export class MongoReadStore implements ReadStore {
 
   async checkpoint(projector: string): Promise<Checkpoint> {
     const stored = await guardMongo(() => this.checkpoints.findOne({ _id: projector }));
-    return { projector, position: parsePosition(stored?.position), version: stored?.version ?? 0 };
+    return { projector, position: parsePosition(stored?.position), version: stored?.version ?? 0, ...(stored?.switching ? { switching: true as const } : {}) };
   }
 
   /**
    * Puts rebuilt collections live, collection by collection (MongoDB renames are atomic per
-   * collection but cannot run in a transaction), then hands `from`'s checkpoint to `projector`.
+   * collection but cannot run in a transaction), then hands `from`'s checkpoint to `projector`:
+   * 1. the live indexes are built on the rebuilt collections (the slow part; nothing live changes);
+   * 2. both checkpoints are marked `switching`, in one transaction: the live projector's commits
+   *    fail from then on (it would fold onto documents already swapped in) and it waits;
+   * 3. the renames;
+   * 4. `projector`'s checkpoint becomes `from`'s, unmarked, and `from` goes, in one transaction.
+   * Interrupted after 2, the next call (a replay run again finds `from` switching) finishes it:
+   * a rebuilt collection that is gone was renamed already.
    */
   async swapIn(projector: string, from: string, version: number, collections: [live: string, rebuilt: string][]): Promise<void> {
     await guardMongo(async () => {
       const checkpoint = await this.checkpoints.findOne({ _id: from });
       if (!checkpoint) throw new Error(`No checkpoint ${from} to swap in`);
+      const finishing = checkpoint.switching === true;
       const existing = new Set((await this.db.listCollections({}, { nameOnly: true }).toArray()).map((collection) => collection.name));
-      for (const [live, rebuilt] of collections) {
-        const liveName = collectionName(live);
-        const rebuiltName = collectionName(rebuilt);
-        if (!existing.has(rebuiltName)) {
-          // Nothing was ever written to the rebuilt collection: the live one becomes empty.
-          await this.documents(live).deleteMany({});
-          continue;
-        }
-        // Keep the live collection's indexes on the collection that replaces it.
-        if (existing.has(liveName)) {
+      if (!finishing) {
+        for (const [live, rebuilt] of collections) {
+          if (!existing.has(collectionName(live)) || !existing.has(collectionName(rebuilt))) continue;
+          // Keep the live collection's indexes on the collection that replaces it.
           for (const index of await this.documents(live).listIndexes().toArray()) {
             if (index.name === '_id_') continue;
             await this.documents(rebuilt).createIndex(index.key as Record<string, 1 | -1>, { name: index.name as string });
           }
         }
-        await this.db.renameCollection(rebuiltName, liveName, { dropTarget: true });
+        await this.inTransaction(async (session) => {
+          await this.checkpoints.updateOne({ _id: projector }, { $set: { switching: true } }, { upsert: true, session });
+          await this.checkpoints.updateOne({ _id: from }, { $set: { switching: true } }, { session });
+        });
       }
-      await this.checkpoints.updateOne({ _id: projector }, { $set: { position: checkpoint.position, version } }, { upsert: true });
-      await this.checkpoints.deleteOne({ _id: from });
+      for (const [live, rebuilt] of collections) {
+        const rebuiltName = collectionName(rebuilt);
+        if (existing.has(rebuiltName)) await this.db.renameCollection(rebuiltName, collectionName(live), { dropTarget: true });
+        // Nothing was ever written to the rebuilt collection: the live one becomes empty.
+        else if (!finishing) await this.documents(live).deleteMany({});
+      }
+      await this.inTransaction(async (session) => {
+        await this.checkpoints.updateOne(
+          { _id: projector },
+          { $set: { position: checkpoint.position, version }, $unset: { switching: '' } },
+          { upsert: true, session },
+        );
+        await this.checkpoints.deleteOne({ _id: from }, { session });
+      });
     });
+  }
+
+  private async inTransaction(work: (session: ClientSession) => Promise<void>): Promise<void> {
+    const session = this.client.startSession();
+    try {
+      await session.withTransaction(() => work(session));
+    } finally {
+      await session.endSession();
+    }
   }
 
   async reset(projector: string, collections: string[]): Promise<void> {

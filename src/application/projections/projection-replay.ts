@@ -19,6 +19,11 @@ function replayCheckpoint(projection: string): string {
   return `replay:${projection}`;
 }
 
+/** Each live collection of the projection with the collection it is rebuilt in. */
+function swapped(projection: Projection): [live: string, rebuilt: string][] {
+  return projection.collections.map((collection) => [collection.name, rebuiltCollection(collection.name)]);
+}
+
 interface ReplayProgress {
   /** Position reached; the run ends when it reaches the head (re-read while catching up). */
   position: bigint | null;
@@ -28,6 +33,8 @@ interface ReplayProgress {
 
 export interface ReplayOptions {
   onProgress?: (progress: ReplayProgress) => void;
+  /** Called for a read model whose switch an interrupted run began (MongoDB), once this run has finished it. */
+  onSwitchFinished?: (projection: string) => void;
   /** Called before the first page with the read models that continue an interrupted rebuild, and the position each continues after. */
   onResume?: (resumed: { projection: string; after: bigint }[]) => void;
   /** Stop after this many pages without switching over (tests of resumption). */
@@ -256,7 +263,15 @@ export async function replayProjections(
     // The live collections' indexes (they serve the rebuilt documents once swapped in; the
     // rebuild itself reads documents by id only, so it writes without index upkeep).
     for (const collection of projection.collections) await readStore.ensureIndexes(collection.name, collection.indexes);
-    const stored = await readStore.checkpoint(replayCheckpoint(projection.name));
+    let stored = await readStore.checkpoint(replayCheckpoint(projection.name));
+    if (stored.switching) {
+      // An earlier run was interrupted while switching this read model in (MongoDB): what it
+      // rebuilt is partly live already, so it is finished before anything else.
+      await readStore.swapIn(projection.name, replayCheckpoint(projection.name), stored.version, swapped(projection));
+      options.onSwitchFinished?.(projection.name);
+      if (stored.version === projection.version) continue;
+      stored = { projector: stored.projector, position: null, version: 0 };
+    }
     // A rebuild begun by another version of the projection is of no use to this one: start over.
     const checkpoint = stored.version === projection.version ? stored.position : null;
     if (checkpoint === null)
@@ -266,6 +281,7 @@ export async function replayProjections(
       );
     rebuilds.push(new Rebuild(projection, checkpoint));
   }
+  if (rebuilds.length === 0) return 'switched';
   const resumed = rebuilds.flatMap(({ projection, checkpoint }) => (checkpoint === null ? [] : [{ projection: projection.name, after: checkpoint }]));
   if (resumed.length > 0) options.onResume?.(resumed);
   const fold = new ReplayFold(readStore, rebuilds, options.flushDocuments ?? FLUSH_DOCUMENTS);
@@ -289,8 +305,7 @@ export async function replayProjections(
       // An empty log: record an empty rebuild so the swap has a checkpoint to move.
       await readStore.commitBatches([{ projector: replayCheckpoint(projection.name), version: projection.version, changes: [], position: 0n, after: null }]);
     }
-    const collections = projection.collections.map((collection): [string, string] => [collection.name, rebuiltCollection(collection.name)]);
-    await readStore.swapIn(projection.name, replayCheckpoint(projection.name), projection.version, collections);
+    await readStore.swapIn(projection.name, replayCheckpoint(projection.name), projection.version, swapped(projection));
   }
   return 'switched';
 }

@@ -23,6 +23,8 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
   private readonly statuses = new Map<string, ProjectionStatus>();
   private readonly progress = new EventEmitter().setMaxListeners(0);
   private reloadedAt = Date.now();
+  /** Read models a replay is switching in (MongoDB): nothing is folded into them until it is done. */
+  private readonly switching = new Set<string>();
 
   constructor(
     private readonly log: EventLog,
@@ -45,6 +47,11 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
   private async reloadCheckpoints(): Promise<void> {
     for (const projection of this.definitions) {
       const checkpoint = await this.readStore.checkpoint(projection.name);
+      if (checkpoint.switching && !this.switching.has(projection.name)) {
+        this.logger.info({ projection: projection.name }, 'a replay is switching this read model in: projecting into it once the switch is done');
+      }
+      if (checkpoint.switching) this.switching.add(projection.name);
+      else this.switching.delete(projection.name);
       const storedVersion = storedVersionOf(checkpoint, projection);
       const previous = this.statuses.get(projection.name);
       if (storedVersion !== projection.version && previous?.storedVersion !== storedVersion) {
@@ -116,13 +123,15 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
    * batches; a failed projection is retried on its own page so it cannot hold the others back.
    */
   async processPage(): Promise<boolean> {
-    if (Date.now() - this.reloadedAt > RELOAD_WHEN_IDLE_MS) {
-      // Notice a replay that switched a read model in while this process had nothing to do.
+    if (this.switching.size > 0 || Date.now() - this.reloadedAt > RELOAD_WHEN_IDLE_MS) {
+      // Notice a replay that switched a read model in while this process had nothing to do, or
+      // the end of a switch this process is waiting for.
       this.reloadedAt = Date.now();
       await this.reloadCheckpoints();
     }
-    const healthy = this.definitions.filter((projection) => this.statuses.get(projection.name)!.failure === null);
-    const failed = this.definitions.filter((projection) => !healthy.includes(projection));
+    const active = this.definitions.filter((projection) => !this.switching.has(projection.name));
+    const healthy = active.filter((projection) => this.statuses.get(projection.name)!.failure === null);
+    const failed = active.filter((projection) => !healthy.includes(projection));
     let more = await this.processGroup(healthy);
     for (const projection of failed) more = (await this.processGroup([projection])) || more;
     return more;

@@ -154,12 +154,12 @@ describe('MongoDB read store mapping', function () {
       });
     });
 
-    it('the checkpoint moves only from the position and version the batch continues from (compare-and-set)', function () {
+    it('the checkpoint moves only from the position and version the batch continues from, and not while a replay switches the read model in (compare-and-set)', function () {
       expect(checkpointWrite('users', 42n, 99n, 2)).to.deep.equal({
-        filter: { _id: 'users', position: '00000000000000000042', version: 2 },
+        filter: { _id: 'users', position: '00000000000000000042', version: 2, switching: { $ne: true } },
         update: { $set: { position: '00000000000000000099', version: 2 } },
       });
-      expect(checkpointWrite('users', null, 7n, 1).filter).to.deep.equal({ _id: 'users', position: null });
+      expect(checkpointWrite('users', null, 7n, 1).filter).to.deep.equal({ _id: 'users', position: null, switching: { $ne: true } });
     });
 
     it('finds the first batch that does not continue from its stored checkpoint (position and version), following chains', function () {
@@ -173,6 +173,9 @@ describe('MongoDB read store mapping', function () {
       expect(firstMovedProjector([batch('codes', 3n, 20n)], stored)).to.equal('codes');
       // A replay switched in a read model of version 2 at the same position.
       expect(firstMovedProjector([batch('users', 10n, 20n, 2)], stored)).to.equal('users');
+      // A replay is switching it in (MongoDB): no commit lands, whatever it continues from.
+      const switching = new Map([['users', { position: 10n as bigint | null, version: 1, switching: true as const }]]);
+      expect(firstMovedProjector([batch('users', 10n, 20n)], switching)).to.equal('users');
     });
 
     it('maps duplicate keys on guarded upserts to "already applied"', function () {

@@ -9,6 +9,7 @@ import { SqliteReadStore } from '../../../src/adapters/sqlite/sqlite-read-store.
 import { RandomIds } from '../../../src/adapters/system/random-ids.js';
 import { type CommandContext, EventLog } from '../../../src/application/event-log.js';
 import { ProjectionRunner } from '../../../src/application/projections/projection-runner.js';
+import { CheckpointMovedError, type ProjectorBatch } from '../../../src/ports/read-store.js';
 import { registered } from '../../support/events.js';
 import { tempDir } from '../../support/temp-dir.js';
 
@@ -170,5 +171,81 @@ describe('ProjectionRunner with read models at different checkpoints', () => {
     await append(1);
     await catchUp(upgraded);
     expect(await counts()).to.deep.equal([5, 5]);
+  });
+});
+
+/**
+ * On MongoDB a replay switches a read model in collection by collection, with its checkpoint
+ * marked `switching` meanwhile: a live projector that folded into it then would fold onto
+ * documents already swapped in. It waits, and the read models of its group go on.
+ */
+describe('ProjectionRunner while a replay is switching one of its read models in', () => {
+  let dir: string;
+  let db: SqliteConnection;
+  let log: EventLog;
+  let committed: string[];
+  const switching = new Set<string>();
+  let runner: ProjectionRunner;
+
+  const append = (count: number) =>
+    log.append(
+      'hot',
+      Array.from({ length: count }, () => registered(`hot-${Math.random()}`)),
+      'any',
+      context,
+    );
+  const catchUp = async () => {
+    while (await runner.processPage());
+  };
+
+  beforeEach(async () => {
+    dir = tempDir('runner-switching');
+    db = openSqlite(dir);
+    log = new EventLog(new SqliteEventStore(db), new RandomIds());
+    const sqlite = new SqliteReadStore(db);
+    committed = [];
+    switching.clear();
+    // The SQLite store as MongoDB's shows a switch in progress: its checkpoint marked `switching`.
+    const store = new Proxy(sqlite, {
+      get(target, property) {
+        if (property === 'checkpoint')
+          return async (projector: string) => ({ ...(await target.checkpoint(projector)), ...(switching.has(projector) ? { switching: true } : {}) });
+        if (property === 'commitBatches')
+          return async (batches: ProjectorBatch[]) => {
+            // As MongoDB's: a commit into a switching read model is refused, and nothing of it lands.
+            const refused = batches.find((batch) => switching.has(batch.projector));
+            if (refused) throw new CheckpointMovedError(refused.projector);
+            await target.commitBatches(batches);
+            committed.push(...batches.map((batch) => batch.projector));
+          };
+        const value = Reflect.get(target, property) as unknown;
+        return typeof value === 'function' ? value.bind(target) : value;
+      },
+    });
+    runner = new ProjectionRunner(log, store, [counting, second], pino({ level: 'silent' }));
+    await runner.init();
+  });
+  afterEach(() => {
+    db.close();
+    fs.rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('folds nothing into it until the switch is done, while the other read model goes on; then catches it up', async () => {
+    await append(3);
+    await catchUp();
+    const before = (await log.store.headPosition())!;
+    switching.add('event_counts');
+    committed = [];
+    await append(2);
+    // The first commit names the switching read model: refused, the runner reloads and waits for it.
+    await catchUp();
+    await catchUp();
+    expect(committed).to.not.include('event_counts');
+    expect(runner.status().find((status) => status.name === 'event_counts')!.checkpoint).to.equal(before);
+    expect(runner.status().find((status) => status.name === 'event_counts_b')!.checkpoint).to.equal(before + 2n);
+
+    switching.delete('event_counts');
+    await catchUp();
+    expect(runner.status().find((status) => status.name === 'event_counts')!.checkpoint).to.equal(before + 2n);
   });
 });
