@@ -91,13 +91,60 @@ export function indexKeys(fields: readonly string[]): { name: string; key: Recor
 // Documents
 
 /**
+ * BSON keys cannot hold U+0000, which JSON keys (an app's metadata) may: such keys are stored
+ * with it escaped as U+E000 "0" (and U+E000 itself as U+E000 U+E000), and the document is marked
+ * by a top-level key U+E000 alone, which no escaped key can be. Others are stored as they are.
+ */
+const ESCAPED_MARK = '\uE000';
+const NUL = String.fromCharCode(0);
+
+function escapeKeys(value: unknown, changed: { any: boolean }): unknown {
+  if (Array.isArray(value)) return value.map((item) => escapeKeys(item, changed));
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => {
+      if (!key.includes(NUL) && !key.includes(ESCAPED_MARK)) return [key, escapeKeys(item, changed)];
+      changed.any = true;
+      return [
+        [...key].map((char) => (char === NUL ? `${ESCAPED_MARK}0` : char === ESCAPED_MARK ? ESCAPED_MARK + ESCAPED_MARK : char)).join(''),
+        escapeKeys(item, changed),
+      ];
+    }),
+  );
+}
+
+function unescapeKeys(value: unknown): unknown {
+  if (Array.isArray(value)) return value.map(unescapeKeys);
+  if (value === null || typeof value !== 'object') return value;
+  return Object.fromEntries(
+    Object.entries(value).map(([key, item]) => [
+      key.replace(/\uE000(\uE000|0)/g, (_, char: string) => (char === '0' ? '\u0000' : '\uE000')),
+      unescapeKeys(item),
+    ]),
+  );
+}
+
+/**
  * The document as JSON would store it (what the SQLite adapter keeps): dates become strings,
- * undefined disappears. Throws on what JSON cannot hold (cycles, BigInt), before any write.
+ * undefined disappears; keys BSON cannot hold escaped. Throws on what JSON cannot hold (cycles,
+ * BigInt), before any write.
  */
 export function toJsonDocument(doc: Record<string, unknown>): Record<string, unknown> {
-  const parsed: unknown = JSON.parse(JSON.stringify(doc));
+  const text = JSON.stringify(doc);
+  const parsed: unknown = JSON.parse(text);
   if (parsed === null || typeof parsed !== 'object' || Array.isArray(parsed)) throw new TypeError('A read-model document must be a JSON object');
-  return parsed as Record<string, unknown>;
+  // JSON writes U+0000 as the escape \u0000; U+E000 as it is.
+  if (!text.includes('\\u0000') && !text.includes(ESCAPED_MARK)) return parsed as Record<string, unknown>;
+  const changed = { any: false };
+  const escaped = escapeKeys(parsed, changed) as Record<string, unknown>;
+  return changed.any ? { ...escaped, [ESCAPED_MARK]: 1 } : (parsed as Record<string, unknown>);
+}
+
+/** A stored document as it was given to `toJsonDocument`. */
+export function fromStoredDocument<T>(doc: Record<string, unknown>): T {
+  if (!(ESCAPED_MARK in doc)) return doc as T;
+  const { [ESCAPED_MARK]: _mark, ...escaped } = doc;
+  return unescapeKeys(escaped) as T;
 }
 
 // ---------------------------------------------------------------------------------------------

@@ -20,6 +20,7 @@ import {
   findSort,
   firstMovedProjector,
   formatPosition,
+  fromStoredDocument,
   guardedWrite,
   indexKeys,
   legacyIndexName,
@@ -122,7 +123,7 @@ export class MongoReadStore implements ReadStore {
 
   async get<T extends Record<string, unknown>>(collection: string, id: string): Promise<T | null> {
     const found = await guardMongo(() => this.documents(collection).findOne({ _id: id }, { projection: { doc: 1 } }));
-    return found ? (found.doc as T) : null;
+    return found ? fromStoredDocument<T>(found.doc) : null;
   }
 
   async getMany<T extends Record<string, unknown>>(collection: string, ids: string[]): Promise<Map<string, T>> {
@@ -134,7 +135,7 @@ export class MongoReadStore implements ReadStore {
         .find({ _id: { $in: unique } }, { projection: { doc: 1 } })
         .toArray(),
     );
-    for (const stored of found) result.set(stored._id, stored.doc as T);
+    for (const stored of found) result.set(stored._id, fromStoredDocument<T>(stored.doc));
     return result;
   }
 
@@ -149,7 +150,7 @@ export class MongoReadStore implements ReadStore {
       if (query.limit !== undefined) cursor.limit(query.limit);
       return cursor.toArray();
     });
-    return found.map((stored) => stored.doc as T);
+    return found.map((stored) => fromStoredDocument<T>(stored.doc));
   }
 
   async count(collection: string, where?: Record<string, Scalar>): Promise<number> {

@@ -2,7 +2,6 @@ import { expect } from 'chai';
 import { type Db, MongoServerError } from 'mongodb';
 import { KEY_CONCERNS, MongoKeyStore } from '../../../src/adapters/mongodb/mongo-key-store.js';
 import { StoreUnavailableError } from '../../../src/ports/event-store.js';
-import { rejection } from '../../support/rejection.js';
 
 interface StoredKey {
   _id: string;

@@ -13,6 +13,7 @@ import {
   findSort,
   firstMovedProjector,
   formatPosition,
+  fromStoredDocument,
   guardedWrite,
   isDuplicateKey,
   isTransientMongoError,
@@ -104,6 +105,32 @@ describe('MongoDB read store mapping', function () {
       circular.self = circular;
       expect(() => toJsonDocument(circular)).to.throw(TypeError);
       expect(() => toJsonDocument({ big: 1n })).to.throw(TypeError);
+    });
+
+    /** Whether any key, at any depth, holds U+0000 (BSON refuses such a document). */
+    const nulInKeys = (value: unknown): boolean =>
+      Array.isArray(value)
+        ? value.some(nulInKeys)
+        : value !== null && typeof value === 'object' && Object.entries(value).some(([key, item]) => key.includes('\u0000') || nulInKeys(item));
+
+    it('stores keys holding U+0000 (an app metadata key) escaped, at any depth, and reads them back exactly', function () {
+      const sent = JSON.parse(
+        '{"metadata":{"a\\u0000":1,"\\ue000":2,"\\ue0000":3,"\\u0000\\ue000x":[{"n\\u0000":null}],"__proto__":{"k":"v\\u0000"}},"name":"\\u0000 in a value"}',
+      );
+      const stored = toJsonDocument(sent);
+      expect(nulInKeys(stored)).to.equal(false);
+      // Values are BSON's business no more than JSON's: kept as they are.
+      expect(stored.name).to.equal('\u0000 in a value');
+      expect(fromStoredDocument(stored)).to.deep.equal(sent);
+      expect(Object.keys(fromStoredDocument<Record<string, Record<string, unknown>>>(stored).metadata!)).to.deep.equal(Object.keys(sent.metadata));
+    });
+
+    it('stores every other document as it is, unmarked (U+0000 in a value needs no escape); a key U+E000 alone is escaped and read back', function () {
+      const plain = { name: 'x\u0000y', nested: { ok: true } };
+      expect(toJsonDocument(plain)).to.deep.equal(plain);
+      expect(fromStoredDocument(toJsonDocument(plain))).to.deep.equal(plain);
+      const privateUse = { '\ue000': 1 };
+      expect(fromStoredDocument(toJsonDocument(privateUse))).to.deep.equal(privateUse);
     });
   });
 
