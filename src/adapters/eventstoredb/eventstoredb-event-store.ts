@@ -30,6 +30,7 @@ import {
   RECORDED_AT,
   toEsdbConnectionString,
   isStreamNotFound,
+  isUnknownAppendOutcome,
   positionOf,
   toClientExpectedRevision,
   toPortError,
@@ -56,6 +57,14 @@ function storedMetadata(event: NewEvent): Record<string, unknown> {
 
 function toEventData(event: NewEvent) {
   return jsonEvent({ id: event.id, type: event.type, data: event.data, metadata: storedMetadata(event) });
+}
+
+/**
+ * The server answers an idempotent repeat as a write: the last event's metadata tells another
+ * writer's events (the same ids, another request) from this append's own.
+ */
+function writtenByAnother(last: ResolvedEvent, events: NewEvent[]): boolean {
+  return last.event !== undefined && JSON.stringify(last.event.metadata) !== JSON.stringify(storedMetadata(events[events.length - 1]!));
 }
 
 /**
@@ -89,6 +98,8 @@ export class EventStoreDbEventStore implements EventStore {
     try {
       appended = await this.client.appendToStream(stream, events.map(toEventData), { expectedRevision });
     } catch (error) {
+      const landed = isUnknownAppendOutcome(error) ? await this.landed(stream, events, expected) : null;
+      if (landed) return landed;
       throw toPortError(error, { stream, expected });
     }
     // A connection string with `throwOnAppendFailure=false` makes the client answer a conflict
@@ -99,9 +110,22 @@ export class EventStoreDbEventStore implements EventStore {
     const last = await this.recordedAt(stream, nextExpectedRevision);
     const position = (last ? positionOf(last) : null) ?? toPortPosition(appended.position);
     if (position === null) throw new Error(`EventStoreDB did not report a position for the append to ${stream}`);
-    // The server answers an idempotent repeat as a write: the last event's metadata tells another writer's from this one's.
-    const byAnother = last?.event !== undefined && JSON.stringify(last.event.metadata) !== JSON.stringify(storedMetadata(events[events.length - 1]!));
-    return { nextExpectedRevision, position, ...(byAnother ? { writtenByAnother: true as const } : {}) };
+    return { nextExpectedRevision, position, ...(last && writtenByAnother(last, events) ? { writtenByAnother: true as const } : {}) };
+  }
+
+  /**
+   * After an append whose outcome is unknown: the append as written when its events stand where
+   * they were to go, else null (the store is then reported unavailable, and a retry decides
+   * again). Without this, a retry of a write that did land would decide it a second time.
+   */
+  private async landed(stream: string, events: NewEvent[], expected: ExpectedRevision): Promise<AppendResult | null> {
+    if (typeof expected !== 'number' && expected !== 'no_stream') return null;
+    const first = expected === 'no_stream' ? 0 : expected + 1;
+    const last = first + events.length - 1;
+    const [written, lastWritten] = await Promise.all([this.recordedAt(stream, first), this.recordedAt(stream, last)]);
+    const position = lastWritten ? positionOf(lastWritten) : null;
+    if (written?.event?.id !== events[0]!.id || lastWritten?.event?.id !== events[events.length - 1]!.id || position === null) return null;
+    return { nextExpectedRevision: last, position, ...(writtenByAnother(lastWritten, events) ? { writtenByAnother: true as const } : {}) };
   }
 
   /**

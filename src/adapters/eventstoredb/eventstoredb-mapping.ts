@@ -86,6 +86,16 @@ const TRANSIENT_GRPC_CODES = new Set([1 /* CANCELLED */, 4 /* DEADLINE_EXCEEDED 
 const CONNECTION_MESSAGE =
   /failed to discover|econnrefused|econnreset|ehostunreach|enotfound|etimedout|no connection established|connection (dropped|closed)|channel has been shut down|client (was|has been) (closed|disposed)/i;
 
+/**
+ * A failure after which an append may still land: the server's own timeout (its prepares may be
+ * in the log already and commit later, e.g. with followers behind), not a refusal.
+ */
+export function isUnknownAppendOutcome(error: unknown): boolean {
+  if (!(error instanceof Error)) return false;
+  if (isCommandError(error)) return error.type === ErrorType.TIMEOUT || error.type === ErrorType.DEADLINE_EXCEEDED;
+  return (error as { code?: unknown }).code === 4;
+}
+
 export interface AppendContext {
   stream: string;
   expected: ExpectedRevision;

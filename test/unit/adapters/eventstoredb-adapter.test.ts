@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { UnavailableError } from '@eventstore/db-client';
+import { DeadlineExceededError, UnavailableError } from '@eventstore/db-client';
 import { expect } from 'chai';
 import { EventStoreDbEventStore } from '../../../src/adapters/eventstoredb/eventstoredb-event-store.js';
 import { readFilteredPage } from '../../../src/adapters/eventstoredb/eventstoredb-filtered-read.js';
@@ -49,6 +49,21 @@ describe('EventStoreDB adapter logic (fake client)', function () {
       const missing = await rejection(() => store.append('user-2', [newEvent()], 4));
       expect(missing).to.be.instanceOf(WrongExpectedRevisionError);
       expect(fake.log).to.have.length(3);
+    });
+
+    it('a server timeout after which the events did land is the write, answered as such: a retry would decide it a second time', async function () {
+      await store.append('user-1', [newEvent()], 'no_stream');
+      fake.failAfterAppend = new DeadlineExceededError();
+      const result = await store.append('user-1', [newEvent(), newEvent()], 0);
+      expect(result).to.deep.equal({ nextExpectedRevision: 2, position: fake.log[2]!.position });
+      expect(fake.log).to.have.length(3);
+    });
+
+    it('a server timeout after which the events are not there is StoreUnavailableError (a retry decides again)', async function () {
+      await store.append('user-1', [newEvent()], 'no_stream');
+      fake.failNext = new DeadlineExceededError();
+      expect(await rejection(() => store.append('user-1', [newEvent()], 0))).to.be.instanceOf(StoreUnavailableError);
+      expect(fake.log).to.have.length(1);
     });
 
     it('maps an unreachable server to StoreUnavailableError', async function () {

@@ -96,6 +96,9 @@ export class FakeEventStoreDbClient {
     return record;
   }
 
+  /** Thrown by the next append after it has written (a server timeout whose write landed anyway). */
+  failAfterAppend: Error | null = null;
+
   /** The connection string's `throwOnAppendFailure` (the client's default: true). */
   throwOnAppendFailure = true;
 
@@ -132,6 +135,9 @@ export class FakeEventStoreDbClient {
     const written = events.map((event) => this.record(streamId, event.type, event.data as Record<string, unknown>, event.id));
     for (const record of written) record.metadata = (events.find((event) => event.id === record.id)?.metadata ?? {}) as Record<string, unknown>;
     const first = written[0]!;
+    const lateFailure = this.failAfterAppend;
+    this.failAfterAppend = null;
+    if (lateFailure) throw lateFailure;
     // Like the server for a multi-event write: the position of the write, not of its last event.
     return { success: true, nextExpectedRevision: written[written.length - 1]!.revision, position: { commit: first.position, prepare: first.position } };
   }
