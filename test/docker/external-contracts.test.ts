@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { EventStoreDbEventStore } from '../../src/adapters/eventstoredb/eventstoredb-event-store.js';
 import { MongoKeyStore } from '../../src/adapters/mongodb/mongo-key-store.js';
 import { MongoRateLimitStore } from '../../src/adapters/mongodb/mongo-rate-limit-store.js';
@@ -44,7 +45,9 @@ rateLimitStoreContract(
 webhookOutboxContract(
   'MongoDB 7 replica set (testcontainers)',
   async () => {
-    const readStore = await MongoReadStore.connect(backendContainers().mongoUrl, 'contract_tests');
+    // A database per test: the contract's sweep of delivered messages (removeDelivered) is not
+    // limited to one endpoint, so messages other tests delivered would be counted too.
+    const readStore = await MongoReadStore.connect(backendContainers().mongoUrl, `outbox_contract_${randomUUID().slice(0, 8)}`);
     const store = await MongoWebhookOutbox.open(readStore.database);
     return { store, dispose: () => readStore.close() };
   },
