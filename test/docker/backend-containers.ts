@@ -1,9 +1,12 @@
 import { GenericContainer, getContainerRuntimeClient, type StartedTestContainer, Wait } from 'testcontainers';
 import { MongoClient } from 'mongodb';
 
-/** The images the compose file uses too. EventStoreDB 24.x: no external-TCP options (they were removed). */
-export const EVENTSTORE_IMAGE = 'eventstore/eventstore:24.10';
-export const MONGO_IMAGE = 'mongo:7.0';
+/**
+ * The images the compose file uses too, unless EVENTSTORE_IMAGE or MONGO_IMAGE name others (the
+ * EventStoreDB 24.10 image is amd64 only). EventStoreDB 24.x: no external-TCP options (removed).
+ */
+export const EVENTSTORE_IMAGE = process.env.EVENTSTORE_IMAGE || 'eventstore/eventstore:24.10';
+export const MONGO_IMAGE = process.env.MONGO_IMAGE || 'mongo:7.0';
 
 export interface BackendContainers {
   eventStoreUrl: string;
