@@ -2,8 +2,8 @@ import { GenericContainer, getContainerRuntimeClient, type StartedTestContainer,
 import { MongoClient } from 'mongodb';
 
 /**
- * The images the compose file uses too, unless EVENTSTORE_IMAGE or MONGO_IMAGE name others (the
- * EventStoreDB 24.10 image is amd64 only). EventStoreDB 24.x: no external-TCP options (removed).
+ * The images the compose file uses too, unless EVENTSTORE_IMAGE or MONGO_IMAGE name others (on
+ * ARM, the EventStoreDB 24.10 image may not run natively). EventStoreDB 24.x: no external-TCP options.
  */
 export const EVENTSTORE_IMAGE = process.env.EVENTSTORE_IMAGE || 'eventstore/eventstore:24.10';
 export const MONGO_IMAGE = process.env.MONGO_IMAGE || 'mongo:7.0';
