@@ -1,6 +1,7 @@
 import { expect } from 'chai';
 import { randomUUID } from 'node:crypto';
 import fs from 'node:fs';
+import path from 'node:path';
 import { openSqlite } from '../../../src/adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../../../src/adapters/sqlite/sqlite-event-store.js';
 import { type NewEvent, StoreUnavailableError } from '../../../src/ports/event-store.js';
@@ -159,4 +160,27 @@ describe('SQLite event store: an append is durable before it is acknowledged or 
     again.close();
     fs.rmSync(dir, { recursive: true, force: true });
   });
+
+  for (const file of ['referrals.db', 'referrals.db-wal']) {
+    it(`${file} alone replaced while the store has it open (a copy moved over it): the next append, and every later one, is refused, not acknowledged into a file no path names`, async () => {
+      const dir = tempDataDir();
+      const db = openSqlite(dir);
+      const store = new SqliteEventStore(db);
+      try {
+        expect((await store.append('before', [event()], 'no_stream')).position).to.equal(1n);
+        const target = path.join(dir, file);
+        fs.copyFileSync(target, `${target}.bak`);
+        fs.renameSync(`${target}.bak`, target);
+        const after = await store.append('after', [event()], 'no_stream').catch((error: unknown) => error);
+        expect(after, 'the append after the replacement').to.be.instanceOf(StoreUnavailableError);
+        expect((after as Error).message).to.contain('removed or replaced');
+        const later = await store.append('later', [event()], 'no_stream').catch((error: unknown) => error);
+        expect(later, 'a later append').to.be.instanceOf(StoreUnavailableError);
+      } finally {
+        await store.close();
+        db.close();
+        fs.rmSync(dir, { recursive: true, force: true });
+      }
+    });
+  }
 });
