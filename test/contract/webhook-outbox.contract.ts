@@ -79,7 +79,7 @@ export function webhookOutboxContract(name: string, open: OpenContractSubject<We
       await outbox.feed(feed, [first], 5n, 6n);
       const rows = await outbox.list(endpoint, { limit: 10 });
       expect(rows).to.have.length(1);
-      expect(rows[0]).to.include({ status: 'delivered', attempts: 1 });
+      expect(rows[0]).to.include({ status: 'delivered', attempts: 1, delivered_at: T1 });
     });
 
     it('gives the oldest open message (log order) as the head, and says which endpoints are due', async () => {
@@ -112,6 +112,8 @@ export function webhookOutboxContract(name: string, open: OpenContractSubject<We
         last_status_code: 500,
         last_error: 'HTTP 500',
         last_latency_ms: 4,
+        // Delivered at no time: `failed` is a delivery still to come.
+        delivered_at: null,
       });
       expect(failed.position).to.equal(10n);
       await outbox.recordAttempt(endpoint, b.message_id, {
@@ -124,7 +126,7 @@ export function webhookOutboxContract(name: string, open: OpenContractSubject<We
         latency_ms: 4,
       });
       expect((await outbox.head(endpoint))!.message_id).to.equal(a.message_id);
-      expect((await outbox.get(endpoint, b.message_id))!).to.include({ status: 'dead', attempts: 2, first_attempt_at: T0 });
+      expect((await outbox.get(endpoint, b.message_id))!).to.include({ status: 'dead', attempts: 2, first_attempt_at: T0, delivered_at: null });
     });
 
     it('lists by status and pages by position; counts depth and the oldest undelivered per endpoint', async () => {
