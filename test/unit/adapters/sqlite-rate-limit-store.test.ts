@@ -56,6 +56,14 @@ describe('SqliteRateLimitStore: hits sent together', () => {
     expect(results.map((result) => result.points)).to.deep.equal([5, 1, 6, 11]);
   });
 
+  it('floors a refund larger than the count at 0 before a charge sent with it: the two do not share one UPSERT', async () => {
+    await store.hit('caller', 2, 60_000, T0);
+    const results = await Promise.all([store.hit('caller', -4, 60_000, T0 + 1), store.hit('caller', 5, 60_000, T0 + 1)]);
+    // One after the other: max(2 − 4, 0) + 5. Added up first they would leave 3.
+    expect(results.map((result) => result.points)).to.deep.equal([0, 5]);
+    expect(await store.hit('caller', 0, 60_000, T0 + 2)).to.deep.equal({ points: 5, resetAtMs: T0 + 60_000 });
+  });
+
   it('writes one row per key and instant, not one per hit', async () => {
     const before = rowsChanged();
     await Promise.all([
