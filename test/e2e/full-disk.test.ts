@@ -31,7 +31,7 @@ describe('E2E: a full disk under load', function () {
     if (disk !== null) spawnSync('umount', [disk]);
   });
 
-  it('answers 503 while full (never 5xx of another kind, never 415), logs each failing checkpoint once, and recovers by itself', async () => {
+  it('answers 503 while full (never 5xx of another kind, never 415), logs each failing checkpoint once, and recovers by itself (saying so for each file)', async () => {
     const service = await startChildService(path.join(disk!, 'data'));
     try {
       const statuses = new Map<number, number>();
@@ -56,6 +56,21 @@ describe('E2E: a full disk under load', function () {
       }
       expect(answer).to.equal(201);
       expect((await fetch(`${service.url}/readyz`)).status).to.equal(200);
+      // Each file whose checkpoints failed says once it works again (an info line). The thread
+      // tries a failing file again at most every 5 s: a bounded wait, not a timing claim.
+      const filesIn = (message: string) =>
+        new Set(
+          service
+            .logs()
+            .split('\n')
+            .filter((line) => line.includes(message))
+            .map((line) => (JSON.parse(line) as { file: string }).file),
+        );
+      const failed = filesIn('background WAL checkpoint failing');
+      for (let waited = 0; [...failed].some((file) => !filesIn('background WAL checkpoint works again').has(file)) && waited < 15_000; waited += 200) {
+        await new Promise((resolve) => setTimeout(resolve, 200));
+      }
+      expect([...filesIn('background WAL checkpoint works again')].sort()).to.deep.equal([...failed].sort());
     } finally {
       await service.stop();
       fs.rmSync(path.join(disk!, 'data'), { recursive: true, force: true });
