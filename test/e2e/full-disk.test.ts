@@ -67,7 +67,7 @@ describe('E2E: a full disk under load', function () {
             .map((line) => (JSON.parse(line) as { file: string }).file),
         );
       const failed = filesIn('background WAL checkpoint failing');
-      for (let waited = 0; [...failed].some((file) => !filesIn('background WAL checkpoint works again').has(file)) && waited < 15_000; waited += 200) {
+      for (let waited = 0; [...failed].some((file) => !filesIn('background WAL checkpoint works again').has(file)) && waited < 30_000; waited += 200) {
         await new Promise((resolve) => setTimeout(resolve, 200));
       }
       expect([...filesIn('background WAL checkpoint works again')].sort()).to.deep.equal([...failed].sort());
