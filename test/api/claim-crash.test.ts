@@ -30,11 +30,15 @@ describe('Crash safety of claims and reactions', () => {
       expect(await takenOf(svc, 'HALFWAY')).to.equal(1);
       faults.mode = 'ok';
 
+      // The grace period (60 s, README) counts from when the slot was taken.
+      const [slot] = await events(svc, 'stream=code-HALFWAY&type=ClaimSlotTaken');
+      const takenAt = new Date(slot!.recorded_at).getTime();
       // Before the grace period nothing is repaired (the claim could still be in flight).
+      svc.clock.set(new Date(takenAt + 59_000));
       await svc.service.runMaintenance();
       expect(await takenOf(svc, 'HALFWAY')).to.equal(1);
 
-      svc.clock.advance(2 * 60_000);
+      svc.clock.set(new Date(takenAt + 61_000));
       await svc.service.runMaintenance();
       expect(await takenOf(svc, 'HALFWAY')).to.equal(0);
       const victim = await events(svc, 'stream=user-victim');
