@@ -10,9 +10,9 @@ import { DAY, event, iso, registered, rewardGranted } from '../support/events.js
 import { createUser, days, putReward } from '../support/fixtures.js';
 import { ManualClock, startTestService } from '../support/test-service.js';
 
-function runAudit(dataDir: string) {
-  return spawnSync(process.execPath, ['--import', 'tsx', 'scripts/audit-credits.ts'], {
-    env: { ...process.env, DATA_DIR: dataDir, NODE_ENV: 'test' },
+function runAudit(dataDir: string, args: string[] = [], env: Record<string, string> = {}) {
+  return spawnSync(process.execPath, ['--import', 'tsx', 'scripts/audit-credits.ts', ...args], {
+    env: { ...process.env, DATA_DIR: dataDir, NODE_ENV: 'test', ...env },
     encoding: 'utf8',
   });
 }
@@ -59,6 +59,24 @@ describe('npm run audit-credits', function () {
     const recorded = runAudit(svc.dataDir);
     expect(recorded.stdout).to.not.contain('passed their expiry');
     expect(recorded.stdout).to.match(/^tokens\s+1\s+7\s+7\s+7$/m);
+  });
+
+  it('names the first 20 lapsed entries and counts the rest on a line of their own', async () => {
+    const clock = new ManualClock(new Date(Date.now() - 3 * 86_400_000));
+    const svc = await startTestService({ clock });
+    await putReward(svc, 'tokens', { kind: 'credit', name: 'Tokens', credits: 1 });
+    await createUser(svc, 'many-lapsing');
+    // A minute apart, so each grant is an entry of its own (grants with one expiry accumulate).
+    for (let grant = 0; grant < 21; grant += 1) {
+      clock.advance(60_000);
+      expect((await svc.admin('POST', '/users/many-lapsing/rewards/grant', { key: 'tokens', deactivation: days(1) })).status).to.equal(201);
+    }
+    await svc.stop();
+    const audit = runAudit(svc.dataDir);
+    expect(audit.status, audit.stderr).to.equal(0);
+    expect(audit.stdout).to.contain('21 reward entries passed their expiry and no event records it yet');
+    expect(audit.stdout.match(/^ {2}user many-lapsing, entry /gm)).to.have.length(20);
+    expect(audit.stdout).to.match(/^ {2}… and 1 more$/m);
   });
 
   it('passes on consistent data and reports a tampered read model with the event ids involved', async () => {
@@ -119,6 +137,66 @@ describe('npm run audit-credits', function () {
     expect(audit.status, audit.stdout).to.equal(75);
     expect(audit.stderr).to.contain('The read models credit_ledger were built by another version of the service: run `npm run replay`');
     expect(audit.stdout).to.not.contain('MISMATCH');
+  });
+
+  it("reports a user whose last ledger row is missing: the ledger's sum and last balance both disagree with the events", async () => {
+    const svc = await startTestService();
+    await putReward(svc, 'tokens', { kind: 'credit', name: 'Tokens', credits: 7 });
+    for (const user of ['row-lost', 'intact']) {
+      await createUser(svc, user);
+      await svc.admin('POST', `/users/${user}/rewards/grant`, { key: 'tokens', operation_id: `${user}-1` });
+      await svc.admin('POST', `/users/${user}/rewards/grant`, { key: 'tokens', operation_id: `${user}-2` });
+      await svc.call('POST', `/users/${user}/rewards/withdraw-credits`, { key: 'tokens', amount: 3 });
+    }
+    await svc.stop();
+    const db = new Database(path.join(svc.dataDir, 'referrals.db'));
+    const rows = db
+      .prepare<[string], { id: string; doc: string }>(
+        "SELECT id, doc FROM rm_credit_ledger WHERE json_extract(doc, '$.app_user_id') = ? ORDER BY json_extract(doc, '$.seq')",
+      )
+      .all('row-lost');
+    expect(rows.map((row) => JSON.parse(row.doc).balance_after)).to.deep.equal([7, 14, 11]);
+    // The rows left still chain (7, then 14): only the sum and the last balance show the loss.
+    db.prepare('DELETE FROM rm_credit_ledger WHERE id = ?').run(rows[2]!.id);
+    db.close();
+
+    const audit = runAudit(svc.dataDir);
+    expect(audit.status, audit.stdout + audit.stderr).to.equal(1);
+    expect(audit.stdout).to.match(/^row-lost\s+tokens\s+ledger_last\s+11\s+14\s/m);
+    expect(audit.stdout).to.match(/^row-lost\s+tokens\s+ledger_sum\s+11\s+14\s/m);
+    expect(audit.stdout).to.not.match(/^row-lost\s+tokens\s+(read_model|ledger_running)/m);
+    expect(audit.stdout).to.not.match(/^intact\s/m);
+  });
+
+  it('exits 75, without auditing, while even one of the read models it audits is behind the log', async () => {
+    const svc = await startTestService();
+    await putReward(svc, 'tokens', { kind: 'credit', name: 'Tokens', credits: 7 });
+    await createUser(svc, 'lagging');
+    await svc.admin('POST', '/users/lagging/rewards/grant', { key: 'tokens' });
+    await svc.stop();
+    const db = new Database(path.join(svc.dataDir, 'referrals.db'));
+    const head = (db.prepare('SELECT MAX(position) AS head FROM events').get() as { head: number }).head;
+    const checkpoints = db.prepare<[], { projector: string; position: number }>('SELECT projector, position FROM checkpoints').all();
+    // users and reward_expiries stand at the head; the credit ledger alone is one event behind.
+    for (const name of ['users', 'reward_expiries', 'credit_ledger']) {
+      expect(checkpoints.find((checkpoint) => checkpoint.projector === name)?.position, name).to.equal(head);
+    }
+    db.prepare("UPDATE checkpoints SET position = ? WHERE projector = 'credit_ledger'").run(head - 1);
+    db.close();
+
+    const audit = runAudit(svc.dataDir, ['--catch-up-timeout', '0']);
+    expect(audit.status, audit.stdout + audit.stderr).to.equal(75);
+    expect(audit.stderr).to.contain('The read models are behind the log');
+    expect(audit.stdout).to.not.contain('Audited');
+  });
+
+  it('exits 78 naming the setting on a bad configuration, before reading the store', async () => {
+    const svc = await startTestService();
+    await svc.stop();
+    const audit = runAudit(svc.dataDir, [], { CLAIM_WINDOW_DAYS: 'abc' });
+    expect(audit.status, audit.stdout + audit.stderr).to.equal(78);
+    expect(audit.stderr).to.contain('CLAIM_WINDOW_DAYS');
+    expect(audit.stdout).to.not.contain('Audited');
   });
 
   it("reports a ledger row whose balance_after or delta was changed, naming that row's event (the sum and last balance still agree)", async () => {

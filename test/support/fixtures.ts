@@ -61,5 +61,13 @@ export async function eventually<T>(check: () => Promise<T>, timeoutMs = 10_000)
 
 export async function events(svc: TestService, query: string) {
   const response = await svc.admin('GET', `/admin/events?limit=1000&${query}`);
-  return (await expectOk(response, 'events')).data.events as { type: string; data: any; stream: string; id: string; position: string; recorded_at: string; metadata: any }[];
+  return (await expectOk(response, 'events')).data.events as {
+    type: string;
+    data: any;
+    stream: string;
+    id: string;
+    position: string;
+    recorded_at: string;
+    metadata: any;
+  }[];
 }
