@@ -53,6 +53,41 @@ describe('Configuration errors', () => {
     expect(longest).to.include({ SHUTDOWN_TIMEOUT_S: 2_147_483, WEBHOOK_TIMEOUT_MS: 2_147_483_647, CLAIM_WINDOW_DAYS: 36_500 });
   });
 
+  it("values below a setting's range are refused, each named once, and the smallest in range accepted", () => {
+    // [setting, refused value, smallest accepted value]
+    const bounds: [string, string, string][] = [
+      ['SWEEP_INTERVAL_S', '0', '1'],
+      ['WEBHOOK_TIMEOUT_MS', '0', '1'],
+      ['ASC_TIMEOUT_MS', '0', '1'],
+      ['CLAIM_WINDOW_DAYS', '0', '1'],
+      ['READY_MAX_LAG', '-1', '0'],
+      ['WEBHOOK_RETRY_HOURS', '0', '0.5'],
+      ['WEBHOOK_DISABLE_AFTER_HOURS', '0', '0.5'],
+      ['WEBHOOK_RETENTION_DAYS', '0', '0.5'],
+      ['WEBHOOK_YIELD_MAX_S', '-1', '0'],
+      ['ASC_CACHE_TTL_S', '0', '1'],
+      ['ASC_CACHE_TTL_S', '-5', '1'],
+      ['PORT', '-1', '0'],
+    ];
+    for (const [name, refused, smallest] of bounds) {
+      const problems = problemsOf({ [name]: refused });
+      expect(problems, `${name}=${refused}`).to.have.length(1);
+      expect(problems[0], `${name}=${refused}`).to.match(new RegExp(`^${name}=${refused}: expected `));
+      expect(loadConfig({ [name]: smallest })[name as keyof ReturnType<typeof loadConfig>], `${name}=${smallest}`).to.equal(Number(smallest));
+    }
+    expect(problemsOf({ CLAIM_WINDOW_DAYS: '0' })).to.deep.equal(['CLAIM_WINDOW_DAYS=0: expected a whole number of days from 1 to 36500 (default 7)']);
+    expect(problemsOf({ PORT: '65536' })).to.deep.equal(['PORT=65536: expected a port number from 0 to 65535 (default 8080; 0 picks a free port)']);
+    expect(loadConfig({ PORT: '65535' }).PORT).to.equal(65_535);
+  });
+
+  it("APPLE_APP_APPLE_ID is the app's numeric Apple ID; the external backend needs both EVENTSTORE_URL and MONGODB_URL", () => {
+    expect(problemsOf({ APPLE_APP_APPLE_ID: 'abc' })).to.deep.equal(["APPLE_APP_APPLE_ID=abc: expected a number: the app's Apple ID from App Store Connect"]);
+    expect(loadConfig({ APPLE_APP_APPLE_ID: '1234567890' }).APPLE_APP_APPLE_ID).to.equal('1234567890');
+    const together = 'EVENTSTORE_URL and MONGODB_URL select the external backend together; set both or neither';
+    expect(problemsOf({ EVENTSTORE_URL: 'esdb://localhost:2113?tls=false' })).to.deep.equal([`MONGODB_URL: ${together}`]);
+    expect(problemsOf({ MONGODB_URL: 'mongodb://localhost:27017/referrals' })).to.deep.equal([`EVENTSTORE_URL: ${together}`]);
+  });
+
   it('CORS_ORIGINS takes *, or origins alone (no path, no trailing slash)', () => {
     expect(loadConfig({}).CORS_ORIGINS).to.deep.equal([]);
     expect(loadConfig({ CORS_ORIGINS: '*' }).CORS_ORIGINS).to.equal('*');
