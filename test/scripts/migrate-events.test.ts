@@ -204,6 +204,23 @@ describe('scripts/migrate-events (embedded → embedded)', function () {
     expect(fs.existsSync('mongodb:')).to.equal(false);
   });
 
+  it('refuses a page size or event budget of 0, and a source that is its target, as usage errors (exit 2) copying nothing', async function () {
+    const script = path.resolve('scripts/migrate-events.ts');
+    const refusals: [string[], string][] = [
+      [['--to', target.dir, '--page-size', '0'], '--page-size must be a positive integer, got 0'],
+      [['--to', target.dir, '--max-events', '0'], '--max-events must be a positive integer, got 0'],
+      [['--to', source.dir], '--from and --to are the same'],
+    ];
+    for (const [args, message] of refusals) {
+      const refused = await run(process.execPath, ['--import', 'tsx', script, '--from', source.dir, ...args]).catch(
+        (error: { code: number; stderr: string }) => error,
+      );
+      expect(refused, args.join(' ')).to.deep.include({ code: 2 });
+      expect(refused.stderr, args.join(' ')).to.contain(message);
+    }
+    expect(await everything(target.store)).to.deep.equal([]);
+  });
+
   it('on a target holding another log, says so without asking to run again (exit 1)', async function () {
     await target.store.append('user-zed', [event('UserRegistered', { app_user_id: 'zed' })], 'no_stream');
     const script = path.resolve('scripts/migrate-events.ts');
