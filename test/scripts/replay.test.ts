@@ -148,6 +148,36 @@ describe('npm run replay', function () {
     expect(replay.stderr).to.match(/unknown projection user; known: .*\busers\b/);
   });
 
+  it('--projection users rebuilds the users read model alone: the others are neither rebuilt nor switched', async () => {
+    const svc = await startTestService();
+    await putPromo(svc, 'UNTOUCHED', { limit: 2 });
+    await createUser(svc, 'rebuilt');
+    await svc.stop();
+    const db = new Database(path.join(svc.dataDir, 'referrals.db'));
+    const docOf = (table: string, id: string) => (db.prepare(`SELECT doc FROM ${table} WHERE id = ?`).get(id) as { doc: string }).doc;
+    const userId = (db.prepare("SELECT id FROM rm_users WHERE json_extract(doc, '$.app_user_id') = 'rebuilt'").get() as { id: string }).id;
+    const user = docOf('rm_users', userId);
+    // Both read models tampered with: a rebuild of either would undo it.
+    db.prepare('UPDATE rm_users SET doc = ? WHERE id = ?').run(JSON.stringify({ ...JSON.parse(user), tampered: true }), userId);
+    const code = JSON.stringify({ ...JSON.parse(docOf('rm_codes', 'UNTOUCHED')), taken: 99 });
+    db.prepare('UPDATE rm_codes SET doc = ? WHERE id = ?').run(code, 'UNTOUCHED');
+    db.close();
+
+    const replay = spawnSync(process.execPath, ['--import', 'tsx', 'scripts/replay.ts', '--projection', 'users'], {
+      env: { ...process.env, DATA_DIR: svc.dataDir, NODE_ENV: 'test' },
+      encoding: 'utf8',
+    });
+    expect(replay.status, replay.stderr).to.equal(0);
+    expect(replay.stdout.match(/^\S+: rebuilt and switched in$/gm)).to.deep.equal(['users: rebuilt and switched in']);
+    const after = new Database(path.join(svc.dataDir, 'referrals.db'), { readonly: true });
+    try {
+      expect((after.prepare('SELECT doc FROM rm_users WHERE id = ?').get(userId) as { doc: string }).doc).to.equal(user);
+      expect((after.prepare('SELECT doc FROM rm_codes WHERE id = ?').get('UNTOUCHED') as { doc: string }).doc).to.equal(code);
+    } finally {
+      after.close();
+    }
+  });
+
   it('flushing after every page still ends equal, and reads back from the store no document the last flush wrote', () =>
     withTraffic(async ({ readStore, log }) => {
       const before = await liveDocuments(readStore);
