@@ -14,9 +14,9 @@ import { tempDir } from '../support/temp-dir.js';
 const run = promisify(execFile);
 
 /** Runs the export script as a child process on `dataDir`; stdout is the export when there is no --out. */
-async function exportEvents(dataDir: string, args: string[]): Promise<{ stdout: string; stderr: string }> {
+async function exportEvents(dataDir: string, args: string[], env: Record<string, string> = {}): Promise<{ stdout: string; stderr: string }> {
   return run(process.execPath, ['--import', 'tsx', 'scripts/export-events.ts', ...args], {
-    env: { ...process.env, DATA_DIR: dataDir, NODE_ENV: 'test', LOG_LEVEL: 'silent' },
+    env: { ...process.env, DATA_DIR: dataDir, NODE_ENV: 'test', LOG_LEVEL: 'silent', ...env },
     maxBuffer: 256 * 1024 * 1024,
   });
 }
@@ -215,6 +215,14 @@ describe('npm run export-events (child process)', function () {
     expect(records.map(fromCsvRecord).map((event) => event.stream)).to.deep.equal(['user-late-comer']);
   });
 
+  it('--since without an offset is UTC, whatever the time zone of the machine running the export', async () => {
+    const withoutOffset = secondPhaseFrom.toISOString().replace(/Z$/, '');
+    const { stdout } = await exportEvents(dataDir, ['--since', withoutOffset], { TZ: 'America/New_York' });
+    const exported = ndjson(stdout);
+    expect(exported.length).to.be.greaterThan(0);
+    expect(exported).to.deep.equal(reference.filter((event) => Date.parse(event.recorded_at) >= secondPhaseFrom.getTime()));
+  });
+
   it('a reader that closes the pipe early (`| head`) ends the export with exit 0 and no error', async () => {
     // A log far larger than a pipe's buffer: the export is still writing when the reader goes.
     const bigDir = tempDir('referrals-export-epipe');
@@ -261,5 +269,17 @@ describe('npm run export-events (child process)', function () {
     const past = await exportEvents(dataDir, ['--after', String(BigInt(head) + 1000n)]);
     expect(past.stdout).to.equal('');
     expect(past.stderr).to.contain('is past the end of the log').and.to.contain(`the last position is ${head}`);
+  });
+
+  it('--after at the end of the log with --out replaces an earlier export in that file by the empty one', async () => {
+    const head = ndjson((await exportEvents(dataDir, [])).stdout).at(-1)!.position;
+    const ndjsonFile = path.join(workDir, 'earlier.ndjson');
+    const csvFile = path.join(workDir, 'earlier.csv');
+    fs.writeFileSync(ndjsonFile, '{"an":"earlier export"}\n');
+    fs.writeFileSync(csvFile, 'an,earlier\r\nexport,here\r\n');
+    await exportEvents(dataDir, ['--after', head, '--out', ndjsonFile]);
+    await exportEvents(dataDir, ['--after', String(BigInt(head) + 1000n), '--out', csvFile]);
+    expect(fs.readFileSync(ndjsonFile, 'utf8')).to.equal('');
+    expect(parseCsv(fs.readFileSync(csvFile, 'utf8'))).to.deep.equal([[...EXPORT_COLUMNS]]);
   });
 });
