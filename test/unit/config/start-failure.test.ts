@@ -27,4 +27,12 @@ describe('start-up failures, as one line an operator can act on', () => {
     const error = Object.assign(new Error('listen EADDRINUSE'), { code: 'EADDRINUSE', syscall: 'listen', port: 8080, address: '0.0.0.0' });
     expect(startFailure(error, env)).to.match(/^port 8080 on 0\.0\.0\.0 is already in use \(EADDRINUSE\)\. .*PORT=/);
   });
+
+  it('DEBUG=1 adds the stack after the line; without DEBUG there is the line alone', () => {
+    const error = Object.assign(new Error('listen EADDRINUSE'), { code: 'EADDRINUSE', syscall: 'listen', port: 8080, address: '0.0.0.0' });
+    const line = startFailure(error, env);
+    expect(line).to.not.contain('\n').and.not.contain(' at ');
+    expect(startFailure(error, { ...env, DEBUG: '1' })).to.equal(`${line}\n${error.stack}`);
+    expect(error.stack).to.match(/\n\s+at /);
+  });
 });
