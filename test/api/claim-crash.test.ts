@@ -1,7 +1,9 @@
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
 import path from 'node:path';
-import type { NewEvent } from '../../src/ports/event-store.js';
+import type { EventStore, NewEvent } from '../../src/ports/event-store.js';
+import type { ReadConsistency } from '../../src/ports/read-consistency.js';
+import { TOKENS } from '../../src/ports/tokens.js';
 import { createUser, eventually, events, getUser, never, putProgram, putPromo, putReward } from '../support/fixtures.js';
 import { FaultSwitch, faultyBackend } from '../support/faulty-backend.js';
 import { ManualClock, startTestService, tempDataDir, type TestService } from '../support/test-service.js';
@@ -47,6 +49,35 @@ describe('Crash safety of claims and reactions', () => {
 
       expect((await svc.call('POST', '/users/next-in-line/claim-code', { code: 'HALFWAY' })).status).to.equal(200);
       expect(await takenOf(svc, 'HALFWAY')).to.equal(1);
+    } finally {
+      await svc.stop();
+    }
+  });
+
+  it('one repair run releases every abandoned slot, not only the first', async () => {
+    const faults = new FaultSwitch();
+    const svc = await startTestService({ backend: faultyBackend(faults) });
+    try {
+      const victims = ['victim-a', 'victim-b', 'victim-c'];
+      const codeOf = (victim: string) => `LOST${victim.slice(-1).toUpperCase()}`;
+      for (const victim of victims) {
+        await putPromo(svc, codeOf(victim), { limit: 1 });
+        await createUser(svc, victim);
+      }
+      faults.mode = 'unavailable';
+      faults.when = (method, args) => method === 'append' && String(args[0]).startsWith('user-victim-');
+      for (const victim of victims) {
+        expect((await svc.call('POST', `/users/${victim}/claim-code`, { code: codeOf(victim) })).status).to.equal(503);
+        expect(await takenOf(svc, codeOf(victim))).to.equal(1);
+      }
+      faults.mode = 'ok';
+      const head = (await svc.service.container.resolve<EventStore>(TOKENS.EventStore).headPosition())!;
+      expect(await svc.service.container.resolve<ReadConsistency>(TOKENS.ReadConsistency).waitFor(head, 10_000)).to.equal(true);
+
+      svc.clock.set(new Date(Date.now() + 2 * 60_000));
+      await svc.service.runMaintenance();
+      for (const victim of victims) expect(await takenOf(svc, codeOf(victim)), victim).to.equal(0);
+      expect((await events(svc, 'type=ClaimAbandoned')).map((event) => event.stream).sort()).to.deep.equal(victims.map((victim) => `user-${victim}`));
     } finally {
       await svc.stop();
     }

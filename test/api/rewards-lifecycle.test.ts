@@ -1,5 +1,8 @@
 import { expect } from 'chai';
 import { createUser, days, eventually, events, getUser, never, putProgram, putPromo, putReward } from '../support/fixtures.js';
+import type { EventStore } from '../../src/ports/event-store.js';
+import type { ReadConsistency } from '../../src/ports/read-consistency.js';
+import { TOKENS } from '../../src/ports/tokens.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 
 const DAY = 86_400_000;
@@ -47,6 +50,27 @@ describe('API: reward expiry and pooled one-time codes', () => {
     expect(expired.find((event) => event.data.reward_key === 'coins')!.data).to.include({ credits_forfeited: 10, balance_after: 0 });
     await svc.service.runMaintenance();
     expect(await events(svc, 'stream=user-expiring&type=RewardExpired')).to.have.length(2);
+  });
+
+  it('one sweep run records the due expiries of every user, not only the first', async () => {
+    const own = await startTestService();
+    try {
+      await putReward(own, 'coins', { kind: 'credit', name: 'Coins', credits: 10 });
+      const users = ['sweep-a', 'sweep-b', 'sweep-c'];
+      for (const [index, user] of users.entries()) {
+        await createUser(own, user);
+        own.clock.advance(60_000 * (index + 1));
+        expect((await own.admin('POST', `/users/${user}/rewards/grant`, { key: 'coins', deactivation: days(1) })).status).to.equal(201);
+      }
+      const head = (await own.service.container.resolve<EventStore>(TOKENS.EventStore).headPosition())!;
+      expect(await own.service.container.resolve<ReadConsistency>(TOKENS.ReadConsistency).waitFor(head, 10_000)).to.equal(true);
+      own.clock.advance(2 * DAY);
+      await own.service.runMaintenance();
+      const expired = await events(own, 'type=RewardExpired');
+      expect(expired.map((event) => event.stream).sort()).to.deep.equal(users.map((user) => `user-${user}`));
+    } finally {
+      await own.stop();
+    }
   });
 
   it('an expired credit entry cannot be withdrawn', async () => {
