@@ -203,6 +203,35 @@ describe('npm run generate-events: options', () => {
       expect(fs.existsSync(path.join(dataDir, 'referrals.db'))).to.equal(false);
     });
   }
+
+  for (const option of ['--events', '--users', '--days', '--seed']) {
+    it(`exits 2 on ${option} 0 (must be a positive integer), writing nothing`, async () => {
+      const dataDir = tempDataDir();
+      const args = option === '--events' ? ['--events', '0'] : ['--events', '10', option, '0'];
+      const failure = await script('generate-events', dataDir, args).then(
+        () => null,
+        (error: { code: number; stderr: string }) => error,
+      );
+      expect(failure?.code).to.equal(2);
+      expect(failure?.stderr).to.contain(`${option} must be a positive integer`);
+      expect(fs.existsSync(path.join(dataDir, 'referrals.db'))).to.equal(false);
+    });
+  }
+
+  it('--days sets the simulated period: the history begins that many days before now', async function () {
+    this.timeout(120_000);
+    const dataDir = tempDataDir();
+    const started = Date.now();
+    await script('generate-events', dataDir, ['--events', '200', '--days', '3', '--seed', '5']);
+    const registered = (await readLog(dataDir))
+      .filter((event) => event.type === 'UserRegistered')
+      .map((event) => Date.parse(event.data.registered_at as string));
+    const DAY = 86_400_000;
+    expect(registered).to.not.be.empty;
+    for (const at of registered) expect(at).to.be.within(started - 3 * DAY, Date.now());
+    // Registrations spread over the period: the first in its first day.
+    expect(Math.min(...registered)).to.be.below(started - 2 * DAY);
+  });
 });
 
 describe('generate-events: BulkAppender', () => {
