@@ -24,6 +24,31 @@ function runNpmAudit(dataDir: string) {
   return spawnSync(command, args, { env: { ...process.env, DATA_DIR: dataDir, NODE_ENV: 'test' }, encoding: 'utf8' });
 }
 
+/** A stopped service where each user got two grants of 7 tokens and withdrew 3 (ledger 7, 14, 11). */
+async function ledgersOf(users: string[]) {
+  const svc = await startTestService();
+  await putReward(svc, 'tokens', { kind: 'credit', name: 'Tokens', credits: 7 });
+  for (const user of users) {
+    await createUser(svc, user);
+    await svc.admin('POST', `/users/${user}/rewards/grant`, { key: 'tokens', operation_id: `${user}-1` });
+    await svc.admin('POST', `/users/${user}/rewards/grant`, { key: 'tokens', operation_id: `${user}-2` });
+    await svc.call('POST', `/users/${user}/rewards/withdraw-credits`, { key: 'tokens', amount: 3 });
+  }
+  await svc.stop();
+  return svc;
+}
+
+/** A user's credit-ledger rows, oldest first, as stored (checked to be the 7, 14, 11 of `ledgersOf`). */
+function ledgerRows(db: Database.Database, user: string) {
+  const rows = db
+    .prepare<[string], { id: string; doc: string }>(
+      "SELECT id, doc FROM rm_credit_ledger WHERE json_extract(doc, '$.app_user_id') = ? ORDER BY json_extract(doc, '$.seq')",
+    )
+    .all(user);
+  expect(rows.map((row) => JSON.parse(row.doc).balance_after)).to.deep.equal([7, 14, 11]);
+  return rows;
+}
+
 /** `readStore` with one method replaced, the others its own. */
 function replacing<K extends keyof ReadStore>(readStore: ReadStore, name: K, replacement: ReadStore[K]): ReadStore {
   return new Proxy(readStore, {
@@ -140,22 +165,9 @@ describe('npm run audit-credits', function () {
   });
 
   it("reports a user whose last ledger row is missing: the ledger's sum and last balance both disagree with the events", async () => {
-    const svc = await startTestService();
-    await putReward(svc, 'tokens', { kind: 'credit', name: 'Tokens', credits: 7 });
-    for (const user of ['row-lost', 'intact']) {
-      await createUser(svc, user);
-      await svc.admin('POST', `/users/${user}/rewards/grant`, { key: 'tokens', operation_id: `${user}-1` });
-      await svc.admin('POST', `/users/${user}/rewards/grant`, { key: 'tokens', operation_id: `${user}-2` });
-      await svc.call('POST', `/users/${user}/rewards/withdraw-credits`, { key: 'tokens', amount: 3 });
-    }
-    await svc.stop();
+    const svc = await ledgersOf(['row-lost', 'intact']);
     const db = new Database(path.join(svc.dataDir, 'referrals.db'));
-    const rows = db
-      .prepare<[string], { id: string; doc: string }>(
-        "SELECT id, doc FROM rm_credit_ledger WHERE json_extract(doc, '$.app_user_id') = ? ORDER BY json_extract(doc, '$.seq')",
-      )
-      .all('row-lost');
-    expect(rows.map((row) => JSON.parse(row.doc).balance_after)).to.deep.equal([7, 14, 11]);
+    const rows = ledgerRows(db, 'row-lost');
     // The rows left still chain (7, then 14): only the sum and the last balance show the loss.
     db.prepare('DELETE FROM rm_credit_ledger WHERE id = ?').run(rows[2]!.id);
     db.close();
@@ -200,23 +212,10 @@ describe('npm run audit-credits', function () {
   });
 
   it("reports a ledger row whose balance_after or delta was changed, naming that row's event (the sum and last balance still agree)", async () => {
-    const svc = await startTestService();
-    await putReward(svc, 'tokens', { kind: 'credit', name: 'Tokens', credits: 7 });
-    for (const user of ['balance-edited', 'delta-edited']) {
-      await createUser(svc, user);
-      await svc.admin('POST', `/users/${user}/rewards/grant`, { key: 'tokens', operation_id: `${user}-1` });
-      await svc.admin('POST', `/users/${user}/rewards/grant`, { key: 'tokens', operation_id: `${user}-2` });
-      await svc.call('POST', `/users/${user}/rewards/withdraw-credits`, { key: 'tokens', amount: 3 });
-    }
-    await svc.stop();
+    const svc = await ledgersOf(['balance-edited', 'delta-edited']);
     const db = new Database(path.join(svc.dataDir, 'referrals.db'));
     const middleRow = (user: string) => {
-      const rows = db
-        .prepare<[string], { id: string; doc: string }>(
-          "SELECT id, doc FROM rm_credit_ledger WHERE json_extract(doc, '$.app_user_id') = ? ORDER BY json_extract(doc, '$.seq')",
-        )
-        .all(user);
-      expect(rows.map((row) => JSON.parse(row.doc).balance_after)).to.deep.equal([7, 14, 11]);
+      const rows = ledgerRows(db, user);
       return { id: rows[1]!.id, doc: JSON.parse(rows[1]!.doc) as { balance_after: number; delta: number; event_id: string } };
     };
     const edited = middleRow('balance-edited');

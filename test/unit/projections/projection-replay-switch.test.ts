@@ -1,7 +1,6 @@
 import 'reflect-metadata';
 import fs from 'node:fs';
 import { expect } from 'chai';
-import type { Projection } from '../../../projections/projection.js';
 import { openSqlite, type SqliteConnection } from '../../../src/adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../../../src/adapters/sqlite/sqlite-event-store.js';
 import { SqliteReadStore } from '../../../src/adapters/sqlite/sqlite-read-store.js';
@@ -9,22 +8,11 @@ import { RandomIds } from '../../../src/adapters/system/random-ids.js';
 import { type CommandContext, EventLog } from '../../../src/application/event-log.js';
 import { replayProjections } from '../../../src/application/projections/projection-replay.js';
 import type { ReadStore } from '../../../src/ports/read-store.js';
+import { COUNTS, counting } from '../../support/counting-projection.js';
 import { registered } from '../../support/events.js';
 import { tempDir } from '../../support/temp-dir.js';
 
 const context: CommandContext = { correlation_id: 'request-1', causation_id: 'request-1', actor: 'process:test' };
-const COUNTS = 'event_counts';
-
-/** One document per stream: how many of its events were folded. */
-const counting: Projection = {
-  name: 'event_counts',
-  version: 1,
-  collections: [{ name: COUNTS, indexes: [] }],
-  eventTypes: ['UserRegistered'],
-  targets: (event) => [{ collection: COUNTS, id: event.stream }],
-  evolve: (_ref, doc) => ({ count: ((doc?.count as number | undefined) ?? 0) + 1 }),
-};
-
 /**
  * MongoDB switches a rebuilt read model in collection by collection, its replay checkpoint marked
  * `switching` meanwhile. A run interrupted there has put part of its rebuild live: the next run

@@ -10,22 +10,11 @@ import { RandomIds } from '../../../src/adapters/system/random-ids.js';
 import { type CommandContext, EventLog } from '../../../src/application/event-log.js';
 import { ProjectionRunner } from '../../../src/application/projections/projection-runner.js';
 import { CheckpointMovedError, type ProjectorBatch } from '../../../src/ports/read-store.js';
+import { COUNTS, counting } from '../../support/counting-projection.js';
 import { registered } from '../../support/events.js';
 import { tempDir } from '../../support/temp-dir.js';
 
 const context: CommandContext = { correlation_id: 'request-1', causation_id: 'request-1', actor: 'process:test' };
-const COUNTS = 'event_counts';
-
-/** One document per stream: how many of its events were folded. */
-const counting: Projection = {
-  name: 'event_counts',
-  version: 1,
-  collections: [{ name: COUNTS, indexes: [] }],
-  eventTypes: ['UserRegistered'],
-  targets: (event) => [{ collection: COUNTS, id: event.stream }],
-  evolve: (_ref, doc) => ({ count: ((doc?.count as number | undefined) ?? 0) + 1 }),
-};
-
 /**
  * A replay run while the service is idle ends at the very position the live projector stands
  * at, and is switched in. The live projector must not continue it as if it were its own read
