@@ -175,25 +175,20 @@ export class MongoReadStore implements ReadStore {
   private async commitInTransaction(batches: ProjectorBatch[]): Promise<void> {
     const skip = new Set<string>();
     const writes = batches.reduce((sum, batch) => sum + batch.changes.length, 0);
-    const session = this.client.startSession();
-    try {
-      // Each round either commits or learns at least one more already-applied document.
-      for (let round = 0; round <= writes; round += 1) {
-        try {
-          await session.withTransaction(async () => {
-            await this.verifyCheckpoints(batches, session);
-            for (const batch of batches) await this.writeBatch(batch, session, skip);
-          });
-          return;
-        } catch (error) {
-          if (!(error instanceof AlreadyAppliedInTransaction)) throw error;
-          for (const key of error.keys) skip.add(key);
-        }
+    // Each round either commits or learns at least one more already-applied document.
+    for (let round = 0; round <= writes; round += 1) {
+      try {
+        await this.inTransaction(async (session) => {
+          await this.verifyCheckpoints(batches, session);
+          for (const batch of batches) await this.writeBatch(batch, session, skip);
+        });
+        return;
+      } catch (error) {
+        if (!(error instanceof AlreadyAppliedInTransaction)) throw error;
+        for (const key of error.keys) skip.add(key);
       }
-      throw new Error('A read-model commit kept colliding with newer documents');
-    } finally {
-      await session.endSession();
     }
+    throw new Error('A read-model commit kept colliding with newer documents');
   }
 
   private async verifyCheckpoints(batches: ProjectorBatch[], session: ClientSession): Promise<void> {
