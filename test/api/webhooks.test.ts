@@ -131,6 +131,13 @@ describe('API: outgoing webhook endpoints (SPEC §12)', function () {
     const unknown = await service.admin('POST', `/admin/webhooks/x/deliveries/${uuidv5('a', uuidv5.URL)}/redeliver`);
     expect(unknown.status).to.equal(404);
     expect(unknown.body.errors[0].code).to.equal('NOT_FOUND.DELIVERY');
+    // The document says `format: uuid`, which is the 8-4-4-4-12 hex syntax: one whose version and
+    // variant bits no RFC names is a well-formed id that names no delivery (404), not a bad request.
+    const anyVariant = await service.admin('POST', '/admin/webhooks/x/deliveries/e3e70682-c209-4cac-629f-6fbed82c07cd/redeliver');
+    expect(anyVariant.status).to.equal(404);
+    expect(anyVariant.body.errors[0].code).to.equal('NOT_FOUND.DELIVERY');
+    const malformed = await service.admin('POST', '/admin/webhooks/x/deliveries/e3e70682-c209-4cac-629f-6fbed82c07c/redeliver');
+    expect(malformed.body.errors[0]).to.include({ status: 400, code: 'BAD_REQUEST', source: 'path:/message_id' });
     const noWebhook = await service.admin('POST', `/admin/webhooks/never-made/deliveries/${uuidv5('a', uuidv5.URL)}/redeliver`);
     expect(noWebhook.status).to.equal(404);
     expect(noWebhook.body.errors[0].code).to.equal('NOT_FOUND.WEBHOOK');

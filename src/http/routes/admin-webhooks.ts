@@ -154,7 +154,7 @@ export function adminWebhookRoutes(container: DependencyContainer): AnyRoute[] {
       path: '/admin/webhooks/{id}/deliveries/{message_id}/redeliver',
       operationId: 'redeliverWebhookMessage',
       summary: 'Deliver one message again (now, attempts from zero)',
-      params: z.object({ id: deliveriesOwner, message_id: z.string().uuid() }),
+      params: z.object({ id: deliveriesOwner, message_id: z.guid() }),
       responses: { 200: { description: 'Queued', schema: z.object({ data: z.object({ delivery: deliveryOut }) }) } },
       errors: ['NOT_FOUND.WEBHOOK', 'NOT_FOUND.DELIVERY'],
       async handle({ params: { id, message_id } }) {
