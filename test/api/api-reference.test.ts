@@ -162,6 +162,19 @@ describe('API reference: docs/ and the document are generated from the service a
     expect(checked).to.be.greaterThan(100);
   });
 
+  it('writes every pattern so that any regular-expression dialect reads it as the service does (no \\d, \\w, \\s, \\b)', () => {
+    // JSON Schema means ECMA-262 patterns, where \d is [0-9]; in Python's `re` (Schemathesis,
+    // hypothesis-jsonschema) it also matches other scripts' digits, so a fuzzer sent "١٢" as a
+    // log position and called the service's 400 a rejection of valid data.
+    const patterns: string[] = [];
+    JSON.stringify(JSON.parse(generated.get('docs/openapi.json')!), (key, value) => {
+      if (key === 'pattern' && typeof value === 'string') patterns.push(value);
+      return value;
+    });
+    expect(patterns.length).to.be.greaterThan(10);
+    expect(patterns.filter((pattern) => /\\[dwsbDWSB]/.test(pattern))).to.deep.equal([]);
+  });
+
   it('documents the date-times the service accepts: no hour 24, no minute or second 60', () => {
     const document = JSON.parse(generated.get('docs/openapi.json')!);
     const patterns = new Set<string>();

@@ -12,7 +12,7 @@ export const OFFER_MODES = ['PAY_AS_YOU_GO', 'PAY_UP_FRONT', 'FREE_TRIAL'] as co
 export const SUBSCRIPTION_PERIODS = ['ONE_WEEK', 'ONE_MONTH', 'TWO_MONTHS', 'THREE_MONTHS', 'SIX_MONTHS', 'ONE_YEAR'] as const;
 
 /** A non-negative decimal amount as a string ("0", "4.99", "1200"), as the store gives it. */
-export const DECIMAL_PRICE = /^(0|[1-9]\d{0,11})(\.\d{1,6})?$/;
+export const DECIMAL_PRICE = /^(0|[1-9][0-9]{0,11})(\.[0-9]{1,6})?$/;
 
 const storePriceSchema = z.object({
   territory: z.string(),

@@ -49,7 +49,7 @@ export const ledgerQuery = z.object({
   limit: optionalPageLimit(1000).openapi({ description: 'At most this many rows, with `next_after` to read on; without it, every row' }),
   after: z
     .string()
-    .regex(/^\d{20}(\.1)?$/, 'must be the next_after of a previous page')
+    .regex(/^[0-9]{20}(\.1)?$/, 'must be the next_after of a previous page')
     .optional()
     .openapi({ description: 'Exclusive: rows after this cursor (`next_after` of the previous page)' }),
 });

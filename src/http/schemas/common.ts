@@ -11,7 +11,7 @@ import { z } from './zod-openapi.js';
  * those two days take no offset away from UTC.
  */
 const DATE_TIME =
-  '^(?!0000-01-01T.*\\+(?!00:00$)|9999-12-31T.*-(?!00:00$))\\d{4}-\\d{2}-\\d{2}T([01]\\d|2[0-3]):[0-5]\\d:[0-5]\\d(\\.\\d+)?(Z|[+-]\\d{2}:\\d{2})$';
+  '^(?!0000-01-01T.*\\+(?!00:00$)|9999-12-31T.*-(?!00:00$))[0-9]{4}-[0-9]{2}-[0-9]{2}T([01][0-9]|2[0-3]):[0-5][0-9]:[0-5][0-9](\\.[0-9]+)?(Z|[+-][0-9]{2}:[0-9]{2})$';
 
 /** ISO 8601 date-time with offset; normalised to UTC with milliseconds. */
 export const dateTime = z.iso
@@ -32,7 +32,7 @@ function isRealUtcTime(value: string): boolean {
 /** A UTC calendar day, YYYY-MM-DD (the analytics and attribution ranges). */
 export const utcDay = z
   .string()
-  .regex(/^\d{4}-\d{2}-\d{2}$/, 'must be a date YYYY-MM-DD')
+  .regex(/^[0-9]{4}-[0-9]{2}-[0-9]{2}$/, 'must be a date YYYY-MM-DD')
   .refine(isRealUtcTime, 'must be a calendar date YYYY-MM-DD')
   .openapi({ type: 'string', format: 'date', example: '2026-11-01' });
 
@@ -47,11 +47,11 @@ const LAST_POSITION = 2n ** 63n - 1n;
 /** A log position or page cursor in a query or body: up to 20 digits, as a string. */
 export const logPosition = z
   .string()
-  .regex(/^\d{1,20}$/, 'must be a log position (1 to 20 digits)')
+  .regex(/^[0-9]{1,20}$/, 'must be a log position (1 to 20 digits)')
   .transform((value) => (BigInt(value) > LAST_POSITION ? LAST_POSITION : BigInt(value)));
 
 /** How `logPosition` is documented (its transform hides the string's pattern). */
-export const logPositionDoc = { type: 'string', pattern: '^\\d{1,20}$', example: '1200' } as const;
+export const logPositionDoc = { type: 'string', pattern: '^[0-9]{1,20}$', example: '1200' } as const;
 
 /**
  * A query's `limit`: a whole number from 1 to `max`, in plain digits (`0x10`, `1e1`, `+5`, `5.0`
@@ -69,7 +69,7 @@ export function optionalPageLimit(max: number) {
 function wholeNumberUpTo(max: number) {
   return z
     .string()
-    .regex(/^\d{1,7}$/, 'must be a whole number in plain digits')
+    .regex(/^[0-9]{1,7}$/, 'must be a whole number in plain digits')
     .transform(Number)
     .pipe(z.number().int().min(1).max(max));
 }

@@ -21,7 +21,7 @@ export const readinessReport = z
         .object({
           name: z.string(),
           checkpoint: z.string().nullable(),
-          lag: z.union([z.number().int().min(0), z.string().regex(/^>\d+$/)]).openapi({ description: 'Events behind the log; ">N" past READY_MAX_LAG.' }),
+          lag: z.union([z.number().int().min(0), z.string().regex(/^>[0-9]+$/)]).openapi({ description: 'Events behind the log; ">N" past READY_MAX_LAG.' }),
           caught_up: z.boolean(),
           needs_replay: z.boolean(),
           failure,

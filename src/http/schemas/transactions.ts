@@ -8,7 +8,7 @@ export const appStoreTransactionBody = z
   .object({
     original_transaction_id: z
       .string()
-      .regex(/^\d{1,32}$/, 'must be 1 to 32 digits')
+      .regex(/^[0-9]{1,32}$/, 'must be 1 to 32 digits')
       .openapi({ description: "StoreKit's originalTransactionId", example: '2000000123456789' }),
     app_account_token: optionalString(
       z.guid('must be a UUID').openapi({ type: 'string', format: 'uuid', description: 'StoreKit 2 appAccountToken (recorded with the link)' }),
