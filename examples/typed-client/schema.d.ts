@@ -1752,7 +1752,9 @@ export interface components {
             activation: {
                 /** @enum {string} */
                 variant: "claim" | "conversion";
+                /** @description Must be at least 1 (sender entries need it); a smaller value is refused with 422 `*.INVALID_ACTIVATION` */
                 amount?: number;
+                /** @description At most this many grants, 0 = unlimited; must be at least 0 (sender credit, offer_code and store_promo_code entries need it); a negative value is refused with 422 `*.INVALID_ACTIVATION` */
                 limit?: number;
             };
             deactivation: components["schemas"]["Deactivation"];
@@ -13947,7 +13949,7 @@ export interface operations {
             query: {
                 /** @description First UTC day, included */
                 from: string;
-                /** @description Last UTC day, included; at most 366 days after `from` counting both ends */
+                /** @description Last UTC day, included; not before `from`, and at most 366 days from it counting both ends */
                 to: string;
                 /** @description Only what came through codes of this program */
                 program_id?: string;
@@ -14212,7 +14214,7 @@ export interface operations {
             query: {
                 /** @description First UTC day, included */
                 from: string;
-                /** @description Last UTC day, included; at most 366 days after `from` counting both ends */
+                /** @description Last UTC day, included; not before `from`, and at most 366 days from it counting both ends */
                 to: string;
                 /** @description Only what came through codes of this program */
                 program_id?: string;
@@ -15049,7 +15051,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `WEBHOOK.URL_NOT_ALLOWED`: The webhook URL is not `https` (`http` needs WEBHOOKS_ALLOW_HTTP=true), carries credentials, or its host is or resolves to a loopback, private, link-local or unspecified address (allowed with WEBHOOKS_ALLOW_PRIVATE=true). */
+            /** @description `WEBHOOK.URL_NOT_ALLOWED`: The webhook URL is not `https` (`http` needs WEBHOOKS_ALLOW_HTTP=true), carries credentials, or its host does not resolve, or is or resolves to a loopback, private, link-local or unspecified address (allowed with WEBHOOKS_ALLOW_PRIVATE=true). */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -16427,7 +16429,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `WEBHOOK.URL_NOT_ALLOWED`: The webhook URL is not `https` (`http` needs WEBHOOKS_ALLOW_HTTP=true), carries credentials, or its host is or resolves to a loopback, private, link-local or unspecified address (allowed with WEBHOOKS_ALLOW_PRIVATE=true). */
+            /** @description `WEBHOOK.URL_NOT_ALLOWED`: The webhook URL is not `https` (`http` needs WEBHOOKS_ALLOW_HTTP=true), carries credentials, or its host does not resolve, or is or resolves to a loopback, private, link-local or unspecified address (allowed with WEBHOOKS_ALLOW_PRIVATE=true). */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];

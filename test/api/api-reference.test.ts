@@ -175,6 +175,23 @@ describe('API reference: docs/ and the document are generated from the service a
     expect(patterns.filter((pattern) => /\\[dwsbDWSB]/.test(pattern))).to.deep.equal([]);
   });
 
+  it('states every `format: uuid` as a pattern too, accepting exactly the ids the service accepts', () => {
+    // In OpenAPI 3.1 a format is an annotation: a tool may send "" or any text as a valid uuid.
+    const schemas: Array<{ pattern?: string }> = [];
+    JSON.stringify(JSON.parse(generated.get('docs/openapi.json')!), (_key, value) => {
+      if (value && typeof value === 'object' && value.format === 'uuid') schemas.push(value);
+      return value;
+    });
+    expect(schemas.length).to.be.greaterThanOrEqual(2);
+    for (const schema of schemas) {
+      expect(schema.pattern, JSON.stringify(schema)).to.be.a('string');
+      const accepts = (text: string) => new RegExp(schema.pattern!).test(text);
+      for (const id of ['e3e70682-c209-4cac-629f-6fbed82c07cd', 'E3E70682-C209-4CAC-929F-6FBED82C07CD']) expect(accepts(id), id).to.equal(true);
+      for (const id of ['', 'e3e70682c2094cac629f6fbed82c07cd', 'e3e70682-c209-4cac-629f-6fbed82c07cdx', 'g3e70682-c209-4cac-629f-6fbed82c07cd'])
+        expect(accepts(id), id).to.equal(false);
+    }
+  });
+
   it('documents the date-times the service accepts: no hour 24, no minute or second 60', () => {
     const document = JSON.parse(generated.get('docs/openapi.json')!);
     const patterns = new Set<string>();

@@ -14,7 +14,7 @@ const MAX_RANGE_DAYS = 366;
 
 const range = {
   from: utcDay.openapi({ description: 'First UTC day, included' }),
-  to: utcDay.openapi({ description: `Last UTC day, included; at most ${MAX_RANGE_DAYS} days after \`from\` counting both ends` }),
+  to: utcDay.openapi({ description: `Last UTC day, included; not before \`from\`, and at most ${MAX_RANGE_DAYS} days from it counting both ends` }),
   program_id: programId.optional().openapi({ description: 'Only what came through codes of this program' }),
 };
 

@@ -4,6 +4,7 @@ import { WebhookAdmin } from '../../application/webhooks/webhook-admin.js';
 import { commandContext } from '../context.js';
 import { ApiError } from '../errors.js';
 import { type AnyRoute, route } from '../route.js';
+import { uuid } from '../schemas/common.js';
 import { z } from '../schemas/zod-openapi.js';
 import {
   deliveriesOwner,
@@ -154,7 +155,7 @@ export function adminWebhookRoutes(container: DependencyContainer): AnyRoute[] {
       path: '/admin/webhooks/{id}/deliveries/{message_id}/redeliver',
       operationId: 'redeliverWebhookMessage',
       summary: 'Deliver one message again (now, attempts from zero)',
-      params: z.object({ id: deliveriesOwner, message_id: z.guid() }),
+      params: z.object({ id: deliveriesOwner, message_id: uuid }),
       responses: { 200: { description: 'Queued', schema: z.object({ data: z.object({ delivery: deliveryOut }) }) } },
       errors: ['NOT_FOUND.WEBHOOK', 'NOT_FOUND.DELIVERY'],
       async handle({ params: { id, message_id } }) {

@@ -41,6 +41,14 @@ export function checkOrder(from: string, to: string): void {
   if (from > to) throw new ApiError(400, 'BAD_REQUEST', `from (${from}) is after to (${to})`, 'query:/from');
 }
 
+/**
+ * A UUID as the document means `format: uuid`: the 8-4-4-4-12 hex syntax, any version or variant
+ * bits (StoreKit tokens, webhook message ids). The pattern states it for tools that treat a format
+ * as an annotation only.
+ */
+const UUID_PATTERN = '^[0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{4}-[0-9A-Fa-f]{12}$';
+export const uuid = z.guid('must be a UUID').openapi({ type: 'string', format: 'uuid', pattern: UUID_PATTERN });
+
 /** The largest position a store can hold; a cursor past it simply has nothing after it. */
 const LAST_POSITION = 2n ** 63n - 1n;
 

@@ -1,5 +1,5 @@
 import { z } from './zod-openapi.js';
-import { chars, orNull, outDateTime } from './common.js';
+import { chars, orNull, outDateTime, uuid } from './common.js';
 
 /** Optional string fields the SDKs send only when they have a value: absent or null both mean "none". */
 const optionalString = <T extends z.ZodTypeAny>(schema: T) => orNull(schema, 'string').optional();
@@ -10,9 +10,7 @@ export const appStoreTransactionBody = z
       .string()
       .regex(/^[0-9]{1,32}$/, 'must be 1 to 32 digits')
       .openapi({ description: "StoreKit's originalTransactionId", example: '2000000123456789' }),
-    app_account_token: optionalString(
-      z.guid('must be a UUID').openapi({ type: 'string', format: 'uuid', description: 'StoreKit 2 appAccountToken (recorded with the link)' }),
-    ),
+    app_account_token: optionalString(uuid.openapi({ description: 'StoreKit 2 appAccountToken (recorded with the link)' })),
   })
   .openapi('AppStoreTransactionRequest');
 
