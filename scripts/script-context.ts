@@ -16,7 +16,7 @@ export interface ScriptContext {
 }
 
 /** The service's configuration for a script; a bad one is reported (every problem) and exits 78. */
-export function loadScriptConfig(env: NodeJS.ProcessEnv = process.env): Config {
+function loadScriptConfig(env: NodeJS.ProcessEnv = process.env): Config {
   try {
     const config = loadConfig(env);
     for (const warning of misspeltSettings(env)) process.stderr.write(`Warning: ${warning}\n`);
@@ -35,7 +35,7 @@ export function loadScriptConfig(env: NodeJS.ProcessEnv = process.env): Config {
  * when the external backend is configured). Scripts that read a store refuse to go on rather
  * than create an empty database for a mistyped DATA_DIR.
  */
-export function missingDatabase(config: Config): string | null {
+function missingDatabase(config: Config): string | null {
   if (config.EVENTSTORE_URL !== null && config.MONGODB_URL !== null) return null;
   const file = databasePath(config.DATA_DIR);
   return fs.existsSync(file) ? null : file;

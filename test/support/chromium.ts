@@ -7,9 +7,9 @@ import { type Browser, chromium } from 'playwright-core';
  * points elsewhere. A missing browser fails the suite loudly; CONSOLE_BROWSER_TESTS=skip is the
  * only way to skip it, and it says so.
  */
-export const CHROMIUM_CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable'];
+const CHROMIUM_CANDIDATES = ['/usr/bin/chromium', '/usr/bin/chromium-browser', '/usr/bin/google-chrome', '/usr/bin/google-chrome-stable'];
 
-export function chromiumPath(): string | null {
+function chromiumPath(): string | null {
   const given = process.env.CHROMIUM_PATH;
   if (given) return given;
   return CHROMIUM_CANDIDATES.find((candidate) => fs.existsSync(candidate)) ?? null;

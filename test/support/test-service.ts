@@ -61,7 +61,7 @@ export interface TestServiceOptions {
 }
 
 /** Throws when the service's own document does not describe a response it gave. */
-export class UndocumentedResponseError extends Error {
+class UndocumentedResponseError extends Error {
   constructor(problems: string[], body: unknown) {
     super(`The response does not match /openapi.json:\n  ${problems.join('\n  ')}\nbody: ${JSON.stringify(body)?.slice(0, 2000)}`);
     this.name = 'UndocumentedResponseError';
