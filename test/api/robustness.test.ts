@@ -528,6 +528,22 @@ describe('API: hostile and unusual input never breaks the service', () => {
     expect(charset.body.errors[0]).to.include({ code: 'UNSUPPORTED_MEDIA_TYPE', source: 'header:content-type' });
   });
 
+  it('answers JSON whatever Accept asks for (RFC 9110 §12.5.1: disregarded, never 406), errors included', async () => {
+    await createUser(svc, 'accepts-anything');
+    for (const accept of ['application/xml', 'text/html', 'text/plain;q=1, application/json;q=0', 'image/*']) {
+      const found = await svc.call('GET', '/users/accepts-anything', undefined, { accept });
+      expect(found.status, accept).to.equal(200);
+      expect(found.headers.get('content-type'), accept).to.match(/^application\/json/);
+      expect(found.body.data.user.app_user_id).to.equal('accepts-anything');
+      const created = await svc.call('POST', '/users', { app_user_id: 'accepts-anything' }, { accept });
+      expect(created.status, accept).to.equal(200);
+      const missing = await svc.call('GET', '/users/nobody-here', undefined, { accept });
+      expect(missing.status, accept).to.equal(404);
+      expect(missing.headers.get('content-type'), accept).to.match(/^application\/json/);
+      expect(missing.body.errors[0].code).to.equal('NOT_FOUND.USER');
+    }
+  });
+
   it('a manual grant of an active offer code adds nothing (200); a repeated operation_id answers 200', async () => {
     await createUser(svc, 'offer-holder');
     expect((await svc.admin('POST', '/users/offer-holder/rewards/grant', { key: 'offer' })).status).to.equal(201);
