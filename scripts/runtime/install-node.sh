@@ -7,8 +7,8 @@ set -euo pipefail
 major="${1:?usage: install-node.sh MAJOR (22 or 24)}"
 # Exact versions keep CI reproducible; bump them here.
 case "$major" in
-  24) version=24.21.0 ;;
-  22) version=22.23.3 ;;
+  24) version=24.22.3 ;;
+  22) version=22.23.5 ;;
   *) echo "install-node.sh: supported majors are 22 and 24, not '$major'" >&2; exit 2 ;;
 esac
 root="$(cd "$(dirname "$0")/../.." && pwd)"
