@@ -41,20 +41,19 @@ export const rewardBody = z
   ])
   .openapi('RewardRequest');
 
+/** An activation number: any size a business rule can judge (422 *.INVALID_ACTIVATION), not sheer size. */
+const activationNumber = z.number().int().min(-1_000_000_000).max(1_000_000_000).optional();
+
 const entryBody = z
   .object({
     reward_key: rewardKey,
     // Ranges beyond types are business rules (422 *.INVALID_ACTIVATION), except sheer size.
     activation: z.object({
       variant: z.enum(['claim', 'conversion']),
-      amount: z
-        .number()
-        .int()
-        .min(-1_000_000_000)
-        .max(1_000_000_000)
-        .optional()
-        .openapi({ description: 'Must be at least 1 (sender entries need it); a smaller value is refused with 422 `*.INVALID_ACTIVATION`' }),
-      limit: z.number().int().min(-1_000_000_000).max(1_000_000_000).optional().openapi({
+      amount: activationNumber.openapi({
+        description: 'Must be at least 1 (sender entries need it); a smaller value is refused with 422 `*.INVALID_ACTIVATION`',
+      }),
+      limit: activationNumber.openapi({
         description:
           'At most this many grants, 0 = unlimited; must be at least 0 (sender credit, offer_code and store_promo_code entries need it); a negative value is refused with 422 `*.INVALID_ACTIVATION`',
       }),
