@@ -12,6 +12,7 @@ import { customerSubject, keptKeyCount, userSubject } from '../../src/applicatio
 import type { Backend } from '../../src/backends/backend.js';
 import { WEBHOOKS_FILE } from '../../src/backends/embedded.js';
 import type { EventStore } from '../../src/ports/event-store.js';
+import type { KeyStore } from '../../src/ports/key-store.js';
 import type { ReadConsistency } from '../../src/ports/read-consistency.js';
 import type { ReadStore } from '../../src/ports/read-store.js';
 import { TOKENS } from '../../src/ports/tokens.js';
@@ -289,6 +290,52 @@ describe('API: erasure and access (DELETE /admin/users/{id}, GET /admin/users/{i
       const exported = JSON.stringify((await svc.admin('GET', `/admin/users/${user}/export`)).body.data.export.events.slice(0, lastErasure));
       expect(exported).not.to.contain('@example.org');
     }
+  });
+
+  it('updates racing DELETEs of an already erased user are never half-erased: what lands after the last erasure reads clear, whole', async () => {
+    for (let round = 0; round < 5; round += 1) {
+      const user = `erased-racer-${round}`;
+      await createUser(svc, user, { metadata: { email: `${user}-0@example.org` } });
+      expect((await svc.admin('DELETE', `/admin/users/${user}`)).status).to.equal(204);
+      // Each DELETE finds the user erased (a no-op) or erases the updates that landed before it.
+      const requests = Array.from({ length: 12 }, (_, index) =>
+        index % 3 === 2
+          ? svc.admin('DELETE', `/admin/users/${user}`)
+          : svc.call('POST', '/users', { app_user_id: user, metadata: { email: `${user}-${index}@example.org` }, payment_customer_id: `cus_${user}_${index}` }),
+      );
+      for (const response of await Promise.all(requests)) expect(response.status).to.be.oneOf([200, 204]);
+      const events = await userEvents(svc, user);
+      const lastErasure = events.map((event) => event.type).lastIndexOf('UserErased');
+      for (const event of events.slice(lastErasure + 1)) {
+        expect(event.type, `round ${round}`).to.equal('UserProfileUpdated');
+        const { metadata, payment_customer_id } = event.data.changes as Record<string, unknown>;
+        expect(metadata, `round ${round}: ${JSON.stringify(event.data)}`)
+          .to.have.property('email')
+          .that.matches(/@example\.org$/);
+        expect(payment_customer_id, `round ${round}: ${JSON.stringify(event.data)}`).to.match(new RegExp(`^cus_${user}_`));
+      }
+      const last = events[events.length - 1]!;
+      const shown = await getUser(svc, user);
+      if (last.type === 'UserErased') expect([shown.metadata, shown.payment_customer_id]).to.deep.equal([null, null]);
+      else expect([shown.metadata, shown.payment_customer_id]).to.deep.equal([last.data.changes.metadata, last.data.changes.payment_customer_id]);
+    }
+  });
+
+  it('a key made after the erasure for an update not appended yet (another process, which the stream lock does not hold back) survives a repeated DELETE', async () => {
+    await createUser(svc, 'erased-then-keyed', { metadata: { email: 'erased-then-keyed-0@example.org' } });
+    expect((await svc.admin('DELETE', '/admin/users/erased-then-keyed')).status).to.equal(204);
+    // What another process's update does first: it makes the user's new key, then appends.
+    const keys = svc.service.container.resolve<KeyStore>(TOKENS.KeyStore);
+    const made = await keys.keyFor(userSubject('erased-then-keyed'));
+    const count = (await userEvents(svc, 'erased-then-keyed')).length;
+    expect((await svc.admin('DELETE', '/admin/users/erased-then-keyed')).status).to.equal(204);
+    expect((await userEvents(svc, 'erased-then-keyed')).length).to.equal(count);
+    expect((await keys.existingKey(userSubject('erased-then-keyed')))?.id).to.equal(made.id);
+    const later = { email: 'erased-then-keyed-1@example.org' };
+    expect((await svc.call('POST', '/users', { app_user_id: 'erased-then-keyed', metadata: later })).status).to.equal(200);
+    const events = await userEvents(svc, 'erased-then-keyed');
+    expect(events[events.length - 1]!.data.changes.metadata).to.deep.equal(later);
+    expect((await getUser(svc, 'erased-then-keyed')).metadata).to.deep.equal(later);
   });
 });
 

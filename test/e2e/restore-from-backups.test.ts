@@ -57,6 +57,38 @@ describe('E2E: restoring from backups (README, For operators and Personal data)'
     }
   });
 
+  it('an update racing that repeated erasure is erased with it or kept after it, never sealed under a key it destroys', async () => {
+    const dataDir = tempDataDir();
+    const keysBackup = tempDataDir();
+    const users = Array.from({ length: 24 }, (_, index) => `restored-racer-${index}`);
+    let svc = await startTestService({ dataDir });
+    for (const user of users) await createUser(svc, user, { metadata: { email: `${user}@example.org` } });
+    await svc.stop();
+    copyDatabase('data-keys.db', dataDir, keysBackup);
+    svc = await startTestService({ dataDir });
+    for (const user of users) expect((await svc.admin('DELETE', `/admin/users/${user}`)).status).to.equal(204);
+    await svc.stop();
+    removeDatabase('data-keys.db', dataDir);
+    copyDatabase('data-keys.db', keysBackup, dataDir);
+    svc = await startTestService({ dataDir });
+    try {
+      for (const user of users) {
+        // The update finds the restored key and seals under it; the DELETE destroys that key.
+        const [updated, erased] = await Promise.all([
+          svc.call('POST', '/users', { app_user_id: user, metadata: { email: `${user}-later@example.org` } }),
+          new Promise((resolve) => setTimeout(resolve, users.indexOf(user) % 4)).then(() => svc.admin('DELETE', `/admin/users/${user}`)),
+        ]);
+        expect([updated.status, erased.status]).to.deep.equal([200, 204]);
+        const events = (await svc.admin('GET', `/admin/events?stream=user-${user}`)).body.data.events as { type: string; data: any }[];
+        const last = events[events.length - 1]!;
+        if (last.type === 'UserProfileUpdated') expect(last.data.changes.metadata, user).to.deep.equal({ email: `${user}-later@example.org` });
+        else expect(last.type, user).to.equal('UserErased');
+      }
+    } finally {
+      await svc.stop();
+    }
+  });
+
   it('migrate-events refuses a log holding encrypted values without its data-keys.db, creating nothing', async () => {
     const source = tempDataDir();
     const svc = await startTestService({ dataDir: source });

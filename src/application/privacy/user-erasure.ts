@@ -12,7 +12,7 @@ import { type CommandContext, EventLog } from '../event-log.js';
 import { CommandExecutor } from '../command-executor.js';
 import { StreamExecutor } from '../stream-executor.js';
 import { CustomerErasureLock } from './customer-erasure-lock.js';
-import { customerSubject, userSubject, forgetKeysOf } from './personal-data-cipher.js';
+import { customerSubject, forgetKeysOf, keyIdOf, userSubject } from './personal-data-cipher.js';
 
 /**
  * DELETE /admin/users/{app_user_id} (SPEC §13): crypto-shredding. Destroys the data keys of
@@ -27,7 +27,8 @@ import { customerSubject, userSubject, forgetKeysOf } from './personal-data-ciph
  * another process that slips in makes the append conflict, and the retry destroys again: the
  * user's key (a new one, if that writer made one) and the customer keys of the ids it can still
  * read (an id sealed under the key the first attempt destroyed can no longer be read, so its own
- * key, if that writer made one, survives: a second DELETE cannot find it either).
+ * key, if that writer made one, survives: a second DELETE cannot find it either). A user found
+ * already erased is found so under the same lock (`destroyRestoredKeys`).
  */
 @injectable()
 export class UserErasure {
@@ -44,13 +45,8 @@ export class UserErasure {
 
   async erase(appUserId: string, context: CommandContext): Promise<{ erased: boolean }> {
     const stream = streams.user(appUserId);
-    const { state } = await this.executor.load(stream, userEvolver);
-    // Unknown → NOT_FOUND.USER, already erased → nothing to record: the decider says so.
-    const early = decideEraseUser(state, this.clock.now(), []);
-    if (early.events.length === 0) {
-      if (state.exists) await this.customerLock.oneErasureAtATime(() => this.destroyRestoredKeys(appUserId, stream));
-      return early.result;
-    }
+    // Unknown → NOT_FOUND.USER before any lock is taken: the decider says so.
+    decideEraseUser((await this.executor.load(stream, userEvolver)).state, this.clock.now(), []);
     // Once a key is destroyed, the purge runs even if what follows fails (a retried DELETE finds
     // the user erased and would not purge).
     const progress = { destroyed: false };
@@ -64,25 +60,34 @@ export class UserErasure {
   /**
    * An erasure repeated after a restore (README, Personal data): the log says erased, but a key
    * store restored from a backup older than the erasure holds the keys again. They are destroyed
-   * again (the customers' first: their ids are sealed under the user's key), and the store purged.
+   * again (the customers' first: their ids are sealed under the user's key). Runs under the
+   * stream's lock, as every write to the stream does: a key found here is not one an update
+   * racing this DELETE has just made for data it is about to append (SPEC §13: data sent after
+   * an erasure is kept, under a new key). That update has either landed, and the user is then
+   * erased again as usual, or not asked for its key yet. Whether keys were destroyed.
    */
-  private async destroyRestoredKeys(appUserId: string, stream: string): Promise<void> {
+  private async destroyRestoredKeys(appUserId: string, stream: string): Promise<boolean> {
     // Without the user's key nothing can be back: the customers' ids are sealed under it. One
     // look-up, so a repeated DELETE costs the same for a user with a long history; the stream is
     // read only when a restore brought the key back.
-    if ((await this.keys.existingKey(userSubject(appUserId))) === null) return;
+    const userKey = await this.keys.existingKey(userSubject(appUserId));
+    if (userKey === null) return false;
     const held = await this.personalValues(stream);
+    // A restored key sealed values the last erasure erased. One that sealed none was made after
+    // it, for data still to be appended: by a writer in another process, which this lock does
+    // not hold back (or by a write that failed after making it).
+    if (!held.erasedKeyIds.has(userKey.id)) return false;
     let destroyed = 0;
     for (const subject of [...held.customerIds.map(customerSubject), userSubject(appUserId)]) {
       destroyed += await this.keys.destroy(subject);
       forgetKeysOf(subject);
     }
-    if (destroyed === 0) return;
+    if (destroyed === 0) return false;
     this.logger.warn(
       { app_user_id: appUserId, keys: destroyed },
       'erasure: keys of an erased user were back (a key store restored from an older backup); destroyed again',
     );
-    await this.purge();
+    return true;
   }
 
   private async purge(): Promise<void> {
@@ -101,6 +106,7 @@ export class UserErasure {
   private async eraseLocked(appUserId: string, stream: string, context: CommandContext, progress: { destroyed: boolean }): Promise<{ erased: boolean }> {
     const releases: (() => void)[] = [];
     const locked = new Set<string>();
+    let alreadyErased = false;
     try {
       const executed = await this.executor.execute(
         stream,
@@ -108,7 +114,14 @@ export class UserErasure {
         (current, held: { eventIds: string[] }) => decideEraseUser(current, this.clock.now(), held.eventIds),
         context,
         {
-          prepare: async () => {
+          prepare: async ({ state }) => {
+            // Already erased, nothing personal received since: nothing to record (the decider
+            // says so), only keys a restore may have brought back to destroy.
+            alreadyErased = state.erased;
+            if (state.erased) {
+              if (await this.destroyRestoredKeys(appUserId, stream)) progress.destroyed = true;
+              return { eventIds: [] };
+            }
             const held = await this.personalValues(stream);
             // A retry may find customers a writer in another process added: they are locked too
             // (no other erasure holds customer locks meanwhile, so the order cannot deadlock).
@@ -128,6 +141,7 @@ export class UserErasure {
           },
         },
       );
+      if (alreadyErased) return executed.result;
       // The snapshot is rewritten (the one before may hold the personal values) before the request's after-commit work.
       await this.executor.snapshotAfterErasure(stream, userEvolver, executed);
       await this.commands.afterCommit(executed.position, context, appUserId);
@@ -137,17 +151,24 @@ export class UserErasure {
     }
   }
 
-  /** The user's events that hold a personal value, and every payment customer id among them (decrypted while the keys exist). */
-  private async personalValues(stream: string): Promise<{ eventIds: string[]; customerIds: string[] }> {
+  /**
+   * The user's events that hold a personal value, every payment customer id among them (decrypted
+   * while the keys exist), and the ids of the keys that sealed a value the last erasure erased.
+   */
+  private async personalValues(stream: string): Promise<{ eventIds: string[]; customerIds: string[]; erasedKeyIds: Set<string> }> {
     const eventIds: string[] = [];
     const customerIds = new Set<string>();
+    const keyIds = new Set<string>();
+    let erasedKeyIds = new Set<string>();
     for (const event of await this.log.readStream(stream)) {
+      if (event.type === 'UserErased') erasedKeyIds = new Set(keyIds);
+      for (const envelope of Object.values(event.sealed ?? {})) keyIds.add(keyIdOf(envelope));
       const values = personalFieldsOf(event.type).map((field) => valueAt(event.data, field.path));
       if (values.some((value) => value !== undefined && value !== null)) eventIds.push(event.id);
       const customer =
         event.type === 'UserRegistered' ? event.data.payment_customer_id : event.type === 'UserProfileUpdated' ? event.data.changes.payment_customer_id : null;
       if (customer) customerIds.add(customer);
     }
-    return { eventIds, customerIds: [...customerIds] };
+    return { eventIds, customerIds: [...customerIds], erasedKeyIds };
   }
 }
