@@ -1,8 +1,6 @@
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { expect } from 'chai';
-import { readmeSection, runVerbatim, shellBlocks } from '../support/readme.js';
-import { startTestService, tempDataDir } from '../support/test-service.js';
+import { demoDataDir, readmeSection, runVerbatim, shellBlocks } from '../support/readme.js';
+import { startTestService } from '../support/test-service.js';
 
 describe("E2E: the README's RevenueCat notification by hand, verbatim, after npm run demo", function () {
   this.timeout(180_000);
@@ -11,11 +9,7 @@ describe("E2E: the README's RevenueCat notification by hand, verbatim, after npm
     const [start, commands] = shellBlocks(readmeSection('### Try it without a provider account'));
     expect(start).to.contain("REVENUECAT_WEBHOOK_AUTH='Bearer rc-try' npm start");
     expect(commands).to.match(/^BASE=\$\{BASE:-http:\/\/localhost:8080\}\n/);
-    const dataDir = tempDataDir();
-    const { PORT: _port, ...inherited } = process.env;
-    await promisify(execFile)('npm', ['run', '-s', 'demo'], {
-      env: { ...inherited, DATA_DIR: dataDir, LOG_LEVEL: 'silent', CLIENT_API_KEYS: '', SECRET_API_KEYS: '' },
-    });
+    const dataDir = await demoDataDir();
     // Started as the section says (validated against /openapi.json).
     const svc = await startTestService({ dataDir, env: { CLIENT_API_KEYS: 'ck_demo', SECRET_API_KEYS: 'sk_demo', REVENUECAT_WEBHOOK_AUTH: 'Bearer rc-try' } });
     try {

@@ -47,3 +47,16 @@ export async function runVerbatim(commands: string, base: string, timeout = 30_0
     timeout,
   });
 }
+
+/**
+ * A fresh data directory loaded by `npm run demo`, as the README's sections that start from the
+ * demo data say (with no keys of its own: the demo makes one-off keys).
+ */
+export async function demoDataDir(): Promise<string> {
+  const dataDir = tempDataDir();
+  const { PORT: _port, ...inherited } = process.env;
+  await promisify(execFile)('npm', ['run', '-s', 'demo'], {
+    env: { ...inherited, DATA_DIR: dataDir, LOG_LEVEL: 'silent', CLIENT_API_KEYS: '', SECRET_API_KEYS: '' },
+  });
+  return dataDir;
+}

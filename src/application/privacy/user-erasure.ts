@@ -106,7 +106,6 @@ export class UserErasure {
   private async eraseLocked(appUserId: string, stream: string, context: CommandContext, progress: { destroyed: boolean }): Promise<{ erased: boolean }> {
     const releases: (() => void)[] = [];
     const locked = new Set<string>();
-    let alreadyErased = false;
     try {
       const executed = await this.executor.execute(
         stream,
@@ -117,7 +116,6 @@ export class UserErasure {
           prepare: async ({ state }) => {
             // Already erased, nothing personal received since: nothing to record (the decider
             // says so), only keys a restore may have brought back to destroy.
-            alreadyErased = state.erased;
             if (state.erased) {
               if (await this.destroyRestoredKeys(appUserId, stream)) progress.destroyed = true;
               return { eventIds: [] };
@@ -141,7 +139,8 @@ export class UserErasure {
           },
         },
       );
-      if (alreadyErased) return executed.result;
+      // Already erased (the decider's `erased: false`): nothing was recorded, no snapshot to rewrite.
+      if (!executed.result.erased) return executed.result;
       // The snapshot is rewritten (the one before may hold the personal values) before the request's after-commit work.
       await this.executor.snapshotAfterErasure(stream, userEvolver, executed);
       await this.commands.afterCommit(executed.position, context, appUserId);
