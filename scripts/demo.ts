@@ -286,9 +286,9 @@ function demoConfig(config: Config): Config {
   };
 }
 
-/** The store and port settings this run was given in its environment, for the start command it prints. */
+/** The store, port and link settings this run was given in its environment, for the start command it prints. */
 function startSettings(): string[] {
-  return ['DATA_DIR', 'EVENTSTORE_URL', 'MONGODB_URL', 'PORT'].flatMap((name) => {
+  return ['DATA_DIR', 'EVENTSTORE_URL', 'MONGODB_URL', 'PORT', 'REFERRAL_LINK_BASE'].flatMap((name) => {
     const value = process.env[name];
     if (!value) return [];
     return [`${name}=${/^[\w./:@-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`}`];
@@ -302,7 +302,7 @@ function tryIt(config: Config): string[] {
   const base = `http://localhost:${config.PORT}`;
   return [
     '',
-    `Try it: start the service on the same store (${store})${configured ? '' : ", e.g. with the README's keys:"}`,
+    `Try it: unless a service already serves this store, start one on it (${store})${configured ? '' : ", e.g. with the README's keys:"}`,
     `  ${[...startSettings(), ...(configured ? [] : ['CLIENT_API_KEYS=ck_demo', 'SECRET_API_KEYS=sk_demo']), 'npm start'].join(' ')}`,
     'then (each command prints one JSON document; add | jq . to pretty-print):',
     `  curl -s -w '\\n' ${base}/users/${DEMO_USERS.referrer} -H 'x-api-key: ${key}'`,

@@ -59,7 +59,7 @@ describe('npm run demo (child process)', function () {
 
   before(async () => {
     dataDir = tempDataDir();
-    const first = await runDemo(dataDir, { PORT: '3456' });
+    const first = await runDemo(dataDir, { PORT: '3456', REFERRAL_LINK_BASE: 'https://example.com/r' });
     afterFirstRun = first.stdout;
     eventsAfterFirstRun = eventCount();
     const second = await runDemo(dataDir);
@@ -95,8 +95,10 @@ describe('npm run demo (child process)', function () {
     expect(afterSecondRun).to.contain('already claimed');
   });
 
-  it('prints commands for the port and store the service is configured with, the start command included', () => {
-    expect(afterFirstRun).to.contain(`  DATA_DIR=${dataDir} PORT=3456 CLIENT_API_KEYS=ck_demo SECRET_API_KEYS=sk_demo npm start\n`);
+  it('prints commands for the port, store and link base the service is configured with, the start command included', () => {
+    expect(afterFirstRun).to.contain(
+      `  DATA_DIR=${dataDir} PORT=3456 REFERRAL_LINK_BASE=https://example.com/r CLIENT_API_KEYS=ck_demo SECRET_API_KEYS=sk_demo npm start\n`,
+    );
     expect(afterSecondRun).to.contain(`  DATA_DIR=${dataDir} CLIENT_API_KEYS=ck_demo SECRET_API_KEYS=sk_demo npm start\n`);
     expect(afterFirstRun).to.contain('http://localhost:3456/users/demo-ana');
     expect(afterFirstRun).to.not.contain('localhost:8080');
