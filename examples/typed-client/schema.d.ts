@@ -1588,7 +1588,10 @@ export interface components {
         StoreSubscriptionPeriod: "ONE_WEEK" | "ONE_MONTH" | "TWO_MONTHS" | "THREE_MONTHS" | "SIX_MONTHS" | "ONE_YEAR";
         StoreOfferCodeRequest: {
             offer_code: {
-                /** @example 6738281234 */
+                /**
+                 * @description 1–128 characters, no control characters, not "." or ".."
+                 * @example 6738281234
+                 */
                 id?: string;
                 name: string;
                 customer_eligibilities: components["schemas"]["StoreCustomerEligibility"][];
@@ -1668,6 +1671,10 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             } | null;
+            /**
+             * @description 1–128 characters, no control characters, not "." or ".."
+             * @example 6738281234
+             */
             offer_code_id: string;
             offer_code_ref_name: string;
             subscription_product_id: string;
@@ -7007,6 +7014,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description 1–128 characters, no control characters, not "." or ".." */
                 offer_code_id: string;
             };
             cookie?: never;
@@ -7289,6 +7297,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description 1–128 characters, no control characters, not "." or ".." */
                 offer_code_id: string;
             };
             cookie?: never;
@@ -7567,6 +7576,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description 1–128 characters, no control characters, not "." or ".." */
                 offer_code_id: string;
             };
             cookie?: never;
@@ -23616,6 +23626,7 @@ export interface operations {
             query?: never;
             header?: never;
             path: {
+                /** @description 1–128 characters, no control characters, not "." or ".." */
                 offer_code_id: string;
             };
             cookie?: never;

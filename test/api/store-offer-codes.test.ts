@@ -1,12 +1,13 @@
 import 'reflect-metadata';
 import fs from 'node:fs';
+import http from 'node:http';
 import path from 'node:path';
 import { expect } from 'chai';
 import { EventLog } from '../../src/application/event-log.js';
 import { OfferCodeLookup } from '../../src/application/offer-codes/offer-code-lookup.js';
 import { CUSTOMER_ELIGIBILITIES, OFFER_DURATIONS, OFFER_ELIGIBILITIES, OFFER_MODES, SUBSCRIPTION_PERIODS } from '../../src/domain/events/store-events.js';
 import { storeOfferCodeResponse, storeOfferCodesResponse } from '../../src/http/schemas/store.js';
-import { startTestService, type TestService } from '../support/test-service.js';
+import { SECRET_KEY, startTestService, type TestService } from '../support/test-service.js';
 import { ascKeyPair, FakeAppStoreConnect, ISSUER_ID, KEY_ID, sampleOfferCode } from '../unit/appstore/fake-app-store-connect.js';
 import { tempDir } from '../support/temp-dir.js';
 
@@ -45,6 +46,28 @@ function expectError(response: { status: number; body: any }, status: number, co
   expect(response.body.errors[0]).to.include({ status, code });
   expect(response.body.errors[0]).to.have.all.keys('code', 'status', 'message', 'source');
   if (source !== undefined) expect(response.body.errors[0].source).to.equal(source);
+}
+
+/** A request sent with its path exactly as given (fetch would resolve "." and ".." segments first). */
+function rawRequest(svc: TestService, method: string, pathname: string, json?: Json): Promise<{ status: number; body: any }> {
+  const payload = json === undefined ? undefined : JSON.stringify(json);
+  return new Promise((resolve, reject) => {
+    const request = http.request(
+      `${svc.url}/`,
+      {
+        method,
+        path: pathname,
+        headers: { 'x-api-key': SECRET_KEY, ...(payload === undefined ? {} : { 'content-type': 'application/json' }) },
+      },
+      (response) => {
+        const chunks: Buffer[] = [];
+        response.on('data', (chunk: Buffer) => chunks.push(chunk));
+        response.on('end', () => resolve({ status: response.statusCode!, body: JSON.parse(Buffer.concat(chunks).toString('utf8')) }));
+      },
+    );
+    request.on('error', reject);
+    request.end(payload);
+  });
 }
 
 describe('API: store offer codes (GET /store/offer-codes/{id}, /admin/store/offer-codes)', () => {
@@ -175,6 +198,19 @@ describe('API: store offer codes (GET /store/offer-codes/{id}, /admin/store/offe
           expect(response.status, id).to.equal(400);
           expect(response.body.errors[0].code, id).to.equal('BAD_REQUEST');
         }
+      });
+
+      it('the ids "." and ".." (and %2E%2E), sent as they are → 400: a URL resolves them as dot segments, so no client could read them back', async () => {
+        for (const id of ['.', '..', '%2E', '%2e%2E']) {
+          const response = await rawRequest(svc, 'PUT', `/admin/store/offer-codes/${id}`, body());
+          expect(response.status, id).to.equal(400);
+          expect(response.body.errors[0], id).to.include({ code: 'BAD_REQUEST', source: 'path:/offer_code_id' });
+          expect((await rawRequest(svc, 'GET', `/store/offer-codes/${id}`)).status, id).to.equal(400);
+        }
+        expectError(await svc.admin('PUT', '/admin/store/offer-codes/bad-input', body({ offer_code: { id: '..' } })), 400, 'BAD_REQUEST', '/offer_code/id');
+        const reward = { kind: 'offer_code', name: 'Dots', offer_code_id: '..', offer_code_ref_name: 'ref', subscription_product_id: 'p1' };
+        expectError(await svc.admin('PUT', '/admin/rewards/dots', reward), 400, 'BAD_REQUEST', '/offer_code_id');
+        expectError(await svc.admin('GET', '/admin/rewards/dots'), 404, 'NOT_FOUND.REWARD');
       });
 
       it('wrote nothing for any of them', async () => {

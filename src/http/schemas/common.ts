@@ -90,13 +90,6 @@ const CONTROL = /[\u0000-\u001f\u007f-\u009f]/;
 /** The same characters in the document's patterns (an ECMA-262 class body, JSON-escaped once). */
 const CONTROL_CLASS = '\\u0000-\\u001f\\u007f-\\u009f';
 
-/** A text of 1–`max` characters without control characters (an id an admin gives). */
-export function textWithoutControl(max: number) {
-  return text(max)
-    .refine((value) => !CONTROL.test(value), 'must not contain control characters')
-    .openapi({ pattern: `^[^${CONTROL_CLASS}]*$` });
-}
-
 /** A string of `min`–`max` characters (Unicode code points, not UTF-16 units), storable as UTF-8. */
 export function chars(min: number, max: number) {
   return z
@@ -124,19 +117,23 @@ export const rewardKeyLookup = chars(1, 64);
 export const rewardKeyToSpend = z.string().min(1);
 
 /**
- * A user's id: 1–128 characters, no control characters (SPEC §3), and not `.` or `..`: URLs
- * resolve those (and `%2E%2E`) as dot segments before sending, so a user with such an id could be
- * created but never addressed again (read, claim, withdraw, erased).
+ * An id that names a resource in a URL path: 1–`max` characters, no control characters, and not
+ * `.` or `..`: URLs resolve those (and `%2E%2E`) as dot segments before sending, so a resource with
+ * such an id could be created but never addressed again by a standard client.
  */
-export const appUserId = chars(1, 128)
-  .refine((value) => !CONTROL.test(value), 'must not contain control characters')
-  .refine((value) => value !== '.' && value !== '..', 'must not be "." or ".." (a URL path cannot name them)')
-  .openapi({
-    // Without a lookahead, which many schema-driven generators cannot read: a first character that is not a dot, or a dot and a non-dot, or two dots and anything.
-    pattern: `^(?:[^.${CONTROL_CLASS}]|\\.[^.${CONTROL_CLASS}]|\\.\\.[^${CONTROL_CLASS}])[^${CONTROL_CLASS}]*$`,
-    description: '1–128 characters, no control characters, not "." or ".."',
-    example: 'user-123',
-  });
+export function pathId(max: number) {
+  return chars(1, max)
+    .refine((value) => !CONTROL.test(value), 'must not contain control characters')
+    .refine((value) => value !== '.' && value !== '..', 'must not be "." or ".." (a URL path cannot name them)')
+    .openapi({
+      // Without a lookahead, which many schema-driven generators cannot read: a first character that is not a dot, or a dot and a non-dot, or two dots and anything.
+      pattern: `^(?:[^.${CONTROL_CLASS}]|\\.[^.${CONTROL_CLASS}]|\\.\\.[^${CONTROL_CLASS}])[^${CONTROL_CLASS}]*$`,
+      description: `1–${max} characters, no control characters, not "." or ".."`,
+    });
+}
+
+/** A user's id (SPEC §3), read, claimed for, withdrawn from and erased by its path. */
+export const appUserId = pathId(128).openapi({ example: 'user-123' });
 
 export const operationId = chars(1, 128).openapi({ description: 'Idempotency key: the first successful call with it is remembered forever' });
 

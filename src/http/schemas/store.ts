@@ -6,11 +6,11 @@ import {
   OFFER_MODES,
   SUBSCRIPTION_PERIODS,
 } from '../../domain/events/store-events.js';
-import { text, textWithoutControl } from './common.js';
+import { pathId, text } from './common.js';
 import { z } from './zod-openapi.js';
 
-/** An offer code id (App Store Connect's, or any id an admin gives a catalog entry). */
-export const offerCodeId = textWithoutControl(128).openapi({ example: '6738281234' });
+/** An offer code id (App Store Connect's, or any id an admin gives a catalog entry), read by its path. */
+export const offerCodeId = pathId(128).openapi({ example: '6738281234' });
 
 const customerEligibility = z.enum(CUSTOMER_ELIGIBILITIES).openapi('StoreCustomerEligibility');
 const offerEligibility = z.enum(OFFER_ELIGIBILITIES).openapi('StoreOfferEligibility');
