@@ -14,6 +14,7 @@ import { CustomerErasureLock } from './application/privacy/customer-erasure-lock
 import { PersonalDataCipher } from './application/privacy/personal-data-cipher.js';
 import { PersonalDataSnapshots } from './application/privacy/personal-data-snapshots.js';
 import { CheckpointPoller } from './application/projections/checkpoint-poller.js';
+import { ProjectingOrStandby } from './application/projections/projecting-or-standby.js';
 import { ProjectionRunner } from './application/projections/projection-runner.js';
 import { ReadModelGate } from './application/projections/read-model-gate.js';
 import { ClaimCodeHandler } from './application/commands/claim-code.js';
@@ -149,10 +150,15 @@ export async function composeService(options: CompositionOptions): Promise<Depen
       ),
   );
   singleton(container, CheckpointPoller, (c) => new CheckpointPoller(c.resolve<ReadStore>(TOKENS.ReadStore), projections(c)));
-  // The local runner tells progress only when it is the projector for sure (embedded); on the
-  // external backend it may be a standby, so follow the checkpoints in the read store.
-  const consistencyFrom: InjectionToken<ReadConsistency> = runsProjector && backend.name === 'embedded' ? ProjectionRunner : CheckpointPoller;
-  container.register(TOKENS.ReadConsistency, { useToken: consistencyFrom });
+  // On the embedded backend, the local runner tells progress as it commits while this process
+  // projects; a standby (another process holds the DATA_DIR's projector lock) follows the
+  // checkpoints in the read store. On the external backend, always the checkpoints.
+  if (runsProjector && backend.name === 'embedded') {
+    singleton(container, ProjectingOrStandby, (c) => new ProjectingOrStandby(c.resolve(ProjectionRunner), c.resolve(CheckpointPoller)));
+    container.register(TOKENS.ReadConsistency, { useToken: ProjectingOrStandby });
+  } else {
+    container.register(TOKENS.ReadConsistency, { useToken: CheckpointPoller });
+  }
 
   // Reactions (process managers).
   const reactionRunner = (c: DependencyContainer) => c.resolve<ReactionRunner>(PROCESS.ReactionRunner);

@@ -30,6 +30,11 @@ export abstract class LogFollower {
     return false;
   }
 
+  /** Whether it follows the log now (started, not stopped). */
+  get following(): boolean {
+    return this.running;
+  }
+
   start(): void {
     if (this.running) return;
     this.running = true;

@@ -29,9 +29,9 @@ export interface Backend {
   /** Outgoing deliveries (webhooks, partner fulfilment) and their feed checkpoint. */
   webhookOutbox: WebhookOutbox;
   /**
-   * Runs `work` while this process may: at once on the embedded backend (one file, and the
-   * checkpoint compare-and-set keeps a second process harmless), while holding the projector
-   * lease on the external one (a second projector waits as a hot standby).
+   * Runs `work` while this process may: while holding the DATA_DIR's projector lock on the
+   * embedded backend, the projector lease on the external one. A second projector serves the
+   * API and waits as a hot standby.
    */
   exclusively(work: ExclusiveWork, logger: Logger): ExclusiveWork;
   close(): Promise<void>;

@@ -15,7 +15,70 @@ import { checkpointInBackground } from '../adapters/sqlite/wal-checkpointer.js';
 import { DeferredWalPurges, truncateWals } from '../adapters/sqlite/wal-sync.js';
 import { StoreUnavailableError } from '../ports/event-store.js';
 import type { Logger } from '../ports/logger.js';
-import type { Backend } from './backend.js';
+import { SqliteProjectorLock } from '../adapters/sqlite/projector-lock.js';
+import type { Backend, ExclusiveWork } from './backend.js';
+
+/** How often a standby projector tries to take over a DATA_DIR whose projector may have stopped. */
+const STANDBY_RETRY_MS = 1_000;
+
+/**
+ * Runs `work` while this process holds the DATA_DIR's projector lock. Taken at start when free
+ * (the work then starts before the service answers, as it always did); otherwise this process
+ * serves the API as a standby, and takes over within a second of the holder's end, a crash
+ * included. Two projectors on one DATA_DIR would fight over every checkpoint and deliver each
+ * webhook twice.
+ */
+function whileHoldingLock(lock: SqliteProjectorLock, work: ExclusiveWork, logger: Logger): ExclusiveWork {
+  let timer: NodeJS.Timeout | null = null;
+  let attempt: Promise<void> = Promise.resolve();
+  let holding = false;
+  let running = false;
+  const take = async (): Promise<boolean> => {
+    if (!lock.tryTake()) return false;
+    holding = true;
+    try {
+      await work.start();
+    } catch (error) {
+      holding = false;
+      await work.stop().catch(() => {});
+      lock.release();
+      throw error;
+    }
+    return true;
+  };
+  const standBy = () => {
+    timer = setTimeout(() => {
+      timer = null;
+      attempt = take()
+        .then((taken) => {
+          if (taken) logger.info({}, 'the projector of this DATA_DIR stopped: projecting here now');
+          else if (running) standBy();
+        })
+        .catch((error: unknown) => {
+          logger.error({ err: error }, 'taking over the projector failed; trying again');
+          if (running) standBy();
+        });
+    }, STANDBY_RETRY_MS);
+    timer.unref();
+  };
+  return {
+    async start() {
+      running = true;
+      if (await take()) return;
+      logger.info({}, 'another process projects this DATA_DIR: serving the API, standing by to take over');
+      standBy();
+    },
+    async stop() {
+      running = false;
+      if (timer) clearTimeout(timer);
+      timer = null;
+      await attempt;
+      if (holding) await work.stop();
+      holding = false;
+      lock.release();
+    },
+  };
+}
 
 /** The embedded rate-limit counters' file, beside the events' file in DATA_DIR. */
 export const RATE_LIMITS_FILE = 'rate-limits.db';
@@ -177,6 +240,11 @@ export function openEmbeddedBackend(dataDir: string, logger?: Logger, options: E
   const readStore = new SqliteReadStore(db);
   const rateLimits = new SqliteRateLimitStore(limitsDb);
   const outboxDb = openOutboxConnection(dataDir);
+  let projectorLock: SqliteProjectorLock | undefined; // opened by the service's projector only, not by scripts
+  const lockOfProjector = () => {
+    projectorLock ??= new SqliteProjectorLock(dataDir);
+    return projectorLock;
+  };
   const connections = [db, limitsDb, keysDb, outboxDb];
   const onFailure = (file: string, message: string) =>
     logger?.warn({ file, error: message }, 'background WAL checkpoint failing; trying again (logged again each minute it goes on)');
@@ -193,7 +261,7 @@ export function openEmbeddedBackend(dataDir: string, logger?: Logger, options: E
     readStore,
     rateLimits,
     webhookOutbox: new PersonalDataOutbox(new SqliteWebhookOutbox(outboxDb), cipher),
-    exclusively: (work) => work,
+    exclusively: (work, workLogger) => whileHoldingLock(lockOfProjector(), work, workLogger),
     // secure_delete (src/adapters/sqlite/sqlite-database.ts) zeroes what an erasure overwrote in
     // the database file; the WAL still holds the older page images until checkpointed.
     async purgeOverwritten() {
@@ -212,6 +280,7 @@ export function openEmbeddedBackend(dataDir: string, logger?: Logger, options: E
       await keyStore.close();
       await Promise.all(stopCheckpoints.map((stop) => stop()));
       for (const connection of connections) connection.close();
+      projectorLock?.close();
     },
   };
 }

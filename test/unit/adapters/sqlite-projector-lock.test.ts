@@ -1,0 +1,53 @@
+import { spawn } from 'node:child_process';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { expect } from 'chai';
+import { SqliteProjectorLock } from '../../../src/adapters/sqlite/projector-lock.js';
+import { tempDataDir } from '../../support/test-service.js';
+
+const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
+
+/** In a process of its own: takes the lock of the DATA_DIR in argv, says so, and holds it until killed. */
+const HOLDER = `
+import { SqliteProjectorLock } from './src/adapters/sqlite/projector-lock.ts';
+const lock = new SqliteProjectorLock(process.argv.at(-1));
+console.log(lock.tryTake() ? 'held' : 'busy');
+setInterval(() => {}, 60_000);
+`;
+
+describe('SqliteProjectorLock: one projector per embedded DATA_DIR', () => {
+  it('one holder at a time; released, the next one takes it', () => {
+    const dir = tempDataDir();
+    const first = new SqliteProjectorLock(dir);
+    const second = new SqliteProjectorLock(dir);
+    try {
+      expect(first.tryTake()).to.equal(true);
+      expect(first.tryTake(), 'taken again by its holder').to.equal(true);
+      expect(second.tryTake()).to.equal(false);
+      first.release();
+      expect(second.tryTake()).to.equal(true);
+      expect(first.tryTake()).to.equal(false);
+    } finally {
+      first.close();
+      second.close();
+    }
+  });
+
+  it('a holder killed by SIGKILL frees it at once: no expiry to wait out', async function () {
+    this.timeout(30_000);
+    const dir = tempDataDir();
+    const holder = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', HOLDER, dir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+    const said = await new Promise<string>((resolve) => holder.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim())));
+    expect(said).to.equal('held');
+    const standby = new SqliteProjectorLock(dir);
+    try {
+      expect(standby.tryTake(), 'while the other process lives').to.equal(false);
+      const exited = new Promise((resolve) => holder.once('exit', resolve));
+      holder.kill('SIGKILL');
+      await exited;
+      expect(standby.tryTake(), 'once it is killed').to.equal(true);
+    } finally {
+      standby.close();
+    }
+  });
+});
