@@ -28,12 +28,14 @@ const STANDBY_RETRY_MS = 1_000;
  * included. Two projectors on one DATA_DIR would fight over every checkpoint and deliver each
  * webhook twice.
  */
-function whileHoldingLock(lock: SqliteProjectorLock, work: ExclusiveWork, logger: Logger): ExclusiveWork {
+function whileHoldingLock(openLock: () => SqliteProjectorLock, work: ExclusiveWork, logger: Logger): ExclusiveWork {
+  let lock: SqliteProjectorLock | null = null; // opened at start: an API-only process never opens it
   let timer: NodeJS.Timeout | null = null;
   let attempt: Promise<void> = Promise.resolve();
   let holding = false;
   let running = false;
   const take = async (): Promise<boolean> => {
+    lock ??= openLock();
     if (!lock.tryTake()) return false;
     holding = true;
     try {
@@ -75,7 +77,7 @@ function whileHoldingLock(lock: SqliteProjectorLock, work: ExclusiveWork, logger
       await attempt;
       if (holding) await work.stop();
       holding = false;
-      lock.release();
+      lock?.release();
     },
   };
 }
@@ -240,7 +242,7 @@ export function openEmbeddedBackend(dataDir: string, logger?: Logger, options: E
   const readStore = new SqliteReadStore(db);
   const rateLimits = new SqliteRateLimitStore(limitsDb);
   const outboxDb = openOutboxConnection(dataDir);
-  let projectorLock: SqliteProjectorLock | undefined; // opened by the service's projector only, not by scripts
+  let projectorLock: SqliteProjectorLock | undefined; // opened when a projector starts, never by scripts
   const lockOfProjector = () => {
     projectorLock ??= new SqliteProjectorLock(dataDir);
     return projectorLock;
@@ -261,7 +263,7 @@ export function openEmbeddedBackend(dataDir: string, logger?: Logger, options: E
     readStore,
     rateLimits,
     webhookOutbox: new PersonalDataOutbox(new SqliteWebhookOutbox(outboxDb), cipher),
-    exclusively: (work, workLogger) => whileHoldingLock(lockOfProjector(), work, workLogger),
+    exclusively: (work, workLogger) => whileHoldingLock(lockOfProjector, work, workLogger),
     // secure_delete (src/adapters/sqlite/sqlite-database.ts) zeroes what an erasure overwrote in
     // the database file; the WAL still holds the older page images until checkpointed.
     async purgeOverwritten() {

@@ -1,5 +1,7 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import Database from 'better-sqlite3';
-import { privateFile } from '../../private-files.js';
+import { privateDataDir } from '../../private-files.js';
 
 /** The file whose lock marks the process projecting a DATA_DIR. */
 export const PROJECTOR_LOCK_FILE = 'projector.lock';
@@ -16,7 +18,7 @@ export class SqliteProjectorLock {
 
   constructor(dataDir: string) {
     // Rollback journal (not WAL): there an exclusive transaction keeps every other one out.
-    this.db = new Database(privateFile(dataDir, PROJECTOR_LOCK_FILE));
+    this.db = new Database(createdOnce(dataDir));
     this.db.pragma('busy_timeout = 0');
   }
 
@@ -43,4 +45,19 @@ export class SqliteProjectorLock {
     this.release();
     this.db.close();
   }
+}
+
+/**
+ * The lock's file, created private when missing. An existing one is never opened here: closing
+ * any handle to a file drops every POSIX lock this process holds on it, the held lock included.
+ */
+function createdOnce(dataDir: string): string {
+  privateDataDir(dataDir);
+  const file = path.join(dataDir, PROJECTOR_LOCK_FILE);
+  try {
+    fs.closeSync(fs.openSync(file, 'wx', 0o600));
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+  }
+  return file;
 }

@@ -33,6 +33,27 @@ describe('SqliteProjectorLock: one projector per embedded DATA_DIR', () => {
     }
   });
 
+  it('held here, it stays out of reach of another process after a second lock object opens it in this process', async function () {
+    this.timeout(30_000);
+    const dir = tempDataDir();
+    const holder = new SqliteProjectorLock(dir);
+    const second = new SqliteProjectorLock(dir);
+    try {
+      expect(holder.tryTake()).to.equal(true);
+      // (Opening and closing any handle to the file would have dropped this process's POSIX lock on it.)
+      const third = new SqliteProjectorLock(dir);
+      third.close();
+      const other = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', HOLDER, dir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+      const said = await new Promise<string>((resolve) => other.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim())));
+      other.kill('SIGKILL');
+      expect(said).to.equal('busy');
+      expect(second.tryTake()).to.equal(false);
+    } finally {
+      holder.close();
+      second.close();
+    }
+  });
+
   it('a holder killed by SIGKILL frees it at once: no expiry to wait out', async function () {
     this.timeout(30_000);
     const dir = tempDataDir();
