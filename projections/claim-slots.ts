@@ -5,12 +5,13 @@ export const CLAIM_SLOTS = 'claim_slots';
 
 /**
  * Claim slots taken whose claim has not (yet) reached the claimer's stream. A slot left here
- * for long means a claim crashed half-way; the claim repair releases it.
+ * for long means a claim crashed half-way; the claim repair releases it, or the claimer's next
+ * claim of the code when it finds the code full.
  */
 export const claimSlotsProjection: Projection = {
   name: 'claim_slots',
   version: 1,
-  collections: [{ name: CLAIM_SLOTS, indexes: ['taken_at'] }],
+  collections: [{ name: CLAIM_SLOTS, indexes: ['taken_at', 'claimer'] }],
   eventTypes: ['ClaimSlotTaken', 'ClaimSlotReleased', 'CodeClaimed'],
   targets: (event) => {
     if (event.type === 'ClaimSlotTaken' || event.type === 'ClaimSlotReleased' || event.type === 'CodeClaimed') {

@@ -213,6 +213,8 @@ export class SimulatedService {
           giveBack: async () => {
             throw new Error('the generator is the only writer: a claim it decided cannot fail to be recorded');
           },
+          // Every claim the generator starts is recorded: no slot is left behind.
+          abandonStale: async () => [],
           // The generator defines no fraud rules.
           fraud: null,
         },

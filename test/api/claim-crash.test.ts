@@ -54,6 +54,41 @@ describe('Crash safety of claims and reactions', () => {
     }
   });
 
+  it("the claimer's retry after a claim died half-way gives its own slot back at once: others still find the code full", async () => {
+    const faults = new FaultSwitch();
+    const svc = await startTestService({ backend: faultyBackend(faults) });
+    try {
+      await putPromo(svc, 'RETRYME', { limit: 1 });
+      await createUser(svc, 'victim');
+      const others = Array.from({ length: 24 }, (_, index) => `other-${index}`);
+      for (const other of others) await createUser(svc, other);
+      faults.mode = 'unavailable';
+      faults.when = (method, args) => method === 'append' && args[0] === 'user-victim';
+      expect((await svc.call('POST', '/users/victim/claim-code', { code: 'RETRYME' })).status).to.equal(503);
+      faults.mode = 'ok';
+      expect(await takenOf(svc, 'RETRYME')).to.equal(1);
+
+      // Within the repair's grace period, the victim retries while two dozen others try the code.
+      const [retried, ...refused] = await Promise.all(['victim', ...others].map((user) => svc.call('POST', `/users/${user}/claim-code`, { code: 'RETRYME' })));
+      expect(retried!.status, JSON.stringify(retried!.body)).to.equal(200);
+      for (const response of refused) {
+        expect(response.status).to.equal(422);
+        expect(response.body.errors[0].code).to.equal('CLAIM.LIMIT_REACHED');
+      }
+      expect(await takenOf(svc, 'RETRYME')).to.equal(1);
+      const victim = await events(svc, 'stream=user-victim');
+      expect(victim.map((event) => event.type)).to.deep.equal(['UserRegistered', 'ClaimAbandoned', 'CodeClaimed']);
+      expect((await getUser(svc, 'victim')).referred_by).to.not.equal(null);
+      // The slot taken by the retry is the claim's: the repair, later, has nothing to release.
+      svc.clock.set(new Date(Date.now() + 2 * 60_000));
+      await svc.service.runMaintenance();
+      expect(await takenOf(svc, 'RETRYME')).to.equal(1);
+      expect(await events(svc, 'type=ClaimSlotReleased')).to.have.length(1);
+    } finally {
+      await svc.stop();
+    }
+  });
+
   it('one repair run releases every abandoned slot, not only the first', async () => {
     const faults = new FaultSwitch();
     const svc = await startTestService({ backend: faultyBackend(faults) });

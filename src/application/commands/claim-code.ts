@@ -30,9 +30,10 @@ export interface ClaimSteps<R> {
   claimer(): Promise<UserState>;
   /**
    * Takes a claim slot on the code's stream (CLAIM.LIMIT_REACHED when none is left), with the
-   * fraud rules judged on the code's counts in `guard`; resolves to the `hold` rule it triggers.
+   * fraud rules judged on the code's counts in `guard`, after releasing the slots of the claims
+   * it replaces; resolves to the `hold` rule it triggers.
    */
-  takeSlot(claimId: string, guard: Pick<TakeSlot, 'now' | 'rules' | 'refused'>): Promise<RuleHit | null>;
+  takeSlot(claimId: string, guard: Pick<TakeSlot, 'now' | 'rules' | 'refused' | 'replacing'>): Promise<RuleHit | null>;
   /** Records the claim in the claimer's stream, decided by `decide` on its latest state. */
   record(decide: (state: UserState) => Decision<{ granted: GrantedFact[] }>): Promise<R>;
   /**
@@ -40,6 +41,11 @@ export interface ClaimSteps<R> {
    * (`refusedAt`: when that claim was made; it then no longer counts in its hour and day).
    */
   giveBack(claimId: string, refusedAt?: Date): Promise<void>;
+  /**
+   * Abandons the claimer's earlier claims that hold a slot of the code but never reached its
+   * stream (a request that died half-way); resolves to them, for `takeSlot` to release (`replacing`).
+   */
+  abandonStale(): Promise<string[]>;
   /** The fraud rules' steps (SPEC §13); null when no rule judges this claim. */
   fraud: ClaimFraudSteps | null;
 }
@@ -56,12 +62,15 @@ export interface ClaimSteps<R> {
  *    `hold` a rule put on it; a claim that cannot be recorded gives its slot and count back, and
  *    a slot lost meanwhile (the claim repair released it) starts again with a new claim id.
  * Two streams, no transaction: if the process dies between 3 and 5, the claim repair gives the
- * slot back later.
+ * slot back later; sooner, the claimer's retry finds the code full with its own earlier slot,
+ * abandons that claim and releases its slot in the same append that takes a new one.
  */
 const NOT_COUNTED = Promise.resolve({ hold: null, stream: null });
 
 export async function runClaim<R>(steps: ClaimSteps<R>, request: Omit<ClaimCodeCommand, 'now' | 'claim_id' | 'hold'>): Promise<R> {
   const fraud = steps.fraud;
+  let staleLookedFor = false;
+  let replacing: string[] = [];
   for (let attempt = 1; ; attempt += 1) {
     const command = { ...request, claim_id: steps.claimId(), now: steps.now() };
     const claimer = await steps.claimer();
@@ -70,10 +79,12 @@ export async function runClaim<R>(steps: ClaimSteps<R>, request: Omit<ClaimCodeC
     // A referral code's slots count its claims of the hour and day even while no rule judges
     // them, so that a rate rule enabled later counts the claims made before it.
     const counts = command.target?.type === 'referral' ? { now: command.now } : {};
+    const guard = { ...(fraud ? { now: command.now, rules: fraud.rules, refused: parties.reject } : counts), replacing };
+    replacing = [];
     // The slot and the payment customer's count are taken together (one group commit); a claim
     // refused by either gives back what the other took.
     const [slot, counted] = await Promise.allSettled([
-      steps.takeSlot(command.claim_id, fraud ? { now: command.now, rules: fraud.rules, refused: parties.reject } : counts),
+      steps.takeSlot(command.claim_id, guard),
       fraud ? fraud.countPaymentCustomer(claimer, command.claim_id) : NOT_COUNTED,
     ]);
     if (slot.status === 'rejected' || counted.status === 'rejected') {
@@ -83,6 +94,14 @@ export async function runClaim<R>(steps: ClaimSteps<R>, request: Omit<ClaimCodeC
       if (counted.status === 'fulfilled') await fraud?.releasePaymentCustomer(counted.value.stream, command.claim_id);
       const error: unknown = slot.status === 'rejected' ? slot.reason : (counted as PromiseRejectedResult).reason;
       if (fraud && error instanceof RejectedByRule) await fraud.recordRejection(error.rule, command.now);
+      // The code may be full of the claimer's own earlier attempt: the claim tries again, once,
+      // releasing that slot as it takes one.
+      const full = error instanceof DomainError && error.code === 'CLAIM.LIMIT_REACHED';
+      if (full && !staleLookedFor) {
+        staleLookedFor = true;
+        replacing = await steps.abandonStale();
+        if (replacing.length > 0) continue;
+      }
       throw error;
     }
     const paymentCustomer = counted.value.stream;
@@ -147,6 +166,7 @@ export class ClaimCodeHandler {
         giveBack: async (claimId, refusedAt) => {
           await this.slots.abandon(code, claimId, appUserId, context, refusedAt);
         },
+        abandonStale: () => this.slots.abandonHeldBy(code, appUserId, context),
         fraud: await this.fraud.stepsFor(target, appUserId, context),
       },
       { code, target, windowDays: this.config.CLAIM_WINDOW_DAYS, conversions: this.config.CONVERSIONS_FROM },

@@ -43,7 +43,8 @@ export class ClaimSlots {
   ) {}
 
   /**
-   * Takes a slot of `code`; `guard` adds the fraud rules judged on the code's counts (SPEC §13).
+   * Takes a slot of `code`; `guard` adds the fraud rules judged on the code's counts (SPEC §13)
+   * and the claimer's abandoned claims whose slots it releases first (`abandonHeldBy`).
    * Resolves to the `hold` rule the claim triggers, if any.
    */
   take(
@@ -52,9 +53,19 @@ export class ClaimSlots {
     claimer: string,
     limit: number,
     context: CommandContext,
-    guard: Pick<TakeSlot, 'now' | 'rules' | 'refused'> = {},
+    guard: Pick<TakeSlot, 'now' | 'rules' | 'refused' | 'replacing'> = {},
   ): Promise<RuleHit | null> {
-    return this.submit(code, { kind: 'take', claim_id: claimId, claimer, limit, ...guard }, context);
+    const taking = this.submit(code, { kind: 'take', claim_id: claimId, claimer, limit, ...guard }, context);
+    // The claims it replaces are being released: an abandon of one of them meanwhile joins this.
+    for (const replaced of guard.replacing ?? []) {
+      const release = taking.then(
+        () => undefined,
+        () => undefined,
+      );
+      this.releasing.set(replaced, release);
+      void release.finally(() => this.releasing.delete(replaced));
+    }
+    return taking;
   }
 
   /**
@@ -79,12 +90,36 @@ export class ClaimSlots {
 
   /** `refusedAt`: the claim was refused after its slot was taken (it then no longer counts in its hour and day). */
   private async releaseIfHeld(code: string, claimId: string, claimer: string, context: CommandContext, refusedAt?: Date): Promise<void> {
-    const head = (await this.log.last(streams.code(code)))?.position;
-    if (head !== undefined && !(await this.consistency.waitFor(head, READ_MODELS_WAIT_MS, claimSlotsProjection.name))) {
+    if (!(await this.indexPassedHeadOf(code))) {
       throw new StoreUnavailableError('The claim-slots index is behind; the claim repair will try again');
     }
     if ((await this.readStore.get(CLAIM_SLOTS, claimId)) === null) return;
     await this.submit(code, { kind: 'release', claim_id: claimId, claimer, ...(refusedAt ? { refused_at: refusedAt } : {}) }, context);
+  }
+
+  /**
+   * Abandons, in `claimer`'s stream, the claims whose slots of `code` it still holds though they
+   * never reached its stream (an earlier attempt that died half-way), read once the claim-slots
+   * index has passed the code stream's last event (none while it lags behind). Resolves to
+   * those claims, for the next `take` to release as it takes a slot (`replacing`); left
+   * unreleased, the claim repair releases them later.
+   */
+  async abandonHeldBy(code: string, claimer: string, context: CommandContext): Promise<string[]> {
+    if (!(await this.indexPassedHeadOf(code))) return [];
+    const held = await this.readStore.find<{ claim_id: string }>(CLAIM_SLOTS, { where: { claimer, code }, limit: 100 });
+    const abandoned: string[] = [];
+    for (const { claim_id } of held) {
+      if (this.releasing.has(claim_id)) continue;
+      const { result } = await this.executor.execute(streams.user(claimer), userEvolver, (state) => decideAbandonClaim(state, claim_id, code), context);
+      if (result === 'abandoned') abandoned.push(claim_id);
+    }
+    return abandoned;
+  }
+
+  /** Whether the claim-slots index has passed the last event of `code`'s stream (waiting a little for it). */
+  private async indexPassedHeadOf(code: string): Promise<boolean> {
+    const head = (await this.log.last(streams.code(code)))?.position;
+    return head === undefined || (await this.consistency.waitFor(head, READ_MODELS_WAIT_MS, claimSlotsProjection.name));
   }
 
   private submit(code: string, request: SlotRequest, context: CommandContext): Promise<RuleHit | null> {
@@ -113,10 +148,9 @@ export class ClaimSlots {
               batch.map((queued) => queued.request),
             );
             // A release has a deterministic id: repeating it after a crash cannot release twice.
-            const events = decision.events.map((event, index) => {
-              const request = batch[decision.result.requestOfEvent[index]!]!.request;
-              return request.kind === 'release' ? { ...event, id: this.ids.derived('release', request.claim_id) } : event;
-            });
+            const events = decision.events.map((event) =>
+              event.type === 'ClaimSlotReleased' ? { ...event, id: this.ids.derived('release', event.data.claim_id) } : event,
+            );
             return { events, result: decision.result };
           },
           (decision) => decision.result.requestOfEvent.map((index) => batch[index]!.context),

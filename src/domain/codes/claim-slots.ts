@@ -31,6 +31,12 @@ export interface TakeSlot {
   rules?: readonly FraudRule[];
   /** A `reject` rule the claim's parties already hit: refused here, after the limit (SPEC §5.1's order first). */
   refused?: RuleHit | null;
+  /**
+   * Slots the same claimer still holds from earlier claims abandoned in its stream (an attempt
+   * that died half-way): released just before this one is taken, whatever its outcome, so that
+   * no other claimer takes the slot in between.
+   */
+  replacing?: readonly string[];
 }
 
 /** SPEC §5.1 step 8: a code with limit N is claimed by at most N users (0 = unlimited). */
@@ -88,24 +94,28 @@ export function decideSlotRequests(start: SlotCounts, requests: SlotRequest[]): 
   const requestOfEvent: number[] = [];
   let current = start;
   requests.forEach((request, index) => {
-    try {
-      let decision: Decision<unknown>;
-      let hold: RuleHit | null = null;
-      if (request.kind === 'take') {
-        const taken = decideGuardedTake(current, request);
-        current = taken.result.counts;
-        hold = taken.result.hold;
-        decision = taken;
-      } else {
-        const released = decideReleaseSlot(current, request.claim_id, request.claimer, request.refused_at);
-        current = released.result.counts;
-        decision = released;
-      }
+    const emit = (decision: Decision<unknown>) => {
       for (const event of decision.events) {
         events.push(event);
         requestOfEvent.push(index);
       }
-      outcomes.push({ ok: true, hold });
+    };
+    const release = (claimId: string, refusedAt?: Date) => {
+      const released = decideReleaseSlot(current, claimId, request.claimer, refusedAt);
+      current = released.result.counts;
+      emit(released);
+    };
+    if (request.kind === 'release') {
+      release(request.claim_id, request.refused_at);
+      outcomes.push({ ok: true, hold: null });
+      return;
+    }
+    for (const claimId of request.replacing ?? []) release(claimId);
+    try {
+      const taken = decideGuardedTake(current, request);
+      current = taken.result.counts;
+      emit(taken);
+      outcomes.push({ ok: true, hold: taken.result.hold });
     } catch (error) {
       if (!(error instanceof DomainError)) throw error;
       outcomes.push({ ok: false, error });

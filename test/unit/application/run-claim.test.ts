@@ -26,10 +26,18 @@ const hit = (action: 'reject' | 'hold'): RuleHit => ({ rule_id: 'r1', kind: 'blo
  * The claim sequence with every step journaled: the handler (POST /users/{id}/claim-code) and
  * the event generator both run `runClaim`, so what happens on claim is decided here once.
  */
-function stepsOf(options: { fraud?: Partial<ClaimFraudSteps>; takeSlot?: () => Promise<RuleHit | null>; record?: (attempt: number) => void }) {
+function stepsOf(options: {
+  fraud?: Partial<ClaimFraudSteps>;
+  takeSlot?: (attempt: number) => Promise<RuleHit | null>;
+  record?: (attempt: number) => void;
+  /** The claimer's earlier claims holding a slot of the code (a request that died half-way). */
+  stale?: string[];
+}) {
   const journal: string[] = [];
   let claims = 0;
   let records = 0;
+  let takes = 0;
+  let stale = options.stale ?? [];
   const ann: UserState = foldUserEvents(initialUserState(), [registered('ann')]);
   const fraud: ClaimFraudSteps | null = options.fraud
     ? {
@@ -56,8 +64,10 @@ function stepsOf(options: { fraud?: Partial<ClaimFraudSteps>; takeSlot?: () => P
       return ann;
     },
     takeSlot: async (claimId, guard) => {
-      journal.push(`take slot ${claimId}${guard.rules ? ' with rules' : ''}`);
-      return options.takeSlot ? options.takeSlot() : null;
+      const replacing = guard.replacing?.length ? ` replacing ${guard.replacing.join(',')}` : '';
+      journal.push(`take slot ${claimId}${guard.rules ? ' with rules' : ''}${replacing}`);
+      takes += 1;
+      return options.takeSlot ? options.takeSlot(takes) : null;
     },
     record: async (decide) => {
       records += 1;
@@ -67,6 +77,12 @@ function stepsOf(options: { fraud?: Partial<ClaimFraudSteps>; takeSlot?: () => P
       return decision.events.map((event) => JSON.stringify(event.data));
     },
     giveBack: async (claimId) => void journal.push(`give back ${claimId}`),
+    abandonStale: async () => {
+      journal.push(`abandon stale [${stale.join(',')}]`);
+      const abandoned = stale;
+      stale = [];
+      return abandoned;
+    },
     fraud,
   };
   return { steps, journal };
@@ -110,7 +126,7 @@ describe('runClaim: what happens on claim, with and without fraud rules', () => 
     });
     const refused = await runClaim(steps, request).catch((error: unknown) => error);
     expect(refused).to.equal(limit);
-    expect(journal).to.deep.equal(['load claimer', 'judge parties', 'take slot claim-1 with rules']);
+    expect(journal).to.deep.equal(['load claimer', 'judge parties', 'take slot claim-1 with rules', 'abandon stale []']);
   });
 
   it('a refusal by the payment customer counter gives the slot back, then records the refusal', async () => {
@@ -160,6 +176,51 @@ describe('runClaim: what happens on claim, with and without fraud rules', () => 
       'take slot claim-2 with rules',
       'count payment customer',
       'record CodeClaimed',
+    ]);
+  });
+
+  it("a code full with the claimer's own stale slot abandons that claim and takes a slot again, once, releasing it in the same request", async () => {
+    const limit = new DomainError('CLAIM.LIMIT_REACHED', 'full', '/code');
+    const { steps, journal } = stepsOf({ stale: ['claim-0'], takeSlot: (attempt) => (attempt === 1 ? Promise.reject(limit) : Promise.resolve(null)) });
+    await runClaim(steps, request);
+    expect(journal).to.deep.equal([
+      'load claimer',
+      'take slot claim-1',
+      'abandon stale [claim-0]',
+      'load claimer',
+      'take slot claim-2 replacing claim-0',
+      'record CodeClaimed',
+    ]);
+  });
+
+  it('a code full of other claimers answers CLAIM.LIMIT_REACHED: nothing of the claimer to abandon', async () => {
+    const limit = new DomainError('CLAIM.LIMIT_REACHED', 'full', '/code');
+    const { steps, journal } = stepsOf({ takeSlot: () => Promise.reject(limit) });
+    expect(await runClaim(steps, request).catch((error: unknown) => error)).to.equal(limit);
+    expect(journal).to.deep.equal(['load claimer', 'take slot claim-1', 'abandon stale []']);
+  });
+
+  it('a code still full once the stale slot is released answers CLAIM.LIMIT_REACHED without looking again', async () => {
+    const limit = new DomainError('CLAIM.LIMIT_REACHED', 'full', '/code');
+    const { steps, journal } = stepsOf({ stale: ['claim-0'], takeSlot: () => Promise.reject(limit) });
+    expect(await runClaim(steps, request).catch((error: unknown) => error)).to.equal(limit);
+    expect(journal).to.deep.equal(['load claimer', 'take slot claim-1', 'abandon stale [claim-0]', 'load claimer', 'take slot claim-2 replacing claim-0']);
+  });
+
+  it('a slot lost after replacing a stale one starts again without releasing it twice', async () => {
+    const limit = new DomainError('CLAIM.LIMIT_REACHED', 'full', '/code');
+    const { steps, journal } = stepsOf({
+      stale: ['claim-0'],
+      takeSlot: (attempt) => (attempt === 1 ? Promise.reject(limit) : Promise.resolve(null)),
+      record: (attempt) => {
+        if (attempt === 1) throw new DomainError('CLAIM.SLOT_LOST', 'lost', '/code');
+      },
+    });
+    await runClaim(steps, request);
+    expect(journal.filter((line) => line.startsWith('take slot'))).to.deep.equal([
+      'take slot claim-1',
+      'take slot claim-2 replacing claim-0',
+      'take slot claim-3',
     ]);
   });
 });

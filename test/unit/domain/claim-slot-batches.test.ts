@@ -30,4 +30,25 @@ describe('decideSlotRequests (claims queued on one code, appended together)', ()
     expect(events.map((event) => (event.data as { taken: number }).taken)).to.deep.equal([0, 1]);
     expect(result.outcomes.every((outcome) => outcome.ok)).to.equal(true);
   });
+
+  it("a take replacing the claimer's abandoned claims releases their slots just before it, in its own request, even when it is refused", () => {
+    const { events, result } = decideSlotRequests({ taken: 1, window: undefined }, [
+      { kind: 'take', claim_id: 'b', claimer: 'bob', limit: 1 },
+      { kind: 'take', claim_id: 'a2', claimer: 'ann', limit: 1, replacing: ['a1'] },
+      { kind: 'take', claim_id: 'c', claimer: 'cat', limit: 1 },
+      { kind: 'take', claim_id: 'a3', claimer: 'ann', limit: 1, replacing: ['a0'], refused: { rule_id: 'r', kind: 'blocked_users', action: 'reject' } },
+    ]);
+    expect(events.map((event) => [event.type, (event.data as { claim_id: string }).claim_id, (event.data as { taken: number }).taken])).to.deep.equal([
+      ['ClaimSlotReleased', 'a1', 0],
+      ['ClaimSlotTaken', 'a2', 1],
+      ['ClaimSlotReleased', 'a0', 0],
+    ]);
+    expect(result.outcomes.map((outcome) => (outcome.ok ? 'ok' : outcome.error.code))).to.deep.equal([
+      'CLAIM.LIMIT_REACHED',
+      'ok',
+      'CLAIM.LIMIT_REACHED',
+      'CLAIM.REJECTED_BY_RULE',
+    ]);
+    expect(result.requestOfEvent).to.deep.equal([1, 1, 3]);
+  });
 });
