@@ -15,6 +15,13 @@ console.log(lock.tryTake() ? 'held' : 'busy');
 setInterval(() => {}, 60_000);
 `;
 
+/** Starts HOLDER on `dir`; resolves once it says whether it took the lock. */
+async function holderProcess(dir: string) {
+  const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', HOLDER, dir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
+  const said = await new Promise<string>((resolve) => child.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim())));
+  return { child, said };
+}
+
 describe('SqliteProjectorLock: one projector per embedded DATA_DIR', () => {
   it('one holder at a time; released, the next one takes it', () => {
     const dir = tempDataDir();
@@ -43,8 +50,7 @@ describe('SqliteProjectorLock: one projector per embedded DATA_DIR', () => {
       // (Opening and closing any handle to the file would have dropped this process's POSIX lock on it.)
       const third = new SqliteProjectorLock(dir);
       third.close();
-      const other = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', HOLDER, dir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-      const said = await new Promise<string>((resolve) => other.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim())));
+      const { child: other, said } = await holderProcess(dir);
       other.kill('SIGKILL');
       expect(said).to.equal('busy');
       expect(second.tryTake()).to.equal(false);
@@ -57,8 +63,7 @@ describe('SqliteProjectorLock: one projector per embedded DATA_DIR', () => {
   it('a holder killed by SIGKILL frees it at once: no expiry to wait out', async function () {
     this.timeout(30_000);
     const dir = tempDataDir();
-    const holder = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', HOLDER, dir], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
-    const said = await new Promise<string>((resolve) => holder.stdout.once('data', (chunk: Buffer) => resolve(chunk.toString().trim())));
+    const { child: holder, said } = await holderProcess(dir);
     expect(said).to.equal('held');
     const standby = new SqliteProjectorLock(dir);
     try {
