@@ -1,5 +1,10 @@
 import { expect } from 'chai';
 import { ProjectionRunner } from '../../src/application/projections/projection-runner.js';
+import type { EventStore } from '../../src/ports/event-store.js';
+import type { ReadConsistency } from '../../src/ports/read-consistency.js';
+import type { ProjectorBatch } from '../../src/ports/read-store.js';
+import { TOKENS } from '../../src/ports/tokens.js';
+import { FaultSwitch, faultyBackend } from '../support/faulty-backend.js';
 import { never, putProgram, putReward } from '../support/fixtures.js';
 import { startTestService, type TestService } from '../support/test-service.js';
 import { eventually, Receiver } from '../support/webhook-receiver.js';
@@ -91,3 +96,46 @@ describe('API: two full services on one embedded DATA_DIR', function () {
     expect(new Set(deliveredIds()).size).to.equal(28);
   });
 });
+
+/**
+ * A read model the projector holds at a failing batch, seen from the standby (or an API process
+ * of a split deployment): named by its /readyz as by the projector's own, and not waited for by
+ * read-your-writes there either. Before, the standby could not tell it from a slow one: /readyz
+ * said nothing of it and every command waited its 5 s for it.
+ */
+describe('API: a read model held by the projector, seen from a standby on the same DATA_DIR', function () {
+  this.timeout(60_000);
+
+  it('the standby names it in /readyz, its commands do not wait for it, and it clears once the projector moves on', async () => {
+    const faults = new FaultSwitch();
+    const projector = await startTestService({ backend: faultyBackend(faults) });
+    const standby = await startTestService({ dataDir: projector.dataDir });
+    try {
+      faults.mode = 'broken';
+      faults.when = (method, args) => method === 'commitBatches' && (args[0] as ProjectorBatch[]).some((batch) => batch.projector === 'codes');
+      expect((await standby.call('POST', '/users', { app_user_id: 'ann' })).status).to.equal(201);
+      const failureOf = async (svc: TestService) => {
+        const response = await svc.call('GET', '/readyz');
+        return response.body.data.projections.find((projection: { name: string }) => projection.name === 'codes').failure as { error: string } | null;
+      };
+      const held = await eventuallyTrue(async () => (await failureOf(standby)) !== null);
+      expect(held).to.equal(true);
+      expect((await failureOf(standby))!.error).to.contain('injected');
+      expect(await failureOf(projector)).to.deep.equal(await failureOf(standby));
+      // A command on the standby: read-your-writes does not wait for the held read model.
+      expect((await standby.call('POST', '/users', { app_user_id: 'bob' })).status).to.equal(201);
+      const consistency = standby.service.container.resolve<ReadConsistency>(TOKENS.ReadConsistency);
+      const head = (await standby.service.container.resolve<EventStore>(TOKENS.EventStore).headPosition())!;
+      expect(await consistency.waitFor(head, 0)).to.equal(true);
+      expect(await consistency.waitFor(head, 0, 'codes')).to.equal(false);
+
+      faults.mode = 'ok';
+      expect(await eventuallyTrue(async () => (await failureOf(standby)) === null && (await standby.call('GET', '/readyz')).status === 200)).to.equal(true);
+    } finally {
+      await standby.stop();
+      await projector.stop();
+    }
+  });
+});
+
+const eventuallyTrue = (check: () => Promise<boolean>) => eventually(check, (yes) => yes);

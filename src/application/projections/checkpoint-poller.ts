@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Projection } from '../../../projections/projection.js';
 import type { ProjectionStatus, ReadConsistency } from '../../ports/read-consistency.js';
+import { heldProjections } from './held-projections.js';
 import { storedVersionOf } from './replay-gate.js';
 import type { ReadStore } from '../../ports/read-store.js';
 
@@ -14,7 +15,8 @@ interface Waiter {
 
 /**
  * Read consistency for an API instance whose projector runs in another process: follows the
- * checkpoints the projector commits to the read store. The requests waiting at one time share
+ * checkpoints the projector commits to the read store, and the read models it holds at a
+ * failing event (src/application/projections/held-projections.ts). The requests waiting at one time share
  * one poll (the checkpoints read every 5 ms while anyone waits), so a busy API instance reads
  * them as often as an idle one, not once per waiting request.
  */
@@ -30,18 +32,15 @@ export class CheckpointPoller implements ReadConsistency {
   ) {}
 
   async projections(): Promise<ProjectionStatus[]> {
-    return Promise.all(
-      this.definitions.map(async (projection) => {
-        const checkpoint = await this.readStore.checkpoint(projection.name);
-        return {
-          name: projection.name,
-          version: projection.version,
-          storedVersion: storedVersionOf(checkpoint, projection),
-          checkpoint: checkpoint.position,
-          failure: null,
-        };
-      }),
-    );
+    const checkpoints = await Promise.all(this.definitions.map((projection) => this.readStore.checkpoint(projection.name)));
+    const held = await heldProjections(this.readStore, new Map(checkpoints.map((checkpoint) => [checkpoint.projector, checkpoint.position])));
+    return this.definitions.map((projection, index) => ({
+      name: projection.name,
+      version: projection.version,
+      storedVersion: storedVersionOf(checkpoints[index]!, projection),
+      checkpoint: checkpoints[index]!.position,
+      failure: held.get(projection.name) ?? null,
+    }));
   }
 
   async waitFor(position: bigint, timeoutMs: number, projection?: string): Promise<boolean> {
@@ -87,8 +86,13 @@ export class CheckpointPoller implements ReadConsistency {
   }
 }
 
+/**
+ * Whether every projection (or `projection`) has passed `position`. Without a name, a read model
+ * its projector holds at a failing event or batch is not waited for, as in the projector's own
+ * process (ProjectionRunner#waitFor): it cannot move until fixed.
+ */
 function reached(statuses: ProjectionStatus[], position: bigint, projection: string | undefined): boolean {
   return statuses
-    .filter((status) => projection === undefined || status.name === projection)
+    .filter((status) => (projection === undefined ? status.failure === null : status.name === projection))
     .every((status) => status.checkpoint !== null && status.checkpoint >= position);
 }

@@ -7,6 +7,7 @@ import type { ProjectionStatus, ReadConsistency } from '../../ports/read-consist
 import type { EventLog, LoggedEvent } from '../event-log.js';
 import { LogFollower } from '../log-follower.js';
 import { foldBatch } from './fold-batch.js';
+import { HeldProjectionsRecord } from './held-projections.js';
 import { storedVersionOf } from './replay-gate.js';
 import { ReadModelGate } from './read-model-gate.js';
 
@@ -16,8 +17,8 @@ const RELOAD_WHEN_IDLE_MS = 5_000;
 /**
  * Folds the global log, in commit order, into every projection's documents. Each batch's
  * documents and checkpoints are committed together. A projection whose `evolve` throws is
- * held at the failing event (logged, surfaced in status) and retried with backoff; the
- * others go on.
+ * held at the failing event (logged, surfaced in status and recorded for the processes that do
+ * not project) and retried with backoff; the others go on.
  */
 export class ProjectionRunner extends LogFollower implements ReadConsistency {
   private readonly statuses = new Map<string, ProjectionStatus>();
@@ -25,6 +26,8 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
   private reloadedAt = Date.now();
   /** Read models a replay is switching in (MongoDB): nothing is folded into them until it is done. */
   private readonly switching = new Set<string>();
+  /** The read models held here, recorded for the processes that do not project. */
+  private readonly held: HeldProjectionsRecord;
 
   constructor(
     private readonly log: EventLog,
@@ -35,6 +38,7 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
     private readonly gate = new ReadModelGate(),
   ) {
     super(log.store, logger);
+    this.held = new HeldProjectionsRecord(readStore);
   }
 
   async init(): Promise<void> {
@@ -134,6 +138,7 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
     const failed = active.filter((projection) => !healthy.includes(projection));
     let more = await this.processGroup(healthy);
     for (const projection of failed) more = (await this.processGroup([projection])) || more;
+    await this.held.record(this.status());
     return more;
   }
 

@@ -2,6 +2,8 @@ import { expect } from 'chai';
 import type { Projection } from '../../../projections/projection.js';
 import { MemoryReadStore } from '../../../src/adapters/memory/memory-read-store.js';
 import { CheckpointPoller } from '../../../src/application/projections/checkpoint-poller.js';
+import { HELD_PROJECTIONS, HeldProjectionsRecord } from '../../../src/application/projections/held-projections.js';
+import type { ProjectionStatus } from '../../../src/ports/read-consistency.js';
 import { StoreUnavailableError } from '../../../src/ports/event-store.js';
 import type { ReadStore } from '../../../src/ports/read-store.js';
 
@@ -114,5 +116,56 @@ describe('CheckpointPoller: requests waiting for the projector share one poll', 
     failing.checkpoint = () => Promise.reject(new StoreUnavailableError('the read store is gone'));
     await stepped.step();
     for (const outcome of await Promise.all(waiting)) expect(outcome).to.be.instanceOf(StoreUnavailableError);
+  });
+
+  describe('read models held at a failing event, as the projector records them', () => {
+    const failure = { position: '7', eventId: 'e-7', error: 'evolve threw' };
+    const statusOf = (name: string, held: ProjectionStatus['failure'], checkpoint = 1n): ProjectionStatus => ({
+      name,
+      version: 1,
+      storedVersion: 1,
+      checkpoint,
+      failure: held,
+    });
+
+    it('are reported, and not waited for unless named: the others answer at once', async () => {
+      await new HeldProjectionsRecord(memory).record([statusOf('users', null), statusOf('codes', failure)]);
+      await move('users', 1n, 9n);
+      const poller = new CheckpointPoller(memory, PROJECTIONS);
+      expect((await poller.projections()).map((status) => [status.name, status.failure])).to.deep.equal([
+        ['users', null],
+        ['codes', failure],
+      ]);
+      expect(await poller.waitFor(9n, 10)).to.equal(true);
+      expect(await poller.waitFor(9n, 30, 'codes')).to.equal(false);
+    });
+
+    it('a recorded failure its checkpoint has passed is over (moved on, or a replay rebuilt past it)', async () => {
+      await new HeldProjectionsRecord(memory).record([statusOf('users', null), statusOf('codes', failure)]);
+      await move('codes', 1n, 7n);
+      const poller = new CheckpointPoller(memory, PROJECTIONS);
+      expect((await poller.projections()).every((status) => status.failure === null)).to.equal(true);
+    });
+
+    it('the projector writes a failure when it changes, not on every page', async () => {
+      let writes = 0;
+      const putAux = memory.putAux.bind(memory);
+      memory.putAux = (collection, id, doc) => {
+        writes += 1;
+        return putAux(collection, id, doc);
+      };
+      const record = new HeldProjectionsRecord(memory);
+      await record.record([statusOf('users', null), statusOf('codes', null)]);
+      expect(writes, 'the first page clears what a former projector left').to.equal(2);
+      for (let page = 0; page < 5; page += 1) await record.record([statusOf('users', null), statusOf('codes', null)]);
+      expect(writes).to.equal(2);
+      await record.record([statusOf('users', null), statusOf('codes', failure)]);
+      await record.record([statusOf('users', null), statusOf('codes', failure)]);
+      expect(writes).to.equal(3);
+      expect(await memory.get(HELD_PROJECTIONS, 'codes')).to.deep.equal({ projection: 'codes', failure });
+      await record.record([statusOf('users', null), statusOf('codes', null, 8n)]);
+      expect(writes).to.equal(4);
+      expect(await memory.get(HELD_PROJECTIONS, 'codes')).to.deep.equal({ projection: 'codes', failure: null });
+    });
   });
 });
