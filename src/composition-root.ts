@@ -186,7 +186,8 @@ export async function composeService(options: CompositionOptions): Promise<Depen
   });
   container.register(TOKENS.ReactionHealth, {
     useFactory: instanceCachingFactory((c) => () => {
-      if (!runsProjector) return null;
+      // A standby (its projector not running) does not run them either.
+      if (!runsProjector || !c.resolve(ProjectionRunner).following) return null;
       const main = reactionRunner(c).health();
       return main.failure === null ? { ...main, failure: c.resolve<ReactionRunner>(PROCESS.RevenueReactionRunner).health().failure } : main;
     }),

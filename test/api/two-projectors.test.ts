@@ -122,6 +122,9 @@ describe('API: a read model held by the projector, seen from a standby on the sa
       expect(held).to.equal(true);
       expect((await failureOf(standby))!.error).to.contain('injected');
       expect(await failureOf(projector)).to.deep.equal(await failureOf(standby));
+      // The process managers run beside the projector only: the standby does not report them as its own.
+      expect((await projector.call('GET', '/readyz')).body.data.reactions).to.not.equal(null);
+      expect((await standby.call('GET', '/readyz')).body.data.reactions).to.equal(null);
       // A command on the standby: read-your-writes does not wait for the held read model.
       expect((await standby.call('POST', '/users', { app_user_id: 'bob' })).status).to.equal(201);
       const consistency = standby.service.container.resolve<ReadConsistency>(TOKENS.ReadConsistency);
