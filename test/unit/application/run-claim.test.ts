@@ -20,6 +20,8 @@ const target: ClaimTarget = {
   conversionRewards: [],
 };
 const rule = { id: 'r1', kind: 'blocked_users' } as FraudRule;
+/** The code's slots are all taken. */
+const limit = new DomainError('CLAIM.LIMIT_REACHED', 'full', '/code');
 const hit = (action: 'reject' | 'hold'): RuleHit => ({ rule_id: 'r1', kind: 'blocked_users', action });
 
 /**
@@ -119,7 +121,6 @@ describe('runClaim: what happens on claim, with and without fraud rules', () => 
   });
 
   it('when slot and counter both refuse, the refusal of the slot is the one answered and nothing is left taken', async () => {
-    const limit = new DomainError('CLAIM.LIMIT_REACHED', 'full', '/code');
     const { steps, journal } = stepsOf({
       fraud: { countPaymentCustomer: () => Promise.reject(new RejectedByRule(hit('reject'))) },
       takeSlot: () => Promise.reject(limit),
@@ -180,7 +181,6 @@ describe('runClaim: what happens on claim, with and without fraud rules', () => 
   });
 
   it("a code full with the claimer's own stale slot abandons that claim and takes a slot again, once, releasing it in the same request", async () => {
-    const limit = new DomainError('CLAIM.LIMIT_REACHED', 'full', '/code');
     const { steps, journal } = stepsOf({ stale: ['claim-0'], takeSlot: (attempt) => (attempt === 1 ? Promise.reject(limit) : Promise.resolve(null)) });
     await runClaim(steps, request);
     expect(journal).to.deep.equal([
@@ -194,21 +194,18 @@ describe('runClaim: what happens on claim, with and without fraud rules', () => 
   });
 
   it('a code full of other claimers answers CLAIM.LIMIT_REACHED: nothing of the claimer to abandon', async () => {
-    const limit = new DomainError('CLAIM.LIMIT_REACHED', 'full', '/code');
     const { steps, journal } = stepsOf({ takeSlot: () => Promise.reject(limit) });
     expect(await runClaim(steps, request).catch((error: unknown) => error)).to.equal(limit);
     expect(journal).to.deep.equal(['load claimer', 'take slot claim-1', 'abandon stale []']);
   });
 
   it('a code still full once the stale slot is released answers CLAIM.LIMIT_REACHED without looking again', async () => {
-    const limit = new DomainError('CLAIM.LIMIT_REACHED', 'full', '/code');
     const { steps, journal } = stepsOf({ stale: ['claim-0'], takeSlot: () => Promise.reject(limit) });
     expect(await runClaim(steps, request).catch((error: unknown) => error)).to.equal(limit);
     expect(journal).to.deep.equal(['load claimer', 'take slot claim-1', 'abandon stale [claim-0]', 'load claimer', 'take slot claim-2 replacing claim-0']);
   });
 
   it('a slot lost after replacing a stale one starts again without releasing it twice', async () => {
-    const limit = new DomainError('CLAIM.LIMIT_REACHED', 'full', '/code');
     const { steps, journal } = stepsOf({
       stale: ['claim-0'],
       takeSlot: (attempt) => (attempt === 1 ? Promise.reject(limit) : Promise.resolve(null)),
