@@ -431,6 +431,18 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
         expect(await store.get(aux, 'user-1')).to.deep.equal({ version: 2, state: { credits: 3 } });
       });
 
+      it('lists its documents with find, like any collection (the held projections are read so)', async function () {
+        const aux = `aux_${tag()}`;
+        await store.putAux(aux, 'a', { projection: 'a', failure: null });
+        await store.putAux(aux, 'b', { projection: 'b', failure: { position: '7' } });
+        const found = await store.find<{ projection: string }>(aux);
+        expect(found.sort((x, y) => x.projection.localeCompare(y.projection))).to.deep.equal([
+          { projection: 'a', failure: null },
+          { projection: 'b', failure: { position: '7' } },
+        ]);
+        expect(await store.find(`aux_${tag()}`), 'a collection never written').to.deep.equal([]);
+      });
+
       it('is not held back by projector checkpoints', async function () {
         const aux = `aux_${tag()}`;
         await store.commitBatches([batch(projector, null, 100n, [put(aux, 'k', { from: 'batch' })])]);
