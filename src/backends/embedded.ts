@@ -26,7 +26,7 @@ const STANDBY_RETRY_MS = 1_000;
  * (the work then starts before the service answers, as it always did); otherwise this process
  * serves the API as a standby, and takes over within a second of the holder's end, a crash
  * included. Two projectors on one DATA_DIR would fight over every checkpoint and deliver each
- * webhook twice.
+ * webhook twice. A lock file deleted under the holder is taken again within a second.
  */
 function whileHoldingLock(openLock: () => SqliteProjectorLock, work: ExclusiveWork, logger: Logger): ExclusiveWork {
   let lock: SqliteProjectorLock | null = null; // opened at start: an API-only process never opens it
@@ -34,14 +34,33 @@ function whileHoldingLock(openLock: () => SqliteProjectorLock, work: ExclusiveWo
   let attempt: Promise<void> = Promise.resolve();
   let holding = false;
   let running = false;
+  let watch: NodeJS.Timeout | null = null;
+  let lostLogged = false;
+  /** While held: a deleted lock file is taken again at once, before another process starts on a new one. */
+  const keepOnItsFile = () => {
+    let kept: ReturnType<SqliteProjectorLock['keepOnItsFile']>;
+    try {
+      kept = lock!.keepOnItsFile();
+    } catch (error) {
+      logger.error({ err: error }, 'projector.lock could not be checked; trying again');
+      return;
+    }
+    if (kept === 'renewed') logger.warn({}, 'projector.lock was deleted while this process projected: it holds the new one');
+    if (kept === 'lost' && !lostLogged) {
+      lostLogged = true;
+      logger.error({}, 'projector.lock was replaced and another process holds the new one: two processes project this DATA_DIR; stop one of them');
+    }
+  };
   const take = async (): Promise<boolean> => {
     lock ??= openLock();
     if (!lock.tryTake()) return false;
     holding = true;
+    watch = setInterval(keepOnItsFile, STANDBY_RETRY_MS).unref();
     try {
       await work.start();
     } catch (error) {
       holding = false;
+      if (watch) clearInterval(watch);
       await work.stop().catch(() => {});
       lock.release();
       throw error;
@@ -73,6 +92,7 @@ function whileHoldingLock(openLock: () => SqliteProjectorLock, work: ExclusiveWo
     async stop() {
       running = false;
       if (timer) clearTimeout(timer);
+      if (watch) clearInterval(watch);
       timer = null;
       await attempt;
       if (holding) await work.stop();

@@ -1,4 +1,7 @@
+import fs from 'node:fs';
+import path from 'node:path';
 import { expect } from 'chai';
+import { PROJECTOR_LOCK_FILE } from '../../src/adapters/sqlite/projector-lock.js';
 import { ProjectionRunner } from '../../src/application/projections/projection-runner.js';
 import type { EventStore } from '../../src/ports/event-store.js';
 import type { ReadConsistency } from '../../src/ports/read-consistency.js';
@@ -142,3 +145,23 @@ describe('API: a read model held by the projector, seen from a standby on the sa
 });
 
 const eventuallyTrue = (check: () => Promise<boolean>) => eventually(check, (yes) => yes);
+
+describe('API: projector.lock deleted under a running projector', function () {
+  this.timeout(60_000);
+
+  it('the projector takes the new file within a second: a service started afterwards stands by', async () => {
+    const first = await startTestService();
+    let second: TestService | null = null;
+    try {
+      const lockFile = path.join(first.dataDir, PROJECTOR_LOCK_FILE);
+      fs.rmSync(lockFile);
+      expect(await eventuallyTrue(async () => fs.existsSync(lockFile))).to.equal(true);
+      second = await startTestService({ dataDir: first.dataDir });
+      const projecting = (svc: TestService) => svc.service.container.resolve(ProjectionRunner).following;
+      expect([projecting(first), projecting(second)]).to.deep.equal([true, false]);
+    } finally {
+      await second?.stop();
+      await first.stop();
+    }
+  });
+});

@@ -13,13 +13,13 @@ export const PROJECTOR_LOCK_FILE = 'projector.lock';
  * no clock, no process id to trust. SQLite also keeps two connections of one process apart.
  */
 export class SqliteProjectorLock {
-  private readonly db: Database.Database;
+  private db: Database.Database;
+  /** The file this lock's connection has open (a deleted or replaced file no longer excludes anyone). */
+  private opened: fs.Stats;
   private held = false;
 
-  constructor(dataDir: string) {
-    // Rollback journal (not WAL): there an exclusive transaction keeps every other one out.
-    this.db = new Database(createdOnce(dataDir));
-    this.db.pragma('busy_timeout = 0');
+  constructor(private readonly dataDir: string) {
+    [this.db, this.opened] = openOn(dataDir);
   }
 
   /** Takes the lock when no other holder has it; whether this one holds it now. */
@@ -35,6 +35,29 @@ export class SqliteProjectorLock {
     return true;
   }
 
+  /**
+   * Held, whether the lock still excludes the processes that start after now: its file may have
+   * been deleted or replaced (by hand, a clean-up job), and a process started then would take a
+   * new one. `kept`: the file is the one held; `renewed`: it was gone, and the file now in its
+   * place is held instead; `lost`: another process holds the file now in its place.
+   */
+  keepOnItsFile(): 'kept' | 'renewed' | 'lost' {
+    const now = fs.statSync(path.join(this.dataDir, PROJECTOR_LOCK_FILE), { throwIfNoEntry: false });
+    if (!this.held || (now && now.ino === this.opened.ino && now.dev === this.opened.dev)) return 'kept';
+    const [db, opened] = openOn(this.dataDir);
+    try {
+      db.exec('BEGIN EXCLUSIVE');
+    } catch (error) {
+      db.close();
+      if ((error as { code?: string }).code === 'SQLITE_BUSY') return 'lost';
+      throw error;
+    }
+    // The old file is out of reach of any other process: its lock can go.
+    this.db.close();
+    [this.db, this.opened] = [db, opened];
+    return 'renewed';
+  }
+
   /** Lets a standby take over; the lock's file stays. */
   release(): void {
     if (this.held) this.db.exec('ROLLBACK');
@@ -45,6 +68,15 @@ export class SqliteProjectorLock {
     this.release();
     this.db.close();
   }
+}
+
+/** A connection on the lock's file (created when missing), and the file it has open. */
+function openOn(dataDir: string): [Database.Database, fs.Stats] {
+  const file = createdOnce(dataDir);
+  // Rollback journal (not WAL): there an exclusive transaction keeps every other one out.
+  const db = new Database(file);
+  db.pragma('busy_timeout = 0');
+  return [db, fs.statSync(file)];
 }
 
 /**

@@ -1,8 +1,9 @@
 import { spawn } from 'node:child_process';
+import fs from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { expect } from 'chai';
-import { SqliteProjectorLock } from '../../../src/adapters/sqlite/projector-lock.js';
+import { PROJECTOR_LOCK_FILE, SqliteProjectorLock } from '../../../src/adapters/sqlite/projector-lock.js';
 import { tempDataDir } from '../../support/test-service.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../../..');
@@ -74,6 +75,41 @@ describe('SqliteProjectorLock: one projector per embedded DATA_DIR', () => {
       expect(standby.tryTake(), 'once it is killed').to.equal(true);
     } finally {
       standby.close();
+    }
+  });
+
+  it('a lock file deleted under its holder is taken again by the holder: a process started afterwards stands by', async function () {
+    this.timeout(30_000);
+    const dir = tempDataDir();
+    const holder = new SqliteProjectorLock(dir);
+    try {
+      expect(holder.tryTake()).to.equal(true);
+      expect(holder.keepOnItsFile()).to.equal('kept');
+      fs.rmSync(path.join(dir, PROJECTOR_LOCK_FILE));
+      expect(holder.keepOnItsFile()).to.equal('renewed');
+      expect(holder.keepOnItsFile()).to.equal('kept');
+      const { child, said } = await holderProcess(dir);
+      child.kill('SIGKILL');
+      expect(said).to.equal('busy');
+    } finally {
+      holder.close();
+    }
+  });
+
+  it('one whose deleted file another holder replaced first says it is lost', () => {
+    const dir = tempDataDir();
+    const holder = new SqliteProjectorLock(dir);
+    let other: SqliteProjectorLock | null = null;
+    try {
+      expect(holder.tryTake()).to.equal(true);
+      fs.rmSync(path.join(dir, PROJECTOR_LOCK_FILE));
+      other = new SqliteProjectorLock(dir);
+      expect(other.tryTake(), 'the new file is free').to.equal(true);
+      expect(holder.keepOnItsFile()).to.equal('lost');
+      expect(other.keepOnItsFile()).to.equal('kept');
+    } finally {
+      holder.close();
+      other?.close();
     }
   });
 });
