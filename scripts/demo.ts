@@ -288,7 +288,8 @@ function demoConfig(config: Config): Config {
 
 /** The store, port and link settings this run was given in its environment, for the start command it prints. */
 function startSettings(): string[] {
-  return ['DATA_DIR', 'EVENTSTORE_URL', 'MONGODB_URL', 'PORT', 'REFERRAL_LINK_BASE'].flatMap((name) => {
+  // The keys too: given on the demo's command line (not exported), a start without them would make new ones.
+  return ['DATA_DIR', 'EVENTSTORE_URL', 'MONGODB_URL', 'PORT', 'REFERRAL_LINK_BASE', 'CLIENT_API_KEYS', 'SECRET_API_KEYS'].flatMap((name) => {
     const value = process.env[name];
     if (!value) return [];
     return [`${name}=${/^[\w./:@-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`}`];

@@ -105,6 +105,13 @@ describe('npm run demo (child process)', function () {
     expect(afterSecondRun).to.contain('http://localhost:8080/users/demo-ana');
   });
 
+  it('prints the keys it was run with in the start command, and uses the client key in its commands', async () => {
+    const withKeys = (await runDemo(dataDir, { CLIENT_API_KEYS: 'ck_mine', SECRET_API_KEYS: 'sk_mine' })).stdout;
+    expect(withKeys).to.contain(`  DATA_DIR=${dataDir} CLIENT_API_KEYS=ck_mine SECRET_API_KEYS=sk_mine npm start\n`);
+    expect(withKeys).to.contain("-H 'x-api-key: ck_mine'");
+    expect(withKeys).to.not.contain('ck_demo');
+  });
+
   it('the second run appends no event at all', () => {
     expect(eventsAfterFirstRun).to.be.greaterThan(20);
     expect(eventsAfterSecondRun).to.equal(eventsAfterFirstRun);

@@ -31,7 +31,12 @@ export function readmeSection(heading: string): string {
 
 /** The ```sh blocks of `text`, verbatim. */
 export function shellBlocks(text: string): string[] {
-  return [...text.matchAll(/```sh\n([\s\S]*?)```/g)].map((match) => match[1]!);
+  return codeBlocks(text, 'sh');
+}
+
+/** The code blocks of `language` in `text`, verbatim. */
+export function codeBlocks(text: string, language: string): string[] {
+  return [...text.matchAll(new RegExp(`\`\`\`${language}\n([\\s\\S]*?)\`\`\``, 'g'))].map((match) => match[1]!);
 }
 
 /**

@@ -1,0 +1,68 @@
+import { type ChildProcess, spawn } from 'node:child_process';
+import fs from 'node:fs';
+import { createServer, type AddressInfo } from 'node:net';
+import path from 'node:path';
+import { expect } from 'chai';
+import { Webhook } from 'standardwebhooks';
+import { eventually } from '../support/fixtures.js';
+import { codeBlocks, readmeSection } from '../support/readme.js';
+import { startTestService, tempDataDir } from '../support/test-service.js';
+
+const ROOT = path.resolve(import.meta.dirname, '../..');
+
+/** A port free on 127.0.0.1 now. */
+function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = createServer().listen(0, '127.0.0.1', () => {
+      const { port } = server.address() as AddressInfo;
+      server.close(() => resolve(port));
+    });
+    server.on('error', reject);
+  });
+}
+
+/**
+ * README "Receive and verify": its sample receiver, as printed, run with tsx in a folder of its
+ * own, receives the service's signed ping and refuses a message signed with another secret.
+ */
+describe("E2E: the README's sample webhook receiver, verbatim", function () {
+  this.timeout(60_000);
+
+  it('acknowledges the real ping with 204 and refuses a forged message with 400', async () => {
+    const [source] = codeBlocks(readmeSection('### Receive and verify'), 'ts');
+    expect(source).to.contain("app.post('/hooks/referrals'");
+    const folder = tempDataDir();
+    fs.writeFileSync(path.join(folder, 'receiver.ts'), source!);
+    fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(folder, 'node_modules'));
+    const svc = await startTestService({ env: { WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true' } });
+    let receiver: ChildProcess | null = null;
+    try {
+      const port = await freePort();
+      const url = `http://127.0.0.1:${port}/hooks/referrals`;
+      const created = await svc.admin('PUT', '/admin/webhooks/backend', { url, events: ['reward.granted'] });
+      expect(created.status, JSON.stringify(created.body)).to.equal(201);
+      const secret = created.body.data.webhook.secret as string;
+      receiver = spawn(process.execPath, ['--import', 'tsx', 'receiver.ts'], {
+        cwd: folder,
+        env: { ...process.env, REFERRALS_WEBHOOK_SECRET: secret, PORT: String(port) },
+        stdio: ['ignore', 'ignore', 'inherit'],
+      });
+      const forged = new Webhook(`whsec_${Buffer.from('not the endpoint secret, 32 bytes').toString('base64')}`);
+      const body = JSON.stringify({ type: 'reward.granted', timestamp: new Date().toISOString(), data: {} });
+      const forgedAnswer = await eventually(async () => {
+        const id = 'msg_forged';
+        const headers = { 'webhook-id': id, 'webhook-timestamp': String(Math.floor(Date.now() / 1000)), 'content-type': 'application/json' };
+        const signature = forged.sign(id, new Date(Number(headers['webhook-timestamp']) * 1000), body);
+        return fetch(url, { method: 'POST', headers: { ...headers, 'webhook-signature': signature }, body });
+      });
+      expect(forgedAnswer.status).to.equal(400);
+
+      const ping = await svc.admin('POST', '/admin/webhooks/backend/ping');
+      expect(ping.status, JSON.stringify(ping.body)).to.equal(200);
+      expect(ping.body.data.ping).to.deep.include({ delivered: true, status_code: 204 });
+    } finally {
+      receiver?.kill('SIGKILL');
+      await svc.stop();
+    }
+  });
+});
