@@ -6,7 +6,7 @@ export const CLAIM_SLOTS = 'claim_slots';
 /**
  * Claim slots taken whose claim has not (yet) reached the claimer's stream. A slot left here
  * for long means a claim crashed half-way; the claim repair releases it, or the claimer's next
- * claim of the code when it finds the code full.
+ * claim: as it takes a slot of a full code, or once it is recorded.
  */
 export const claimSlotsProjection: Projection = {
   name: 'claim_slots',

@@ -89,6 +89,47 @@ describe('Crash safety of claims and reactions', () => {
     }
   });
 
+  it("a claimer's retry that finds room gives its earlier slot back once claimed: the code is not full of a dead claim", async () => {
+    const faults = new FaultSwitch();
+    const svc = await startTestService({ backend: faultyBackend(faults) });
+    try {
+      await putPromo(svc, 'ROOMY', { limit: 3 });
+      await putPromo(svc, 'ELSEWHERE', { limit: 1 });
+      await createUser(svc, 'victim');
+      await createUser(svc, 'wanderer');
+      const others = Array.from({ length: 24 }, (_, index) => `other-${index}`);
+      for (const other of others) await createUser(svc, other);
+      faults.mode = 'unavailable';
+      faults.when = (method, args) => method === 'append' && (args[0] === 'user-victim' || args[0] === 'user-wanderer');
+      expect((await svc.call('POST', '/users/victim/claim-code', { code: 'ROOMY' })).status).to.equal(503);
+      expect((await svc.call('POST', '/users/wanderer/claim-code', { code: 'ELSEWHERE' })).status).to.equal(503);
+      faults.mode = 'ok';
+      expect(await takenOf(svc, 'ROOMY')).to.equal(1);
+      expect(await takenOf(svc, 'ELSEWHERE')).to.equal(1);
+
+      // Within the repair's grace period: the wanderer claims another code, the victim retries
+      // beside two dozen others while the code still has room.
+      expect((await svc.call('POST', '/users/wanderer/claim-code', { code: 'ROOMY' })).status).to.equal(200);
+      expect(await takenOf(svc, 'ELSEWHERE')).to.equal(0);
+      const answers = await Promise.all(['victim', ...others].map((user) => svc.call('POST', `/users/${user}/claim-code`, { code: 'ROOMY' })));
+      for (const answer of answers) {
+        if (answer.status !== 200) expect(answer.body.errors[0].code).to.equal('CLAIM.LIMIT_REACHED');
+      }
+      const claimers = async () => (await events(svc, 'type=CodeClaimed')).filter((event) => event.data.code === 'ROOMY').length;
+      // Every slot of the code is a recorded claim: none is left to the dead attempt.
+      expect(await takenOf(svc, 'ROOMY')).to.equal(await claimers());
+      const late = 'late-comer';
+      await createUser(svc, late);
+      const lateAnswer = await svc.call('POST', `/users/${late}/claim-code`, { code: 'ROOMY' });
+      expect(lateAnswer.status).to.equal((await claimers()) < 3 ? 200 : 422);
+      expect(await takenOf(svc, 'ROOMY')).to.equal(await claimers());
+      expect(await claimers()).to.equal(3);
+      expect((await events(svc, 'type=ClaimAbandoned')).map((event) => event.stream).sort()).to.deep.equal(['user-victim', 'user-wanderer']);
+    } finally {
+      await svc.stop();
+    }
+  });
+
   it('one repair run releases every abandoned slot, not only the first', async () => {
     const faults = new FaultSwitch();
     const svc = await startTestService({ backend: faultyBackend(faults) });

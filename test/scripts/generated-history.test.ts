@@ -102,6 +102,7 @@ function serviceOn(app: ApplicationSpec, referralCodes: string[]) {
       clock,
       ids,
       config,
+      { debug() {}, info() {}, warn() {}, error() {} },
     ),
     withdraw: new WithdrawCreditsHandler(app.commands, catalog, clock),
     grant: new GrantRewardHandler(app.commands, catalog, clock, ids),

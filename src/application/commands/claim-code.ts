@@ -11,6 +11,7 @@ import { type ClaimCodeCommand, checkClaim, decideClaimCode } from '../../domain
 import { type UserState, userEvolver } from '../../domain/users/user-state.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Ids } from '../../ports/ids.js';
+import type { Logger } from '../../ports/logger.js';
 import { TOKENS } from '../../ports/tokens.js';
 import { CommandExecutor } from '../command-executor.js';
 import type { CommandContext } from '../event-log.js';
@@ -63,7 +64,9 @@ export interface ClaimSteps<R> {
  *    a slot lost meanwhile (the claim repair released it) starts again with a new claim id.
  * Two streams, no transaction: if the process dies between 3 and 5, the claim repair gives the
  * slot back later; sooner, the claimer's retry finds the code full with its own earlier slot,
- * abandons that claim and releases its slot in the same append that takes a new one.
+ * abandons that claim and releases its slot in the same append that takes a new one. A retry
+ * that finds room takes a new slot, and the handler gives the earlier one back once the claim
+ * is recorded (`ClaimSlots.releaseStaleOf`).
  */
 const NOT_COUNTED = Promise.resolve({ hold: null, stream: null });
 
@@ -142,6 +145,7 @@ export class ClaimCodeHandler {
     @inject(TOKENS.Clock) private readonly clock: Clock,
     @inject(TOKENS.Ids) private readonly ids: Ids,
     @inject(TOKENS.Config) private readonly config: Config,
+    @inject(TOKENS.Logger) private readonly logger: Logger,
   ) {}
 
   private readonly claimers = new KeyedLock();
@@ -172,6 +176,13 @@ export class ClaimCodeHandler {
       { code, target, windowDays: this.config.CLAIM_WINDOW_DAYS, conversions: this.config.CONVERSIONS_FROM },
     );
     await this.commands.afterCommit(executed.position, context, appUserId, executed.result.granted);
+    const claimed = executed.state.referred_by?.claim_id;
+    if (executed.position !== null && claimed) {
+      await this.slots.releaseStaleOf(appUserId, claimed, context).catch((error: unknown) => {
+        // The claim is recorded: answering an error would make the client retry into ALREADY_CLAIMED.
+        this.logger.warn({ err: error, app_user_id: appUserId }, 'stale claim slots not released; the claim repair will');
+      });
+    }
     return { granted: executed.result.granted };
   }
 }

@@ -116,6 +116,20 @@ export class ClaimSlots {
     return abandoned;
   }
 
+  /**
+   * Gives back the slots `claimer` still holds on any code once its claim `claimed` is recorded:
+   * a user claims one code (SPEC §5.1), so they are its earlier attempts that died half-way,
+   * which would otherwise keep a limited code full until the claim repair. Read from the
+   * claim-slots index (call it after the claim's read-your-writes wait); a slot the index has
+   * not seen yet is left to the repair, as is one whose release fails.
+   */
+  async releaseStaleOf(claimer: string, claimed: string, context: CommandContext): Promise<void> {
+    const held = await this.readStore.find<{ claim_id: string; code: string }>(CLAIM_SLOTS, { where: { claimer }, limit: 100 });
+    for (const { claim_id, code } of held) {
+      if (claim_id !== claimed) await this.abandon(code, claim_id, claimer, context);
+    }
+  }
+
   /** Whether the claim-slots index has passed the last event of `code`'s stream (waiting a little for it). */
   private async indexPassedHeadOf(code: string): Promise<boolean> {
     const head = (await this.log.last(streams.code(code)))?.position;
