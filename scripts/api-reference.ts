@@ -175,7 +175,7 @@ const EVENT_MEANINGS: Record<string, string> = {
   ReferralProgramAssigned: 'The user got a program and its referral code (once, never changed).',
   CodeClaimed: 'The user claimed a referral, promo or affiliate code. `hold` only when a fraud rule held it for review.',
   ClaimAbandoned:
-    "A claim that took its code's slot and did not happen: refused after the slot was taken (a `payment_customer_claimers` rule, or a failed append), or left unrecorded by a crash and found by the repair. `ClaimSlotReleased` on the code's stream follows.",
+    "A claim that took its code's slot and did not happen: refused after the slot was taken (a `payment_customer_claimers` rule, or a failed append), or left unrecorded by a crash and found by the repair or by the claimer's next claim (as it takes a slot of the full code, or once it is recorded). `ClaimSlotReleased` on the code's stream follows.",
   UserConverted: 'A claimer became premium (not trial): counts as a conversion of the code it claimed.',
   UserChurned: 'A converted claimer stopped being premium.',
   RewardGranted:

@@ -58,7 +58,8 @@ export const userEvents = {
   /**
    * A claim that took its code's slot and did not happen: refused after the slot was taken (a
    * `payment_customer_claimers` rule, or a failed append), or left unrecorded by a crash and found
-   * by the repair. The slot is released after it (`ClaimSlotReleased`).
+   * by the repair or by the claimer's next claim (as it takes a slot of the full code, or once it
+   * is recorded). The slot is released after it (`ClaimSlotReleased`).
    */
   ClaimAbandoned: z.object({ claim_id: z.string(), code: z.string() }),
   /**
