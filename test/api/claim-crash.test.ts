@@ -130,6 +130,34 @@ describe('Crash safety of claims and reactions', () => {
     }
   });
 
+  it('a slot whose claim was abandoned by a request that died before releasing it is released by the next repair run, without its grace period', async () => {
+    const faults = new FaultSwitch();
+    const svc = await startTestService({ backend: faultyBackend(faults) });
+    try {
+      await putPromo(svc, 'SETTLED', { limit: 2 });
+      await createUser(svc, 'victim');
+      faults.mode = 'unavailable';
+      faults.when = (method, args) => method === 'append' && args[0] === 'user-victim';
+      expect((await svc.call('POST', '/users/victim/claim-code', { code: 'SETTLED' })).status).to.equal(503);
+      // The retry is recorded and abandons the dead claim, but the release of its slot fails,
+      // as if the process died between the two.
+      faults.when = (method, args) =>
+        method === 'append' && args[0] === 'code-SETTLED' && (args[1] as NewEvent[]).some((event) => event.type === 'ClaimSlotReleased');
+      expect((await svc.call('POST', '/users/victim/claim-code', { code: 'SETTLED' })).status).to.equal(200);
+      faults.mode = 'ok';
+      expect(await takenOf(svc, 'SETTLED')).to.equal(2);
+      expect((await events(svc, 'stream=user-victim')).map((event) => event.type)).to.deep.equal(['UserRegistered', 'CodeClaimed', 'ClaimAbandoned']);
+
+      // Seconds later, well within the grace period: the claimer's stream has settled the claim.
+      await svc.service.runMaintenance();
+      expect(await takenOf(svc, 'SETTLED')).to.equal(1);
+      await createUser(svc, 'next-in-line');
+      expect((await svc.call('POST', '/users/next-in-line/claim-code', { code: 'SETTLED' })).status).to.equal(200);
+    } finally {
+      await svc.stop();
+    }
+  });
+
   it('one repair run releases every abandoned slot, not only the first', async () => {
     const faults = new FaultSwitch();
     const svc = await startTestService({ backend: faultyBackend(faults) });

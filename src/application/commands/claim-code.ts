@@ -168,7 +168,7 @@ export class ClaimCodeHandler {
         takeSlot: (claimId, guard) => this.slots.take(code, claimId, appUserId, resolved!.limit, context, guard),
         record: (decide) => this.executor.execute(stream, userEvolver, decide, context),
         giveBack: async (claimId, refusedAt) => {
-          await this.slots.abandon(code, claimId, appUserId, context, refusedAt);
+          await this.slots.abandon(code, claimId, appUserId, context, { refusedAt });
         },
         abandonStale: () => this.slots.abandonHeldBy(code, appUserId, context),
         fraud: await this.fraud.stepsFor(target, appUserId, context),

@@ -11,7 +11,9 @@ const ABANDONED_AFTER_MS = 60_000;
 /**
  * Repairs claims that died between taking a code's slot and recording the claim: the
  * claimer's stream decides (claim recorded → keep; otherwise `ClaimAbandoned`) and an
- * abandoned claim's slot is released.
+ * abandoned claim's slot is released. A slot younger than the grace period is released only
+ * when its claim is already settled (`decideAbandonClaim`'s `mayBeInFlight`): abandoned by a
+ * request killed before it released the slot, or of a claimer since claimed with another claim.
  */
 @injectable()
 export class ClaimRepair {
@@ -24,14 +26,15 @@ export class ClaimRepair {
   /** Returns the number of slots released. */
   async run(): Promise<number> {
     const cutoff = new Date(this.clock.now().getTime() - ABANDONED_AFTER_MS).toISOString();
-    const stale = await this.readStore.find<{ claim_id: string; code: string; claimer: string }>(CLAIM_SLOTS, {
-      atMost: { field: 'taken_at', value: cutoff },
+    const held = await this.readStore.find<{ claim_id: string; code: string; claimer: string; taken_at: string }>(CLAIM_SLOTS, {
+      orderBy: { field: 'taken_at', direction: 'asc' },
       limit: 500,
     });
     let released = 0;
-    for (const slot of stale) {
+    for (const slot of held) {
       const context = { correlation_id: `repair-${slot.claim_id}`, causation_id: slot.claim_id, actor: 'process:claim-repair' };
-      if ((await this.slots.abandon(slot.code, slot.claim_id, slot.claimer, context)) === 'abandoned') released += 1;
+      const outcome = await this.slots.abandon(slot.code, slot.claim_id, slot.claimer, context, { mayBeInFlight: slot.taken_at > cutoff });
+      if (outcome === 'abandoned') released += 1;
     }
     return released;
   }

@@ -74,9 +74,21 @@ export class ClaimSlots {
    * so a late claim and a release can never both happen. The slot is released once: a claim
    * abandoned again (the repair and a stalled request, or the repair twice) finds its slot no
    * longer held in the claim-slots index, read once it has passed the code stream's last event.
+   * `mayBeInFlight`: see `decideAbandonClaim` (`pending`: nothing done).
    */
-  async abandon(code: string, claimId: string, claimer: string, context: CommandContext, refusedAt?: Date): Promise<'claimed' | 'abandoned'> {
-    const { result } = await this.executor.execute(streams.user(claimer), userEvolver, (state) => decideAbandonClaim(state, claimId, code), context);
+  async abandon(
+    code: string,
+    claimId: string,
+    claimer: string,
+    context: CommandContext,
+    { refusedAt, mayBeInFlight = false }: { refusedAt?: Date; mayBeInFlight?: boolean } = {},
+  ): Promise<'claimed' | 'abandoned' | 'pending'> {
+    const { result } = await this.executor.execute(
+      streams.user(claimer),
+      userEvolver,
+      (state) => decideAbandonClaim(state, claimId, code, mayBeInFlight),
+      context,
+    );
     if (result === 'abandoned') {
       let release = this.releasing.get(claimId);
       if (!release) {

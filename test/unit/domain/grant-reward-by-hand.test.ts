@@ -247,6 +247,40 @@ describe('maintenance deciders', () => {
         .thenNothing();
       expect(result).to.equal('abandoned');
     });
+
+    describe('a slot taken moments ago (mayBeInFlight)', () => {
+      it('is left to its request while the user has not claimed: the claim may still be recorded', () => {
+        const { result } = user
+          .given([registered('ann')])
+          .when((state) => decideAbandonClaim(state, 'c1', 'REF123', true))
+          .thenNothing();
+        expect(result).to.equal('pending');
+      });
+
+      it('is abandoned when the user has claimed with another claim: this one can never be recorded', () => {
+        const { result } = user
+          .given([registered('ann'), codeClaimed({ claim_id: 'c0' })])
+          .when((state) => decideAbandonClaim(state, 'c1', 'REF123', true))
+          .then([event('ClaimAbandoned', { claim_id: 'c1', code: 'REF123' })]);
+        expect(result).to.equal('abandoned');
+      });
+
+      it('is released when its claim was abandoned already (the release did not happen)', () => {
+        const { result } = user
+          .given([registered('ann'), event('ClaimAbandoned', { claim_id: 'c1', code: 'REF123' })])
+          .when((state) => decideAbandonClaim(state, 'c1', 'REF123', true))
+          .thenNothing();
+        expect(result).to.equal('abandoned');
+      });
+
+      it('keeps the slot of the recorded claim', () => {
+        const { result } = user
+          .given([registered('ann'), codeClaimed({ claim_id: 'c1' })])
+          .when((state) => decideAbandonClaim(state, 'c1', 'REF123', true))
+          .thenNothing();
+        expect(result).to.equal('claimed');
+      });
+    });
   });
 });
 
