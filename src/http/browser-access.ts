@@ -10,7 +10,7 @@ import type { RequestHandler } from 'express';
  * Only the app's client-key operations are open to pages (`openTo`: their paths, src/http/app.ts):
  * the secret key belongs on a server, so neither `/admin` nor the manual grant answers a
  * preflight, and the console is served from the service's own origin. Without `CORS_ORIGINS`
- * nothing here runs: no CORS header is sent, and `OPTIONS` is 405 as any method a path does not have.
+ * nothing here runs: no CORS header is sent, and `OPTIONS` is 405 like any method a path does not have.
  */
 export function browserAccess(origins: readonly string[] | '*', openTo: (path: string) => boolean): RequestHandler {
   const headers = cors({

@@ -171,7 +171,7 @@ export function methodGate(routes: AnyRoute[]): Router {
   gate.use(pathNotFound);
   // A known path whose parameter is not validly percent-encoded (express cannot match it): its
   // method is checked all the same, then it is passed on, so the route refuses it (400) after the
-  // key check and the rate limits, as any other bad request of a limited route.
+  // key check and the rate limits, like any other bad request of a limited route.
   const undecoded = [...byPath].map(([path, allowed]) => ({ pattern: undecodedPattern(path), allowed }));
   gate.use((error: unknown, req: Request, res: Response, next: (error?: unknown) => void) => {
     if (!isBadPathEncoding(error)) return next(error);

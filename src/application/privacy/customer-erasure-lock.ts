@@ -6,7 +6,7 @@ import { customerSubject } from './personal-data-cipher.js';
  * Orders, within this process, the erasure of a user and the receipt of a notification naming
  * one of its payment customer ids. A notification is matched and kept either before the erasure
  * destroys that customer's key (its copy goes with the key) or after the read models dropped the
- * user's link to the customer (it is kept unmatched, under a new key, as any notification of an
+ * user's link to the customer (it is kept unmatched, under a new key, like any notification of an
  * unknown customer). Without this, one matched through the old link in between was kept under a
  * fresh key of the customer: readable after the erasure, and linked to the erased user.
  * One instance per service (src/composition-root.ts).

@@ -242,7 +242,7 @@ export class RateLimits {
 
   /**
    * A body refused before the limiter ran (400 BODY_INVALID, 413, 415, or a body that cannot be
-   * stored): it costs the caller its point as any request, with the headers, and is 429 over budget.
+   * stored): it costs the caller its point like any request, with the headers, and is 429 over budget.
    */
   bodyRefusals(): ErrorRequestHandler {
     return async (error, req, res, next) => {

@@ -140,7 +140,7 @@ export const operationId = chars(1, 128).openapi({ description: 'Idempotency key
 /**
  * Whether every number in a parsed JSON value is one JSON can store: JSON.parse turns `1e400` into
  * Infinity (stored as null) and rounds integers past ±(2^53 − 1) (12345678901234567890 would be
- * stored as 12345678901234567000). Decimals are kept as doubles, as any JSON store keeps them.
+ * stored as 12345678901234567000). Decimals are kept as doubles, the way every JSON store keeps them.
  */
 function faithfulNumbers(value: unknown): boolean {
   if (typeof value === 'number') return Number.isFinite(value) && (!Number.isInteger(value) || Number.isSafeInteger(value));
