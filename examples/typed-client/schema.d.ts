@@ -747,7 +747,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Make a new signing secret (shown once); the previous ones keep signing for overlap_seconds
+         * Make a new signing secret (shown once); the one it replaces keeps signing for overlap_seconds, an older one no longer
          * @description Needs a secret key.
          */
         post: operations["rotateWebhookSecret"];
@@ -1242,7 +1242,7 @@ export interface components {
             first_seen_at: string | null;
             /** @deprecated */
             last_seen_at: null;
-            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
             metadata: {
                 [key: string]: unknown;
             } | null;
@@ -1331,7 +1331,7 @@ export interface components {
             key: string;
             name: string;
             description: string | null;
-            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
             metadata: {
                 [key: string]: unknown;
             } | null;
@@ -1370,7 +1370,7 @@ export interface components {
             id: string;
             name: string;
             description: string | null;
-            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
             metadata: {
                 [key: string]: unknown;
             } | null;
@@ -1458,7 +1458,7 @@ export interface components {
              * @example 2026-01-02T03:04:05.678Z
              */
             last_seen_at?: string | null;
-            /** @description Any JSON object, kept as sent, at most 16 KiB serialized; numbers finite, integers within ±(2^53 − 1); not a lone `"$encrypted"` key holding a string starting `pd1.` (the form encrypted values take) */
+            /** @description Any JSON object, kept as sent, at most 16 KiB serialized; numbers finite, integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body; not a lone `"$encrypted"` key holding a string starting `pd1.` (the form encrypted values take) */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1626,7 +1626,7 @@ export interface components {
             kind: "basic" | "credit" | "offer_code" | "store_promo_code" | "partner_entitlement" | "partner_offering";
             name: string;
             description: string | null;
-            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
             metadata: {
                 [key: string]: unknown;
             } | null;
@@ -1648,7 +1648,7 @@ export interface components {
             kind: "basic";
             name: string;
             description?: string | null;
-            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1657,7 +1657,7 @@ export interface components {
             kind: "credit";
             name: string;
             description?: string | null;
-            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1667,7 +1667,7 @@ export interface components {
             kind: "offer_code";
             name: string;
             description?: string | null;
-            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1683,7 +1683,7 @@ export interface components {
             kind: "store_promo_code";
             name: string;
             description?: string | null;
-            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1692,7 +1692,7 @@ export interface components {
             kind: "partner_entitlement";
             name: string;
             description?: string | null;
-            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1703,7 +1703,7 @@ export interface components {
             kind: "partner_offering";
             name: string;
             description?: string | null;
-            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1740,7 +1740,7 @@ export interface components {
         ProgramRequest: {
             name: string;
             description?: string | null;
-            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
             metadata?: {
                 [key: string]: unknown;
             } | null;
@@ -1883,11 +1883,11 @@ export interface components {
                 revision: number;
                 id: string;
                 type: string;
-                /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+                /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
                 data: {
                     [key: string]: unknown;
                 };
-                /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+                /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
                 metadata: {
                     [key: string]: unknown;
                 };
@@ -1926,7 +1926,7 @@ export interface components {
                 }[];
                 /** @description shortfall rows: the credits of the revoked grant already spent (the row’s delta is 0) */
                 shortfall?: number;
-                /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+                /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
                 cause: {
                     [key: string]: unknown;
                 };
@@ -2080,7 +2080,7 @@ export interface components {
             first_seen_at: string | null;
             /** @deprecated */
             last_seen_at: null;
-            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
             metadata: {
                 [key: string]: unknown;
             } | null;
@@ -2166,7 +2166,7 @@ export interface components {
                 }[];
                 /** @description shortfall rows: the credits of the revoked grant already spent (the row’s delta is 0) */
                 shortfall?: number;
-                /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+                /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
                 cause: {
                     [key: string]: unknown;
                 };
@@ -2178,11 +2178,11 @@ export interface components {
                 revision: number;
                 id: string;
                 type: string;
-                /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+                /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
                 data: {
                     [key: string]: unknown;
                 };
-                /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+                /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
                 metadata: {
                     [key: string]: unknown;
                 };
@@ -2199,11 +2199,11 @@ export interface components {
                 revision: number;
                 id: string;
                 type: string;
-                /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+                /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
                 data: {
                     [key: string]: unknown;
                 };
-                /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+                /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
                 metadata: {
                     [key: string]: unknown;
                 };
@@ -2275,7 +2275,7 @@ export interface components {
                  */
                 claimed_at: string;
             } | null;
-            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
             metadata: {
                 [key: string]: unknown;
             };
@@ -2327,7 +2327,7 @@ export interface components {
             key: string;
             name: string;
             description: string | null;
-            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
             metadata: {
                 [key: string]: unknown;
             };
@@ -2365,7 +2365,7 @@ export interface components {
             key: string;
             name: string;
             description: string | null;
-            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
             metadata: {
                 [key: string]: unknown;
             };
@@ -2404,7 +2404,7 @@ export interface components {
             key: string;
             name: string;
             description: string | null;
-            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
             metadata: {
                 [key: string]: unknown;
             };
@@ -2454,7 +2454,7 @@ export interface components {
             key: string;
             name: string;
             description: string | null;
-            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
             metadata: {
                 [key: string]: unknown;
             };
@@ -2499,7 +2499,7 @@ export interface components {
             key: string;
             name: string;
             description: string | null;
-            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
             metadata: {
                 [key: string]: unknown;
             };
@@ -2538,7 +2538,7 @@ export interface components {
             key: string;
             name: string;
             description: string | null;
-            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
             metadata: {
                 [key: string]: unknown;
             };
@@ -2667,7 +2667,7 @@ export interface components {
             id: string;
             name: string;
             description: string | null;
-            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1) */
+            /** @description Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body */
             metadata: {
                 [key: string]: unknown;
             };
@@ -2839,7 +2839,7 @@ export interface components {
              * @example 2026-01-02T03:04:05.678Z
              */
             last_seen_at?: string | null;
-            /** @description Any JSON object, kept as sent, at most 16 KiB serialized; numbers finite, integers within ±(2^53 − 1); not a lone `"$encrypted"` key holding a string starting `pd1.` (the form encrypted values take) */
+            /** @description Any JSON object, kept as sent, at most 16 KiB serialized; numbers finite, integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body; not a lone `"$encrypted"` key holding a string starting `pd1.` (the form encrypted values take) */
             metadata?: {
                 [key: string]: unknown;
             } | null;

@@ -253,6 +253,30 @@ describe('API: outgoing webhook endpoints (SPEC §12)', function () {
     }
   });
 
+  it('a rotation retires every secret but the one it replaces: two signatures at most, and one after an overlap of 0', async () => {
+    const first = await createEndpoint(service, 'rr', receiver.url);
+    const rotate = async (body: unknown) => (await service.admin('POST', '/admin/webhooks/rr/rotate-secret', body)).body.data.webhook.secret as string;
+    const ping = async () => {
+      const before = receiver.requests.length;
+      expect((await service.admin('POST', '/admin/webhooks/rr/ping')).body.data.ping).to.include({ delivered: true });
+      const request = receiver.requests[before]!;
+      return { request, signatures: String(request.headers['webhook-signature']).split(' ') };
+    };
+    const second = await rotate({});
+    const third = await rotate({ overlap_seconds: 100 });
+    const overlapping = await ping();
+    expect(overlapping.signatures).to.have.length(2);
+    expect(verifyWebhook(third, overlapping.request).type).to.equal('webhook.ping');
+    expect(verifyWebhook(second, overlapping.request).type).to.equal('webhook.ping');
+    expect(() => verifyWebhook(first, overlapping.request)).to.throw(/No matching signature/);
+
+    const fourth = await rotate({ overlap_seconds: 0 });
+    const alone = await ping();
+    expect(alone.signatures).to.have.length(1);
+    expect(verifyWebhook(fourth, alone.request).type).to.equal('webhook.ping');
+    for (const retired of [first, second, third]) expect(() => verifyWebhook(retired, alone.request)).to.throw(/No matching signature/);
+  });
+
   it("a redeliver while an attempt is in flight sends the message again, whatever that attempt's outcome", async () => {
     const secret = await createEndpoint(service, 'slow', receiver.url);
     // The first attempt is answered only after the redeliver: its outcome must not overwrite it.

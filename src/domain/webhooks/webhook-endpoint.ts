@@ -6,14 +6,17 @@ import { isActiveAt } from '../rewards/expiry.js';
 /** One `webhook-{id}` stream folded: the endpoint (null when never created or deleted) and its secrets. */
 export interface WebhookEndpointState {
   endpoint: WebhookEndpoint | null;
-  /** Newest first; a secret with `expires_at` in the past no longer signs. */
+  /**
+   * The current secret (`expires_at` null) and, after a rotation, the one it replaced until its
+   * overlap ends: two at most, newest first. A secret with `expires_at` in the past no longer signs.
+   */
   secrets: { secret: string; expires_at: string | null }[];
 }
 
 export const webhookEndpointEvolver: Evolver<WebhookEndpointState> = {
   name: 'webhook-endpoint',
-  // 2: a rotation sets the endpoint's updated_at.
-  version: 2,
+  // 2: a rotation sets the endpoint's updated_at. 3: a rotation retires every secret but the one it replaces.
+  version: 3,
   initialState: () => ({ endpoint: null, secrets: [] }),
   evolve(state, event) {
     switch (event.type) {
@@ -26,7 +29,7 @@ export const webhookEndpointEvolver: Evolver<WebhookEndpointState> = {
           endpoint: state.endpoint ? { ...state.endpoint, updated_at: event.data.rotated_at } : null,
           secrets: [
             { secret: event.data.secret, expires_at: null },
-            ...state.secrets.map((secret) => (secret.expires_at === null ? { ...secret, expires_at: event.data.previous_expires_at } : secret)),
+            ...state.secrets.filter((secret) => secret.expires_at === null).map((secret) => ({ ...secret, expires_at: event.data.previous_expires_at })),
           ],
         };
       case 'WebhookEndpointDisabled':
@@ -39,19 +42,9 @@ export const webhookEndpointEvolver: Evolver<WebhookEndpointState> = {
   },
 };
 
-/** At most this many secrets sign a message: each adds about 48 bytes to `webhook-signature`. */
-const MAX_SIGNING_SECRETS = 10;
-
-/**
- * The secrets that sign at `now`: the current one and the newest still in their overlap window,
- * MAX_SIGNING_SECRETS in all (hundreds of rotations would otherwise make a header receivers
- * refuse, 431, until the overlaps end).
- */
+/** The secrets that sign at `now`: the current one, and the one it replaced while its overlap lasts. */
 export function signingSecrets(secrets: WebhookEndpointState['secrets'], now: Date): string[] {
-  return secrets
-    .filter((secret) => isActiveAt(secret.expires_at, now))
-    .slice(0, MAX_SIGNING_SECRETS)
-    .map((secret) => secret.secret);
+  return secrets.filter((secret) => isActiveAt(secret.expires_at, now)).map((secret) => secret.secret);
 }
 
 export interface WebhookEndpointInput {
@@ -97,7 +90,10 @@ export function decideDefineWebhook(
 
 export const MAX_OVERLAP_SECONDS = 604_800;
 
-/** POST /admin/webhooks/{id}/rotate-secret: `newSecret` signs from now; older ones until now + overlap. */
+/**
+ * POST /admin/webhooks/{id}/rotate-secret: `newSecret` signs from now, the secret it replaces until
+ * now + overlap (SPEC §12: both sign, two `v1,` entries), and any older one no longer.
+ */
 export function decideRotateSecret(
   state: WebhookEndpointState,
   id: string,

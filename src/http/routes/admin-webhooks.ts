@@ -107,7 +107,7 @@ export function adminWebhookRoutes(container: DependencyContainer): AnyRoute[] {
       method: 'post',
       path: '/admin/webhooks/{id}/rotate-secret',
       operationId: 'rotateWebhookSecret',
-      summary: 'Make a new signing secret (shown once); the previous ones keep signing for overlap_seconds',
+      summary: 'Make a new signing secret (shown once); the one it replaces keeps signing for overlap_seconds, an older one no longer',
       params,
       body: rotateSecretBody,
       responses: { 200: { description: 'Rotated, with the new signing secret', schema: oneWithSecret } },

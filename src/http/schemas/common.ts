@@ -156,7 +156,8 @@ export const jsonObject = z
   .openapi({
     type: 'object',
     additionalProperties: true,
-    description: 'Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1)',
+    description:
+      'Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body',
   });
 
 /**

@@ -21,7 +21,7 @@ export const upsertUserBody = z
         type: ['object', 'null'],
         additionalProperties: true,
         description:
-          'Any JSON object, kept as sent, at most 16 KiB serialized; numbers finite, integers within ±(2^53 − 1); not a lone `"$encrypted"` key holding a string starting `pd1.` (the form encrypted values take)',
+          'Any JSON object, kept as sent, at most 16 KiB serialized; numbers finite, integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body; not a lone `"$encrypted"` key holding a string starting `pd1.` (the form encrypted values take)',
       }),
     payment_customer_id: orNull(chars(0, 255), 'string').optional(),
   })

@@ -56,7 +56,7 @@ describe('webhook endpoint decider', () => {
     expect(signingSecrets(state.secrets, new Date(T0.getTime() + 3_600_000))).to.deep.equal(['whsec_new']);
   });
 
-  it('rotating again within an overlap does not cut it short: each secret rotated out signs until its own overlap ends', () => {
+  it('rotating again retires every secret but the one it replaces, whatever is left of its overlap', () => {
     const first = event('WebhookSecretRotated', {
       id: 'hook',
       secret: 'whsec_second',
@@ -72,12 +72,20 @@ describe('webhook endpoint decider', () => {
           data: { id: 'hook', secret: 'whsec_third', rotated_at: later.toISOString(), previous_expires_at: new Date(later.getTime() + 600_000).toISOString() },
         },
       ]);
-    expect(signingSecrets(state.secrets, later)).to.deep.equal(['whsec_third', 'whsec_second', 'whsec_old']);
-    expect(signingSecrets(state.secrets, new Date(later.getTime() + 600_000))).to.deep.equal(['whsec_third', 'whsec_old']);
-    expect(signingSecrets(state.secrets, new Date(T0.getTime() + 3_600_000))).to.deep.equal(['whsec_third']);
+    expect(state.secrets).to.have.length(2);
+    expect(signingSecrets(state.secrets, later)).to.deep.equal(['whsec_third', 'whsec_second']);
+    expect(signingSecrets(state.secrets, new Date(later.getTime() + 600_000))).to.deep.equal(['whsec_third']);
   });
 
-  it('signs with the newest 10 secrets at most, however many are still in their overlap', () => {
+  it('an overlap of 0 leaves the new secret signing alone at once', () => {
+    const { state } = deciderSpec(webhookEndpointEvolver)
+      .given([created])
+      .when((current) => decideRotateSecret(current, 'hook', 'whsec_new', 0, T0))
+      .then([{ type: 'WebhookSecretRotated', data: { id: 'hook', secret: 'whsec_new', rotated_at: T0.toISOString(), previous_expires_at: T0.toISOString() } }]);
+    expect(signingSecrets(state.secrets, T0)).to.deep.equal(['whsec_new']);
+  });
+
+  it('keeps two secrets at most, however many rotations', () => {
     const rotations = Array.from({ length: 15 }, (_, index) =>
       event('WebhookSecretRotated', { id: 'hook', secret: `whsec_${index}`, rotated_at: T0.toISOString(), previous_expires_at: later.toISOString() }),
     );
@@ -85,18 +93,7 @@ describe('webhook endpoint decider', () => {
       .given([created, ...rotations])
       .when(() => ({ events: [], result: null }))
       .thenNothing();
-    expect(signingSecrets(state.secrets, T0)).to.deep.equal([
-      'whsec_14',
-      'whsec_13',
-      'whsec_12',
-      'whsec_11',
-      'whsec_10',
-      'whsec_9',
-      'whsec_8',
-      'whsec_7',
-      'whsec_6',
-      'whsec_5',
-    ]);
+    expect(signingSecrets(state.secrets, T0)).to.deep.equal(['whsec_14', 'whsec_13']);
   });
 
   it('deletes and disables; unknown endpoints are NOT_FOUND.WEBHOOK; disabling twice is a no-op', () => {
