@@ -15061,7 +15061,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `WEBHOOK.URL_NOT_ALLOWED`: The webhook URL is not `https` (`http` needs WEBHOOKS_ALLOW_HTTP=true), carries credentials, or its host does not resolve, or is or resolves to a loopback, private, link-local or unspecified address (allowed with WEBHOOKS_ALLOW_PRIVATE=true). */
+            /** @description `WEBHOOK.URL_NOT_ALLOWED`: The webhook URL is not `https` (`http` needs WEBHOOKS_ALLOW_HTTP=true), carries credentials, or its host does not resolve, or is or resolves to a loopback, private, link-local or unspecified address (allowed with WEBHOOKS_ALLOW_PRIVATE=true). `source` is `/url` when the request sent it, null for a ping to a stored URL the settings no longer allow. */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -16439,7 +16439,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `WEBHOOK.URL_NOT_ALLOWED`: The webhook URL is not `https` (`http` needs WEBHOOKS_ALLOW_HTTP=true), carries credentials, or its host does not resolve, or is or resolves to a loopback, private, link-local or unspecified address (allowed with WEBHOOKS_ALLOW_PRIVATE=true). */
+            /** @description `WEBHOOK.URL_NOT_ALLOWED`: The webhook URL is not `https` (`http` needs WEBHOOKS_ALLOW_HTTP=true), carries credentials, or its host does not resolve, or is or resolves to a loopback, private, link-local or unspecified address (allowed with WEBHOOKS_ALLOW_PRIVATE=true). `source` is `/url` when the request sent it, null for a ping to a stored URL the settings no longer allow. */
             422: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];

@@ -202,7 +202,7 @@ export const ERROR_CODES = {
   'WEBHOOK.URL_NOT_ALLOWED': {
     status: 422,
     meaning:
-      'The webhook URL is not `https` (`http` needs WEBHOOKS_ALLOW_HTTP=true), carries credentials, or its host does not resolve, or is or resolves to a loopback, private, link-local or unspecified address (allowed with WEBHOOKS_ALLOW_PRIVATE=true).',
+      'The webhook URL is not `https` (`http` needs WEBHOOKS_ALLOW_HTTP=true), carries credentials, or its host does not resolve, or is or resolves to a loopback, private, link-local or unspecified address (allowed with WEBHOOKS_ALLOW_PRIVATE=true). `source` is `/url` when the request sent it, null for a ping to a stored URL the settings no longer allow.',
     example: { message: 'A webhook URL must use https (http needs WEBHOOKS_ALLOW_HTTP=true)', source: '/url' },
   },
   'APP_STORE_CONNECT.REQUEST_FAILED': { status: 424, meaning: 'App Store Connect failed, timed out or answered with something unexpected.' },

@@ -5,7 +5,7 @@ import { MESSAGE_TYPES } from '../../src/domain/webhooks/message-catalogue.js';
 import { StoreUnavailableError } from '../../src/ports/event-store.js';
 import type { WebhookOutbox } from '../../src/ports/webhook-outbox.js';
 import { never, putProgram, putReward } from '../support/fixtures.js';
-import { ManualClock, startTestService, type TestService } from '../support/test-service.js';
+import { ManualClock, startTestService, type TestService, tempDataDir } from '../support/test-service.js';
 import { eventually, Receiver, verifyWebhook } from '../support/webhook-receiver.js';
 
 const LOCAL = { WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true' };
@@ -557,4 +557,19 @@ describe('API: webhook URL rules (SPEC §12)', function () {
       expect(response.body.errors[0]).to.include({ code: 'WEBHOOK.URL_NOT_ALLOWED', source: '/url' });
     });
   }
+
+  it('a ping to a stored URL the settings no longer allow is 422 WEBHOOK.URL_NOT_ALLOWED pointing at nothing sent (source null)', async () => {
+    const dataDir = tempDataDir();
+    const permissive = await startTestService({ dataDir, env: LOCAL });
+    await createEndpoint(permissive, 'local', 'http://127.0.0.1:9/hook');
+    await permissive.stop();
+    const strict = await startTestService({ dataDir });
+    try {
+      const response = await strict.admin('POST', '/admin/webhooks/local/ping');
+      expect(response.status, JSON.stringify(response.body)).to.equal(422);
+      expect(response.body.errors[0]).to.include({ code: 'WEBHOOK.URL_NOT_ALLOWED', source: null });
+    } finally {
+      await strict.stop();
+    }
+  });
 });

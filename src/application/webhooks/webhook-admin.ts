@@ -159,7 +159,7 @@ export class WebhookAdmin {
   /** Sends a signed `webhook.ping` now (not through the outbox) and says how the receiver answered. */
   async ping(id: string) {
     const endpoint = await this.existing(id);
-    await checkWebhookUrl(endpoint.url, this.config);
+    await checkWebhookUrl(endpoint.url, this.config, { source: null });
     const messageId = this.ids.uuid();
     const body = JSON.stringify({ type: 'webhook.ping', timestamp: this.clock.now().toISOString(), data: { webhook_id: id } });
     const headers = { ...signWebhook(messageId, new Date(), body, signingSecrets(endpoint.secrets, this.clock.now())), 'content-type': 'application/json' };

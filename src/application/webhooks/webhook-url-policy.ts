@@ -23,16 +23,19 @@ export function isPublicAddress(address: string): boolean {
   return parsed.range() === 'unicast';
 }
 
-function refused(message: string): DomainError {
-  return new DomainError('WEBHOOK.URL_NOT_ALLOWED', message, '/url');
-}
-
 /**
  * SPEC §12: `https` (or `http` with WEBHOOKS_ALLOW_HTTP=true) to a host that neither is nor
  * resolves to a loopback, private, link-local or unspecified address (unless
- * WEBHOOKS_ALLOW_PRIVATE=true). Checked when an endpoint is configured and before each delivery.
+ * WEBHOOKS_ALLOW_PRIVATE=true). Checked when an endpoint is configured and before each delivery
+ * or ping. `source` is where a refusal points: the body's `/url` when the request sent the URL,
+ * null when it is the stored one (a ping).
  */
-export async function checkWebhookUrl(url: string, settings: UrlPolicySettings, resolve: Resolve = systemResolve): Promise<void> {
+export async function checkWebhookUrl(
+  url: string,
+  settings: UrlPolicySettings,
+  { source = '/url', resolve = systemResolve }: { source?: string | null; resolve?: Resolve } = {},
+): Promise<void> {
+  const refused = (message: string) => new DomainError('WEBHOOK.URL_NOT_ALLOWED', message, source);
   let parsed: URL;
   try {
     parsed = new URL(url);

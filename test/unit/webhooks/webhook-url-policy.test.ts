@@ -9,7 +9,7 @@ const STRICT = { WEBHOOKS_ALLOW_HTTP: false, WEBHOOKS_ALLOW_PRIVATE: false };
 
 async function refusal(url: string, settings = STRICT, resolve = async (_host: string) => ['93.184.215.14']): Promise<string | null> {
   try {
-    await checkWebhookUrl(url, settings, resolve);
+    await checkWebhookUrl(url, settings, { resolve });
     return null;
   } catch (error) {
     expect(error).to.be.instanceOf(DomainError);
