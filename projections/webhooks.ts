@@ -14,7 +14,7 @@ export type WebhookDoc = WebhookEndpoint & { secrets: WebhookEndpointState['secr
 /** Outgoing webhook endpoints, folded with the same evolver the command side uses. */
 export const webhooksProjection: Projection = {
   name: 'webhooks',
-  // The evolver's version (2) plus this file's own 1: bump it when this file changes what it writes.
+  // The evolver's version (3) plus this file's own 1: bump it when this file changes what it writes.
   // 1: `created_position`.
   ...foldsWith(1, [webhookEndpointEvolver]),
   collections: [{ name: WEBHOOKS, indexes: ['created_at'] }],

@@ -28,11 +28,11 @@ describe('projection versions follow the evolvers they fold with', () => {
     }
   });
 
-  it("webhooks: the endpoint evolver's version (2: a rotation sets updated_at) plus its own (1: created_position); a new evolver version asks for a replay", () => {
+  it("webhooks: the endpoint evolver's version (3: a rotation retires every secret but the one it replaces) plus its own (1: created_position); a new evolver version asks for a replay", () => {
     expect(webhooksProjection.evolvers).to.deep.equal([webhookEndpointEvolver]);
     expect(webhooksProjection.version)
       .to.equal(webhookEndpointEvolver.version + 1)
-      .and.equal(3);
+      .and.equal(4);
     const moved = foldsWith(1, [{ ...webhookEndpointEvolver, version: webhookEndpointEvolver.version + 1 }]);
     expect(moved.version).to.be.greaterThan(webhooksProjection.version);
   });
