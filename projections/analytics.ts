@@ -115,9 +115,9 @@ function factOf(event: LoggedEvent): Fact | null {
       };
     }
     case 'RefundRecorded': {
-      const source = event.data.attribution;
-      const { refunds, amount } = refundFigures(event.data);
-      if (source === null || (refunds === 0 && !amount)) return null;
+      const figures = refundFigures(event.data);
+      if (figures === null || (figures.refunds === 0 && !figures.amount)) return null;
+      const { source, refunds, amount } = figures;
       const figure = refunds === 0 ? 'refund_amount' : 'refund';
       return { ...source, kind: source.type, figure, currency: event.data.currency, amount, day: utcDay(event.data.recorded_at) };
     }

@@ -50,9 +50,9 @@ function sourceAndDay(event: LoggedEvent): { source: Source; at: string } | null
     case 'UserConverted':
       return { source: { ...event.data.referred_by, program_id: event.data.program_id }, at: event.data.converted_at };
     case 'RefundRecorded': {
-      const { refunds, amount } = refundFigures(event.data);
-      if (refunds === 0 && !amount) return null;
-      return event.data.attribution === null ? null : { source: event.data.attribution, at: event.data.recorded_at };
+      const figures = refundFigures(event.data);
+      if (figures === null || (figures.refunds === 0 && !figures.amount)) return null;
+      return { source: figures.source, at: event.data.recorded_at };
     }
     case 'PurchaseRecorded':
     case 'RenewalRecorded':
@@ -104,7 +104,7 @@ export const attributionProjection: Projection = {
       case 'RenewalRecorded':
         return { ...current, gross: add(current.gross, event.data.currency, event.data.price_minor) };
       case 'RefundRecorded': {
-        const { refunds, amount } = refundFigures(event.data);
+        const { refunds, amount } = refundFigures(event.data)!;
         return { ...current, refunds: current.refunds + refunds, refunded: add(current.refunded, event.data.currency, amount) };
       }
       default:

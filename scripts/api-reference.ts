@@ -239,7 +239,7 @@ const EVENT_MEANINGS: Record<string, string> = {
   RewardRevoked:
     'A grant taken back because the purchase that earned it was refunded (clawback `on_refund`). Credits: `debits` drained from unspent entries of the key (each `grant_id` there names an entry), `shortfall` the part already spent (the balance never goes below 0). Other kinds: the entry ends at once.',
   RefundRecorded:
-    "A refund of a store purchase or renewal. A first refund of a transaction refunds `price_minor`; a repeat (Apple sends REFUND then REVOKE, Stripe a running total per partial refund) has `repeats_refund: true` and `adds_refunded_minor`, what it refunds beyond the earlier ones, and counts as no new refund. `refunded_transaction_id`: for a refund whose `transaction_id` is its own (a Stripe dispute), the transaction it takes back when the provider says (the disputed charge's invoice); absent for the others.",
+    "A refund of a store purchase or renewal. A first refund of a transaction refunds `price_minor`; a repeat (Apple sends REFUND then REVOKE, Stripe a running total per partial refund) has `repeats_refund: true` and `adds_refunded_minor`, what it refunds beyond the earlier ones, and counts as no new refund. `refunded_transaction_id`: for a refund whose `transaction_id` is its own (a Stripe dispute), the transaction it takes back when the provider says (the disputed charge's invoice); absent for the others. `reverses_conversion`: it refunds the purchase that converted the user (the clawback follows); `conversion_attribution`: on such a refund of a purchase paid before the claim (`attribution` null), the code the conversion counted for, where the refund counts (not its money).",
 };
 
 /** The stream each event type is appended to. */

@@ -651,7 +651,7 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       expect(await readModels(svc)).to.deep.equal(before);
     });
 
-    it('a refund of a purchase made before the claim counts for no code, as that purchase did not', async () => {
+    it("a refund of a purchase made before the claim counts no money for the code, as that purchase did not, but counts as the refund of the conversion it reverses (the referrer's stats)", async () => {
       const referrer = await createUser(svc, 'pre-referrer');
       await createUser(svc, 'pre-buyer');
       expect((await revenueCat(svc, rcEvent('pre-buy', 'INITIAL_PURCHASE', 'pre-buyer', { currency: 'SEK' }))).body.data.status).to.equal('applied');
@@ -669,11 +669,19 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
         ['pre-refund', null],
         ['post-refund', referrer.referral_code],
       ]);
+      // The purchase made before the claim converted the user when it claimed (CONVERSIONS_FROM=verified): its refund reverses that conversion.
+      expect(recorded[2]!.data).to.deep.include({ reverses_conversion: true, conversion_attribution: recorded[1]!.data.attribution });
+      expect(recorded[3]!.data).to.deep.include({ reverses_conversion: false }).and.not.have.property('conversion_attribution');
       await settled(svc);
       const row = (await svc.admin('GET', '/admin/attribution?group_by=code')).body.data.groups.find((group: any) => group.group === referrer.referral_code);
       const price = recorded[1]!.data.price_minor;
-      expect(row).to.deep.include({ refunds: 1 });
+      expect(row).to.deep.include({ conversions: 1, refunds: 2 });
       expect(row.revenue).to.deep.equal([{ currency: 'SEK', gross_minor: price, refunded_minor: price }]);
+      expect((await svc.admin('GET', '/admin/users/pre-referrer')).body.data.user.stats).to.include({ conversions: 1, refunds: 2 });
+      const today = new Date().toISOString().slice(0, 10);
+      const daily = (await svc.admin('GET', `/admin/analytics/daily?from=${today}&to=${today}&code=${referrer.referral_code}`)).body.data.days;
+      expect(daily[0]).to.include({ conversions: 1, refunds: 2 });
+      expect(daily[0].revenue).to.deep.equal([{ currency: 'SEK', gross_minor: price, refunded_minor: price }]);
     });
 
     it('a held conversion reward approved after its purchase was refunded is granted and revoked at once (the refund came first)', async () => {

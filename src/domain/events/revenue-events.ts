@@ -13,8 +13,12 @@ export const purchaseRefSchema = z.object({
 });
 export type PurchaseRef = z.infer<typeof purchaseRefSchema>;
 
+/** The code a revenue event counts for (analytics, attribution). */
+const revenueSourceSchema = z.object({ code: z.string(), type: codeTypeSchema, owner_id: z.string(), program_id: z.string().nullable() });
+export type RevenueSource = z.infer<typeof revenueSourceSchema>;
+
 /** Where the user came from when the revenue was recorded (for attribution), null when it claimed nothing. */
-const attributionSchema = z.object({ code: z.string(), type: codeTypeSchema, owner_id: z.string(), program_id: z.string().nullable() }).nullable();
+const attributionSchema = revenueSourceSchema.nullable();
 
 const revenueFact = revenueNotificationSchema.omit({ match: true }).extend({
   recorded_at: isoDateTime,
@@ -57,6 +61,10 @@ export const revenueUserEvents = {
   RenewalRecorded: revenueFact.extend({ refunded_before: z.boolean(), expired_before: z.boolean(), repeats_purchase: z.boolean().optional() }),
   /**
    * `reverses_conversion`: the refunded purchase is the one that converted this user (clawback due).
+   * `conversion_attribution`: on such a refund whose purchase counted for no code (`attribution`
+   * null: paid before the claim), the code the conversion counted for: the refund counts there as
+   * that conversion's, its money does not (the purchase's never did). Absent otherwise (and on
+   * refunds recorded before 2026-11-29, which counted for no code).
    * `repeats_refund`: a refund of the same transaction was recorded before (Apple sends REFUND,
    * then REVOKE; Stripe sends charge.refunded for each partial refund, with the running total):
    * kept as a fact, not counted as another refund; `adds_refunded_minor` is what it refunds
@@ -65,6 +73,7 @@ export const revenueUserEvents = {
    */
   RefundRecorded: revenueFact.extend({
     reverses_conversion: z.boolean(),
+    conversion_attribution: revenueSourceSchema.optional(),
     repeats_refund: z.boolean().optional(),
     adds_refunded_minor: z.number().int().min(0).optional(),
   }),

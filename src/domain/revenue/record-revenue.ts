@@ -1,4 +1,6 @@
 import type { Decision, NewDomainEvent } from '../decider.js';
+import type { EventDataOf } from '../events/index.js';
+import type { RevenueSource } from '../events/revenue-events.js';
 import { refundsPurchase } from './refunds-purchase.js';
 import { expireDueRewards, type GrantSpec } from '../rewards/grant-and-expire.js';
 import { type ConversionsFrom, conversionEvents } from '../users/conversion.js';
@@ -32,15 +34,26 @@ export interface RecordRevenueCommand {
 }
 
 /**
- * What a recorded refund adds to the figures (analytics, attribution): one refund and its amount;
- * or, when it repeats an earlier refund of its transaction, no refund and only the amount it
- * refunds beyond that one.
+ * What a recorded refund adds to the figures (analytics, attribution), and for which code; null
+ * when it counts for none:
+ * - for the code its purchase counted for (`attribution`): one refund and its amount; or, when it
+ *   repeats an earlier refund of its transaction, no refund and only the amount it refunds
+ *   beyond that one;
+ * - else, when it reverses a conversion paid before the claim (`conversion_attribution`): that
+ *   conversion's refund for its code, and no money, as the purchase counted none.
  */
-export function refundFigures(refund: { price_minor: number | null; repeats_refund?: boolean; adds_refunded_minor?: number }): {
-  refunds: number;
-  amount: number | null;
-} {
-  return refund.repeats_refund === true ? { refunds: 0, amount: refund.adds_refunded_minor ?? 0 } : { refunds: 1, amount: refund.price_minor };
+export function refundFigures(refund: EventDataOf<'RefundRecorded'>): { source: RevenueSource; refunds: number; amount: number | null } | null {
+  if (refund.attribution !== null) {
+    const { attribution: source } = refund;
+    return refund.repeats_refund === true
+      ? { source, refunds: 0, amount: refund.adds_refunded_minor ?? 0 }
+      : { source, refunds: 1, amount: refund.price_minor };
+  }
+  return refund.conversion_attribution ? { source: refund.conversion_attribution, refunds: 1, amount: null } : null;
+}
+
+function sourceOf(referred: NonNullable<UserState['referred_by']>): RevenueSource {
+  return { code: referred.code, type: referred.type, owner_id: referred.owner_id, program_id: referred.program_id ?? null };
 }
 
 /**
@@ -73,6 +86,16 @@ function paidThenEnded(state: UserState, command: RecordRevenueCommand): NewDoma
 }
 
 /**
+ * A first refund of its transaction. One that reverses the user's conversion, of a purchase paid
+ * before the claim (no attribution), counts for the claimed code as that conversion's refund.
+ */
+function firstRefund<T extends { attribution: RevenueSource | null }>(data: T, reversesConversion: boolean, referred: UserState['referred_by']) {
+  return reversesConversion && data.attribution === null && referred !== null
+    ? { ...data, reverses_conversion: true, conversion_attribution: sourceOf(referred) }
+    : { ...data, reverses_conversion: reversesConversion };
+}
+
+/**
  * Records what a verified notification means for its user (SPEC §11): the purchase, renewal,
  * refund or expiry, and — when CONVERSIONS_FROM lets verified revenue count — the conversion
  * or churn it causes. A notification is recorded once: a repeat changes nothing.
@@ -85,7 +108,7 @@ export function decideRecordRevenue(state: UserState, command: RecordRevenueComm
   const referred = state.referred_by;
   // A refund counts for the code its purchase counted for: none when that purchase came before the claim.
   const unattributed = referred === null || (notification.kind === 'refund' && command.refunded_purchase_attributed === false);
-  const attribution = unattributed ? null : { code: referred.code, type: referred.type, owner_id: referred.owner_id, program_id: referred.program_id ?? null };
+  const attribution = unattributed ? null : sourceOf(referred);
   const data = { ...fact, recorded_at: now.toISOString(), attribution };
   switch (notification.kind) {
     case 'purchase':
@@ -120,7 +143,7 @@ export function decideRecordRevenue(state: UserState, command: RecordRevenueComm
                   ? 0
                   : Math.max(0, notification.price_minor - command.refunded_before_minor),
             }
-          : { ...data, reverses_conversion: refundsPurchase(notification, state.converted_purchase) },
+          : firstRefund(data, refundsPurchase(notification, state.converted_purchase), referred),
       });
       break;
     case 'expiry':

@@ -1,7 +1,7 @@
 import { expect } from 'chai';
 import { describe, it } from 'mocha';
-import type { DomainEvent } from '../../../src/domain/events/index.js';
-import { decideRecordRevenue, type RecordRevenueCommand } from '../../../src/domain/revenue/record-revenue.js';
+import type { DomainEvent, EventDataOf } from '../../../src/domain/events/index.js';
+import { decideRecordRevenue, type RecordRevenueCommand, refundFigures } from '../../../src/domain/revenue/record-revenue.js';
 import { isOwnPayment } from '../../../src/domain/revenue/own-payment.js';
 import type { RevenueNotification } from '../../../src/domain/revenue/revenue-notification.js';
 import { decideRevokeGrants } from '../../../src/domain/revenue/revoke-grants.js';
@@ -205,6 +205,32 @@ describe('verified revenue (SPEC §11)', () => {
       expect(refund(true).attribution).to.deep.equal(code);
       // Its purchase not recorded (the refund came first): the claim the user has now.
       expect(refund(null).attribution).to.deep.equal(code);
+      // The refund of the purchase that converted the user: paid before the claim (its money
+      // counted for no code), it counts for the conversion's code, as that conversion's refund.
+      const converted = user
+        .given(claimedHistory)
+        .when((state) => decideRecordRevenue(state, record()))
+        .decision();
+      const reverse = (attributed: boolean) =>
+        user
+          .given([...claimedHistory, ...(converted.events as DomainEvent[])])
+          .when((state) =>
+            decideRecordRevenue(
+              state,
+              record({
+                event_id: 'refund-1',
+                notification: notification({ notification_id: 'evt_r', kind: 'refund' }),
+                refunded_purchase_attributed: attributed,
+              }),
+            ),
+          )
+          .decision().events[0]!.data as EventDataOf<'RefundRecorded'>;
+      const unattributed = reverse(false);
+      expect(unattributed).to.deep.include({ attribution: null, reverses_conversion: true, conversion_attribution: code });
+      expect(refundFigures(unattributed)).to.deep.equal({ source: code, refunds: 1, amount: null });
+      const attributed = reverse(true);
+      expect(attributed).to.deep.include({ attribution: code, reverses_conversion: true }).and.not.have.property('conversion_attribution');
+      expect(refundFigures(attributed)).to.deep.equal({ source: code, refunds: 1, amount: attributed.price_minor });
       // A purchase is attributed by the claim, whatever a refund was told.
       const purchase = user
         .given(claimedHistory)
