@@ -86,7 +86,7 @@ function whileHoldingLock(openLock: () => SqliteProjectorLock, work: ExclusiveWo
     async start() {
       running = true;
       if (await take()) return;
-      logger.info({}, 'another process projects this DATA_DIR: serving the API, standing by to take over');
+      logger.info({}, 'another process projects this DATA_DIR: standing by to take over its projection');
       standBy();
     },
     async stop() {

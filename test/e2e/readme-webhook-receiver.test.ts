@@ -5,8 +5,8 @@ import path from 'node:path';
 import { expect } from 'chai';
 import { Webhook } from 'standardwebhooks';
 import { eventually } from '../support/fixtures.js';
-import { codeBlocks, readmeSection } from '../support/readme.js';
-import { startTestService, tempDataDir } from '../support/test-service.js';
+import { codeBlocks, readmeSection, runVerbatim, shellBlocks } from '../support/readme.js';
+import { SECRET_KEY, startTestService, tempDataDir } from '../support/test-service.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 
@@ -34,14 +34,17 @@ describe("E2E: the README's sample webhook receiver, verbatim", function () {
     const folder = tempDataDir();
     fs.writeFileSync(path.join(folder, 'receiver.ts'), source!);
     fs.symlinkSync(path.join(ROOT, 'node_modules'), path.join(folder, 'node_modules'));
-    const svc = await startTestService({ env: { WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true' } });
+    // Step 2 of "On one machine": the endpoint, created with the README's command (its receiver's port moved to a free one).
+    const [create] = shellBlocks(readmeSection('### Receive and verify'));
+    expect(create).to.contain('http://127.0.0.1:3000/hooks/referrals');
+    const svc = await startTestService({ env: { WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true', SECRET_API_KEYS: `sk_demo,${SECRET_KEY}` } });
     let receiver: ChildProcess | null = null;
     try {
       const port = await freePort();
       const url = `http://127.0.0.1:${port}/hooks/referrals`;
-      const created = await svc.admin('PUT', '/admin/webhooks/backend', { url, events: ['reward.granted'] });
-      expect(created.status, JSON.stringify(created.body)).to.equal(201);
-      const secret = created.body.data.webhook.secret as string;
+      const created = JSON.parse((await runVerbatim(create!.replace(':3000/', `:${port}/`), svc.url)).stdout);
+      expect(created.data.webhook, JSON.stringify(created)).to.include({ id: 'backend', url });
+      const secret = created.data.webhook.secret as string;
       receiver = spawn(process.execPath, ['--import', 'tsx', 'receiver.ts'], {
         cwd: folder,
         env: { ...process.env, REFERRALS_WEBHOOK_SECRET: secret, PORT: String(port) },
