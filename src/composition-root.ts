@@ -11,6 +11,7 @@ import { BackgroundJobs } from './application/maintenance/background-jobs.js';
 import { ClaimRepair } from './application/maintenance/claim-repair.js';
 import { ExpirySweep } from './application/maintenance/expiry-sweep.js';
 import { CustomerErasureLock } from './application/privacy/customer-erasure-lock.js';
+import { ExportErasureGate } from './application/privacy/export-erasure-gate.js';
 import { PersonalDataCipher } from './application/privacy/personal-data-cipher.js';
 import { PersonalDataSnapshots } from './application/privacy/personal-data-snapshots.js';
 import { CheckpointPoller } from './application/projections/checkpoint-poller.js';
@@ -136,6 +137,7 @@ export async function composeService(options: CompositionOptions): Promise<Depen
   container.registerSingleton(FraudRuleQueries);
   // One per service: erasures and the notifications naming their customers wait for each other.
   container.registerSingleton(CustomerErasureLock);
+  container.registerSingleton(ExportErasureGate);
   const projections = (c: DependencyContainer) => c.resolve<Projection[]>(TOKENS.Projections);
   singleton(
     container,

@@ -1,3 +1,4 @@
+import 'reflect-metadata';
 import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
@@ -8,7 +9,9 @@ import { links, REVENUE_LINKS } from '../../projections/revenue-index.js';
 import { EventLog } from '../../src/application/event-log.js';
 import { auditCredits } from '../../src/application/audit/credit-audit.js';
 import { replayProjections } from '../../src/application/projections/projection-replay.js';
+import { ExportOvertakenByErasure } from '../../src/application/privacy/export-erasure-gate.js';
 import { customerSubject, keptKeyCount, userSubject } from '../../src/application/privacy/personal-data-cipher.js';
+import { UserExport } from '../../src/application/privacy/user-export.js';
 import type { Backend } from '../../src/backends/backend.js';
 import { WEBHOOKS_FILE } from '../../src/backends/embedded.js';
 import type { EventStore } from '../../src/ports/event-store.js';
@@ -18,7 +21,7 @@ import type { ReadStore } from '../../src/ports/read-store.js';
 import { TOKENS } from '../../src/ports/tokens.js';
 import { createUser, eventually, getUser, never, putAffiliate, putProgram, putReward } from '../support/fixtures.js';
 import { invoicePaid, STRIPE_SECRET, stripeEvent } from '../support/revenue-senders.js';
-import { startTestService, type TestService } from '../support/test-service.js';
+import { SECRET_KEY, startTestService, type TestService } from '../support/test-service.js';
 
 /** Distinctive plaintexts: found in the bytes only if they are stored in the clear. */
 const EMAIL = 'ann.erasable@example.org';
@@ -421,6 +424,86 @@ describe('API: an erasure that dies between destroying keys, retried', () => {
       }
     } finally {
       await svc.stop();
+    }
+  });
+});
+
+describe('API: an export and an erasure of its user at the same time (GET /admin/users/{id}/export, DELETE /admin/users/{id})', function () {
+  this.timeout(60_000);
+  let svc: TestService;
+  before(async () => {
+    svc = await startTestService();
+  });
+  after(async () => svc.stop());
+
+  /** A user whose stream holds its e-mail in 31 events: pages of 5 make the export take many turns. */
+  async function userWithHistory(appUserId: string) {
+    await createUser(svc, appUserId, { metadata: { email: EMAIL } });
+    for (let index = 0; index < 30; index += 1) {
+      expect((await svc.call('POST', '/users', { app_user_id: appUserId, metadata: { email: EMAIL, visit: index } })).status).to.equal(200);
+    }
+    const exports = svc.service.container.resolve(UserExport);
+    exports.pageSize = 5;
+    return exports;
+  }
+
+  it('an erasure that overtakes an export under way cuts it short: no document shows the user both before and after', async () => {
+    const exports = await userWithHistory('overtaken');
+    const pieces = (await exports.open('overtaken', 'overtaken-export'))![Symbol.asyncIterator]();
+    let text = '';
+    // The user (clear) and the first page of its events are written before the erasure.
+    for (let index = 0; index < 8; index += 1) text += (await pieces.next()).value;
+    expect(text).to.contain(EMAIL);
+    expect((await svc.admin('DELETE', '/admin/users/overtaken')).status).to.equal(204);
+    let cut: unknown = null;
+    try {
+      for (let next = await pieces.next(); !next.done; next = await pieces.next()) text += next.value;
+    } catch (error) {
+      cut = error;
+    }
+    expect(cut).to.be.instanceOf(ExportOvertakenByErasure);
+    expect(text).to.not.contain('"erased":true');
+  });
+
+  it('an export asked for while its user is being erased waits for the erasure, and shows the user erased throughout', async () => {
+    const exports = await userWithHistory('waited');
+    const erasure = svc.admin('DELETE', '/admin/users/waited');
+    // The DELETE has reached the gate once the export has to wait; its request is under way before the export opens.
+    await new Promise((resolve) => setTimeout(resolve, 5));
+    let text = '';
+    for await (const piece of (await exports.open('waited', 'waited-export'))!) text += piece;
+    expect((await erasure).status).to.equal(204);
+    const document = JSON.parse(text).data.export;
+    expect(document.user.metadata).to.equal(null);
+    expect(text).to.not.contain(EMAIL);
+    expect(
+      document.events.filter((event: { data: { metadata?: unknown } }) => 'metadata' in event.data).map((event: any) => event.data.metadata),
+    ).to.deep.equal(Array(1).fill({ erased: true }));
+  });
+
+  it('exports and an erasure fired together over HTTP: each export is whole and clear, whole and erased, or cut short', async () => {
+    for (let round = 0; round < 4; round += 1) {
+      const user = `raced-${round}`;
+      await userWithHistory(user);
+      const exported = Array.from({ length: 6 }, () =>
+        fetch(`${svc.url}/admin/users/${user}/export`, { headers: { 'x-api-key': SECRET_KEY } }).then(
+          (response) => response.text().catch(() => 'cut'),
+          () => 'cut',
+        ),
+      );
+      await new Promise((resolve) => setTimeout(resolve, round * 3));
+      expect((await svc.admin('DELETE', `/admin/users/${user}`)).status).to.equal(204);
+      for (const text of await Promise.all(exported)) {
+        let document: any = null;
+        try {
+          document = JSON.parse(text).data.export;
+        } catch {
+          continue; // cut short
+        }
+        const erased = text.includes('"erased":true');
+        expect(document.user.metadata === null, `round ${round}: the user ${erased ? 'erased' : 'clear'} in the whole document`).to.equal(erased);
+        expect(text.includes(EMAIL), `round ${round}`).to.equal(!erased);
+      }
     }
   });
 });

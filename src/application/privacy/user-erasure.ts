@@ -12,6 +12,7 @@ import { type CommandContext, EventLog } from '../event-log.js';
 import { CommandExecutor } from '../command-executor.js';
 import { StreamExecutor } from '../stream-executor.js';
 import { CustomerErasureLock } from './customer-erasure-lock.js';
+import { ExportErasureGate } from './export-erasure-gate.js';
 import { customerSubject, forgetKeysOf, keyIdOf, userSubject } from './personal-data-cipher.js';
 
 /**
@@ -41,9 +42,15 @@ export class UserErasure {
     @inject(TOKENS.Clock) private readonly clock: Clock,
     @inject(TOKENS.Logger) private readonly logger: Logger,
     @inject(CustomerErasureLock) private readonly customerLock: CustomerErasureLock,
+    @inject(ExportErasureGate) private readonly exports: ExportErasureGate,
   ) {}
 
-  async erase(appUserId: string, context: CommandContext): Promise<{ erased: boolean }> {
+  /** The user's exports under way are cut short, and new ones wait for it (ExportErasureGate). */
+  erase(appUserId: string, context: CommandContext): Promise<{ erased: boolean }> {
+    return this.exports.erasing(appUserId, () => this.eraseWithin(appUserId, context));
+  }
+
+  private async eraseWithin(appUserId: string, context: CommandContext): Promise<{ erased: boolean }> {
     const stream = streams.user(appUserId);
     // Unknown → NOT_FOUND.USER before any lock is taken: the decider says so.
     decideEraseUser((await this.executor.load(stream, userEvolver)).state, this.clock.now(), []);

@@ -11,6 +11,7 @@ import { TOKENS } from '../../ports/tokens.js';
 import { type ExportedEvent, exportedEvent } from '../export/event-export-format.js';
 import { jsonArray, type Pages } from '../json-pieces.js';
 import { EventQueries, ledgerEntry } from '../queries/event-queries.js';
+import { ExportErasureGate, ExportOvertakenByErasure, type ExportTicket } from './export-erasure-gate.js';
 import { linkView, refusedAttemptView, type TransactionDoc } from '../queries/transaction-queries.js';
 import { UserQueries } from '../queries/user-queries.js';
 
@@ -39,13 +40,36 @@ export class UserExport {
     @inject(TOKENS.EventStore) private readonly store: EventStore,
     @inject(TOKENS.ReadStore) private readonly readStore: ReadStore,
     @inject(TOKENS.Clock) private readonly clock: Clock,
+    @inject(ExportErasureGate) private readonly gate: ExportErasureGate,
   ) {}
 
   /** Rows or events read at a time (EXPORT_PAGE; tests page by fewer to cross page ends in every section). */
   pageSize = EXPORT_PAGE;
 
-  /** The document's JSON text, in pieces to write in turn; null when the user is unknown. */
+  /**
+   * The document's JSON text, in pieces to write in turn; null when the user is unknown. An
+   * erasure of the user that overtakes it before its first piece makes it start again (after
+   * the erasure); one that overtakes it later cuts it short (ExportErasureGate).
+   */
   async open(appUserId: string, requestId: string): Promise<AsyncIterable<string> | null> {
+    for (;;) {
+      const ticket = await this.gate.startExport(appUserId);
+      try {
+        const pieces = await this.openUnchecked(appUserId, requestId);
+        if (pieces === null) {
+          ticket.end();
+          return null;
+        }
+        ticket.check();
+        return checkedPieces(pieces, ticket);
+      } catch (error) {
+        ticket.end();
+        if (!(error instanceof ExportOvertakenByErasure)) throw error;
+      }
+    }
+  }
+
+  private async openUnchecked(appUserId: string, requestId: string): Promise<AsyncIterable<string> | null> {
     const user = await this.users.userView(appUserId);
     if (user === null) return null;
     // The ledger's first page records the expiries that are due (EventQueries#creditLedger), so the head read next includes them.
@@ -136,6 +160,18 @@ export class UserExport {
       if (docs.length < this.pageSize) return;
       from = docs[docs.length - 1]!.seq + 1;
     }
+  }
+}
+
+/** The pieces, each checked against an erasure of the user before it is written. */
+async function* checkedPieces(pieces: AsyncIterable<string>, ticket: ExportTicket): AsyncIterable<string> {
+  try {
+    for await (const piece of pieces) {
+      ticket.check();
+      yield piece;
+    }
+  } finally {
+    ticket.end();
   }
 }
 

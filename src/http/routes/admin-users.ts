@@ -1,5 +1,6 @@
 import type { DependencyContainer } from 'tsyringe';
 import { UserErasure } from '../../application/privacy/user-erasure.js';
+import { ExportOvertakenByErasure } from '../../application/privacy/export-erasure-gate.js';
 import { UserExport } from '../../application/privacy/user-export.js';
 import { UserQueries } from '../../application/queries/user-queries.js';
 import { commandContext } from '../context.js';
@@ -63,7 +64,11 @@ export function adminUserRoutes(container: DependencyContainer): AnyRoute[] {
       async handle({ params: { app_user_id }, res }) {
         const pieces = await exports.open(app_user_id, res.locals.requestId);
         if (pieces === null) throw userNotFound();
-        return sendJsonPieces(res, pieces);
+        // Overtaken by an erasure of the user: the document is cut short, by design, not failed.
+        return sendJsonPieces(res, pieces).catch((error: unknown) => {
+          if (error instanceof ExportOvertakenByErasure) return { raw: true } as const;
+          throw error;
+        });
       },
     }),
   ];
