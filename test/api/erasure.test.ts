@@ -11,6 +11,7 @@ import { auditCredits } from '../../src/application/audit/credit-audit.js';
 import { replayProjections } from '../../src/application/projections/projection-replay.js';
 import { ExportOvertakenByErasure } from '../../src/application/privacy/export-erasure-gate.js';
 import { customerSubject, keptKeyCount, userSubject } from '../../src/application/privacy/personal-data-cipher.js';
+import { UserErasure } from '../../src/application/privacy/user-erasure.js';
 import { UserExport } from '../../src/application/privacy/user-export.js';
 import type { Backend } from '../../src/backends/backend.js';
 import { WEBHOOKS_FILE } from '../../src/backends/embedded.js';
@@ -467,12 +468,12 @@ describe('API: an export and an erasure of its user at the same time (GET /admin
 
   it('an export asked for while its user is being erased waits for the erasure, and shows the user erased throughout', async () => {
     const exports = await userWithHistory('waited');
-    const erasure = svc.admin('DELETE', '/admin/users/waited');
-    // The DELETE has reached the gate once the export has to wait; its request is under way before the export opens.
-    await new Promise((resolve) => setTimeout(resolve, 5));
+    // The erasure is under way (at its first wait) when the export is asked for.
+    const context = { correlation_id: 'waited-erasure', causation_id: 'waited-erasure', actor: 'secret:test' };
+    const erasure = svc.service.container.resolve(UserErasure).erase('waited', context);
     let text = '';
     for await (const piece of (await exports.open('waited', 'waited-export'))!) text += piece;
-    expect((await erasure).status).to.equal(204);
+    expect(await erasure).to.deep.equal({ erased: true });
     const document = JSON.parse(text).data.export;
     expect(document.user.metadata).to.equal(null);
     expect(text).to.not.contain(EMAIL);

@@ -7,7 +7,7 @@ import { tempDataDir } from '../support/test-service.js';
 
 const ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 
-/** Runs a module body in a child whose stdout is read only once it has exited; returns its lines and exit code. */
+/** Runs a module body in a child, reading its stdout as it comes; returns its lines and exit code. */
 function runLogging(body: string): Promise<{ code: number | null; lines: Array<Record<string, unknown>> }> {
   const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', body], { cwd: ROOT, stdio: ['ignore', 'pipe', 'inherit'] });
   let stdout = '';
@@ -43,7 +43,7 @@ describe('E2E: a stdout nobody reads (a supervisor or harness that keeps the pip
     expect({ code: service.process.exitCode, signal: service.process.signalCode }).to.deep.equal({ code: 0, signal: null });
   });
 
-  it('keeps at most its bound of unwritten lines, drops the rest and says how many once writing resumes', async () => {
+  it('a burst larger than its bound of unwritten lines: keeps the first ones in order, drops the rest and says how many once writing resumes', async () => {
     const { code, lines } = await runLogging(`
       import { createLogger } from './src/observability/logger.ts';
       const logger = createLogger('info');

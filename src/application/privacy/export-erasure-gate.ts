@@ -26,7 +26,7 @@ export class ExportErasureGate {
   private readonly erasures = new Map<string, Promise<unknown>>();
 
   async startExport(appUserId: string): Promise<ExportTicket> {
-    for (let erasure = this.erasures.get(appUserId); erasure; erasure = this.erasures.get(appUserId)) await erasure.catch(() => {});
+    for (let erasure = this.erasures.get(appUserId); erasure; erasure = this.erasures.get(appUserId)) await erasure;
     const state = { overtaken: false };
     const underWay = this.exports.get(appUserId) ?? new Set();
     underWay.add(state);
@@ -46,11 +46,14 @@ export class ExportErasureGate {
   async erasing<T>(appUserId: string, work: () => Promise<T>): Promise<T> {
     for (const state of this.exports.get(appUserId) ?? []) state.overtaken = true;
     const erasure = work();
-    this.erasures.set(appUserId, erasure);
+    // Exports wait for every erasure of the user under way, not only the last one to start.
+    const all = Promise.allSettled([this.erasures.get(appUserId), erasure]);
+    this.erasures.set(appUserId, all);
     try {
       return await erasure;
     } finally {
-      if (this.erasures.get(appUserId) === erasure) this.erasures.delete(appUserId);
+      await all;
+      if (this.erasures.get(appUserId) === all) this.erasures.delete(appUserId);
     }
   }
 }
