@@ -2960,6 +2960,39 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
@@ -3041,6 +3074,39 @@ export interface operations {
                             code: "BAD_REQUEST";
                             /** @enum {integer} */
                             status: 400;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -3158,6 +3224,39 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `INTERNAL_SERVER_ERROR`: A bug. Nothing was written; the log has the details under the request id the message gives. */
             500: {
                 headers: {
@@ -3241,6 +3340,39 @@ export interface operations {
                             code: "BAD_REQUEST";
                             /** @enum {integer} */
                             status: 400;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -3409,6 +3541,39 @@ export interface operations {
                             code: "WEBHOOK.NOT_CONFIGURED";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -3688,6 +3853,39 @@ export interface operations {
                             code: "WEBHOOK.NOT_CONFIGURED";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -3980,6 +4178,39 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
@@ -4259,6 +4490,39 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
@@ -4505,6 +4769,41 @@ export interface operations {
                             code: "UNAUTHORIZED";
                             /** @enum {integer} */
                             status: 401;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -4865,6 +5164,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
@@ -5112,6 +5446,41 @@ export interface operations {
                             code: "PATH_ERROR" | "NOT_FOUND.USER";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -5488,6 +5857,41 @@ export interface operations {
                             code: "PATH_ERROR" | "NOT_FOUND.USER";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -5912,6 +6316,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
@@ -6269,6 +6708,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
@@ -6579,6 +7053,41 @@ export interface operations {
                             code: "PATH_ERROR" | "NOT_FOUND.USER";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -6900,6 +7409,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
@@ -7140,6 +7684,41 @@ export interface operations {
                             code: "PATH_ERROR" | "NOT_FOUND.OFFER_CODE";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -7462,6 +8041,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
@@ -7751,6 +8365,41 @@ export interface operations {
                             code: "PATH_ERROR";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -8068,6 +8717,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
@@ -8340,6 +9024,41 @@ export interface operations {
                             code: "PATH_ERROR" | "NOT_FOUND.REWARD";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -8640,6 +9359,41 @@ export interface operations {
                             code: "PATH_ERROR";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -9003,6 +9757,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
@@ -9273,6 +10062,41 @@ export interface operations {
                             code: "PATH_ERROR" | "NOT_FOUND.REWARD";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -9594,6 +10418,41 @@ export interface operations {
                             code: "PATH_ERROR" | "NOT_FOUND.REWARD";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -9987,6 +10846,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
@@ -10279,6 +11173,41 @@ export interface operations {
                             code: "PATH_ERROR";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -10637,6 +11566,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
@@ -10910,6 +11874,41 @@ export interface operations {
                             code: "PATH_ERROR" | "NOT_FOUND.PROMO_CODE";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -11211,6 +12210,41 @@ export interface operations {
                             code: "PATH_ERROR";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -11576,6 +12610,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
@@ -11848,6 +12917,41 @@ export interface operations {
                             code: "PATH_ERROR" | "NOT_FOUND.AFFILIATE";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -12148,6 +13252,41 @@ export interface operations {
                             code: "PATH_ERROR";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -12515,6 +13654,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
@@ -12756,6 +13930,41 @@ export interface operations {
                             code: "FORBIDDEN";
                             /** @enum {integer} */
                             status: 403;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -13049,6 +14258,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
@@ -13306,6 +14550,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
@@ -13555,6 +14834,41 @@ export interface operations {
                             code: "FORBIDDEN";
                             /** @enum {integer} */
                             status: 403;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -13845,6 +15159,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
@@ -14110,6 +15459,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
@@ -14366,6 +15750,41 @@ export interface operations {
                             code: "FORBIDDEN";
                             /** @enum {integer} */
                             status: 403;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -14647,6 +16066,41 @@ export interface operations {
                             code: "PATH_ERROR" | "NOT_FOUND.WEBHOOK";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -14983,6 +16437,41 @@ export interface operations {
                             code: "METHOD_NOT_ALLOWED";
                             /** @enum {integer} */
                             status: 405;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -15410,6 +16899,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
@@ -15719,6 +17243,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
@@ -16000,6 +17559,41 @@ export interface operations {
                             code: "PATH_ERROR" | "NOT_FOUND.WEBHOOK";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -16361,6 +17955,41 @@ export interface operations {
                             code: "PATH_ERROR" | "NOT_FOUND.WEBHOOK";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -16761,6 +18390,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
@@ -17041,6 +18705,41 @@ export interface operations {
                             code: "PATH_ERROR" | "NOT_FOUND.WEBHOOK" | "NOT_FOUND.DELIVERY";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -17410,6 +19109,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
@@ -17759,6 +19493,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
@@ -18051,6 +19820,41 @@ export interface operations {
                             code: "PATH_ERROR" | "NOT_FOUND.RULE";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -18514,6 +20318,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
@@ -18878,6 +20717,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
@@ -19143,6 +21017,41 @@ export interface operations {
                             code: "FORBIDDEN";
                             /** @enum {integer} */
                             status: 403;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -19455,6 +21364,41 @@ export interface operations {
                             code: "PATH_ERROR" | "NOT_FOUND.REVIEW";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -19880,6 +21824,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
@@ -20267,6 +22246,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
@@ -20538,6 +22552,41 @@ export interface operations {
                             code: "PATH_ERROR" | "NOT_FOUND.USER";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -20897,6 +22946,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
@@ -21117,6 +23201,41 @@ export interface operations {
                             code: "UNAUTHORIZED";
                             /** @enum {integer} */
                             status: 401;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -21477,6 +23596,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
@@ -21724,6 +23878,41 @@ export interface operations {
                             code: "PATH_ERROR" | "NOT_FOUND.USER";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -22100,6 +24289,41 @@ export interface operations {
                             code: "PATH_ERROR" | "NOT_FOUND.USER";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -22524,6 +24748,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
@@ -22881,6 +25140,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `BODY_TOO_LARGE`: The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule). */
             413: {
                 headers: {
@@ -23191,6 +25485,41 @@ export interface operations {
                             code: "PATH_ERROR" | "NOT_FOUND.USER";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
@@ -23512,6 +25841,41 @@ export interface operations {
                     };
                 };
             };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
             /** @description `RATE_LIMITED`: Over a rate-limit budget (reads, claims or other commands, per key + IP and per user). `Retry-After` gives the seconds to wait; `RateLimit` / `RateLimit-Policy` name the budgets. */
             429: {
                 headers: {
@@ -23748,6 +26112,41 @@ export interface operations {
                             code: "PATH_ERROR" | "NOT_FOUND.OFFER_CODE";
                             /** @enum {integer} */
                             status: 404;
+                            /** @description For humans; may change. Branch on `code`. */
+                            message: string;
+                            /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */
+                            source: string | null;
+                        }[];
+                    };
+                };
+            };
+            /** @description `REQUEST_TIMEOUT`: The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed. */
+            408: {
+                headers: {
+                    "x-request-id": components["headers"]["RequestId"];
+                    RateLimit: components["headers"]["RateLimit"];
+                    "RateLimit-Policy": components["headers"]["RateLimitPolicy"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example {
+                     *       "errors": [
+                     *         {
+                     *           "code": "REQUEST_TIMEOUT",
+                     *           "status": 408,
+                     *           "message": "The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.",
+                     *           "source": null
+                     *         }
+                     *       ]
+                     *     }
+                     */
+                    "application/json": {
+                        errors: {
+                            /** @enum {string} */
+                            code: "REQUEST_TIMEOUT";
+                            /** @enum {integer} */
+                            status: 408;
                             /** @description For humans; may change. Branch on `code`. */
                             message: string;
                             /** @description The offending part: a JSON pointer into the body (`/amount`), `path:/name`, `query:/name` or `header:name`; or null. */

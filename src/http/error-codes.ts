@@ -60,6 +60,11 @@ export const ERROR_CODES = {
   'NOT_FOUND.REVIEW': { status: 404, meaning: 'No review has this id.', example: { message: 'No such review', source: 'path:/id' } },
   PATH_ERROR: { status: 404, meaning: 'No such path; also a path whose parameter is empty (`/users//claim-code`).' },
   METHOD_NOT_ALLOWED: { status: 405, meaning: 'The path exists but not with this method; the `allow` header lists the methods it has.' },
+  REQUEST_TIMEOUT: {
+    status: 408,
+    meaning:
+      'The request did not arrive whole in time: its head within 60 s, or head and body within 300 s (Node checks every 30 s). The connection is closed.',
+  },
   BODY_TOO_LARGE: {
     status: 413,
     meaning: "The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule).",

@@ -35,7 +35,9 @@ type ServerSocket = Duplex & { _httpMessage?: ServerResponse | null };
  * - a client that half-closes after sending its request (as `curl` and HTTP/1.0 clients may):
  *   still answered, then the connection is closed (Node would drop the answer);
  * - a body that never comes whole (cut short of its content-length, or its chunked framing
- *   broken): 400 `BODY_INVALID` on that request itself, in its turn (`inTurn`).
+ *   broken): 400 `BODY_INVALID` on that request itself, in its turn (`inTurn`);
+ * - a request that does not arrive whole in time (Node's headersTimeout and requestTimeout):
+ *   408 `REQUEST_TIMEOUT` (Node's own 408 has no body and no `x-request-id`).
  */
 export function createHttpServer(
   app: RequestListener,
@@ -69,14 +71,17 @@ export function createHttpServer(
       socket.destroy();
       return;
     }
-    // A client too slow to send its request: Node's 408, not a complaint about what it sent.
-    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-      socket.end('HTTP/1.1 408 Request Timeout\r\nconnection: close\r\n\r\n');
-      return;
-    }
     // A parser that failed once may report again: answer once.
     if (answering.has(socket)) return;
     answering.add(socket);
+    // A client too slow to send its request (its head within headersTimeout, all of it within
+    // requestTimeout): 408, not a complaint about what it sent; on that request itself when its
+    // head was read (its body is what never came), in its turn.
+    if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
+      const timedOut = new ApiError(408, 'REQUEST_TIMEOUT', 'The request did not arrive whole in time', null);
+      inTurn(socket, { unread: (res) => answerOn(res, timedOut), last: () => socket.end(rawAnswer(timedOut)) });
+      return;
+    }
     const cutShort = error.code === 'HPE_INVALID_EOF_STATE';
     const head = requestHead(error.rawPacket, error.bytesParsed);
     const line = error.code === 'HPE_INVALID_METHOD' ? UNKNOWN_METHOD_LINE.exec(head.line) : null;

@@ -65,8 +65,9 @@ const TAGS: { name: string; description: string }[] = [
 /** Every code an operation can answer, from its own list and its shape. */
 function operationErrorCodes(doc: Pick<OperationDoc, 'method' | 'path' | 'errors' | 'auth' | 'body'>): ErrorCode[] {
   // Any request can be refused before it reaches its route: a request line and headers over
-  // 64 KiB, or HTTP that cannot be parsed (a malformed request line) (src/http/http-server.ts).
-  const codes = new Set<ErrorCode>(['BAD_REQUEST']);
+  // 64 KiB, HTTP that cannot be parsed (a malformed request line), or a request that does not
+  // arrive whole in time (src/http/http-server.ts).
+  const codes = new Set<ErrorCode>(['BAD_REQUEST', 'REQUEST_TIMEOUT']);
   // A path parameter sent empty (`/users//claim-code`) leaves a path no operation has.
   if (doc.path.includes('{')) codes.add('PATH_ERROR');
   const auth = doc.auth ?? 'client';

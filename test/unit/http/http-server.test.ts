@@ -54,10 +54,30 @@ describe('the HTTP server: every request is answered in the API shape, or by the
     }
   });
 
-  it('a client too slow to send its request gets 408, not a complaint about what it sent', async () => {
-    const server = await serve(echo, { headersTimeout: 500, requestTimeout: 500, connectionsCheckingInterval: 100 });
-    const answer = await raw(server, 'GET / HTTP/1.1\r\nhost: x\r\n');
-    expect(answer.split('\r\n')[0]).to.equal('HTTP/1.1 408 Request Timeout');
+  it('a client too slow to send its request gets 408 REQUEST_TIMEOUT in the API shape, not a complaint about what it sent', async () => {
+    // The app sets the request id first, as the API's does; it answers once the body has come.
+    const app: RequestListener = (req, res) => {
+      res.setHeader('x-request-id', 'from-the-app');
+      req.resume();
+      req.on('end', () => res.end('whole'));
+    };
+    const server = await serve(app, { headersTimeout: 500, requestTimeout: 500, connectionsCheckingInterval: 100 });
+    // Its head never ends: no request to answer on, so a response of its own.
+    const [head, body] = (await raw(server, 'GET / HTTP/1.1\r\nhost: x\r\n')).split('\r\n\r\n') as [string, string];
+    expect(head.split('\r\n')[0]).to.equal('HTTP/1.1 408 Request Timeout');
+    expect(head).to.match(/^x-request-id: [0-9a-f-]{36}$/m);
+    expect(JSON.parse(body).errors[0]).to.deep.equal({
+      code: 'REQUEST_TIMEOUT',
+      status: 408,
+      message: 'The request did not arrive whole in time',
+      source: null,
+    });
+    // Its body never comes whole: answered on that request, with the id the app gave it.
+    const stalled = await raw(server, 'POST / HTTP/1.1\r\nhost: x\r\ncontent-type: application/json\r\ncontent-length: 20\r\n\r\n{"app_user_id":');
+    const [stalledHead, stalledBody] = stalled.split('\r\n\r\n') as [string, string];
+    expect(stalledHead.split('\r\n')[0]).to.equal('HTTP/1.1 408 Request Timeout');
+    expect(stalledHead).to.match(/^x-request-id: from-the-app$/m);
+    expect(JSON.parse(stalledBody).errors[0]).to.include({ code: 'REQUEST_TIMEOUT', status: 408 });
   });
 
   it('hands the app a method Node does not know (with its headers) and CONNECT; a line that is no request line stays a 400', async () => {
