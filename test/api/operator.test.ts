@@ -95,7 +95,7 @@ describe('API: operator endpoints (no key needed)', () => {
     const schema = withdraw.requestBody.content['application/json'].schema;
     const resolved = schema.$ref ? response.body.components.schemas[schema.$ref.split('/').pop()] : schema;
     expect(resolved.properties.amount).to.include({ type: 'integer', minimum: 1 });
-    expect(withdraw.responses).to.have.keys('200', '400', '401', '404', '413', '415', '422', '429', '500', '503');
+    expect(withdraw.responses).to.have.keys('200', '400', '401', '404', '408', '413', '415', '422', '429', '500', '503');
     expect(withdraw.operationId).to.equal('withdrawCredits');
     // A 503 while the read models catch up says when to come back.
     expect(withdraw.responses['503'].headers['Retry-After']).to.deep.equal({ $ref: '#/components/headers/RetryAfterBehind' });
@@ -113,7 +113,7 @@ describe('API: operator endpoints (no key needed)', () => {
     ]) {
       const inbound = response.body.paths[`/webhooks/${provider}`].post;
       expect(inbound.requestBody.content['application/json'].schema.required, provider).to.include(field);
-      expect(inbound.responses, provider).to.have.keys('200', '400', '401', '404', '413', '415', '500', '503');
+      expect(inbound.responses, provider).to.have.keys('200', '400', '401', '404', '408', '413', '415', '500', '503');
     }
     // The interface's version, as the customer's API declares it.
     expect(response.body.info.version).to.equal('1.0');
