@@ -1,3 +1,4 @@
+import type { CodeType } from '../src/domain/events/code-events.js';
 import type { LoggedEvent } from '../src/application/event-log.js';
 import { isOwnPayment } from '../src/domain/revenue/own-payment.js';
 import { refundFigures } from '../src/domain/revenue/record-revenue.js';
@@ -19,8 +20,6 @@ import type { Doc, DocumentRef, Projection } from './projection.js';
 export const ANALYTICS_DAILY = 'analytics_daily';
 export const ANALYTICS_CODE_PERIODS = 'analytics_code_periods';
 export const ANALYTICS_CODES = 'analytics_codes';
-
-export type CodeKind = 'referral' | 'promo' | 'affiliate';
 
 /** What every analytics document counts; money per currency in integer minor units. */
 export interface AnalyticsCounters {
@@ -48,7 +47,7 @@ export interface CodePeriodDoc extends Doc, AnalyticsCounters {
 
 export interface CodeDoc extends Doc, AnalyticsCounters {
   code: string;
-  kind: CodeKind;
+  kind: CodeType;
   /** Referrer's app_user_id, promo code, or affiliate id (as in the claim). */
   owner_id: string;
   program_id: string | null;
@@ -67,7 +66,7 @@ export const codePeriodId = (programId: string | null, period: string, code: str
 
 interface Fact {
   code: string;
-  kind: CodeKind;
+  kind: CodeType;
   owner_id: string;
   program_id: string | null;
   /** `refund_amount`: money refunded beyond a refund already counted (a repeat of it). */

@@ -1,3 +1,4 @@
+import type { CodeType } from '../src/domain/events/code-events.js';
 import type { LoggedEvent } from '../src/application/event-log.js';
 import { isOwnPayment } from '../src/domain/revenue/own-payment.js';
 import { refundFigures } from '../src/domain/revenue/record-revenue.js';
@@ -15,7 +16,7 @@ export type AttributionGroup = (typeof ATTRIBUTION_GROUPS)[number];
 
 interface Source {
   code: string;
-  type: 'referral' | 'promo' | 'affiliate';
+  type: CodeType;
   owner_id: string;
   program_id: string | null;
 }

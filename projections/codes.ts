@@ -1,3 +1,4 @@
+import type { CodeType } from '../src/domain/events/code-events.js';
 import type { Projection } from './projection.js';
 import { streams } from '../src/domain/events/index.js';
 
@@ -6,7 +7,7 @@ export const CODES = 'codes';
 export interface CodeDoc {
   [key: string]: unknown;
   code: string;
-  type: 'referral' | 'promo' | 'affiliate';
+  type: CodeType;
   owner_id: string;
   /** Claim slots held: the number of users who claimed this code. */
   taken: number;

@@ -1,3 +1,4 @@
+import type { CodeType } from '../src/domain/events/code-events.js';
 import type { LoggedEvent } from '../src/application/event-log.js';
 import type { EventType } from '../src/domain/events/index.js';
 import type { RewardKind } from '../src/domain/rewards/reward-kinds.js';
@@ -28,7 +29,7 @@ export interface UserDoc {
   payment_customer_id: Stored<string> | null;
   program_id: string | null;
   referral_code: string | null;
-  referred_by: { claim_id: string; code: string; type: 'referral' | 'promo' | 'affiliate'; owner_id: string; claimed_at: string } | null;
+  referred_by: { claim_id: string; code: string; type: CodeType; owner_id: string; claimed_at: string } | null;
   converted_at: string | null;
   churned_at: string | null;
   stats: { claims: number; conversions: number; churns: number };

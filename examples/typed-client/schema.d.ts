@@ -1258,7 +1258,7 @@ export interface components {
             referred_by: {
                 code: string | null;
                 /** @enum {string} */
-                type: "affiliate" | "promo" | "referral";
+                type: "referral" | "promo" | "affiliate";
                 /**
                  * Format: date-time
                  * @example 2026-01-02T03:04:05.678Z
@@ -1526,7 +1526,7 @@ export interface components {
         };
         Code: {
             /** @enum {string} */
-            type: "affiliate" | "promo" | "referral";
+            type: "referral" | "promo" | "affiliate";
             code: string;
             is_active: boolean;
             entity: {
@@ -2096,7 +2096,7 @@ export interface components {
             referred_by: {
                 code: string | null;
                 /** @enum {string} */
-                type: "affiliate" | "promo" | "referral";
+                type: "referral" | "promo" | "affiliate";
                 /**
                  * Format: date-time
                  * @example 2026-01-02T03:04:05.678Z
@@ -2268,7 +2268,7 @@ export interface components {
             referred_by: {
                 code: string | null;
                 /** @enum {string} */
-                type: "affiliate" | "promo" | "referral";
+                type: "referral" | "promo" | "affiliate";
                 /**
                  * Format: date-time
                  * @example 2026-01-02T03:04:05.678Z

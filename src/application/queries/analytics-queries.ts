@@ -1,3 +1,4 @@
+import type { CodeType } from '../../domain/events/code-events.js';
 import { inject, injectable } from 'tsyringe';
 import {
   ANALYTICS_CODE_PERIODS,
@@ -5,7 +6,6 @@ import {
   ANALYTICS_DAILY,
   type AnalyticsCounters,
   type CodeDoc,
-  type CodeKind,
   type CodePeriodDoc,
   codePeriodId,
   type DailyDoc,
@@ -32,7 +32,7 @@ export type TopCodesOrder = (typeof TOP_CODES_ORDERS)[number];
 
 export interface TopCode {
   code: string;
-  kind: CodeKind;
+  kind: CodeType;
   program_id: string | null;
   app_user_id: string | null;
   claims: number;

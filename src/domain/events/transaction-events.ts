@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { isoDateTime } from '../rewards/reward-schemas.js';
 
 /** The stores whose transactions an app links to its user (SPEC §15). */
-const TRANSACTION_PROVIDERS = ['app-store', 'google-play'] as const;
+export const TRANSACTION_PROVIDERS = ['app-store', 'google-play'] as const;
 export type TransactionProvider = (typeof TRANSACTION_PROVIDERS)[number];
 
 const linkFields = {

@@ -1,3 +1,4 @@
+import type { CodeType } from '../../domain/events/code-events.js';
 import { REWARD_KINDS, type RewardKind } from '../../domain/rewards/reward-kinds.js';
 
 /**
@@ -89,7 +90,7 @@ export function dataToWire(data: Json): Json {
 
 /** What the code's owner is, by type (SPEC §15): the wire `entity` of `GET /codes/{code}`. */
 export interface CodeOwner {
-  type: 'referral' | 'promo' | 'affiliate';
+  type: CodeType;
   /** The referrer (referral codes). */
   app_user_id: string | null;
   /** The promo code's claim limit (promo codes). */

@@ -1,10 +1,11 @@
+import { CODE_TYPES } from '../../domain/events/code-events.js';
 import { z } from './zod-openapi.js';
 import { byKind } from './common.js';
 import { programEntryOut } from './rewards.js';
 
 const codeOut = z
   .object({
-    type: z.enum(['affiliate', 'promo', 'referral']),
+    type: z.enum(CODE_TYPES),
     code: z.string(),
     is_active: z.boolean(),
     entity: z

@@ -1,3 +1,4 @@
+import { TRANSACTION_PROVIDERS } from '../../domain/events/transaction-events.js';
 import { z } from './zod-openapi.js';
 import { chars, orNull, outDateTime, uuid } from './common.js';
 
@@ -25,7 +26,7 @@ export const googlePlayTransactionBody = z
 
 const transactionOut = z
   .object({
-    provider: z.enum(['app-store', 'google-play']),
+    provider: z.enum(TRANSACTION_PROVIDERS),
     transaction_id: z.string().openapi({ description: 'originalTransactionId (App Store) or purchase token (Google Play)' }),
     app_account_token: z.string().nullable(),
     obfuscated_external_account_id: z.string().nullable(),

@@ -1,4 +1,5 @@
 import { isEnvelope } from '../../application/privacy/personal-data-cipher.js';
+import { CODE_TYPES } from '../../domain/events/code-events.js';
 import { z } from './zod-openapi.js';
 import { appUserId, byKind, chars, codeLookup, dateTime, nullableJsonObject, operationId, orNull, outDateTime, rewardKeyToSpend } from './common.js';
 import { activeEntryOut, deactivationBody, expiredEntryOut, referralProgramOut, rewardsGrantedOut } from './rewards.js';
@@ -58,7 +59,7 @@ export const userOut = z
     payment_customer_id: z.string().nullable(),
     claim_code_eligibility: z.object({ eligible: z.boolean(), eligible_until: outDateTime.nullable() }).strict(),
     referred_by: z
-      .object({ code: z.string().nullable(), type: z.enum(['affiliate', 'promo', 'referral']), claimed_at: outDateTime })
+      .object({ code: z.string().nullable(), type: z.enum(CODE_TYPES), claimed_at: outDateTime })
       .strict()
       .nullable(),
     stats: z.object({ claims: z.number().int(), conversions: z.number().int(), churns: z.number().int() }).strict(),
