@@ -2,7 +2,7 @@ import type { CodeType } from '../src/domain/events/code-events.js';
 import type { LoggedEvent } from '../src/application/event-log.js';
 import { isOwnPayment } from '../src/domain/revenue/own-payment.js';
 import { refundFigures } from '../src/domain/revenue/record-revenue.js';
-import type { Doc, DocumentRef, Projection } from './projection.js';
+import { type Doc, type DocumentRef, type Projection, utcDayOf } from './projection.js';
 
 /**
  * The analytics read model (SPEC §14): claims, conversions, churns, refunds and revenue per UTC
@@ -77,28 +77,18 @@ interface Fact {
   day: string;
 }
 
-/**
- * The UTC day of a time the service recorded: a claim's `claimed_at`, a conversion's
- * `converted_at`, a churn's `churned_at`, a purchase's or refund's `recorded_at` (not the
- * provider's `occurred_at`). These are the service's clock when it appended the event; unlike the
- * log's own timestamp they travel with the data when the log is migrated to another store.
- */
-const utcDay = (time: string): string =>
-  // A UTC time in ISO form (what the service writes) starts with its day; anything else is parsed.
-  time[10] === 'T' && time.endsWith('Z') ? time.slice(0, 10) : new Date(time).toISOString().slice(0, 10);
-
 /** What an event counts for which code, and on which day; null when it is not about an attributed code. */
 function factOf(event: LoggedEvent): Fact | null {
   switch (event.type) {
     case 'CodeClaimed': {
       const { code, type, owner_id, program_id, claimed_at } = event.data;
-      return { code, kind: type, owner_id, program_id, figure: 'claim', currency: null, amount: null, day: utcDay(claimed_at) };
+      return { code, kind: type, owner_id, program_id, figure: 'claim', currency: null, amount: null, day: utcDayOf(claimed_at) };
     }
     case 'UserConverted':
     case 'UserChurned': {
       const { code, type, owner_id } = event.data.referred_by;
       const [figure, at] = event.type === 'UserConverted' ? (['conversion', event.data.converted_at] as const) : (['churn', event.data.churned_at] as const);
-      return { code, kind: type, owner_id, program_id: event.data.program_id, figure, currency: null, amount: null, day: utcDay(at) };
+      return { code, kind: type, owner_id, program_id: event.data.program_id, figure, currency: null, amount: null, day: utcDayOf(at) };
     }
     case 'PurchaseRecorded':
     case 'RenewalRecorded': {
@@ -110,7 +100,7 @@ function factOf(event: LoggedEvent): Fact | null {
         figure: 'revenue',
         currency: event.data.currency,
         amount: event.data.price_minor,
-        day: utcDay(event.data.recorded_at),
+        day: utcDayOf(event.data.recorded_at),
       };
     }
     case 'RefundRecorded': {
@@ -118,7 +108,7 @@ function factOf(event: LoggedEvent): Fact | null {
       if (figures === null || (figures.refunds === 0 && !figures.amount)) return null;
       const { source, refunds, amount } = figures;
       const figure = refunds === 0 ? 'refund_amount' : 'refund';
-      return { ...source, kind: source.type, figure, currency: event.data.currency, amount, day: utcDay(event.data.recorded_at) };
+      return { ...source, kind: source.type, figure, currency: event.data.currency, amount, day: utcDayOf(event.data.recorded_at) };
     }
     default:
       return null;

@@ -2,7 +2,7 @@ import type { CodeType } from '../src/domain/events/code-events.js';
 import type { LoggedEvent } from '../src/application/event-log.js';
 import { isOwnPayment } from '../src/domain/revenue/own-payment.js';
 import { refundFigures } from '../src/domain/revenue/record-revenue.js';
-import type { Doc, DocumentRef, Projection } from './projection.js';
+import { type Doc, type DocumentRef, type Projection, utcDayOf } from './projection.js';
 
 /**
  * Revenue attribution (SPEC §11): per group and UTC day, so a date range sums the days in it;
@@ -83,7 +83,7 @@ export const attributionProjection: Projection = {
   targets: (event) => {
     const found = sourceAndDay(event);
     if (found === null) return [];
-    const day = found.at.slice(0, 10);
+    const day = utcDayOf(found.at);
     return groupsOf(found.source).flatMap(([dimension, group]) => [
       { collection: ATTRIBUTION, id: dayId(dimension, group, day) },
       { collection: ATTRIBUTION_TOTALS, id: attributionTotalId(dimension, group) },

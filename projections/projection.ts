@@ -10,6 +10,17 @@ export function sortablePosition(position: bigint | string): string {
   return position.toString().padStart(20, '0');
 }
 
+/**
+ * The UTC day of a time the service recorded, the day analytics and attribution count a figure
+ * on: a claim's `claimed_at`, a conversion's `converted_at`, a churn's `churned_at`, a purchase's
+ * or refund's `recorded_at` (not the provider's `occurred_at`). These are the service's clock when
+ * it appended the event; unlike the log's own timestamp they travel with the data when the log is
+ * migrated to another store.
+ */
+export const utcDayOf = (time: string): string =>
+  // A UTC time in ISO form (what the service writes) starts with its day; anything else is parsed.
+  time[10] === 'T' && time.endsWith('Z') ? time.slice(0, 10) : new Date(time).toISOString().slice(0, 10);
+
 export interface DocumentRef {
   collection: string;
   id: string;

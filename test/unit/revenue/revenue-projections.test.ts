@@ -1,5 +1,6 @@
 import { expect } from 'chai';
 import { describe, it } from 'mocha';
+import { ANALYTICS_DAILY, analyticsProjection } from '../../../projections/analytics.js';
 import { attributionProjection } from '../../../projections/attribution.js';
 import { CLAWBACK_GRANTS, INBOUND, REVENUE_LINKS, REVENUE_PENDING, revenueIndexProjection } from '../../../projections/revenue-index.js';
 import { DEFAULT_ACCOUNT_TOKEN_NAMESPACE } from '../../../src/config.js';
@@ -181,6 +182,18 @@ describe('revenue read models', () => {
     const docs = project(attributionProjection, log.events);
     const groups = [...docs.keys()].filter((key) => !key.includes('total')).map((key) => key.split('\u001f').slice(0, 2).join(' '));
     expect([...new Set(groups)]).to.deep.equal(['attribution/code SPRING']);
+  });
+
+  it('attribution: a time written with an offset counts on its UTC day, the day analytics counts it on', () => {
+    const log = new TestLog();
+    // 23:30 at UTC-5 is 04:30 the next day in UTC.
+    const claimedAt = '2026-11-01T23:30:00-05:00';
+    log.append('user-ann', codeClaimed({ claim_id: 'c1', code: 'BOB234', owner_id: 'bob', program_id: 'prog', claimed_at: claimedAt }));
+    const days = (docs: Map<string, unknown>, prefix: string) => [
+      ...new Set([...docs.keys()].filter((key) => key.startsWith(prefix)).map((key) => key.slice(-10))),
+    ];
+    expect(days(project(attributionProjection, log.events), 'attribution/code')).to.deep.equal(['2026-11-02']);
+    expect(days(project(analyticsProjection, log.events), `${ANALYTICS_DAILY}/`)).to.deep.equal(['2026-11-02']);
   });
 
   it('attribution: one all-time total per group, summing every day', () => {
