@@ -63,9 +63,9 @@ const HOST = /^(?:\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9._~!$&'()*+,;=%-]*)(?::\d*)?$/;
  */
 const requireHost: RequestHandler = (req, _res, next) => {
   const host = req.headers.host;
-  if (req.httpVersion === '1.1' && host === undefined) throw new ApiError(400, 'BAD_REQUEST', 'An HTTP/1.1 request needs a Host header', 'header:host');
+  if (req.httpVersion === '1.1' && host === undefined) throw new ApiError('BAD_REQUEST', 'An HTTP/1.1 request needs a Host header', 'header:host');
   if (host !== undefined && (!HOST.test(host) || hostLines(req.rawHeaders) > 1)) {
-    throw new ApiError(400, 'BAD_REQUEST', 'A request carries one Host header naming a host (and port)', 'header:host');
+    throw new ApiError('BAD_REQUEST', 'A request carries one Host header naming a host (and port)', 'header:host');
   }
   next();
 };
@@ -141,7 +141,7 @@ function jsonBody(): RequestHandler[] {
   const parse: RequestHandler = (req, res, next) => (limitOf(req) === BULK_BODY_LIMIT ? parseBulk : parseSmall)(req, res, next);
   const mediaType: RequestHandler = (req, _res, next) => {
     if (sendsBody(req) && !req.is(['application/json', 'application/*+json'])) {
-      throw new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json', 'header:content-type');
+      throw new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Send the body as application/json', 'header:content-type');
     }
     next();
   };

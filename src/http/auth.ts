@@ -53,13 +53,13 @@ export function requireKey(keys: ApiKeys): RequestHandler {
   return (req, res, next) => {
     const header = req.header('x-api-key');
     const caller = header ? keys.identify(header) : null;
-    if (!caller) throw new ApiError(401, 'UNAUTHORIZED', header ? 'The API key is not valid' : 'The x-api-key header is required', 'header:x-api-key');
+    if (!caller) throw new ApiError('UNAUTHORIZED', header ? 'The API key is not valid' : 'The x-api-key header is required', 'header:x-api-key');
     res.locals.caller = caller;
     next();
   };
 }
 
 export const requireSecretKey: RequestHandler = (_req, res, next) => {
-  if (res.locals.caller?.kind !== 'secret') throw new ApiError(403, 'FORBIDDEN', 'This operation needs a secret key', 'header:x-api-key');
+  if (res.locals.caller?.kind !== 'secret') throw new ApiError('FORBIDDEN', 'This operation needs a secret key', 'header:x-api-key');
   next();
 };

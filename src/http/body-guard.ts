@@ -124,7 +124,6 @@ export const storableBody: RequestHandler = (req, res, next) => {
   // Where the body is an object (any other body is BODY_INVALID where a route reads one).
   if (res.locals.underflowAt && isJsonObject(req.body)) {
     throw new ApiError(
-      400,
       'BAD_REQUEST',
       'The body has a number too small to store: it would read back as 0 (send 0, or the number as a string)',
       res.locals.underflowAt,
@@ -133,6 +132,6 @@ export const storableBody: RequestHandler = (req, res, next) => {
   // Only an object can be stored: any other body is BODY_INVALID where a route reads one
   // (parseBody), however deep it nests, and ignored where none is read.
   const found = isJsonObject(req.body) ? unstorablePart(req.body) : null;
-  if (found) throw new ApiError(400, 'BAD_REQUEST', `The body ${found.message}`, found.source);
+  if (found) throw new ApiError('BAD_REQUEST', `The body ${found.message}`, found.source);
   next();
 };

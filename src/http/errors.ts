@@ -4,7 +4,7 @@ import { StoreUnavailableError } from '../ports/event-store.js';
 import { ReadModelsBehindError } from '../ports/read-consistency.js';
 import type { Logger } from '../ports/logger.js';
 import { BODY_LIMIT, BULK_BODY_LIMIT, WEBHOOK_BODY_LIMIT } from './body-limits.js';
-import { statusOf } from './error-codes.js';
+import { type ErrorCode, statusOf } from './error-codes.js';
 
 export interface ErrorObject {
   code: string;
@@ -13,16 +13,21 @@ export interface ErrorObject {
   source: string | null;
 }
 
-/** An error answered as-is: status, stable code, human message and the offending part. */
+/**
+ * An error answered as-is: stable code, human message and the offending part. Its status is the
+ * code's in the error-code catalogue (src/http/error-codes.ts), never given again here.
+ */
 export class ApiError extends StacklessError {
+  readonly status: number;
+
   constructor(
-    readonly status: number,
-    readonly code: string,
+    readonly code: ErrorCode,
     message: string,
     readonly source: string | null = null,
   ) {
     super(message);
     this.name = 'ApiError';
+    this.status = statusOf(code);
   }
 
   toJSON(): ErrorObject {
@@ -38,17 +43,17 @@ export function bodyTooLarge(limit: number): ApiError {
       : limit === WEBHOOK_BODY_LIMIT
         ? 'The body is larger than 1 MiB'
         : 'The body is larger than 64 KiB';
-  return new ApiError(413, 'BODY_TOO_LARGE', message);
+  return new ApiError('BODY_TOO_LARGE', message);
 }
 
 /** 415 for a body in a charset other than UTF-8 (JSON bodies and inbound notifications alike). */
 export function charsetUnsupported(): ApiError {
-  return new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The body charset is not supported', 'header:content-type');
+  return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The body charset is not supported', 'header:content-type');
 }
 
 /** 400 BODY_INVALID for body bytes that are not UTF-8 (JSON bodies and inbound notifications alike). */
 export function bodyNotUtf8(): ApiError {
-  return new ApiError(400, 'BODY_INVALID', 'The body is not valid UTF-8', null);
+  return new ApiError('BODY_INVALID', 'The body is not valid UTF-8', null);
 }
 
 export function errorBody(...errors: ErrorObject[]) {
@@ -57,7 +62,8 @@ export function errorBody(...errors: ErrorObject[]) {
 
 /** A business rule's status comes from the error-code catalogue (NOT_FOUND.* 404, the others 422). */
 function fromDomainError(error: DomainError): ApiError {
-  return new ApiError(statusOf(error.code), error.code, error.message, error.source);
+  // Every code a DomainError is made with is in the catalogue (test/api/api-reference.test.ts).
+  return new ApiError(error.code as ErrorCode, error.message, error.source);
 }
 
 interface HttpError {
@@ -82,26 +88,26 @@ export function isBadPathEncoding(error: unknown): boolean {
 function fromHttpError(error: HttpError): ApiError | null {
   switch (error.type) {
     case 'entity.parse.failed':
-      return new ApiError(400, 'BODY_INVALID', 'The body is not valid JSON');
+      return new ApiError('BODY_INVALID', 'The body is not valid JSON');
     case 'entity.too.large':
       // The JSON body limits (src/http/body-limits.ts): the bulk admin uploads', and every other body's.
       return bodyTooLarge(error.limit ?? BODY_LIMIT);
     case 'encoding.unsupported':
-      return new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'The body encoding is not supported', 'header:content-encoding');
+      return new ApiError('UNSUPPORTED_MEDIA_TYPE', 'The body encoding is not supported', 'header:content-encoding');
     case 'charset.unsupported':
       // The charset was checked before the body was read (src/http/body-guard.ts, utf8Charset): the
       // reader failing on a UTF-8 body is the process's own trouble (out of file descriptors), not the client's.
-      if (error.charset === 'utf-8') return new ApiError(503, 'SERVICE_UNAVAILABLE', 'The body could not be read now; retry later');
+      if (error.charset === 'utf-8') return new ApiError('SERVICE_UNAVAILABLE', 'The body could not be read now; retry later');
       return charsetUnsupported();
     case 'request.aborted':
-      return new ApiError(400, 'BODY_INVALID', 'The request body was not received completely');
+      return new ApiError('BODY_INVALID', 'The request body was not received completely');
     default:
       break;
   }
-  if (isBadPathEncoding(error)) return new ApiError(400, 'BAD_REQUEST', 'The path is not validly percent-encoded', null);
+  if (isBadPathEncoding(error)) return new ApiError('BAD_REQUEST', 'The path is not validly percent-encoded', null);
   // Any other 4xx from the body reader (a corrupt compressed body, a short read, …).
   if (error.expose === true && error.status !== undefined && error.status >= 400 && error.status < 500) {
-    return new ApiError(400, 'BODY_INVALID', 'The body could not be read');
+    return new ApiError('BODY_INVALID', 'The body could not be read');
   }
   return null;
 }
@@ -111,8 +117,8 @@ export function toApiError(error: unknown): ApiError | null {
   if (error instanceof ApiError) return error;
   if (error instanceof DomainError) return fromDomainError(error);
   // Read models behind the log: the message says what happened (and that nothing was done).
-  if (error instanceof ReadModelsBehindError) return new ApiError(503, 'SERVICE_UNAVAILABLE', error.message);
-  if (error instanceof StoreUnavailableError) return new ApiError(503, 'SERVICE_UNAVAILABLE', 'A backing store is unavailable; retry later');
+  if (error instanceof ReadModelsBehindError) return new ApiError('SERVICE_UNAVAILABLE', error.message);
+  if (error instanceof StoreUnavailableError) return new ApiError('SERVICE_UNAVAILABLE', 'A backing store is unavailable; retry later');
   if (error !== null && typeof error === 'object') return fromHttpError(error as HttpError);
   return null;
 }
@@ -124,7 +130,7 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
     if (res.headersSent && (error as NodeJS.ErrnoException | null)?.code === 'ERR_HTTP_HEADERS_SENT') return;
     const requestId = String(res.getHeader('x-request-id') ?? '');
     const known = toApiError(error);
-    const apiError = known ?? new ApiError(500, 'INTERNAL_SERVER_ERROR', `Internal error (request ${requestId})`);
+    const apiError = known ?? new ApiError('INTERNAL_SERVER_ERROR', `Internal error (request ${requestId})`);
     // Read models behind the log: expected while they catch up, many times over (not an error to
     // log), and usually over within seconds (Retry-After).
     const behind = error instanceof ReadModelsBehindError;
@@ -139,12 +145,12 @@ export function errorHandler(logger: Logger): ErrorRequestHandler {
 }
 
 export const pathNotFound: RequestHandler = (req) => {
-  throw new ApiError(404, 'PATH_ERROR', `No such path: ${req.method} ${req.originalUrl.split('?')[0]}`);
+  throw new ApiError('PATH_ERROR', `No such path: ${req.method} ${req.originalUrl.split('?')[0]}`);
 };
 
 /** For `router.route(path).get(...).all(methodNotAllowed(['GET']))`. */
 export function methodNotAllowed(allowed: string[]): RequestHandler {
   return (req) => {
-    throw new ApiError(405, 'METHOD_NOT_ALLOWED', `${req.method} is not supported here; use ${allowed.join(', ')}`, allowed.join(', '));
+    throw new ApiError('METHOD_NOT_ALLOWED', `${req.method} is not supported here; use ${allowed.join(', ')}`, allowed.join(', '));
   };
 }

@@ -59,9 +59,7 @@ export function createHttpServer(
     inTurn(socket, {
       // CONNECT names a host (`CONNECT example.com:443`), not a path: this service is no proxy.
       last: () =>
-        req.url?.startsWith('/')
-          ? answerAlone(app, req, socket)
-          : socket.end(rawAnswer(new ApiError(400, 'BAD_REQUEST', 'The request target is not a path', null))),
+        req.url?.startsWith('/') ? answerAlone(app, req, socket) : socket.end(rawAnswer(new ApiError('BAD_REQUEST', 'The request target is not a path', null))),
     }),
   );
   const answering = new WeakSet<Duplex>();
@@ -78,7 +76,7 @@ export function createHttpServer(
     // requestTimeout): 408, not a complaint about what it sent; on that request itself when its
     // head was read (its body is what never came), in its turn.
     if (error.code === 'ERR_HTTP_REQUEST_TIMEOUT') {
-      const timedOut = new ApiError(408, 'REQUEST_TIMEOUT', 'The request did not arrive whole in time', null);
+      const timedOut = new ApiError('REQUEST_TIMEOUT', 'The request did not arrive whole in time', null);
       inTurn(socket, { unread: (res) => answerOn(res, timedOut), last: () => socket.end(rawAnswer(timedOut)) });
       return;
     }
@@ -94,7 +92,7 @@ export function createHttpServer(
         const message = cutShort
           ? 'The body ended before the length its content-length announced'
           : 'The body could not be read: its framing is not valid HTTP';
-        answerOn(res, new ApiError(400, code, message, null));
+        answerOn(res, new ApiError(code, message, null));
       },
       // Otherwise it stopped in a request it could not read at all, answered after those before it.
       last: () => {
@@ -182,9 +180,9 @@ function rawAnswer(error: ApiError): string {
 
 function answerTo(code: string | undefined): ApiError {
   if (code === 'HPE_HEADER_OVERFLOW') {
-    return new ApiError(400, 'BAD_REQUEST', `The request line and headers are too large (over ${MAX_HEADER_BYTES / 1024} KiB, or too many headers)`, null);
+    return new ApiError('BAD_REQUEST', `The request line and headers are too large (over ${MAX_HEADER_BYTES / 1024} KiB, or too many headers)`, null);
   }
-  return new ApiError(400, 'BAD_REQUEST', 'The request could not be parsed as HTTP', null);
+  return new ApiError('BAD_REQUEST', 'The request could not be parsed as HTTP', null);
 }
 
 /**

@@ -32,7 +32,7 @@ function badRequest(error: ZodError, input: unknown, prefix = ''): ApiError {
   const issue = specificIssue(error.issues[0]!, input);
   const where = pointer(issue.path);
   const field = issue.path.length > 0 ? `${prefix}${where}` : null;
-  return new ApiError(400, 'BAD_REQUEST', `${issue.path.length > 0 ? `${issue.path.join('.')}: ` : ''}${issue.message}`, field);
+  return new ApiError('BAD_REQUEST', `${issue.path.length > 0 ? `${issue.path.join('.')}: ` : ''}${issue.message}`, field);
 }
 
 /** Whether a body schema asks for nothing (every field optional): such a body may be left out. */
@@ -45,7 +45,7 @@ export function parseBody<S extends ZodTypeAny>(req: Request, schema: S): z.infe
   // No body (or an empty one) where every field is optional reads as {} (rotate-secret's overlap).
   const body: unknown = req.body === undefined && bodyIsOptional(schema) ? {} : req.body;
   if (!isJsonObject(body)) {
-    throw new ApiError(400, 'BODY_INVALID', 'The body must be a JSON object');
+    throw new ApiError('BODY_INVALID', 'The body must be a JSON object');
   }
   const result = schema.safeParse(body);
   if (!result.success) throw badRequest(result.error, body);
@@ -55,7 +55,7 @@ export function parseBody<S extends ZodTypeAny>(req: Request, schema: S): z.infe
 /** A path parameter parsed by `schema`; errors name it as `path:/name`. */
 export function parsePathParam<S extends ZodTypeAny>(req: Request, name: string, schema: S): z.infer<S> {
   const result = schema.safeParse(req.params[name]);
-  if (!result.success) throw new ApiError(400, 'BAD_REQUEST', `${name}: ${result.error.issues[0]!.message}`, `path:/${name}`);
+  if (!result.success) throw new ApiError('BAD_REQUEST', `${name}: ${result.error.issues[0]!.message}`, `path:/${name}`);
   return result.data;
 }
 
@@ -70,11 +70,11 @@ export function parseQuery<S extends ZodObject>(req: Request, schema: S): z.infe
     const decodedName = percentDecoded(name);
     const source = `query:${pointer([decodedName ?? name])}`;
     if (decodedName === null || percentDecoded(value) === null) {
-      throw new ApiError(400, 'BAD_REQUEST', `${decodedName ?? name}: not validly percent-encoded UTF-8`, source);
+      throw new ApiError('BAD_REQUEST', `${decodedName ?? name}: not validly percent-encoded UTF-8`, source);
     }
     if (!Object.hasOwn(schema.shape, decodedName)) {
       const known = Object.keys(schema.shape).join(', ');
-      throw new ApiError(400, 'BAD_REQUEST', `${decodedName}: not a parameter of this operation (it takes ${known || 'none'})`, source);
+      throw new ApiError('BAD_REQUEST', `${decodedName}: not a parameter of this operation (it takes ${known || 'none'})`, source);
     }
   }
   const result = schema.safeParse(req.query);

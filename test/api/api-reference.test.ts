@@ -2,7 +2,7 @@ import { spawnSync } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
-import { ERROR_CODES, statusOf } from '../../src/http/error-codes.js';
+import { ERROR_CODES } from '../../src/http/error-codes.js';
 import { eventsMarkdown, generatedReference, ROOT } from '../../scripts/api-reference.js';
 import { OpenApiResponseValidator } from '../support/openapi-validator.js';
 
@@ -15,12 +15,13 @@ function sourceFiles(dir: string): string[] {
 }
 
 /**
- * Every error code the code base can produce, read from its source: codes given to ApiError and
- * DomainError (and to the admin resources' not-found codes), and the `${prefix}.CODE` templates
- * expanded with the prefixes their callers pass.
+ * Every business-rule code the code base can produce, read from its source: codes given to
+ * DomainError (and other `code:` fields), and the `${prefix}.CODE` templates expanded with the
+ * prefixes their callers pass. (An ApiError's code is typed by the catalogue, and its status is
+ * taken from there: the compiler checks those.)
  */
-function producedCodes(): Map<string, { file: string; status: number | null }> {
-  const found = new Map<string, { file: string; status: number | null }>();
+function producedCodes(): Map<string, string> {
+  const found = new Map<string, string>();
   const files = sourceFiles(path.join(ROOT, 'src'));
   const text = new Map(files.map((file) => [file, fs.readFileSync(file, 'utf8')]));
   const prefixes = new Set<string>();
@@ -29,13 +30,12 @@ function producedCodes(): Map<string, { file: string; status: number | null }> {
   }
   for (const [file, source] of text) {
     const relative = path.relative(ROOT, file);
-    for (const match of source.matchAll(/new ApiError\(\s*(\d{3}),\s*'([A-Z_.]+)'/g)) found.set(match[2]!, { file: relative, status: Number(match[1]) });
-    for (const match of source.matchAll(/new DomainError\(\s*'([A-Z_.]+)'/g)) found.set(match[1]!, { file: relative, status: null });
+    for (const match of source.matchAll(/new DomainError\(\s*'([A-Z_.]+)'/g)) found.set(match[1]!, relative);
     for (const match of source.matchAll(/(?:notFoundCode|code): '([A-Z][A-Z_]*(?:\.[A-Z_]+)+|[A-Z]+_[A-Z_]+)'/g)) {
-      if (!found.has(match[1]!)) found.set(match[1]!, { file: relative, status: null });
+      if (!found.has(match[1]!)) found.set(match[1]!, relative);
     }
     for (const match of source.matchAll(/`\$\{\w+\}\.([A-Z_]+)`/g)) {
-      for (const prefix of prefixes) found.set(`${prefix}.${match[1]}`, { file: relative, status: null });
+      for (const prefix of prefixes) found.set(`${prefix}.${match[1]}`, relative);
     }
   }
   return found;
@@ -68,15 +68,14 @@ describe('API reference: docs/ and the document are generated from the service a
     expect(output, output).to.not.match(/warning|error/i);
   });
 
-  it('every error code the code base can produce is in the catalogue with its status, and in docs/errors.md', () => {
+  it('every error code the code base can produce is in the catalogue, and in docs/errors.md', () => {
     const errorsMd = generated.get('docs/errors.md')!;
     const produced = producedCodes();
     expect(produced.size).to.be.greaterThan(30);
-    for (const [code, { file, status }] of produced) {
+    for (const [code, file] of produced) {
       expect(Object.hasOwn(ERROR_CODES, code), `${code} (${file}) is missing from src/http/error-codes.ts`).to.equal(true);
-      if (status !== null) expect(statusOf(code), `${code} is answered with ${status} in ${file}`).to.equal(status);
-      expect(errorsMd, `${code} is missing from docs/errors.md`).to.contain(`\`${code}\``);
     }
+    for (const code of Object.keys(ERROR_CODES)) expect(errorsMd, `${code} is missing from docs/errors.md`).to.contain(`\`${code}\``);
   });
 
   it("the error examples are real: each example message is one the service's source answers with", () => {

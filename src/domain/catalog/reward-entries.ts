@@ -4,13 +4,13 @@ import { activationSchema, type RewardEntry } from '../rewards/reward-schemas.js
 
 /**
  * Checks reward entries of a program, promo code or affiliate against the rewards that exist.
- * `errorPrefix` names the family of the error codes (PROGRAM, CODE, AFFILIATE).
+ * `errorPrefix` names the family of the error codes.
  */
 export function checkRewardEntries(
   entries: RewardEntry[],
   kinds: Map<string, RewardKind>,
   role: 'sender' | 'receiver',
-  errorPrefix: string,
+  errorPrefix: 'PROGRAM' | 'CODE' | 'AFFILIATE',
   pointer: string,
 ): void {
   entries.forEach((entry, index) => {

@@ -68,7 +68,7 @@ function onMount(container: DependencyContainer): Record<string, OnMount> {
       // Older Swift SDKs stop on any 401: here 401 means only a bad API key.
       mapError: (error) =>
         error instanceof ApiError && error.code === 'APP_STORE_CONNECT.UNAUTHORIZED'
-          ? new ApiError(424, 'APP_STORE_CONNECT.REQUEST_FAILED', 'App Store Connect rejected the configured credentials')
+          ? new ApiError('APP_STORE_CONNECT.REQUEST_FAILED', 'App Store Connect rejected the configured credentials')
           : error,
       errors: (native) => native.filter((code) => code !== 'APP_STORE_CONNECT.UNAUTHORIZED'),
     },

@@ -307,7 +307,7 @@ function refuseOver(res: Response, outcomes: Outcome[], costs: number[] = outcom
   const blocking = outcomes.filter((outcome, index) => outcome.limited || outcome.result.remainingPoints < costs[index]!);
   const waitMs = Math.max(...blocking.map((outcome) => outcome.result.msBeforeNext));
   res.setHeader('retry-after', String(Math.max(Math.ceil(waitMs / 1000), 1)));
-  throw new ApiError(429, 'RATE_LIMITED', 'Too many requests; retry after the seconds in Retry-After (RateLimit names the budget)', null);
+  throw new ApiError('RATE_LIMITED', 'Too many requests; retry after the seconds in Retry-After (RateLimit names the budget)', null);
 }
 
 /** rate-limiter-flexible rejects with a RateLimiterRes when over budget, with an Error when the store failed. */

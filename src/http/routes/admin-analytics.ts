@@ -77,7 +77,7 @@ const topCodesOut = z.object({
 function checkRange(from: string, to: string): void {
   checkOrder(from, to);
   const days = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000 + 1;
-  if (days > MAX_RANGE_DAYS) throw new ApiError(400, 'BAD_REQUEST', `to: the range covers ${days} days, at most ${MAX_RANGE_DAYS}`, 'query:/to');
+  if (days > MAX_RANGE_DAYS) throw new ApiError('BAD_REQUEST', `to: the range covers ${days} days, at most ${MAX_RANGE_DAYS}`, 'query:/to');
 }
 
 /** SPEC §14: daily series and top codes from the analytics read model (secret key). */

@@ -25,9 +25,9 @@ export function adminAuditRoutes(container: DependencyContainer): AnyRoute[] {
       errors: [],
       auth: 'secret',
       async handle({ query }) {
-        if (query.order === 'desc' && query.stream === undefined) throw new ApiError(400, 'BAD_REQUEST', 'order: desc needs a stream', 'query:/order');
+        if (query.order === 'desc' && query.stream === undefined) throw new ApiError('BAD_REQUEST', 'order: desc needs a stream', 'query:/order');
         if (query.stream !== undefined && query.stream_prefix !== undefined) {
-          throw new ApiError(400, 'BAD_REQUEST', 'stream_prefix: give stream or stream_prefix, not both', 'query:/stream_prefix');
+          throw new ApiError('BAD_REQUEST', 'stream_prefix: give stream or stream_prefix, not both', 'query:/stream_prefix');
         }
         const page = await events.page({
           after: query.after ?? null,

@@ -83,7 +83,7 @@ export function adminResourceRoutes<T, B extends ZodTypeAny>(resource: AdminReso
       async handle({ params: parsed }) {
         const id = parsed[resource.param] as string;
         const value = await resource.get(id);
-        if (value === null) throw new ApiError(404, resource.notFoundCode, `No ${label} ${id}`, `path:/${resource.param}`);
+        if (value === null) throw new ApiError(resource.notFoundCode, `No ${label} ${id}`, `path:/${resource.param}`);
         return { status: 200, body: wrap(await resource.view(value)) };
       },
     }),

@@ -37,7 +37,7 @@ export function adminWebhookRoutes(container: DependencyContainer): AnyRoute[] {
   const params = z.object({ id: webhookId });
   const one = z.object({ data: z.object({ webhook: webhookOut }) });
   const oneWithSecret = z.object({ data: z.object({ webhook: webhookWithSecretOut }) });
-  const notFound = (id: string) => new ApiError(404, 'NOT_FOUND.WEBHOOK', `No webhook endpoint ${id}`, 'path:/id');
+  const notFound = (id: string) => new ApiError('NOT_FOUND.WEBHOOK', `No webhook endpoint ${id}`, 'path:/id');
   const common = { tags: [TAG], auth: 'secret' as const };
 
   return [

@@ -149,8 +149,8 @@ export function adminRoutes(container: DependencyContainer): AnyRoute[] {
   /** The reward `key` names, which must have a code pool: 404 NOT_FOUND.REWARD, 422 REWARD.NOT_POOLED. */
   const pooledReward = async (key: string) => {
     const reward = await catalog.reward(key);
-    if (!reward) throw new ApiError(404, 'NOT_FOUND.REWARD', `No reward ${key}`, 'path:/key');
-    if (!POOLED_KINDS.includes(reward.kind)) throw new ApiError(422, 'REWARD.NOT_POOLED', `Rewards of kind ${reward.kind} have no code pool`, 'path:/key');
+    if (!reward) throw new ApiError('NOT_FOUND.REWARD', `No reward ${key}`, 'path:/key');
+    if (!POOLED_KINDS.includes(reward.kind)) throw new ApiError('REWARD.NOT_POOLED', `Rewards of kind ${reward.kind} have no code pool`, 'path:/key');
     return reward;
   };
   const addPoolCodes = route({
@@ -170,7 +170,7 @@ export function adminRoutes(container: DependencyContainer): AnyRoute[] {
     async handle({ params: { key }, body: { codes }, res }) {
       const reward = await pooledReward(key);
       const missingLink = reward.kind === 'offer_code' ? codes.findIndex((code) => !code.link) : -1;
-      if (missingLink >= 0) throw new ApiError(400, 'BAD_REQUEST', 'An offer_code pool code needs a link', `/codes/${missingLink}/link`);
+      if (missingLink >= 0) throw new ApiError('BAD_REQUEST', 'An offer_code pool code needs a link', `/codes/${missingLink}/link`);
       const result = await pools.addCodes(
         key,
         codes.map((code) => ({ value: code.value, link: code.link ?? null, expires_at: code.expires_at })),

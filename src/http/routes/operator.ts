@@ -9,7 +9,7 @@ import { needsReplay } from '../../application/projections/replay-gate.js';
 import type { ReactionHealth } from '../../application/reactions/reaction-runner.js';
 import type { Metrics } from '../../observability/metrics.js';
 import { ERROR_CODES } from '../error-codes.js';
-import { methodNotAllowed } from '../errors.js';
+import { ApiError, errorBody, methodNotAllowed } from '../errors.js';
 import type { ApiDescription } from '../openapi.js';
 import { type AnyRoute, route } from '../route.js';
 import type { webhookHealthOut } from '../schemas/webhooks.js';
@@ -91,8 +91,8 @@ export function operatorRoutes(deps: OperatorDeps): AnyRoute[] {
           const report = await readiness(deps);
           return { status: report.ready ? 200 : 503, body: { data: report } };
         } catch (error) {
-          const message = `A backing store is unreachable: ${(error as Error).message}`;
-          return { status: 503, body: { errors: [{ code: 'SERVICE_UNAVAILABLE', status: 503, message, source: null }] } };
+          const unavailable = new ApiError('SERVICE_UNAVAILABLE', `A backing store is unreachable: ${(error as Error).message}`);
+          return { status: unavailable.status, body: errorBody(unavailable.toJSON()) };
         }
       },
     }),

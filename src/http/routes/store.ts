@@ -16,12 +16,12 @@ const offerCodePath = z.object({ [PARAM]: offerCodeId });
 /** SPEC §8: rejected credentials → 401, any other upstream failure → 424. */
 function appStoreApiError(error: AppStoreConnectError): ApiError {
   return error.failure === 'unauthorized'
-    ? new ApiError(401, 'APP_STORE_CONNECT.UNAUTHORIZED', 'App Store Connect rejected the configured credentials')
-    : new ApiError(424, 'APP_STORE_CONNECT.REQUEST_FAILED', error.message);
+    ? new ApiError('APP_STORE_CONNECT.UNAUTHORIZED', 'App Store Connect rejected the configured credentials')
+    : new ApiError('APP_STORE_CONNECT.REQUEST_FAILED', error.message);
 }
 
 function notFound(id: string): ApiError {
-  return new ApiError(404, 'NOT_FOUND.OFFER_CODE', `No offer code ${id}`, `path:/${PARAM}`);
+  return new ApiError('NOT_FOUND.OFFER_CODE', `No offer code ${id}`, `path:/${PARAM}`);
 }
 
 /** Only the seed's keys, whatever else a stored document carries. */
@@ -60,7 +60,7 @@ export function storeRoutes(container: DependencyContainer): AnyRoute[] {
 function toEntry(id: string, body: StoreOfferCodeBody): StoreOfferCodeEntry {
   const { id: bodyId, ...offerCode } = body.offer_code;
   if (bodyId !== undefined && bodyId !== id) {
-    throw new ApiError(400, 'BAD_REQUEST', `offer_code.id: must be the id in the path (${id}) or left out`, '/offer_code/id');
+    throw new ApiError('BAD_REQUEST', `offer_code.id: must be the id in the path (${id}) or left out`, '/offer_code/id');
   }
   return { offer_code: { id, ...offerCode }, subscription: body.subscription };
 }

@@ -41,7 +41,6 @@ export function userRoutes(container: DependencyContainer): AnyRoute[] {
     const user = await queries.userView(appUserIdValue);
     if (!user)
       throw new ApiError(
-        503,
         'SERVICE_UNAVAILABLE',
         'The write is recorded, but the read models are behind it: read the user later, and repeat a grant or withdrawal only with its operation_id',
       );

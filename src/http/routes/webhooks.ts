@@ -77,7 +77,7 @@ const refuseOverLimit = refuseDeclaredOverLimit(() => WEBHOOK_BODY_LIMIT);
 const readRaw = express.raw({ type: () => true, limit: WEBHOOK_BODY_LIMIT });
 const rawBody: RequestHandler = (req, res, next) => {
   if (sendsBody(req) && !req.is(['application/json', 'application/*+json'])) {
-    next(new ApiError(415, 'UNSUPPORTED_MEDIA_TYPE', 'Send the notification as application/json', 'header:content-type'));
+    next(new ApiError('UNSUPPORTED_MEDIA_TYPE', 'Send the notification as application/json', 'header:content-type'));
     return;
   }
   utf8Charset(req, res, (unsupported?: unknown) => {
@@ -106,7 +106,7 @@ export function inboundWebhookRoutes(container: DependencyContainer, replayGate:
   const configured =
     (provider: RevenueProvider): RequestHandler =>
     (_req, _res, next) =>
-      next(verifiers.has(provider) ? undefined : new ApiError(404, 'WEBHOOK.NOT_CONFIGURED', `Notifications from ${provider} are not configured`, null));
+      next(verifiers.has(provider) ? undefined : new ApiError('WEBHOOK.NOT_CONFIGURED', `Notifications from ${provider} are not configured`, null));
 
   return REVENUE_PROVIDERS.map((provider) =>
     route({
@@ -145,23 +145,23 @@ export function inboundWebhookRoutes(container: DependencyContainer, replayGate:
         } catch (error) {
           if (error instanceof WebhookUnauthorizedError) {
             await inbox.reject(provider, error.reason, context, error.authenticated);
-            throw new ApiError(401, 'WEBHOOK.UNAUTHORIZED', 'The notification signature or token is missing or wrong', null);
+            throw new ApiError('WEBHOOK.UNAUTHORIZED', 'The notification signature or token is missing or wrong', null);
           }
-          if (error instanceof WebhookMalformedError) throw new ApiError(400, error.code, error.message, error.source);
+          if (error instanceof WebhookMalformedError) throw new ApiError(error.code, error.message, error.source);
           throw error;
         }
         // Whatever a verifier let through that the log's schema of a notification refuses is the payload's fault (400).
         const recordable = revenueNotificationSchema.safeParse(notification);
         if (!recordable.success) {
           const issue = recordable.error.issues[0]!;
-          throw new ApiError(400, 'BAD_REQUEST', `The notification cannot be recorded: ${issue.path.join('.')}: ${issue.message}`, null);
+          throw new ApiError('BAD_REQUEST', `The notification cannot be recorded: ${issue.path.join('.')}: ${issue.message}`, null);
         }
         if (!recordableMoney(recordable.data)) {
-          throw new ApiError(400, 'BAD_REQUEST', 'The notification cannot be recorded: a negative amount, or a currency that is not ISO 4217', null);
+          throw new ApiError('BAD_REQUEST', 'The notification cannot be recorded: a negative amount, or a currency that is not ISO 4217', null);
         }
         // The raw body skips the JSON bodies' check: a string it cannot store faithfully is refused the same way.
         const unstorable = unstorablePart(recordable.data);
-        if (unstorable) throw new ApiError(400, 'BAD_REQUEST', `The notification cannot be recorded: ${unstorable.source}: ${unstorable.message}`, null);
+        if (unstorable) throw new ApiError('BAD_REQUEST', `The notification cannot be recorded: ${unstorable.source}: ${unstorable.message}`, null);
         return { status: 200, body: { data: { status: await inbox.receive(notification, context) } } };
       },
     }),

@@ -38,7 +38,7 @@ export const utcDay = z
 
 /** A range of days whose `from` is after its `to`: 400 BAD_REQUEST naming `from`. */
 export function checkOrder(from: string, to: string): void {
-  if (from > to) throw new ApiError(400, 'BAD_REQUEST', `from (${from}) is after to (${to})`, 'query:/from');
+  if (from > to) throw new ApiError('BAD_REQUEST', `from (${from}) is after to (${to})`, 'query:/from');
 }
 
 /**

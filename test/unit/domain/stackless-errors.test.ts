@@ -6,7 +6,7 @@ import { ApiError } from '../../../src/http/errors.js';
 describe('refusals capture no stack trace', () => {
   for (const [name, make] of [
     ['DomainError', () => new DomainError('INSUFFICIENT_CREDITS', 'Not enough credits', '/amount')],
-    ['ApiError', () => new ApiError(401, 'UNAUTHORIZED', 'Missing or invalid API key')],
+    ['ApiError', () => new ApiError('UNAUTHORIZED', 'Missing or invalid API key')],
   ] as const) {
     it(`${name}: message and name kept, no stack frame, and the process's stack trace limit left as it was`, () => {
       const limit = Error.stackTraceLimit;
