@@ -87,6 +87,8 @@ function isAsset(assets: string, urlPath: string): boolean {
   } catch {
     return false;
   }
+  // A file is never a folder: `main.js/` (a path the file server cannot serve) is no asset.
+  if (relative.endsWith('/')) return false;
   const file = path.resolve(assets, `.${path.posix.normalize(relative)}`);
   if (!file.startsWith(`${assets}${path.sep}`)) return false;
   try {

@@ -58,7 +58,17 @@ describe('API: the console is served at /console (SPEC §14)', () => {
 
   it('answers an unknown console path with 404 PATH_ERROR, still with the headers', async () => {
     // The assets folder itself is no page either: a 404 under the console's policy, not a redirect.
-    for (const pathname of ['/console/assets/nope.js', '/console/settings', '/console/assets/../../package.json', '/console/assets', '/console/assets?x=1']) {
+    // An asset's path with a slash after it names no file: 404, not the asset's 405 (main.js%2f is the same path).
+    for (const pathname of [
+      '/console/assets/nope.js',
+      '/console/settings',
+      '/console/assets/../../package.json',
+      '/console/assets',
+      '/console/assets?x=1',
+      '/console/assets/main.js/',
+      '/console/assets/main.css/',
+      '/console/assets/main.js%2f',
+    ]) {
       const response = await fetch(`${svc.url}${pathname}`, { redirect: 'manual' });
       // (fetch resolves the `..` of the third path: it asks for /package.json, outside the console)
       if (!pathname.includes('..')) expectConsoleHeaders(response.headers);
@@ -91,7 +101,13 @@ describe('API: the console is served at /console (SPEC §14)', () => {
         expectConsoleHeaders(response.headers);
       }
     }
-    for (const pathname of ['/console/assets/nope.js', '/console/assets/../../package.json', '/console/assets/', '/console/assets/%E0%A4%A']) {
+    for (const pathname of [
+      '/console/assets/nope.js',
+      '/console/assets/../../package.json',
+      '/console/assets/',
+      '/console/assets/%E0%A4%A',
+      '/console/assets/main.js/',
+    ]) {
       const response = await fetch(`${svc.url}${pathname}`, { method: 'POST' });
       expect(response.status, pathname).to.equal(404);
     }
