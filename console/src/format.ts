@@ -1,5 +1,12 @@
 import { currencyDigits } from '../../src/domain/revenue/currency-digits';
 
+/**
+ * The value of an optional text field to send: what was typed, or for an empty field null, unless
+ * the definition being edited stored "" there (an empty field shows both): saving an edit that
+ * changed nothing sends back what was stored.
+ */
+export const typedOrNull = (typed: string, stored: string | null): string | null => (typed !== '' ? typed : stored === '' ? '' : null);
+
 /** Numbers, money and dates in the browser's locale. */
 const locale = navigator.language || undefined;
 const integer = new Intl.NumberFormat(locale, { maximumFractionDigits: 0 });

@@ -189,7 +189,7 @@ describe('Console in the browser (SPEC §14)', function () {
     await page.getByRole('status').filter({ hasText: 'Saved program spring' }).waitFor();
     const stored = await svc.admin('GET', '/admin/programs/spring');
     expect(stored.status).to.equal(200);
-    expect(stored.body.data.program).to.include({ id: 'spring', name: 'Spring campaign', distribution_percentage: 0, limit: 5 });
+    expect(stored.body.data.program).to.include({ id: 'spring', name: 'Spring campaign', description: null, distribution_percentage: 0, limit: 5 });
     expect(stored.body.data.program.rewards.sender.credit.map((e: { reward: { key: string } }) => e.reward.key)).to.deep.equal(['ten-credits']);
     // And the list shows it, with an edit button named after it.
     await page.getByRole('button', { name: 'Edit program spring' }).waitFor();
@@ -219,9 +219,9 @@ describe('Console in the browser (SPEC §14)', function () {
     expect((await svc.admin('GET', '/admin/programs/too-much')).status).to.equal(404);
   });
 
-  it("editing a program keeps what the form does not show in the seed's shape: clawbacks and metadata", async () => {
+  it("editing a program keeps what the form does not show in the seed's shape: clawbacks, metadata, an empty description", async () => {
     const sender = { reward_key: 'ten-credits', activation: { variant: 'conversion', amount: 1, limit: 0 }, deactivation: never, clawback: 'on_refund' };
-    await putProgram(svc, 'refundable', { distribution_percentage: 0, metadata: { team: 'growth' }, rewards: { sender: [sender] } });
+    await putProgram(svc, 'refundable', { description: '', distribution_percentage: 0, metadata: { team: 'growth' }, rewards: { sender: [sender] } });
     await signIn();
     await open('Programs');
     // Without the stored definition the form would lose the clawback: it says so and stays empty.
@@ -245,15 +245,16 @@ describe('Console in the browser (SPEC §14)', function () {
     await page.getByRole('status').filter({ hasText: 'Saved program refundable' }).waitFor();
 
     const stored = (await svc.admin('GET', '/admin/programs/refundable')).body.data.program;
-    expect(stored).to.include({ name: 'Refundable, renamed' });
+    // The empty description stays "" (the field shows "" and null alike).
+    expect(stored).to.include({ name: 'Refundable, renamed', description: '' });
     expect(stored.metadata).to.deep.equal({ team: 'growth' });
     const events = (await svc.admin('GET', '/admin/events?stream=program-refundable')).body.data.events;
     expect(events.map((e: { type: string }) => e.type)).to.deep.equal(['ProgramCreated', 'ProgramUpdated']);
     expect(events[1].data.program.rewards.sender).to.deep.equal([sender]);
   });
 
-  it('editing a reward keeps its metadata, and metadata that is not JSON is named at its field', async () => {
-    await putReward(svc, 'tagged', { kind: 'credit', name: 'Tagged', credits: 3, metadata: { campaign: 'spring' } });
+  it('editing a reward keeps its metadata and its empty description, and metadata that is not JSON is named at its field', async () => {
+    await putReward(svc, 'tagged', { kind: 'credit', name: 'Tagged', description: '', credits: 3, metadata: { campaign: 'spring' } });
     await signIn();
     await open('Rewards');
     await page.getByRole('button', { name: 'Edit reward tagged' }).click();
@@ -268,7 +269,7 @@ describe('Console in the browser (SPEC §14)', function () {
     await page.getByRole('button', { name: 'Save reward' }).click();
     await page.getByRole('status').filter({ hasText: 'Saved reward tagged' }).waitFor();
     const stored = (await svc.admin('GET', '/admin/rewards/tagged')).body.data.reward;
-    expect(stored).to.include({ name: 'Tagged, renamed', credits: 3 });
+    expect(stored).to.include({ name: 'Tagged, renamed', description: '', credits: 3 });
     expect(stored.metadata).to.deep.equal({ campaign: 'spring' });
   });
 

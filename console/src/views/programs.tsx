@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { type ApiErrorItem, api, type Outcome, outcome, type Schemas, streamEvents } from '../api';
 import { Empty, Field, Problem, Section, splitErrors, useLoad, usePages, ViewTitle, DataTable, useFocusOnErrors } from '../components';
-import { formatNumber } from '../format';
+import { formatNumber, typedOrNull } from '../format';
 
 type Program = Schemas['ReferralProgram'];
 type Side = Program['rewards']['sender'];
@@ -93,7 +93,10 @@ export function ProgramsView() {
   useEffect(() => {
     if (edits > 0) formHeading.current?.focus();
   }, [edits]);
-  const load = (next: Form, edit: boolean) => {
+  /** The description of the definition being edited, as stored (null for a new one). */
+  const [storedDescription, setStoredDescription] = useState<string | null>(null);
+  const load = (next: Form, edit: boolean, description: string | null = null) => {
+    setStoredDescription(description);
     if (edit) setEdits((n) => n + 1);
     latestEdit.current += 1;
     setForm(next);
@@ -108,7 +111,7 @@ export function ProgramsView() {
     if (ticket !== latestEdit.current) return;
     // Without the stored entries the form would lose their clawbacks: say so, fill nothing.
     if (!stored.ok) return setErrors(stored.errors);
-    load(toForm(p, stored.data), true);
+    load(toForm(p, stored.data), true, p.description);
   };
 
   const submit = async (event: Event) => {
@@ -124,7 +127,7 @@ export function ProgramsView() {
     if (local.length > 0) return setErrors(local);
     const body = {
       name: form.name,
-      description: form.description === '' ? null : form.description,
+      description: typedOrNull(form.description ?? '', storedDescription),
       metadata,
       distribution_percentage: numberOrText(form.distribution_percentage),
       limit: numberOrText(form.limit),

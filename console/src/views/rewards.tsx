@@ -1,7 +1,7 @@
 import { useEffect, useRef, useState } from 'preact/hooks';
 import { type ApiErrorItem, api, outcome, type Schemas } from '../api';
 import { Empty, Field, Problem, Section, splitErrors, useLoad, usePages, ViewTitle, DataTable, useFocusOnErrors } from '../components';
-import { formatDateTime, formatNumber } from '../format';
+import { formatDateTime, formatNumber, typedOrNull } from '../format';
 import { jsonText, numberOrText, parsedJson } from './programs';
 
 type Reward = Schemas['AdminReward'];
@@ -52,7 +52,10 @@ export function RewardsView() {
   useEffect(() => {
     if (edits > 0) formHeading.current?.focus();
   }, [edits]);
-  const load = (next: Form, edit: boolean) => {
+  /** The description of the definition being edited, as stored (null for a new one). */
+  const [storedDescription, setStoredDescription] = useState<string | null>(null);
+  const load = (next: Form, edit: boolean, description: string | null = null) => {
+    setStoredDescription(description);
     if (edit) setEdits((n) => n + 1);
     setForm(next);
     setEditing(edit);
@@ -70,7 +73,7 @@ export function RewardsView() {
     const key = form.key?.trim() ?? '';
     if (!key) local.push({ code: 'BAD_REQUEST', status: 400, message: 'Give the reward a key', source: 'path:/key' });
     if (local.length > 0) return setErrors(local);
-    const body: Record<string, unknown> = { kind, name: form.name, description: form.description === '' ? null : form.description, metadata };
+    const body: Record<string, unknown> = { kind, name: form.name, description: typedOrNull(form.description ?? '', storedDescription), metadata };
     for (const f of KIND_FIELDS[kind]) body[f.name] = f.name === 'credits' ? numberOrText(form[f.name] ?? '') : (form[f.name] ?? '');
     const result = await outcome(api.PUT('/admin/rewards/{key}', { params: { path: { key } }, body: body as Schemas['RewardRequest'] }));
     if (!result.ok) return setErrors(result.errors);
@@ -87,7 +90,7 @@ export function RewardsView() {
       <section aria-labelledby="rewards-list">
         <h2 id="rewards-list">All rewards</h2>
         <Section loaded={list} what="the rewards">
-          {(body) => <RewardTable rewards={body.data.rewards} onEdit={(r) => load(toForm(r), true)} />}
+          {(body) => <RewardTable rewards={body.data.rewards} onEdit={(r) => load(toForm(r), true, r.description)} />}
         </Section>
       </section>
       <section aria-labelledby="reward-form">
