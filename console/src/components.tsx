@@ -237,6 +237,27 @@ export function Field(props: {
   );
 }
 
+/**
+ * Characters that reorder or hide text: bidirectional controls, zero-width marks, word joiners.
+ * SPEC §3 allows them in an app user ID, where `\u202Eevil` would read as `live`.
+ */
+const HIDDEN_FORMAT = /([\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff])/u;
+
+/**
+ * An app user ID as sent by an app, so that none passes for another: isolated from the text
+ * around it, and each character above shown by its code point (`U+202E`).
+ */
+export function UserId(props: { id: string }) {
+  const parts = props.id.split(HIDDEN_FORMAT);
+  return (
+    <bdi>
+      {parts.map((part, index) =>
+        index % 2 === 1 ? <span class="code-point">{`U+${part.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}`}</span> : part,
+      )}
+    </bdi>
+  );
+}
+
 /** The view's one h1; focusable so that moving between views can put keyboard focus on it. */
 export function ViewTitle(props: { children: string }) {
   return <h1 tabIndex={-1}>{props.children}</h1>;

@@ -62,6 +62,12 @@ function SignIn(props: { onSignedIn: () => void; notice: string | null }) {
       setError('Enter a secret API key.');
       return;
     }
+    // A header carries Latin-1 only: such a key is no key of the service (the browser would
+    // refuse to send it, which read as the service being unreachable).
+    if ([...candidate].some((character) => character.codePointAt(0)! > 0xff)) {
+      setError('This key is not known to the service: an API key has no characters beyond Latin-1.');
+      return;
+    }
     setBusy(true);
     setError(null);
     // Any admin read tells a secret key (200) from an unknown one (401) and a client key (403).

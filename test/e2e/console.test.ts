@@ -116,13 +116,14 @@ describe('Console in the browser (SPEC §14)', function () {
     await page.getByRole('heading', { level: 1, name: view, exact: true }).waitFor();
   }
 
-  it('a wrong key and a client key show an alert and reveal nothing', async () => {
+  it('a wrong key (one beyond Latin-1 too) and a client key show an alert and reveal nothing', async () => {
     const adminAnswers: number[] = [];
     page.on('response', (response) => {
       if (new URL(response.url()).pathname.startsWith('/admin/')) adminAnswers.push(response.status());
     });
     for (const [key, says] of [
       ['not-a-key', /not known/],
+      ['ключ', /not known/],
       [CLIENT_KEY, /client key/],
     ] as const) {
       await signIn(key);
@@ -511,6 +512,18 @@ describe('Console in the browser (SPEC §14)', function () {
     await page.getByRole('searchbox', { name: 'App user ID' }).fill(' spaced ');
     await page.getByRole('button', { name: 'Search' }).click();
     await page.getByRole('heading', { level: 2, name: 'User  spaced ' }).waitFor();
+  });
+
+  it('shows a character that reorders text in an app user ID by its code point: "\\u202Eevil" does not read as "live"', async () => {
+    await createUser(svc, '\u202Eevil');
+    await signIn();
+    await open('Users');
+    await page.getByRole('searchbox', { name: 'App user ID' }).fill('\u202Eevil');
+    await page.getByRole('button', { name: 'Search' }).click();
+    const heading = page.getByRole('heading', { level: 2, name: /^User / });
+    await heading.waitFor();
+    expect(await heading.textContent()).to.equal('User U+202Eevil');
+    expect(await heading.locator('bdi .code-point').textContent()).to.equal('U+202E');
   });
 
   it('the users "." and "..": says their profile is out of a browser\'s reach and shows their history', async () => {

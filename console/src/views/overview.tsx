@@ -1,6 +1,6 @@
 import { useMemo, useState } from 'preact/hooks';
 import { type AnalyticsDay, api, outcome, type Revenue } from '../api';
-import { Empty, Scroller, Section, useLoad, ViewTitle, DataTable } from '../components';
+import { Empty, Scroller, Section, useLoad, UserId, ViewTitle, DataTable } from '../components';
 import { formatDay, formatMoney, formatNumber, formatRevenue, lastDays } from '../format';
 import { DailyChart } from './chart';
 
@@ -185,7 +185,7 @@ export function OverviewView() {
                     <th scope="row">{c.code}</th>
                     <td>{c.kind}</td>
                     <td>{c.program_id ?? '—'}</td>
-                    <td>{c.app_user_id ?? '—'}</td>
+                    <td>{c.app_user_id === null ? '—' : <UserId id={c.app_user_id} />}</td>
                     <td class="num">{formatNumber(c.claims)}</td>
                     <td class="num">{formatNumber(c.conversions)}</td>
                     <td class="num">{formatRevenue(c.revenue)}</td>

@@ -1,6 +1,6 @@
 import { useState } from 'preact/hooks';
 import { type ApiErrorItem, api, outcome, type Review } from '../api';
-import { DataTable, Empty, Pager, Problem, Section, useDoneMessage, useLoad, ViewTitle } from '../components';
+import { DataTable, Empty, Pager, Problem, Section, useDoneMessage, useLoad, UserId, ViewTitle } from '../components';
 import { formatDateTime } from '../format';
 
 const STATUSES = ['pending', 'approved', 'rejected'] as const;
@@ -69,8 +69,10 @@ export function ReviewsView() {
                     <th scope="row">{r.id}</th>
                     <td>{r.rule_id}</td>
                     <td>{r.code}</td>
-                    <td>{r.referrer_app_user_id ?? '—'}</td>
-                    <td>{r.claimer_app_user_id}</td>
+                    <td>{r.referrer_app_user_id === null ? '—' : <UserId id={r.referrer_app_user_id} />}</td>
+                    <td>
+                      <UserId id={r.claimer_app_user_id} />
+                    </td>
                     <td>{formatDateTime(r.created_at)}</td>
                     <td>{r.decided_at ? `${r.status}, ${formatDateTime(r.decided_at)}` : '—'}</td>
                     <td class="actions">

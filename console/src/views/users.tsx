@@ -1,7 +1,20 @@
 import type { ComponentChildren } from 'preact';
 import { useState } from 'preact/hooks';
 import { api, type Outcome, outcome, type Schemas } from '../api';
-import { Empty, type Loaded, PAGE_SIZE, Problem, Scroller, Section, type ServerPage, useLoad, useServerPages, ViewTitle, DataTable } from '../components';
+import {
+  Empty,
+  type Loaded,
+  PAGE_SIZE,
+  Problem,
+  Scroller,
+  Section,
+  type ServerPage,
+  useLoad,
+  useServerPages,
+  UserId,
+  ViewTitle,
+  DataTable,
+} from '../components';
 import { formatDateTime, formatNumber } from '../format';
 
 type EventRow = Schemas['EventPage']['events'][number];
@@ -123,7 +136,9 @@ function Profile(props: { user: Omit<Schemas['OperatorUser'], 'last_seen_at'> })
   return (
     <>
       <section aria-labelledby="profile-heading">
-        <h2 id="profile-heading">User {u.app_user_id}</h2>
+        <h2 id="profile-heading">
+          User <UserId id={u.app_user_id} />
+        </h2>
         <dl class="totals">
           <div>
             <dt>Referral code</dt>
