@@ -52,7 +52,7 @@ export function refuseDeclaredOverLimit(limitOf: (req: Request) => number): Requ
 }
 
 /** Deeper JSON is refused: it would break storage (SQLite's JSON functions stop at 1000). */
-const MAX_JSON_DEPTH = 32;
+export const MAX_JSON_DEPTH = 32;
 
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 

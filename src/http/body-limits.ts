@@ -1,3 +1,6 @@
+/** A size limit as the answers and the documents state it: `64 KiB`, `4 MiB`. */
+export const sizeText = (bytes: number): string => (bytes % (1024 * 1024) === 0 ? `${bytes / (1024 * 1024)} MiB` : `${bytes / 1024} KiB`);
+
 /** JSON bodies: 64 KiB, but for the bulk uploads. */
 export const BODY_LIMIT = 64 * 1024;
 

@@ -1,3 +1,4 @@
+import { BODY_LIMIT, BULK_BODY_LIMIT, sizeText, WEBHOOK_BODY_LIMIT } from './body-limits.js';
 /**
  * Every error code the service answers with: its HTTP status and what it means. The one source
  * for the status of a domain error, for the `code` enums of /openapi.json and for
@@ -67,8 +68,8 @@ export const ERROR_CODES = {
   },
   BODY_TOO_LARGE: {
     status: 413,
-    meaning: "The body is larger than 64 KiB (1 MiB for the revenue notifications under /webhooks/, 4 MiB for a pool's codes and a fraud rule).",
-    example: { message: 'The body is larger than 64 KiB', source: null },
+    meaning: `The body is larger than ${sizeText(BODY_LIMIT)} (${sizeText(WEBHOOK_BODY_LIMIT)} for the revenue notifications under /webhooks/, ${sizeText(BULK_BODY_LIMIT)} for a pool's codes and a fraud rule).`,
+    example: { message: `The body is larger than ${sizeText(BODY_LIMIT)}`, source: null },
   },
   UNSUPPORTED_MEDIA_TYPE: {
     status: 415,

@@ -3,7 +3,7 @@ import { DomainError, StacklessError } from '../domain/domain-error.js';
 import { StoreUnavailableError } from '../ports/event-store.js';
 import { ReadModelsBehindError } from '../ports/read-consistency.js';
 import type { Logger } from '../ports/logger.js';
-import { BODY_LIMIT, BULK_BODY_LIMIT, WEBHOOK_BODY_LIMIT } from './body-limits.js';
+import { BODY_LIMIT, sizeText } from './body-limits.js';
 import { type ErrorCode, statusOf } from './error-codes.js';
 
 export interface ErrorObject {
@@ -37,13 +37,7 @@ export class ApiError extends StacklessError {
 
 /** 413 BODY_TOO_LARGE naming the limit the body passed (src/http/body-limits.ts). */
 export function bodyTooLarge(limit: number): ApiError {
-  const message =
-    limit === BULK_BODY_LIMIT
-      ? 'The body is larger than 4 MiB'
-      : limit === WEBHOOK_BODY_LIMIT
-        ? 'The body is larger than 1 MiB'
-        : 'The body is larger than 64 KiB';
-  return new ApiError('BODY_TOO_LARGE', message);
+  return new ApiError('BODY_TOO_LARGE', `The body is larger than ${sizeText(limit)}`);
 }
 
 /** 415 for a body in a charset other than UTF-8 (JSON bodies and inbound notifications alike). */

@@ -1,5 +1,5 @@
 import { REWARD_KINDS } from '../../domain/rewards/reward-kinds.js';
-import { isWellFormed } from '../body-guard.js';
+import { isWellFormed, MAX_JSON_DEPTH } from '../body-guard.js';
 import { ApiError } from '../errors.js';
 import { isJsonObject } from '../../domain/json-object.js';
 import { z } from './zod-openapi.js';
@@ -156,8 +156,7 @@ export const jsonObject = z
   .openapi({
     type: 'object',
     additionalProperties: true,
-    description:
-      'Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body',
+    description: `Any JSON object, kept as sent; numbers must be finite, and integers within ±(2^53 − 1); nested less than ${MAX_JSON_DEPTH} levels deep, counted from the request body`,
   });
 
 /**

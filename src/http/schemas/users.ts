@@ -1,5 +1,7 @@
 import { isEnvelope } from '../../application/privacy/personal-data-cipher.js';
 import { CODE_TYPES } from '../../domain/events/code-events.js';
+import { MAX_JSON_DEPTH } from '../body-guard.js';
+import { sizeText } from '../body-limits.js';
 import { z } from './zod-openapi.js';
 import { appUserId, byKind, chars, codeLookup, dateTime, nullableJsonObject, operationId, orNull, outDateTime, rewardKeyToSpend } from './common.js';
 import { activeEntryOut, deactivationBody, expiredEntryOut, referralProgramOut, rewardsGrantedOut } from './rewards.js';
@@ -15,14 +17,16 @@ export const upsertUserBody = z
     last_seen_at: orNull(dateTime, 'string').optional().openapi({ deprecated: true, description: 'Accepted and ignored; always returned as null.' }),
     metadata: nullableJsonObject
       .optional()
-      .refine((value) => value == null || Buffer.byteLength(JSON.stringify(value)) <= METADATA_MAX_BYTES, 'must be at most 16 KiB serialized')
+      .refine(
+        (value) => value == null || Buffer.byteLength(JSON.stringify(value)) <= METADATA_MAX_BYTES,
+        `must be at most ${sizeText(METADATA_MAX_BYTES)} serialized`,
+      )
       // The shape the log stores an encrypted value in: taken as one, it would skip encryption and erasure.
       .refine((value) => !isEnvelope(value), 'must not be shaped like an encrypted value (a lone "$encrypted" key holding "pd1.…")')
       .openapi({
         type: ['object', 'null'],
         additionalProperties: true,
-        description:
-          'Any JSON object, kept as sent, at most 16 KiB serialized; numbers finite, integers within ±(2^53 − 1); nested less than 32 levels deep, counted from the request body; not a lone `"$encrypted"` key holding a string starting `pd1.` (the form encrypted values take)',
+        description: `Any JSON object, kept as sent, at most ${sizeText(METADATA_MAX_BYTES)} serialized; numbers finite, integers within ±(2^53 − 1); nested less than ${MAX_JSON_DEPTH} levels deep, counted from the request body; not a lone \`"$encrypted"\` key holding a string starting \`pd1.\` (the form encrypted values take)`,
       }),
     payment_customer_id: orNull(chars(0, 255), 'string').optional(),
   })
