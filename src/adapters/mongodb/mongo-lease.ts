@@ -109,11 +109,6 @@ export class MongoLease {
     this.heldUntil = 0;
     await this.leases.deleteOne({ _id: this.options.name, owner: this.options.owner });
   }
-
-  /** Who holds the lease and until when (operators, tests). */
-  async holder(): Promise<LeaseDocument | null> {
-    return this.leases.findOne({ _id: this.options.name });
-  }
 }
 
 /** What LeaseKeeper needs of a lease (MongoLease). */

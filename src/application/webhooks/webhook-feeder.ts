@@ -206,9 +206,4 @@ export class WebhookFeeder extends LogFollower {
     await this.outbox.feed(WEBHOOK_FEED, rows, this.checkpoint, through);
     this.checkpoint = through;
   }
-
-  /** Where the feed stands (the last log position turned into outbox rows). */
-  position(): bigint | null {
-    return this.checkpoint;
-  }
 }
