@@ -30,7 +30,7 @@ import { adminReviewRoutes } from './routes/admin-reviews.js';
 import { adminRuleRoutes } from './routes/admin-rules.js';
 import { adminWebhookRoutes } from './routes/admin-webhooks.js';
 import { adminUserRoutes } from './routes/admin-users.js';
-import { inboundWebhookRoutes } from './routes/webhooks.js';
+import { revenueNotificationRoutes } from './routes/revenue-notifications.js';
 import { codeRoutes } from './routes/codes.js';
 import { apiReferenceRouter, operatorRoutes } from './routes/operator.js';
 import { adminStoreRoutes, storeRoutes } from './routes/store.js';
@@ -190,7 +190,7 @@ export function createApp(container: DependencyContainer, surface: 'full' | 'ope
     const replayGate = refuseWhileReadModelsNeedReplay(new ReplayGate(container.resolve<ReadConsistency>(TOKENS.ReadConsistency)));
     // Inbound notifications take no API key and read raw bytes (SPEC §11): before the JSON body.
     // Refused (503, the provider sends again) while a read model needs a replay, like every request below.
-    mountRoutes(app, api, inboundWebhookRoutes(container, replayGate));
+    mountRoutes(app, api, revenueNotificationRoutes(container, replayGate));
     // SPEC §15: the WinWinKit-compatible mount (on by default); off, it is an unknown path.
     const winwinkit = config.COMPAT_WINWINKIT === 'on';
     const keyed = ['/users', '/codes', '/store', '/admin', ...(winwinkit ? [WINWINKIT_MOUNT] : [])];

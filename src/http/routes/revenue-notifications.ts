@@ -97,7 +97,7 @@ const rawBody: RequestHandler = (req, res, next) => {
 const INBOUND_MOUNT = '/webhooks';
 
 /** Inbound revenue notifications (SPEC §11): no API key; each provider authenticates itself. */
-export function inboundWebhookRoutes(container: DependencyContainer, replayGate: RequestHandler): AnyRoute[] {
+export function revenueNotificationRoutes(container: DependencyContainer, replayGate: RequestHandler): AnyRoute[] {
   const config = container.resolve<Config>(TOKENS.Config);
   const verifiers = configuredVerifiers(config);
   const inbox = container.resolve(RevenueInbox);
