@@ -15,7 +15,7 @@ import type { Affiliate, Program, PromoCode } from '../../src/domain/events/conf
 import { streams } from '../../src/domain/events/index.js';
 import type { GrantSpec } from '../../src/domain/rewards/grant-and-expire.js';
 import type { RewardKind } from '../../src/domain/rewards/reward-kinds.js';
-import type { RewardDefinition, RewardEntry } from '../../src/domain/rewards/reward-schemas.js';
+import type { RewardDefinition, ConfiguredReward } from '../../src/domain/rewards/reward-schemas.js';
 import { DomainError } from '../../src/domain/domain-error.js';
 import type { CommandContext, EventLog } from '../../src/application/event-log.js';
 import type { CodeRegistry } from '../../src/application/shared-resources/code-registry.js';
@@ -136,7 +136,7 @@ async function refuseForeignPrograms(log: EventLog): Promise<void> {
 }
 
 /** Entries with their reward definitions (unknown rewards left out). */
-export function resolveEntries(catalog: Catalog, entries: RewardEntry[]): (GrantSpec & { activation: RewardEntry['activation'] })[] {
+export function resolveEntries(catalog: Catalog, entries: ConfiguredReward[]): (GrantSpec & { activation: ConfiguredReward['activation'] })[] {
   return entries.flatMap((entry) => {
     const reward = catalog.rewards.get(entry.reward_key);
     return reward ? [{ reward, activation: entry.activation, deactivation: entry.deactivation }] : [];
@@ -144,7 +144,7 @@ export function resolveEntries(catalog: Catalog, entries: RewardEntry[]): (Grant
 }
 
 /** The receiver entries behind a code of the given type. */
-export function receiverEntries(catalog: Catalog, type: CodeType, code: string, programId: string | null): RewardEntry[] {
+export function receiverEntries(catalog: Catalog, type: CodeType, code: string, programId: string | null): ConfiguredReward[] {
   if (type === 'referral') return (programId && catalog.programs.get(programId)?.rewards.receiver) || [];
   if (type === 'promo') return catalog.promos.get(code)?.rewards ?? [];
   return catalog.affiliateCodes.get(code)?.rewards ?? [];

@@ -26,7 +26,7 @@ function producedCodes(): Map<string, string> {
   const text = new Map(files.map((file) => [file, fs.readFileSync(file, 'utf8')]));
   const prefixes = new Set<string>();
   for (const source of text.values()) {
-    for (const match of source.matchAll(/checkRewardEntries\([^;]*?'([A-Z_]+)'/g)) prefixes.add(match[1]!);
+    for (const match of source.matchAll(/checkConfiguredRewards\([^;]*?'([A-Z_]+)'/g)) prefixes.add(match[1]!);
   }
   for (const [file, source] of text) {
     const relative = path.relative(ROOT, file);

@@ -5,12 +5,12 @@ import { CODES, type CodeDoc } from '../../../projections/codes.js';
 import { USERS, type UserDoc } from '../../../projections/users.js';
 import type { Affiliate, Program, PromoCode } from '../../domain/events/config-events.js';
 import type { GrantSpec } from '../../domain/rewards/grant-and-expire.js';
-import type { RewardDefinition, RewardEntry } from '../../domain/rewards/reward-schemas.js';
+import type { RewardDefinition, ConfiguredReward } from '../../domain/rewards/reward-schemas.js';
 import type { FindQuery, ReadStore } from '../../ports/read-store.js';
 
 export interface ResolvedEntry extends GrantSpec {
   reward: RewardDefinition;
-  activation: RewardEntry['activation'];
+  activation: ConfiguredReward['activation'];
 }
 
 /** A page of a collection in id order: `limit` documents (null: all) after the id `after` (null: from the first). */
@@ -98,7 +98,7 @@ export class CatalogQueries {
   }
 
   /** Entries with their reward definitions; entries whose reward is unknown are left out. */
-  async resolveEntries(entries: RewardEntry[]): Promise<ResolvedEntry[]> {
+  async resolveEntries(entries: ConfiguredReward[]): Promise<ResolvedEntry[]> {
     const rewards = await this.rewards(entries.map((entry) => entry.reward_key));
     return entries.flatMap((entry) => {
       const reward = rewards.get(entry.reward_key);

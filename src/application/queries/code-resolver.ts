@@ -1,7 +1,7 @@
 import { inject, injectable } from 'tsyringe';
 import { normalizeCode } from '../../domain/codes/referral-code.js';
 import type { CodeType } from '../../domain/events/code-events.js';
-import type { RewardEntry } from '../../domain/rewards/reward-schemas.js';
+import type { ConfiguredReward } from '../../domain/rewards/reward-schemas.js';
 import type { ClaimTarget } from '../../domain/users/claim-code.js';
 import { CatalogQueries } from './catalog-queries.js';
 
@@ -17,7 +17,7 @@ export interface ResolvedCode {
   limit: number;
   /** Claims so far (read model). */
   taken: number;
-  receiverEntries: RewardEntry[];
+  receiverEntries: ConfiguredReward[];
   entity: { name: string; logo_url: string | null; platforms: { type: string; handle: string; verified: boolean }[] };
 }
 

@@ -1,6 +1,6 @@
 import type { Program } from '../../domain/events/config-events.js';
 import { type ByKind, emptyByKind, REPEATABLE_SENDER_KINDS, type RewardKind } from '../../domain/rewards/reward-kinds.js';
-import type { Activation, Deactivation, RewardDefinition, RewardEntry } from '../../domain/rewards/reward-schemas.js';
+import type { Activation, Deactivation, RewardDefinition, ConfiguredReward } from '../../domain/rewards/reward-schemas.js';
 import type { AdminRewardOut } from '../../http/schemas/admin.js';
 import type { ProgramEntryOut, ReferralProgramOut, RewardDefinitionOut } from '../../http/schemas/rewards.js';
 
@@ -43,7 +43,7 @@ function deactivationView(deactivation: Deactivation): ProgramEntryOut['deactiva
 }
 
 /** Entries grouped into the six kind arrays of `{reward, activation, deactivation}`. */
-export function entriesByKind(entries: RewardEntry[], rewards: Map<string, RewardDefinition>, role: 'sender' | 'receiver'): ByKind<ProgramEntryOut> {
+export function entriesByKind(entries: ConfiguredReward[], rewards: Map<string, RewardDefinition>, role: 'sender' | 'receiver'): ByKind<ProgramEntryOut> {
   const grouped = emptyByKind<ProgramEntryOut>();
   for (const entry of entries) {
     const reward = rewards.get(entry.reward_key);

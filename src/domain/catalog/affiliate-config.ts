@@ -3,7 +3,7 @@ import { DomainError } from '../domain-error.js';
 import type { Affiliate } from '../events/config-events.js';
 import type { RewardKind } from '../rewards/reward-kinds.js';
 import { timestamps } from './config-state.js';
-import { checkRewardEntries } from './reward-entries.js';
+import { checkConfiguredRewards } from './configured-rewards.js';
 
 export type AffiliateInput = Omit<Affiliate, 'created_at' | 'updated_at'>;
 
@@ -15,7 +15,7 @@ export function decideDefineAffiliate(
   now: Date,
 ): Decision<{ created: boolean; affiliate: Affiliate }> {
   if (existing?.status === 'banned') throw new DomainError('AFFILIATE.BANNED', 'A banned affiliate cannot be changed', '/status');
-  checkRewardEntries(input.rewards, rewardKinds, 'receiver', 'AFFILIATE', '/rewards');
+  checkConfiguredRewards(input.rewards, rewardKinds, 'receiver', 'AFFILIATE', '/rewards');
   const affiliate: Affiliate = { ...input, ...timestamps(existing, now) };
   return {
     events: [{ type: existing ? 'AffiliateUpdated' : 'AffiliateCreated', data: { affiliate } }],

@@ -3,7 +3,7 @@ import { DomainError } from '../domain-error.js';
 import type { Program } from '../events/config-events.js';
 import type { RewardKind } from '../rewards/reward-kinds.js';
 import { timestamps } from './config-state.js';
-import { checkRewardEntries } from './reward-entries.js';
+import { checkConfiguredRewards } from './configured-rewards.js';
 
 export type ProgramInput = Omit<Program, 'created_at' | 'updated_at'>;
 
@@ -19,8 +19,8 @@ export interface DefineProgramCommand {
 /** PUT /admin/programs/{id}. */
 export function decideDefineProgram(existing: Program | null, command: DefineProgramCommand): Decision<{ created: boolean; program: Program }> {
   const { input } = command;
-  checkRewardEntries(input.rewards.sender, command.rewardKinds, 'sender', 'PROGRAM', '/rewards/sender');
-  checkRewardEntries(input.rewards.receiver, command.rewardKinds, 'receiver', 'PROGRAM', '/rewards/receiver');
+  checkConfiguredRewards(input.rewards.sender, command.rewardKinds, 'sender', 'PROGRAM', '/rewards/sender');
+  checkConfiguredRewards(input.rewards.receiver, command.rewardKinds, 'receiver', 'PROGRAM', '/rewards/receiver');
   if (command.otherProgramsPercentage + input.distribution_percentage > 100) {
     throw new DomainError(
       'PROGRAM.DISTRIBUTION_EXCEEDED',

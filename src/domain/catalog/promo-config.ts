@@ -2,7 +2,7 @@ import type { Decision } from '../decider.js';
 import type { PromoCode } from '../events/config-events.js';
 import type { RewardKind } from '../rewards/reward-kinds.js';
 import { timestamps } from './config-state.js';
-import { checkRewardEntries } from './reward-entries.js';
+import { checkConfiguredRewards } from './configured-rewards.js';
 
 export type PromoCodeInput = Omit<PromoCode, 'created_at' | 'updated_at'>;
 
@@ -13,7 +13,7 @@ export function decideDefinePromoCode(
   rewardKinds: Map<string, RewardKind>,
   now: Date,
 ): Decision<{ created: boolean; promo_code: PromoCode }> {
-  checkRewardEntries(input.rewards, rewardKinds, 'receiver', 'CODE', '/rewards');
+  checkConfiguredRewards(input.rewards, rewardKinds, 'receiver', 'CODE', '/rewards');
   const promo: PromoCode = { ...input, ...timestamps(existing, now) };
   return {
     events: [{ type: existing ? 'PromoCodeUpdated' : 'PromoCodeCreated', data: { promo_code: promo } }],

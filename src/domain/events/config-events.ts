@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { isoDateTime, jsonObject, rewardDefinitionSchema, rewardEntrySchema } from '../rewards/reward-schemas.js';
+import { isoDateTime, jsonObject, rewardDefinitionSchema, configuredRewardSchema } from '../rewards/reward-schemas.js';
 
 /** Configuration streams: `reward-{key}`, `program-{id}`, `promo-{CODE}`, `affiliate-{id}`. */
 
@@ -10,7 +10,7 @@ const programSchema = z.object({
   metadata: jsonObject.nullable(),
   distribution_percentage: z.number().int(),
   limit: z.number().int(),
-  rewards: z.object({ sender: z.array(rewardEntrySchema), receiver: z.array(rewardEntrySchema) }),
+  rewards: z.object({ sender: z.array(configuredRewardSchema), receiver: z.array(configuredRewardSchema) }),
   created_at: isoDateTime,
   updated_at: isoDateTime.nullable(),
 });
@@ -21,7 +21,7 @@ const promoCodeSchema = z.object({
   description: z.string().nullable(),
   is_active: z.boolean(),
   limit: z.number().int(),
-  rewards: z.array(rewardEntrySchema),
+  rewards: z.array(configuredRewardSchema),
   created_at: isoDateTime,
   updated_at: isoDateTime.nullable(),
 });
@@ -37,7 +37,7 @@ const affiliateSchema = z.object({
   platforms: z.array(z.object({ type: z.string(), handle: z.string(), verified: z.boolean() })),
   app_user_id: z.string().nullable(),
   codes: z.array(z.string()),
-  rewards: z.array(rewardEntrySchema),
+  rewards: z.array(configuredRewardSchema),
   created_at: isoDateTime,
   updated_at: isoDateTime.nullable(),
 });

@@ -59,12 +59,12 @@ export const rewardDefinitionSchema = z.object({
 });
 export type RewardDefinition = z.infer<typeof rewardDefinitionSchema>;
 
-/** A reward as configured on a program, promo code or affiliate. */
-export const rewardEntrySchema = z.object({
+/** A reward as configured on a program, promo code or affiliate (one of its entries; not a user's RewardEntry). */
+export const configuredRewardSchema = z.object({
   reward_key: z.string(),
   activation: activationSchema,
   deactivation: deactivationSchema,
   /** SPEC §11: `on_refund` revokes this entry's grants when the converting purchase is refunded. */
   clawback: z.enum(['none', 'on_refund']).optional(),
 });
-export type RewardEntry = z.infer<typeof rewardEntrySchema>;
+export type ConfiguredReward = z.infer<typeof configuredRewardSchema>;

@@ -7,7 +7,7 @@ import { decideDefinePromoCode, type PromoCodeInput } from '../../../src/domain/
 import { decideDefineReward, type RewardInput } from '../../../src/domain/catalog/reward-config.js';
 import { AFFILIATE_STATUSES } from '../../../src/domain/events/config-events.js';
 import type { RewardKind } from '../../../src/domain/rewards/reward-kinds.js';
-import type { RewardEntry } from '../../../src/domain/rewards/reward-schemas.js';
+import type { ConfiguredReward } from '../../../src/domain/rewards/reward-schemas.js';
 import { deciderSpec } from '../../support/decider-spec.js';
 import { at, DAY, event, iso, NEVER, T0 } from '../../support/events.js';
 
@@ -20,7 +20,7 @@ const rewardKinds = new Map<string, RewardKind>([
   ['offering', 'partner_offering'],
 ]);
 
-function entry(rewardKey: string, activation: RewardEntry['activation']): RewardEntry {
+function entry(rewardKey: string, activation: ConfiguredReward['activation']): ConfiguredReward {
   return { reward_key: rewardKey, activation, deactivation: NEVER };
 }
 

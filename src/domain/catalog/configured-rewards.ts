@@ -1,13 +1,14 @@
 import { DomainError } from '../domain-error.js';
 import { CLAIM_ONLY_RECEIVER_KINDS, REPEATABLE_SENDER_KINDS, type RewardKind } from '../rewards/reward-kinds.js';
-import { activationSchema, type RewardEntry } from '../rewards/reward-schemas.js';
+import { activationSchema, type ConfiguredReward } from '../rewards/reward-schemas.js';
 
 /**
- * Checks reward entries of a program, promo code or affiliate against the rewards that exist.
+ * Checks the rewards configured on a program, promo code or affiliate (its entries) against the
+ * rewards that exist.
  * `errorPrefix` names the family of the error codes.
  */
-export function checkRewardEntries(
-  entries: RewardEntry[],
+export function checkConfiguredRewards(
+  entries: ConfiguredReward[],
   kinds: Map<string, RewardKind>,
   role: 'sender' | 'receiver',
   errorPrefix: 'PROGRAM' | 'CODE' | 'AFFILIATE',
