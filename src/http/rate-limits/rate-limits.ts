@@ -109,7 +109,7 @@ export class RateLimits {
     const claim = req.method === 'POST' && CLAIM_PATH.test(req.path);
     const held = claim ? FAILED_CLAIM_COST - 1 : 0;
     const charges: Charge[] = [{ policy: this.policies[read ? 'reads-caller' : 'commands-caller'], key: `${caller.actor}|${clientAddress(req)}`, held }];
-    const userId = appUserIdOf(req);
+    const userId = requestedUserOf(req);
     if (userId !== null) charges.push({ policy: this.policies[read ? 'reads-user' : claim ? 'claims-user' : 'commands-user'], key: userId, held });
     return charges;
   }
@@ -277,7 +277,7 @@ export class RateLimits {
 }
 
 /** The user a request is about: the path's `app_user_id`, or the body's on POST /users. */
-function appUserIdOf(req: Request): string | null {
+function requestedUserOf(req: Request): string | null {
   const match = USER_PATH.exec(req.path);
   if (match) {
     try {
