@@ -43,6 +43,11 @@ export interface TopCode {
 /** Ids fetched per getMany call (keeps SQL statements and Mongo `$in` lists small). */
 const CHUNK = 500;
 const DAY_MS = 86_400_000;
+/** The longest range one call covers, in days (both ends included); periodsOf's bound rests on it. */
+export const MAX_RANGE_DAYS = 366;
+
+/** How many UTC days `from` to `to` (YYYY-MM-DD) cover, both included. */
+export const dayCount = (from: string, to: string): number => (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / DAY_MS + 1;
 
 /** Every UTC day from `from` to `to` (YYYY-MM-DD, inclusive), oldest first. */
 export function daysBetween(from: string, to: string): string[] {
@@ -53,7 +58,7 @@ export function daysBetween(from: string, to: string): string[] {
 
 /**
  * The range cut into whole calendar months (`YYYY-MM`) where it covers them and single days
- * elsewhere: at most 72 periods for 366 days (two partial months and the full ones between).
+ * elsewhere: at most 72 periods for MAX_RANGE_DAYS (two partial months and the full ones between).
  */
 export function periodsOf(from: string, to: string): string[] {
   const periods: string[] = [];

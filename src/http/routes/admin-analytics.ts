@@ -1,5 +1,5 @@
 import type { DependencyContainer } from 'tsyringe';
-import { AnalyticsQueries, TOP_CODES_ORDERS } from '../../application/queries/analytics-queries.js';
+import { AnalyticsQueries, dayCount, MAX_RANGE_DAYS, TOP_CODES_ORDERS } from '../../application/queries/analytics-queries.js';
 import { normalizeCode } from '../../domain/codes/referral-code.js';
 import { CODE_TYPES } from '../../domain/events/code-events.js';
 import { ApiError } from '../errors.js';
@@ -9,8 +9,6 @@ import { checkOrder, pageLimit, utcDay } from '../schemas/common.js';
 import { z } from '../schemas/zod-openapi.js';
 
 const TAG = 'admin: analytics';
-/** The longest range one call covers, in days (both ends included). */
-const MAX_RANGE_DAYS = 366;
 
 const range = {
   from: utcDay.openapi({ description: 'First UTC day, included' }),
@@ -76,7 +74,7 @@ const topCodesOut = z.object({
 /** from ≤ to, and at most MAX_RANGE_DAYS days: 400 BAD_REQUEST naming the parameter otherwise. */
 function checkRange(from: string, to: string): void {
   checkOrder(from, to);
-  const days = (Date.parse(`${to}T00:00:00Z`) - Date.parse(`${from}T00:00:00Z`)) / 86_400_000 + 1;
+  const days = dayCount(from, to);
   if (days > MAX_RANGE_DAYS) throw new ApiError('BAD_REQUEST', `to: the range covers ${days} days, at most ${MAX_RANGE_DAYS}`, 'query:/to');
 }
 
