@@ -34,6 +34,9 @@ export interface NewEvent {
   recordedAt?: Date;
 }
 
+/** A log position written as text (a cursor, a stored position): decimal, 1 to 20 digits (2^64 − 1 has 20). */
+export const LOG_POSITION_TEXT = /^[0-9]{1,20}$/;
+
 export interface RecordedEvent extends NewEvent {
   stream: string;
   revision: number;

@@ -20,7 +20,7 @@ import {
   MongoTopologyClosedError,
   type Sort,
 } from 'mongodb';
-import { StoreUnavailableError } from '../../ports/event-store.js';
+import { LOG_POSITION_TEXT, StoreUnavailableError } from '../../ports/event-store.js';
 import { checkedCollection, checkedField, type DocumentChange, type FindQuery, type Scalar } from '../../ports/read-store.js';
 
 export interface StoredDocument {
@@ -50,7 +50,7 @@ export function formatPosition(position: bigint): string {
 
 export function parsePosition(stored: string | null | undefined): bigint | null {
   if (stored === null || stored === undefined) return null;
-  if (!/^\d{1,20}$/.test(stored)) throw new Error(`Stored position ${JSON.stringify(stored)} is not a decimal position`);
+  if (!LOG_POSITION_TEXT.test(stored)) throw new Error(`Stored position ${JSON.stringify(stored)} is not a decimal position`);
   return BigInt(stored);
 }
 

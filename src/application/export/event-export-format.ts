@@ -1,4 +1,4 @@
-import type { LogFilter, RecordedEvent, RecordedEventJson } from '../../ports/event-store.js';
+import { LOG_POSITION_TEXT, type LogFilter, type RecordedEvent, type RecordedEventJson } from '../../ports/event-store.js';
 import { ERASED, withValueAt } from '../../domain/privacy/personal-fields.js';
 import { isKnownEventType } from '../../domain/events/index.js';
 import { csvRecord } from './csv.js';
@@ -166,7 +166,7 @@ export function parseExportOptions(args: Map<string, string | true>): ExportOpti
     if (!KNOWN_FLAGS.has(name)) throw new ExportUsageError(`Unknown option --${name}`);
   }
   const afterText = stringFlag(args, 'after');
-  if (afterText !== null && !/^\d{1,20}$/.test(afterText)) throw new ExportUsageError('--after must be a log position (1 to 20 digits)');
+  if (afterText !== null && !LOG_POSITION_TEXT.test(afterText)) throw new ExportUsageError('--after must be a log position (1 to 20 digits)');
   const sinceText = stringFlag(args, 'since');
   const since = sinceText === null ? null : parseSince(sinceText);
   const out = stringFlag(args, 'out');

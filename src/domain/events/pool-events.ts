@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { LOG_POSITION_TEXT } from '../../ports/event-store.js';
 import { isoDateTime } from '../rewards/reward-schemas.js';
 
 /** Events of `pool-{reward_key}`: one-time codes of an offer_code / store_promo_code reward. */
@@ -18,10 +19,7 @@ export const poolEvents = {
     grant_id: z.string(),
     app_user_id: z.string(),
     expires_at: isoDateTime.nullable(),
-    grant_position: z
-      .string()
-      .regex(/^\d{1,20}$/)
-      .nullable(),
+    grant_position: z.string().regex(LOG_POSITION_TEXT).nullable(),
   }),
   PoolCodeAssigned: z.object({ grant_id: z.string(), app_user_id: z.string(), code: poolCodeSchema }),
   /** A grant was revoked (refund clawback) before it got a code: it gets none (it leaves the line, or is never served). */

@@ -1,3 +1,4 @@
+import { LOG_POSITION_TEXT } from '../../ports/event-store.js';
 import { REWARD_KINDS } from '../../domain/rewards/reward-kinds.js';
 import { isWellFormed, MAX_JSON_DEPTH } from '../body-guard.js';
 import { ApiError } from '../errors.js';
@@ -55,11 +56,11 @@ const LAST_POSITION = 2n ** 63n - 1n;
 /** A log position or page cursor in a query or body: up to 20 digits, as a string. */
 export const logPosition = z
   .string()
-  .regex(/^[0-9]{1,20}$/, 'must be a log position (1 to 20 digits)')
+  .regex(LOG_POSITION_TEXT, 'must be a log position (1 to 20 digits)')
   .transform((value) => (BigInt(value) > LAST_POSITION ? LAST_POSITION : BigInt(value)));
 
 /** How `logPosition` is documented (its transform hides the string's pattern). */
-export const logPositionDoc = { type: 'string', pattern: '^[0-9]{1,20}$', example: '1200' } as const;
+export const logPositionDoc = { type: 'string', pattern: LOG_POSITION_TEXT.source, example: '1200' } as const;
 
 /**
  * A query's `limit`: a whole number from 1 to `max`, in plain digits (`0x10`, `1e1`, `+5`, `5.0`
