@@ -56,13 +56,21 @@ export interface RefundedConversion {
   position: string;
 }
 
-/** Every key an unmatched notification could be matched by later (as REVENUE_LINKS ids, plus users). */
-function pendingKeys(provider: RevenueProvider, match: MatchKeys): string[] {
-  const keys = match.app_user_ids.map(links.user);
+/**
+ * The REVENUE_LINKS ids a notification's account token, payment customer and linked transaction
+ * are found under, in the order the matcher trusts them (RevenueMatcher#match).
+ */
+export function linkKeys(provider: RevenueProvider, match: MatchKeys): string[] {
+  const keys: string[] = [];
   if (match.account_token) keys.push(links.token(match.account_token));
   if (match.customer_id) keys.push(links.customer(match.customer_id));
   if (match.linked_transaction) keys.push(links.transaction(provider, match.linked_transaction));
-  return [...new Set(keys)];
+  return keys;
+}
+
+/** Every key an unmatched notification could be matched by later (as REVENUE_LINKS ids, plus users). */
+function pendingKeys(provider: RevenueProvider, match: MatchKeys): string[] {
+  return [...new Set([...match.app_user_ids.map(links.user), ...linkKeys(provider, match)])];
 }
 
 const pendingId = (key: string, notification: string) => `${key}\u001f${notification}`;

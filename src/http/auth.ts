@@ -1,4 +1,5 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { timingSafeEqual } from 'node:crypto';
+import { secretDigest as digest } from '../adapters/system/same-secret.js';
 import type { RequestHandler } from 'express';
 import { ApiError } from './errors.js';
 
@@ -8,10 +9,6 @@ export interface Caller {
   kind: KeyKind;
   /** `client:<hash prefix>`: names the key in event metadata without revealing it. */
   actor: string;
-}
-
-function digest(value: string): Buffer {
-  return createHash('sha256').update(value, 'utf8').digest();
 }
 
 /** Checks `x-api-key` against configured keys in constant time (hashes have equal length). */

@@ -1,4 +1,4 @@
-import { timingSafeEqual, createHash } from 'node:crypto';
+import { sameSecret } from '../system/same-secret.js';
 import { OAuth2Client, type TokenPayload } from 'google-auth-library';
 import { z } from 'zod';
 import {
@@ -48,8 +48,6 @@ function subscriptionKind(type: number): RevenueKind {
   if (type === 13) return 'expiry';
   return 'other';
 }
-
-const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
 
 /**
  * Google Play real-time developer notifications through a Pub/Sub push subscription: the push's
@@ -144,7 +142,7 @@ export class GooglePlayVerifier implements NotificationVerifier {
       return;
     }
     const given = request.query.token;
-    if (token !== null && typeof given === 'string' && timingSafeEqual(digest(given), digest(token))) return;
+    if (token !== null && typeof given === 'string' && sameSecret(given, token)) return;
     throw new WebhookUnauthorizedError(oidc ? 'missing or wrong OIDC bearer token' : 'missing or wrong ?token=');
   }
 }

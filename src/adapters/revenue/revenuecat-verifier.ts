@@ -1,4 +1,4 @@
-import { createHash, timingSafeEqual } from 'node:crypto';
+import { sameSecret } from '../system/same-secret.js';
 import { z } from 'zod';
 import {
   currencyCode,
@@ -60,9 +60,7 @@ export class RevenueCatVerifier implements NotificationVerifier {
 
   async verify(request: InboundRequest): Promise<RevenueNotification> {
     const given = request.header('authorization') ?? '';
-    // Digests of equal length, so the comparison takes the same time whatever was sent.
-    const digest = (value: string) => createHash('sha256').update(value, 'utf8').digest();
-    if (!timingSafeEqual(digest(given), digest(this.expectedAuthorization))) {
+    if (!sameSecret(given, this.expectedAuthorization)) {
       throw new WebhookUnauthorizedError(given.length === 0 ? 'missing Authorization header' : 'wrong Authorization header');
     }
     const parsed = revenueCatWebhookBody.safeParse(parseJsonBody(request.body));

@@ -1,5 +1,5 @@
 import { inject, injectable } from 'tsyringe';
-import { INBOUND, links, REVENUE_INDEX, REVENUE_LINKS } from '../../../projections/revenue-index.js';
+import { INBOUND, linkKeys, links, REVENUE_INDEX, REVENUE_LINKS } from '../../../projections/revenue-index.js';
 import { streams } from '../../domain/events/index.js';
 import { userEvolver } from '../../domain/users/user-state.js';
 import type { RevenueNotification } from '../../domain/revenue/revenue-notification.js';
@@ -41,10 +41,7 @@ export class RevenueMatcher {
     for (const candidate of match.app_user_ids) {
       if ((await this.log.first(streams.user(candidate)))?.type === 'UserRegistered') return candidate;
     }
-    const keys: string[] = [];
-    if (match.account_token) keys.push(links.token(match.account_token));
-    if (match.customer_id) keys.push(links.customer(match.customer_id));
-    if (match.linked_transaction) keys.push(links.transaction(notification.provider, match.linked_transaction));
+    const keys = linkKeys(notification.provider, match);
     if (keys.length === 0) return null;
     // Behind: answer unmatched; the notification is kept and the reaction matches it again.
     if (!(await this.indexPassed(position))) return null;

@@ -1,3 +1,4 @@
+import { normalizeCode } from '../../domain/codes/referral-code.js';
 import { AFFILIATE_STATUSES } from '../../domain/events/config-events.js';
 import { z } from './zod-openapi.js';
 import { appUserId, chars, dateTime, nullableJsonObject, orNull, outDateTime, text } from './common.js';
@@ -17,7 +18,7 @@ export const affiliateId = programId.openapi({ example: 'acme' });
 export const configuredCode = z
   .string()
   .regex(/^[A-Za-z0-9_-]{3,32}$/, 'must match [A-Za-z0-9_-]{3,32} (stored upper-cased)')
-  .transform((value) => value.toUpperCase())
+  .transform(normalizeCode)
   .openapi({
     type: 'string',
     pattern: '^[A-Za-z0-9_-]{3,32}$',
