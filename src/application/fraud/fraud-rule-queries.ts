@@ -2,6 +2,7 @@ import { inject, injectable } from 'tsyringe';
 import { FRAUD_RULES, FRAUD_RULES_STAMP, FRAUD_RULES_STAMP_ID } from '../../../projections/fraud-rules.js';
 import type { FraudRule } from '../../domain/events/fraud-events.js';
 import type { ReadStore } from '../../ports/read-store.js';
+import { deepFreeze } from '../deep-freeze.js';
 import { TOKENS } from '../../ports/tokens.js';
 
 /** The fraud rules as defined now (the `fraud_rules` read model), in id order. */
@@ -29,7 +30,8 @@ export class FraudRuleQueries {
     const stamp = (await this.readStore.get<{ event_id: string }>(FRAUD_RULES_STAMP, FRAUD_RULES_STAMP_ID))?.event_id ?? null;
     if (this.inForce?.stamp === stamp) return this.inForce.rules;
     // No stamp yet: no rule changed since the stamp was introduced (rules from before it, or none).
-    const rules = await this.readStore.find<FraudRule>(FRAUD_RULES, { where: { enabled: true } });
+    // Frozen: they are handed to claim after claim, and the judges keep derived sets per list.
+    const rules = deepFreeze(await this.readStore.find<FraudRule>(FRAUD_RULES, { where: { enabled: true } }));
     this.inForce = { stamp, rules };
     return rules;
   }

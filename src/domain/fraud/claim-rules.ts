@@ -56,6 +56,8 @@ export interface ClaimParties {
 /**
  * A blocklist as a set, made once per list: the rules in force are cached between claims, so
  * the same list comes back claim after claim, and a 1,000-id list is not scanned twice per claim.
+ * Keyed by the list itself, which never changes (the cached rules are frozen, FraudRuleQueries):
+ * a changed rule is a new list, and the old one's set goes with it.
  */
 const blocklists = new WeakMap<readonly string[], ReadonlySet<string>>();
 function blocklistOf(rule: FraudRule): ReadonlySet<string> {

@@ -52,6 +52,9 @@ describe('FraudRuleQueries.enabled: the rules in force, cached behind their stam
     for (let claim = 0; claim < 10; claim += 1) await rules.enabled();
     expect(counting.counts.documentsRead).to.equal(10);
     expect(counting.counts.bytesRead).to.be.below(10 * 100);
+    // Handed to claim after claim (and keyed on by the blocklist sets): nobody can change them.
+    const [inForce] = await rules.enabled();
+    expect(Object.isFrozen(inForce) && Object.isFrozen((inForce!.params as { app_user_ids: string[] }).app_user_ids)).to.equal(true);
   });
 
   it('rules written before the stamp existed (fraud_rules v1, not replayed yet) stay in force until a change stamps them', async () => {
