@@ -13810,7 +13810,7 @@ export interface operations {
                 order?: "asc" | "desc";
                 /** @description Stream name prefix, e.g. user- (all users); not with `stream` (400 `BAD_REQUEST`) */
                 stream_prefix?: string;
-                /** @description An event type, or a comma-separated list of up to 50 (any of them), each 1 to 100 characters */
+                /** @description An event type, or a comma-separated list of up to 50 (any of them), each one of the types docs/events.md lists (400 `BAD_REQUEST` for another, as `npm run export-events --type`) */
                 type?: string;
             };
             header?: never;

@@ -459,6 +459,12 @@ describe('API: credits — withdrawals, manual grants, ledger and event log', ()
       expect(own2.length).to.be.greaterThan(1);
       expect(own2.every((event: any) => ['CreditsWithdrawn', 'RewardGranted'].includes(event.type))).to.equal(true);
       expect((await svc.admin('GET', '/admin/events?type=CreditsWithdrawn,')).status).to.equal(400);
+      // A type no event has (a typo) is named, as by npm run export-events --type: not an empty page.
+      const typo = await svc.admin('GET', '/admin/events?type=CreditsWithdrawn,CodeClaim');
+      expect(typo.status).to.equal(400);
+      expect(typo.body.errors[0]).to.include({ code: 'BAD_REQUEST' });
+      expect(typo.body.errors[0].source).to.match(/^query:\/type/);
+      expect(typo.body.errors[0].message).to.include('no event type CodeClaim');
       const own = (await svc.admin('GET', '/admin/events?stream=user-audited')).body.data.events;
       expect(own.map((event: any) => event.revision)).to.deep.equal(own.map((_: unknown, index: number) => index));
       const users = (await svc.admin('GET', '/admin/events?stream_prefix=reward-')).body.data.events;

@@ -1,3 +1,4 @@
+import { isKnownEventType } from '../../domain/events/index.js';
 import { z } from './zod-openapi.js';
 import { chars, jsonObject, logPosition, logPositionDoc, optionalPageLimit, outDateTime, pageLimit, rewardKeyLookup } from './common.js';
 
@@ -15,14 +16,17 @@ export const eventsQuery = z.object({
   stream_prefix: chars(1, 300).optional().openapi({ description: 'Stream name prefix, e.g. user- (all users); not with `stream` (400 `BAD_REQUEST`)' }),
   type: chars(1, 2000)
     .transform((value) => value.split(','))
-    .pipe(z.array(chars(1, 100)).max(50))
+    .pipe(
+      z.array(chars(1, 100).refine(isKnownEventType, { error: (issue) => `no event type ${issue.input} (the types are listed in docs/events.md)` })).max(50),
+    )
     .optional()
     .openapi({
       type: 'string',
       minLength: 1,
       maxLength: 2000,
       pattern: '^[^,]{1,100}(,[^,]{1,100}){0,49}$',
-      description: 'An event type, or a comma-separated list of up to 50 (any of them), each 1 to 100 characters',
+      description:
+        'An event type, or a comma-separated list of up to 50 (any of them), each one of the types docs/events.md lists (400 `BAD_REQUEST` for another, as `npm run export-events --type`)',
     }),
 });
 
