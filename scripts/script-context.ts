@@ -16,7 +16,7 @@ export interface ScriptContext {
 }
 
 /** The service's configuration for a script; a bad one is reported (every problem) and exits 78. */
-function loadScriptConfig(env: NodeJS.ProcessEnv = process.env): Config {
+export function loadScriptConfig(env: NodeJS.ProcessEnv = process.env): Config {
   try {
     const config = loadConfig(env);
     for (const warning of misspeltSettings(env)) process.stderr.write(`Warning: ${warning}\n`);

@@ -12,7 +12,7 @@ import { PersonalDataCipher } from '../application/privacy/personal-data-cipher.
 import { PersonalDataEventStore } from '../application/privacy/personal-data-event-store.js';
 import { PersonalDataOutbox } from '../application/privacy/personal-data-outbox.js';
 import { checkpointInBackground } from '../adapters/sqlite/wal-checkpointer.js';
-import { DeferredWalPurges, truncateWals } from '../adapters/sqlite/wal-sync.js';
+import { DeferredWalPurges, openedFiles, removeWalOfReplacedFile, truncateWals } from '../adapters/sqlite/wal-sync.js';
 import { StoreUnavailableError } from '../ports/event-store.js';
 import type { Logger } from '../ports/logger.js';
 import { SqliteProjectorLock } from '../adapters/sqlite/projector-lock.js';
@@ -268,6 +268,7 @@ export function openEmbeddedBackend(dataDir: string, logger?: Logger, options: E
     return projectorLock;
   };
   const connections = [db, limitsDb, keysDb, outboxDb];
+  const opened = connections.filter((connection) => !connection.memory).map(openedFiles);
   const onFailure = (file: string, message: string) =>
     logger?.warn({ file, error: message }, 'background WAL checkpoint failing; trying again (logged again each minute it goes on)');
   const onRecovery = (file: string) => logger?.info({ file }, 'background WAL checkpoint works again');
@@ -302,6 +303,13 @@ export function openEmbeddedBackend(dataDir: string, logger?: Logger, options: E
       await keyStore.close();
       await Promise.all(stopCheckpoints.map((stop) => stop()));
       for (const connection of connections) connection.close();
+      for (const files of opened) {
+        if (removeWalOfReplacedFile(files))
+          logger?.warn(
+            { file: files.name },
+            'the WAL of the file replaced while the service ran was removed, so it is not replayed into the file now in its place',
+          );
+      }
       projectorLock?.close();
     },
   };

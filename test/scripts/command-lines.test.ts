@@ -27,6 +27,8 @@ const SCRIPTS: ScriptCase[] = [
   { file: 'scripts/demo.ts', npm: 'npm run demo', reads: null },
   { file: 'scripts/generate-events.ts', npm: 'npm run generate-events', reads: null },
   { file: 'scripts/bench.ts', npm: 'npm run bench', reads: null },
+  // Reads a backup, not DATA_DIR's store: test/e2e/restore-from-backups.test.ts has its refusals.
+  { file: 'scripts/restore-backup.ts', npm: 'npm run restore-backup', reads: null },
 ];
 
 /** A preload that makes the process report Node 20.20.2 (the machines' end-of-life release). */

@@ -42,6 +42,35 @@ function replaced(now: FileId | null | 'unknown', opened: FileId): boolean {
   return now === null || now.dev !== opened.dev || now.ino !== opened.ino;
 }
 
+/** The database file a connection opened and its WAL, to be told apart from what their names name later. */
+export interface OpenedFiles {
+  name: string;
+  database: FileId;
+  wal: FileId | null;
+}
+
+export function openedFiles(db: SqliteConnection): OpenedFiles {
+  const wal = fileAt(`${db.name}-wal`);
+  return { name: db.name, database: idOf(fs.statSync(db.name)), wal: wal === 'unknown' ? null : wal };
+}
+
+/**
+ * After its connection closed: a WAL left under the name of a database file that was replaced
+ * while the service had it open (a backup moved over it) holds pages of the file no name names
+ * any more. SQLite would replay them into the new file at the next start, damaging it (a read
+ * could answer another user's document), so it goes, with its -shm. A WAL that is not the one
+ * opened (an operator put a database back with its own WAL) stays. Whether one was removed.
+ */
+export function removeWalOfReplacedFile(opened: OpenedFiles): boolean {
+  if (opened.wal === null) return false;
+  const database = fileAt(opened.name);
+  const wal = fileAt(`${opened.name}-wal`);
+  if (database === 'unknown' || wal === 'unknown' || wal === null || !replaced(database, opened.database) || replaced(wal, opened.wal)) return false;
+  fs.rmSync(`${opened.name}-wal`, { force: true });
+  fs.rmSync(`${opened.name}-shm`, { force: true });
+  return true;
+}
+
 /**
  * A database file, or its WAL, removed or replaced while the service has it open (an operator's
  * `rm`, a backup moved over it). SQLite goes on writing into the file it opened, which no path
@@ -51,7 +80,7 @@ class DatabaseFileReplacedError extends Error {
   constructor(file: string) {
     super(
       `${file} (or its -wal) was removed or replaced while the service had it open: no write is acknowledged from now on (what was ` +
-        'written since went into the file no path names any more). Stop the service, put the files back (or restore them from one backup), then start it again',
+        'written since went into the file no path names any more). Stop the service, put the files back (or restore one backup: npm run restore-backup), then start it again',
     );
     this.name = 'DatabaseFileReplacedError';
   }
