@@ -385,6 +385,22 @@ describe('Rate limits (SPEC §13)', function () {
     expect(next.headers.get('ratelimit')).to.match(/^"commands-caller";r=10;t=60/);
   });
 
+  it('let more claims wait than the budget has room for without their waiting filling it: 40 at once with 23 points left pass as many as one by one', async () => {
+    // Those waiting kept a point each while they waited: 36 waiting on 23 points left filled the
+    // budget, and only 4 of 40 passed (abuse probe); one by one, 19 pass (each needs 5 points of room).
+    const { svc, counters } = await startWithBursts({ RATE_LIMIT_COMMANDS: '24/60s' });
+    await putProgram(svc, 'p', {});
+    const ann = await createUser(svc, 'ann');
+    for (let i = 0; i < 40; i++) expect((await svc.admin('POST', '/users', { app_user_id: `many-${i}` })).status).to.equal(201);
+    counters.arm(40 * 2);
+    const answers = await Promise.all(Array.from({ length: 40 }, (_, i) => svc.call('POST', `/users/many-${i}/claim-code`, { code: ann.referral_code })));
+    const passed = answers.filter((answer) => answer.status === 200).length;
+    expect(answers.every((answer) => answer.status === 200 || answer.status === 429)).to.equal(true);
+    // 19 when every round of waiting fits in the second a request waits (a slow machine may run out of it first).
+    expect(passed).to.be.within(15, 19);
+    expect(await events(svc, 'type=CodeClaimed')).to.have.length(passed);
+  });
+
   it('answer a claim that succeeded 200 even when the store fails to take its refund', async () => {
     const svc = await start({}, undefined, undefined, (embedded) => ({
       ...embedded,

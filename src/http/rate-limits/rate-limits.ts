@@ -156,9 +156,10 @@ export class RateLimits {
    * most HOLD_WAIT_MS in all), so a burst of claims from one caller (many users behind one address)
    * is refused by what its claims cost, not by what they held while running: waiters checked
    * again together take 5 each and may overflow once more, then wait for those that passed.
-   * Failed claims keep what they held: a burst of guesses is refused as before. A claim refused so
-   * gives back what it held while it waits (claims refused together must not wait for one
-   * another), and takes it again when checked again.
+   * Failed claims keep what they held: a burst of guesses is refused as before. A request refused
+   * so gives back all it took while it waits (claims refused together must not wait for one
+   * another, nor fill the budget with the point each would keep: 36 of 40 claims waiting on 23
+   * points left kept 36, and only 4 passed), and takes it again when checked again.
    */
   private async afterHolds(charge: Charge, outcome: Outcome, res: Response): Promise<Outcome> {
     const held = charge.held;
@@ -169,10 +170,8 @@ export class RateLimits {
       const others = [...(this.holds.get(holdKey(charge)) ?? [])];
       const waitMs = deadline - Date.now();
       if (others.length === 0 || waitMs <= 0) return current;
-      if (held > 0) {
-        await charge.policy.limiter.reward(charge.key, held);
-        charge.held = 0;
-      }
+      await charge.policy.limiter.reward(charge.key, 1 + held);
+      charge.held = 0;
       let timer: NodeJS.Timeout | undefined;
       const timeout = new Promise<void>((resolve) => {
         timer = setTimeout(resolve, waitMs);
@@ -181,7 +180,7 @@ export class RateLimits {
       clearTimeout(timer);
       charge.held = held;
       this.hold(charge, res);
-      current = await outcomeOf(charge.policy, charge.policy.limiter.consume(charge.key, held));
+      current = await outcomeOf(charge.policy, charge.policy.limiter.consume(charge.key, 1 + held));
     }
     return current;
   }
