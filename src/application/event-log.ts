@@ -25,6 +25,23 @@ export function toLogged(record: RecordedEvent): LoggedEvent {
   return { ...record, ...event } as LoggedEvent;
 }
 
+/**
+ * An event of the log its schema refuses on read (written by hand, or by another version of the
+ * service): the followers that read its type are held at it, and say so (/readyz), instead of
+ * failing page after page.
+ */
+export class UnreadableEventError extends Error {
+  constructor(
+    readonly event: Pick<RecordedEvent, 'id' | 'position' | 'type'>,
+    cause: unknown,
+  ) {
+    super(`The event ${event.id} (${event.type}) at position ${event.position} cannot be read: ${cause instanceof Error ? cause.message : String(cause)}`, {
+      cause,
+    });
+    this.name = 'UnreadableEventError';
+  }
+}
+
 /** The typed face of the event store: schemas checked on append and on read, metadata filled in. */
 export class EventLog {
   constructor(
@@ -79,9 +96,16 @@ export class EventLog {
     return (await this.store.readAll({ after, limit, filter })).map(toLogged);
   }
 
-  /** A follower's page (EventStore#readPage), its events validated against their schemas. */
+  /** A follower's page (EventStore#readPage), its events validated against their schemas (else UnreadableEventError). */
   async readPage(after: bigint | null, limit: number, types: readonly string[]): Promise<LogPage<LoggedEvent>> {
     const page = await this.store.readPage({ after, limit, types });
-    return { ...page, events: page.events.map(toLogged) };
+    const events = page.events.map((record) => {
+      try {
+        return toLogged(record);
+      } catch (error) {
+        throw new UnreadableEventError(record, error);
+      }
+    });
+    return { ...page, events };
   }
 }

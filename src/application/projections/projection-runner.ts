@@ -1,10 +1,10 @@
 import { EventEmitter } from 'node:events';
 import type { Projection } from '../../../projections/projection.js';
-import { StoreUnavailableError } from '../../ports/event-store.js';
+import { type RecordedEvent, StoreUnavailableError } from '../../ports/event-store.js';
 import { CheckpointMovedError, type ProjectorBatch, type ReadStore } from '../../ports/read-store.js';
 import type { Logger } from '../../ports/logger.js';
 import type { ProjectionStatus, ReadConsistency } from '../../ports/read-consistency.js';
-import type { EventLog, LoggedEvent } from '../event-log.js';
+import { type EventLog, type LoggedEvent, UnreadableEventError } from '../event-log.js';
 import { LogFollower } from '../log-follower.js';
 import { foldBatch } from './fold-batch.js';
 import { HeldProjectionsRecord } from './held-projections.js';
@@ -147,7 +147,15 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
     if (group.length === 0) return false;
     const types = [...new Set(group.flatMap((projection) => projection.eventTypes))];
     const lowest = this.lowest(group);
-    const { events, through, more } = await this.log.readPage(lowest, PAGE_SIZE, types);
+    let page: Awaited<ReturnType<EventLog['readPage']>>;
+    try {
+      page = await this.log.readPage(lowest, PAGE_SIZE, types);
+    } catch (error) {
+      if (!(error instanceof UnreadableEventError)) throw error;
+      for (const projection of group) this.markFailed(this.statuses.get(projection.name)!, error.event, error);
+      return false;
+    }
+    const { events, through, more } = page;
     if (through === null || through === lowest) return false;
     const batches: ProjectorBatch[] = [];
     for (const projection of group) {
@@ -234,7 +242,7 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
     return { projector: projection.name, version: status.storedVersion, changes: folded.changes, position, after: status.checkpoint };
   }
 
-  private markFailed(status: ProjectionStatus, event: LoggedEvent, error: unknown): void {
+  private markFailed(status: ProjectionStatus, event: Pick<RecordedEvent, 'id' | 'position' | 'type'>, error: unknown): void {
     const message = error instanceof Error ? error.message : String(error);
     if (status.failure?.eventId !== event.id) {
       this.logger.error(

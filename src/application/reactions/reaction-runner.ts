@@ -2,7 +2,7 @@ import type { EventType } from '../../domain/events/index.js';
 import { StoreUnavailableError } from '../../ports/event-store.js';
 import type { Logger } from '../../ports/logger.js';
 import { CheckpointMovedError, type ReadStore } from '../../ports/read-store.js';
-import type { CommandContext, EventLog, LoggedEvent } from '../event-log.js';
+import { type CommandContext, type EventLog, type LoggedEvent, UnreadableEventError } from '../event-log.js';
 import { LogFollower } from '../log-follower.js';
 
 /** A process manager: reacts to events by issuing commands. Its handling must be idempotent. */
@@ -69,7 +69,19 @@ export class ReactionRunner extends LogFollower {
   }
 
   async processPage(): Promise<boolean> {
-    const { events, through, more } = await this.log.readPage(this.checkpoint, PAGE_SIZE, this.eventTypes);
+    let page: Awaited<ReturnType<EventLog['readPage']>>;
+    try {
+      page = await this.log.readPage(this.checkpoint, PAGE_SIZE, this.eventTypes);
+    } catch (error) {
+      if (!(error instanceof UnreadableEventError)) throw error;
+      if (this.lastFailure?.eventId !== error.event.id) {
+        this.logger.error({ err: error, runner: this.checkpointName, eventId: error.event.id }, 'reactions held at an event they cannot read');
+      }
+      this.failing = true;
+      this.lastFailure = { position: error.event.position.toString(), eventId: error.event.id, error: error.message };
+      return false;
+    }
+    const { events, through, more } = page;
     if (through === null || through === this.checkpoint) return false;
     for (const reaction of this.reactions) {
       const mine = events.filter((event) => reaction.eventTypes.includes(event.type));

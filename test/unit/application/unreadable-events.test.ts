@@ -1,0 +1,81 @@
+import { expect } from 'chai';
+import { MemoryEventStore } from '../../../src/adapters/memory/memory-event-store.js';
+import { MemoryReadStore } from '../../../src/adapters/memory/memory-read-store.js';
+import { RandomIds } from '../../../src/adapters/system/random-ids.js';
+import { EventLog } from '../../../src/application/event-log.js';
+import { ProjectionRunner } from '../../../src/application/projections/projection-runner.js';
+import { ReactionRunner } from '../../../src/application/reactions/reaction-runner.js';
+import type { Logger } from '../../../src/ports/logger.js';
+import { COUNTS, counting } from '../../support/counting-projection.js';
+import { registered } from '../../support/events.js';
+
+const CONTEXT = { correlation_id: 'c', causation_id: 'c', actor: 'test' };
+
+/** A logger that keeps the level and message of every line. */
+function lines(): { logger: Logger; logged: { level: string; message: string }[] } {
+  const logged: { level: string; message: string }[] = [];
+  const at = (level: string) => (_object: Record<string, unknown>, message?: string) => void logged.push({ level, message: message ?? '' });
+  const logger = { debug: at('debug'), info: at('info'), warn: at('warn'), error: at('error'), child: () => logger } as unknown as Logger;
+  return { logger, logged };
+}
+
+/**
+ * A log whose second UserRegistered its schema refuses: written by hand, or by another version of
+ * the service (an operator probe inserted one; every follower failed page after page, and
+ * /readyz said ready).
+ */
+async function logWithUnreadableEvent(): Promise<{ log: EventLog; store: MemoryEventStore; bad: { id: string; position: bigint } }> {
+  const store = new MemoryEventStore();
+  const log = new EventLog(store, new RandomIds());
+  await log.append('user-ann', [registered('ann')], 'no_stream', CONTEXT);
+  const written = await store.append(
+    'user-bad',
+    [{ id: 'bad-event', type: 'UserRegistered', data: { app_user_id: 42 }, metadata: { ...CONTEXT, schema_version: 7 } }],
+    'no_stream',
+  );
+  await log.append('user-bob', [registered('bob')], 'no_stream', CONTEXT);
+  return { log, store, bad: { id: 'bad-event', position: written.position } };
+}
+
+describe('An event of the log its schema refuses (UnreadableEventError)', () => {
+  it('holds the projections that read its type at it, as a poison event: in their status, logged once', async () => {
+    const { log, bad } = await logWithUnreadableEvent();
+    const { logger, logged } = lines();
+    const readStore = new MemoryReadStore();
+    const runner = new ProjectionRunner(log, readStore, [counting], logger);
+    await runner.init();
+    for (let page = 0; page < 3; page++) expect(await runner.processPage()).to.equal(false);
+    const [status] = runner.status();
+    expect(status!.failure).to.deep.include({ position: bad.position.toString(), eventId: bad.id });
+    expect(status!.failure!.error).to.contain('cannot be read');
+    expect(logged.filter((line) => line.message.startsWith('POISON EVENT'))).to.have.length(1);
+    expect(logged.filter((line) => line.message.includes('log follower failed'))).to.deep.equal([]);
+  });
+
+  it('holds the reactions that read its type at it: in their health, logged once', async () => {
+    const { log, bad } = await logWithUnreadableEvent();
+    const { logger, logged } = lines();
+    const handled: string[] = [];
+    const runner = new ReactionRunner(
+      log,
+      new MemoryReadStore(),
+      [{ name: 'greeter', eventTypes: ['UserRegistered'], handle: async (event) => void handled.push(event.stream) }],
+      logger,
+    );
+    await runner.init();
+    for (let page = 0; page < 3; page++) expect(await runner.processPage()).to.equal(false);
+    expect(runner.health().failure).to.deep.include({ position: bad.position.toString(), eventId: bad.id });
+    expect(logged.filter((line) => line.level === 'error')).to.have.length(1);
+    expect(handled).to.deep.equal([]);
+  });
+
+  it('a projection that does not read its type is not held by it', async () => {
+    const { log } = await logWithUnreadableEvent();
+    const readStore = new MemoryReadStore();
+    const runner = new ProjectionRunner(log, readStore, [{ ...counting, name: 'other', eventTypes: ['CodeClaimed'] }], lines().logger);
+    await runner.init();
+    while (await runner.processPage());
+    expect(runner.status()[0]!.failure).to.equal(null);
+    expect(await readStore.get(COUNTS, 'user-ann')).to.equal(null);
+  });
+});
