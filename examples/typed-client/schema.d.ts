@@ -1186,6 +1186,7 @@ export interface components {
                 checkpoint: string | null;
                 /** @description Events behind the log; ">N" past READY_MAX_LAG. */
                 lag: number | string;
+                /** @description Within READY_MAX_LAG events of the log, and not stalled: behind the log with its checkpoint unmoved for 10 s as seen by this endpoint (no projector running on the store, or one hung) */
                 caught_up: boolean;
                 needs_replay: boolean;
                 /** @description The event a projection (or reaction) is held at, with its error; null when healthy. */

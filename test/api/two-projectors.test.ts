@@ -144,6 +144,35 @@ describe('API: a read model held by the projector, seen from a standby on the sa
   });
 });
 
+describe('API: an API-only process (RUN_PROJECTOR=false) whose projector stopped', function () {
+  this.timeout(60_000);
+
+  it('is not ready once the read models stay behind the log without moving for 10 s (every write would wait, then answer 503)', async () => {
+    const projector = await startTestService({});
+    const api = await startTestService({ dataDir: projector.dataDir, role: 'api' });
+    const realNow = Date.now;
+    try {
+      expect((await api.call('POST', '/users', { app_user_id: 'before' })).status).to.equal(201);
+      expect((await api.call('GET', '/readyz')).status).to.equal(200);
+      await projector.stop();
+      // Nobody projects now: the write is recorded, its answer cannot be read back.
+      expect((await api.call('POST', '/users', { app_user_id: 'after' })).status).to.equal(503);
+      const first = await api.call('GET', '/readyz');
+      expect(first.status, 'a read model just behind may be moving: not stalled yet').to.equal(200);
+      Date.now = () => realNow() + 10_001;
+      const later = await api.call('GET', '/readyz');
+      Date.now = realNow;
+      expect(later.status).to.equal(503);
+      const users = later.body.data.projections.find((projection: { name: string }) => projection.name === 'users');
+      expect(users).to.deep.include({ lag: 1, caught_up: false, failure: null });
+    } finally {
+      Date.now = realNow;
+      await api.stop();
+      await projector.stop();
+    }
+  });
+});
+
 const eventuallyTrue = (check: () => Promise<boolean>) => eventually(check, (yes) => yes);
 
 describe('API: projector.lock deleted under a running projector', function () {

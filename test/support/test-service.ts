@@ -58,6 +58,8 @@ export interface TestServiceOptions {
    * not describe it (default true: the API suite fails when the service and document disagree).
    */
   validateResponses?: boolean;
+  /** `api`: the API alone, as `RUN_PROJECTOR=false` or `node dist/src/main.js api` runs it (default `all`). */
+  role?: 'all' | 'api';
 }
 
 /** Throws when the service's own document does not describe a response it gave. */
@@ -88,7 +90,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   });
   const embedded = openEmbeddedBackend(dataDir);
   const backend = options.backend ? options.backend(embedded) : embedded;
-  const service = await startService({ config, backend, logger: pino({ level: 'silent' }), role: 'all', clock });
+  const service = await startService({ config, backend, logger: pino({ level: 'silent' }), role: options.role ?? 'all', clock });
   let validator: OpenApiResponseValidator | null = null;
   if (options.validateResponses !== false) {
     const document = await fetch(`${service.url}/openapi.json`);

@@ -42,3 +42,28 @@ export async function projectionLags(
     }),
   );
 }
+
+/** How long a read model may stay behind the log without its checkpoint moving before /readyz calls it stalled. */
+export const STALL_MS = 10_000;
+
+/**
+ * Read models behind the log whose checkpoints have not moved for STALL_MS, as seen by the
+ * readiness checks that look (a load balancer's, every few seconds): no projector running on the
+ * store (an API-only process whose projector stopped), or one hung. Such a process answers every
+ * write 503 after waiting for the read models, so it is not ready, however small the lag.
+ */
+export class StallWatch {
+  /** Per read model: the checkpoint last seen, and since when it has been seen behind the log there. */
+  private readonly seen = new Map<string, { checkpoint: bigint | null; behindSince: number | null }>();
+
+  stalled(lag: ProjectionLag, now: number): boolean {
+    const { name, checkpoint } = lag.status;
+    const last = this.seen.get(name);
+    if (lag.behind === 0 || last === undefined || last.checkpoint !== checkpoint) {
+      this.seen.set(name, { checkpoint, behindSince: lag.behind === 0 ? null : now });
+      return false;
+    }
+    last.behindSince ??= now;
+    return now - last.behindSince >= STALL_MS;
+  }
+}

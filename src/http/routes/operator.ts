@@ -4,7 +4,7 @@ import type { Config } from '../../config.js';
 import type { EventStore } from '../../ports/event-store.js';
 import type { ReadConsistency } from '../../ports/read-consistency.js';
 import type { ReadStore } from '../../ports/read-store.js';
-import { projectionLags } from '../../application/projections/projection-lag.js';
+import { projectionLags, StallWatch } from '../../application/projections/projection-lag.js';
 import { needsReplay } from '../../application/projections/replay-gate.js';
 import type { ReactionHealth } from '../../application/reactions/reaction-runner.js';
 import type { Metrics } from '../../observability/metrics.js';
@@ -29,21 +29,25 @@ export interface OperatorDeps {
   webhooks?: () => Promise<z.infer<typeof webhookHealthOut>>;
 }
 
-/** Readiness: stores reachable, no projection held at a poison event or built by another version, all within READY_MAX_LAG. */
-async function readiness(deps: OperatorDeps) {
+/**
+ * Readiness: stores reachable, no projection held at a poison event or built by another version,
+ * all within READY_MAX_LAG and none stalled behind the log (StallWatch).
+ */
+async function readiness(deps: OperatorDeps, stalls: StallWatch) {
   const { eventStore, readStore, consistency, config } = deps;
   // A store that can no longer make a write durable is not ready, however well it reads.
   const failure = eventStore.writeFailure?.();
   if (failure) throw failure;
   const head = await eventStore.headPosition();
   await readStore.checkpoint('readiness-probe');
-  const projections = (await projectionLags(eventStore, consistency, config.READY_MAX_LAG)).map(({ status, behind, caughtUp }) => ({
-    name: status.name,
-    checkpoint: status.checkpoint?.toString() ?? null,
-    lag: caughtUp ? behind : `>${config.READY_MAX_LAG}`,
-    caught_up: caughtUp,
-    needs_replay: needsReplay(status),
-    failure: status.failure,
+  const now = Date.now();
+  const projections = (await projectionLags(eventStore, consistency, config.READY_MAX_LAG)).map((lag) => ({
+    name: lag.status.name,
+    checkpoint: lag.status.checkpoint?.toString() ?? null,
+    lag: lag.caughtUp ? lag.behind : `>${config.READY_MAX_LAG}`,
+    caught_up: lag.caughtUp && !stalls.stalled(lag, now),
+    needs_replay: needsReplay(lag.status),
+    failure: lag.status.failure,
   }));
   const reactions = deps.reactions();
   const ready = projections.every((projection) => projection.caught_up && !projection.needs_replay && projection.failure === null) && !reactions?.failure;
@@ -60,6 +64,7 @@ export function operatorRoutes(deps: OperatorDeps): AnyRoute[] {
     })
     .strict();
   let cached: object | null = null;
+  const stalls = new StallWatch();
   const document = () => (cached ??= deps.api.document());
   return [
     route({
@@ -88,7 +93,7 @@ export function operatorRoutes(deps: OperatorDeps): AnyRoute[] {
       },
       async handle() {
         try {
-          const report = await readiness(deps);
+          const report = await readiness(deps, stalls);
           return { status: report.ready ? 200 : 503, body: { data: report } };
         } catch (error) {
           const unavailable = new ApiError('SERVICE_UNAVAILABLE', `A backing store is unreachable: ${(error as Error).message}`);

@@ -1,3 +1,4 @@
+import { STALL_MS } from '../../application/projections/projection-lag.js';
 import { webhookHealthOut } from './webhooks.js';
 import { z } from './zod-openapi.js';
 
@@ -22,7 +23,9 @@ export const readinessReport = z
           name: z.string(),
           checkpoint: z.string().nullable(),
           lag: z.union([z.number().int().min(0), z.string().regex(/^>[0-9]+$/)]).openapi({ description: 'Events behind the log; ">N" past READY_MAX_LAG.' }),
-          caught_up: z.boolean(),
+          caught_up: z.boolean().openapi({
+            description: `Within READY_MAX_LAG events of the log, and not stalled: behind the log with its checkpoint unmoved for ${STALL_MS / 1000} s as seen by this endpoint (no projector running on the store, or one hung)`,
+          }),
           needs_replay: z.boolean(),
           failure,
         })
