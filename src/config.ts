@@ -353,6 +353,16 @@ const EXPECTED: Record<string, string> = {
   STRIPE_WEBHOOK_SECRET: 'a Stripe endpoint secret, whsec_…',
 };
 
+/** Settings that hold secrets: a problem with one names the setting, never its value (stderr goes to logs). */
+const SECRET_SETTINGS = new Set([
+  'CLIENT_API_KEYS',
+  'SECRET_API_KEYS',
+  'REVENUECAT_SECRET_API_KEY',
+  'REVENUECAT_WEBHOOK_AUTH',
+  'GOOGLE_PLAY_PUSH_TOKEN',
+  'STRIPE_WEBHOOK_SECRET',
+]);
+
 /** The value as set, quoted when it would be hard to see; passwords in URLs masked. */
 function shownValue(value: string): string {
   const masked = value.replace(/^([a-z][a-z0-9+.-]*:\/\/[^/:@]*:)[^/@]*@/i, '$1***@');
@@ -374,7 +384,8 @@ function describeIssue(issue: ConfigIssue, env: NodeJS.ProcessEnv): string {
   if (acrossVariables) return `${name}: ${issue.message}`;
   const value = env[name];
   const expected = EXPECTED[name] ?? issue.message;
-  return value === undefined ? `${name} is missing: expected ${expected}` : `${name}=${shownValue(value)}: expected ${expected}`;
+  if (value === undefined) return `${name} is missing: expected ${expected}`;
+  return SECRET_SETTINGS.has(name) ? `${name} (its value not shown): expected ${expected}` : `${name}=${shownValue(value)}: expected ${expected}`;
 }
 
 /**

@@ -159,6 +159,11 @@ describe('Configuration errors', () => {
     expect(problems.join('\n')).to.contain('EVENTSTORE_URL=http://admin:***@localhost:2113').and.not.to.contain('hunter2');
   });
 
+  it('do not repeat a secret set wrong (a Stripe API key pasted as the webhook secret): the setting is named, its value is not', () => {
+    const problems = problemsOf({ STRIPE_WEBHOOK_SECRET: 'sk_live_51PastedByMistake' });
+    expect(problems).to.deep.equal(['STRIPE_WEBHOOK_SECRET (its value not shown): expected a Stripe endpoint secret, whsec_…']);
+  });
+
   it('rate limits: on by default with the SPEC §13 budgets; bad budgets and proxy settings are named', () => {
     const defaults = loadConfig({});
     expect(defaults.RATE_LIMITS).to.equal('on');

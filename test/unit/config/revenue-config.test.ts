@@ -43,7 +43,7 @@ describe('Configuration of revenue notifications (SPEC §11)', () => {
     expect(problemsOf({ GOOGLE_PLAY_PACKAGE_NAME: 'com.example' }).join('\n')).to.contain('GOOGLE_PLAY_PACKAGE_NAME needs');
     expect(problemsOf({ GOOGLE_PLAY_PUSH_AUDIENCE: 'https://x' }).join('\n')).to.contain('must be set together');
     expect(problemsOf({ STRIPE_WEBHOOK_SECRET: 'sk_live_oops' })).to.deep.equal([
-      'STRIPE_WEBHOOK_SECRET=sk_live_oops: expected a Stripe endpoint secret, whsec_…',
+      'STRIPE_WEBHOOK_SECRET (its value not shown): expected a Stripe endpoint secret, whsec_…',
     ]);
     expect(problemsOf({ CONVERSIONS_FROM: 'server' })).to.deep.equal(['CONVERSIONS_FROM=server: expected one of client, verified, both (default client)']);
     expect(problemsOf({ ACCOUNT_TOKEN_NAMESPACE: 'nope' })[0]).to.match(/^ACCOUNT_TOKEN_NAMESPACE=nope: expected a UUID/);
