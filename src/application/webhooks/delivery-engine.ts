@@ -285,15 +285,16 @@ export class DeliveryEngine {
     const next = verdict.status === 'failed' ? verdict.nextAttemptAt.toISOString() : message.next_attempt_at;
     await outbox.recordAttempt(endpointId, message.message_id, { ...base, status: verdict.status, next_attempt_at: next });
     metrics.webhookDeliveries.inc({ endpoint: endpointId, outcome: attempt.permanent ? 'refused' : verdict.status });
+    // The log names the receiver's status, not what it answered (kept in the delivery's
+    // `last_error`, which retention deletes): a receiver may echo the message, personal data
+    // included, and no erasure reaches a log. Without an answer, the error is the service's own.
+    const error = attempt.statusCode === null ? attempt.error : undefined;
     if (attempt.permanent) {
-      logger.error(
-        { endpoint: endpointId, message: message.message_id, status: attempt.statusCode, error: attempt.error },
-        'partner refused a fulfilment; recorded as dead',
-      );
+      logger.error({ endpoint: endpointId, message: message.message_id, status: attempt.statusCode, error }, 'partner refused a fulfilment; recorded as dead');
       return;
     }
     logger.warn(
-      { endpoint: endpointId, message: message.message_id, status: attempt.statusCode, error: attempt.error, next_attempt_at: next, verdict: verdict.status },
+      { endpoint: endpointId, message: message.message_id, status: attempt.statusCode, error, next_attempt_at: next, verdict: verdict.status },
       'webhook delivery failed',
     );
     if (!endpoint) return;
