@@ -117,6 +117,17 @@ describe('Rate limits (SPEC §13)', function () {
     expect((await svc.call('GET', '/codes/NOPE42', undefined, from('2001:db8::7'))).status).to.equal(404);
   });
 
+  it('count an IPv6 caller by its /64, however its address is written: a client picking a fresh address per request gets no fresh budget', async () => {
+    const svc = await start({ TRUST_PROXY: '1' });
+    const from = (ip: string) => ({ 'x-forwarded-for': ip });
+    // Three addresses of one /64, the third written out in full (an abuse probe got 30 reads past a budget of 10 so).
+    for (const ip of ['2001:db8:1:2::5', '2001:db8:1:2:aaaa:bbbb:cccc:dddd', '2001:0db8:0001:0002:0000:0000:0000:0009'])
+      expect((await svc.call('GET', '/codes/NOPE42', undefined, from(ip))).status, ip).to.equal(404);
+    expect((await svc.call('GET', '/codes/NOPE42', undefined, from('2001:db8:1:2::7'))).status).to.equal(429);
+    // Another /64 is another caller.
+    expect((await svc.call('GET', '/codes/NOPE42', undefined, from('2001:db8:1:3::5'))).status).to.equal(404);
+  });
+
   it('ignore X-Forwarded-For unless TRUST_PROXY trusts the hop', async () => {
     const svc = await start();
     for (let i = 0; i < 3; i++) expect((await svc.call('GET', '/codes/NOPE42', undefined, { 'x-forwarded-for': `198.51.100.${i}` })).status).to.equal(404);
