@@ -61,7 +61,7 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
       if (storedVersion !== projection.version && previous?.storedVersion !== storedVersion) {
         this.logger.warn(
           { projection: projection.name, storedVersion, version: projection.version },
-          'read model was built by another version of its projection: run `npm run replay -- --projection NAME`',
+          `read model was built by another version of its projection: run \`npm run replay -- --projection ${projection.name}\``,
         );
       }
       this.statuses.set(projection.name, {
