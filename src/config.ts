@@ -434,11 +434,15 @@ export function misspeltSettings(env: NodeJS.ProcessEnv): string[] {
   const warnings: string[] = [];
   for (const name of Object.keys(env)) {
     if (known.has(name) || name.length < 6 || name !== name.toUpperCase()) continue;
-    const meant = CONFIG_VARIABLES.find((variable) => editDistance(name, variable) <= 2);
+    // Within two edits, or the other number of a word (TRUST_PROXIES for TRUST_PROXY: three edits).
+    const meant = CONFIG_VARIABLES.find((variable) => editDistance(name, variable) <= 2 || editDistance(singular(name), singular(variable)) <= 1);
     if (meant) warnings.push(`${name} is not a setting of this service and is ignored; did you mean ${meant}?`);
   }
   return warnings;
 }
+
+/** A setting's name with a plural ending made singular (PROXIES → PROXY, KEYS → KEY). */
+const singular = (name: string) => name.replace(/IES$/, 'Y').replace(/S$/, '');
 
 /** Levenshtein distance (insertions, deletions, substitutions). */
 function editDistance(a: string, b: string): number {

@@ -145,11 +145,21 @@ describe('Configuration errors', () => {
 
   it('a variable spelt almost like a setting is named with the setting meant (it would be ignored silently)', () => {
     expect(
-      misspeltSettings({ CLIENT_API_KEY: 'ck', SECRET_API_KEY: 'sk', DATADIR: './d', PATH: '/bin', HOSTNAME: 'box', HOST: '0.0.0.0', npm_config_cache: 'x' }),
+      misspeltSettings({
+        CLIENT_API_KEY: 'ck',
+        SECRET_API_KEY: 'sk',
+        DATADIR: './d',
+        TRUST_PROXIES: '1',
+        PATH: '/bin',
+        HOSTNAME: 'box',
+        HOST: '0.0.0.0',
+        npm_config_cache: 'x',
+      }),
     ).to.deep.equal([
       'CLIENT_API_KEY is not a setting of this service and is ignored; did you mean CLIENT_API_KEYS?',
       'SECRET_API_KEY is not a setting of this service and is ignored; did you mean SECRET_API_KEYS?',
       'DATADIR is not a setting of this service and is ignored; did you mean DATA_DIR?',
+      'TRUST_PROXIES is not a setting of this service and is ignored; did you mean TRUST_PROXY?',
     ]);
     expect(misspeltSettings(process.env), 'the test environment itself').to.deep.equal([]);
   });
