@@ -17,6 +17,7 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { EventStoreDbEventStore } from '../src/adapters/eventstoredb/eventstoredb-event-store.js';
+import { projectorRunsOn } from '../src/adapters/sqlite/projector-lock.js';
 import { databasePath } from '../src/adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../src/adapters/sqlite/sqlite-event-store.js';
 import { SqliteKeyStore } from '../src/adapters/sqlite/sqlite-key-store.js';
@@ -317,6 +318,11 @@ async function main(argv: string[]): Promise<number> {
   if (!isEventStoreUrl(args.from) && !fs.existsSync(databasePath(args.from))) {
     process.stderr.write(`migrate-events: no database at ${databasePath(args.from)} (--from ${args.from}); nothing was created.\n`);
     return EXIT.NO_INPUT;
+  }
+  if (!isEventStoreUrl(args.from) && projectorRunsOn(args.from)) {
+    process.stderr.write(
+      `migrate-events: warning: a service is running on ${args.from}; the events it appends meanwhile are left behind: stop it, then run this again to copy them too.\n`,
+    );
   }
   const source = await openStore(args.from);
   const target = await openStore(args.to);

@@ -7,6 +7,7 @@ import { promisify } from 'node:util';
 import { expect } from 'chai';
 import { carryDigestKey, digestKeyToCarry, MigrationConflictError, migrateEvents } from '../../scripts/migrate-events.js';
 import { MemoryKeyStore } from '../../src/adapters/memory/memory-key-store.js';
+import { SqliteProjectorLock } from '../../src/adapters/sqlite/projector-lock.js';
 import { openSqlite, type SqliteConnection } from '../../src/adapters/sqlite/sqlite-database.js';
 import { SqliteEventStore } from '../../src/adapters/sqlite/sqlite-event-store.js';
 import { PAYMENT_CUSTOMER_DIGEST_SUBJECT, userSubject } from '../../src/application/privacy/personal-data-cipher.js';
@@ -166,13 +167,23 @@ describe('scripts/migrate-events (embedded → embedded)', function () {
     });
   }
 
-  it('runs from the command line, reporting on stderr, and resumes when run again', async function () {
+  it('runs from the command line, reporting on stderr (with a warning while a service runs on the source), and resumes when run again', async function () {
     const targetDir = tempDir('referrals-migrate-cli');
     const script = path.resolve('scripts/migrate-events.ts');
-    const first = await run(process.execPath, ['--import', 'tsx', script, '--from', source.dir, '--to', targetDir, '--max-events', '5']);
+    // A service projecting on the source holds its lock: what it appends meanwhile is left behind.
+    const service = new SqliteProjectorLock(source.dir);
+    expect(service.tryTake()).to.equal(true);
+    let first: { stderr: string };
+    try {
+      first = await run(process.execPath, ['--import', 'tsx', script, '--from', source.dir, '--to', targetDir, '--max-events', '5']);
+    } finally {
+      service.close();
+    }
+    expect(first.stderr).to.contain(`warning: a service is running on ${source.dir}`);
     expect(first.stderr).to.match(/5 events copied from the beginning/);
     expect(first.stderr).to.match(/run again to continue/);
     const second = await run(process.execPath, ['--import', 'tsx', script, '--from', source.dir, '--to', targetDir]);
+    expect(second.stderr).to.not.contain('warning');
     expect(second.stderr).to.match(/5 events copied resumed after/);
     expect(second.stderr).to.match(/up to date/);
     const copy = openLog(targetDir);

@@ -70,6 +70,17 @@ export class SqliteProjectorLock {
   }
 }
 
+/** Whether a service projects on `dataDir` now: its lock is held (taken and given back at once when free). */
+export function projectorRunsOn(dataDir: string): boolean {
+  if (!fs.existsSync(path.join(dataDir, PROJECTOR_LOCK_FILE))) return false;
+  const lock = new SqliteProjectorLock(dataDir);
+  try {
+    return !lock.tryTake();
+  } finally {
+    lock.close();
+  }
+}
+
 /** A connection on the lock's file (created when missing), and the file it has open. */
 function openOn(dataDir: string): [Database.Database, fs.Stats] {
   const file = createdOnce(dataDir);
