@@ -42,6 +42,11 @@ export class UnreadableEventError extends Error {
   }
 }
 
+/** A follower's page: validated events, and the event it stopped before when its schema refuses it. */
+export interface FollowerPage extends LogPage<LoggedEvent> {
+  unreadable: UnreadableEventError | null;
+}
+
 /** The typed face of the event store: schemas checked on append and on read, metadata filled in. */
 export class EventLog {
   constructor(
@@ -96,16 +101,21 @@ export class EventLog {
     return (await this.store.readAll({ after, limit, filter })).map(toLogged);
   }
 
-  /** A follower's page (EventStore#readPage), its events validated against their schemas (else UnreadableEventError). */
-  async readPage(after: bigint | null, limit: number, types: readonly string[]): Promise<LogPage<LoggedEvent>> {
+  /**
+   * A follower's page (EventStore#readPage), its events validated against their schemas. At an
+   * event its schema refuses, the page stops just before it (`through`), with the events before it,
+   * and names it (`unreadable`): the follower applies those, and is held there.
+   */
+  async readPage(after: bigint | null, limit: number, types: readonly string[]): Promise<FollowerPage> {
     const page = await this.store.readPage({ after, limit, types });
-    const events = page.events.map((record) => {
+    const events: LoggedEvent[] = [];
+    for (const record of page.events) {
       try {
-        return toLogged(record);
+        events.push(toLogged(record));
       } catch (error) {
-        throw new UnreadableEventError(record, error);
+        return { events, through: record.position - 1n, more: false, unreadable: new UnreadableEventError(record, error) };
       }
-    });
-    return { ...page, events };
+    }
+    return { ...page, events, unreadable: null };
   }
 }

@@ -4,7 +4,7 @@ import { type RecordedEvent, StoreUnavailableError } from '../../ports/event-sto
 import { CheckpointMovedError, type ProjectorBatch, type ReadStore } from '../../ports/read-store.js';
 import type { Logger } from '../../ports/logger.js';
 import type { ProjectionStatus, ReadConsistency } from '../../ports/read-consistency.js';
-import { type EventLog, type LoggedEvent, UnreadableEventError } from '../event-log.js';
+import type { EventLog, LoggedEvent } from '../event-log.js';
 import { LogFollower } from '../log-follower.js';
 import { foldBatch } from './fold-batch.js';
 import { HeldProjectionsRecord } from './held-projections.js';
@@ -147,15 +147,15 @@ export class ProjectionRunner extends LogFollower implements ReadConsistency {
     if (group.length === 0) return false;
     const types = [...new Set(group.flatMap((projection) => projection.eventTypes))];
     const lowest = this.lowest(group);
-    let page: Awaited<ReturnType<EventLog['readPage']>>;
-    try {
-      page = await this.log.readPage(lowest, PAGE_SIZE, types);
-    } catch (error) {
-      if (!(error instanceof UnreadableEventError)) throw error;
-      for (const projection of group) this.markFailed(this.statuses.get(projection.name)!, error.event, error);
-      return false;
+    const { events, through, more, unreadable } = await this.log.readPage(lowest, PAGE_SIZE, types);
+    if (unreadable) {
+      // Held at it: the projections that read its type. The others fold up to it with them now,
+      // and read on without them from the next page (the held ones are read on their own).
+      for (const projection of group) {
+        if ((projection.eventTypes as readonly string[]).includes(unreadable.event.type))
+          this.markFailed(this.statuses.get(projection.name)!, unreadable.event, unreadable);
+      }
     }
-    const { events, through, more } = page;
     if (through === null || through === lowest) return false;
     const batches: ProjectorBatch[] = [];
     for (const projection of group) {

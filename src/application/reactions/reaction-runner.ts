@@ -2,7 +2,7 @@ import type { EventType } from '../../domain/events/index.js';
 import { StoreUnavailableError } from '../../ports/event-store.js';
 import type { Logger } from '../../ports/logger.js';
 import { CheckpointMovedError, type ReadStore } from '../../ports/read-store.js';
-import { type CommandContext, type EventLog, type LoggedEvent, UnreadableEventError } from '../event-log.js';
+import type { CommandContext, EventLog, LoggedEvent, UnreadableEventError } from '../event-log.js';
 import { LogFollower } from '../log-follower.js';
 
 /** A process manager: reacts to events by issuing commands. Its handling must be idempotent. */
@@ -43,6 +43,8 @@ export class ReactionRunner extends LogFollower {
   /** When the current run of failures began (epoch ms); null while pages go through. */
   private failingSince: number | null = null;
   private lastFailure: { position: string; eventId: string; error: string } | null = null;
+  /** The unreadable event last logged (heldAt logs each once). */
+  private reportedUnreadable: string | null = null;
   /** The event types any of the reactions handles: the only ones read (the others are passed over). */
   private readonly eventTypes: string[];
 
@@ -69,20 +71,8 @@ export class ReactionRunner extends LogFollower {
   }
 
   async processPage(): Promise<boolean> {
-    let page: Awaited<ReturnType<EventLog['readPage']>>;
-    try {
-      page = await this.log.readPage(this.checkpoint, PAGE_SIZE, this.eventTypes);
-    } catch (error) {
-      if (!(error instanceof UnreadableEventError)) throw error;
-      if (this.lastFailure?.eventId !== error.event.id) {
-        this.logger.error({ err: error, runner: this.checkpointName, eventId: error.event.id }, 'reactions held at an event they cannot read');
-      }
-      this.failing = true;
-      this.lastFailure = { position: error.event.position.toString(), eventId: error.event.id, error: error.message };
-      return false;
-    }
-    const { events, through, more } = page;
-    if (through === null || through === this.checkpoint) return false;
+    const { events, through, more, unreadable } = await this.log.readPage(this.checkpoint, PAGE_SIZE, this.eventTypes);
+    if (through === null || through === this.checkpoint) return this.heldAt(unreadable);
     for (const reaction of this.reactions) {
       const mine = events.filter((event) => reaction.eventTypes.includes(event.type));
       if (mine.length === 0) continue;
@@ -116,7 +106,19 @@ export class ReactionRunner extends LogFollower {
       if (!(error instanceof CheckpointMovedError)) throw error;
       await this.init();
     }
-    return more;
+    return unreadable ? this.heldAt(unreadable) : more;
+  }
+
+  /** Held at an event its schema refuses (the events before it handled), said once per event: always false (read no further now). */
+  private heldAt(unreadable: UnreadableEventError | null): false {
+    if (unreadable === null) return false;
+    if (this.reportedUnreadable !== unreadable.event.id) {
+      this.reportedUnreadable = unreadable.event.id;
+      this.logger.error({ err: unreadable, runner: this.checkpointName, eventId: unreadable.event.id }, 'reactions held at an event they cannot read');
+    }
+    this.failing = true;
+    this.lastFailure = { position: unreadable.event.position.toString(), eventId: unreadable.event.id, error: unreadable.message };
+    return false;
   }
 
   /** Where the reactions stand, for /readyz: held at a failing event, or fine. */

@@ -94,6 +94,8 @@ function webhookMessageId(ids: Ids, endpointId: string, eventId: string): string
  */
 export class WebhookFeeder extends LogFollower {
   private checkpoint: bigint | null = null;
+  /** The unreadable event last logged (each is logged once). */
+  private reportedUnreadable: string | null = null;
   private readonly subscriptions: Subscriptions = new Map();
 
   constructor(
@@ -170,7 +172,12 @@ export class WebhookFeeder extends LogFollower {
    * (src/application/webhooks/delivery-engine.ts).
    */
   async processPage(): Promise<boolean> {
-    const { events, through, more } = await this.log.readPage(this.checkpoint, PAGE_SIZE, FED_EVENTS);
+    const { events, through, more, unreadable } = await this.log.readPage(this.checkpoint, PAGE_SIZE, FED_EVENTS);
+    // Held at an event its schema refuses (fed up to it): said once per event.
+    if (unreadable && this.reportedUnreadable !== unreadable.event.id) {
+      this.reportedUnreadable = unreadable.event.id;
+      this.logger.error({ err: unreadable, eventId: unreadable.event.id }, 'the webhook feed is held at an event it cannot read');
+    }
     if (through === null || through === this.checkpoint) return false;
     let rows: NewOutboxMessage[] = [];
     let fed = false;

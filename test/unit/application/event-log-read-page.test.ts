@@ -46,12 +46,17 @@ describe('EventLog#readPage: a follower reads only its event types', () => {
   });
 
   it('no types at all reads nothing and still moves through the head; an empty log leaves it where it was', async () => {
-    expect(await log.readPage(null, 10, [])).to.deep.equal({ events: [], through: positions[4], more: false });
+    expect(await log.readPage(null, 10, [])).to.deep.equal({ events: [], through: positions[4], more: false, unreadable: null });
     const empty = new EventLog(new MemoryEventStore(), new RandomIds());
-    expect(await empty.readPage(null, 10, ['PaymentCustomerClaimCounted'])).to.deep.equal({ events: [], through: null, more: false });
+    expect(await empty.readPage(null, 10, ['PaymentCustomerClaimCounted'])).to.deep.equal({ events: [], through: null, more: false, unreadable: null });
   });
 
   it('a checkpoint already at the head stays there', async () => {
-    expect(await log.readPage(positions[4]!, 10, ['PaymentCustomerClaimCounted'])).to.deep.equal({ events: [], through: positions[4], more: false });
+    expect(await log.readPage(positions[4]!, 10, ['PaymentCustomerClaimCounted'])).to.deep.equal({
+      events: [],
+      through: positions[4],
+      more: false,
+      unreadable: null,
+    });
   });
 });

@@ -38,7 +38,7 @@ async function logWithUnreadableEvent(): Promise<{ log: EventLog; store: MemoryE
 }
 
 describe('An event of the log its schema refuses (UnreadableEventError)', () => {
-  it('holds the projections that read its type at it, as a poison event: in their status, logged once', async () => {
+  it('holds the projections that read its type at it, as a poison event (in their status, logged once), the events before it applied', async () => {
     const { log, bad } = await logWithUnreadableEvent();
     const { logger, logged } = lines();
     const readStore = new MemoryReadStore();
@@ -48,11 +48,14 @@ describe('An event of the log its schema refuses (UnreadableEventError)', () => 
     const [status] = runner.status();
     expect(status!.failure).to.deep.include({ position: bad.position.toString(), eventId: bad.id });
     expect(status!.failure!.error).to.contain('cannot be read');
+    expect(status!.checkpoint).to.equal(bad.position - 1n);
+    expect(await readStore.get(COUNTS, 'user-ann')).to.deep.equal({ count: 1 });
+    expect(await readStore.get(COUNTS, 'user-bob')).to.equal(null);
     expect(logged.filter((line) => line.message.startsWith('POISON EVENT'))).to.have.length(1);
     expect(logged.filter((line) => line.message.includes('log follower failed'))).to.deep.equal([]);
   });
 
-  it('holds the reactions that read its type at it: in their health, logged once', async () => {
+  it('holds the reactions that read its type at it (in their health, logged once), the events before it handled', async () => {
     const { log, bad } = await logWithUnreadableEvent();
     const { logger, logged } = lines();
     const handled: string[] = [];
@@ -65,17 +68,21 @@ describe('An event of the log its schema refuses (UnreadableEventError)', () => 
     await runner.init();
     for (let page = 0; page < 3; page++) expect(await runner.processPage()).to.equal(false);
     expect(runner.health().failure).to.deep.include({ position: bad.position.toString(), eventId: bad.id });
+    expect(runner.health().checkpoint).to.equal((bad.position - 1n).toString());
     expect(logged.filter((line) => line.level === 'error')).to.have.length(1);
-    expect(handled).to.deep.equal([]);
+    expect(handled).to.deep.equal(['user-ann']);
   });
 
-  it('a projection that does not read its type is not held by it', async () => {
-    const { log } = await logWithUnreadableEvent();
+  it('holds only the projections that read its type: one beside them in the same runner reads on past it', async () => {
+    const { log, store } = await logWithUnreadableEvent();
     const readStore = new MemoryReadStore();
-    const runner = new ProjectionRunner(log, readStore, [{ ...counting, name: 'other', eventTypes: ['CodeClaimed'] }], lines().logger);
+    const other = { ...counting, name: 'other', eventTypes: ['CodeClaimed'] as const };
+    const runner = new ProjectionRunner(log, readStore, [counting, other], lines().logger);
     await runner.init();
-    while (await runner.processPage());
-    expect(runner.status()[0]!.failure).to.equal(null);
-    expect(await readStore.get(COUNTS, 'user-ann')).to.equal(null);
+    for (let page = 0; page < 3; page++) await runner.processPage();
+    const byName = new Map(runner.status().map((status) => [status.name, status]));
+    expect(byName.get('other')!.failure).to.equal(null);
+    expect(byName.get('other')!.checkpoint).to.equal(await store.headPosition());
+    expect(byName.get(counting.name)!.failure).to.not.equal(null);
   });
 });
