@@ -224,6 +224,15 @@ describe('E2E: restoring from backups (README, For operators and Personal data)'
     } finally {
       await svc.stop();
     }
+    // An API-only process holds no projector lock, but has the files open.
+    const apiOnly = await startChildService(dataDir, { RUN_PROJECTOR: 'false' });
+    try {
+      const running = restoreBackup(dataDir, '--from', backup);
+      expect(running.status, running.stderr).to.equal(75);
+      expect(running.stderr).to.contain('referrals.db');
+    } finally {
+      await apiOnly.stop();
+    }
     const inode = fs.statSync(log).ino;
     const empty = tempDataDir();
     const missing = restoreBackup(dataDir, '--from', empty);

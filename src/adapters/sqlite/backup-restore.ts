@@ -37,10 +37,11 @@ export interface BackupDirs {
  * file it replaces removed. A `-wal` left beside a database by a crash holds pages of that
  * database: SQLite replays it into whatever file has the name at the next start, so a backup
  * copied over the database and started with that WAL is a damaged store (a read may even answer
- * another user's document). Refused, changing nothing, while a service holds DATA_DIR (its
- * projector lock), and when a copy fails SQLite's integrity check. Each copy is written beside
- * its place and renamed into it, so a restore cut short leaves each file whole, old or new.
- * The names restored, in order.
+ * another user's document). Refused, changing nothing, while a process has DATA_DIR open (its
+ * projector lock held, or a connection on one of the files), and when a copy fails SQLite's
+ * integrity check. Every copy is written beside its place first; only then are the files swapped,
+ * each renamed into its place, so a copy that fails (a full disk) changes nothing, and a restore
+ * cut short leaves each file whole, old or new. The names restored, in order.
  */
 export function restoreBackup(dirs: BackupDirs, dataDir: string): string[] {
   const copyOf = (name: string) => path.join(name === 'data-keys.db' ? (dirs.keys ?? dirs.from) : dirs.from, name);
@@ -51,12 +52,48 @@ export function restoreBackup(dirs: BackupDirs, dataDir: string): string[] {
   privateDataDir(dataDir);
   const lock = new SqliteProjectorLock(dataDir);
   try {
-    if (!lock.tryTake()) throw new RestoreRefused(`a service is running on ${dataDir}: stop it (every process on this DATA_DIR), then restore`, 'running');
-    for (const name of found) putInPlace(copyOf(name), path.join(dataDir, name));
+    const open = found.filter((name) => inUse(path.join(dataDir, name)));
+    if (!lock.tryTake() || open.length > 0) {
+      throw new RestoreRefused(
+        `a service is running on ${dataDir}${open.length > 0 ? ` (${open.join(', ')} open)` : ''}: stop every process on this DATA_DIR, then restore`,
+        'running',
+      );
+    }
+    const incoming = found.map((name) => ({ copy: copyOf(name), target: path.join(dataDir, name) }));
+    try {
+      for (const { copy, target } of incoming) writeBeside(copy, target);
+    } catch (error) {
+      for (const { target } of incoming) fs.rmSync(`${target}${INCOMING}`, { force: true });
+      throw error;
+    }
+    for (const { target } of incoming) swapIn(target);
+    syncFile(dataDir);
   } finally {
     lock.close();
   }
   return found;
+}
+
+/**
+ * Whether another process has the database open: a connection in WAL mode, even idle, keeps any
+ * other from taking the file exclusively. A file that cannot be opened (damaged, which may be why
+ * it is restored) is in nobody's use that SQLite can tell.
+ */
+function inUse(file: string): boolean {
+  if (!fs.existsSync(file)) return false;
+  let db: Database.Database | undefined;
+  try {
+    db = new Database(file, { fileMustExist: true });
+    db.pragma('busy_timeout = 0');
+    db.pragma('locking_mode = EXCLUSIVE');
+    db.exec('BEGIN EXCLUSIVE');
+    db.exec('ROLLBACK');
+    return false;
+  } catch (error) {
+    return (error as { code?: string }).code === 'SQLITE_BUSY';
+  } finally {
+    db?.close();
+  }
 }
 
 function checkIntegrity(file: string): void {
@@ -77,15 +114,20 @@ function checkIntegrity(file: string): void {
   }
 }
 
-function putInPlace(copy: string, target: string): void {
-  const incoming = `${target}.restoring`;
+/** The suffix of a copy written beside the file it is to replace. */
+const INCOMING = '.restoring';
+
+function writeBeside(copy: string, target: string): void {
+  const incoming = `${target}${INCOMING}`;
   fs.rmSync(incoming, { force: true });
   fs.copyFileSync(copy, incoming);
   fs.chmodSync(incoming, 0o600);
   syncFile(incoming);
+}
+
+function swapIn(target: string): void {
   for (const suffix of COMPANIONS) fs.rmSync(`${target}${suffix}`, { force: true });
-  fs.renameSync(incoming, target);
-  syncFile(path.dirname(target));
+  fs.renameSync(`${target}${INCOMING}`, target);
 }
 
 /** Makes a file's content (or a directory's entries) durable. */
