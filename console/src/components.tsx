@@ -238,10 +238,11 @@ export function Field(props: {
 }
 
 /**
- * Characters that reorder or hide text: bidirectional controls, zero-width marks, word joiners.
+ * Characters that reorder or hide text: the format characters (bidirectional controls, zero-width
+ * marks, word joiners, the soft hyphen, tags) and the blank fillers that render as nothing.
  * SPEC §3 allows them in an app user ID, where `\u202Eevil` would read as `live`.
  */
-const HIDDEN_FORMAT = /([\u061c\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff])/u;
+const HIDDEN_FORMAT = /(\p{Cf}|\u034f|[\u115f\u1160\u3164\uffa0])/u;
 
 /**
  * An app user ID as sent by an app, so that none passes for another: isolated from the text

@@ -62,10 +62,10 @@ function SignIn(props: { onSignedIn: () => void; notice: string | null }) {
       setError('Enter a secret API key.');
       return;
     }
-    // A header carries Latin-1 only: such a key is no key of the service (the browser would
-    // refuse to send it, which read as the service being unreachable).
-    if ([...candidate].some((character) => character.codePointAt(0)! > 0xff)) {
-      setError('This key is not known to the service: an API key has no characters beyond Latin-1.');
+    // A header carries printable Latin-1 only: such a key is no key of the service (the browser
+    // would refuse to send it, which read as the service being unreachable).
+    if ([...candidate].some((character) => !/[\x20-\x7e\xa0-\xff]/.test(character))) {
+      setError('This key is not known to the service: an API key is made of printable Latin-1 characters.');
       return;
     }
     setBusy(true);

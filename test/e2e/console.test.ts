@@ -124,6 +124,7 @@ describe('Console in the browser (SPEC §14)', function () {
     for (const [key, says] of [
       ['not-a-key', /not known/],
       ['ключ', /not known/],
+      ['key\u007f', /not known/],
       [CLIENT_KEY, /client key/],
     ] as const) {
       await signIn(key);
@@ -515,15 +516,16 @@ describe('Console in the browser (SPEC §14)', function () {
   });
 
   it('shows a character that reorders text in an app user ID by its code point: "\\u202Eevil" does not read as "live"', async () => {
-    await createUser(svc, '\u202Eevil');
+    // A bidirectional override, a soft hyphen and a Hangul filler (renders as nothing).
+    await createUser(svc, '\u202Eevil\u00ad\u3164');
     await signIn();
     await open('Users');
-    await page.getByRole('searchbox', { name: 'App user ID' }).fill('\u202Eevil');
+    await page.getByRole('searchbox', { name: 'App user ID' }).fill('\u202Eevil\u00ad\u3164');
     await page.getByRole('button', { name: 'Search' }).click();
     const heading = page.getByRole('heading', { level: 2, name: /^User / });
     await heading.waitFor();
-    expect(await heading.textContent()).to.equal('User U+202Eevil');
-    expect(await heading.locator('bdi .code-point').textContent()).to.equal('U+202E');
+    expect(await heading.textContent()).to.equal('User U+202EevilU+00ADU+3164');
+    expect(await heading.locator('bdi .code-point').allTextContents()).to.deep.equal(['U+202E', 'U+00AD', 'U+3164']);
   });
 
   it('the users "." and "..": says their profile is out of a browser\'s reach and shows their history', async () => {
