@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { get, post, SECRET_KEY, startChildService } from '../support/child-service.js';
+import { get, post, put, SECRET_KEY, startChildService } from '../support/child-service.js';
 import { tempDataDir } from '../support/test-service.js';
 import { eventually, Receiver } from '../support/webhook-receiver.js';
 
@@ -14,12 +14,7 @@ describe('E2E: a receiver that answers an error with the message it was sent', f
     receiver.respond = (request) => ({ status: 500, body: `cannot handle ${request.body}` });
     const service = await startChildService(tempDataDir(), ENV);
     try {
-      const created = await fetch(`${service.url}/admin/webhooks/backend`, {
-        method: 'PUT',
-        headers: { 'x-api-key': SECRET_KEY, 'content-type': 'application/json' },
-        body: JSON.stringify({ url: receiver.url, events: ['user.created'] }),
-      });
-      expect(created.status).to.equal(201);
+      expect((await put(service.url, '/admin/webhooks/backend', { url: receiver.url, events: ['user.created'] })).status).to.equal(201);
       expect((await post(service.url, '/users', { app_user_id: 'echoed', metadata: { email: 'echoed@example.org' } })).status).to.equal(201);
       const logged = await eventually(
         async () => service.logs(),

@@ -1,5 +1,5 @@
 import { expect } from 'chai';
-import { post, SECRET_KEY, startChildService } from '../support/child-service.js';
+import { post, put, startChildService } from '../support/child-service.js';
 import { tempDataDir } from '../support/test-service.js';
 import { Receiver, verifyWebhook } from '../support/webhook-receiver.js';
 
@@ -17,13 +17,9 @@ describe('E2E: SIGKILL of the service in the middle of webhook deliveries', func
     const first = await startChildService(dataDir, ENV);
     let secret: string;
     try {
-      const created = await fetch(`${first.url}/admin/webhooks/backend`, {
-        method: 'PUT',
-        headers: { 'x-api-key': SECRET_KEY, 'content-type': 'application/json' },
-        body: JSON.stringify({ url: receiver.url, events: ['user.created'] }),
-      });
+      const created = await put(first.url, '/admin/webhooks/backend', { url: receiver.url, events: ['user.created'] });
       expect(created.status).to.equal(201);
-      secret = ((await created.json()) as any).data.webhook.secret;
+      secret = created.body.data.webhook.secret;
       for (let index = 0; index < USERS; index += 1) {
         expect((await post(first.url, '/users', { app_user_id: `u${String(index).padStart(3, '0')}` })).status).to.equal(201);
       }

@@ -64,14 +64,19 @@ export async function startChildService(dataDir: string, env: Record<string, str
   };
 }
 
-export async function post(url: string, pathname: string, body: unknown, key = CLIENT_KEY): Promise<{ status: number; body: any }> {
+async function send(method: 'POST' | 'PUT', url: string, pathname: string, body: unknown, key: string): Promise<{ status: number; body: any }> {
   const response = await fetch(`${url}${pathname}`, {
-    method: 'POST',
+    method,
     headers: { 'x-api-key': key, 'content-type': 'application/json' },
     body: JSON.stringify(body),
   });
   return { status: response.status, body: await response.json().catch(() => null) };
 }
+
+export const post = (url: string, pathname: string, body: unknown, key = CLIENT_KEY) => send('POST', url, pathname, body, key);
+
+/** A PUT with the secret key (the admin API's definitions: an endpoint, a rule). */
+export const put = (url: string, pathname: string, body: unknown, key = SECRET_KEY) => send('PUT', url, pathname, body, key);
 
 export async function get(url: string, pathname: string, key = CLIENT_KEY): Promise<{ status: number; body: any }> {
   const response = await fetch(`${url}${pathname}`, { headers: { 'x-api-key': key } });
