@@ -337,7 +337,7 @@ function setHeaders(res: Response, outcomes: Outcome[]): void {
  * is given (SLAAC picks any address in it), written one way (`2001:db8:0:5::/64`, its four first groups in hex). Else, with
  * 2^64 addresses to pick from, one client would have a fresh budget per request.
  */
-export function clientAddress(req: Pick<Request, 'ip'>): string {
+function clientAddress(req: Pick<Request, 'ip'>): string {
   const ip = req.ip ?? 'unknown';
   // IPv4, the common case, as it comes (0.05 µs; a parse of every address took 2 µs).
   if (IPV4.test(ip)) return ip;
