@@ -103,8 +103,10 @@ export class EventLog {
 
   /**
    * A follower's page (EventStore#readPage), its events validated against their schemas. At an
-   * event its schema refuses, the page stops just before it (`through`), with the events before it,
-   * and names it (`unreadable`): the follower applies those, and is held there.
+   * event its schema refuses, the page stops with the events before it, `through` the last of them
+   * (or `after`, if it was the first), and names it (`unreadable`): the follower applies those, and
+   * is held there. `through` is always a position the store gave: EventStoreDB's positions are
+   * byte offsets, and a read from any other number fails.
    */
   async readPage(after: bigint | null, limit: number, types: readonly string[]): Promise<FollowerPage> {
     const page = await this.store.readPage({ after, limit, types });
@@ -113,7 +115,7 @@ export class EventLog {
       try {
         events.push(toLogged(record));
       } catch (error) {
-        return { events, through: record.position - 1n, more: false, unreadable: new UnreadableEventError(record, error) };
+        return { events, through: events.at(-1)?.position ?? after, more: false, unreadable: new UnreadableEventError(record, error) };
       }
     }
     return { ...page, events, unreadable: null };

@@ -7,8 +7,10 @@ import type { GrantedFact } from './events/user-events.js';
  * (same user, same `operation_id`) is applied once. The whole rule lives here:
  *
  * 1. **The event ids derive from the operation id** (`operationEventIdParts`, hashed by the Ids
- *    port in src/application/event-log.ts), so the store itself refuses a second copy; a manual
- *    grant's grant ids derive from it too (`manualGrantIdPrefix`).
+ *    port in src/application/event-log.ts), so a second copy appended at the same revision is the
+ *    store's idempotent repeat, written once (every backend; SQLite also refuses the id anywhere
+ *    else, EventStoreDB does not); a manual grant's grant ids derive from it too
+ *    (`manualGrantIdPrefix`).
  * 2. **The first use is remembered forever**, as an `OperationRecord` built from its events
  *    (`operationRecordOf`), in the operations index (projections/operations.ts), never in a
  *    stream's decision state; src/application/operation-index.ts reads it before the decision

@@ -5,6 +5,7 @@ import { RandomIds } from '../../../src/adapters/system/random-ids.js';
 import { EventLog } from '../../../src/application/event-log.js';
 import { ProjectionRunner } from '../../../src/application/projections/projection-runner.js';
 import { ReactionRunner } from '../../../src/application/reactions/reaction-runner.js';
+import type { EventStore, PageOptions } from '../../../src/ports/event-store.js';
 import type { Logger } from '../../../src/ports/logger.js';
 import { COUNTS, counting } from '../../support/counting-projection.js';
 import { registered } from '../../support/events.js';
@@ -35,6 +36,22 @@ async function logWithUnreadableEvent(): Promise<{ log: EventLog; store: MemoryE
   );
   await log.append('user-bob', [registered('bob')], 'no_stream', CONTEXT);
   return { log, store, bad: { id: 'bad-event', position: written.position } };
+}
+
+/**
+ * The same store with positions as EventStoreDB gives them (byte offsets: here every 317th number),
+ * refusing a page from any other number, as EventStoreDB does (InvalidPosition).
+ */
+function withByteOffsets(store: MemoryEventStore, step = 317n): EventStore {
+  const readPage = async (options: PageOptions) => {
+    if (options.after !== null && options.after % step !== 0n) throw new Error(`InvalidPosition: ${options.after} is not the start of a log record`);
+    const page = await store.readPage({ ...options, after: options.after === null ? null : options.after / step });
+    const events = page.events.map((event) => ({ ...event, position: event.position * step }));
+    return { ...page, events, through: page.through === null ? null : page.through * step };
+  };
+  return new Proxy(store, {
+    get: (target, key) => (key === 'readPage' ? readPage : Reflect.get(target, key, target)),
+  }) as EventStore;
 }
 
 describe('An event of the log its schema refuses (UnreadableEventError)', () => {
@@ -84,5 +101,32 @@ describe('An event of the log its schema refuses (UnreadableEventError)', () => 
     expect(byName.get('other')!.failure).to.equal(null);
     expect(byName.get('other')!.checkpoint).to.equal(await store.headPosition());
     expect(byName.get(counting.name)!.failure).to.not.equal(null);
+  });
+
+  it('holds a follower at the last event it read, a position the store can read from (EventStoreDB positions are byte offsets)', async () => {
+    const { store, bad } = await logWithUnreadableEvent();
+    const log = new EventLog(withByteOffsets(store), new RandomIds());
+    const handled: string[] = [];
+    const runner = new ReactionRunner(
+      log,
+      new MemoryReadStore(),
+      [{ name: 'greeter', eventTypes: ['UserRegistered'], handle: async (event) => void handled.push(event.stream) }],
+      lines().logger,
+    );
+    await runner.init();
+    for (let page = 0; page < 3; page++) expect(await runner.processPage()).to.equal(false);
+    expect(runner.health().checkpoint).to.equal(((bad.position - 1n) * 317n).toString());
+    expect(runner.health().failure).to.deep.include({ position: (bad.position * 317n).toString(), eventId: bad.id });
+    expect(handled).to.deep.equal(['user-ann']);
+  });
+
+  it('reads nothing past `after` when the first event of the page is the one refused', async () => {
+    const { store, bad } = await logWithUnreadableEvent();
+    const log = new EventLog(withByteOffsets(store), new RandomIds());
+    const after = (bad.position - 1n) * 317n;
+    const page = await log.readPage(after, 10, ['UserRegistered']);
+    expect(page).to.deep.include({ events: [], through: after, more: false });
+    expect(page.unreadable!.event.id).to.equal(bad.id);
+    expect((await log.readPage(null, 10, ['UserRegistered'])).through).to.equal(after);
   });
 });
