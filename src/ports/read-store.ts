@@ -56,6 +56,7 @@ export interface ProjectorBatch {
    * continued as if nothing had changed (CheckpointMovedError).
    */
   version: number;
+  /** Applied in order: of several changes to one document, the last one stands. */
   changes: DocumentChange[];
   /** Position of the last event the batch reflects: the projector's new checkpoint. */
   position: bigint;

@@ -50,6 +50,17 @@ export function webhookOutboxContract(name: string, open: OpenContractSubject<We
       expect(await outbox.feedCheckpoint(feed)).to.equal(12n);
     });
 
+    it('a feed continuing a checkpoint that was never stored (or was reset) is stale too: nothing moves', async () => {
+      let thrown: unknown = null;
+      try {
+        await outbox.feed(feed, [], 5n, 9n);
+      } catch (error) {
+        thrown = error;
+      }
+      expect(thrown).to.be.instanceOf(FeedCheckpointMovedError);
+      expect(await outbox.feedCheckpoint(feed)).to.equal(null);
+    });
+
     it('a stale feed carrying messages adds none of them (a stale feeder must not bring messages back)', async () => {
       await outbox.feed(feed, [message(5n)], null, 9n);
       const stale = message(7n);

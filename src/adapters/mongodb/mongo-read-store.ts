@@ -214,14 +214,18 @@ export class MongoReadStore implements ReadStore {
    * the commit would be retried as transient, unchanged, until withTransaction's 120 s ran out.
    */
   private async writeBatch(batch: ProjectorBatch, session: ClientSession, skip: Set<string>): Promise<void> {
-    const byCollection = new Map<string, DocumentChange[]>();
+    // The last change to each document: a second guarded write of one document at the same
+    // position would miss its filter and read as already applied.
+    const byCollection = new Map<string, Map<string, DocumentChange>>();
     for (const change of batch.changes) {
       if (skip.has(changeKey(change.collection, change.id))) continue;
-      const group = byCollection.get(change.collection) ?? [];
-      group.push(change);
+      const group = byCollection.get(change.collection) ?? new Map<string, DocumentChange>();
+      group.delete(change.id);
+      group.set(change.id, change);
       byCollection.set(change.collection, group);
     }
-    for (const [collection, changes] of byCollection) {
+    for (const [collection, lastChanges] of byCollection) {
+      const changes = [...lastChanges.values()];
       const writes: AnyBulkWriteOperation<StoredDocument>[] = changes.map((change) => guardedWrite(change, batch.position));
       try {
         await this.documents(collection).bulkWrite(writes, { ordered: true, session });

@@ -107,18 +107,23 @@ export class MongoWebhookOutbox implements WebhookOutbox {
         if (verdict === null || !verdict.onlyAlreadyApplied) throw error;
       }
     }
+    // Compare-and-set: a first feed (after null) inserts the checkpoint, and collides with one
+    // stored meanwhile; a later one moves it only from `after`, and a checkpoint that is not
+    // there (never stored, or reset) is not created from a stale feeder's `after`.
+    let matched: number;
     try {
-      await guard(() =>
+      ({ matchedCount: matched } = await guard(() =>
         this.feeds.updateOne(
           { _id: name, position: after === null ? null : formatPosition(after) },
           { $set: { position: formatPosition(position) } },
-          { upsert: true },
+          { upsert: after === null },
         ),
-      );
+      ));
     } catch (error) {
       if (isDuplicateKey(error)) throw new FeedCheckpointMovedError(name);
       throw error;
     }
+    if (after !== null && matched === 0) throw new FeedCheckpointMovedError(name);
   }
 
   async feedCheckpoint(name: string): Promise<bigint | null> {
