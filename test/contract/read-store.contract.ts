@@ -224,7 +224,9 @@ export function readStoreContract(name: string, open: OpenContractSubject<ReadSt
 
       it('changes to one document within a batch apply in order: the last one stands', async function () {
         await store.commitBatches([batch(projector, null, 1n, [put(people, 'a', { n: 1 }), put(people, 'a', { n: 2 }), put(people, 'b', { n: 1 })])]);
-        await store.commitBatches([batch(projector, 1n, 2n, [remove(people, 'b'), put(people, 'b', { n: 3 }), put(people, 'a', { n: 4 }), remove(people, 'a')])]);
+        await store.commitBatches([
+          batch(projector, 1n, 2n, [remove(people, 'b'), put(people, 'b', { n: 3 }), put(people, 'a', { n: 4 }), remove(people, 'a')]),
+        ]);
         expect(await store.get(people, 'a')).to.equal(null);
         expect(await store.get(people, 'b')).to.deep.equal({ n: 3 });
         expect((await store.checkpoint(projector)).position).to.equal(2n);

@@ -20,42 +20,17 @@ import { ReadModelsBehindError } from '../../ports/read-consistency.js';
 import type { ReadStore } from '../../ports/read-store.js';
 import { TOKENS } from '../../ports/tokens.js';
 import type { DeliveryStatus, OutboxMessage, WebhookOutbox } from '../../ports/webhook-outbox.js';
-import { EventLog, type CommandContext, type LoggedEvent } from '../event-log.js';
+import { EventLog, type CommandContext } from '../event-log.js';
 import { CommandExecutor } from '../command-executor.js';
 import { StreamExecutor } from '../stream-executor.js';
 import { postWithTimeout } from './http-post.js';
-import { outboxMessagesFor, REVENUECAT_ENDPOINT, WEBHOOK_FEED } from './webhook-feeder.js';
+import { endpointMessagesBetween, REVENUECAT_ENDPOINT, WEBHOOK_FEED } from './webhook-feeder.js';
 import { checkWebhookUrl, deliveryLookup } from './webhook-url-policy.js';
 import { generateWebhookSecret, signWebhook } from './webhook-signing.js';
 
 /** How long a replay waits for the outbox feed to pass the endpoint's creation, and how often it looks. */
 const FEED_WAIT_MS = 5_000;
 const FEED_POLL_MS = 50;
-
-const REPLAY_PAGE = 1_000;
-
-/**
- * When the endpoint's last event switched it back on and the delivery engine (410 Gone, failing
- * continuously) was what switched it off: the position of that disabling, from which the
- * messages it missed are sent. Null otherwise (an operator's pause queues nothing, by design).
- */
-export function automaticallyDisabledAt(events: readonly LoggedEvent[]): bigint | null {
-  let enabled = false;
-  let off: { position: bigint; automatic: boolean } | null = null;
-  let switchedOn = false;
-  for (const event of events) {
-    const next: boolean =
-      event.type === 'WebhookEndpointCreated' || event.type === 'WebhookEndpointUpdated'
-        ? event.data.webhook.enabled
-        : event.type === 'WebhookEndpointDisabled' || event.type === 'WebhookEndpointDeleted'
-          ? false
-          : enabled;
-    if (enabled && !next) off = { position: event.position, automatic: event.type === 'WebhookEndpointDisabled' };
-    switchedOn = !enabled && next;
-    enabled = next;
-  }
-  return switchedOn && off?.automatic ? off.position : null;
-}
 
 /** A delivery as the admin API lists it (SPEC §12). */
 function deliveryView(message: OutboxMessage) {
@@ -89,30 +64,17 @@ export class WebhookAdmin {
 
   /**
    * PUT /admin/webhooks/{id}. Re-enabling an endpoint the delivery engine disabled resumes where
-   * it stopped: the message it stopped at is due at once, and the messages of the events since
-   * the disabling (which the feed skipped while it was off) are queued again, up to this change;
-   * later ones the feed queues itself.
+   * it stopped, with the messages of the events since the disabling: the outbox feed queues them
+   * when it reaches the change (WebhookFeeder#resume), so a crash cannot lose them.
    */
   async define(input: WebhookEndpointInput, given: { events: boolean; description: boolean; enabled: boolean }, context: CommandContext) {
     await checkWebhookUrl(input.url, this.config);
-    const stream = streams.webhook(input.id);
     const executed = await this.commands.execute(
-      stream,
+      streams.webhook(input.id),
       webhookEndpointEvolver,
       (state) => decideDefineWebhook(state, input, given, generateWebhookSecret(), this.clock.now()),
       context,
     );
-    if (executed.position !== null && !executed.result.created) {
-      const disabledAt = automaticallyDisabledAt(await this.log.readStream(stream));
-      if (disabledAt !== null) {
-        // The message it stopped at goes at once, on a fresh retry schedule, and the endpoint
-        // starts healthy: not after the backoff it had reached, nor disabled again at its first failure.
-        const head = await this.outbox.head(input.id);
-        if (head) await this.outbox.redeliver(input.id, head.message_id, this.clock.now().toISOString());
-        await this.outbox.setFailingSince(input.id, null);
-        await this.replay(input.id, { after_position: disabledAt }, executed.position);
-      }
-    }
     return executed.result;
   }
 
@@ -203,33 +165,25 @@ export class WebhookAdmin {
 
   /**
    * Re-enqueues the endpoint's messages from the log after `after_position` and/or recorded at
-   * or after `since` (both bounds apply when both are given) up to where the outbox feed stands (later events are fed
-   * anyway), or up to `through`, with the endpoint's current event filter. Delivered and dead ones go again.
+   * or after `since` (both bounds apply when both are given), with the endpoint's current event
+   * filter, up to where the outbox feed stands (later events are fed anyway). Delivered and dead
+   * ones go again.
    */
-  async replay(id: string, from: { after_position?: bigint; since?: string }, through?: bigint) {
+  async replay(id: string, from: { after_position?: bigint; since?: string }) {
     const endpoint = await this.existing(id);
     await this.feedPastCreation(endpoint);
-    const until = through ?? (await this.outbox.feedCheckpoint(WEBHOOK_FEED));
-    let after = from.after_position ?? null;
-    const sinceMs = from.since === undefined ? null : Date.parse(from.since);
-    const subscribed: [string, Pick<WebhookEndpoint, 'enabled' | 'events'>][] = [[id, { enabled: true, events: endpoint.events }]];
+    const until = await this.outbox.feedCheckpoint(WEBHOOK_FEED);
     let requeued = 0;
     let first: string | null = null;
     let last: string | null = null;
+    if (until === null) return { requeued, first_position: first, last_position: last };
     const now = this.clock.now().toISOString();
-    while (until !== null && (after === null || after < until)) {
-      const page = (await this.log.readAll(after, REPLAY_PAGE)).filter((event) => event.position <= until);
-      if (page.length === 0) break;
-      const rows = page
-        .filter((event) => sinceMs === null || event.recordedAt.getTime() >= sinceMs)
-        .flatMap((event) => outboxMessagesFor(event, subscribed, this.ids, false, now));
+    const range = { after: from.after_position ?? null, until, ...(from.since === undefined ? {} : { since: Date.parse(from.since) }) };
+    for await (const rows of endpointMessagesBetween(this.log, this.ids, endpoint, range, now)) {
+      if (rows.length === 0) continue;
       requeued += await this.outbox.requeue(rows, now);
-      if (rows.length > 0) {
-        first ??= rows[0]!.position.toString();
-        last = rows[rows.length - 1]!.position.toString();
-      }
-      after = page[page.length - 1]!.position;
-      if (page.length < REPLAY_PAGE) break;
+      first ??= rows[0]!.position.toString();
+      last = rows[rows.length - 1]!.position.toString();
     }
     return { requeued, first_position: first, last_position: last };
   }

@@ -1,6 +1,7 @@
 import { streams } from '../../domain/events/index.js';
 import type { WebhookEndpoint } from '../../domain/events/webhook-events.js';
-import { MESSAGE_SOURCE_EVENTS, toFulfilment, toWebhookMessage, type FulfilmentAction } from '../../domain/webhooks/message-catalogue.js';
+import { setImmediate } from 'node:timers/promises';
+import { MESSAGE_SOURCE_EVENTS, messageSourcesOf, toFulfilment, toWebhookMessage, type FulfilmentAction } from '../../domain/webhooks/message-catalogue.js';
 import type { Clock } from '../../ports/clock.js';
 import type { Ids } from '../../ports/ids.js';
 import type { Logger } from '../../ports/logger.js';
@@ -19,25 +20,70 @@ const SUBSCRIPTION_EVENTS = ['WebhookEndpointCreated', 'WebhookEndpointUpdated',
 /** What the feeder reads: subscription changes, and the events a message or a fulfilment comes from. */
 export const FED_EVENTS: readonly string[] = [...SUBSCRIPTION_EVENTS, ...MESSAGE_SOURCE_EVENTS];
 
-/** Which endpoints get which messages at this point of the log: folded from `webhook-*` events in log order. */
-type Subscriptions = Map<string, Pick<WebhookEndpoint, 'enabled' | 'events'>>;
+/**
+ * Which endpoints get which messages at this point of the log: folded from `webhook-*` events in
+ * log order. `disabledAt`: where the delivery engine switched the endpoint off (410 Gone, failing
+ * continuously), while it stays off; an operator's pause is null (what it misses is not made up for).
+ */
+export type Subscriptions = Map<string, Pick<WebhookEndpoint, 'enabled' | 'events'> & { disabledAt: bigint | null }>;
 
-function subscribe(subscriptions: Subscriptions, event: LoggedEvent): void {
+/**
+ * Folds one event into the subscriptions. When the event switches back on an endpoint the
+ * delivery engine switched off, returns it with the position of the disabling: it resumes where
+ * it stopped, with the messages of the events after that position (the feed skipped them while
+ * it was off).
+ */
+export function subscribe(subscriptions: Subscriptions, event: LoggedEvent): { id: string; disabledAt: bigint } | null {
   switch (event.type) {
     case 'WebhookEndpointCreated':
-    case 'WebhookEndpointUpdated':
-      subscriptions.set(event.data.webhook.id, { enabled: event.data.webhook.enabled, events: event.data.webhook.events });
-      break;
+    case 'WebhookEndpointUpdated': {
+      const { id, enabled, events } = event.data.webhook;
+      const before = subscriptions.get(id);
+      const stayedOff = before !== undefined && !before.enabled && !enabled;
+      subscriptions.set(id, { enabled, events, disabledAt: stayedOff ? before.disabledAt : null });
+      return before !== undefined && !before.enabled && enabled && before.disabledAt !== null ? { id, disabledAt: before.disabledAt } : null;
+    }
     case 'WebhookEndpointDisabled': {
       const current = subscriptions.get(event.data.id);
-      if (current) subscriptions.set(event.data.id, { ...current, enabled: false });
-      break;
+      if (current?.enabled) subscriptions.set(event.data.id, { ...current, enabled: false, disabledAt: event.position });
+      return null;
     }
     case 'WebhookEndpointDeleted':
       subscriptions.delete(event.data.id);
-      break;
+      return null;
     default:
-      break;
+      return null;
+  }
+}
+
+/** Events read per page when queuing an endpoint's messages from a range of the log. */
+const RANGE_PAGE = 1_000;
+
+/**
+ * The messages one endpoint gets, with its event filter, for the log's events after `after` up to
+ * `until` (and recorded at or after `since`, when given): a page of the event types its messages
+ * come from at a time, other requests taking their turn between pages (a range can span most of
+ * the log).
+ */
+export async function* endpointMessagesBetween(
+  log: EventLog,
+  ids: Ids,
+  endpoint: { id: string; events: readonly string[] | null },
+  range: { after: bigint | null; until: bigint; since?: number },
+  enqueuedAt: string,
+): AsyncGenerator<NewOutboxMessage[]> {
+  const types = messageSourcesOf(endpoint.events);
+  if (types.length === 0) return;
+  const subscribed: [string, Pick<WebhookEndpoint, 'enabled' | 'events'>][] = [
+    [endpoint.id, { enabled: true, events: endpoint.events && [...endpoint.events] }],
+  ];
+  for (let after = range.after; after === null || after < range.until; ) {
+    const page = await log.readAll(after, RANGE_PAGE, { types });
+    const inRange = page.filter((event) => event.position <= range.until && (range.since === undefined || event.recordedAt.getTime() >= range.since));
+    yield inRange.flatMap((event) => outboxMessagesFor(event, subscribed, ids, false, enqueuedAt));
+    if (page.length < RANGE_PAGE) return;
+    after = page[page.length - 1]!.position;
+    await setImmediate();
   }
 }
 
@@ -192,7 +238,13 @@ export class WebhookFeeder extends LogFollower {
           rows = [];
           await this.outbox.removeEndpoint(event.data.webhook.id);
         }
-        subscribe(this.subscriptions, event);
+        const resumed = subscribe(this.subscriptions, event);
+        if (resumed !== null) {
+          if (last !== this.checkpoint) await this.feed(rows, last!);
+          fed ||= rows.length > 0;
+          rows = [];
+          fed = (await this.resume(resumed.id, resumed.disabledAt, event.position, now)) || fed;
+        }
         rows.push(...outboxMessagesFor(event, this.subscriptions, this.ids, this.fulfilment, now));
         last = event.position;
       }
@@ -207,6 +259,26 @@ export class WebhookFeeder extends LogFollower {
       if (fed) this.onFed();
     }
     return more;
+  }
+
+  /**
+   * An endpoint the delivery engine switched off, switched on again (README, Webhooks): the
+   * message it stopped at is due at once, on a fresh retry schedule, the endpoint starts healthy
+   * (not disabled again at its first failure), and the messages of the events since the disabling
+   * are queued. The feed checkpoint stays before the switch until all of that is done, so a crash
+   * midway does it again (a message queued twice is sent again: at least once). Says whether
+   * anything was queued.
+   */
+  private async resume(id: string, disabledAt: bigint, enabledAt: bigint, now: string): Promise<boolean> {
+    const head = await this.outbox.head(id);
+    if (head) await this.outbox.redeliver(id, head.message_id, now);
+    await this.outbox.setFailingSince(id, null);
+    let queued = head !== null;
+    const endpoint = { id, events: this.subscriptions.get(id)!.events };
+    for await (const rows of endpointMessagesBetween(this.log, this.ids, endpoint, { after: disabledAt, until: enabledAt }, now)) {
+      if (rows.length > 0) queued = (await this.outbox.requeue(rows, now)) > 0 || queued;
+    }
+    return queued;
   }
 
   private async feed(rows: NewOutboxMessage[], through: bigint): Promise<void> {

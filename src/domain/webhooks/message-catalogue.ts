@@ -33,26 +33,31 @@ export interface WebhookMessage {
 
 /** The events that become messages: the one place an event type is mapped to its message. */
 const MESSAGE_OF = {
-  UserRegistered: (data) => ({ type: 'user.created', fields: data }),
-  CodeClaimed: (data) => ({ type: 'code.claimed', fields: data }),
-  ReferralClaimCounted: (data) => ({ type: 'referral.counted', fields: { variant: 'claim', ...data } }),
-  ReferralConversionCounted: (data) => ({ type: 'referral.counted', fields: { variant: 'conversion', ...data } }),
-  RewardGranted: (data) => ({ type: 'reward.granted', fields: data }),
-  RewardExpired: (data) => ({ type: 'reward.expired', fields: data }),
-  RewardRevoked: (data) => ({ type: 'reward.revoked', fields: data }),
-  CreditsWithdrawn: (data) => ({ type: 'credits.withdrawn', fields: data }),
-  UserConverted: (data) => ({ type: 'conversion.recorded', fields: data }),
+  UserRegistered: { type: 'user.created', fields: (data) => data },
+  CodeClaimed: { type: 'code.claimed', fields: (data) => data },
+  ReferralClaimCounted: { type: 'referral.counted', fields: (data) => ({ variant: 'claim', ...data }) },
+  ReferralConversionCounted: { type: 'referral.counted', fields: (data) => ({ variant: 'conversion', ...data }) },
+  RewardGranted: { type: 'reward.granted', fields: (data) => data },
+  RewardExpired: { type: 'reward.expired', fields: (data) => data },
+  RewardRevoked: { type: 'reward.revoked', fields: (data) => data },
+  CreditsWithdrawn: { type: 'credits.withdrawn', fields: (data) => data },
+  UserConverted: { type: 'conversion.recorded', fields: (data) => data },
 } satisfies {
-  [T in DomainEvent['type']]?: (data: Extract<DomainEvent, { type: T }>['data']) => { type: MessageType; fields: Record<string, unknown> };
+  [T in DomainEvent['type']]?: { type: MessageType; fields: (data: Extract<DomainEvent, { type: T }>['data']) => Record<string, unknown> };
 };
 
 /** The event types a message or a fulfilment comes from (the webhook feeder reads no others). */
 export const MESSAGE_SOURCE_EVENTS = Object.keys(MESSAGE_OF) as (keyof typeof MESSAGE_OF)[];
 
+/** The event types whose messages are of these types (an endpoint's filter; null: every message). */
+export function messageSourcesOf(types: readonly string[] | null): string[] {
+  return MESSAGE_SOURCE_EVENTS.filter((source) => types === null || types.includes(MESSAGE_OF[source].type));
+}
+
 function messageType(event: DomainEvent): { type: MessageType; fields: Record<string, unknown> } | null {
   if (!Object.hasOwn(MESSAGE_OF, event.type)) return null;
-  const toMessage = MESSAGE_OF[event.type as keyof typeof MESSAGE_OF] as (data: unknown) => { type: MessageType; fields: Record<string, unknown> };
-  return toMessage(event.data);
+  const message = MESSAGE_OF[event.type as keyof typeof MESSAGE_OF] as { type: MessageType; fields: (data: unknown) => Record<string, unknown> };
+  return { type: message.type, fields: message.fields(event.data) };
 }
 
 /** The message an event of a `user-{app_user_id}` stream becomes; null when it is not in the catalogue. */

@@ -1,6 +1,6 @@
 import 'reflect-metadata';
 import { expect } from 'chai';
-import { automaticallyDisabledAt } from '../../../src/application/webhooks/webhook-admin.js';
+import { type Subscriptions, subscribe } from '../../../src/application/webhooks/webhook-feeder.js';
 import type { DomainEvent } from '../../../src/domain/events/index.js';
 import { logged } from '../../support/events.js';
 
@@ -18,7 +18,14 @@ const updated = (enabled: boolean) => ({ type: 'WebhookEndpointUpdated', data: {
 const disabled = { type: 'WebhookEndpointDisabled', data: { id: 'e', disabled_at: '2026-11-25T01:00:00.000Z', reason: '410 Gone' } } as DomainEvent;
 const history = (...events: DomainEvent[]) => events.map((event, index) => logged('webhook-e', event, { position: BigInt(10 * (index + 1)) }));
 
-/** Where a re-enabled endpoint resumes from (WebhookAdmin#define replays what it missed). */
+/** Where the last event, switching the endpoint on, resumes it from (WebhookFeeder#resume queues what it missed). */
+function automaticallyDisabledAt(events: ReturnType<typeof history>): bigint | null {
+  const subscriptions: Subscriptions = new Map();
+  let resumed: ReturnType<typeof subscribe> = null;
+  for (const event of events) resumed = subscribe(subscriptions, event);
+  return resumed?.disabledAt ?? null;
+}
+
 describe('webhooks: resuming after an automatic disable', () => {
   it('is the disabling when the delivery engine switched the endpoint off and the last event switches it on', () => {
     expect(automaticallyDisabledAt(history(created, disabled, updated(true)))).to.equal(20n);
