@@ -23,6 +23,7 @@ import { TOKENS } from '../../src/ports/tokens.js';
 import { createUser, eventually, getUser, never, putAffiliate, putProgram, putReward } from '../support/fixtures.js';
 import { invoicePaid, STRIPE_SECRET, stripeEvent } from '../support/revenue-senders.js';
 import { SECRET_KEY, startTestService, type TestService } from '../support/test-service.js';
+import { Receiver } from '../support/webhook-receiver.js';
 
 /** Distinctive plaintexts: found in the bytes only if they are stored in the clear. */
 const EMAIL = 'ann.erasable@example.org';
@@ -506,5 +507,40 @@ describe('API: an export and an erasure of its user at the same time (GET /admin
         expect(text.includes(EMAIL), `round ${round}`).to.equal(!erased);
       }
     }
+  });
+});
+
+describe("API: a receiver's answer to a message with personal fields, and the erasure (GET /admin/webhooks/{id}/deliveries)", function () {
+  this.timeout(60_000);
+  const ECHOED = 'echoed.erasable@example.org';
+  let svc: TestService;
+  let receiver: Receiver;
+
+  before(async () => {
+    receiver = await new Receiver().start();
+    // The receiver refuses every message and echoes it back, personal fields included.
+    receiver.respond = (request) => ({ status: 422, body: `rejected: ${JSON.stringify(request.json?.data?.metadata)}` });
+    svc = await startTestService({ env: { WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true' } });
+    expect((await svc.admin('PUT', '/admin/webhooks/echo', { url: receiver.url, events: ['user.created'] })).status).to.equal(201);
+  });
+  after(async () => {
+    await svc.stop();
+    await receiver.stop();
+  });
+
+  it("is kept sealed under the user's key: listed clear before the erasure, null after, never in a file of the data directory", async () => {
+    await createUser(svc, 'echoed', { metadata: { email: ECHOED } });
+    const lastError = async () =>
+      eventually(async () => {
+        const [delivery] = (await svc.admin('GET', '/admin/webhooks/echo/deliveries')).body.data.deliveries;
+        expect(delivery?.attempts).to.be.at.least(1);
+        return delivery.last_error as string | null;
+      });
+    expect(await lastError()).to.contain(ECHOED);
+    await settled(svc);
+    expect(filesHolding(svc.dataDir, ECHOED)).to.deep.equal([]);
+
+    expect((await svc.admin('DELETE', '/admin/users/echoed')).status).to.equal(204);
+    expect(await lastError()).to.equal(null);
   });
 });

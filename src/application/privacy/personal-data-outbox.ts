@@ -1,7 +1,7 @@
 import { PERSONAL_MESSAGE_FIELDS, withValueAt } from '../../domain/privacy/personal-fields.js';
 import { valueAt } from '../../domain/json-object.js';
 import type { AttemptRecord, EndpointQueueStats, NewOutboxMessage, OutboxListQuery, OutboxMessage, WebhookOutbox } from '../../ports/webhook-outbox.js';
-import { isEnvelope, type PersonalDataCipher, userSubject } from './personal-data-cipher.js';
+import { type Envelope, isEnvelope, type PersonalDataCipher, userSubject } from './personal-data-cipher.js';
 
 function personalPaths(eventType: string): readonly (readonly string[])[] {
   return Object.hasOwn(PERSONAL_MESSAGE_FIELDS, eventType) ? PERSONAL_MESSAGE_FIELDS[eventType]! : [];
@@ -11,10 +11,33 @@ function labelOf(path: readonly string[]): string {
   return `message.${path.join('.')}`;
 }
 
+/** A failed attempt's receiver answer, as much as `last_error` keeps of it. */
+const ERROR_LABEL = 'message.last_error';
+
+/** The user a message with personal fields is about; null for other messages. */
+function personalUserOf(message: Pick<OutboxMessage, 'event_type' | 'payload'>): string | null {
+  if (personalPaths(message.event_type).length === 0) return null;
+  const user = valueAt(JSON.parse(message.payload) as Record<string, unknown>, ['data', 'app_user_id']);
+  return typeof user === 'string' ? user : null;
+}
+
+/** `last_error` as stored: sealed (an envelope's JSON text) or a plain text. */
+function storedEnvelope(text: string | null): Envelope | null {
+  if (text === null || !text.startsWith('{"$encrypted"')) return null;
+  try {
+    const parsed: unknown = JSON.parse(text);
+    return isEnvelope(parsed) ? parsed : null;
+  } catch {
+    return null;
+  }
+}
+
 /**
  * Outgoing messages hold personal fields (`user.created`: metadata, payment_customer_id) only
  * encrypted at rest, under the user's data key (SPEC §13): sealed when queued, opened when read
  * back for delivery or listing. A message of an erased user goes out with those fields null.
+ * What a receiver answered to such a message (`last_error`, which may echo the message) is sealed
+ * the same way: after the erasure it lists as null.
  */
 export class PersonalDataOutbox implements WebhookOutbox {
   constructor(
@@ -43,6 +66,11 @@ export class PersonalDataOutbox implements WebhookOutbox {
 
   private async open<T extends OutboxMessage | null>(message: T): Promise<T> {
     if (message === null) return message;
+    const sealedError = storedEnvelope(message.last_error);
+    if (sealedError !== null) {
+      const opened = await this.cipher.open(ERROR_LABEL, sealedError);
+      return this.open({ ...message, last_error: typeof opened === 'string' ? opened : null });
+    }
     const paths = personalPaths(message.event_type);
     if (paths.length === 0 || !message.payload.includes('"$encrypted"')) return message;
     let body = JSON.parse(message.payload) as Record<string, unknown>;
@@ -74,8 +102,13 @@ export class PersonalDataOutbox implements WebhookOutbox {
     return this.open(await this.inner.head(endpointId));
   }
 
-  recordAttempt(endpointId: string, messageId: string, attempt: AttemptRecord): Promise<void> {
-    return this.inner.recordAttempt(endpointId, messageId, attempt);
+  async recordAttempt(endpointId: string, messageId: string, attempt: AttemptRecord): Promise<void> {
+    const message = attempt.error === null ? null : await this.inner.get(endpointId, messageId);
+    const user = message === null ? null : personalUserOf(message);
+    if (user === null) return this.inner.recordAttempt(endpointId, messageId, attempt);
+    // Never creates a key: none means the user was erased meanwhile, and the answer is not kept.
+    const sealed = await this.cipher.seal(userSubject(user), ERROR_LABEL, attempt.error, false);
+    return this.inner.recordAttempt(endpointId, messageId, { ...attempt, error: sealed === null ? null : JSON.stringify(sealed) });
   }
 
   async get(endpointId: string, messageId: string): Promise<OutboxMessage | null> {
