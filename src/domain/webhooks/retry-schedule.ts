@@ -42,7 +42,10 @@ export type FailureVerdict = { status: 'failed'; nextAttemptAt: Date } | { statu
 export function afterFailure(input: FailureInput): FailureVerdict {
   const deadline = input.firstAttemptAt.getTime() + input.retryWindowMs;
   if (input.now.getTime() >= deadline) return { status: 'dead' };
-  const delay = Math.min(MAX_DELAY_MS, Math.max(input.retryAfterMs ?? 0, backoffDelayMs(input.attempts, input.random)));
+  const retryAfter = Math.min(MAX_DELAY_MS, input.retryAfterMs ?? 0);
+  // The receiver's shortest wait ends past the window: no attempt is left that honours it.
+  if (input.now.getTime() + retryAfter > deadline) return { status: 'dead' };
+  const delay = Math.min(MAX_DELAY_MS, Math.max(retryAfter, backoffDelayMs(input.attempts, input.random)));
   return { status: 'failed', nextAttemptAt: new Date(Math.min(input.now.getTime() + delay, deadline)) };
 }
 

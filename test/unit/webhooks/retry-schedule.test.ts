@@ -35,6 +35,14 @@ describe('webhook retry schedule (pure)', () => {
     expect(afterFailure({ ...base, retryAfterMs: 24 * HOUR })).to.deep.equal({ status: 'failed', nextAttemptAt: new Date(T0.getTime() + 6 * HOUR) });
   });
 
+  it('a Retry-After ending past the retry window makes the message dead, rather than retried sooner than asked', () => {
+    const base = { firstAttemptAt: T0, retryWindowMs: 72 * HOUR, random: 0, attempts: 15 };
+    const late = new Date(T0.getTime() + 71 * HOUR);
+    expect(afterFailure({ ...base, now: late, retryAfterMs: 2 * HOUR })).to.deep.equal({ status: 'dead' });
+    expect(afterFailure({ ...base, now: late, retryAfterMs: HOUR })).to.deep.equal({ status: 'failed', nextAttemptAt: new Date(T0.getTime() + 72 * HOUR) });
+    expect(afterFailure({ ...base, now: late, retryAfterMs: 24 * HOUR })).to.deep.equal({ status: 'dead' });
+  });
+
   it('a message is due when its time has come, or when it lies further ahead than any wait (the clock was stepped back)', () => {
     const at = (ms: number) => new Date(T0.getTime() + ms).toISOString();
     expect(isDue(at(0), at(0))).to.equal(true);
