@@ -45,12 +45,18 @@ import { RequestActivity } from '../observability/request-activity.js';
 const BULK_PATHS = /^\/admin\/(rewards\/[^/]+\/codes|rules\/[^/]+)$/;
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
-/** Echo a sane x-request-id, else make one; every response carries it. */
+/**
+ * Echo a sane x-request-id, else make one; every response carries it. Answers are not to be
+ * stored by a browser or a proxy (personal data an erasure could not reach there), nor read as
+ * another type than they say (the console's assets set their own caching).
+ */
 const requestId: RequestHandler = (req, res, next) => {
   const given = req.header('x-request-id');
   const id = given && REQUEST_ID.test(given) ? given : randomUUID();
   res.locals.requestId = id;
   res.setHeader('x-request-id', id);
+  res.setHeader('cache-control', 'no-store');
+  res.setHeader('x-content-type-options', 'nosniff');
   next();
 };
 

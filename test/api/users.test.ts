@@ -288,6 +288,20 @@ describe('API: users (POST /users, GET /users/{id})', () => {
       const generated = await svc.call('GET', '/healthz');
       expect(generated.headers.get('x-request-id')).to.match(/^[0-9a-f-]{36}$/);
     });
+
+    it('marks every answer not to be stored (personal data an erasure would not reach in a cache) nor sniffed; console assets revalidate', async () => {
+      const answers = [
+        await svc.call('GET', '/users/u-create'),
+        await svc.call('GET', '/users/nobody'),
+        await svc.admin('GET', '/admin/users/u-create/export'),
+        await svc.admin('GET', '/admin/events?limit=1'),
+      ];
+      for (const answer of answers) {
+        expect(answer.headers.get('cache-control')).to.equal('no-store');
+        expect(answer.headers.get('x-content-type-options')).to.equal('nosniff');
+      }
+      expect((await svc.call('GET', '/console/')).headers.get('cache-control')).to.equal('no-cache');
+    });
   });
 
   describe('store failures', () => {
