@@ -1,3 +1,4 @@
+import { setImmediate } from 'node:timers/promises';
 import type { CodeType } from '../../domain/events/code-events.js';
 import { inject, injectable } from 'tsyringe';
 import {
@@ -110,9 +111,11 @@ const RANKINGS: Record<TopCodesOrder, { field: 'claims' | 'conversions' | 'net_b
 export class AnalyticsQueries {
   constructor(@inject(TOKENS.ReadStore) private readonly readStore: ReadStore) {}
 
+  /** Other requests take their turn before each chunk: a ranking over a year can read thousands. */
   private async getMany<T extends Record<string, unknown>>(collection: string, ids: string[]): Promise<Map<string, T>> {
     const found = new Map<string, T>();
     for (let start = 0; start < ids.length; start += CHUNK) {
+      await setImmediate();
       for (const [id, doc] of await this.readStore.getMany<T>(collection, ids.slice(start, start + CHUNK))) found.set(id, doc);
     }
     return found;
@@ -143,6 +146,7 @@ export class AnalyticsQueries {
    * figures are summed exactly (from the documents read, and point reads of its other periods
    * where a list was not read to its end); stop once the limit-th candidate is beyond what an
    * unread code could still reach, otherwise read four times deeper. Costs: docs/analytics.md.
+   * Other requests take their turn between reads (a year of tied codes reads for a second).
    */
   async topCodes(query: { from: string; to: string; programId: string | null; by: TopCodesOrder; limit: number }): Promise<TopCode[]> {
     const ranking = RANKINGS[query.by];
@@ -155,6 +159,7 @@ export class AnalyticsQueries {
       /** Lists not read to their end, with the last document read from each. */
       const open: CodePeriodDoc[] = [];
       for (const period of periods) {
+        await setImmediate();
         const docs = await this.readStore.find<CodePeriodDoc>(ANALYTICS_CODE_PERIODS, {
           where: { list: listKey(query.programId, period) },
           orderBy: { field: ranking.field, direction: 'desc' },

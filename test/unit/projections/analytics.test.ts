@@ -236,6 +236,26 @@ describe('analytics queries', () => {
     }
   });
 
+  it('top codes over many tied codes lets the event loop take turns between its reads (scale probe: 1.2 s held every request)', async () => {
+    const promo = (index: number): CodeSource => ({ code: `T${String(index).padStart(3, '0')}`, type: 'promo', owner_id: `T${index}`, program_id: null });
+    const history = Array.from({ length: 300 }, (_, index) => claim(promo(index), `a${index}`, index % 11));
+    const store = await storeOf(history);
+    const turns: string[] = [];
+    for (const method of ['find', 'getMany'] as const) {
+      const read = (store[method] as (...args: unknown[]) => Promise<unknown>).bind(store);
+      (store as unknown as Record<string, unknown>)[method] = async (...args: unknown[]) => {
+        turns.push('read');
+        // Runs only if the query gives the event loop a turn before its next read.
+        setImmediate(() => turns.push('other request'));
+        return read(...args);
+      };
+    }
+    const top = await new AnalyticsQueries(store).topCodes({ from: day(0), to: day(10), programId: null, by: 'claims', limit: 10 });
+    expect(top).to.have.length(10);
+    expect(turns.filter((turn) => turn === 'read').length).to.be.greaterThan(11);
+    expect(turns.join(' ')).to.not.contain('read read');
+  });
+
   it('top codes equal a ranking counted over the events, on random skewed histories (any range, measure, program, limit)', async () => {
     const history = randomHistory({ seed: 42, count: 3_000, codes: 60, start: new Date(T0.getTime() - 60 * DAY), days: 420 });
     // On SQLite: the memory store's find scans and sorts the whole collection on every call.
