@@ -1,9 +1,13 @@
+import { setImmediate } from 'node:timers/promises';
 import type { NewDomainEvent } from '../domain/decider.js';
 import { type DomainEvent, parseEvent, SCHEMA_VERSION } from '../domain/events/index.js';
 import { type Operation, operationEventIdParts } from '../domain/idempotency.js';
 import type { AppendResult, EventStore, ExpectedRevision, LogFilter, LogPage, RecordedEvent } from '../ports/event-store.js';
 import type { Ids } from '../ports/ids.js';
 import { upcastRecord } from './upcasters.js';
+
+/** Events per page of readStreamPages. */
+const STREAM_PAGE = 1_000;
 
 /** Who asked for a change and why: becomes every event's metadata. */
 export interface CommandContext {
@@ -87,6 +91,20 @@ export class EventLog {
 
   async readStream(stream: string, fromRevision = 0): Promise<LoggedEvent[]> {
     return (await this.store.readStream(stream, { fromRevision })).map(toLogged);
+  }
+
+  /**
+   * A stream's events a page at a time, other requests taking their turn between pages: a
+   * popular referrer's stream holds hundreds of thousands.
+   */
+  async *readStreamPages(stream: string, pageSize = STREAM_PAGE): AsyncGenerator<LoggedEvent[]> {
+    for (let fromRevision = 0; ; ) {
+      const page = (await this.store.readStream(stream, { fromRevision, maxCount: pageSize })).map(toLogged);
+      if (page.length > 0) yield page;
+      if (page.length < pageSize) return;
+      fromRevision = page[page.length - 1]!.revision + 1;
+      await setImmediate();
+    }
   }
 
   async first(stream: string): Promise<LoggedEvent | undefined> {

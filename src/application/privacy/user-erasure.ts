@@ -160,20 +160,27 @@ export class UserErasure {
   /**
    * The user's events that hold a personal value, every payment customer id among them (decrypted
    * while the keys exist), and the ids of the keys that sealed a value the last erasure erased.
+   * Read a page at a time: a referrer's stream can hold 100,000 events.
    */
   private async personalValues(stream: string): Promise<{ eventIds: string[]; customerIds: string[]; erasedKeyIds: Set<string> }> {
     const eventIds: string[] = [];
     const customerIds = new Set<string>();
     const keyIds = new Set<string>();
     let erasedKeyIds = new Set<string>();
-    for (const event of await this.log.readStream(stream)) {
-      if (event.type === 'UserErased') erasedKeyIds = new Set(keyIds);
-      for (const envelope of Object.values(event.sealed ?? {})) keyIds.add(keyIdOf(envelope));
-      const values = personalFieldsOf(event.type).map((field) => valueAt(event.data, field.path));
-      if (values.some((value) => value !== undefined && value !== null)) eventIds.push(event.id);
-      const customer =
-        event.type === 'UserRegistered' ? event.data.payment_customer_id : event.type === 'UserProfileUpdated' ? event.data.changes.payment_customer_id : null;
-      if (customer) customerIds.add(customer);
+    for await (const page of this.log.readStreamPages(stream)) {
+      for (const event of page) {
+        if (event.type === 'UserErased') erasedKeyIds = new Set(keyIds);
+        for (const envelope of Object.values(event.sealed ?? {})) keyIds.add(keyIdOf(envelope));
+        const values = personalFieldsOf(event.type).map((field) => valueAt(event.data, field.path));
+        if (values.some((value) => value !== undefined && value !== null)) eventIds.push(event.id);
+        const customer =
+          event.type === 'UserRegistered'
+            ? event.data.payment_customer_id
+            : event.type === 'UserProfileUpdated'
+              ? event.data.changes.payment_customer_id
+              : null;
+        if (customer) customerIds.add(customer);
+      }
     }
     return { eventIds, customerIds: [...customerIds], erasedKeyIds };
   }

@@ -60,3 +60,27 @@ describe('EventLog#readPage: a follower reads only its event types', () => {
     });
   });
 });
+
+describe('EventLog#readStreamPages: a long stream a page at a time', () => {
+  it('gives every event once, in order, and lets the event loop take turns between pages', async () => {
+    const log = new EventLog(new MemoryEventStore(), new RandomIds());
+    await log.append(
+      'payment-customer-long',
+      Array.from({ length: 25 }, (_, index) => counted(index + 1)),
+      'no_stream',
+      context,
+    );
+    const turns: string[] = [];
+    const readStream = log.store.readStream.bind(log.store);
+    log.store.readStream = async (stream, options) => {
+      turns.push('read');
+      setImmediate(() => turns.push('other request'));
+      return readStream(stream, options);
+    };
+    const pages: number[][] = [];
+    for await (const page of log.readStreamPages('payment-customer-long', 10)) pages.push(page.map((event) => event.revision));
+    expect(pages.map((page) => page.length)).to.deep.equal([10, 10, 5]);
+    expect(pages.flat()).to.deep.equal(Array.from({ length: 25 }, (_, index) => index));
+    expect(turns.join(' ')).to.not.contain('read read');
+  });
+});
