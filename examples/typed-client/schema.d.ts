@@ -1718,8 +1718,12 @@ export interface components {
         };
         PoolCodesRequest: {
             codes: {
+                /** @description 1–256 characters, no control characters, no blank at either end */
                 value: string;
-                /** Format: uri */
+                /**
+                 * Format: uri
+                 * @description An http or https URL
+                 */
                 link?: string | null;
                 /**
                  * Format: date-time
@@ -1862,7 +1866,10 @@ export interface components {
             /** @enum {string} */
             status: "pending" | "approved" | "rejected" | "withdrawn" | "archived" | "deactivated" | "banned";
             name: string;
-            /** Format: uri */
+            /**
+             * Format: uri
+             * @description An http or https URL
+             */
             logo_url?: string | null;
             platforms: {
                 type: string;

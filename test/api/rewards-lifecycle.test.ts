@@ -104,6 +104,30 @@ describe('API: reward expiry and pooled one-time codes', () => {
     });
   });
 
+  it('refuses pool codes a user could not read back (blank, padded, control characters) and links that are not http(s): 400, nothing added', async () => {
+    const future = '2099-01-01T00:00:00Z';
+    const before = (await svc.admin('GET', '/admin/rewards/offer/codes')).body.data;
+    const refused = [
+      [{ value: '   ', link: 'https://apps.apple.com/redeem?code=X', expires_at: future }, '/codes/0/value'],
+      [{ value: ' PAD', link: 'https://apps.apple.com/redeem?code=X', expires_at: future }, '/codes/0/value'],
+      [{ value: 'PAD\u3000', link: 'https://apps.apple.com/redeem?code=X', expires_at: future }, '/codes/0/value'],
+      [{ value: 'NUL\u0000', link: 'https://apps.apple.com/redeem?code=X', expires_at: future }, '/codes/0/value'],
+      [{ value: 'JS', link: 'javascript:alert(1)', expires_at: future }, '/codes/0/link'],
+      [{ value: 'DATA', link: 'data:text/html,hi', expires_at: future }, '/codes/0/link'],
+      [{ value: 'FILE', link: 'file:///etc/passwd', expires_at: future }, '/codes/0/link'],
+    ] as const;
+    for (const [code, source] of refused) {
+      const response = await svc.admin('POST', '/admin/rewards/offer/codes', { codes: [code] });
+      expect(response.status, JSON.stringify(code)).to.equal(400);
+      expect(response.body.errors[0], JSON.stringify(code)).to.include({ code: 'BAD_REQUEST', source });
+    }
+    expect((await svc.admin('GET', '/admin/rewards/offer/codes')).body.data).to.deep.equal(before);
+    const inner = await svc.admin('POST', '/admin/rewards/offer/codes', {
+      codes: [{ value: 'TWO WORDS', link: 'HTTPS://apps.apple.com/redeem', expires_at: future }],
+    });
+    expect(inner.status).to.equal(200);
+  });
+
   it('each pool code goes to one user; grants without a code wait and are filled in grant order', async () => {
     await putPromo(svc, 'PROMOS', { rewards: [{ reward_key: 'store-promo', activation: { variant: 'claim' }, deactivation: never }] });
     const users = Array.from({ length: 12 }, (_, index) => `promo-taker-${index}`);

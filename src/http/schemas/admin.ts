@@ -1,7 +1,7 @@
 import { normalizeCode } from '../../domain/codes/referral-code.js';
 import { AFFILIATE_STATUSES } from '../../domain/events/config-events.js';
 import { z } from './zod-openapi.js';
-import { appUserId, chars, dateTime, nullableJsonObject, orNull, outDateTime, text } from './common.js';
+import { appUserId, chars, dateTime, handedOutValue, nullableJsonObject, orNull, outDateTime, text, webUrl } from './common.js';
 import { deactivationBody, rewardDefinitionWire } from './rewards.js';
 import { offerCodeId } from './store.js';
 
@@ -91,7 +91,7 @@ export const affiliateBody = z
   .object({
     status: z.enum(AFFILIATE_STATUSES),
     name: text(200),
-    logo_url: z.url().max(2000).nullable().optional(),
+    logo_url: webUrl.nullable().optional(),
     platforms: z.array(z.object({ type: text(64), handle: text(200), verified: z.boolean() })).max(50),
     app_user_id: orNull(appUserId, 'string').optional(),
     codes: z.array(configuredCode).max(100),
@@ -102,7 +102,7 @@ export const affiliateBody = z
 export const poolCodesBody = z
   .object({
     codes: z
-      .array(z.object({ value: text(256), link: z.url().max(2000).nullable().optional(), expires_at: dateTime }))
+      .array(z.object({ value: handedOutValue(256), link: webUrl.nullable().optional(), expires_at: dateTime }))
       .min(1)
       .max(10_000),
   })

@@ -133,6 +133,30 @@ export function pathId(max: number) {
     });
 }
 
+// Blanks a value can start or end with beyond the control characters (String#trim's set).
+const EDGE_BLANK_CLASS = ' \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
+const EDGE_BLANK = new RegExp(`^[${EDGE_BLANK_CLASS}]|[${EDGE_BLANK_CLASS}]$`);
+
+/**
+ * A value handed to a user as it is (a pool's one-time code): 1–`max` characters, no control
+ * characters, and no blank at either end, so that what the user reads and types back is the value.
+ */
+export function handedOutValue(max: number) {
+  return chars(1, max)
+    .refine((value) => !CONTROL.test(value), 'must not contain control characters')
+    .refine((value) => !EDGE_BLANK.test(value), 'must not start or end with a blank')
+    .openapi({
+      pattern: `^[^${EDGE_BLANK_CLASS}${CONTROL_CLASS}](?:[^${CONTROL_CLASS}]*[^${EDGE_BLANK_CLASS}${CONTROL_CLASS}])?$`,
+      description: `1–${max} characters, no control characters, no blank at either end`,
+    });
+}
+
+/** A link a user or the console opens: an http(s) URL (no `javascript:`, `data:` or `file:` links). */
+export const webUrl = z
+  .url({ protocol: /^https?$/ })
+  .max(2000)
+  .openapi({ pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', description: 'An http or https URL' });
+
 /** A user's id (SPEC §3), read, claimed for, withdrawn from and erased by its path. */
 export const appUserId = pathId(128).openapi({ example: 'user-123' });
 
