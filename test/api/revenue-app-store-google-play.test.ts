@@ -104,10 +104,21 @@ describe('API: revenue notifications in (SPEC §11) — App Store and Google Pla
       // A flood of unsigned ones past the budget cannot hide a payload the App Store signed for another app: it is always kept.
       await Promise.all(Array.from({ length: 15 }, () => send({})));
       const before = (await inbox(svc, '&provider=app-store&status=rejected')).length;
-      expect((await send(otherApp)).status).to.equal(401);
+      const nextUuid = randomUUID();
+      const next = await appleNotification(chain, 'SUBSCRIBED', appleTransaction({ transactionId: 't-z', originalTransactionId: 'o-z' }, 'com.other.app'), {
+        bundleId: 'com.other.app',
+        uuid: nextUuid,
+      });
+      expect((await send(next)).status).to.equal(401);
       const after = await inbox(svc, '&provider=app-store&status=rejected');
       expect(after).to.have.length(before + 1);
+      expect(after[after.length - 1]!).to.include({ id: nextUuid });
       expect(after[after.length - 1]!.reason).to.match(/^signed for another app or environment/);
+      // Anyone holding it can send it again: refused each time, kept once (outside the budget, so not without bound).
+      const replays = await Promise.all(Array.from({ length: 20 }, () => send(next)));
+      expect(replays.map((replay) => replay.status)).to.deep.equal(Array(20).fill(401));
+      expect((await send(otherApp)).status).to.equal(401);
+      expect(await inbox(svc, '&provider=app-store&status=rejected')).to.have.length(before + 1);
     });
 
     it('refuses a payload the App Store signed for the other environment (Production, to a Sandbox service) with 401, kept as rejected', async () => {

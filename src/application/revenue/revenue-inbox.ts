@@ -82,7 +82,8 @@ export class RevenueInbox {
    * provider (counted across instances), enough to diagnose a wrong secret; the rest are answered
    * alike and not kept, so a flood cannot grow the log without bound. Once a minute says so in the log.
    * One the provider signed (`authenticated`: for another app, package or environment) is always
-   * kept, outside that budget: only the provider can send it, and a flood cannot hide it.
+   * kept, outside that budget (a flood cannot hide it), once per notification id: anyone holding
+   * one can send it again.
    */
   async reject(
     provider: RevenueProvider,
@@ -98,7 +99,10 @@ export class RevenueInbox {
       }
       return;
     }
-    const id = this.ids.uuid();
+    // A notification the provider signed (for another app, or another environment) can be sent
+    // again by anyone holding it: kept once per notification id, in a stream named after it.
+    const notificationId = authenticated?.notificationId ?? null;
+    const id = notificationId === null ? this.ids.uuid() : this.ids.derived('inbound-rejected', provider, notificationId);
     const event = {
       id,
       type: 'NotificationRejected' as const,
@@ -106,10 +110,10 @@ export class RevenueInbox {
         provider,
         received_at: this.clock.now().toISOString(),
         reason: reason.slice(0, 500),
-        notification_id: authenticated?.notificationId ?? null,
+        notification_id: notificationId,
       },
     };
-    const { position } = await this.executor.executeOnLatest(streams.inboundRejected(id), () => ({ events: [event], result: null }), context);
-    await this.commands.afterCommit(position, context);
+    const { position } = await this.executor.executeOnLatest(streams.inboundRejected(id), (kept) => ({ events: kept ? [] : [event], result: null }), context);
+    if (position !== null) await this.commands.afterCommit(position, context);
   }
 }
