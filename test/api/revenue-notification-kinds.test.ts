@@ -40,6 +40,14 @@ describe('API: what each revenue notification means (README table; SPEC §11), t
   });
   after(async () => svc.stop());
 
+  /** A program, so a referrer has a code to claim; a conversion is a claimer's (the same PUTs each time). */
+  async function conversionProgram() {
+    await putReward(svc, 'kinds-coins', { kind: 'credit', name: 'Coins', credits: 10 });
+    await putProgram(svc, 'kinds', {
+      rewards: { sender: [{ reward_key: 'kinds-coins', activation: { variant: 'conversion', amount: 1, limit: 0 }, deactivation: never }], receiver: [] },
+    });
+  }
+
   it('App Store: SUBSCRIBED/ONE_TIME_CHARGE purchase, DID_RENEW renewal, REFUND/REVOKE refund, EXPIRED/GRACE_PERIOD_EXPIRED expiry, others nothing', async () => {
     for (const [type, expected] of [
       ['SUBSCRIBED', 'PurchaseRecorded'],
@@ -64,26 +72,19 @@ describe('API: what each revenue notification means (README table; SPEC §11), t
     }
   });
 
-  it('App Store: a free trial is recorded as a trial and converts nothing under verified; a paid purchase converts', async () => {
-    // A program, so the referrer has a code to claim; a conversion is a claimer's.
-    await putReward(svc, 'kinds-coins', { kind: 'credit', name: 'Coins', credits: 10 });
-    await putProgram(svc, 'kinds', {
-      rewards: { sender: [{ reward_key: 'kinds-coins', activation: { variant: 'conversion', amount: 1, limit: 0 }, deactivation: never }], receiver: [] },
-    });
+  it('App Store: a free trial, a purchase shared by a family member and one at price 0 are recorded as unpaid and convert nothing under verified; a paid purchase converts', async () => {
+    await conversionProgram();
     const referrer = await createUser(svc, 'kinds-apple-referrer');
-    for (const [user, offerDiscountType, converts] of [
-      ['kinds-apple-trial', 'FREE_TRIAL', false],
-      ['kinds-apple-paid', undefined, true],
+    for (const [user, fields, converts] of [
+      ['kinds-apple-trial', { offerDiscountType: 'FREE_TRIAL' }, false],
+      ['kinds-apple-family', { inAppOwnershipType: 'FAMILY_SHARED' }, false],
+      ['kinds-apple-free', { price: 0 }, false],
+      ['kinds-apple-paid', {}, true],
     ] as const) {
       await createUser(svc, user);
       const claim = await svc.call('POST', `/users/${user}/claim-code`, { code: referrer.referral_code });
       expect(claim.status, JSON.stringify(claim.body)).to.equal(200);
-      const transaction = appleTransaction({
-        transactionId: `t-${user}`,
-        originalTransactionId: `o-${user}`,
-        appAccountToken: token(user),
-        ...(offerDiscountType ? { offerDiscountType } : {}),
-      });
+      const transaction = appleTransaction({ transactionId: `t-${user}`, originalTransactionId: `o-${user}`, appAccountToken: token(user), ...fields });
       const answer = await post(
         svc,
         '/webhooks/app-store',
@@ -170,6 +171,25 @@ describe('API: what each revenue notification means (README table; SPEC §11), t
         (await recorded(svc, user)).map((event) => event.type),
         name,
       ).to.deep.equal(expected === null ? [] : [expected]);
+    }
+  });
+
+  it('RevenueCat: a trial, a promotional grant and a purchase at price 0 are recorded as unpaid and convert nothing under verified; a paid purchase converts', async () => {
+    await conversionProgram();
+    const referrer = await createUser(svc, 'kinds-rc-referrer');
+    for (const [user, type, extra, converts] of [
+      ['kinds-rc-trial', 'INITIAL_PURCHASE', { period_type: 'TRIAL' }, false],
+      ['kinds-rc-promotional', 'NON_RENEWING_PURCHASE', { store: 'PROMOTIONAL', price_in_purchased_currency: 0 }, false],
+      ['kinds-rc-promotional-unpriced', 'NON_RENEWING_PURCHASE', { store: 'PROMOTIONAL', price_in_purchased_currency: null }, false],
+      ['kinds-rc-free', 'INITIAL_PURCHASE', { price_in_purchased_currency: 0 }, false],
+      ['kinds-rc-paid', 'INITIAL_PURCHASE', { store: 'APP_STORE' }, true],
+    ] as const) {
+      await createUser(svc, user);
+      const claim = await svc.call('POST', `/users/${user}/claim-code`, { code: referrer.referral_code });
+      expect(claim.status, JSON.stringify(claim.body)).to.equal(200);
+      expect((await revenueCat(svc, rcEvent(`rc-${user}`, type, user, extra))).body, user).to.deep.equal({ data: { status: 'applied' } });
+      expect((await recorded(svc, user))[0]!.data.is_trial, user).to.equal(!converts);
+      expect(await events(svc, `stream=user-${user}&type=UserConverted`), user).to.have.length(converts ? 1 : 0);
     }
   });
 

@@ -107,7 +107,14 @@ export function makeAppleTestChain(): AppleTestChain {
 export const BUNDLE_ID = 'com.example.referrals';
 
 export function appleTransaction(
-  fields: { transactionId: string; originalTransactionId: string; appAccountToken?: string; price?: number; offerDiscountType?: string },
+  fields: {
+    transactionId: string;
+    originalTransactionId: string;
+    appAccountToken?: string;
+    price?: number;
+    offerDiscountType?: string;
+    inAppOwnershipType?: string;
+  },
   bundleId = BUNDLE_ID,
 ) {
   const now = Date.now();
@@ -122,7 +129,7 @@ export function appleTransaction(
     expiresDate: now + 30 * 86_400_000,
     quantity: 1,
     type: 'Auto-Renewable Subscription',
-    inAppOwnershipType: 'PURCHASED',
+    inAppOwnershipType: fields.inAppOwnershipType ?? 'PURCHASED',
     signedDate: now,
     environment: 'Sandbox',
     transactionReason: 'PURCHASE',

@@ -120,7 +120,8 @@ export class AppStoreVerifier implements NotificationVerifier {
       currency,
       period_start: isoFromMillis(transaction?.purchaseDate),
       period_end: isoFromMillis(transaction?.expiresDate),
-      is_trial: transaction?.offerDiscountType === 'FREE_TRIAL',
+      // A family member's access is the organiser's purchase, not theirs.
+      is_trial: transaction?.offerDiscountType === 'FREE_TRIAL' || transaction?.inAppOwnershipType === 'FAMILY_SHARED' || price === 0,
       match: {
         app_user_ids: [],
         account_token: transaction?.appAccountToken || null,

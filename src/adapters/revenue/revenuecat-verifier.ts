@@ -23,6 +23,8 @@ export const revenueCatWebhookBody = z.object({
     aliases: z.array(z.string()).nullish(),
     product_id: z.string().nullish(),
     period_type: z.string().nullish(),
+    /** PROMOTIONAL: an entitlement granted, not bought (RevenueCat's own, or this service's fulfilment). */
+    store: z.string().nullish(),
     purchased_at_ms: z.number().nullish(),
     expiration_at_ms: z.number().nullish(),
     event_timestamp_ms: z.number().nullish(),
@@ -87,7 +89,7 @@ export class RevenueCatVerifier implements NotificationVerifier {
       currency,
       period_start: isoFromMillis(event.purchased_at_ms),
       period_end: isoFromMillis(event.expiration_at_ms),
-      is_trial: event.period_type === 'TRIAL',
+      is_trial: event.period_type === 'TRIAL' || event.store === 'PROMOTIONAL' || price === 0,
       match: { app_user_ids: [...new Set(appUserIds)], account_token: null, customer_id: null, linked_transaction: null },
     };
   }

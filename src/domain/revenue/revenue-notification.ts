@@ -48,6 +48,10 @@ export const revenueNotificationSchema = z.object({
   currency: z.string().nullable(),
   period_start: isoDateTime.nullable(),
   period_end: isoDateTime.nullable(),
+  /**
+   * Not a payment (SPEC §11: trials are not conversions): a free trial, and any access the user
+   * did not pay for — a price of 0, a promotional grant, a purchase a family member shares.
+   */
   is_trial: z.boolean(),
   match: matchKeysSchema,
 });
