@@ -261,6 +261,14 @@ const configSchema = z
         message: 'GOOGLE_PLAY_PUSH_AUDIENCE and GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT must be set together (Play push OIDC)',
       });
     }
+    if (config.GOOGLE_PLAY_PUSH_AUDIENCE !== null && config.GOOGLE_PLAY_PUSH_TOKEN !== null) {
+      // Either, not both: the shared token would let in what the OIDC check refuses.
+      ctx.addIssue({
+        code: 'custom',
+        path: ['GOOGLE_PLAY_PUSH_TOKEN'],
+        message: 'GOOGLE_PLAY_PUSH_TOKEN or GOOGLE_PLAY_PUSH_AUDIENCE + GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT, not both (Play push authentication)',
+      });
+    }
     const playAuth = config.GOOGLE_PLAY_PUSH_AUDIENCE !== null || config.GOOGLE_PLAY_PUSH_TOKEN !== null;
     if ((config.GOOGLE_PLAY_PACKAGE_NAME !== null) !== playAuth) {
       ctx.addIssue({

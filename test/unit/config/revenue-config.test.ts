@@ -42,6 +42,13 @@ describe('Configuration of revenue notifications (SPEC §11)', () => {
     );
     expect(problemsOf({ GOOGLE_PLAY_PACKAGE_NAME: 'com.example' }).join('\n')).to.contain('GOOGLE_PLAY_PACKAGE_NAME needs');
     expect(problemsOf({ GOOGLE_PLAY_PUSH_AUDIENCE: 'https://x' }).join('\n')).to.contain('must be set together');
+    const both = {
+      GOOGLE_PLAY_PACKAGE_NAME: 'com.example',
+      GOOGLE_PLAY_PUSH_AUDIENCE: 'https://x',
+      GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT: 'push@x.iam.gserviceaccount.com',
+    };
+    expect(loadConfig(both).GOOGLE_PLAY_PUSH_TOKEN).to.equal(null);
+    expect(problemsOf({ ...both, GOOGLE_PLAY_PUSH_TOKEN: 't' }).join('\n')).to.contain('not both');
     expect(problemsOf({ STRIPE_WEBHOOK_SECRET: 'sk_live_oops' })).to.deep.equal([
       'STRIPE_WEBHOOK_SECRET (its value not shown): expected a Stripe endpoint secret, whsec_…',
     ]);
