@@ -475,6 +475,10 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
           code: 'BODY_INVALID',
         });
       }
+      // A purchase naming no user is not RevenueCat's shape (400, not kept to wait for ever); a TRANSFER may name none.
+      const userless = { id: 'rc-userless', type: 'INITIAL_PURCHASE', price_in_purchased_currency: 4.99, currency: 'USD' };
+      expect((await revenueCat(svc, userless)).body.errors[0]).to.include({ status: 400, code: 'BAD_REQUEST', source: '/event/app_user_id' });
+      expect((await revenueCat(svc, { id: 'rc-transfer', type: 'TRANSFER' })).body).to.deep.equal({ data: { status: 'applied' } });
       // A leading byte order mark is read past, as on the rest of the API.
       const bom = await post(
         svc,

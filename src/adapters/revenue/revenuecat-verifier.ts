@@ -76,11 +76,21 @@ export class RevenueCatVerifier implements NotificationVerifier {
     const appUserIds = [event.app_user_id, event.original_app_user_id, ...(event.aliases ?? [])].filter(
       (id): id is string => typeof id === 'string' && id.length > 0,
     );
+    const kind = kindOf(event.type, event.cancel_reason);
+    // RevenueCat names the user of every purchase, renewal, refund and expiry (a TRANSFER, which
+    // records nothing, may name none): one without is not RevenueCat's shape, and would wait unmatched for ever.
+    if (kind !== 'other' && appUserIds.length === 0) {
+      throw new WebhookMalformedError(
+        'BAD_REQUEST',
+        `A RevenueCat ${event.type} names its user (app_user_id, original_app_user_id or aliases)`,
+        '/event/app_user_id',
+      );
+    }
     return {
       provider: 'revenuecat',
       notification_id: event.id,
       provider_type: event.type,
-      kind: kindOf(event.type, event.cancel_reason),
+      kind,
       occurred_at: isoFromMillis(event.event_timestamp_ms) ?? isoFromMillis(event.purchased_at_ms) ?? new Date().toISOString(),
       transaction_id: event.transaction_id ?? null,
       original_transaction_id: event.original_transaction_id ?? null,
