@@ -1985,7 +1985,7 @@ export interface components {
              */
             url: string;
             /** @description Message types delivered (a type listed twice counts once); null = all; absent = all on create, unchanged on update */
-            events?: ("user.created" | "code.claimed" | "referral.counted" | "reward.granted" | "reward.expired" | "reward.revoked" | "credits.withdrawn" | "conversion.recorded")[] | null;
+            events?: ("user.created" | "code.claimed" | "referral.counted" | "reward.granted" | "reward.expired" | "reward.revoked" | "credits.withdrawn" | "conversion.recorded" | "user.erased")[] | null;
             /** @description Absent: null on create, unchanged on update */
             description?: string | null;
             /** @description Absent: true on create, unchanged on update */
@@ -4055,6 +4055,7 @@ export interface operations {
                         aliases?: string[] | null;
                         product_id?: string | null;
                         period_type?: string | null;
+                        store?: string | null;
                         purchased_at_ms?: number | null;
                         expiration_at_ms?: number | null;
                         event_timestamp_ms?: number | null;

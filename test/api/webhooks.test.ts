@@ -204,6 +204,19 @@ describe('API: outgoing webhook endpoints (SPEC §12)', function () {
     }
   });
 
+  it("tells a receiver of a user's erasure (user.erased), so it can erase the copies user.created gave it", async () => {
+    const secret = await createEndpoint(service, 'privacy', receiver.url, { events: ['user.created', 'user.erased'] });
+    await createUsers(service, ['leaving']);
+    expect((await service.admin('DELETE', '/admin/users/leaving')).status).to.equal(204);
+    await receiver.waitFor((requests) => requests.some((request) => request.json.type === 'user.erased'));
+    const [created, erased] = receiver.requests.map((request) => verifyWebhook(secret, request));
+    expect(created.type).to.equal('user.created');
+    expect(erased.type).to.equal('user.erased');
+    expect(erased.data).to.include({ app_user_id: 'leaving' });
+    expect(erased.data.fields).to.be.an('array');
+    expect(erased.data).to.have.all.keys('app_user_id', 'erased_at', 'fields', 'event_id', 'position');
+  });
+
   it('pings an endpoint with a signed webhook.ping', async () => {
     const secret = await createEndpoint(service, 'p', receiver.url);
     const ping = await service.admin('POST', '/admin/webhooks/p/ping');

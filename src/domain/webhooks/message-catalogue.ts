@@ -14,6 +14,7 @@ export const MESSAGE_TYPES = [
   'reward.revoked',
   'credits.withdrawn',
   'conversion.recorded',
+  'user.erased',
 ] as const;
 export type MessageType = (typeof MESSAGE_TYPES)[number];
 
@@ -42,6 +43,9 @@ const MESSAGE_OF = {
   RewardRevoked: { type: 'reward.revoked', fields: (data) => data },
   CreditsWithdrawn: { type: 'credits.withdrawn', fields: (data) => data },
   UserConverted: { type: 'conversion.recorded', fields: (data) => data },
+  // Receivers hold copies of what user.created sent (SPEC §13): told to erase theirs. The ids of
+  // the events erased are the log's business, and can be many.
+  UserErased: { type: 'user.erased', fields: ({ erased_at, fields }) => ({ erased_at, fields }) },
 } satisfies {
   [T in DomainEvent['type']]?: { type: MessageType; fields: (data: Extract<DomainEvent, { type: T }>['data']) => Record<string, unknown> };
 };

@@ -24,6 +24,17 @@ describe('webhook message catalogue (v1)', () => {
     expect(counted!.data).to.not.have.property('cause_position');
   });
 
+  it("tells receivers of a user's erasure, which fields to erase, without the ids of the events erased", () => {
+    const erased = toWebhookMessage(
+      logged('user-ann', event('UserErased', { erased_at: T0.toISOString(), fields: ['metadata', 'payment_customer_id'], erased_events: ['e1', 'e2'] }), {
+        position: 12n,
+      }),
+    );
+    expect(erased!.type).to.equal('user.erased');
+    expect(erased!.data).to.deep.include({ app_user_id: 'ann', erased_at: T0.toISOString(), fields: ['metadata', 'payment_customer_id'], position: '12' });
+    expect(erased!.data).to.not.have.property('erased_events');
+  });
+
   it('ignores events outside the catalogue and streams other than users', () => {
     expect(toWebhookMessage(logged('user-ann', event('UserProfileUpdated', { changes: { is_trial: true } })))).to.equal(null);
     expect(toWebhookMessage(logged('code-X', event('CodeReserved', { code: 'X', type: 'promo', owner_id: 'X' })))).to.equal(null);
