@@ -257,5 +257,15 @@ export function webhookOutboxContract(name: string, open: OpenContractSubject<We
       expect(await outbox.head(endpoint)).to.equal(null);
       expect(await outbox.failingSince(endpoint)).to.equal(null);
     });
+
+    it("removes every message of a removed endpoint however many it holds, and no other endpoint's", async () => {
+      const other = `ep-${randomUUID()}`;
+      const many = Array.from({ length: 12_345 }, (_, index) => message(BigInt(index + 1)));
+      await outbox.feed(feed, [...many, message(1n, { endpoint_id: other })], null, 20_000n);
+      await outbox.removeEndpoint(endpoint);
+      expect(await outbox.head(endpoint)).to.equal(null);
+      expect(await outbox.list(endpoint, { limit: 10 })).to.deep.equal([]);
+      expect((await outbox.list(other, { limit: 10 })).map((row) => row.position)).to.deep.equal([1n]);
+    });
   });
 }
