@@ -14,9 +14,9 @@ function labelOf(path: readonly string[]): string {
 /** A failed attempt's receiver answer, as much as `last_error` keeps of it. */
 const ERROR_LABEL = 'message.last_error';
 
-/** The user a message with personal fields is about; null for other messages. */
+/** The user whose personal values a message holds (sealed, as stored); null when it holds none. */
 function personalUserOf(message: Pick<OutboxMessage, 'event_type' | 'payload'>): string | null {
-  if (personalPaths(message.event_type).length === 0) return null;
+  if (personalPaths(message.event_type).length === 0 || !message.payload.includes('"$encrypted"')) return null;
   const user = valueAt(JSON.parse(message.payload) as Record<string, unknown>, ['data', 'app_user_id']);
   return typeof user === 'string' ? user : null;
 }
