@@ -141,16 +141,19 @@ describe('SQLite: the credit ledger of one key', () => {
 describe('SQLite: the webhook outbox pages by status and forgets old deliveries through indexes', () => {
   const sqlite = recordedSqlite();
 
-  it('a deliveries page by status, and the retention sweep, each search an index instead of reading every message', async () => {
+  it("a deliveries page by status, the retention sweep and an endpoint's removal each search an index instead of reading every message", async () => {
     const outbox = new SqliteWebhookOutbox(sqlite.db);
     await outbox.list('ep', { status: 'failed', after: 5n, limit: 20 });
     await outbox.removeDelivered('2026-01-01T00:00:00.000Z', 10);
+    await outbox.removeEndpoint('ep');
     const plans = plansOf(sqlite, (sql) => sql.includes(' AND status = ?') || sql.startsWith('DELETE FROM webhook_messages WHERE (endpoint_id'));
-    expect(plans.map(({ plan }) => plan.join(' | '))).to.have.length(2);
+    expect(plans.map(({ plan }) => plan.join(' | '))).to.have.length(3);
     const byStatus = plans.find(({ sql }) => sql.startsWith('SELECT * FROM webhook_messages'))!.plan.join(' | ');
     expect(byStatus).to.match(/USING INDEX webhook_messages_by_status \(endpoint_id=\? AND status=\? AND position>\?\)/);
-    const retention = plans.find(({ sql }) => sql.startsWith('DELETE'))!.plan.join(' | ');
+    const retention = plans.find(({ sql }) => sql.startsWith('DELETE') && sql.includes("status = 'delivered'"))!.plan.join(' | ');
     expect(retention).to.match(/USING (COVERING )?INDEX webhook_messages_delivered \(delivered_at<\?\)/);
+    const removal = plans.find(({ sql }) => sql.startsWith('DELETE') && sql.includes('WHERE endpoint_id = ? LIMIT'))!.plan.join(' | ');
+    expect(removal).to.match(/USING (COVERING )?INDEX \w+ \(endpoint_id=\?\)/);
     for (const { sql, plan } of plans) expect(plan.join(' | '), sql).not.to.match(/SCAN webhook_messages\b(?! USING)/);
   });
 });
