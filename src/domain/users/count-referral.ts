@@ -5,7 +5,7 @@ import type { ReferredByFact } from '../events/user-events.js';
 import { expireDueRewards, type GrantSpec, grantRewards } from '../rewards/grant-and-expire.js';
 import { REPEATABLE_SENDER_KINDS } from '../rewards/reward-kinds.js';
 import type { Activation } from '../rewards/reward-schemas.js';
-import { evolveUser, foldUserEvents, senderGrantKey, type UserState } from './user-state.js';
+import { evolveUser, foldUserEvents, type UserState } from './user-state.js';
 
 type ReferralFigure = 'claim' | 'conversion' | 'churn';
 
@@ -36,26 +36,14 @@ function heldGrantOf(reward: SenderReward): HeldGrant {
 }
 
 /**
- * Whether a sender reward is due when the counted figure reaches `count` (SPEC §5.2): every
- * multiple of `amount`, while it was granted fewer than `limit` times (0 = unlimited), so a
- * program edited meanwhile (another amount, a reward added) still grants each at most `limit`
- * times, and a reward added grants from the next multiple; kinds without a limit only once, when
- * the count reaches `amount`. `granted`: its grants so far, and those held for a review.
+ * Whether a sender reward is due when the counted figure reaches `count`: every multiple of
+ * `amount`, at most `limit` times (0 = unlimited); kinds without a limit only once, at `amount`.
  */
-export function senderRewardDue(reward: SenderReward, count: number, granted: number): boolean {
+export function senderRewardDue(reward: SenderReward, count: number): boolean {
   const amount = reward.activation.amount ?? 1;
   if (!REPEATABLE_SENDER_KINDS.includes(reward.reward.kind)) return count === amount;
   const limit = reward.activation.limit ?? 0;
-  return count % amount === 0 && (limit === 0 || granted < limit);
-}
-
-/** How many times the referrer was granted this sender reward, or has it held for a review. */
-function senderGrantsOf(state: UserState, programId: string | null, variant: 'claim' | 'conversion', rewardKey: string): number {
-  if (programId === null) return 0;
-  const held = state.held_rewards
-    .filter((one) => one.program_id === programId && one.variant === variant)
-    .reduce((total, one) => total + one.rewards.filter((grant) => grant.reward.key === rewardKey).length, 0);
-  return (state.sender_grants[senderGrantKey(programId, variant, rewardKey)] ?? 0) + held;
+  return count % amount === 0 && (limit === 0 || count / amount <= limit);
 }
 
 /** Counts one claim/conversion/churn of a referrer's claimer and grants the sender rewards now due. */
@@ -78,10 +66,8 @@ export function decideCountReferral(state: UserState, command: CountReferralComm
     events.push({ type: 'ReferralChurnCounted', data: { claimer: command.claimer, churns: count, cause_position } });
     return { events, result: null };
   }
+  const due = command.senderRewards.filter((reward) => reward.activation.variant === command.figure && senderRewardDue(reward, count));
   const variant = command.figure;
-  const due = command.senderRewards.filter(
-    (reward) => reward.activation.variant === variant && senderRewardDue(reward, count, senderGrantsOf(state, command.program_id, variant, reward.reward.key)),
-  );
   if (command.hold) {
     const rewards = command.program_id === null ? [] : due.map(heldGrantOf);
     events.push({

@@ -58,16 +58,6 @@ export interface UserState {
   abandoned_claims: string[];
   /** Referrer: sender rewards waiting for a review (fraud rules, SPEC §13), until it is decided. */
   held_rewards: HeldRewards[];
-  /**
-   * Referrer: how many times each sender reward was granted (by `senderGrantKey`), for its
-   * `limit` (SPEC §5.2): bounded by the program's sender rewards, not by the claims.
-   */
-  sender_grants: Record<string, number>;
-}
-
-/** A sender reward of a program, as `sender_grants` counts its grants. */
-export function senderGrantKey(programId: string, variant: 'claim' | 'conversion', rewardKey: string): string {
-  return `${programId}\u001f${variant}\u001f${rewardKey}`;
 }
 
 type HeldRewards = EventDataOf<'SenderRewardsHeld'>;
@@ -103,7 +93,6 @@ export function initialUserState(): UserState {
     entries: [],
     abandoned_claims: [],
     held_rewards: [],
-    sender_grants: {},
   };
 }
 
@@ -231,11 +220,6 @@ function applyUserEvent(draft: UserDraft, event: DomainEvent): void {
       const opened = entryOpenedBy(event.data);
       if (opened) draft.entries().push(opened);
       else draft.changeEntries(event);
-      const { cause } = event.data;
-      if (cause.type === 'referrals') {
-        const key = senderGrantKey(cause.program_id, cause.variant, event.data.reward_key);
-        state.sender_grants = { ...state.sender_grants, [key]: (state.sender_grants[key] ?? 0) + 1 };
-      }
       return;
     }
     case 'RewardValueAssigned':
@@ -287,8 +271,7 @@ export const userEvolver: Evolver<UserState> = {
   // 5: erasure (SPEC §13): `erased`, personal fields null after UserErased.
   // 6: a refund of the verified purchase clears verified_premium and verified_purchase.
   // 7: latest_expiry (a purchase older than an expiry already recorded has ended).
-  // 8: sender_grants (a sender reward's limit counts its grants, not the multiples reached).
-  version: 8,
+  version: 7,
   initialState: initialUserState,
   evolve: evolveUser,
   fold: foldUserEvents,
