@@ -119,6 +119,27 @@ describe('sender rewards (SPEC §5.2)', () => {
       expect(state.last_cause_position).to.equal('100');
     });
 
+    it('two sender entries of one reward are each granted by their own activation and limit (a tier, and a bonus at the 5th claim)', () => {
+      const tiers = [
+        sender('coins', 'credit', { variant: 'claim', amount: 1, limit: 3 }, 10),
+        sender('coins', 'credit', { variant: 'claim', amount: 5, limit: 1 }, 50),
+      ];
+      let { state } = user.given(bob);
+      const grantedAt: number[][] = [];
+      for (let claims = 1; claims <= 10; claims += 1) {
+        const decision = decideCountReferral(state, count({ senderRewards: tiers, cause_id: `ev-${claims}`, cause_position: BigInt(100 + claims) }));
+        const credits = decision.events.flatMap((one) => (one.type === 'RewardGranted' ? [one.data.credits as number] : []));
+        if (credits.length > 0) grantedAt.push([claims, ...credits]);
+        state = decision.events.reduce(userEvolver.evolve, state);
+      }
+      expect(grantedAt).to.deep.equal([
+        [1, 10],
+        [2, 10],
+        [3, 10],
+        [5, 50],
+      ]);
+    });
+
     it('counts a conversion and grants conversion-variant rewards only', () => {
       const { state } = user
         .given([...bob, claimCounted(1, 50)])
