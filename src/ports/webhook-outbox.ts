@@ -99,7 +99,10 @@ export interface WebhookOutbox {
    * replay from the log enqueues them again.
    */
   removeDelivered(before: string, limit: number): Promise<number>;
-  /** Forgets an endpoint's messages (the endpoint was deleted). */
+  /**
+   * Forgets an endpoint's messages (the endpoint was deleted): those it holds when called; the
+   * ones fed meanwhile, for an endpoint created again under the id, stay.
+   */
   removeEndpoint(endpointId: string): Promise<void>;
   close(): Promise<void>;
 }

@@ -267,5 +267,20 @@ export function webhookOutboxContract(name: string, open: OpenContractSubject<We
       expect(await outbox.list(endpoint, { limit: 10 })).to.deep.equal([]);
       expect((await outbox.list(other, { limit: 10 })).map((row) => row.position)).to.deep.equal([1n]);
     });
+
+    it('a removal under way leaves the messages fed meanwhile for an endpoint created again under the id', async () => {
+      await outbox.feed(
+        feed,
+        Array.from({ length: 12_345 }, (_, index) => message(BigInt(index + 1))),
+        null,
+        20_000n,
+      );
+      const removing = outbox.removeEndpoint(endpoint);
+      // The endpoint is deleted and created again while the removal goes on; the feed then queues its first message.
+      await new Promise((resolve) => setImmediate(resolve));
+      await outbox.feed(feed, [message(20_001n)], 20_000n, 20_001n);
+      await removing;
+      expect((await outbox.list(endpoint, { limit: 10 })).map((row) => row.position)).to.deep.equal([20_001n]);
+    });
   });
 }

@@ -248,9 +248,12 @@ export class MongoWebhookOutbox implements WebhookOutbox {
     return removed.deletedCount;
   }
 
+  /** Only the messages there when it starts (as on SQLite): an endpoint created again meanwhile keeps its own. */
   async removeEndpoint(endpointId: string): Promise<void> {
-    await guard(() => this.messages.deleteMany({ endpoint_id: endpointId }));
+    const last = await guard(() => this.messages.findOne({ endpoint_id: endpointId }, { sort: { position: -1 }, projection: { position: 1 } }));
     await guard(() => this.health.deleteOne({ _id: endpointId }));
+    if (last === null) return;
+    await guard(() => this.messages.deleteMany({ endpoint_id: endpointId, position: { $lte: last.position } }));
   }
 
   async close(): Promise<void> {}

@@ -111,8 +111,9 @@ export class SqliteWebhookOutbox implements WebhookOutbox {
       setFailingSince: db.prepare(
         'INSERT INTO webhook_endpoint_health (endpoint_id, failing_since) VALUES (?, ?) ON CONFLICT (endpoint_id) DO UPDATE SET failing_since = excluded.failing_since',
       ),
+      lastPosition: read<[string], { position: bigint | null }>('SELECT MAX(position) AS position FROM webhook_messages WHERE endpoint_id = ?'),
       removeMessages: db.prepare(
-        'DELETE FROM webhook_messages WHERE (endpoint_id, message_id) IN (SELECT endpoint_id, message_id FROM webhook_messages WHERE endpoint_id = ? LIMIT ?)',
+        'DELETE FROM webhook_messages WHERE (endpoint_id, message_id) IN (SELECT endpoint_id, message_id FROM webhook_messages WHERE endpoint_id = ? AND position <= ? LIMIT ?)',
       ),
       removeDelivered: db.prepare(
         'DELETE FROM webhook_messages WHERE (endpoint_id, message_id) IN ' +
@@ -235,13 +236,17 @@ export class SqliteWebhookOutbox implements WebhookOutbox {
 
   /**
    * A chunk at a time, other requests served between chunks: an endpoint down for days can hold
-   * 100,000 messages (0.7 s in one statement). A stop midway leaves the rest as a crash before the
-   * removal would: the delivery engine removes them when it finds no such endpoint, and the feed
-   * at the endpoint's next creation.
+   * 100,000 messages (0.7 s in one statement). Only the messages there when it starts: an endpoint
+   * created again under the id meanwhile has messages of later events (the feed queues them after
+   * its creation, past every message of the one deleted), which stay. A stop midway leaves the
+   * rest as a crash before the removal would: the delivery engine removes the open ones when it
+   * finds no such endpoint, and the feed all of them at the id's next creation.
    */
   async removeEndpoint(endpointId: string): Promise<void> {
-    while (writeTransaction(this.db, () => this.statements.removeMessages.run(endpointId, REMOVE_CHUNK).changes) === REMOVE_CHUNK) await setImmediate();
+    const last = guardSqlite(() => this.statements.lastPosition.get(endpointId)?.position ?? null);
     writeTransaction(this.db, () => this.statements.removeHealth.run(endpointId));
+    if (last === null) return;
+    while (writeTransaction(this.db, () => this.statements.removeMessages.run(endpointId, last, REMOVE_CHUNK).changes) === REMOVE_CHUNK) await setImmediate();
   }
 
   async close(): Promise<void> {}

@@ -152,8 +152,8 @@ describe('SQLite: the webhook outbox pages by status and forgets old deliveries 
     expect(byStatus).to.match(/USING INDEX webhook_messages_by_status \(endpoint_id=\? AND status=\? AND position>\?\)/);
     const retention = plans.find(({ sql }) => sql.startsWith('DELETE') && sql.includes("status = 'delivered'"))!.plan.join(' | ');
     expect(retention).to.match(/USING (COVERING )?INDEX webhook_messages_delivered \(delivered_at<\?\)/);
-    const removal = plans.find(({ sql }) => sql.startsWith('DELETE') && sql.includes('WHERE endpoint_id = ? LIMIT'))!.plan.join(' | ');
-    expect(removal).to.match(/USING (COVERING )?INDEX \w+ \(endpoint_id=\?\)/);
+    const removal = plans.find(({ sql }) => sql.startsWith('DELETE') && sql.includes('WHERE endpoint_id = ? AND position <= ? LIMIT'))!.plan.join(' | ');
+    expect(removal).to.match(/USING (COVERING )?INDEX \w+ \(endpoint_id=\? AND position<\?\)/);
     for (const { sql, plan } of plans) expect(plan.join(' | '), sql).not.to.match(/SCAN webhook_messages\b(?! USING)/);
   });
 });
