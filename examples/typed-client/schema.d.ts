@@ -1718,11 +1718,11 @@ export interface components {
         };
         PoolCodesRequest: {
             codes: {
-                /** @description 1–256 characters, no control characters, no blank at either end */
+                /** @description 1–256 characters, no control characters, no blank or invisible character at either end */
                 value: string;
                 /**
                  * Format: uri
-                 * @description An http or https URL
+                 * @description An http or https URL, without blanks or control characters
                  */
                 link?: string | null;
                 /**
@@ -1868,7 +1868,7 @@ export interface components {
             name: string;
             /**
              * Format: uri
-             * @description An http or https URL
+             * @description An http or https URL, without blanks or control characters
              */
             logo_url?: string | null;
             platforms: {

@@ -133,29 +133,41 @@ export function pathId(max: number) {
     });
 }
 
-// Blanks a value can start or end with beyond the control characters (String#trim's set).
-const EDGE_BLANK_CLASS = ' \\u00a0\\u1680\\u2000-\\u200a\\u2028\\u2029\\u202f\\u205f\\u3000\\ufeff';
-const EDGE_BLANK = new RegExp(`^[${EDGE_BLANK_CLASS}]|[${EDGE_BLANK_CLASS}]$`);
+// Blanks beyond the control characters (String#trim's set), and the invisible format characters
+// (soft hyphen, zero-width spaces and joiners, word joiner): none shows where a value starts or ends.
+const BLANK_CLASS = ' \\u00a0\\u00ad\\u1680\\u180e\\u2000-\\u200d\\u2028\\u2029\\u202f\\u205f\\u2060\\u3000\\ufeff';
+const EDGE_BLANK = new RegExp(`^[${BLANK_CLASS}]|[${BLANK_CLASS}]$`);
 
 /**
  * A value handed to a user as it is (a pool's one-time code): 1–`max` characters, no control
- * characters, and no blank at either end, so that what the user reads and types back is the value.
+ * characters, and no blank or invisible character at either end, so that what the user reads and
+ * types back is the value.
  */
 export function handedOutValue(max: number) {
   return chars(1, max)
     .refine((value) => !CONTROL.test(value), 'must not contain control characters')
-    .refine((value) => !EDGE_BLANK.test(value), 'must not start or end with a blank')
+    .refine((value) => !EDGE_BLANK.test(value), 'must not start or end with a blank or invisible character')
     .openapi({
-      pattern: `^[^${EDGE_BLANK_CLASS}${CONTROL_CLASS}](?:[^${CONTROL_CLASS}]*[^${EDGE_BLANK_CLASS}${CONTROL_CLASS}])?$`,
-      description: `1–${max} characters, no control characters, no blank at either end`,
+      pattern: `^[^${BLANK_CLASS}${CONTROL_CLASS}](?:[^${CONTROL_CLASS}]*[^${BLANK_CLASS}${CONTROL_CLASS}])?$`,
+      description: `1–${max} characters, no control characters, no blank or invisible character at either end`,
     });
 }
 
-/** A link a user or the console opens: an http(s) URL (no `javascript:`, `data:` or `file:` links). */
+const HTTP_URL_PATTERN = `^[Hh][Tt][Tt][Pp][Ss]?://[^${BLANK_CLASS}${CONTROL_CLASS}]+$`;
+const HTTP_URL = new RegExp(HTTP_URL_PATTERN);
+const PARSED_HTTP_URL = z.url({ protocol: /^https?$/ });
+
+/**
+ * A link a user or the console opens: an http(s) URL (no `javascript:`, `data:` or `file:` links),
+ * kept as sent: no blank, control or invisible character anywhere (a URL parser would drop or
+ * trim them, and the link stored would not be the one sent).
+ */
 export const webUrl = z
-  .url({ protocol: /^https?$/ })
+  .string()
   .max(2000)
-  .openapi({ pattern: '^[Hh][Tt][Tt][Pp][Ss]?://', description: 'An http or https URL' });
+  .regex(HTTP_URL, 'must be an http or https URL without blanks or control characters')
+  .refine((value) => PARSED_HTTP_URL.safeParse(value).success, 'must be an http or https URL')
+  .openapi({ format: 'uri', pattern: HTTP_URL_PATTERN, description: 'An http or https URL, without blanks or control characters' });
 
 /** A user's id (SPEC §3), read, claimed for, withdrawn from and erased by its path. */
 export const appUserId = pathId(128).openapi({ example: 'user-123' });
