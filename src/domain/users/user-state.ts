@@ -192,7 +192,9 @@ function applyUserEvent(draft: UserDraft, event: DomainEvent): void {
       }
       return;
     case 'SubscriptionExpired': {
-      state.verified_premium = false;
+      // The end of access the user did not pay for (a trial, a promotional grant, a family
+      // member's share) says nothing of a subscription they pay for.
+      if (!event.data.is_trial) state.verified_premium = false;
       const { provider, original_transaction_id, occurred_at } = event.data;
       // The latest by when it happened: an older expiry arriving late does not hide a later one.
       if (state.latest_expiry === null || Date.parse(occurred_at) > Date.parse(state.latest_expiry.occurred_at)) {
@@ -271,7 +273,8 @@ export const userEvolver: Evolver<UserState> = {
   // 5: erasure (SPEC §13): `erased`, personal fields null after UserErased.
   // 6: a refund of the verified purchase clears verified_premium and verified_purchase.
   // 7: latest_expiry (a purchase older than an expiry already recorded has ended).
-  version: 7,
+  // 8: the expiry of unpaid access (is_trial) leaves verified_premium as it is.
+  version: 8,
   initialState: initialUserState,
   evolve: evolveUser,
   fold: foldUserEvents,

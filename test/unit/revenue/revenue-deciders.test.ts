@@ -271,6 +271,26 @@ describe('verified revenue (SPEC §11)', () => {
     });
   });
 
+  describe('access the user did not pay for (is_trial: a trial, a promotional grant, a family share)', () => {
+    it('its expiry churns no paying user: it says nothing of the subscription they pay for', () => {
+      const converted = user
+        .given(claimedHistory)
+        .when((state) => decideRecordRevenue(state, record()))
+        .decision();
+      const history = [...claimedHistory, ...(converted.events as DomainEvent[])];
+      const promotionalExpiry = record({
+        conversions: 'verified',
+        notification: notification({ notification_id: 'evt_promo_end', kind: 'expiry', is_trial: true, original_transaction_id: 'promo-1' }),
+      });
+      const { events, state } = user
+        .given(history)
+        .when((state) => decideRecordRevenue(state, promotionalExpiry))
+        .decision();
+      expect(events.map((e) => e.type)).to.deep.equal(['SubscriptionExpired']);
+      expect(state.verified_premium).to.equal(true);
+    });
+  });
+
   describe('out of order: an expiry that arrives before its purchase', () => {
     const HOUR = 3_600_000;
     const at = (ms: number) => new Date(T0.getTime() + ms).toISOString();
