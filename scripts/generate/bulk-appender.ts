@@ -1,3 +1,4 @@
+import { fileURLToPath } from 'node:url';
 import path from 'node:path';
 import { Worker } from 'node:worker_threads';
 import { SqliteEventStore } from '../../src/adapters/sqlite/sqlite-event-store.js';
@@ -41,6 +42,14 @@ const ROWS_PER_MESSAGE = 500;
  * position of a claim it has just appended), and a read of the whole log is refused while a
  * group is open. Outside a group (setting up the catalog), each append is committed at once.
  */
+/**
+ * A module beside `moduleUrl`, with its extension: `npm run generate-events` runs the sources
+ * (tsx, `.ts`), the container image `node dist/scripts/generate-events.js` (`.js`).
+ */
+export function besideThisFile(name: string, moduleUrl: string): URL {
+  return new URL(`./${name}${path.extname(fileURLToPath(moduleUrl))}`, moduleUrl);
+}
+
 export class BulkAppender implements EventStore, GroupMember {
   private readonly reader: SqliteEventStore;
   private readonly revisions = new Map<string, number>();
@@ -71,7 +80,7 @@ export class BulkAppender implements EventStore, GroupMember {
     this.lastPosition = db.prepare<[], { last: number }>(
       "SELECT MAX(COALESCE((SELECT seq FROM sqlite_sequence WHERE name = 'events'), 0), COALESCE((SELECT MAX(position) FROM events), 0)) AS last",
     );
-    this.worker = new Worker(new URL('./event-insert-worker.ts', import.meta.url), {
+    this.worker = new Worker(besideThisFile('event-insert-worker', import.meta.url), {
       workerData: { dataDir: path.dirname(db.name), fileName: path.basename(db.name) },
     });
     this.worker.on('message', (answer: WorkerAnswer) => {

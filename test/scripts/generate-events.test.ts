@@ -1,6 +1,7 @@
 import { execFile, spawn } from 'node:child_process';
 import fs from 'node:fs';
 import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { promisify } from 'node:util';
 import Database from 'better-sqlite3';
 import { expect } from 'chai';
@@ -12,7 +13,7 @@ import { EventLog, toLogged } from '../../src/application/event-log.js';
 import type { NewDomainEvent } from '../../src/domain/decider.js';
 import { streams } from '../../src/domain/events/index.js';
 import { type ExpectedRevision, type NewEvent, type RecordedEvent, WrongExpectedRevisionError } from '../../src/ports/event-store.js';
-import { BulkAppender } from '../../scripts/generate/bulk-appender.js';
+import { BulkAppender, besideThisFile } from '../../scripts/generate/bulk-appender.js';
 import { eventually, putProgram } from '../support/fixtures.js';
 import { startTestService, tempDataDir } from '../support/test-service.js';
 
@@ -52,6 +53,18 @@ function checkpoints(dataDir: string): Map<string, number> {
     db.close();
   }
 }
+
+describe("generate-events' writer thread", () => {
+  it('is the module beside the script, compiled or not (the container image runs dist/scripts/generate-events.js)', () => {
+    const sources = besideThisFile('event-insert-worker', 'file:///app/scripts/generate/bulk-appender.ts');
+    const compiled = besideThisFile('event-insert-worker', 'file:///app/dist/scripts/generate/bulk-appender.js');
+    expect(sources.href).to.equal('file:///app/scripts/generate/event-insert-worker.ts');
+    expect(compiled.href).to.equal('file:///app/dist/scripts/generate/event-insert-worker.js');
+    expect(fs.existsSync(fileURLToPath(besideThisFile('event-insert-worker', pathToFileURL(path.resolve('scripts/generate/bulk-appender.ts')).href)))).to.equal(
+      true,
+    );
+  });
+});
 
 describe('npm run generate-events (child process)', function () {
   this.timeout(300_000);
