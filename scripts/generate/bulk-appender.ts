@@ -23,6 +23,14 @@ import type { EventRow, WorkerAnswer, WorkerMessage } from './event-insert-worke
 const ROWS_PER_MESSAGE = 500;
 
 /**
+ * A module beside `moduleUrl`, with its extension: `npm run generate-events` runs the sources
+ * (tsx, `.ts`), the container image `node dist/scripts/generate-events.js` (`.js`).
+ */
+export function besideThisFile(name: string, moduleUrl: string): URL {
+  return new URL(`./${name}${path.extname(fileURLToPath(moduleUrl))}`, moduleUrl);
+}
+
+/**
  * The embedded event store for the generator alone: it is the only writer while it runs. An
  * append is checked against each stream's last revision kept in memory, given the next log
  * positions (counted here from the log's last one, as AUTOINCREMENT would give them) and
@@ -42,14 +50,6 @@ const ROWS_PER_MESSAGE = 500;
  * position of a claim it has just appended), and a read of the whole log is refused while a
  * group is open. Outside a group (setting up the catalog), each append is committed at once.
  */
-/**
- * A module beside `moduleUrl`, with its extension: `npm run generate-events` runs the sources
- * (tsx, `.ts`), the container image `node dist/scripts/generate-events.js` (`.js`).
- */
-export function besideThisFile(name: string, moduleUrl: string): URL {
-  return new URL(`./${name}${path.extname(fileURLToPath(moduleUrl))}`, moduleUrl);
-}
-
 export class BulkAppender implements EventStore, GroupMember {
   private readonly reader: SqliteEventStore;
   private readonly revisions = new Map<string, number>();
