@@ -158,10 +158,20 @@ function answerAlone(app: RequestListener, req: IncomingMessage, socket: Socket 
   app(req, res);
 }
 
+/** Like every answer of the app's own (src/http/app.ts): an error may name personal data. */
+const NOT_STORED = { 'cache-control': 'no-store', 'x-content-type-options': 'nosniff' };
+
 function answerOn(res: ServerResponse, error: ApiError): void {
   const body = JSON.stringify(errorBody(error.toJSON()));
   res.shouldKeepAlive = false;
-  res.writeHead(error.status, { 'content-type': 'application/json; charset=utf-8', 'content-length': Buffer.byteLength(body), connection: 'close' }).end(body);
+  res
+    .writeHead(error.status, {
+      ...NOT_STORED,
+      'content-type': 'application/json; charset=utf-8',
+      'content-length': Buffer.byteLength(body),
+      connection: 'close',
+    })
+    .end(body);
 }
 
 /** `error` as a whole HTTP response, for a socket no response object can be given (the request could not be read). */
@@ -172,6 +182,7 @@ function rawAnswer(error: ApiError): string {
     'content-type: application/json; charset=utf-8',
     `content-length: ${Buffer.byteLength(body)}`,
     `x-request-id: ${randomUUID()}`,
+    ...Object.entries(NOT_STORED).map(([name, value]) => `${name}: ${value}`),
     'connection: close',
     '',
     body,

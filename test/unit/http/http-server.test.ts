@@ -50,6 +50,9 @@ describe('the HTTP server: every request is answered in the API shape, or by the
       const [head, body] = (await raw(server, request)).split('\r\n\r\n') as [string, string];
       expect(head.split('\r\n')[0], code).to.match(new RegExp(`^HTTP/1.1 ${status} `));
       expect(head).to.match(/^x-request-id: [0-9a-f-]{36}$/m);
+      expect(head, code)
+        .to.match(/^cache-control: no-store$/m)
+        .and.match(/^x-content-type-options: nosniff$/m);
       expect(JSON.parse(body).errors[0]).to.include({ status, code, source: null });
     }
   });
@@ -66,6 +69,9 @@ describe('the HTTP server: every request is answered in the API shape, or by the
     const [head, body] = (await raw(server, 'GET / HTTP/1.1\r\nhost: x\r\n')).split('\r\n\r\n') as [string, string];
     expect(head.split('\r\n')[0]).to.equal('HTTP/1.1 408 Request Timeout');
     expect(head).to.match(/^x-request-id: [0-9a-f-]{36}$/m);
+    expect(head)
+      .to.match(/^cache-control: no-store$/m)
+      .and.match(/^x-content-type-options: nosniff$/m);
     expect(JSON.parse(body).errors[0]).to.deep.equal({
       code: 'REQUEST_TIMEOUT',
       status: 408,
@@ -77,6 +83,9 @@ describe('the HTTP server: every request is answered in the API shape, or by the
     const [stalledHead, stalledBody] = stalled.split('\r\n\r\n') as [string, string];
     expect(stalledHead.split('\r\n')[0]).to.equal('HTTP/1.1 408 Request Timeout');
     expect(stalledHead).to.match(/^x-request-id: from-the-app$/m);
+    expect(stalledHead)
+      .to.match(/^cache-control: no-store$/m)
+      .and.match(/^x-content-type-options: nosniff$/m);
     expect(JSON.parse(stalledBody).errors[0]).to.include({ code: 'REQUEST_TIMEOUT', status: 408 });
   });
 
@@ -183,6 +192,9 @@ describe('the HTTP server: every request is answered in the API shape, or by the
     const [head, body] = cut.split('\r\n\r\n') as [string, string];
     expect(head.split('\r\n')[0]).to.equal('HTTP/1.1 400 Bad Request');
     expect(head).to.match(/^x-request-id: the-request$/m);
+    expect(head)
+      .to.match(/^cache-control: no-store$/m)
+      .and.match(/^x-content-type-options: nosniff$/m);
     expect(JSON.parse(body).errors[0]).to.include({ status: 400, code: 'BODY_INVALID', source: null });
     const get = await raw(server, 'GET /users/a HTTP/1.1\r\nhost: x\r\ncontent-length: 50\r\n\r\n{', { end: true });
     expect(statusLines(get)).to.deep.equal(['HTTP/1.1 200 OK']);
