@@ -119,7 +119,7 @@ describe('API: operator endpoints (no key needed)', () => {
     expect(response.body.info.version).to.equal('1.0');
   });
 
-  it('GET /docs serves a browsable page of the API description, with its script; nothing else under /docs', async () => {
+  it('GET /docs serves a browsable page of the API description, with the files it loads, never framed; nothing else under /docs', async () => {
     const response = await fetch(`${svc.url}/docs/`);
     expect(response.status).to.equal(200);
     const html = await response.text();
@@ -128,9 +128,17 @@ describe('API: operator endpoints (no key needed)', () => {
     expect(init.status).to.equal(200);
     expect(await init.text()).to.contain('/openapi.json');
     expect((await fetch(`${svc.url}/docs/swagger-ui-bundle.js`)).status).to.equal(200);
-    const other = await fetch(`${svc.url}/docs/anything`);
-    expect(other.status).to.equal(404);
-    expect(((await other.json()) as { errors: { code: string }[] }).errors[0]!.code).to.equal('PATH_ERROR');
+    for (const asset of ['swagger-ui.css', 'swagger-ui-standalone-preset.js', 'favicon-32x32.png']) {
+      expect((await fetch(`${svc.url}/docs/${asset}`)).status, asset).to.equal(200);
+    }
+    expect(response.headers.get('content-security-policy')).to.equal("frame-ancestors 'none'");
+    // The package's other files: its stock page (which reads a third-party document), its
+    // initializer for that page, its README, source maps, its package.json.
+    for (const path of ['anything', 'index.html', 'swagger-initializer.js', 'README.md', 'swagger-ui-bundle.js.map', 'package.json']) {
+      const other = await fetch(`${svc.url}/docs/${path}`);
+      expect(other.status, path).to.equal(404);
+      expect(((await other.json()) as { errors: { code: string }[] }).errors[0]!.code, path).to.equal('PATH_ERROR');
+    }
     for (const method of ['POST', 'DELETE']) {
       const wrong = await fetch(`${svc.url}/docs`, { method });
       expect(wrong.status, method).to.equal(405);

@@ -127,12 +127,30 @@ export function operatorRoutes(deps: OperatorDeps): AnyRoute[] {
   ];
 }
 
+/**
+ * What the page at /docs/ loads. The package's other files (its stock page reading a third-party
+ * document, its README, source maps) are the API's 404.
+ */
+const SWAGGER_UI_FILES = new Set([
+  '/swagger-ui.css',
+  '/swagger-ui-bundle.js',
+  '/swagger-ui-standalone-preset.js',
+  '/swagger-ui-init.js',
+  '/favicon-16x16.png',
+  '/favicon-32x32.png',
+]);
+
 /** The API reference to browse, from /openapi.json. */
 export function apiReferenceRouter(): Router {
   const router = Router({ caseSensitive: true, strict: true });
+  const assets = Router().use(swaggerUi.serveFiles(undefined, { swaggerUrl: '/openapi.json' }));
   // Swagger UI's script and assets, then its page at /docs only: another path under it is the
   // API's 404, another method on the page 405 (setup alone would answer both with the page).
-  router.use('/docs', swaggerUi.serveFiles(undefined, { swaggerUrl: '/openapi.json' }));
+  router.use('/docs', (req, res, next) => {
+    res.setHeader('content-security-policy', "frame-ancestors 'none'");
+    if (req.path === '/' || SWAGGER_UI_FILES.has(req.path)) assets(req, res, next);
+    else next();
+  });
   router.get(['/docs', '/docs/'], swaggerUi.setup(undefined, { swaggerUrl: '/openapi.json' }));
   router.all(['/docs', '/docs/'], methodNotAllowed(['GET']));
   return router;
