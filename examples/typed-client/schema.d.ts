@@ -1697,6 +1697,7 @@ export interface components {
             metadata?: {
                 [key: string]: unknown;
             } | null;
+            /** @description 1–128 characters, no control characters, not "." or ".." */
             entitlement_id: string;
             entitlement_key: string;
         } | {

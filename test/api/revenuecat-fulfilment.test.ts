@@ -53,6 +53,20 @@ describe('API: RevenueCat fulfilment of partner_entitlement rewards (fake Revenu
     await revenuecat.stop();
   });
 
+  it('refuses an entitlement id that is a dot segment: the call would go to another path of RevenueCat, with the secret key', async () => {
+    for (const id of ['.', '..']) {
+      const refused = await service.admin('PUT', '/admin/rewards/dots', {
+        kind: 'partner_entitlement',
+        name: 'Dots',
+        entitlement_id: id,
+        entitlement_key: 'dots',
+      });
+      expect(refused.status, id).to.equal(400);
+      expect(refused.body.errors[0], id).to.include({ code: 'BAD_REQUEST', source: '/entitlement_id' });
+    }
+    expect((await service.admin('GET', '/admin/rewards/dots')).status).to.equal(404);
+  });
+
   it('grants the promotional entitlement until the entry ends, and revokes it when the reward expires', async () => {
     const granted = await service.admin('POST', `/users/${encodeURIComponent('user/1')}/rewards/grant`, {
       key: 'pro',

@@ -1,7 +1,7 @@
 import { normalizeCode } from '../../domain/codes/referral-code.js';
 import { AFFILIATE_STATUSES } from '../../domain/events/config-events.js';
 import { z } from './zod-openapi.js';
-import { appUserId, chars, dateTime, handedOutValue, nullableJsonObject, orNull, outDateTime, text, webUrl } from './common.js';
+import { appUserId, chars, dateTime, handedOutValue, nullableJsonObject, orNull, outDateTime, pathId, text, webUrl } from './common.js';
 import { deactivationBody, rewardDefinitionWire } from './rewards.js';
 import { offerCodeId } from './store.js';
 
@@ -38,7 +38,7 @@ export const rewardBody = z
     z.object({ kind: z.literal('credit'), ...common, credits: z.number().int().min(1).max(2_147_483_647) }),
     z.object({ kind: z.literal('offer_code'), ...common, offer_code_id: offerCodeId, offer_code_ref_name: text(200), subscription_product_id: text(200) }),
     z.object({ kind: z.literal('store_promo_code'), ...common }),
-    z.object({ kind: z.literal('partner_entitlement'), ...common, entitlement_id: text(128), entitlement_key: text(200) }),
+    z.object({ kind: z.literal('partner_entitlement'), ...common, entitlement_id: pathId(128), entitlement_key: text(200) }),
     z.object({ kind: z.literal('partner_offering'), ...common, offering_id: text(128), offering_key: text(200) }),
   ])
   .openapi('RewardRequest');
