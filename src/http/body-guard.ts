@@ -1,6 +1,6 @@
 import type { Request, RequestHandler } from 'express';
 import { type ContentType, format as formatContentType, parse as parseContentType } from 'content-type';
-import { ApiError, bodyNotUtf8, bodyTooLarge, charsetUnsupported } from './errors.js';
+import { ApiError, bodyNotUtf8, bodyTooLarge, charsetUnsupported, numberTooSmall } from './errors.js';
 import { isJsonObject } from '../domain/json-object.js';
 import { pointer } from './validation.js';
 
@@ -122,13 +122,7 @@ export const storableBody: RequestHandler = (req, res, next) => {
   if (!sendsBody(req)) req.body = undefined;
   if (res.locals.bodyNotUtf8 === true) throw bodyNotUtf8();
   // Where the body is an object (any other body is BODY_INVALID where a route reads one).
-  if (res.locals.underflowAt && isJsonObject(req.body)) {
-    throw new ApiError(
-      'BAD_REQUEST',
-      'The body has a number too small to store: it would read back as 0 (send 0, or the number as a string)',
-      res.locals.underflowAt,
-    );
-  }
+  if (res.locals.underflowAt && isJsonObject(req.body)) throw numberTooSmall(res.locals.underflowAt);
   // Only an object can be stored: any other body is BODY_INVALID where a route reads one
   // (parseBody), however deep it nests, and ignored where none is read.
   const found = isJsonObject(req.body) ? unstorablePart(req.body) : null;

@@ -50,6 +50,11 @@ export function bodyNotUtf8(): ApiError {
   return new ApiError('BODY_INVALID', 'The body is not valid UTF-8', null);
 }
 
+/** 400 for a number JSON.parse would read as 0 though it is not (body-guard.ts, underflowingNumber), at `source`. */
+export function numberTooSmall(source: string): ApiError {
+  return new ApiError('BAD_REQUEST', 'The body has a number too small to store: it would read back as 0 (send 0, or the number as a string)', source);
+}
+
 export function errorBody(...errors: ErrorObject[]) {
   return { errors };
 }

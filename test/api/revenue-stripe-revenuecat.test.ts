@@ -503,6 +503,14 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
         expect(refused.status, JSON.stringify(extra)).to.equal(400);
         expect(refused.body.errors[0].code).to.equal('BAD_REQUEST');
       }
+      // A price too small for a double would be read as 0 (an unpaid purchase): 400, as on the JSON API.
+      const tiny = JSON.stringify({ api_version: '1.0', event: rcEvent('rc-tiny', 'INITIAL_PURCHASE', 'nobody') }).replace(
+        /"price_in_purchased_currency":[0-9.]+/,
+        '"price_in_purchased_currency":1e-400',
+      );
+      expect(tiny).to.contain('1e-400');
+      const refusedTiny = await post(svc, '/webhooks/revenuecat', tiny, { authorization: REVENUECAT_AUTH });
+      expect(refusedTiny.body.errors[0]).to.include({ status: 400, code: 'BAD_REQUEST', source: '/event/price_in_purchased_currency' });
       // A currency that is not three letters: 400; one in lower case is kept upper case, as every provider's.
       const oddCurrency = await revenueCat(svc, rcEvent('rc-odd-currency', 'INITIAL_PURCHASE', 'nobody', { currency: 'US' }));
       expect(oddCurrency.body.errors[0]).to.include({ status: 400, code: 'BAD_REQUEST', source: '/event/currency' });

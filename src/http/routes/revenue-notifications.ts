@@ -11,9 +11,9 @@ import { RevenueInbox } from '../../application/revenue/revenue-inbox.js';
 import type { Config } from '../../config.js';
 import { REVENUE_PROVIDERS, type RevenueNotification, type RevenueProvider, revenueNotificationSchema } from '../../domain/revenue/revenue-notification.js';
 import { TOKENS } from '../../ports/tokens.js';
-import { refuseDeclaredOverLimit, sendsBody, unstorablePart, utf8Charset } from '../body-guard.js';
+import { refuseDeclaredOverLimit, sendsBody, underflowingNumber, unstorablePart, utf8Charset } from '../body-guard.js';
 import { WEBHOOK_BODY_LIMIT } from '../body-limits.js';
-import { ApiError, bodyNotUtf8, bodyTooLarge } from '../errors.js';
+import { ApiError, bodyNotUtf8, bodyTooLarge, numberTooSmall } from '../errors.js';
 import { type AnyRoute, route } from '../route.js';
 import { z } from '../schemas/zod-openapi.js';
 
@@ -86,8 +86,11 @@ const rawBody: RequestHandler = (req, res, next) => {
       if (refused) return next(refused);
       readRaw(req, res, (error?: unknown) => {
         if ((error as { type?: string } | undefined)?.type === 'entity.too.large') return next(bodyTooLarge(WEBHOOK_BODY_LIMIT));
-        if (!error && Buffer.isBuffer(req.body) && !isUtf8(req.body)) return next(bodyNotUtf8());
-        next(error);
+        if (error || !Buffer.isBuffer(req.body)) return next(error);
+        if (!isUtf8(req.body)) return next(bodyNotUtf8());
+        // As on the JSON bodies (storableBody): a number the payload would read as 0 though it is not.
+        const underflowAt = underflowingNumber(req.body);
+        next(underflowAt === null ? undefined : numberTooSmall(underflowAt));
       });
     });
   });
