@@ -27,7 +27,18 @@ export function isEventStoreUrl(value: string): boolean {
 /** The documented default namespace of account tokens (UUIDv5 of app_user_id, SPEC §11). */
 export const DEFAULT_ACCOUNT_TOKEN_NAMESPACE = '5b2c1c52-3d4e-5f60-8a71-92b3c4d5e6f7';
 
-const positiveInt = (fallback: number) => z.coerce.number().int().positive().default(fallback);
+/**
+ * A number setting, written in decimal digits (with a fraction where the setting allows one).
+ * `Number()` alone would read a blank value as 0 (`PORT=` would pick a random port) and take hex
+ * and exponent forms: those are refused, as any other value that is not the setting's.
+ */
+const decimal = z
+  .string()
+  .trim()
+  .regex(/^[0-9]+(?:\.[0-9]+)?$/, 'must be a decimal number')
+  .transform(Number);
+
+const positiveInt = (fallback: number) => decimal.pipe(z.number().int().positive()).default(fallback);
 
 /**
  * Upper bounds of the durations. A timer Node cannot set (over 2^31 − 1 ms, about 24.8 days)
@@ -40,8 +51,8 @@ const MAX_TIMER_S = Math.floor(MAX_TIMER_MS / 1000);
 /** 100 years, the longest interval a reward may have. */
 const MAX_DAYS = 36_500;
 const MAX_HOURS = MAX_DAYS * 24;
-const timerMs = (fallback: number) => z.coerce.number().int().positive().max(MAX_TIMER_MS).default(fallback);
-const timerSeconds = (fallback: number) => z.coerce.number().int().positive().max(MAX_TIMER_S).default(fallback);
+const timerMs = (fallback: number) => decimal.pipe(z.number().int().positive().max(MAX_TIMER_MS)).default(fallback);
+const timerSeconds = (fallback: number) => decimal.pipe(z.number().int().positive().max(MAX_TIMER_S)).default(fallback);
 
 /**
  * `points/seconds` + `s`, e.g. `600/60s`: a budget of points per fixed window; `minPoints`: the
@@ -136,7 +147,7 @@ const corsOrigins = z
 const configSchema = z
   .object({
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
-    PORT: z.coerce.number().int().min(0).max(65_535).default(8080),
+    PORT: decimal.pipe(z.number().int().min(0).max(65_535)).default(8080),
     HOST: z.string().min(1).default('0.0.0.0'),
     DATA_DIR: z.string().min(1).default('./data'),
     EVENTSTORE_URL: optionalString.refine((value) => value === null || isEventStoreUrl(value), {
@@ -148,7 +159,7 @@ const configSchema = z
     MONGODB_DATABASE: z.string().min(1).default('referrals'),
     CLIENT_API_KEYS: commaList,
     SECRET_API_KEYS: commaList,
-    CLAIM_WINDOW_DAYS: z.coerce.number().int().positive().max(MAX_DAYS).default(7),
+    CLAIM_WINDOW_DAYS: decimal.pipe(z.number().int().positive().max(MAX_DAYS)).default(7),
     REFERRAL_LINK_BASE: optionalString.refine((value) => value === null || URL.canParse(value), { message: 'must be a URL' }),
     ASC_ISSUER_ID: optionalString,
     ASC_KEY_ID: optionalString,
@@ -158,7 +169,7 @@ const configSchema = z
     ASC_CACHE_TTL_S: positiveInt(3_600),
     LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
     /** Events a projection may trail the log by and still be ready. */
-    READY_MAX_LAG: z.coerce.number().int().min(0).default(1_000),
+    READY_MAX_LAG: decimal.pipe(z.number().int().min(0)).default(1_000),
     /** Seconds between background sweeps (reward expiry, claim repair). */
     SWEEP_INTERVAL_S: timerSeconds(30),
     /** Set to "false" to run the API without the in-process projector (scale-out topology). */
@@ -167,7 +178,7 @@ const configSchema = z
       .default('true')
       .transform((value) => value === 'true'),
     /** Seconds a shutdown may take (draining requests, stopping the projector) before the process exits anyway. */
-    SHUTDOWN_TIMEOUT_S: z.coerce.number().positive().max(MAX_TIMER_S).default(10),
+    SHUTDOWN_TIMEOUT_S: decimal.pipe(z.number().positive().max(MAX_TIMER_S)).default(10),
     /** SPEC §13: rate limits on (default) or off. */
     RATE_LIMITS: z.enum(['on', 'off']).default('on'),
     RATE_LIMIT_READS: budget('600/60s'),
@@ -187,13 +198,13 @@ const configSchema = z
     CORS_ORIGINS: corsOrigins,
     /** Outgoing webhooks (SPEC §12): per-request timeout, retry window, auto-disable, URL rules. */
     WEBHOOK_TIMEOUT_MS: timerMs(10_000),
-    WEBHOOK_RETRY_HOURS: z.coerce.number().positive().max(MAX_HOURS).default(72),
+    WEBHOOK_RETRY_HOURS: decimal.pipe(z.number().positive().max(MAX_HOURS)).default(72),
     /** An endpoint failing without a single success for this long is disabled (and reported). */
-    WEBHOOK_DISABLE_AFTER_HOURS: z.coerce.number().positive().max(MAX_HOURS).default(120),
+    WEBHOOK_DISABLE_AFTER_HOURS: decimal.pipe(z.number().positive().max(MAX_HOURS)).default(120),
     /** Deliveries yield to requests being answered, for at most this long per message (0: never yield). */
-    WEBHOOK_YIELD_MAX_S: z.coerce.number().min(0).max(MAX_TIMER_S).default(30),
+    WEBHOOK_YIELD_MAX_S: decimal.pipe(z.number().min(0).max(MAX_TIMER_S)).default(30),
     /** Delivered messages are kept this long for the deliveries list and redelivery, then forgotten (open and dead ones stay). */
-    WEBHOOK_RETENTION_DAYS: z.coerce.number().positive().max(MAX_DAYS).default(30),
+    WEBHOOK_RETENTION_DAYS: decimal.pipe(z.number().positive().max(MAX_DAYS)).default(30),
     WEBHOOKS_ALLOW_HTTP: z
       .enum(['true', 'false'])
       .default('false')

@@ -80,6 +80,19 @@ describe('Configuration errors', () => {
     expect(loadConfig({ PORT: '65535' }).PORT).to.equal(65_535);
   });
 
+  it('a number setting is written in decimal: blank, hex or an exponent is refused (a blank PORT was read as 0, a random port)', () => {
+    const numbers = ['PORT', 'READY_MAX_LAG', 'WEBHOOK_YIELD_MAX_S', 'SHUTDOWN_TIMEOUT_S', 'CLAIM_WINDOW_DAYS', 'WEBHOOK_TIMEOUT_MS', 'ASC_CACHE_TTL_S'];
+    for (const name of numbers) {
+      for (const value of ['', ' ', '0x10', '1e3', '+5', '.5', 'Infinity']) {
+        const problems = problemsOf({ [name]: value });
+        expect(problems, `${name}=${JSON.stringify(value)}`).to.have.length(1);
+        expect(problems[0], `${name}=${JSON.stringify(value)}`).to.match(new RegExp(`^${name}=.*: expected `));
+      }
+    }
+    // Blanks around the digits are read past, as in every setting; a fraction where the setting takes one.
+    expect(loadConfig({ PORT: ' 9000 ', SHUTDOWN_TIMEOUT_S: '0.5' })).to.include({ PORT: 9000, SHUTDOWN_TIMEOUT_S: 0.5 });
+  });
+
   it("APPLE_APP_APPLE_ID is the app's numeric Apple ID; the external backend needs both EVENTSTORE_URL and MONGODB_URL", () => {
     expect(problemsOf({ APPLE_APP_APPLE_ID: 'abc' })).to.deep.equal(["APPLE_APP_APPLE_ID=abc: expected a number: the app's Apple ID from App Store Connect"]);
     expect(loadConfig({ APPLE_APP_APPLE_ID: '1234567890' }).APPLE_APP_APPLE_ID).to.equal('1234567890');
