@@ -3157,7 +3157,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Not ready (the report says why), or a store is unreachable (`SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost.) */
+            /** @description Not ready (the report says why), or a store is unreachable (`SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost.) */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -3690,7 +3690,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4002,7 +4002,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4320,7 +4320,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4632,7 +4632,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -4998,7 +4998,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5280,7 +5280,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -5691,7 +5691,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6090,7 +6090,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6541,7 +6541,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -6894,7 +6894,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7247,7 +7247,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7525,7 +7525,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -7843,7 +7843,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8157,7 +8157,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8559,7 +8559,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -8833,7 +8833,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9148,7 +9148,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9592,7 +9592,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -9873,7 +9873,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -10221,7 +10221,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -10647,7 +10647,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -10962,7 +10962,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11408,7 +11408,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11682,7 +11682,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -11998,7 +11998,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -12445,7 +12445,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -12726,7 +12726,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -13041,7 +13041,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -13489,7 +13489,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -13770,7 +13770,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14054,7 +14054,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14374,7 +14374,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14666,7 +14666,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -14958,7 +14958,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -15275,7 +15275,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -15575,7 +15575,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -15874,7 +15874,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -16190,7 +16190,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -16666,7 +16666,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -17085,7 +17085,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -17359,7 +17359,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -17753,7 +17753,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -18184,7 +18184,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -18506,7 +18506,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -18899,7 +18899,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -19295,7 +19295,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -19609,7 +19609,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -19944,7 +19944,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -20539,7 +20539,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -20833,7 +20833,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -21141,7 +21141,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -21593,7 +21593,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -22045,7 +22045,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -22362,7 +22362,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -22746,7 +22746,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -23062,7 +23062,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -23430,7 +23430,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -23712,7 +23712,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -24123,7 +24123,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -24522,7 +24522,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -24973,7 +24973,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -25326,7 +25326,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -25679,7 +25679,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -25957,7 +25957,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];
@@ -26271,7 +26271,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost. */
+            /** @description `SERVICE_UNAVAILABLE`: A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost. */
             503: {
                 headers: {
                     "x-request-id": components["headers"]["RequestId"];

@@ -1,10 +1,10 @@
 import { inject, injectable } from 'tsyringe';
 import type { EventStore } from '../ports/event-store.js';
 import type { Logger } from '../ports/logger.js';
-import { READ_MODELS_WAIT_MS, type ReadConsistency } from '../ports/read-consistency.js';
+import { READ_MODELS_WAIT_MS, type ReadConsistency, WriteRecordedError } from '../ports/read-consistency.js';
 import { TOKENS } from '../ports/tokens.js';
 
-/** After a command: wait (bounded) until the read models include its events. */
+/** After a command: wait (bounded) until the read models include its events; else WriteRecordedError (503). */
 @injectable()
 export class ReadYourWrites {
   constructor(
@@ -22,6 +22,9 @@ export class ReadYourWrites {
     const target = position ?? (await this.store.headPosition());
     if (target === null) return;
     const reached = await this.consistency.waitFor(target, READ_MODELS_WAIT_MS);
-    if (!reached) this.logger.warn({ position: target.toString() }, 'read models did not catch up in time; answering from them anyway');
+    if (!reached) {
+      this.logger.warn({ position: target.toString() }, 'read models did not catch up in time: the write is recorded, the answer says so (503)');
+      throw new WriteRecordedError();
+    }
   }
 }

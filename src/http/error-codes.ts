@@ -222,7 +222,7 @@ export const ERROR_CODES = {
   SERVICE_UNAVAILABLE: {
     status: 503,
     meaning:
-      'A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade (the message says which); retry later. Acknowledged writes are never lost.',
+      'A backing store is unreachable, or the read models are catching up with the log or need `npm run replay` after an upgrade, or a write is recorded that they could not show within 5 s (the message says which); retry later, a grant or withdrawal only with its `operation_id`. Acknowledged writes are never lost.',
     example: { message: 'A backing store is unavailable; retry later', source: null },
   },
 } as const satisfies Record<string, ErrorCodeEntry>;

@@ -26,10 +26,23 @@ export interface ReadConsistency {
 }
 
 /**
- * A request refused because the read models it needs are behind the log, with nothing done:
- * a 503 SERVICE_UNAVAILABLE whose message (shown to the client) says so, unlike the generic
- * message of an unreachable store.
+ * A request answered 503 SERVICE_UNAVAILABLE (Retry-After) because the read models it needs are
+ * behind the log: refused with nothing done, unless it is a WriteRecordedError. Its message
+ * (shown to the client) says which, unlike the generic message of an unreachable store.
  */
 export class ReadModelsBehindError extends StoreUnavailableError {
   override name = 'ReadModelsBehindError';
+}
+
+/**
+ * A write recorded whose answer cannot show it: the read models did not include it within
+ * READ_MODELS_WAIT_MS (no projector runs on the store, or it is far behind). The answer would
+ * contradict the write (a claim answered with no referrer), so the client is told instead.
+ */
+export class WriteRecordedError extends ReadModelsBehindError {
+  override name = 'WriteRecordedError';
+
+  constructor() {
+    super('The write is recorded, but the read models are behind it: read it later, and repeat a grant or withdrawal only with its operation_id');
+  }
 }

@@ -171,6 +171,47 @@ describe('API: an API-only process (RUN_PROJECTOR=false) whose projector stopped
       await projector.stop();
     }
   });
+
+  it('answers a command on a known user 503 with Retry-After, saying the write is recorded, not 200 with a user that does not show it; the write shows once a projector runs', async () => {
+    const projector = await startTestService({});
+    const api = await startTestService({ dataDir: projector.dataDir, role: 'api' });
+    let restarted: TestService | null = null;
+    try {
+      await putReward(api, 'coins', { kind: 'credit', name: 'Coins', credits: 10 });
+      await putProgram(api, 'friends', {
+        rewards: { sender: [], receiver: [{ reward_key: 'coins', activation: { variant: 'claim' }, deactivation: never }] },
+      });
+      const referrer = (await api.call('POST', '/users', { app_user_id: 'referrer' })).body.data.user;
+      expect((await api.call('POST', '/users', { app_user_id: 'claimer' })).status).to.equal(201);
+      expect((await api.call('POST', '/users', { app_user_id: 'updated' })).status).to.equal(201);
+      await projector.stop();
+      // Nobody projects now. Each answer would have shown the user as before the write.
+      const [claimed, updated] = await Promise.all([
+        api.call('POST', '/users/claimer/claim-code', { code: referrer.referral_code }),
+        api.call('POST', '/users', { app_user_id: 'updated', is_premium: true }),
+      ]);
+      for (const answer of [claimed, updated]) {
+        expect(answer.status).to.equal(503);
+        expect(answer.headers.get('retry-after')).to.equal('5');
+        expect(answer.body.errors[0]).to.deep.include({ code: 'SERVICE_UNAVAILABLE', source: null });
+        expect(answer.body.errors[0].message).to.contain('The write is recorded');
+      }
+      restarted = await startTestService({ dataDir: projector.dataDir });
+      const claimer = await eventually(
+        async () => (await api.call('GET', '/users/claimer')).body.data.user,
+        (user) => user.referred_by !== null,
+      );
+      expect(claimer.referred_by).to.deep.include({ code: referrer.referral_code });
+      expect((await api.call('GET', '/users/updated')).body.data.user.is_premium).to.equal(true);
+      // Repeating the claim the client was told is recorded: it is the claimer's one claim.
+      const again = await api.call('POST', '/users/claimer/claim-code', { code: referrer.referral_code });
+      expect(again.body.errors[0].code).to.equal('CLAIM.ALREADY_CLAIMED');
+    } finally {
+      await restarted?.stop();
+      await api.stop();
+      await projector.stop();
+    }
+  });
 });
 
 const eventuallyTrue = (check: () => Promise<boolean>) => eventually(check, (yes) => yes);

@@ -5,7 +5,7 @@ import { UpsertUserHandler } from '../../application/commands/upsert-user.js';
 import { WithdrawCreditsHandler } from '../../application/commands/withdraw-credits.js';
 import { UserQueries } from '../../application/queries/user-queries.js';
 import { commandContext } from '../context.js';
-import { ApiError } from '../errors.js';
+import { WriteRecordedError } from '../../ports/read-consistency.js';
 import { userNotFound } from '../../domain/domain-error.js';
 import { type AnyRoute, route } from '../route.js';
 import { appUserId } from '../schemas/common.js';
@@ -39,11 +39,7 @@ export function userRoutes(container: DependencyContainer): AnyRoute[] {
    */
   async function userAfterCommand(appUserIdValue: string): Promise<Record<string, unknown>> {
     const user = await queries.userView(appUserIdValue);
-    if (!user)
-      throw new ApiError(
-        'SERVICE_UNAVAILABLE',
-        'The write is recorded, but the read models are behind it: read the user later, and repeat a grant or withdrawal only with its operation_id',
-      );
+    if (!user) throw new WriteRecordedError();
     return user;
   }
 
