@@ -5582,7 +5582,7 @@ export interface operations {
              *
              *     `CLAIM.LIMIT_REACHED`: The code's claim limit (program or promo `limit`) is reached.
              *
-             *     `CLAIM.SLOT_LOST`: Concurrent claims of a nearly exhausted code kept taking the last slot from this one; retry the claim.
+             *     `CLAIM.SLOT_LOST`: The claim's slot on the code was released while the claim was being recorded, on each of its attempts: by a claim of the same user and code running at the same time in another process, or by the claim repair, for a claim held up over 60 s. Retry the claim.
              *
              *     `CLAIM.REJECTED_BY_RULE`: A fraud rule with action `reject` refused the claim; `source` names the rule (`rule:{id}`).
              */
@@ -24014,7 +24014,7 @@ export interface operations {
              *
              *     `CLAIM.LIMIT_REACHED`: The code's claim limit (program or promo `limit`) is reached.
              *
-             *     `CLAIM.SLOT_LOST`: Concurrent claims of a nearly exhausted code kept taking the last slot from this one; retry the claim.
+             *     `CLAIM.SLOT_LOST`: The claim's slot on the code was released while the claim was being recorded, on each of its attempts: by a claim of the same user and code running at the same time in another process, or by the claim repair, for a claim held up over 60 s. Retry the claim.
              *
              *     `CLAIM.REJECTED_BY_RULE`: A fraud rule with action `reject` refused the claim; `source` names the rule (`rule:{id}`).
              */

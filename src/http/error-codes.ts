@@ -128,7 +128,8 @@ export const ERROR_CODES = {
   },
   'CLAIM.SLOT_LOST': {
     status: 422,
-    meaning: 'Concurrent claims of a nearly exhausted code kept taking the last slot from this one; retry the claim.',
+    meaning:
+      "The claim's slot on the code was released while the claim was being recorded, on each of its attempts: by a claim of the same user and code running at the same time in another process, or by the claim repair, for a claim held up over 60 s. Retry the claim.",
     example: { message: 'The claim slot was released; retry with a new claim', source: '/code' },
   },
   'WITHDRAW.REWARD_NOT_FOUND': {
