@@ -15,7 +15,7 @@ export interface CommandContext {
   correlation_id: string;
   /** The request or event that directly caused it. */
   causation_id: string;
-  /** Which key, provider or internal process acted: `client:<hash>`, `secret:<hash>`, `webhook:<provider>`, `process:<name>`. */
+  /** Which key, provider or internal process acted: `client:<label>`, `secret:<label>` (src/http/auth.ts, keyLabel), `webhook:<provider>`, `process:<name>`. */
   actor: string;
   /** The operation id a withdrawal or manual grant carries (its events' ids derive from it). */
   operation?: Operation;

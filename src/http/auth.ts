@@ -1,4 +1,4 @@
-import { timingSafeEqual } from 'node:crypto';
+import { scryptSync, timingSafeEqual } from 'node:crypto';
 import { secretDigest as digest } from '../adapters/system/same-secret.js';
 import type { RequestHandler } from 'express';
 import { ApiError } from './errors.js';
@@ -7,8 +7,25 @@ export type KeyKind = 'client' | 'secret';
 
 export interface Caller {
   kind: KeyKind;
-  /** `client:<hash prefix>`: names the key in event metadata without revealing it. */
+  /** `client:<label>` (keyLabel): names the key in event metadata without revealing it. */
   actor: string;
+}
+
+/** Labels already derived, by key: a process derives each once, however many apps it builds. */
+const labels = new Map<string, string>();
+
+/**
+ * What names a key in event metadata (docs/events.md): 12 hex digits of a slow hash of it, so
+ * that a reader of the log or an export cannot test guesses of a weak key against it (a plain
+ * SHA-256 prefix let them), while an operator can still tell which of its keys it was.
+ */
+export function keyLabel(key: string): string {
+  let label = labels.get(key);
+  if (label === undefined) {
+    label = scryptSync(key, 'referral-rewards actor', 6, { N: 16_384, r: 8, p: 1 }).toString('hex');
+    labels.set(key, label);
+  }
+  return label;
 }
 
 /** Checks `x-api-key` against configured keys in constant time (hashes have equal length). */
@@ -16,7 +33,7 @@ export class ApiKeys {
   private readonly keys: { kind: KeyKind; digest: Buffer; actor: string }[];
 
   constructor(clientKeys: string[], secretKeys: string[]) {
-    const entry = (kind: KeyKind) => (key: string) => ({ kind, digest: digest(key), actor: `${kind}:${digest(key).toString('hex').slice(0, 12)}` });
+    const entry = (kind: KeyKind) => (key: string) => ({ kind, digest: digest(key), actor: `${kind}:${keyLabel(key)}` });
     this.keys = [...secretKeys.map(entry('secret')), ...clientKeys.map(entry('client'))];
   }
 

@@ -1,4 +1,6 @@
+import { createHash } from 'node:crypto';
 import { expect } from 'chai';
+import { keyLabel } from '../../src/http/auth.js';
 import { getUserResponse, userResponse } from '../../src/http/schemas/users.js';
 import { FaultSwitch, faultyBackend } from '../support/faulty-backend.js';
 import { createUser, eventually, putAffiliate } from '../support/fixtures.js';
@@ -280,6 +282,21 @@ describe('API: users (POST /users, GET /users/{id})', () => {
       expect(response.status).to.equal(405);
       expect(response.headers.get('allow')).to.equal('GET');
       expect(response.body.errors[0]).to.include({ code: 'METHOD_NOT_ALLOWED', status: 405 });
+    });
+
+    it('names the key behind each event by a slow hash of it, not a SHA-256 prefix a reader of the log could test a guessed key against', async () => {
+      expect((await svc.call('POST', '/users', { app_user_id: 'u-actor' })).status).to.equal(201);
+      expect((await svc.admin('POST', '/users', { app_user_id: 'u-actor', is_premium: true })).status).to.equal(200);
+      const events = (await svc.admin('GET', '/admin/events?stream=user-u-actor')).body.data.events as { metadata: { actor: string } }[];
+      const actors = events.map((event) => event.metadata.actor);
+      expect(actors)
+        .to.include(`client:${keyLabel(CLIENT_KEY)}`)
+        .and.include(`secret:${keyLabel(SECRET_KEY)}`);
+      for (const key of [CLIENT_KEY, SECRET_KEY]) {
+        const sha256 = createHash('sha256').update(key).digest('hex').slice(0, 12);
+        expect(actors.join(' ')).not.to.contain(sha256);
+        expect(keyLabel(key)).to.match(/^[0-9a-f]{12}$/);
+      }
     });
 
     it('echoes x-request-id, or generates one', async () => {
