@@ -148,8 +148,10 @@ const configSchema = z
   .object({
     NODE_ENV: z.enum(['development', 'production', 'test']).default('development'),
     PORT: decimal.pipe(z.number().int().min(0).max(65_535)).default(8080),
-    HOST: z.string().min(1).default('0.0.0.0'),
-    DATA_DIR: z.string().min(1).default('./data'),
+    HOST: z.string().trim().min(1).default('0.0.0.0'),
+    // Trimmed as the other settings are: SQLite's binding trims a file name, so `DATA_DIR=' '`
+    // opened /referrals.db at the root of the file system.
+    DATA_DIR: z.string().trim().min(1).default('./data'),
     EVENTSTORE_URL: optionalString.refine((value) => value === null || isEventStoreUrl(value), {
       message: 'must be an esdb:// or kurrentdb:// connection string',
     }),

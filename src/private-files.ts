@@ -24,10 +24,13 @@ export function privateDataDir(dataDir: string): void {
   }
 }
 
-/** `file` inside `dataDir`, created empty and private when missing; its path. */
+/**
+ * `file` inside `dataDir`, created empty and private when missing; its absolute path, which is
+ * what SQLite is given (better-sqlite3 trims a file name: ` /referrals.db` would be another file).
+ */
 export function privateFile(dataDir: string, file: string): string {
   privateDataDir(dataDir);
-  const filePath = path.join(dataDir, file);
+  const filePath = path.resolve(dataDir, file);
   fs.closeSync(fs.openSync(filePath, 'a', 0o600));
   return filePath;
 }

@@ -96,7 +96,8 @@ function openOn(dataDir: string): [Database.Database, fs.Stats] {
  */
 function createdOnce(dataDir: string): string {
   privateDataDir(dataDir);
-  const file = path.join(dataDir, PROJECTOR_LOCK_FILE);
+  // Absolute, as SQLite is given every file here (src/private-files.ts, privateFile).
+  const file = path.resolve(dataDir, PROJECTOR_LOCK_FILE);
   try {
     fs.closeSync(fs.openSync(file, 'wx', 0o600));
   } catch (error) {

@@ -56,4 +56,26 @@ describe('embedded DATA_DIR: created private, whatever the umask', () => {
     expect(modeOf(dataDir)).to.equal('750');
     expect(modeOf(path.join(dataDir, 'referrals.db'))).to.equal('640');
   });
+
+  it('a relative DATA_DIR starting with a blank holds its files: SQLite is given absolute paths (its binding trims a file name)', async () => {
+    const cwd = process.cwd();
+    process.chdir(root);
+    try {
+      const backend = openEmbeddedBackend(' data');
+      await backend.eventStore.append(
+        'user-ann',
+        [{ id: 'e1', type: 'UserRegistered', data: {}, metadata: { correlation_id: 'c', causation_id: 'c', actor: 'test', schema_version: 1 } }],
+        'no_stream',
+      );
+      await backend.close();
+      expect(fs.readdirSync(path.join(root, ' data'))).to.include.members(['referrals.db', 'data-keys.db', 'webhooks.db', 'rate-limits.db']);
+      expect(fs.existsSync(path.join(root, 'data')), 'the name trimmed').to.equal(false);
+      expect(fs.statSync(path.join(root, ' data', 'referrals.db')).size).to.be.greaterThan(0);
+    } finally {
+      process.chdir(cwd);
+    }
+    // The setting itself is read past its blanks, as every setting is; a blank one is refused.
+    expect(loadConfig({ DATA_DIR: ' ./data ' }).DATA_DIR).to.equal('./data');
+    expect(() => loadConfig({ DATA_DIR: ' ' })).to.throw(/DATA_DIR/);
+  });
 });
