@@ -342,7 +342,7 @@ async function main(argv: string[]): Promise<number> {
       onProgress: ({ copied, position }) => {
         if (Date.now() - lastReport < 1_000) return;
         lastReport = Date.now();
-        process.stderr.write(`migrate-events: ${copied} events copied (source position ${position})\n`);
+        process.stderr.write(`migrate-events: ${copied} event${copied === 1 ? '' : 's'} copied (source position ${position})\n`);
       },
     });
     // Carried after the copy (a target refused as another log's gets nothing), and read again:
@@ -354,7 +354,7 @@ async function main(argv: string[]): Promise<number> {
     }
     const from = result.resumedAfter ? `resumed after ${result.resumedAfter.stream}@${result.resumedAfter.revision}` : 'from the beginning';
     process.stderr.write(
-      `migrate-events: ${result.copied} events copied ${from} in ${((Date.now() - started) / 1000).toFixed(1)} s; ` +
+      `migrate-events: ${result.copied} event${result.copied === 1 ? '' : 's'} copied ${from} in ${((Date.now() - started) / 1000).toFixed(1)} s; ` +
         `${result.complete ? 'the target is up to date' : 'more to copy: run again to continue'}\n`,
     );
     return EXIT.OK;
