@@ -22,7 +22,11 @@ import type { ReadStore } from '../../src/ports/read-store.js';
 import { TOKENS } from '../../src/ports/tokens.js';
 import { createUser, eventually, getUser, never, putAffiliate, putProgram, putReward } from '../support/fixtures.js';
 import { invoicePaid, STRIPE_SECRET, stripeEvent } from '../support/revenue-senders.js';
-import { SECRET_KEY, startTestService, type TestService } from '../support/test-service.js';
+import { SECRET_KEY, startTestService, type TestService, tempDataDir } from '../support/test-service.js';
+import { newRegistered } from '../support/new-events.js';
+import { openSqlite } from '../../src/adapters/sqlite/sqlite-database.js';
+import { SqliteEventStore } from '../../src/adapters/sqlite/sqlite-event-store.js';
+import { pino } from 'pino';
 import { Receiver } from '../support/webhook-receiver.js';
 
 /** Distinctive plaintexts: found in the bytes only if they are stored in the clear. */
@@ -542,5 +546,31 @@ describe("API: a receiver's answer to a message with personal fields, and the er
 
     expect((await svc.admin('DELETE', '/admin/users/echoed')).status).to.equal(204);
     expect(await lastError()).to.equal(null);
+  });
+});
+
+describe('API: erasing a user whose events were written before encryption (a log of 0.1.0 not migrated)', () => {
+  it('answers 204 and tells the operator that the clear values stay in the log, naming npm run migrate-events', async () => {
+    const dataDir = tempDataDir();
+    const db = openSqlite(dataDir);
+    const raw = new SqliteEventStore(db);
+    await raw.append('user-legacy', [newRegistered('legacy', { metadata: { email: 'legacy@example.org' } })], 'no_stream');
+    await raw.close();
+    db.close();
+    const lines: string[] = [];
+    const logger = pino({ level: 'warn' }, { write: (line: string) => lines.push(line) });
+    const svc = await startTestService({ dataDir, logger });
+    try {
+      await createUser(svc, 'sealed', { metadata: { email: 'sealed@example.org' } });
+      expect((await svc.admin('DELETE', '/admin/users/sealed')).status).to.equal(204);
+      expect(lines.filter((line) => line.includes('in the clear'))).to.deep.equal([]);
+      expect((await svc.admin('DELETE', '/admin/users/legacy')).status).to.equal(204);
+      const warnings = lines.map((line) => JSON.parse(line)).filter((line) => String(line.msg).includes('in the clear'));
+      expect(warnings).to.have.length(1);
+      expect(warnings[0]).to.include({ app_user_id: 'legacy', events: 1 });
+      expect(warnings[0].msg).to.contain('npm run migrate-events');
+    } finally {
+      await svc.stop();
+    }
   });
 });

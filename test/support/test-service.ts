@@ -4,6 +4,7 @@ import { openEmbeddedBackend } from '../../src/backends/embedded.js';
 import { loadConfig } from '../../src/config.js';
 import type { Backend } from '../../src/backends/backend.js';
 import type { Clock } from '../../src/ports/clock.js';
+import type { Logger } from '../../src/ports/logger.js';
 import { type RunningService, startService } from '../../src/service.js';
 import { type OpenApiResponseValidator, validatorFor } from './openapi-validator.js';
 import { tempDir } from './temp-dir.js';
@@ -60,6 +61,8 @@ export interface TestServiceOptions {
   validateResponses?: boolean;
   /** `api`: the API alone, as `RUN_PROJECTOR=false` or `node dist/src/main.js api` runs it (default `all`). */
   role?: 'all' | 'api';
+  /** Where the service logs (default: nowhere), for a test of what it says to the operator. */
+  logger?: Logger;
 }
 
 /** Throws when the service's own document does not describe a response it gave. */
@@ -90,7 +93,7 @@ export async function startTestService(options: TestServiceOptions = {}): Promis
   });
   const embedded = openEmbeddedBackend(dataDir);
   const backend = options.backend ? options.backend(embedded) : embedded;
-  const service = await startService({ config, backend, logger: pino({ level: 'silent' }), role: options.role ?? 'all', clock });
+  const service = await startService({ config, backend, logger: options.logger ?? pino({ level: 'silent' }), role: options.role ?? 'all', clock });
   let validator: OpenApiResponseValidator | null = null;
   if (options.validateResponses !== false) {
     const document = await fetch(`${service.url}/openapi.json`);

@@ -128,6 +128,12 @@ export class UserErasure {
               return { eventIds: [] };
             }
             const held = await this.personalValues(stream);
+            if (held.clearEvents > 0) {
+              this.logger.warn(
+                { app_user_id: appUserId, events: held.clearEvents },
+                'erasure: events of this user hold personal values in the clear (written before encryption): they stay in the log; migrate it with npm run migrate-events (README, Personal data)',
+              );
+            }
             // A retry may find customers a writer in another process added: they are locked too
             // (no other erasure holds customer locks meanwhile, so the order cannot deadlock).
             const customers = held.customerIds.filter((id) => !locked.has(id));
@@ -162,8 +168,10 @@ export class UserErasure {
    * while the keys exist), and the ids of the keys that sealed a value the last erasure erased.
    * Read a page at a time: a referrer's stream can hold 100,000 events.
    */
-  private async personalValues(stream: string): Promise<{ eventIds: string[]; customerIds: string[]; erasedKeyIds: Set<string> }> {
+  private async personalValues(stream: string): Promise<{ eventIds: string[]; customerIds: string[]; erasedKeyIds: Set<string>; clearEvents: number }> {
     const eventIds: string[] = [];
+    // Events whose personal value the log holds in the clear (no key to destroy), not sealed.
+    let clearEvents = 0;
     const customerIds = new Set<string>();
     const keyIds = new Set<string>();
     let erasedKeyIds = new Set<string>();
@@ -171,8 +179,13 @@ export class UserErasure {
       for (const event of page) {
         if (event.type === 'UserErased') erasedKeyIds = new Set(keyIds);
         for (const envelope of Object.values(event.sealed ?? {})) keyIds.add(keyIdOf(envelope));
-        const values = personalFieldsOf(event.type).map((field) => valueAt(event.data, field.path));
-        if (values.some((value) => value !== undefined && value !== null)) eventIds.push(event.id);
+        const held = personalFieldsOf(event.type).filter((field) => {
+          const value = valueAt(event.data, field.path);
+          return value !== undefined && value !== null;
+        });
+        if (held.length > 0) eventIds.push(event.id);
+        const path = (field: (typeof held)[number]) => field.path.join('.');
+        if (held.some((field) => !event.sealed?.[path(field)] && !event.erased?.includes(path(field)))) clearEvents += 1;
         const customer =
           event.type === 'UserRegistered'
             ? event.data.payment_customer_id
@@ -182,6 +195,6 @@ export class UserErasure {
         if (customer) customerIds.add(customer);
       }
     }
-    return { eventIds, customerIds: [...customerIds], erasedKeyIds };
+    return { eventIds, customerIds: [...customerIds], erasedKeyIds, clearEvents };
   }
 }
