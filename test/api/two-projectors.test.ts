@@ -7,9 +7,11 @@ import type { EventStore } from '../../src/ports/event-store.js';
 import type { ReadConsistency } from '../../src/ports/read-consistency.js';
 import type { ProjectorBatch } from '../../src/ports/read-store.js';
 import { TOKENS } from '../../src/ports/tokens.js';
+import type { WebhookOutbox } from '../../src/ports/webhook-outbox.js';
+import { post, STRIPE_SECRET } from '../support/revenue-senders.js';
 import { FaultSwitch, faultyBackend } from '../support/faulty-backend.js';
 import { never, putProgram, putReward } from '../support/fixtures.js';
-import { startTestService, type TestService } from '../support/test-service.js';
+import { ManualClock, startTestService, type TestService } from '../support/test-service.js';
 import { eventually, Receiver } from '../support/webhook-receiver.js';
 
 const LOCAL = { WEBHOOKS_ALLOW_HTTP: 'true', WEBHOOKS_ALLOW_PRIVATE: 'true' };
@@ -208,6 +210,49 @@ describe('API: an API-only process (RUN_PROJECTOR=false) whose projector stopped
       expect(again.body.errors[0].code).to.equal('CLAIM.ALREADY_CLAIMED');
     } finally {
       await restarted?.stop();
+      await api.stop();
+      await projector.stop();
+    }
+  });
+  it('answers what does not need the read models as before: a forged notification 401, a credit ledger with expiries due 200, a deleted endpoint leaves no message behind', async () => {
+    const clock = new ManualClock();
+    const env = { ...LOCAL, STRIPE_WEBHOOK_SECRET: STRIPE_SECRET };
+    const projector = await startTestService({ clock, env });
+    const api = await startTestService({ dataDir: projector.dataDir, role: 'api', clock, env });
+    const receiver = await new Receiver().start();
+    try {
+      await putReward(api, 'coins', { kind: 'credit', name: 'Coins', credits: 10 });
+      expect((await api.call('POST', '/users', { app_user_id: 'holder' })).status).to.equal(201);
+      const granted = await api.admin('POST', '/users/holder/rewards/grant', {
+        key: 'coins',
+        deactivation: { variant: 'interval', duration: 1, period: 'days' },
+      });
+      expect(granted.status).to.equal(201);
+      expect((await api.admin('PUT', '/admin/webhooks/gone', { url: receiver.url })).status).to.equal(201);
+      expect((await api.call('POST', '/users', { app_user_id: 'announced' })).status).to.equal(201);
+      const outbox = api.service.container.resolve<WebhookOutbox>(TOKENS.WebhookOutbox);
+      await eventually(
+        () => outbox.list('gone', { limit: 10 }),
+        (messages) => messages.length > 0,
+      );
+      await projector.stop();
+      clock.advance(2 * 24 * 3600_000);
+      const [forged, ledger, deleted] = await Promise.all([
+        post(api, '/webhooks/stripe', JSON.stringify({ id: 'evt_forged', type: 'invoice.paid' }), { 'stripe-signature': 't=1,v1=00' }),
+        api.admin('GET', '/admin/users/holder/credit-ledger'),
+        api.admin('DELETE', '/admin/webhooks/gone'),
+      ]);
+      // The rejection is kept; its answer is the 401 whatever the read models show.
+      expect(forged.status).to.equal(401);
+      expect(forged.body.errors[0].code).to.equal('WEBHOOK.UNAUTHORIZED');
+      // A read answers from the read models as they stand (the expiry it recorded shows once they catch up).
+      expect(ledger.status).to.equal(200);
+      // The endpoint's removal is recorded and its messages removed before the answer waits.
+      expect(deleted.status).to.equal(503);
+      expect(await outbox.list('gone', { limit: 10 })).to.deep.equal([]);
+      expect((await api.admin('DELETE', '/admin/webhooks/gone')).status).to.equal(404);
+    } finally {
+      await receiver.stop();
       await api.stop();
       await projector.stop();
     }

@@ -6,6 +6,7 @@ import type { Clock } from '../../ports/clock.js';
 import type { Ids } from '../../ports/ids.js';
 import type { Logger } from '../../ports/logger.js';
 import type { RateLimitStore } from '../../ports/rate-limit-store.js';
+import { WriteRecordedError } from '../../ports/read-consistency.js';
 import { TOKENS } from '../../ports/tokens.js';
 import type { CommandContext } from '../event-log.js';
 import { CommandExecutor } from '../command-executor.js';
@@ -114,6 +115,11 @@ export class RevenueInbox {
       },
     };
     const { position } = await this.executor.executeOnLatest(streams.inboundRejected(id), (kept) => ({ events: kept ? [] : [event], result: null }), context);
-    if (position !== null) await this.commands.afterCommit(position, context);
+    if (position === null) return;
+    // The answer is the 401 whatever the read models show: one that does not show the rejection
+    // yet is no reason to tell the sender to send again.
+    await this.commands.afterCommit(position, context).catch((error: unknown) => {
+      if (!(error instanceof WriteRecordedError)) throw error;
+    });
   }
 }

@@ -89,8 +89,16 @@ export class WebhookAdmin {
   }
 
   async delete(id: string, context: CommandContext): Promise<void> {
-    await this.commands.execute(streams.webhook(id), webhookEndpointEvolver, (state) => decideDeleteWebhook(state, id, this.clock.now()), context);
+    // Its messages are removed before the answer waits for the read models: a 503 from that
+    // wait (the write recorded) leaves nothing of the endpoint behind, and a repeat is a 404.
+    const executed = await this.executor.execute(
+      streams.webhook(id),
+      webhookEndpointEvolver,
+      (state) => decideDeleteWebhook(state, id, this.clock.now()),
+      context,
+    );
     await this.outbox.removeEndpoint(id);
+    await this.commands.afterCommit(executed.position, context);
   }
 
   /** The delivery engine's disabling (410, failing continuously): an event like any other change. */
