@@ -1,4 +1,5 @@
 import { expect } from 'chai';
+import { RevenueCatEntitlements } from '../../src/adapters/revenuecat/revenuecat-entitlements.js';
 import { RandomIds } from '../../src/adapters/system/random-ids.js';
 import { EventLog } from '../../src/application/event-log.js';
 import { openEmbeddedBackend } from '../../src/backends/embedded.js';
@@ -65,6 +66,21 @@ describe('API: RevenueCat fulfilment of partner_entitlement rewards (fake Revenu
       expect(refused.body.errors[0], id).to.include({ code: 'BAD_REQUEST', source: '/entitlement_id' });
     }
     expect((await service.admin('GET', '/admin/rewards/dots')).status).to.equal(404);
+    // One recorded before the admin API refused it (or a user id of an older log) is never sent.
+    const entitlements = new RevenueCatEntitlements(API_KEY, revenuecat.url, 2000);
+    for (const [user, entitlement] of [
+      ['user-1', '..'],
+      ['user-1', '.'],
+      ['..', 'premium'],
+    ]) {
+      const outcome = await entitlements.grant(user!, entitlement!, null);
+      expect(outcome, `${user} ${entitlement}`).to.include({ statusCode: null });
+      expect(outcome.error).to.contain('not sent');
+      expect((await entitlements.revoke(user!, entitlement!)).error).to.contain('not sent');
+    }
+    expect(revenuecat.requests).to.deep.equal([]);
+    expect((await entitlements.grant('user-1', 'premium', null)).error).to.equal(null);
+    expect(revenuecat.requests.map((request) => request.path)).to.deep.equal(['/v1/subscribers/user-1/entitlements/premium/promotional']);
   });
 
   it('grants the promotional entitlement until the entry ends, and revokes it when the reward expires', async () => {

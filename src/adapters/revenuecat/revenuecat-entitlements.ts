@@ -27,10 +27,20 @@ export class RevenueCatEntitlements implements PartnerEntitlements {
 
   grant(appUserId: string, entitlementId: string, endsAt: string | null): Promise<PostOutcome> {
     const body = endsAt === null ? { duration: 'lifetime' } : { end_time_ms: Date.parse(endsAt) };
-    return postWithTimeout(this.url(appUserId, entitlementId, 'promotional'), this.headers(), JSON.stringify(body), this.timeoutMs);
+    return this.post(appUserId, entitlementId, 'promotional', JSON.stringify(body));
   }
 
   revoke(appUserId: string, entitlementId: string): Promise<PostOutcome> {
-    return postWithTimeout(this.url(appUserId, entitlementId, 'revoke_promotionals'), this.headers(), undefined, this.timeoutMs);
+    return this.post(appUserId, entitlementId, 'revoke_promotionals', undefined);
+  }
+
+  private async post(appUserId: string, entitlementId: string, action: 'promotional' | 'revoke_promotionals', body: string | undefined): Promise<PostOutcome> {
+    // A dot segment is resolved away by the URL (even encoded), sending the call, with the secret
+    // key, to another path of RevenueCat's: never sent. The admin API refuses such an entitlement
+    // id; one recorded before it did, or an app user id of an older log, fails here.
+    if ([appUserId, entitlementId].some((segment) => segment === '.' || segment === '..')) {
+      return { statusCode: null, latencyMs: 0, retryAfter: null, error: 'not sent: "." or ".." cannot be named in a URL path' };
+    }
+    return postWithTimeout(this.url(appUserId, entitlementId, action), this.headers(), body, this.timeoutMs);
   }
 }
