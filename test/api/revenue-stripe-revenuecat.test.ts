@@ -511,6 +511,8 @@ describe('API: revenue notifications in (SPEC §11) — Stripe and RevenueCat', 
       expect(tiny).to.contain('1e-400');
       const refusedTiny = await post(svc, '/webhooks/revenuecat', tiny, { authorization: REVENUECAT_AUTH });
       expect(refusedTiny.body.errors[0]).to.include({ status: 400, code: 'BAD_REQUEST', source: '/event/price_in_purchased_currency' });
+      // Its sender is known first: the same body with another Authorization is 401 (and kept as rejected).
+      expect((await post(svc, '/webhooks/revenuecat', tiny, { authorization: 'Bearer wrong' })).status).to.equal(401);
       // A currency that is not three letters: 400; one in lower case is kept upper case, as every provider's.
       const oddCurrency = await revenueCat(svc, rcEvent('rc-odd-currency', 'INITIAL_PURCHASE', 'nobody', { currency: 'US' }));
       expect(oddCurrency.body.errors[0]).to.include({ status: 400, code: 'BAD_REQUEST', source: '/event/currency' });

@@ -86,11 +86,8 @@ const rawBody: RequestHandler = (req, res, next) => {
       if (refused) return next(refused);
       readRaw(req, res, (error?: unknown) => {
         if ((error as { type?: string } | undefined)?.type === 'entity.too.large') return next(bodyTooLarge(WEBHOOK_BODY_LIMIT));
-        if (error || !Buffer.isBuffer(req.body)) return next(error);
-        if (!isUtf8(req.body)) return next(bodyNotUtf8());
-        // As on the JSON bodies (storableBody): a number the payload would read as 0 though it is not.
-        const underflowAt = underflowingNumber(req.body);
-        next(underflowAt === null ? undefined : numberTooSmall(underflowAt));
+        if (!error && Buffer.isBuffer(req.body) && !isUtf8(req.body)) return next(bodyNotUtf8());
+        next(error);
       });
     });
   });
@@ -153,6 +150,9 @@ export function revenueNotificationRoutes(container: DependencyContainer, replay
           if (error instanceof WebhookMalformedError) throw new ApiError(error.code, error.message, error.source);
           throw error;
         }
+        // As on the JSON bodies (storableBody), once the sender is known: a number the payload would read as 0 though it is not.
+        const underflowAt = underflowingNumber(body);
+        if (underflowAt !== null) throw numberTooSmall(underflowAt);
         // Whatever a verifier let through that the log's schema of a notification refuses is the payload's fault (400).
         const recordable = revenueNotificationSchema.safeParse(notification);
         if (!recordable.success) {
