@@ -307,7 +307,7 @@ export function eventsMarkdown(): string {
     'Every event also has metadata: `correlation_id` (the request id), `causation_id` (the request or event that',
     'caused it), `actor` (`client:<label>`, `secret:<label>`, `process:<name>`, or `webhook:<provider>` for a revenue',
     'notification received on `POST /webhooks/{provider}`), `schema_version`, and `operation_id` when the client sent one.',
-    "A key's label is 12 hex digits of a slow hash of it, so that no reader of the log can test a guessed key against it;",
+    "A key's label is 12 hex digits of a slow hash of it, so that a reader of the log pays tens of milliseconds for each guess of a key tested against it;",
     'an operator finds which of its keys it was with',
     "`node -e \"console.log(require('crypto').scryptSync(process.argv[1], 'referral-rewards actor', 6).toString('hex'))\" KEY`.",
     'Events written before 2026-11-29 label a key by the first 12 hex digits of its SHA-256 instead.',

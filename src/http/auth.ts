@@ -16,8 +16,9 @@ const labels = new Map<string, string>();
 
 /**
  * What names a key in event metadata (docs/events.md): 12 hex digits of a slow hash of it, so
- * that a reader of the log or an export cannot test guesses of a weak key against it (a plain
- * SHA-256 prefix let them), while an operator can still tell which of its keys it was.
+ * that a reader of the log or an export pays tens of milliseconds for each guess of a key tested
+ * against it (a plain SHA-256 prefix cost nanoseconds), while an operator can still tell which of
+ * its keys it was. A weak key stays weak: generate keys (README, Configuration).
  */
 export function keyLabel(key: string): string {
   let label = labels.get(key);
