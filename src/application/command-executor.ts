@@ -63,7 +63,7 @@ export class CommandExecutor {
       const request = { grant_id: grant.grant_id, app_user_id: appUserId!, expires_at: grant.expires_at, position };
       await this.pools.request(grant.reward_key, request, context);
     }
-    await this.readYourWrites.after(pooled.length > 0 ? null : position);
+    await this.readYourWrites.after(pooled.length > 0 ? null : position, position !== null);
   }
 
   /**

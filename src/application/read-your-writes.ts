@@ -1,7 +1,7 @@
 import { inject, injectable } from 'tsyringe';
 import type { EventStore } from '../ports/event-store.js';
 import type { Logger } from '../ports/logger.js';
-import { READ_MODELS_WAIT_MS, type ReadConsistency, WriteRecordedError } from '../ports/read-consistency.js';
+import { READ_MODELS_WAIT_MS, type ReadConsistency, ReadModelsBehindError, WriteRecordedError } from '../ports/read-consistency.js';
 import { TOKENS } from '../ports/tokens.js';
 
 /** After a command: wait (bounded) until the read models include its events; else WriteRecordedError (503). */
@@ -15,16 +15,17 @@ export class ReadYourWrites {
 
   /**
    * Waits for `position`. null — the command wrote nothing itself (an idempotent repeat, or
-   * work another request or reaction did first) — waits for everything committed so far,
-   * so the answer still reflects the state the decision saw.
+   * work another request or reaction did first), or pooled codes are being handed out — waits
+   * for everything committed so far, so the answer still reflects the state the decision saw.
+   * Not reached in time: 503, saying whether the command wrote (`wrote`) or nothing at all.
    */
-  async after(position: bigint | null): Promise<void> {
+  async after(position: bigint | null, wrote = position !== null): Promise<void> {
     const target = position ?? (await this.store.headPosition());
     if (target === null) return;
     const reached = await this.consistency.waitFor(target, READ_MODELS_WAIT_MS);
-    if (!reached) {
-      this.logger.warn({ position: target.toString() }, 'read models did not catch up in time: the write is recorded, the answer says so (503)');
-      throw new WriteRecordedError();
-    }
+    if (reached) return;
+    this.logger.warn({ position: target.toString(), wrote }, 'read models did not catch up in time: answered 503');
+    if (wrote) throw new WriteRecordedError();
+    throw new ReadModelsBehindError('The read models are behind the log: nothing was written, but the answer cannot be shown yet; retry later');
   }
 }

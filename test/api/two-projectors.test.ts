@@ -188,10 +188,14 @@ describe('API: an API-only process (RUN_PROJECTOR=false) whose projector stopped
       expect((await api.call('POST', '/users', { app_user_id: 'updated' })).status).to.equal(201);
       await projector.stop();
       // Nobody projects now. Each answer would have shown the user as before the write.
-      const [claimed, updated] = await Promise.all([
+      const [claimed, updated, unchanged] = await Promise.all([
         api.call('POST', '/users/claimer/claim-code', { code: referrer.referral_code }),
         api.call('POST', '/users', { app_user_id: 'updated', is_premium: true }),
+        api.call('POST', '/users', { app_user_id: 'referrer' }),
       ]);
+      // A command that wrote nothing says so: its answer waited for the log's head all the same.
+      expect(unchanged.status).to.equal(503);
+      expect(unchanged.body.errors[0].message).to.contain('nothing was written');
       for (const answer of [claimed, updated]) {
         expect(answer.status).to.equal(503);
         expect(answer.headers.get('retry-after')).to.equal('5');
