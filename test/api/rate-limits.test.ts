@@ -176,10 +176,11 @@ describe('Rate limits (SPEC §13)', function () {
     const again = await svc.call('POST', '/users/carol/claim-code', { code: bob.referral_code });
     expect(again.body.errors[0].code).to.equal('CLAIM.ALREADY_CLAIMED');
     expect(again.headers.get('ratelimit')).to.contain('"claims-user";r=3;t=3600');
-    // With 3 points left, a claim cannot pay for failing: refused before it runs, costing 1.
+    // With 3 points left, a claim cannot pay for failing: refused before it runs, costing the
+    // user nothing (only requests served count against a user) and its caller 1.
     const short = await svc.call('POST', '/users/carol/claim-code', { code: 'ZZZZZZ' });
     expect(short.status).to.equal(429);
-    expect(short.headers.get('ratelimit')).to.contain('"claims-user";r=2;t=3600');
+    expect(short.headers.get('ratelimit')).to.contain('"claims-user";r=3;t=3600');
   });
 
   it('count a malformed, mistyped or oversized body against the caller, with the headers, and refuse it over budget', async () => {
@@ -292,6 +293,30 @@ describe('Rate limits (SPEC §13)', function () {
     for (const ip of ['203.0.113.2', '203.0.113.3', '203.0.113.4']) answers.push(await svc.call('GET', '/users/ann', undefined, from(ip)));
     expect(answers.map((answer) => answer.status)).to.deep.equal([200, 200, 200]);
     expect(answers[2]!.headers.get('ratelimit')).to.equal('"reads-caller";r=2;t=60, "reads-user";r=0;t=60');
+  });
+
+  it("count against a user only the requests served: callers refused in a burst (at their own budget or at the user's) leave none on its counter", async () => {
+    const { svc, counters } = await startWithBursts({ TRUST_PROXY: '1', RATE_LIMIT_READS: '30/60s' });
+    await createUser(svc, 'victim');
+    const from = (ip: string) => ({ 'x-forwarded-for': ip });
+    // The attacker spends its own budget, then reads the victim 60 times at once while an honest
+    // caller reads it 30 times at once: the attacker's points sit on the victim's counter until
+    // given back, and honest reads arriving meanwhile are refused there.
+    for (let i = 0; i < 30; i++) expect((await svc.call('GET', '/codes/NOPE42', undefined, from('203.0.113.66'))).status).to.equal(404);
+    const callers = Array.from({ length: 90 }, (_, i) => (i % 3 === 2 ? '203.0.113.7' : '203.0.113.66'));
+    // As from other machines: the 90 requests' charges (caller and user: 180) reach the counters together.
+    counters.arm(180);
+    const burst = await Promise.all(callers.map((ip) => svc.call('GET', '/users/victim', undefined, from(ip))));
+    expect(burst.filter((_, i) => callers[i] === '203.0.113.66').every((answer) => answer.status === 429)).to.equal(true);
+    const served = burst.filter((answer) => answer.status === 200).length;
+    expect(served, 'some honest reads were refused in the race').to.be.lessThan(30);
+    // The victim's counter holds the reads served, nothing else: the next reader is served out of the rest.
+    const next = await svc.call('GET', '/users/victim', undefined, from('203.0.113.8'));
+    if (served === 30) expect(next.status).to.equal(429);
+    else {
+      expect(next.status).to.equal(200);
+      expect(next.headers.get('ratelimit')).to.contain(`"reads-user";r=${30 - served - 1};`);
+    }
   });
 
   it('are shared by two services on one database file', async () => {

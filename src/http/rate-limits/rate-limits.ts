@@ -128,8 +128,11 @@ export class RateLimits {
       for (const charge of charges) this.hold(charge, res);
       let outcomes = await Promise.all(charges.map(({ policy, key, held }) => outcomeOf(policy, policy.limiter.consume(key, 1 + held))));
       outcomes = await Promise.all(outcomes.map((outcome, index) => (outcome.limited ? this.afterHolds(charges[index]!, outcome, res) : outcome)));
-      if (outcomes[0]!.limited) {
-        // Refused by the caller's budget: the user's counters get all their points back (and the headers say so).
+      let shown = outcomes;
+      if (outcomes.some((outcome) => outcome.limited)) {
+        // Refused, by any budget: the user's counters get all its points back (and the headers say
+        // so). Only requests served count against a user, so neither a caller over its budget nor
+        // callers refused while others' points were on the counter use up that user's budget.
         const refunded = await Promise.all(
           charges.slice(1).map((charge) => {
             const points = 1 + charge.held;
@@ -137,12 +140,12 @@ export class RateLimits {
             return outcomeOf(charge.policy, charge.policy.limiter.reward(charge.key, points));
           }),
         );
-        outcomes = [outcomes[0]!, ...refunded];
+        shown = [outcomes[0]!, ...refunded];
       }
-      outcomes.forEach((outcome, index) => {
+      shown.forEach((outcome, index) => {
         charges[index]!.outcome = outcome;
       });
-      setHeaders(res, outcomes);
+      setHeaders(res, shown);
       // The claim is done by then: a refund the store fails to take must not turn its answer into an error.
       res.locals.beforeReply = () => this.settle(res, false).catch(() => undefined);
       refuseOver(res, outcomes, costs);
