@@ -249,14 +249,45 @@ describe('API: an API-only process (RUN_PROJECTOR=false) whose projector stopped
       // The rejection is kept; its answer is the 401 whatever the read models show.
       expect(forged.status).to.equal(401);
       expect(forged.body.errors[0].code).to.equal('WEBHOOK.UNAUTHORIZED');
-      // A read answers from the read models as they stand (the expiry it recorded shows once they catch up).
+      // A read answers from the read models as they stand (the expiry it recorded shows once they
+      // catch up), and again while they still list that expiry as due.
       expect(ledger.status).to.equal(200);
+      expect((await api.admin('GET', '/admin/users/holder/credit-ledger')).status).to.equal(200);
       // The endpoint's removal is recorded and its messages removed before the answer waits.
       expect(deleted.status).to.equal(503);
       expect(await outbox.list('gone', { limit: 10 })).to.deep.equal([]);
       expect((await api.admin('DELETE', '/admin/webhooks/gone')).status).to.equal(404);
     } finally {
       await receiver.stop();
+      await api.stop();
+      await projector.stop();
+    }
+  });
+  it('answers a review decision that wrote 503 saying the write is recorded, and a repeated one that nothing was written', async () => {
+    const projector = await startTestService({});
+    const api = await startTestService({ dataDir: projector.dataDir, role: 'api' });
+    try {
+      await putReward(api, 'c5', { kind: 'credit', name: 'Five', credits: 5 });
+      await putProgram(api, 'main', {
+        rewards: { sender: [{ reward_key: 'c5', activation: { variant: 'claim', amount: 1, limit: 0 }, deactivation: never }], receiver: [] },
+      });
+      const referrer = (await api.call('POST', '/users', { app_user_id: 'ref' })).body.data.user;
+      expect((await api.call('POST', '/users', { app_user_id: 'held' })).status).to.equal(201);
+      const rule = await api.admin('PUT', '/admin/rules/hold', { kind: 'blocked_users', params: { app_user_ids: ['held'] }, action: 'hold', enabled: true });
+      expect(rule.status).to.be.oneOf([200, 201]);
+      expect((await api.call('POST', '/users/held/claim-code', { code: referrer.referral_code })).status).to.equal(200);
+      const reviews = await eventually(
+        async () => (await api.admin('GET', '/admin/reviews?limit=10')).body.data.reviews as { id: string }[],
+        (listed) => listed.length === 1,
+      );
+      await projector.stop();
+      const approved = await api.admin('POST', `/admin/reviews/${reviews[0]!.id}/approve`);
+      expect(approved.status).to.equal(503);
+      expect(approved.body.errors[0].message).to.contain('The write is recorded');
+      const again = await api.admin('POST', `/admin/reviews/${reviews[0]!.id}/approve`);
+      expect(again.status).to.equal(503);
+      expect(again.body.errors[0].message).to.contain('nothing was written');
+    } finally {
       await api.stop();
       await projector.stop();
     }

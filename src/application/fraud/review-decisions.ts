@@ -44,17 +44,22 @@ export class ReviewDecisions {
       { prepare: async (loaded) => loaded.position ?? 0n },
     );
     const review = executed.state!;
-    await this.release(review.referrer, reviewId, review.status as ReviewDecision, context);
-    // Two streams written: the after-commit work waits for everything committed so far.
-    await this.commands.afterCommit(null, context);
+    const released = await this.release(review.referrer, reviewId, review.status as ReviewDecision, context);
+    // Two streams written: the after-commit work waits for the later write (for everything
+    // committed so far when neither wrote: a decision repeated).
+    const positions = [executed.position, released].filter((position) => position !== null);
+    await this.commands.afterCommit(positions.length === 0 ? null : positions.reduce((a, b) => (a > b ? a : b)), context);
     const doc = await this.get(reviewId);
     if (doc === null) throw new DomainError('NOT_FOUND.REVIEW', 'No such review', 'path:/id');
     return doc;
   }
 
-  /** The referrer's side of a decided review: idempotent, so the request and the reaction may both run it. */
-  async release(referrer: string, reviewId: string, decision: ReviewDecision, context: CommandContext): Promise<void> {
-    await this.executor.execute(
+  /**
+   * The referrer's side of a decided review: idempotent, so the request and the reaction may both
+   * run it. The position of what it wrote; null when the other had done it.
+   */
+  async release(referrer: string, reviewId: string, decision: ReviewDecision, context: CommandContext): Promise<bigint | null> {
+    const { position } = await this.executor.execute(
       streams.user(referrer),
       userEvolver,
       (state) => {
@@ -66,6 +71,7 @@ export class ReviewDecisions {
       },
       context,
     );
+    return position;
   }
 
   async get(reviewId: string): Promise<ReviewDoc | null> {

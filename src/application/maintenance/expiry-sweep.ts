@@ -5,7 +5,7 @@ import { decideExpireRewards } from '../../domain/users/expire-rewards.js';
 import { userEvolver } from '../../domain/users/user-state.js';
 import type { Clock } from '../../ports/clock.js';
 import type { ReadStore } from '../../ports/read-store.js';
-import { WriteRecordedError } from '../../ports/read-consistency.js';
+import { ReadModelsBehindError } from '../../ports/read-consistency.js';
 import { TOKENS } from '../../ports/tokens.js';
 import { CommandExecutor } from '../command-executor.js';
 import type { CommandContext } from '../event-log.js';
@@ -70,9 +70,10 @@ export class ExpirySweep {
     try {
       await this.commands.execute(streams.user(appUserId), userEvolver, (state) => decideExpireRewards(state, now), dueOnReadContext(requestId));
     } catch (error) {
-      // Read models that do not show the expiries in time (no projector runs on the store): the
-      // read answers from them as they stand, as every read does; the expiries are recorded.
-      if (!(error instanceof WriteRecordedError)) throw error;
+      // Read models that do not show the expiries in time (no projector runs on the store, or
+      // they still list expiries recorded already): the read answers from them as they stand,
+      // as every read does.
+      if (!(error instanceof ReadModelsBehindError)) throw error;
     }
   }
 }
