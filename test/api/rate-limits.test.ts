@@ -319,6 +319,24 @@ describe('Rate limits (SPEC §13)', function () {
     }
   });
 
+  it("say in Retry-After the caller's wait when only the caller's budget refused: the user's counter, given its point back, has room", async () => {
+    const clock = new ManualClock(T0);
+    const svc = await start({ TRUST_PROXY: '1' }, clock);
+    const from = (ip: string) => ({ 'x-forwarded-for': ip });
+    await createUser(svc, 'u');
+    for (let i = 0; i < 3; i++) expect((await svc.call('GET', '/codes/NOPE42', undefined, from('203.0.113.66'))).status).to.equal(404);
+    clock.advance(30_000);
+    // The user's window starts now, with 2 of its 3 reads served.
+    for (let i = 0; i < 2; i++) expect((await svc.call('GET', '/users/u', undefined, from('203.0.113.7'))).status).to.equal(200);
+    clock.advance(1_000);
+    const refused = await svc.call('GET', '/users/u', undefined, from('203.0.113.66'));
+    expect(refused.status).to.equal(429);
+    expect(refused.headers.get('ratelimit')).to.equal('"reads-caller";r=0;t=29, "reads-user";r=1;t=59');
+    expect(refused.headers.get('retry-after')).to.equal('29');
+    clock.advance(29_000);
+    expect((await svc.call('GET', '/users/u', undefined, from('203.0.113.66'))).status).to.equal(200);
+  });
+
   it('are shared by two services on one database file', async () => {
     const dataDir = tempDataDir();
     const clock = new ManualClock(T0);

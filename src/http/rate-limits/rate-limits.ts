@@ -22,8 +22,8 @@ const USERS_PATH = new RegExp(`^${ON_MOUNT}/users/?$`);
  * count per caller (client key + IP) and per `app_user_id`; claims count per `app_user_id`
  * (RATE_LIMIT_CLAIMS) and, as commands, per caller; a failed claim costs FAILED_CLAIM_COST on both.
  *
- * A request refused by its caller's budget gives back what it took from the user's, so a caller
- * over its budget cannot use up another user's. A body refused before the limiter (not JSON, too
+ * A request refused by any budget gives back what it took from the user's: only requests served
+ * count against a user, so a caller over its budget cannot use up another user's. A body refused before the limiter (not JSON, too
  * large, another media type) still costs the caller its point and carries the headers
  * (`bodyRefusals`).
  */
@@ -148,7 +148,12 @@ export class RateLimits {
       setHeaders(res, shown);
       // The claim is done by then: a refund the store fails to take must not turn its answer into an error.
       res.locals.beforeReply = () => this.settle(res, false).catch(() => undefined);
-      refuseOver(res, outcomes, costs);
+      // Retry-After from the counters that refused, and from the others as the refund left them.
+      refuseOver(
+        res,
+        outcomes.map((outcome, index) => (outcome.limited ? outcome : shown[index]!)),
+        costs,
+      );
       next();
     };
   }
