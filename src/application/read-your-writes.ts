@@ -4,7 +4,10 @@ import type { Logger } from '../ports/logger.js';
 import { READ_MODELS_WAIT_MS, type ReadConsistency, ReadModelsBehindError, WriteRecordedError } from '../ports/read-consistency.js';
 import { TOKENS } from '../ports/tokens.js';
 
-/** After a command: wait (bounded) until the read models include its events; else WriteRecordedError (503). */
+/**
+ * After a command: wait (bounded) until the read models include its events; else 503
+ * (WriteRecordedError, or ReadModelsBehindError saying nothing was written).
+ */
 @injectable()
 export class ReadYourWrites {
   constructor(

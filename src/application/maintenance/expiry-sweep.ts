@@ -55,9 +55,9 @@ export class ExpirySweep {
 
   /**
    * Records the expiries of one user's entries whose time has passed, and returns once the read
-   * models show them (or have not in READ_MODELS_WAIT_MS): what a credit-ledger read does first, so the ledger agrees with the user's
-   * entries whenever it is read (SPEC §7.7), not only after the next sweep. One indexed read when
-   * nothing is due.
+   * models show them (or have not within READ_MODELS_WAIT_MS): what a credit-ledger read does
+   * first, so the ledger agrees with the user's entries whenever it is read (SPEC §7.7), not only
+   * after the next sweep. One indexed read when nothing is due.
    */
   async recordDueOf(appUserId: string, requestId: string): Promise<void> {
     const now = this.clock.now();

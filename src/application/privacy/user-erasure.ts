@@ -179,13 +179,14 @@ export class UserErasure {
       for (const event of page) {
         if (event.type === 'UserErased') erasedKeyIds = new Set(keyIds);
         for (const envelope of Object.values(event.sealed ?? {})) keyIds.add(keyIdOf(envelope));
-        const held = personalFieldsOf(event.type).filter((field) => {
-          const value = valueAt(event.data, field.path);
-          return value !== undefined && value !== null;
-        });
-        if (held.length > 0) eventIds.push(event.id);
-        const path = (field: (typeof held)[number]) => field.path.join('.');
-        if (held.some((field) => !event.sealed?.[path(field)] && !event.erased?.includes(path(field)))) clearEvents += 1;
+        const present = personalFieldsOf(event.type)
+          .filter((field) => {
+            const value = valueAt(event.data, field.path);
+            return value !== undefined && value !== null;
+          })
+          .map((field) => field.path.join('.'));
+        if (present.length > 0) eventIds.push(event.id);
+        if (present.some((path) => !event.sealed?.[path] && !event.erased?.includes(path))) clearEvents += 1;
         const customer =
           event.type === 'UserRegistered'
             ? event.data.payment_customer_id

@@ -23,9 +23,9 @@ const USERS_PATH = new RegExp(`^${ON_MOUNT}/users/?$`);
  * (RATE_LIMIT_CLAIMS) and, as commands, per caller; a failed claim costs FAILED_CLAIM_COST on both.
  *
  * A request refused by any budget gives back what it took from the user's: only requests served
- * count against a user, so a caller over its budget cannot use up another user's. A body refused before the limiter (not JSON, too
- * large, another media type) still costs the caller its point and carries the headers
- * (`bodyRefusals`).
+ * count against a user, so a caller over its budget cannot use up another user's. A body refused
+ * before the limiter (not JSON, too large, another media type) still costs the caller its point
+ * and carries the headers (`bodyRefusals`).
  */
 type PolicyName = 'reads-caller' | 'reads-user' | 'commands-caller' | 'commands-user' | 'claims-user';
 
