@@ -3,7 +3,8 @@ import fs from 'node:fs';
 import path from 'node:path';
 import { expect } from 'chai';
 import { ERROR_CODES } from '../../src/http/error-codes.js';
-import { eventsMarkdown, generatedReference, ROOT } from '../../scripts/api-reference.js';
+import { generatedReference, ROOT } from '../../scripts/api-reference.js';
+import { eventsMarkdown } from '../../scripts/reference/events-page.js';
 import { OpenApiResponseValidator } from '../support/openapi-validator.js';
 
 function sourceFiles(dir: string): string[] {
