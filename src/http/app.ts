@@ -104,15 +104,14 @@ function observe(metrics: Metrics, logger: Logger, activity: RequestActivity): R
     const stop = metrics.httpDuration.startTimer();
     activity.begin();
     res.once('close', () => activity.end());
+    // The path as asked: a mount (the console's files, /docs) shortens req.path before the answer is sent.
+    const path = req.path;
     res.on('finish', () => {
-      const route = req.route ? String(req.route.path) : 'unmatched';
+      const route = req.route ? String(req.route.path) : (res.locals.routeLabel ?? 'unmatched');
       const method = methodLabel(req.method);
       metrics.httpRequests.inc({ method, route, status: String(res.statusCode) });
       const seconds = stop({ method, route });
-      logger.info(
-        { requestId: res.locals.requestId, method: req.method, path: req.path, route, status: res.statusCode, ms: Math.round(seconds * 1000) },
-        'request',
-      );
+      logger.info({ requestId: res.locals.requestId, method: req.method, path, route, status: res.statusCode, ms: Math.round(seconds * 1000) }, 'request');
     });
     next();
   };

@@ -54,8 +54,6 @@ declare global {
     interface Locals {
       caller: Caller;
       requestId: string;
-      /** Where the router handling the request is mounted (metrics labels). */
-      mountPath?: string;
       /** The JSON body's bytes are not UTF-8 (src/http/app.ts, jsonBody): refused by storableBody. */
       bodyNotUtf8?: boolean;
       /** Where the JSON body holds a number too small for a double (src/http/body-guard.ts, underflowingNumber): refused by storableBody. */

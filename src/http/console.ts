@@ -4,6 +4,7 @@ import { fileURLToPath } from 'node:url';
 import express, { type RequestHandler, Router } from 'express';
 import type { Config } from '../config.js';
 import { methodNotAllowed, pathNotFound } from './errors.js';
+import { labelRoute } from './route-label.js';
 
 /**
  * The operator console (SPEC §14): a single-page app built by `npm run build:console` into
@@ -70,6 +71,7 @@ export function consoleRouter(config: Pick<Config, 'CONSOLE'>): Router {
   // no byte ranges (the files are small, and a range past the end was answered as a bad body).
   router.use(
     '/console/assets',
+    labelRoute('/console/assets/*'),
     express.static(assets, { index: false, redirect: false, acceptRanges: false, fallthrough: true, etag: true, lastModified: false }),
   );
   // Another method on an asset that exists is 405, as on every known path (SPEC §1).

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect } from 'chai';
+import { pino } from 'pino';
 import { type EventStore, StoreUnavailableError, WrongExpectedRevisionError } from '../../src/ports/event-store.js';
 import { TOKENS } from '../../src/ports/tokens.js';
 import { createUser } from '../support/fixtures.js';
@@ -43,6 +44,28 @@ describe('API: operator endpoints (no key needed)', () => {
     expect(text).to.match(/^events_appended_total\{type="UserRegistered"\} \d+/m);
     expect(text).to.match(/^projection_lag_positions\{projection="users"\} 0/m);
     expect(text).to.contain('projection_failing');
+  });
+
+  it('labels the files the console and /docs serve by their mount in /metrics and the access log, with the path as asked (newcomer probe: `unmatched` with status 200 and path `/main.js`)', async () => {
+    const lines: string[] = [];
+    const logged = await startTestService({ logger: pino({ level: 'info' }, { write: (line: string) => lines.push(line) }) });
+    try {
+      expect((await fetch(`${logged.url}/console/assets/main.js`)).status).to.equal(200);
+      expect((await fetch(`${logged.url}/docs/swagger-ui.css`)).status).to.equal(200);
+      expect((await fetch(`${logged.url}/console/assets/nope.js`)).status).to.equal(404);
+      const text = await (await fetch(`${logged.url}/metrics`)).text();
+      expect(text).to.match(/^http_requests_total\{method="GET",route="\/console\/assets\/\*",status="200"\} 1$/m);
+      expect(text).to.match(/^http_requests_total\{method="GET",route="\/docs\/\*",status="200"\} 1$/m);
+      expect(text).to.not.match(/route="unmatched",status="200"/);
+      const requests = lines.map((line) => JSON.parse(line)).filter((line) => line.msg === 'request' && /^\/(console|docs)\//.test(line.path));
+      expect(requests.map(({ path, route, status }) => ({ path, route, status }))).to.deep.equal([
+        { path: '/console/assets/main.js', route: '/console/assets/*', status: 200 },
+        { path: '/docs/swagger-ui.css', route: '/docs/*', status: 200 },
+        { path: '/console/assets/nope.js', route: '/console/assets/*', status: 404 },
+      ]);
+    } finally {
+      await logged.stop();
+    }
   });
 
   it('GET /metrics counts every append refused for a revision conflict (append_conflicts_total)', async () => {

@@ -1,0 +1,21 @@
+import type { RequestHandler } from 'express';
+
+declare global {
+  namespace Express {
+    interface Locals {
+      /** The route label of a request a mount serves (static files), for metrics and the access log (src/http/app.ts, observe). */
+      routeLabel?: string;
+    }
+  }
+}
+
+/**
+ * Names the requests a mount serves in `http_requests_total` and the access log. A mount has no
+ * route of its own, so its files would be counted as `unmatched`, which reads as a 404.
+ */
+export function labelRoute(label: string): RequestHandler {
+  return (_req, res, next) => {
+    res.locals.routeLabel = label;
+    next();
+  };
+}
