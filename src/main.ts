@@ -4,7 +4,7 @@ import { openBackend } from './backends/open-backend.js';
 import { ConfigError, type Config, loadConfig, misspeltSettings } from './config.js';
 import { withDevelopmentKeys } from './dev-keys.js';
 import { createLogger } from './observability/logger.js';
-import { type Role, type RunningService, startService } from './service.js';
+import { type Role, type RunningService, startedMessage, startService } from './service.js';
 import { startFailure } from './start-failure.js';
 
 const ROLES: readonly Role[] = ['all', 'api', 'projector'];
@@ -88,6 +88,8 @@ async function main(): Promise<void> {
   // The service's start empties the WALs an erasure's deferred purge may have left (src/backends/embedded.ts).
   const backend = await openBackend(config, logger, { purgeWalsOnOpen: true });
   const service = await startService({ config, backend, logger, role });
+  // A LOG_LEVEL above info hides the log line with the pid to stop the service by: on stderr then, as the key banner.
+  if (!['info', 'debug', 'trace'].includes(config.LOG_LEVEL)) process.stderr.write(`${startedMessage(service.url)}\n`);
   stopOnSignals(service, config, logger);
 }
 

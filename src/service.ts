@@ -72,6 +72,11 @@ function listen(server: Server, port: number, host: string): Promise<string> {
   });
 }
 
+/** The line that says where the service listens and which pid stops it (README: "the pid the `service started` log line prints"). */
+export function startedMessage(url: string): string {
+  return `service started on ${url} (pid ${process.pid}; stop with Ctrl-C or kill -TERM ${process.pid})`;
+}
+
 export async function startService(options: ServiceOptions): Promise<RunningService> {
   const { config, backend, logger, role } = options;
   const container = await composeService(options);
@@ -93,10 +98,7 @@ export async function startService(options: ServiceOptions): Promise<RunningServ
     throw error;
   }
   logger.info({ providers: configuredRevenueProviders(config), conversionsFrom: config.CONVERSIONS_FROM }, 'revenue notifications');
-  logger.info(
-    { url, role, backend: backend.name, pid: process.pid },
-    `service started on ${url} (pid ${process.pid}; stop with Ctrl-C or kill -TERM ${process.pid})`,
-  );
+  logger.info({ url, role, backend: backend.name, pid: process.pid }, startedMessage(url));
 
   let stage: StopStage = 'running';
   let stopping: Promise<void> | null = null;

@@ -67,6 +67,28 @@ describe('E2E: npm start, signals, the shutdown deadline and start failures', fu
     expect(await refused(url)).to.equal(true);
   });
 
+  it('LOG_LEVEL above info still says on stderr where the service listens and which pid stops it (newcomer probe: warn hid it)', async () => {
+    const child = spawn(process.execPath, ['--import', 'tsx', 'src/main.ts'], {
+      cwd: ROOT,
+      env: serviceEnv({ LOG_LEVEL: 'warn' }),
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const output = { stdout: '', stderr: '' };
+    child.stdout!.on('data', (chunk: Buffer) => (output.stdout += chunk.toString()));
+    const line = await new Promise<string>((resolve, reject) => {
+      child.stderr!.on('data', (chunk: Buffer) => {
+        output.stderr += chunk.toString();
+        const found = output.stderr.split('\n').find((candidate) => candidate.startsWith('service started on '));
+        if (found) resolve(found);
+      });
+      child.once('exit', (code) => reject(new Error(`exited with ${code} before starting:\n${output.stderr}`)));
+    });
+    expect(line).to.match(new RegExp(`^service started on http://127\\.0\\.0\\.1:\\d+ \\(pid ${child.pid}; stop with Ctrl-C or kill -TERM ${child.pid}\\)$`));
+    process.kill(child.pid!, 'SIGTERM');
+    expect(await exitOf(child)).to.deep.equal({ code: 0, signal: null });
+    expect(output.stdout).to.equal('');
+  });
+
   it("kill -TERM on npm's own PID reaches the server too (nothing is left running)", async () => {
     const child = spawn('npm', ['start'], { cwd: ROOT, env: serviceEnv(), stdio: ['ignore', 'pipe', 'pipe'] });
     const output = { text: '' };
