@@ -289,8 +289,10 @@ function demoConfig(config: Config): Config {
 /** The store, port and link settings this run was given in its environment, for the start command it prints. */
 function startSettings(): string[] {
   // The keys too: given on the demo's command line (not exported), a start without them would make new ones.
+  // Without a link base the demo users' codes have no link: the README's, as its Demo data start does.
+  const readme: Record<string, string> = { REFERRAL_LINK_BASE: 'https://example.com/r' };
   return ['DATA_DIR', 'EVENTSTORE_URL', 'MONGODB_URL', 'PORT', 'REFERRAL_LINK_BASE', 'CLIENT_API_KEYS', 'SECRET_API_KEYS'].flatMap((name) => {
-    const value = process.env[name];
+    const value = process.env[name] || readme[name];
     if (!value) return [];
     return [`${name}=${/^[\w./:@-]+$/.test(value) ? value : `'${value.replaceAll("'", "'\\''")}'`}`];
   });

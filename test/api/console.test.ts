@@ -1,3 +1,4 @@
+import fs from 'node:fs';
 import { expect } from 'chai';
 import { buildConsole } from '../../scripts/build-console.js';
 import { startTestService, type TestService } from '../support/test-service.js';
@@ -41,6 +42,13 @@ describe('API: the console is served at /console (SPEC §14)', () => {
       expect(html).not.to.match(/<script(?![^>]*\ssrc=)[^>]*>/);
       expect(html).not.to.match(/(src|href)="(https?:)?\/\//);
     }
+  });
+
+  it('carries the Content-Security-Policy the README quotes, word for word (newcomer probe: the quote left five directives out)', async () => {
+    const readme = fs.readFileSync(new URL('../../README.md', import.meta.url), 'utf8');
+    const quoted = /every `\/console` response carries `Content-Security-Policy: ([^`]+)`/.exec(readme)?.[1];
+    const served = (await fetch(`${svc.url}/console`)).headers.get('content-security-policy');
+    expect(quoted?.replace(/\s+/g, ' ')).to.equal(served);
   });
 
   it('serves the bundle and stylesheet under /console/assets with the same headers', async () => {

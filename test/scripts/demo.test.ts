@@ -95,11 +95,13 @@ describe('npm run demo (child process)', function () {
     expect(afterSecondRun).to.contain('already claimed');
   });
 
-  it('prints commands for the port, store and link base the service is configured with, the start command included', () => {
+  it("prints commands for the port, store and link base the service is configured with, the start command included (the README's link base when none is: newcomer probe)", () => {
     expect(afterFirstRun).to.contain(
       `  DATA_DIR=${dataDir} PORT=3456 REFERRAL_LINK_BASE=https://example.com/r CLIENT_API_KEYS=ck_demo SECRET_API_KEYS=sk_demo npm start\n`,
     );
-    expect(afterSecondRun).to.contain(`  DATA_DIR=${dataDir} CLIENT_API_KEYS=ck_demo SECRET_API_KEYS=sk_demo npm start\n`);
+    expect(afterSecondRun).to.contain(
+      `  DATA_DIR=${dataDir} REFERRAL_LINK_BASE=https://example.com/r CLIENT_API_KEYS=ck_demo SECRET_API_KEYS=sk_demo npm start\n`,
+    );
     expect(afterFirstRun).to.contain('http://localhost:3456/users/demo-ana');
     expect(afterFirstRun).to.not.contain('localhost:8080');
     expect(afterSecondRun).to.contain('http://localhost:8080/users/demo-ana');
@@ -107,7 +109,7 @@ describe('npm run demo (child process)', function () {
 
   it('prints the keys it was run with in the start command, and uses the client key in its commands', async () => {
     const withKeys = (await runDemo(dataDir, { CLIENT_API_KEYS: 'ck_mine', SECRET_API_KEYS: 'sk_mine' })).stdout;
-    expect(withKeys).to.contain(`  DATA_DIR=${dataDir} CLIENT_API_KEYS=ck_mine SECRET_API_KEYS=sk_mine npm start\n`);
+    expect(withKeys).to.contain(`  DATA_DIR=${dataDir} REFERRAL_LINK_BASE=https://example.com/r CLIENT_API_KEYS=ck_mine SECRET_API_KEYS=sk_mine npm start\n`);
     expect(withKeys).to.contain("-H 'x-api-key: ck_mine'");
     expect(withKeys).to.not.contain('ck_demo');
   });
