@@ -14,6 +14,9 @@ import type { RevenueKind, RevenueNotification } from '../../domain/revenue/reve
 import { z } from 'zod';
 import { derCertificate } from './certificate-file.js';
 
+/** Where a field of the signed notification or its transaction is, as a 400 names it: inside the JWS. */
+const SIGNED = '/signedPayload';
+
 export interface AppStoreSettings {
   rootCertificatePaths: string[];
   bundleId: string;
@@ -94,7 +97,7 @@ export class AppStoreVerifier implements NotificationVerifier {
     const { signedPayload } = parsed.data;
     const payload = await this.verified(signedPayload, () => this.verifier.verifyAndDecodeNotification(signedPayload));
     if (typeof payload.notificationUUID !== 'string' || typeof payload.notificationType !== 'string') {
-      throw new WebhookMalformedError('BAD_REQUEST', 'The notification has no notificationUUID or notificationType', '/signedPayload');
+      throw new WebhookMalformedError('BAD_REQUEST', 'The notification has no notificationUUID or notificationType', SIGNED);
     }
     const signed = payload.data?.signedTransactionInfo;
     const transaction = signed
@@ -102,24 +105,26 @@ export class AppStoreVerifier implements NotificationVerifier {
       : null;
     const kind = kindOf(payload.notificationType);
     if (kind !== 'other' && transaction === null) {
-      throw new WebhookMalformedError('BAD_REQUEST', `${payload.notificationType} without signedTransactionInfo`, '/signedPayload');
+      throw new WebhookMalformedError('BAD_REQUEST', `${payload.notificationType} without signedTransactionInfo`, SIGNED);
     }
-    const currency = currencyCode(transaction?.currency ?? null, '/signedPayload');
+    const currency = currencyCode(transaction?.currency ?? null, SIGNED);
     const price = transaction?.price;
+    // Refused at the end too (recordableMoney), where the field is no longer known.
+    if (typeof price === 'number' && price < 0) throw new WebhookMalformedError('BAD_REQUEST', 'The price in the notification is negative', SIGNED);
     return {
       provider: 'app-store',
       notification_id: payload.notificationUUID,
       provider_type: payload.subtype ? `${payload.notificationType}/${payload.subtype}` : payload.notificationType,
       kind,
-      occurred_at: isoFromMillis(payload.signedDate) ?? new Date().toISOString(),
+      occurred_at: isoFromMillis(payload.signedDate, SIGNED) ?? new Date().toISOString(),
       transaction_id: transaction?.transactionId ?? null,
       original_transaction_id: transaction?.originalTransactionId ?? null,
       product_id: transaction?.productId ?? null,
       // Apple's price is in milliunits (9990 = 9.99).
-      price_minor: currency !== null && typeof price === 'number' ? inRange(Math.round((price * 10 ** currencyDigits(currency)) / 1000)) : null,
+      price_minor: currency !== null && typeof price === 'number' ? inRange(Math.round((price * 10 ** currencyDigits(currency)) / 1000), SIGNED) : null,
       currency,
-      period_start: isoFromMillis(transaction?.purchaseDate),
-      period_end: isoFromMillis(transaction?.expiresDate),
+      period_start: isoFromMillis(transaction?.purchaseDate, SIGNED),
+      period_end: isoFromMillis(transaction?.expiresDate, SIGNED),
       // A family member's access is the organiser's purchase, not theirs.
       is_trial: transaction?.offerDiscountType === 'FREE_TRIAL' || transaction?.inAppOwnershipType === 'FAMILY_SHARED' || price === 0,
       match: {
@@ -153,22 +158,14 @@ export class AppStoreVerifier implements NotificationVerifier {
         error.status !== VerificationStatus.RETRYABLE_VERIFICATION_FAILURE &&
         !(error.status === VerificationStatus.VERIFICATION_FAILURE && isSignedWithChain(jws))
       ) {
-        throw new WebhookMalformedError(
-          'BAD_REQUEST',
-          'The notification is signed by the App Store, but its signedTransactionInfo does not verify',
-          '/signedPayload',
-        );
+        throw new WebhookMalformedError('BAD_REQUEST', 'The notification is signed by the App Store, but its signedTransactionInfo does not verify', SIGNED);
       }
       if (error instanceof VerificationException && error.status === VerificationStatus.FAILURE && (await this.verifier.signatureHolds(jws))) {
-        throw new WebhookMalformedError(
-          'BAD_REQUEST',
-          'The notification is signed by the App Store, but a field of it is not what Apple sends',
-          '/signedPayload',
-        );
+        throw new WebhookMalformedError('BAD_REQUEST', 'The notification is signed by the App Store, but a field of it is not what Apple sends', SIGNED);
       }
       if (error instanceof VerificationException && error.status === VerificationStatus.INVALID_APP_IDENTIFIER && !namesAnApp(jws, level)) {
         // Apple's library checks the identity after the signature: signed by the App Store, naming no app at all.
-        throw new WebhookMalformedError('BAD_REQUEST', 'The notification is signed by the App Store, but names no app (no bundleId)', '/signedPayload');
+        throw new WebhookMalformedError('BAD_REQUEST', 'The notification is signed by the App Store, but names no app (no bundleId)', SIGNED);
       }
       if (error instanceof VerificationException) {
         const status = `(status ${VerificationStatus[error.status] ?? error.status})`;

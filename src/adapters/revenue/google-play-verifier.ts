@@ -106,7 +106,7 @@ export class GooglePlayVerifier implements NotificationVerifier {
       notification_id: messageId,
       provider_type: providerType,
       kind,
-      occurred_at: isoFromMillis(notification.eventTimeMillis) ?? new Date().toISOString(),
+      occurred_at: isoFromMillis(notification.eventTimeMillis, '/message/data') ?? new Date().toISOString(),
       // Play's notifications carry the purchase token, not the order, price or period (those
       // need the Play Developer API): the token identifies the purchase across renewals.
       transaction_id: null,

@@ -91,14 +91,17 @@ export class RevenueCatVerifier implements NotificationVerifier {
       notification_id: event.id,
       provider_type: event.type,
       kind,
-      occurred_at: isoFromMillis(event.event_timestamp_ms) ?? isoFromMillis(event.purchased_at_ms) ?? new Date().toISOString(),
+      occurred_at:
+        isoFromMillis(event.event_timestamp_ms, '/event/event_timestamp_ms') ??
+        isoFromMillis(event.purchased_at_ms, '/event/purchased_at_ms') ??
+        new Date().toISOString(),
       transaction_id: event.transaction_id ?? null,
       original_transaction_id: event.original_transaction_id ?? null,
       product_id: event.product_id ?? null,
-      price_minor: currency !== null && typeof price === 'number' ? Math.abs(minorUnits(currency, price)) : null,
+      price_minor: currency !== null && typeof price === 'number' ? Math.abs(minorUnits(currency, price, '/event/price_in_purchased_currency')) : null,
       currency,
-      period_start: isoFromMillis(event.purchased_at_ms),
-      period_end: isoFromMillis(event.expiration_at_ms),
+      period_start: isoFromMillis(event.purchased_at_ms, '/event/purchased_at_ms'),
+      period_end: isoFromMillis(event.expiration_at_ms, '/event/expiration_at_ms'),
       is_trial: event.period_type === 'TRIAL' || event.store === 'PROMOTIONAL' || price === 0,
       match: { app_user_ids: [...new Set(appUserIds)], account_token: null, customer_id: null, linked_transaction: null },
     };

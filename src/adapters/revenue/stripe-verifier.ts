@@ -20,11 +20,11 @@ import type { RevenueKind, RevenueNotification } from '../../domain/revenue/reve
  */
 const STRIPE_DIGITS: Readonly<Record<string, number>> = { MGA: 0, ISK: 2 };
 
-/** A Stripe amount in ISO 4217's minor units of its currency (any case). */
-function isoMinor(amount: number, currency: string): number {
+/** A Stripe amount in ISO 4217's minor units of its currency (any case); `source` names its field. */
+function isoMinor(amount: number, currency: string, source: string): number {
   const iso = currencyDigits(currency);
   const shift = iso - (STRIPE_DIGITS[currency.toUpperCase()] ?? iso);
-  return shift === 0 ? amount : inRange(Math.round(amount * 10 ** shift));
+  return shift === 0 ? amount : inRange(Math.round(amount * 10 ** shift), source);
 }
 
 /** SPEC §11: Stripe-Signature timestamps older than this are refused (replays). */
@@ -150,7 +150,7 @@ export class StripeVerifier implements NotificationVerifier {
           transaction_id: invoice.id,
           original_transaction_id: invoice.subscription ?? invoice.parent?.subscription_details?.subscription ?? null,
           product_id: line?.price?.id ?? line?.pricing?.price_details?.price ?? null,
-          price_minor: isoMinor(invoice.amount_paid, invoice.currency),
+          price_minor: isoMinor(invoice.amount_paid, invoice.currency, '/data/object/amount_paid'),
           currency: currencyCode(invoice.currency, '/data/object/currency'),
           period_start: iso(line?.period?.start),
           period_end: iso(line?.period?.end),
@@ -178,7 +178,7 @@ export class StripeVerifier implements NotificationVerifier {
           ...none,
           kind: 'refund',
           transaction_id: charge.invoice ?? charge.id,
-          price_minor: isoMinor(charge.amount_refunded, charge.currency),
+          price_minor: isoMinor(charge.amount_refunded, charge.currency, '/data/object/amount_refunded'),
           currency: currencyCode(charge.currency, '/data/object/currency'),
           match: match(charge.customer),
         };
@@ -194,7 +194,7 @@ export class StripeVerifier implements NotificationVerifier {
           transaction_id: dispute.id,
           // The purchase it takes back: its charge's invoice, when the charge comes expanded.
           refunded_transaction_id: dispute.charge.invoice,
-          price_minor: isoMinor(dispute.amount, dispute.currency),
+          price_minor: isoMinor(dispute.amount, dispute.currency, '/data/object/amount'),
           currency: currencyCode(dispute.currency, '/data/object/currency'),
           // A dispute names no customer of its own: matched when its charge is expanded with one.
           match: match(dispute.charge.customer),

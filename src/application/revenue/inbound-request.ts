@@ -82,24 +82,24 @@ export function recordableMoney(money: { price_minor: number | null; currency: s
   return (price_minor === null || price_minor >= 0) && (currency === null || (ISO_CURRENCY.test(currency) && currency === currency.toUpperCase()));
 }
 
-/** Money in integer minor units of `currency` (ISO 4217 digits: 2 for EUR, 0 for JPY). */
-export function minorUnits(currency: string, amountInMajor: number): number {
-  return inRange(Math.round(amountInMajor * 10 ** currencyDigits(currency)));
+/** Money in integer minor units of `currency` (ISO 4217 digits: 2 for EUR, 0 for JPY); `source` names the amount's field. */
+export function minorUnits(currency: string, amountInMajor: number, source: string): number {
+  return inRange(Math.round(amountInMajor * 10 ** currencyDigits(currency)), source);
 }
 
 /**
  * An amount in minor units the log can hold (a safe integer); a verified notification with a price
- * beyond it (1e300) is malformed: 400, not a failure to record it.
+ * beyond it (1e300) is malformed: 400 naming the field (`source`), not a failure to record it.
  */
-export function inRange(minor: number): number {
-  if (!Number.isSafeInteger(minor)) throw new WebhookMalformedError('BAD_REQUEST', 'An amount in the notification is out of range');
+export function inRange(minor: number, source: string): number {
+  if (!Number.isSafeInteger(minor)) throw new WebhookMalformedError('BAD_REQUEST', 'An amount in the notification is out of range', source);
   return minor;
 }
 
-/** Milliseconds since 1970 as an ISO time; null when absent or not positive; 400 past the year 9999. */
-export function isoFromMillis(value: unknown): string | null {
+/** Milliseconds since 1970 as an ISO time; null when absent or not positive; 400 past the year 9999, naming the field (`source`). */
+export function isoFromMillis(value: unknown, source: string): string | null {
   const number = typeof value === 'string' ? Number(value) : value;
   if (typeof number !== 'number' || !(number > 0)) return null;
-  if (!(number <= LAST_TIME_MS)) throw new WebhookMalformedError('BAD_REQUEST', 'A time in the notification is out of range');
+  if (!(number <= LAST_TIME_MS)) throw new WebhookMalformedError('BAD_REQUEST', 'A time in the notification is out of range', source);
   return new Date(number).toISOString();
 }
