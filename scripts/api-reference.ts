@@ -75,7 +75,8 @@ export function errorsMarkdown(document: OpenApiDocument): string {
   const operations = Object.entries(document.paths).flatMap(([template, item]) =>
     Object.entries(item).map(([method, operation]) => ({
       name: `\`${method.toUpperCase()} ${template}\``,
-      keyed: (operation as { security?: unknown[] }).security?.length !== 0,
+      // A revenue notification's sender proves itself otherwise (its own schemes): it takes no API key.
+      keyed: ((operation as { security?: Record<string, unknown>[] }).security ?? []).some((scheme) => 'apiKey' in scheme),
     })),
   );
   const keyed = operations.filter((operation) => operation.keyed).map((operation) => operation.name);

@@ -34,7 +34,14 @@ export interface OperationDoc {
   errors: ErrorCode[];
   /** Who may call it: `client` (any key, the default), `secret` (a secret key) or `none`. */
   auth?: 'client' | 'secret' | 'none';
+  /** With `auth: 'none'`: how the sender proves who it is instead (a provider's token or signature), by scheme name; any one is enough. */
+  senderAuth?: Record<string, SenderScheme>;
 }
+
+/** An OpenAPI security scheme a sender without an API key authenticates by. */
+export type SenderScheme =
+  | { type: 'apiKey'; in: 'header' | 'query'; name: string; description: string }
+  | { type: 'http'; scheme: 'bearer'; bearerFormat: string; description: string };
 
 /** The tags operations are grouped under, in the order viewers show them; each operation's tags must be among them. */
 const TAGS: { name: string; description: string }[] = [
@@ -161,6 +168,9 @@ export class ApiDescription {
     });
   }
 
+  /** The sender schemes registered so far (two operations may share one). */
+  private readonly senderSchemes = new Set<string>();
+
   /** The tags the operations carry: only those are declared (the mount's is absent when it is off). */
   private readonly tagsInUse = new Set<string>();
 
@@ -194,6 +204,11 @@ export class ApiDescription {
       };
     }
     const auth = doc.auth ?? 'client';
+    for (const [name, scheme] of Object.entries(doc.senderAuth ?? {})) {
+      if (this.senderSchemes.has(name)) continue;
+      this.senderSchemes.add(name);
+      this.registry.registerComponent('securitySchemes', name, scheme);
+    }
     this.registry.registerPath({
       method: doc.method,
       path: doc.path,
@@ -201,7 +216,7 @@ export class ApiDescription {
       summary: doc.summary,
       description: doc.description ?? (auth === 'secret' ? 'Needs a secret key.' : undefined),
       tags: doc.tags,
-      security: auth === 'none' ? [] : [{ apiKey: [] }],
+      security: auth === 'none' ? Object.keys(doc.senderAuth ?? {}).map((name) => ({ [name]: [] })) : [{ apiKey: [] }],
       request: {
         ...(doc.body || doc.rawBody
           ? { body: { content: { 'application/json': { schema: (doc.body ?? doc.rawBody)! } }, required: !(doc.body && bodyIsOptional(doc.body)) } }

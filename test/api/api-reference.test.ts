@@ -221,6 +221,22 @@ describe('API reference: what the inbound notifications need beyond their shape 
     expect(body('/webhooks/revenuecat').properties.event.properties.currency).to.deep.equal({ type: ['string', 'null'], pattern: '^[A-Za-z]{3}$' });
   });
 
+  it('declares how each revenue notification sender proves itself, never by an API key (OpenAPI fuzzer probe: `security: []` told a client nothing)', async () => {
+    const document = JSON.parse((await generatedReference()).get('docs/openapi.json')!);
+    const schemes = document.components.securitySchemes;
+    const senders = (provider: string) =>
+      document.paths[`/webhooks/${provider}`].post.security.map((alternative: Record<string, unknown>) => {
+        const [name] = Object.keys(alternative);
+        const { type, in: where, name: field, scheme } = schemes[name!];
+        return where ? `${type} ${where} ${field}` : `${type} ${scheme}`;
+      });
+    expect(senders('revenuecat')).to.deep.equal(['apiKey header Authorization']);
+    expect(senders('stripe')).to.deep.equal(['apiKey header Stripe-Signature']);
+    expect(senders('google-play')).to.deep.equal(['http bearer', 'apiKey query token']);
+    // The App Store signs the body itself (signedPayload).
+    expect(senders('app-store')).to.deep.equal([]);
+  });
+
   it('the event catalogue marks a field some events lack as `name?` at every depth, as the log holds them', () => {
     const row = (type: string) =>
       eventsMarkdown()

@@ -14,6 +14,7 @@ import { TOKENS } from '../../ports/tokens.js';
 import { refuseDeclaredOverLimit, sendsBody, underflowingNumber, unstorablePart, utf8Charset } from '../body-guard.js';
 import { WEBHOOK_BODY_LIMIT } from '../body-limits.js';
 import { ApiError, bodyNotUtf8, bodyTooLarge, numberTooSmall } from '../errors.js';
+import type { SenderScheme } from '../openapi.js';
 import { type AnyRoute, route } from '../route.js';
 import { z } from '../schemas/zod-openapi.js';
 
@@ -39,6 +40,34 @@ const NOTIFICATION_BODIES: Record<RevenueProvider, ZodTypeAny> = {
   'google-play': googlePlayPushDoc,
   revenuecat: revenueCatWebhookBody,
   stripe: stripeEventBody,
+};
+
+/**
+ * How each provider's sender is told apart from a forger, for the API description (its verifier
+ * checks it). The App Store signs the body itself (`signedPayload`, a JWS): no scheme.
+ */
+const SENDER_AUTH: Record<RevenueProvider, Record<string, SenderScheme>> = {
+  'app-store': {},
+  'google-play': {
+    googlePlayOidc: {
+      type: 'http',
+      scheme: 'bearer',
+      bearerFormat: 'JWT',
+      description: "The push subscription's OIDC token, for GOOGLE_PLAY_PUSH_AUDIENCE, signed by Google for GOOGLE_PLAY_PUSH_SERVICE_ACCOUNT",
+    },
+    googlePlayToken: { type: 'apiKey', in: 'query', name: 'token', description: 'GOOGLE_PLAY_PUSH_TOKEN, when the push subscription has no OIDC token' },
+  },
+  revenuecat: {
+    revenueCatAuthorization: { type: 'apiKey', in: 'header', name: 'Authorization', description: 'Exactly the value REVENUECAT_WEBHOOK_AUTH names' },
+  },
+  stripe: {
+    stripeSignature: {
+      type: 'apiKey',
+      in: 'header',
+      name: 'Stripe-Signature',
+      description: "Stripe's signature of the exact body with STRIPE_WEBHOOK_SECRET (`t=…,v1=…`), at most 300 s old",
+    },
+  },
 };
 
 /** The verifiers of the providers whose settings are all present (config.ts checked them at start). */
@@ -132,6 +161,7 @@ export function revenueNotificationRoutes(container: DependencyContainer, replay
         'SERVICE_UNAVAILABLE',
       ],
       auth: 'none',
+      senderAuth: SENDER_AUTH[provider],
       rawBody: NOTIFICATION_BODIES[provider],
       // While a read model needs a replay, a configured provider's notification is refused 503 (it sends again).
       before: [configured(provider), replayGate, rawBody],
