@@ -4048,6 +4048,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
+                    /** @description A purchase, renewal, expiry or refund (a CANCELLATION for CUSTOMER_SUPPORT) names its user: a non-empty `app_user_id`, `original_app_user_id` or one of `aliases` */
                     event: {
                         id: string;
                         type: string;

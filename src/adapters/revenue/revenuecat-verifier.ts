@@ -12,29 +12,37 @@ import {
   WebhookUnauthorizedError,
 } from '../../application/revenue/inbound-request.js';
 import type { RevenueKind, RevenueNotification } from '../../domain/revenue/revenue-notification.js';
+import { LAST_TIME_MS } from '../../domain/rewards/expiry.js';
+
+/** Milliseconds since 1970, up to the end of the year 9999 (the log's last time). */
+const epochMillis = z.number().max(LAST_TIME_MS).nullish();
 
 /** A RevenueCat webhook's body: the event (the fields read here; others are ignored). */
 export const revenueCatWebhookBody = z.object({
-  event: z.object({
-    id: z.string().min(1),
-    type: z.string(),
-    app_user_id: z.string().nullish(),
-    original_app_user_id: z.string().nullish(),
-    aliases: z.array(z.string()).nullish(),
-    product_id: z.string().nullish(),
-    period_type: z.string().nullish(),
-    /** PROMOTIONAL: an entitlement granted, not bought (RevenueCat's own, or this service's fulfilment). */
-    store: z.string().nullish(),
-    purchased_at_ms: z.number().nullish(),
-    expiration_at_ms: z.number().nullish(),
-    event_timestamp_ms: z.number().nullish(),
-    price_in_purchased_currency: z.number().nullish(),
-    /** ISO 4217, any case (kept upper case by currencyCode); the pattern shows in the API document. */
-    currency: z.string().regex(ISO_CURRENCY).nullish(),
-    transaction_id: z.string().nullish(),
-    original_transaction_id: z.string().nullish(),
-    cancel_reason: z.string().nullish(),
-  }),
+  event: z
+    .object({
+      id: z.string().min(1),
+      type: z.string(),
+      app_user_id: z.string().nullish(),
+      original_app_user_id: z.string().nullish(),
+      aliases: z.array(z.string()).nullish(),
+      product_id: z.string().nullish(),
+      period_type: z.string().nullish(),
+      /** PROMOTIONAL: an entitlement granted, not bought (RevenueCat's own, or this service's fulfilment). */
+      store: z.string().nullish(),
+      purchased_at_ms: epochMillis,
+      expiration_at_ms: epochMillis,
+      event_timestamp_ms: epochMillis,
+      price_in_purchased_currency: z.number().nullish(),
+      /** ISO 4217, any case (kept upper case by currencyCode); the pattern shows in the API document. */
+      currency: z.string().regex(ISO_CURRENCY).nullish(),
+      transaction_id: z.string().nullish(),
+      original_transaction_id: z.string().nullish(),
+      cancel_reason: z.string().nullish(),
+    })
+    .describe(
+      'A purchase, renewal, expiry or refund (a CANCELLATION for CUSTOMER_SUPPORT) names its user: a non-empty `app_user_id`, `original_app_user_id` or one of `aliases`',
+    ),
 });
 
 /** RevenueCat event types → what they mean for revenue (a refund is a CANCELLATION for CUSTOMER_SUPPORT). */
