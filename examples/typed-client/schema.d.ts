@@ -4371,6 +4371,7 @@ export interface operations {
                     type: string;
                     created: number;
                     data: {
+                        /** @description The event's object in Stripe's shape: the invoice of `invoice.paid`, the subscription of `customer.subscription.deleted`, the charge of `charge.refunded`, the dispute of `charge.dispute.created` (each needs its `id`, and amounts in minor units with their `currency`); another type is kept as `other` */
                         object: {
                             [key: string]: unknown;
                         };

@@ -93,7 +93,21 @@ function shape<S extends z.ZodTypeAny>(schema: S, value: unknown, what: string):
 
 /** A Stripe event, as far as it is read before its type's own object (each type parses that). */
 export const stripeEventBody = z
-  .object({ id: z.string().min(1), type: z.string(), created: time, data: z.object({ object: z.object({}).loose() }).loose() })
+  .object({
+    id: z.string().min(1),
+    type: z.string(),
+    created: time,
+    data: z
+      .object({
+        object: z
+          .object({})
+          .loose()
+          .describe(
+            "The event's object in Stripe's shape: the invoice of `invoice.paid`, the subscription of `customer.subscription.deleted`, the charge of `charge.refunded`, the dispute of `charge.dispute.created` (each needs its `id`, and amounts in minor units with their `currency`); another type is kept as `other`",
+          ),
+      })
+      .loose(),
+  })
   .loose();
 
 /** Stripe: `Stripe-Signature` verified by the stripe library over the raw body (SPEC §11). */
@@ -119,8 +133,10 @@ export class StripeVerifier implements NotificationVerifier {
     if (signatureStamps(header).some((signedAt) => !(signedAt <= Date.now() / 1000 + TOLERANCE_S)))
       throw new WebhookUnauthorizedError('bad Stripe-Signature: Timestamp outside the tolerance zone (in the future)');
     jsonObject(event);
-    if (!stripeEventBody.safeParse(event).success) {
-      throw new WebhookMalformedError('BAD_REQUEST', 'Not a Stripe event (id, type, created, data.object)', null);
+    const envelope = stripeEventBody.safeParse(event);
+    if (!envelope.success) {
+      const issue = envelope.error.issues[0]!;
+      throw new WebhookMalformedError('BAD_REQUEST', `Not a Stripe event (id, type, created, data.object): ${issue.message}`, `/${issue.path.join('/')}`);
     }
     const base = {
       provider: 'stripe' as const,
