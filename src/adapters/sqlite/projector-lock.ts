@@ -7,6 +7,12 @@ import { privateDataDir } from '../../private-files.js';
 export const PROJECTOR_LOCK_FILE = 'projector.lock';
 
 /**
+ * How long a standby leaves a missing lock file to its holder, which makes a new one within a
+ * second (src/backends/embedded.ts), before it makes one itself: the holder is gone too.
+ */
+const MISSING_FILE_GRACE_MS = 3_000;
+
+/**
  * The projector's place on one embedded DATA_DIR: at most one process (or one service in a
  * process) holds it. Held as an open exclusive transaction on a SQLite file of its own, so the
  * operating system frees it the moment the holder dies, SIGKILL included: no expiry to wait out,
@@ -17,6 +23,8 @@ export class SqliteProjectorLock {
   /** The file this lock's connection has open (a deleted or replaced file no longer excludes anyone). */
   private opened: fs.Stats;
   private held = false;
+  /** Since when a standby has found no lock file (MISSING_FILE_GRACE_MS). */
+  private missingSince: number | null = null;
 
   constructor(private readonly dataDir: string) {
     [this.db, this.opened] = openOn(dataDir);
@@ -25,6 +33,7 @@ export class SqliteProjectorLock {
   /** Takes the lock when no other holder has it; whether this one holds it now. */
   tryTake(): boolean {
     if (this.held) return true;
+    if (!this.onCurrentFile()) return false;
     try {
       this.db.exec('BEGIN EXCLUSIVE');
     } catch (error) {
@@ -42,8 +51,7 @@ export class SqliteProjectorLock {
    * place is held instead; `lost`: another process holds the file now in its place.
    */
   keepOnItsFile(): 'kept' | 'renewed' | 'lost' {
-    const now = fs.statSync(path.join(this.dataDir, PROJECTOR_LOCK_FILE), { throwIfNoEntry: false });
-    if (!this.held || (now && now.ino === this.opened.ino && now.dev === this.opened.dev)) return 'kept';
+    if (!this.held || sameFile(lockFileNow(this.dataDir), this.opened)) return 'kept';
     const [db, opened] = openOn(this.dataDir);
     try {
       db.exec('BEGIN EXCLUSIVE');
@@ -56,6 +64,29 @@ export class SqliteProjectorLock {
     this.db.close();
     [this.db, this.opened] = [db, opened];
     return 'renewed';
+  }
+
+  /**
+   * Not held: whether this lock's connection is on the file now in DATA_DIR, moving it there when
+   * not. A deleted file excludes no one: its holder takes the one made in its place
+   * (keepOnItsFile), and a standby still trying the deleted one took it as well, so that two
+   * processes projected (review). A missing file is left to its holder for
+   * MISSING_FILE_GRACE_MS, then made here.
+   */
+  private onCurrentFile(): boolean {
+    const now = lockFileNow(this.dataDir);
+    if (sameFile(now, this.opened)) {
+      this.missingSince = null;
+      return true;
+    }
+    if (!now) {
+      this.missingSince ??= Date.now();
+      if (Date.now() - this.missingSince < MISSING_FILE_GRACE_MS) return false;
+    }
+    this.missingSince = null;
+    this.db.close();
+    [this.db, this.opened] = openOn(this.dataDir);
+    return true;
   }
 
   /** Lets a standby take over; the lock's file stays. */
@@ -79,6 +110,15 @@ export function projectorRunsOn(dataDir: string): boolean {
   } finally {
     lock.close();
   }
+}
+
+/** The lock file now in `dataDir`, if any. */
+function lockFileNow(dataDir: string): fs.Stats | undefined {
+  return fs.statSync(path.join(dataDir, PROJECTOR_LOCK_FILE), { throwIfNoEntry: false });
+}
+
+function sameFile(now: fs.Stats | undefined, opened: fs.Stats): boolean {
+  return now !== undefined && now.ino === opened.ino && now.dev === opened.dev;
 }
 
 /** A connection on the lock's file (created when missing), and the file it has open. */

@@ -112,4 +112,42 @@ describe('SqliteProjectorLock: one projector per embedded DATA_DIR', () => {
       other?.close();
     }
   });
+
+  it('a standby moves to the file that replaced a deleted one: it never takes the deleted file once its holder has left it (review: two processes projected)', () => {
+    const dir = tempDataDir();
+    const holder = new SqliteProjectorLock(dir);
+    const standby = new SqliteProjectorLock(dir);
+    try {
+      expect(holder.tryTake()).to.equal(true);
+      expect(standby.tryTake()).to.equal(false);
+      fs.rmSync(path.join(dir, PROJECTOR_LOCK_FILE));
+      expect(standby.tryTake(), 'no file: left to its holder').to.equal(false);
+      expect(fs.existsSync(path.join(dir, PROJECTOR_LOCK_FILE))).to.equal(false);
+      expect(holder.keepOnItsFile()).to.equal('renewed');
+      expect(standby.tryTake(), 'the holder holds the new file').to.equal(false);
+      holder.release();
+      expect(standby.tryTake(), 'released: the standby takes over').to.equal(true);
+      expect(holder.tryTake()).to.equal(false);
+    } finally {
+      holder.close();
+      standby.close();
+    }
+  });
+
+  it('a standby makes the lock file again once it stays missing (its holder is gone too), and takes it', async function () {
+    this.timeout(30_000);
+    const dir = tempDataDir();
+    const standby = new SqliteProjectorLock(dir);
+    try {
+      fs.rmSync(path.join(dir, PROJECTOR_LOCK_FILE));
+      expect(standby.tryTake()).to.equal(false);
+      await new Promise((resolve) => setTimeout(resolve, 3_100));
+      expect(standby.tryTake()).to.equal(true);
+      const { child, said } = await holderProcess(dir);
+      child.kill('SIGKILL');
+      expect(said, 'the file it took is the one in DATA_DIR').to.equal('busy');
+    } finally {
+      standby.close();
+    }
+  });
 });
