@@ -286,7 +286,7 @@ function demoConfig(config: Config): Config {
   };
 }
 
-/** The store, port and link settings this run was given in its environment, for the start command it prints. */
+/** The store, port, link and key settings this run was given in its environment (the README's link base when none), for the start command it prints. */
 function startSettings(): string[] {
   // The keys too: given on the demo's command line (not exported), a start without them would make new ones.
   // Without a link base the demo users' codes have no link: the README's, as its Demo data start does.

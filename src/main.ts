@@ -89,7 +89,7 @@ async function main(): Promise<void> {
   const backend = await openBackend(config, logger, { purgeWalsOnOpen: true });
   const service = await startService({ config, backend, logger, role });
   // A LOG_LEVEL above info hides the log line with the pid to stop the service by: on stderr then, as the key banner.
-  if (!['info', 'debug', 'trace'].includes(config.LOG_LEVEL)) process.stderr.write(`${startedMessage(service.url)}\n`);
+  if (!logger.isLevelEnabled('info')) process.stderr.write(`${startedMessage(service.url)}\n`);
   stopOnSignals(service, config, logger);
 }
 

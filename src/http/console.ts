@@ -71,8 +71,10 @@ export function consoleRouter(config: Pick<Config, 'CONSOLE'>): Router {
   // no byte ranges (the files are small, and a range past the end was answered as a bad body).
   router.use(
     '/console/assets',
-    labelRoute('/console/assets/*'),
-    express.static(assets, { index: false, redirect: false, acceptRanges: false, fallthrough: true, etag: true, lastModified: false }),
+    labelRoute(
+      '/console/assets/*',
+      express.static(assets, { index: false, redirect: false, acceptRanges: false, fallthrough: true, etag: true, lastModified: false }),
+    ),
   );
   // Another method on an asset that exists is 405, as on every known path (SPEC §1).
   router.use('/console/assets', (req, res, next) => (isAsset(assets, req.path) ? methodNotAllowed(['GET'])(req, res, next) : next()));

@@ -10,12 +10,16 @@ declare global {
 }
 
 /**
- * Names the requests a mount serves in `http_requests_total` and the access log. A mount has no
- * route of its own, so its files would be counted as `unmatched`, which reads as a 404.
+ * Names the requests a mount answers (`serve`) in `http_requests_total` and the access log. A
+ * mount has no route of its own, so its files would be counted as `unmatched`, which reads as a
+ * 404. What it passes on (an unknown file, an error) stays unnamed.
  */
-export function labelRoute(label: string): RequestHandler {
-  return (_req, res, next) => {
+export function labelRoute(label: string, serve: RequestHandler): RequestHandler {
+  return (req, res, next) => {
     res.locals.routeLabel = label;
-    next();
+    serve(req, res, (error?: unknown) => {
+      res.locals.routeLabel = undefined;
+      next(error);
+    });
   };
 }

@@ -109,8 +109,10 @@ export class AppStoreVerifier implements NotificationVerifier {
     }
     const currency = currencyCode(transaction?.currency ?? null, SIGNED);
     const price = transaction?.price;
-    // Refused at the end too (recordableMoney), where the field is no longer known.
-    if (typeof price === 'number' && price < 0) throw new WebhookMalformedError('BAD_REQUEST', 'The price in the notification is negative', SIGNED);
+    // Apple's price is in milliunits (9990 = 9.99); without a currency it is not money.
+    const priceMinor = currency !== null && typeof price === 'number' ? inRange(Math.round((price * 10 ** currencyDigits(currency)) / 1000), SIGNED) : null;
+    // What recordableMoney refuses, said here where the field is known.
+    if (priceMinor !== null && priceMinor < 0) throw new WebhookMalformedError('BAD_REQUEST', 'The price in the notification is negative', SIGNED);
     return {
       provider: 'app-store',
       notification_id: payload.notificationUUID,
@@ -120,8 +122,7 @@ export class AppStoreVerifier implements NotificationVerifier {
       transaction_id: transaction?.transactionId ?? null,
       original_transaction_id: transaction?.originalTransactionId ?? null,
       product_id: transaction?.productId ?? null,
-      // Apple's price is in milliunits (9990 = 9.99).
-      price_minor: currency !== null && typeof price === 'number' ? inRange(Math.round((price * 10 ** currencyDigits(currency)) / 1000), SIGNED) : null,
+      price_minor: priceMinor,
       currency,
       period_start: isoFromMillis(transaction?.purchaseDate, SIGNED),
       period_end: isoFromMillis(transaction?.expiresDate, SIGNED),

@@ -144,7 +144,7 @@ const SWAGGER_UI_FILES = new Set([
 /** The API reference to browse, from /openapi.json. */
 export function apiReferenceRouter(): Router {
   const router = Router({ caseSensitive: true, strict: true });
-  const assets = Router().use(labelRoute('/docs/*'), swaggerUi.serveFiles(undefined, { swaggerUrl: '/openapi.json' }));
+  const assets = labelRoute('/docs/*', Router().use(swaggerUi.serveFiles(undefined, { swaggerUrl: '/openapi.json' })));
   // Swagger UI's script and assets, then its page at /docs only: another path under it is the
   // API's 404, another method on the page 405 (setup alone would answer both with the page).
   router.use('/docs', (req, res, next) => {
