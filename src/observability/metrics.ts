@@ -101,7 +101,7 @@ export class Metrics {
     });
     const age = new Gauge({
       name: 'webhook_oldest_undelivered_age_seconds',
-      help: 'Age of the oldest undelivered outgoing message, by endpoint',
+      help: 'Age of the undelivered outgoing message next in line (the first in log order, which the others wait on), by endpoint',
       labelNames: ['endpoint'] as const,
       registers: [this.registry],
       async collect() {

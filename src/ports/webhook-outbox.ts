@@ -59,7 +59,7 @@ export interface EndpointQueueStats {
   endpoint_id: string;
   /** Messages not yet delivered nor dead. */
   depth: number;
-  /** When the oldest of them was enqueued; null when none. */
+  /** When the first of them in log order (the one the others wait on) was enqueued; null when none. */
   oldest_enqueued_at: string | null;
 }
 

@@ -158,6 +158,16 @@ export function webhookOutboxContract(name: string, open: OpenContractSubject<We
       expect((await outbox.list(endpoint, { limit: 10, status: 'delivered' })).map((row) => row.delivered_at)).to.deep.equal([T1]);
       const stats = (await outbox.stats()).find((row) => row.endpoint_id === endpoint);
       expect(stats).to.deep.equal({ endpoint_id: endpoint, depth: 2, oldest_enqueued_at: T0 });
+      // Another endpoint's queue, its next message enqueued after a later one (put back by a replay):
+      // the age is that of the message next in line, which the others wait on.
+      const other = `ep-${randomUUID()}`;
+      await outbox.feed(feed, [message(4n, { endpoint_id: other, enqueued_at: T2 }), message(5n, { endpoint_id: other, enqueued_at: T0 })], 3n, 5n);
+      const both = (await outbox.stats()).filter((row) => row.endpoint_id === endpoint || row.endpoint_id === other);
+      expect(both).to.have.deep.members([
+        { endpoint_id: endpoint, depth: 2, oldest_enqueued_at: T0 },
+        { endpoint_id: other, depth: 2, oldest_enqueued_at: T2 },
+      ]);
+      expect(await outbox.dueEndpoints(T2)).to.include.members([endpoint, other]);
     });
 
     it('forgets messages delivered before a time, at most `limit` at once, and keeps open, dead and later ones', async () => {

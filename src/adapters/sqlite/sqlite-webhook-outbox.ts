@@ -91,11 +91,27 @@ export class SqliteWebhookOutbox implements WebhookOutbox {
       ),
       feedPosition: read<[string], { position: bigint | null }>('SELECT position FROM webhook_feeds WHERE name = ?'),
       saveFeed: db.prepare('INSERT INTO webhook_feeds (name, position) VALUES (?, ?) ON CONFLICT (name) DO UPDATE SET position = excluded.position'),
-      heads: read<[], { endpoint_id: string; position: bigint }>(
-        'SELECT endpoint_id, MIN(position) AS position FROM webhook_messages WHERE open = 1 GROUP BY endpoint_id',
+      // The endpoints with open messages, one index search each (a skip scan of webhook_messages_open):
+      // a GROUP BY read every open message, on every delivery tick (soak probe: 2/3 of the CPU at 184,000).
+      openEndpoints: read<[], { endpoint_id: string }>(
+        'WITH RECURSIVE open_endpoints (endpoint_id) AS (' +
+          'SELECT (SELECT endpoint_id FROM webhook_messages INDEXED BY webhook_messages_open WHERE open = 1 ORDER BY endpoint_id LIMIT 1) ' +
+          'UNION ALL SELECT (SELECT m.endpoint_id FROM webhook_messages AS m INDEXED BY webhook_messages_open ' +
+          'WHERE m.open = 1 AND m.endpoint_id > o.endpoint_id ORDER BY m.endpoint_id LIMIT 1) ' +
+          'FROM open_endpoints AS o WHERE o.endpoint_id IS NOT NULL) ' +
+          'SELECT endpoint_id FROM open_endpoints WHERE endpoint_id IS NOT NULL',
       ),
-      head: read<[string], Row>(`SELECT * FROM webhook_messages WHERE open = 1 AND endpoint_id = ${STABLE_PARAM} ORDER BY position LIMIT 1`),
-      atPosition: read<[string, bigint], Row>('SELECT * FROM webhook_messages WHERE endpoint_id = ? AND position = ? AND open = 1 LIMIT 1'),
+      head: read<[string], Row>(
+        `SELECT * FROM webhook_messages INDEXED BY webhook_messages_open WHERE open = 1 AND endpoint_id = ${STABLE_PARAM} ORDER BY position LIMIT 1`,
+      ),
+      headTimes: read<[string], { next_attempt_at: string; enqueued_at: string }>(
+        'SELECT next_attempt_at, enqueued_at FROM webhook_messages INDEXED BY webhook_messages_open ' +
+          `WHERE open = 1 AND endpoint_id = ${STABLE_PARAM} ORDER BY position LIMIT 1`,
+      ),
+      // Counted in the index alone (never the messages themselves).
+      depth: read<[string], { depth: bigint }>(
+        `SELECT COUNT(*) AS depth FROM webhook_messages INDEXED BY webhook_messages_open WHERE open = 1 AND endpoint_id = ${STABLE_PARAM}`,
+      ),
       record: db.prepare(
         'UPDATE webhook_messages SET status = ?, open = ?, attempts = attempts + 1, first_attempt_at = COALESCE(first_attempt_at, ?), next_attempt_at = ?, ' +
           'last_status_code = ?, last_error = ?, last_latency_ms = ?, delivered_at = ? WHERE endpoint_id = ? AND message_id = ? AND next_attempt_at = ?',
@@ -103,9 +119,6 @@ export class SqliteWebhookOutbox implements WebhookOutbox {
       get: read<[string, string], Row>('SELECT * FROM webhook_messages WHERE endpoint_id = ? AND message_id = ?'),
       redeliver: db.prepare(
         "UPDATE webhook_messages SET status = 'pending', open = 1, attempts = 0, first_attempt_at = NULL, next_attempt_at = ?, delivered_at = NULL WHERE endpoint_id = ? AND message_id = ?",
-      ),
-      stats: read<[], { endpoint_id: string; depth: bigint; oldest: string | null }>(
-        'SELECT endpoint_id, COUNT(*) AS depth, MIN(enqueued_at) AS oldest FROM webhook_messages WHERE open = 1 GROUP BY endpoint_id',
       ),
       failingSince: db.prepare<[string], { failing_since: string | null }>('SELECT failing_since FROM webhook_endpoint_health WHERE endpoint_id = ?'),
       setFailingSince: db.prepare(
@@ -149,14 +162,15 @@ export class SqliteWebhookOutbox implements WebhookOutbox {
 
   async dueEndpoints(now: string): Promise<string[]> {
     return guardSqlite(() =>
-      this.statements.heads
-        .all()
-        .filter((head) => {
-          const row = this.statements.atPosition.get(head.endpoint_id, head.position);
-          return row !== undefined && isDue(row.next_attempt_at, now);
-        })
-        .map((head) => head.endpoint_id),
+      this.openEndpoints().filter((endpointId) => {
+        const head = this.statements.headTimes.get(endpointId);
+        return head !== undefined && isDue(head.next_attempt_at, now);
+      }),
     );
+  }
+
+  private openEndpoints(): string[] {
+    return this.statements.openEndpoints.all().map((row) => row.endpoint_id);
   }
 
   async head(endpointId: string): Promise<OutboxMessage | null> {
@@ -215,11 +229,13 @@ export class SqliteWebhookOutbox implements WebhookOutbox {
   }
 
   async stats(): Promise<EndpointQueueStats[]> {
-    return guardSqlite(() => this.statements.stats.all()).map((row) => ({
-      endpoint_id: row.endpoint_id,
-      depth: Number(row.depth),
-      oldest_enqueued_at: row.oldest,
-    }));
+    return guardSqlite(() =>
+      this.openEndpoints().flatMap((endpointId) => {
+        const head = this.statements.headTimes.get(endpointId);
+        if (head === undefined) return [];
+        return [{ endpoint_id: endpointId, depth: Number(this.statements.depth.get(endpointId)!.depth), oldest_enqueued_at: head.enqueued_at }];
+      }),
+    );
   }
 
   async failingSince(endpointId: string): Promise<string | null> {
