@@ -88,9 +88,10 @@ async function main(): Promise<void> {
   // The service's start empties the WALs an erasure's deferred purge may have left (src/backends/embedded.ts).
   const backend = await openBackend(config, logger, { purgeWalsOnOpen: true });
   const service = await startService({ config, backend, logger, role });
-  // A LOG_LEVEL above info hides the log line with the pid to stop the service by: on stderr then, as the key banner.
-  if (!logger.isLevelEnabled('info')) process.stderr.write(`${startedMessage(service.url)}\n`);
   stopOnSignals(service, config, logger);
+  // A LOG_LEVEL above info hides the log line with the pid to stop the service by: on stderr then,
+  // as the key banner (once the signals it names stop the service gracefully).
+  if (!logger.isLevelEnabled('info')) process.stderr.write(`${startedMessage(service.url)}\n`);
 }
 
 main().catch((error: unknown) => {

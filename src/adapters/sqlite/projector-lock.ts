@@ -7,12 +7,6 @@ import { privateDataDir } from '../../private-files.js';
 export const PROJECTOR_LOCK_FILE = 'projector.lock';
 
 /**
- * How long a standby leaves a missing lock file to its holder, which makes a new one within a
- * second (src/backends/embedded.ts), before it makes one itself: the holder is gone too.
- */
-const MISSING_FILE_GRACE_MS = 3_000;
-
-/**
  * The projector's place on one embedded DATA_DIR: at most one process (or one service in a
  * process) holds it. Held as an open exclusive transaction on a SQLite file of its own, so the
  * operating system frees it the moment the holder dies, SIGKILL included: no expiry to wait out,
@@ -23,8 +17,6 @@ export class SqliteProjectorLock {
   /** The file this lock's connection has open (a deleted or replaced file no longer excludes anyone). */
   private opened: fs.Stats;
   private held = false;
-  /** Since when a standby has found no lock file (MISSING_FILE_GRACE_MS). */
-  private missingSince: number | null = null;
 
   constructor(private readonly dataDir: string) {
     [this.db, this.opened] = openOn(dataDir);
@@ -68,22 +60,21 @@ export class SqliteProjectorLock {
 
   /**
    * Not held: whether this lock's connection is on the file now in DATA_DIR, moving it there when
-   * not. A deleted file excludes no one: its holder takes the one made in its place
-   * (keepOnItsFile), and a standby still trying the deleted one took it as well, so that two
-   * processes projected (review). A missing file is left to its holder for
-   * MISSING_FILE_GRACE_MS, then made here.
+   * not and nobody holds the file it has open. A file deleted or replaced under a live holder is
+   * still held: the holder moves to the one in its place within a second (keepOnItsFile), and a
+   * standby that moved first took that one too, so that two processes projected (reviews). A
+   * holder that hangs keeps it; one that is gone frees it, and the standby takes the current file
+   * (made here when missing).
    */
   private onCurrentFile(): boolean {
-    const now = lockFileNow(this.dataDir);
-    if (sameFile(now, this.opened)) {
-      this.missingSince = null;
-      return true;
+    if (sameFile(lockFileNow(this.dataDir), this.opened)) return true;
+    try {
+      this.db.exec('BEGIN EXCLUSIVE');
+      this.db.exec('ROLLBACK');
+    } catch (error) {
+      if ((error as { code?: string }).code === 'SQLITE_BUSY') return false;
+      // Free, a deleted file answers an I/O error instead: nobody holds it.
     }
-    if (!now) {
-      this.missingSince ??= Date.now();
-      if (Date.now() - this.missingSince < MISSING_FILE_GRACE_MS) return false;
-    }
-    this.missingSince = null;
     this.db.close();
     [this.db, this.opened] = openOn(this.dataDir);
     return true;

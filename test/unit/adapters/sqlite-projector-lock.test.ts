@@ -113,18 +113,24 @@ describe('SqliteProjectorLock: one projector per embedded DATA_DIR', () => {
     }
   });
 
-  it('a standby moves to the file that replaced a deleted one: it never takes the deleted file once its holder has left it (review: two processes projected)', () => {
+  it('a standby never takes a deleted or replaced lock file while its holder lives: it follows the holder to the new one (reviews: two processes projected)', () => {
     const dir = tempDataDir();
+    const file = path.join(dir, PROJECTOR_LOCK_FILE);
     const holder = new SqliteProjectorLock(dir);
     const standby = new SqliteProjectorLock(dir);
     try {
       expect(holder.tryTake()).to.equal(true);
       expect(standby.tryTake()).to.equal(false);
-      fs.rmSync(path.join(dir, PROJECTOR_LOCK_FILE));
-      expect(standby.tryTake(), 'no file: left to its holder').to.equal(false);
-      expect(fs.existsSync(path.join(dir, PROJECTOR_LOCK_FILE))).to.equal(false);
+      fs.rmSync(file);
+      expect(standby.tryTake(), 'deleted: still held by its holder').to.equal(false);
+      expect(fs.existsSync(file), 'nothing made in its place meanwhile').to.equal(false);
       expect(holder.keepOnItsFile()).to.equal('renewed');
       expect(standby.tryTake(), 'the holder holds the new file').to.equal(false);
+      // Replaced by another file (a clean-up job), before the holder's next check.
+      fs.writeFileSync(`${file}.new`, '');
+      fs.renameSync(`${file}.new`, file);
+      expect(standby.tryTake(), 'replaced: still held by its holder').to.equal(false);
+      expect(holder.keepOnItsFile()).to.equal('renewed');
       holder.release();
       expect(standby.tryTake(), 'released: the standby takes over').to.equal(true);
       expect(holder.tryTake()).to.equal(false);
@@ -134,19 +140,24 @@ describe('SqliteProjectorLock: one projector per embedded DATA_DIR', () => {
     }
   });
 
-  it('a standby makes the lock file again once it stays missing (its holder is gone too), and takes it', async function () {
+  it('a standby whose holder is gone takes the lock file made in place of a deleted one at once', async function () {
     this.timeout(30_000);
     const dir = tempDataDir();
+    const { child, said } = await holderProcess(dir);
     const standby = new SqliteProjectorLock(dir);
     try {
-      fs.rmSync(path.join(dir, PROJECTOR_LOCK_FILE));
+      expect(said).to.equal('held');
       expect(standby.tryTake()).to.equal(false);
-      await new Promise((resolve) => setTimeout(resolve, 3_100));
-      expect(standby.tryTake()).to.equal(true);
-      const { child, said } = await holderProcess(dir);
+      fs.rmSync(path.join(dir, PROJECTOR_LOCK_FILE));
+      expect(standby.tryTake(), 'its holder still holds the deleted file').to.equal(false);
       child.kill('SIGKILL');
-      expect(said, 'the file it took is the one in DATA_DIR').to.equal('busy');
+      await new Promise((resolve) => child.once('exit', resolve));
+      expect(standby.tryTake()).to.equal(true);
+      const { child: late, said: lateSaid } = await holderProcess(dir);
+      late.kill('SIGKILL');
+      expect(lateSaid, 'the file it took is the one in DATA_DIR').to.equal('busy');
     } finally {
+      child.kill('SIGKILL');
       standby.close();
     }
   });
