@@ -77,7 +77,10 @@ export function consoleRouter(config: Pick<Config, 'CONSOLE'>): Router {
     ),
   );
   // Another method on an asset that exists is 405, as on every known path (SPEC §1).
-  router.use('/console/assets', (req, res, next) => (isAsset(assets, req.path) ? methodNotAllowed(['GET'])(req, res, next) : next()));
+  router.use(
+    '/console/assets',
+    labelRoute('/console/assets/*', (req, res, next) => (isAsset(assets, req.path) ? methodNotAllowed(['GET'])(req, res, next) : next())),
+  );
   // Anything else under /console is the API's 404, still with the console's headers.
   router.use('/console', pathNotFound);
   return router;

@@ -10,15 +10,16 @@ declare global {
 }
 
 /**
- * Names the requests a mount answers (`serve`) in `http_requests_total` and the access log. A
- * mount has no route of its own, so its files would be counted as `unmatched`, which reads as a
- * 404. What it passes on (an unknown file, an error) stays unnamed.
+ * Names the requests a mount answers (`serve`), or refuses (an error: another method on its
+ * file), in `http_requests_total` and the access log. A mount has no route of its own, so its
+ * files would be counted as `unmatched`, which reads as a 404. What it passes on (an unknown
+ * file) stays unnamed.
  */
 export function labelRoute(label: string, serve: RequestHandler): RequestHandler {
   return (req, res, next) => {
     res.locals.routeLabel = label;
     serve(req, res, (error?: unknown) => {
-      res.locals.routeLabel = undefined;
+      if (error === undefined) res.locals.routeLabel = undefined;
       next(error);
     });
   };

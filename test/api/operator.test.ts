@@ -53,6 +53,7 @@ describe('API: operator endpoints (no key needed)', () => {
       expect((await fetch(`${logged.url}/console/assets/main.js`)).status).to.equal(200);
       expect((await fetch(`${logged.url}/docs/swagger-ui.css`)).status).to.equal(200);
       expect((await fetch(`${logged.url}/console/assets/nope.js`)).status).to.equal(404);
+      expect((await fetch(`${logged.url}/console/assets/main.js`, { method: 'POST' })).status).to.equal(405);
       const text = await (await fetch(`${logged.url}/metrics`)).text();
       expect(text).to.match(/^http_requests_total\{method="GET",route="\/console\/assets\/\*",status="200"\} 1$/m);
       expect(text).to.match(/^http_requests_total\{method="GET",route="\/docs\/\*",status="200"\} 1$/m);
@@ -64,6 +65,7 @@ describe('API: operator endpoints (no key needed)', () => {
         { path: '/console/assets/main.js', route: '/console/assets/*', status: 200 },
         { path: '/docs/swagger-ui.css', route: '/docs/*', status: 200 },
         { path: '/console/assets/nope.js', route: 'unmatched', status: 404 },
+        { path: '/console/assets/main.js', route: '/console/assets/*', status: 405 },
       ]);
     } finally {
       await logged.stop();
@@ -165,9 +167,11 @@ describe('API: operator endpoints (no key needed)', () => {
       expect(((await other.json()) as { errors: { code: string }[] }).errors[0]!.code, path).to.equal('PATH_ERROR');
     }
     for (const method of ['POST', 'DELETE']) {
-      const wrong = await fetch(`${svc.url}/docs`, { method });
-      expect(wrong.status, method).to.equal(405);
-      expect(wrong.headers.get('allow')).to.equal('GET');
+      for (const path of ['/docs', '/docs/swagger-ui.css']) {
+        const wrong = await fetch(`${svc.url}${path}`, { method });
+        expect(wrong.status, `${method} ${path}`).to.equal(405);
+        expect(wrong.headers.get('allow')).to.equal('GET');
+      }
     }
   });
 });

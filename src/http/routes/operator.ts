@@ -1,4 +1,4 @@
-import { Router } from 'express';
+import { type RequestHandler, Router } from 'express';
 import swaggerUi from 'swagger-ui-express';
 import type { Config } from '../../config.js';
 import type { EventStore } from '../../ports/event-store.js';
@@ -144,7 +144,10 @@ const SWAGGER_UI_FILES = new Set([
 /** The API reference to browse, from /openapi.json. */
 export function apiReferenceRouter(): Router {
   const router = Router({ caseSensitive: true, strict: true });
-  const assets = labelRoute('/docs/*', Router().use(swaggerUi.serveFiles(undefined, { swaggerUrl: '/openapi.json' })));
+  // Another method on one of its files is 405, as on every known path (SPEC §1).
+  const otherMethod: RequestHandler = (req, res, next) => (SWAGGER_UI_FILES.has(req.path) ? methodNotAllowed(['GET'])(req, res, next) : next());
+  const files = Router().use(swaggerUi.serveFiles(undefined, { swaggerUrl: '/openapi.json' }), otherMethod);
+  const assets = labelRoute('/docs/*', files);
   // Swagger UI's script and assets, then its page at /docs only: another path under it is the
   // API's 404, another method on the page 405 (setup alone would answer both with the page).
   router.use('/docs', (req, res, next) => {
