@@ -69,18 +69,13 @@ export function consoleRouter(config: Pick<Config, 'CONSOLE'>): Router {
   router.all(['/console', '/console/'], methodNotAllowed(['GET']));
   // No redirect of a folder to its slash (it went to a 404, under the file server's own policy);
   // no byte ranges (the files are small, and a range past the end was answered as a bad body).
-  router.use(
-    '/console/assets',
-    labelRoute(
-      '/console/assets/*',
-      express.static(assets, { index: false, redirect: false, acceptRanges: false, fallthrough: true, etag: true, lastModified: false }),
-    ),
-  );
   // Another method on an asset that exists is 405, as on every known path (SPEC §1).
-  router.use(
-    '/console/assets',
-    labelRoute('/console/assets/*', (req, res, next) => (isAsset(assets, req.path) ? methodNotAllowed(['GET'])(req, res, next) : next())),
+  const otherMethod: RequestHandler = (req, res, next) => (isAsset(assets, req.path) ? methodNotAllowed(['GET'])(req, res, next) : next());
+  const files = Router().use(
+    express.static(assets, { index: false, redirect: false, acceptRanges: false, fallthrough: true, etag: true, lastModified: false }),
+    otherMethod,
   );
+  router.use('/console/assets', labelRoute('/console/assets/*', files));
   // Anything else under /console is the API's 404, still with the console's headers.
   router.use('/console', pathNotFound);
   return router;
